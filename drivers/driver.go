@@ -1,0 +1,248 @@
+package drivers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// Driver runs tasks of one kind on this node.
+//
+// The client's task runner is the only caller. It may call the methods from
+// several goroutines at once, for different tasks and for the same task (for
+// example WaitTask on one goroutine while StopTask runs on another), so every
+// implementation must be safe for concurrent use.
+//
+// A task stays known to the driver from StartTask (or RecoverTask) until
+// DestroyTask, including after it has exited: InspectTask and WaitTask keep
+// answering for an exited task so that the runner can read its result late.
+type Driver interface {
+	// Name returns the name jobs use in a task's `driver` field.
+	Name() string
+
+	// Fingerprint reports whether the driver is usable on this node. The
+	// client calls it at start and periodically and advertises the result
+	// to the scheduler, which never places a task on a node whose driver is
+	// undetected or unhealthy.
+	Fingerprint() *Fingerprint
+
+	// StartTask starts the task and returns the handle the client persists.
+	// It returns ErrTaskExists when the ID is already tracked. A failure
+	// that may go away on retry is wrapped with NewRecoverableError.
+	StartTask(cfg *TaskConfig) (*TaskHandle, error)
+
+	// RecoverTask re-attaches to a task started by an earlier client
+	// process, from its persisted handle. It returns ErrTaskNotFound when the
+	// task no longer exists, so that the runner can report it lost rather
+	// than retrying. Recovering a task the driver already tracks is a no-op.
+	RecoverTask(h *TaskHandle) error
+
+	// WaitTask returns a channel that receives exactly one ExitResult when
+	// the task exits (at once if it already has) and is then closed. If ctx
+	// ends first the channel is closed without a value.
+	WaitTask(ctx context.Context, taskID string) (<-chan *ExitResult, error)
+
+	// StopTask asks the task to stop with signal (a name such as "SIGTERM";
+	// empty means SIGTERM), forcibly kills it if it has not exited after
+	// timeout, and returns once it has exited. Stopping an exited task is a
+	// no-op.
+	StopTask(taskID string, timeout time.Duration, signal string) error
+
+	// DestroyTask releases everything the driver holds for the task and
+	// forgets it. A running task is refused with ErrTaskRunning unless force
+	// is set, in which case it is killed first.
+	DestroyTask(taskID string, force bool) error
+
+	// InspectTask returns a snapshot of the task's status.
+	InspectTask(taskID string) (*TaskStatus, error)
+}
+
+// Fingerprint is a driver's report on its own usability on this node.
+type Fingerprint struct {
+	// Detected is false when the driver cannot work on this node at all
+	// (wrong OS, missing runtime). Undetected drivers are not advertised.
+	Detected bool
+
+	// Healthy is false when the driver is present but must not receive
+	// tasks, for example because the agent config leaves it disabled.
+	Healthy bool
+
+	// HealthDescription explains Healthy to an operator.
+	HealthDescription string
+
+	// Attributes are merged into the node's attributes, so that job
+	// constraints can select on them (e.g. "driver.raw_exec" = "1").
+	Attributes map[string]string
+}
+
+// Health descriptions shared by the built-in drivers, so that operators see the
+// same words whichever driver reports.
+const (
+	HealthDescHealthy    = "healthy"
+	HealthDescDisabled   = "disabled"
+	HealthDescUndetected = "undetected"
+)
+
+// Resources are the resources the scheduler reserved for the task. Drivers
+// that cannot enforce them (raw_exec) still receive them, for the environment
+// and for inspection.
+type Resources struct {
+	CPUShares int
+	MemoryMB  int
+}
+
+// TaskConfig is everything a driver needs to start one task.
+type TaskConfig struct {
+	// ID uniquely identifies the task on this node: "<allocID>/<taskName>".
+	ID            string
+	Name          string
+	AllocID       string
+	JobName       string
+	TaskGroupName string
+
+	// Env is the task's environment, already interpolated by the client.
+	Env map[string]string
+
+	// Config is the task's `config` block as decoded from the wire. Values
+	// are loosely typed (numbers may be int64, uint64, float64 or strings):
+	// read it with ConfigDecoder.
+	Config map[string]interface{}
+
+	TaskDir    string
+	StdoutPath string
+	StderrPath string
+	Resources  Resources
+}
+
+// Copy returns a deep copy of the maps so that a driver may keep the config
+// while the caller goes on mutating its own. Values inside Config are copied
+// one level deep, which is enough for the scalars and lists drivers read.
+func (c *TaskConfig) Copy() *TaskConfig {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Env = maps.Clone(c.Env)
+	out.Config = maps.Clone(c.Config)
+	return &out
+}
+
+// TaskState is the coarse state of a task as a driver sees it.
+type TaskState string
+
+// Task states. A driver never reports a task it does not track, so there is no
+// "dead" or "unknown" here: those are the task runner's business.
+const (
+	TaskStateRunning TaskState = "running"
+	TaskStateExited  TaskState = "exited"
+)
+
+// TaskHandle is what the client persists about a started task so that a later
+// client process can re-attach to it with RecoverTask. The client stores it in
+// its local database, so every field must survive encoding: DriverState in
+// particular must be self-contained JSON (or msgpack), never a pointer into
+// the driver's memory.
+type TaskHandle struct {
+	// Version is the layout version of DriverState, so that a driver can
+	// refuse (or migrate) a handle written by an older release.
+	Version     int
+	Config      *TaskConfig
+	State       TaskState
+	StartedAt   time.Time
+	DriverState []byte
+}
+
+// Copy returns a copy that shares nothing mutable with h.
+func (h *TaskHandle) Copy() *TaskHandle {
+	if h == nil {
+		return nil
+	}
+	out := *h
+	out.Config = h.Config.Copy()
+	out.DriverState = append([]byte(nil), h.DriverState...)
+	return &out
+}
+
+// SetDriverState encodes v as JSON into DriverState.
+func (h *TaskHandle) SetDriverState(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding driver state: %w", err)
+	}
+	h.DriverState = b
+	return nil
+}
+
+// GetDriverState decodes DriverState into v. Errors wrap ErrInvalidHandle.
+func (h *TaskHandle) GetDriverState(v any) error {
+	if len(h.DriverState) == 0 {
+		return fmt.Errorf("%w: empty driver state", ErrInvalidHandle)
+	}
+	if err := json.Unmarshal(h.DriverState, v); err != nil {
+		return fmt.Errorf("%w: decoding driver state: %w", ErrInvalidHandle, err)
+	}
+	return nil
+}
+
+// ExitResult is how a task ended.
+type ExitResult struct {
+	// ExitCode is the process exit code. For a task killed by a signal it
+	// follows the shell convention 128+signal, so that it is never 0.
+	ExitCode int
+	// Signal is the number of the signal that killed the task, or 0.
+	Signal int
+	// OOMKilled is set when the driver knows the kernel killed the task for
+	// exceeding its memory limit.
+	OOMKilled bool
+	// Err is a driver-side failure, or ErrExitCodeUnknown when the exit was
+	// seen but the status could not be read.
+	Err error
+}
+
+// Successful reports whether the task ran to completion by its own choice:
+// exit code 0, no signal, and no driver error. Restart policies and batch job
+// completion hinge on it, so an unknown status is not a success.
+func (r *ExitResult) Successful() bool {
+	return r != nil && r.ExitCode == 0 && r.Signal == 0 && r.Err == nil
+}
+
+// Copy returns a shallow copy; Err is shared, errors being immutable.
+func (r *ExitResult) Copy() *ExitResult {
+	if r == nil {
+		return nil
+	}
+	out := *r
+	return &out
+}
+
+func (r *ExitResult) String() string {
+	if r == nil {
+		return "<nil>"
+	}
+	s := fmt.Sprintf("exit code %d", r.ExitCode)
+	if r.Signal != 0 {
+		s += fmt.Sprintf(", signal %d", r.Signal)
+	}
+	if r.OOMKilled {
+		s += ", OOM killed"
+	}
+	if r.Err != nil {
+		s += ", error: " + r.Err.Error()
+	}
+	return s
+}
+
+// TaskStatus is a point-in-time view of a task.
+type TaskStatus struct {
+	ID          string
+	Name        string
+	State       TaskState
+	StartedAt   time.Time
+	CompletedAt time.Time // zero while running
+	ExitResult  *ExitResult
+	// DriverAttributes carries driver specifics worth showing an operator,
+	// such as the pid.
+	DriverAttributes map[string]string
+}

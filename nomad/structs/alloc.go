@@ -1,0 +1,583 @@
+package structs
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Allocation desired statuses: what the server wants.
+const (
+	AllocDesiredStatusRun   = "run"
+	AllocDesiredStatusStop  = "stop"
+	AllocDesiredStatusEvict = "evict"
+)
+
+// Allocation client statuses: what the client (or, for unknown and lost, the
+// scheduler on its behalf) reports.
+const (
+	AllocClientStatusPending  = "pending"
+	AllocClientStatusRunning  = "running"
+	AllocClientStatusComplete = "complete"
+	AllocClientStatusFailed   = "failed"
+	AllocClientStatusLost     = "lost"
+	// AllocClientStatusUnknown marks an allocation on a disconnected node
+	// within its group's lost window. It is NOT terminal: the tasks may well
+	// be running and the allocation may come back.
+	AllocClientStatusUnknown = "unknown"
+)
+
+// Descriptions the scheduler writes on allocations it changes.
+const (
+	AllocUnknown                 = "alloc is unknown since its node is disconnected"
+	AllocLost                    = "alloc is lost since its node is down"
+	AllocNotNeeded               = "alloc not needed due to job update"
+	AllocReconnected             = "alloc not needed due to disconnected client reconnect"
+	AllocRescheduled             = "alloc was rescheduled because it failed"
+	AllocMigrating               = "alloc is being migrated"
+	AllocUpdating                = "alloc is being updated due to job update"
+	AllocStopped                 = "alloc stopped by user"
+	AllocNodeTainted             = "alloc not needed as node is tainted"
+	AllocJobStopped              = "alloc not needed since job was stopped"
+	AllocClientStatusUnknownDesc = AllocUnknown
+)
+
+// Allocation places one instance of a task group on one node.
+type Allocation struct {
+	ID        string
+	Namespace string
+	EvalID    string
+	Name      string
+	NodeID    string
+	NodeName  string
+	JobID     string
+	// Job is the version of the job this allocation runs. Decisions about
+	// the allocation read the group config from here, not from the newest job.
+	Job       *Job
+	TaskGroup string
+
+	AllocatedResources *AllocatedResources
+	Metrics            *AllocMetric
+
+	DesiredStatus      string
+	DesiredDescription string
+	DesiredTransition  DesiredTransition
+	ClientStatus       string
+	ClientDescription  string
+	TaskStates         map[string]*TaskState
+
+	// AllocStates is the append-only history of server-observed client
+	// status changes (unknown, and the status after a reconnect).
+	AllocStates []*AllocState
+
+	PreviousAllocation string
+	NextAllocation     string
+	RescheduleTracker  *RescheduleTracker
+	FollowupEvalID     string
+
+	CreateIndex      uint64
+	ModifyIndex      uint64
+	AllocModifyIndex uint64
+	CreateTime       int64
+	ModifyTime       int64
+}
+
+// ServerTerminalStatus reports whether the server wants the allocation gone.
+func (a *Allocation) ServerTerminalStatus() bool {
+	switch a.DesiredStatus {
+	case AllocDesiredStatusStop, AllocDesiredStatusEvict:
+		return true
+	}
+	return false
+}
+
+// ClientTerminalStatus reports whether the allocation has finished for good
+// on its client. Unknown is deliberately not terminal.
+func (a *Allocation) ClientTerminalStatus() bool { return ClientTerminal(a.ClientStatus) }
+
+// ClientTerminal reports whether a client status is terminal: complete,
+// failed or lost. Pending, running and unknown are not.
+func ClientTerminal(status string) bool {
+	switch status {
+	case AllocClientStatusComplete, AllocClientStatusFailed, AllocClientStatusLost:
+		return true
+	}
+	return false
+}
+
+// TerminalStatus is server-terminal or client-terminal.
+func (a *Allocation) TerminalStatus() bool {
+	return a.ServerTerminalStatus() || a.ClientTerminalStatus()
+}
+
+// NamespacedID returns the allocation's key.
+func (a *Allocation) NamespacedID() NamespacedID {
+	return NamespacedID{ID: a.ID, Namespace: a.Namespace}
+}
+
+// JobNamespacedID returns the key of the allocation's job.
+func (a *Allocation) JobNamespacedID() NamespacedID {
+	return NamespacedID{ID: a.JobID, Namespace: a.Namespace}
+}
+
+// Index returns the instance index encoded in the name ("job.group[3]" → 3).
+func (a *Allocation) Index() uint {
+	l := strings.LastIndexByte(a.Name, '[')
+	r := strings.LastIndexByte(a.Name, ']')
+	if l < 0 || r <= l {
+		return 0
+	}
+	n, err := strconv.ParseUint(a.Name[l+1:r], 10, 32)
+	if err != nil {
+		return 0
+	}
+	return uint(n)
+}
+
+// AllocName returns the name of instance idx of a group.
+func AllocName(job, group string, idx uint) string { return fmt.Sprintf("%s.%s[%d]", job, group, idx) }
+
+// LookupTaskGroup returns the allocation's group from its own job version.
+func (a *Allocation) LookupTaskGroup() *TaskGroup { return a.Job.LookupTaskGroup(a.TaskGroup) }
+
+// AppendState records a client status change observed by the server.
+func (a *Allocation) AppendState(field AllocStateField, value string, now time.Time) {
+	a.AllocStates = append(a.AllocStates, &AllocState{Field: field, Value: value, Time: now})
+}
+
+// lastUnknown returns the time of the most recent unknown entry if it is
+// the newest entry of the history.
+func (a *Allocation) lastUnknown() (time.Time, bool) {
+	for i := len(a.AllocStates) - 1; i >= 0; i-- {
+		s := a.AllocStates[i]
+		if s.Field != AllocStateFieldClientStatus {
+			continue
+		}
+		if s.Value == AllocClientStatusUnknown {
+			return s.Time, true
+		}
+		return time.Time{}, false
+	}
+	return time.Time{}, false
+}
+
+// NeedsToReconnect reports whether the server last saw this allocation as
+// unknown: its client has not reported since the node disconnected.
+func (a *Allocation) NeedsToReconnect() bool {
+	_, ok := a.lastUnknown()
+	return ok
+}
+
+// DisconnectTimeout is the instant the allocation's lost window ends: the
+// last unknown transition plus the group's lost_after. ok is false when the
+// allocation is not waiting to reconnect or the group has no window.
+func (a *Allocation) DisconnectTimeout() (t time.Time, ok bool) {
+	since, unknown := a.lastUnknown()
+	if !unknown {
+		return time.Time{}, false
+	}
+	window := a.LookupTaskGroup().LostAfter()
+	if window <= 0 {
+		return time.Time{}, false
+	}
+	return since.Add(window), true
+}
+
+// Expired reports whether an unknown allocation's lost window has passed at now.
+func (a *Allocation) Expired(now time.Time) bool {
+	if a.ClientStatus != AllocClientStatusUnknown {
+		return false
+	}
+	end, ok := a.DisconnectTimeout()
+	return ok && !now.Before(end)
+}
+
+// SupportsDisconnect reports whether the allocation's group has a lost window.
+func (a *Allocation) SupportsDisconnect() bool { return a.LookupTaskGroup().LostAfter() > 0 }
+
+// Copy returns a deep copy. Job is shared: jobs are immutable once stored.
+func (a *Allocation) Copy() *Allocation {
+	if a == nil {
+		return nil
+	}
+	n := *a
+	n.AllocatedResources = a.AllocatedResources.Copy()
+	n.Metrics = a.Metrics.Copy()
+	if a.TaskStates != nil {
+		n.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
+		for k, ts := range a.TaskStates {
+			n.TaskStates[k] = ts.Copy()
+		}
+	}
+	n.AllocStates = make([]*AllocState, len(a.AllocStates))
+	for i, s := range a.AllocStates {
+		c := *s
+		n.AllocStates[i] = &c
+	}
+	if a.RescheduleTracker != nil {
+		n.RescheduleTracker = a.RescheduleTracker.Copy()
+	}
+	return &n
+}
+
+// CopySkipJob is Copy without the job pointer, for RPC payloads that carry
+// the job separately.
+func (a *Allocation) CopySkipJob() *Allocation {
+	n := a.Copy()
+	if n != nil {
+		n.Job = nil
+	}
+	return n
+}
+
+// ComparableResources returns what the allocation takes from its node.
+func (a *Allocation) ComparableResources() *ComparableResources {
+	if a.AllocatedResources == nil {
+		return &ComparableResources{}
+	}
+	return a.AllocatedResources.Comparable()
+}
+
+// Stub returns the list form.
+func (a *Allocation) Stub() *AllocListStub {
+	s := &AllocListStub{
+		ID:                 a.ID,
+		EvalID:             a.EvalID,
+		Name:               a.Name,
+		Namespace:          a.Namespace,
+		NodeID:             a.NodeID,
+		NodeName:           a.NodeName,
+		JobID:              a.JobID,
+		TaskGroup:          a.TaskGroup,
+		DesiredStatus:      a.DesiredStatus,
+		DesiredDescription: a.DesiredDescription,
+		ClientStatus:       a.ClientStatus,
+		ClientDescription:  a.ClientDescription,
+		TaskStates:         a.TaskStates,
+		FollowupEvalID:     a.FollowupEvalID,
+		NextAllocation:     a.NextAllocation,
+		RescheduleTracker:  a.RescheduleTracker,
+		CreateIndex:        a.CreateIndex,
+		ModifyIndex:        a.ModifyIndex,
+		CreateTime:         a.CreateTime,
+		ModifyTime:         a.ModifyTime,
+	}
+	if a.Job != nil {
+		s.JobType = a.Job.Type
+		s.JobVersion = a.Job.Version
+	}
+	return s
+}
+
+// AllocListStub is the list form of an allocation.
+type AllocListStub struct {
+	ID                 string
+	EvalID             string
+	Name               string
+	Namespace          string
+	NodeID             string
+	NodeName           string
+	JobID              string
+	JobType            string
+	JobVersion         uint64
+	TaskGroup          string
+	DesiredStatus      string
+	DesiredDescription string
+	ClientStatus       string
+	ClientDescription  string
+	TaskStates         map[string]*TaskState
+	FollowupEvalID     string
+	NextAllocation     string
+	RescheduleTracker  *RescheduleTracker
+	CreateIndex        uint64
+	ModifyIndex        uint64
+	CreateTime         int64
+	ModifyTime         int64
+}
+
+// AllocStateField names what an AllocState entry records.
+type AllocStateField uint8
+
+// AllocStateFieldClientStatus records a client status.
+const AllocStateFieldClientStatus AllocStateField = iota
+
+// AllocState is one entry of an allocation's status history, stamped with
+// server time.
+type AllocState struct {
+	Field AllocStateField
+	Value string
+	Time  time.Time
+}
+
+// DesiredTransition carries server intentions the client or reconciler act on.
+type DesiredTransition struct {
+	Migrate         *bool
+	Reschedule      *bool
+	ForceReschedule *bool
+	NoShutdownDelay *bool
+}
+
+// ShouldMigrate reports whether the allocation is marked for migration.
+func (d DesiredTransition) ShouldMigrate() bool { return d.Migrate != nil && *d.Migrate }
+
+// ShouldReschedule reports whether the allocation is marked for rescheduling.
+func (d DesiredTransition) ShouldReschedule() bool { return d.Reschedule != nil && *d.Reschedule }
+
+// RescheduleTracker records the reschedule attempts that led to an allocation.
+type RescheduleTracker struct {
+	Events         []*RescheduleEvent
+	LastReschedule string
+}
+
+// Copy returns a copy.
+func (r *RescheduleTracker) Copy() *RescheduleTracker {
+	if r == nil {
+		return nil
+	}
+	n := *r
+	n.Events = make([]*RescheduleEvent, len(r.Events))
+	for i, e := range r.Events {
+		c := *e
+		n.Events[i] = &c
+	}
+	return &n
+}
+
+// RescheduleEvent is one reschedule attempt.
+type RescheduleEvent struct {
+	RescheduleTime int64
+	PrevAllocID    string
+	PrevNodeID     string
+	Delay          time.Duration
+}
+
+// AllocatedResources is what the scheduler gave the allocation.
+type AllocatedResources struct {
+	Tasks  map[string]*AllocatedTaskResources
+	Shared AllocatedSharedResources
+}
+
+// AllocatedTaskResources is one task's share.
+type AllocatedTaskResources struct {
+	Cpu    AllocatedCpuResources
+	Memory AllocatedMemoryResources
+}
+
+// AllocatedCpuResources is CPU in MHz shares.
+type AllocatedCpuResources struct {
+	CpuShares int64
+}
+
+// AllocatedMemoryResources is memory in MB.
+type AllocatedMemoryResources struct {
+	MemoryMB    int64
+	MemoryMaxMB int64
+}
+
+// AllocatedSharedResources is shared by the group's tasks.
+type AllocatedSharedResources struct {
+	DiskMB int64
+}
+
+// Copy returns a deep copy.
+func (r *AllocatedResources) Copy() *AllocatedResources {
+	if r == nil {
+		return nil
+	}
+	n := *r
+	if r.Tasks != nil {
+		n.Tasks = make(map[string]*AllocatedTaskResources, len(r.Tasks))
+		for k, t := range r.Tasks {
+			c := *t
+			n.Tasks[k] = &c
+		}
+	}
+	return &n
+}
+
+// Comparable flattens the allocation's resources.
+func (r *AllocatedResources) Comparable() *ComparableResources {
+	c := &ComparableResources{DiskMB: r.Shared.DiskMB}
+	for _, t := range r.Tasks {
+		c.CPUShares += t.Cpu.CpuShares
+		c.MemoryMB += t.Memory.MemoryMB
+	}
+	return c
+}
+
+// NewAllocatedResources derives the allocation's resources from its group.
+func NewAllocatedResources(tg *TaskGroup) *AllocatedResources {
+	r := &AllocatedResources{Tasks: make(map[string]*AllocatedTaskResources, len(tg.Tasks))}
+	if tg.EphemeralDisk != nil {
+		r.Shared.DiskMB = int64(tg.EphemeralDisk.SizeMB)
+	}
+	for _, t := range tg.Tasks {
+		tr := &AllocatedTaskResources{}
+		if t.Resources != nil {
+			tr.Cpu.CpuShares = int64(t.Resources.CPU)
+			tr.Memory.MemoryMB = int64(t.Resources.MemoryMB)
+			tr.Memory.MemoryMaxMB = int64(t.Resources.MemoryMaxMB)
+		}
+		r.Tasks[t.Name] = tr
+	}
+	return r
+}
+
+// AllocMetric explains a placement: how many nodes were looked at, why
+// others were filtered or exhausted, and the best scores.
+type AllocMetric struct {
+	NodesEvaluated     int
+	NodesFiltered      int
+	NodesInPool        int
+	NodesAvailable     map[string]int
+	ClassFiltered      map[string]int
+	ConstraintFiltered map[string]int
+	NodesExhausted     int
+	ClassExhausted     map[string]int
+	DimensionExhausted map[string]int
+	QuotaExhausted     []string
+	// ScoreMetaData holds the top node scores at placement time. The
+	// reconnect logic compares these recorded scores; it never recomputes.
+	ScoreMetaData     []*NodeScoreMeta
+	AllocationTime    time.Duration
+	CoalescedFailures int
+}
+
+// Copy returns a deep copy.
+func (m *AllocMetric) Copy() *AllocMetric {
+	if m == nil {
+		return nil
+	}
+	n := *m
+	n.NodesAvailable = maps.Clone(m.NodesAvailable)
+	n.ClassFiltered = maps.Clone(m.ClassFiltered)
+	n.ConstraintFiltered = maps.Clone(m.ConstraintFiltered)
+	n.ClassExhausted = maps.Clone(m.ClassExhausted)
+	n.DimensionExhausted = maps.Clone(m.DimensionExhausted)
+	n.QuotaExhausted = slices.Clone(m.QuotaExhausted)
+	n.ScoreMetaData = make([]*NodeScoreMeta, len(m.ScoreMetaData))
+	for i, s := range m.ScoreMetaData {
+		c := *s
+		c.Scores = maps.Clone(s.Scores)
+		n.ScoreMetaData[i] = &c
+	}
+	return &n
+}
+
+// NodeScore returns the normalised score recorded for nodeID, if any.
+func (m *AllocMetric) NodeScore(nodeID string) (float64, bool) {
+	if m == nil {
+		return 0, false
+	}
+	for _, s := range m.ScoreMetaData {
+		if s.NodeID == nodeID {
+			return s.NormScore, true
+		}
+	}
+	return 0, false
+}
+
+// NodeScoreMeta is one node's scores for a placement.
+type NodeScoreMeta struct {
+	NodeID    string
+	Scores    map[string]float64
+	NormScore float64
+}
+
+// Task states.
+const (
+	TaskStatePending = "pending"
+	TaskStateRunning = "running"
+	TaskStateDead    = "dead"
+)
+
+// TaskState is the client's view of one task.
+type TaskState struct {
+	State       string
+	Failed      bool
+	Restarts    uint64
+	LastRestart time.Time
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	Events      []*TaskEvent
+}
+
+// Copy returns a deep copy.
+func (t *TaskState) Copy() *TaskState {
+	if t == nil {
+		return nil
+	}
+	n := *t
+	n.Events = make([]*TaskEvent, len(t.Events))
+	for i, e := range t.Events {
+		n.Events[i] = e.Copy()
+	}
+	return &n
+}
+
+// Successful reports whether the task finished without failing.
+func (t *TaskState) Successful() bool { return t.State == TaskStateDead && !t.Failed }
+
+// Task event types, as upstream names them.
+const (
+	TaskSetupFailure      = "Setup Failure"
+	TaskDriverFailure     = "Driver Failure"
+	TaskDriverMessage     = "Driver"
+	TaskReceived          = "Received"
+	TaskFailedValidation  = "Failed Validation"
+	TaskStarted           = "Started"
+	TaskTerminated        = "Terminated"
+	TaskKilling           = "Killing"
+	TaskKilled            = "Killed"
+	TaskRestarting        = "Restarting"
+	TaskNotRestarting     = "Not Restarting"
+	TaskSiblingFailed     = "Sibling Task Failed"
+	TaskSignaling         = "Signaling"
+	TaskRestartSignal     = "Restart Signaled"
+	TaskLeaderDead        = "Leader Task Dead"
+	TaskMainDead          = "Main Tasks Dead"
+	TaskSetup             = "Task Setup"
+	TaskClientReconnected = "Reconnected"
+	TaskRestoreFailed     = "Failed Restoring Task"
+)
+
+// TaskEvent is one entry of a task's history.
+type TaskEvent struct {
+	Type           string
+	Time           int64 // unix nanoseconds
+	Message        string
+	DisplayMessage string
+	Details        map[string]string
+
+	FailsTask       bool
+	RestartReason   string
+	SetupError      string
+	DriverError     string
+	DriverMessage   string
+	ExitCode        int
+	Signal          int
+	KillReason      string
+	KillTimeout     time.Duration
+	KillError       string
+	StartDelay      int64
+	FailedSibling   string
+	ValidationError string
+}
+
+// NewTaskEvent returns an event of the given type at now.
+func NewTaskEvent(typ string, now time.Time) *TaskEvent {
+	return &TaskEvent{Type: typ, Time: now.UnixNano()}
+}
+
+// Copy returns a copy.
+func (e *TaskEvent) Copy() *TaskEvent {
+	if e == nil {
+		return nil
+	}
+	n := *e
+	n.Details = maps.Clone(e.Details)
+	return &n
+}

@@ -1,0 +1,62 @@
+package structs
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+)
+
+// MessageType is the first byte of every raft log entry: which request the
+// rest of the entry holds. Values are persisted: append, never renumber.
+type MessageType uint8
+
+// Raft message types.
+const (
+	NodeRegisterRequestType MessageType = iota
+	NodeDeregisterRequestType
+	NodeUpdateStatusRequestType
+	JobRegisterRequestType
+	JobDeregisterRequestType
+	EvalUpdateRequestType
+	EvalDeleteRequestType
+	AllocUpdateRequestType
+	AllocClientUpdateRequestType
+	ApplyPlanResultsRequestType
+	JobBatchDeregisterRequestType
+)
+
+func (t MessageType) String() string {
+	names := [...]string{"NodeRegister", "NodeDeregister", "NodeUpdateStatus", "JobRegister",
+		"JobDeregister", "EvalUpdate", "EvalDelete", "AllocUpdate", "AllocClientUpdate",
+		"ApplyPlanResults", "JobBatchDeregister"}
+	if int(t) < len(names) {
+		return names[t]
+	}
+	return fmt.Sprintf("MessageType(%d)", uint8(t))
+}
+
+// MsgpackHandle is the codec configuration for RPC and the raft log.
+// Free-form maps (task config) decode to map[string]any with string keys.
+var MsgpackHandle = func() *codec.MsgpackHandle {
+	h := &codec.MsgpackHandle{}
+	h.RawToString = true
+	h.MapType = reflect.TypeOf(map[string]any(nil))
+	return h
+}()
+
+// Encode serialises a raft entry: the type byte then the msgpack body.
+func Encode(t MessageType, msg any) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte(uint8(t))
+	if err := codec.NewEncoder(&buf, MsgpackHandle).Encode(msg); err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", t, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode deserialises a msgpack body into out.
+func Decode(buf []byte, out any) error {
+	return codec.NewDecoder(bytes.NewReader(buf), MsgpackHandle).Decode(out)
+}

@@ -1,0 +1,86 @@
+package structs
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors shared across RPC boundaries. The RPC layer carries the
+// error text; RPCError maps a known text back to its sentinel so callers can
+// use errors.Is instead of matching strings.
+var (
+	ErrNotLeader        = errors.New("No cluster leader")
+	ErrNoLeader         = ErrNotLeader
+	ErrUnknownJob       = errors.New("job not found")
+	ErrUnknownNode      = errors.New("node not found")
+	ErrUnknownAlloc     = errors.New("alloc not found")
+	ErrUnknownEval      = errors.New("eval not found")
+	ErrPermissionDenied = errors.New("Permission denied")
+	ErrNodeNotReady     = errors.New("node is not ready for updates")
+	ErrTokenMismatch    = errors.New("evaluation token does not match")
+	ErrMissingField     = errors.New("missing required field")
+	ErrInvalidRequest   = errors.New("invalid request")
+)
+
+var sentinels = []error{
+	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval,
+	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
+}
+
+// RPCError turns an error string received over RPC back into an error that
+// wraps the matching sentinel, so errors.Is works on the far side of the wire.
+// The comparison is done once, here, rather than by every caller.
+func RPCError(msg string) error {
+	for _, s := range sentinels {
+		if msg == s.Error() || strings.HasPrefix(msg, s.Error()+": ") {
+			return &wireError{msg: msg, sentinel: s}
+		}
+	}
+	return errors.New(msg)
+}
+
+type wireError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *wireError) Error() string { return e.msg }
+func (e *wireError) Unwrap() error { return e.sentinel }
+
+// ValidationError lists every problem found in an object at once, so a user
+// fixes a job file in one round trip.
+type ValidationError struct {
+	Problems []string
+}
+
+func (v *ValidationError) Error() string {
+	switch len(v.Problems) {
+	case 0:
+		return "invalid"
+	case 1:
+		return v.Problems[0]
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d errors occurred:", len(v.Problems))
+	for _, p := range v.Problems {
+		b.WriteString("\n\t* ")
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// Is makes every ValidationError match ErrInvalidRequest.
+func (v *ValidationError) Is(target error) bool { return target == ErrInvalidRequest }
+
+// problems accumulates validation messages.
+type problems []string
+
+func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: p}
+}

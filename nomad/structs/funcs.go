@@ -1,0 +1,25 @@
+package structs
+
+import (
+	"crypto/rand"
+	"fmt"
+)
+
+// GenerateUUID returns a random RFC 4122 version 4 identifier.
+func GenerateUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Errorf("crypto/rand failed: %w", err)) // the kernel's RNG does not fail
+	}
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// ShortID returns the 8-character prefix the CLI shows.
+func ShortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

@@ -1,0 +1,307 @@
+package structs
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// Node statuses. Only down means the node's allocations must move;
+// disconnected nodes may come back and keep their allocations.
+const (
+	NodeStatusInit         = "initializing"
+	NodeStatusReady        = "ready"
+	NodeStatusDown         = "down"
+	NodeStatusDisconnected = "disconnected"
+)
+
+// ValidNodeStatus reports whether s is a node status.
+func ValidNodeStatus(s string) bool {
+	switch s {
+	case NodeStatusInit, NodeStatusReady, NodeStatusDown, NodeStatusDisconnected:
+		return true
+	}
+	return false
+}
+
+// Scheduling eligibility.
+const (
+	NodeSchedulingEligible   = "eligible"
+	NodeSchedulingIneligible = "ineligible"
+)
+
+// Node event subsystems and messages.
+const (
+	NodeEventSubsystemCluster   = "Cluster"
+	NodeEventSubsystemDriver    = "Driver"
+	NodeRegisterEventRegistered = "Node registered"
+	NodeEventHeartbeatMissed    = "Node heartbeat missed"
+	NodeEventReconnected        = "Node reconnected"
+	NodeEventNodeReady          = "Node ready"
+
+	// MaxRetainedNodeEvents bounds the event history kept on a node.
+	MaxRetainedNodeEvents = 10
+)
+
+// Node is a client machine that runs allocations.
+type Node struct {
+	ID                    string
+	SecretID              string `json:"-"`
+	Datacenter            string
+	Name                  string
+	HTTPAddr              string
+	Attributes            map[string]string
+	NodeResources         *NodeResources
+	ReservedResources     *NodeReservedResources
+	Links                 map[string]string
+	Meta                  map[string]string
+	NodeClass             string
+	NodePool              string
+	Drain                 bool
+	SchedulingEligibility string
+	Status                string
+	StatusDescription     string
+	StatusUpdatedAt       int64
+	Events                []*NodeEvent
+	Drivers               map[string]*DriverInfo
+	CreateIndex           uint64
+	ModifyIndex           uint64
+}
+
+// Ready reports whether the scheduler may place work on the node.
+func (n *Node) Ready() bool {
+	return n.Status == NodeStatusReady && !n.Drain && n.SchedulingEligibility != NodeSchedulingIneligible
+}
+
+// TerminalStatus reports whether the node is down: its allocations must move.
+func (n *Node) TerminalStatus() bool { return n.Status == NodeStatusDown }
+
+// Copy returns a deep copy.
+func (n *Node) Copy() *Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Attributes = maps.Clone(n.Attributes)
+	c.Links = maps.Clone(n.Links)
+	c.Meta = maps.Clone(n.Meta)
+	if n.NodeResources != nil {
+		r := *n.NodeResources
+		c.NodeResources = &r
+	}
+	if n.ReservedResources != nil {
+		r := *n.ReservedResources
+		c.ReservedResources = &r
+	}
+	c.Events = make([]*NodeEvent, len(n.Events))
+	for i, e := range n.Events {
+		c.Events[i] = e.Copy()
+	}
+	if n.Drivers != nil {
+		c.Drivers = make(map[string]*DriverInfo, len(n.Drivers))
+		for k, d := range n.Drivers {
+			c.Drivers[k] = d.Copy()
+		}
+	}
+	return &c
+}
+
+// AddEvent appends an event, keeping at most MaxRetainedNodeEvents.
+func (n *Node) AddEvent(e *NodeEvent) {
+	n.Events = append(n.Events, e)
+	if over := len(n.Events) - MaxRetainedNodeEvents; over > 0 {
+		n.Events = slices.Clone(n.Events[over:])
+	}
+}
+
+// Stub returns the list form of the node.
+func (n *Node) Stub() *NodeListStub {
+	addr, _, _ := cutLast(n.HTTPAddr, ":")
+	return &NodeListStub{
+		Address:               addr,
+		ID:                    n.ID,
+		Attributes:            n.Attributes,
+		Datacenter:            n.Datacenter,
+		Name:                  n.Name,
+		NodeClass:             n.NodeClass,
+		NodePool:              n.NodePool,
+		Version:               n.Attributes["nomad.version"],
+		Drain:                 n.Drain,
+		SchedulingEligibility: n.SchedulingEligibility,
+		Status:                n.Status,
+		StatusDescription:     n.StatusDescription,
+		Drivers:               n.Drivers,
+		NodeResources:         n.NodeResources,
+		ReservedResources:     n.ReservedResources,
+		CreateIndex:           n.CreateIndex,
+		ModifyIndex:           n.ModifyIndex,
+	}
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	for i := len(s) - len(sep); i >= 0; i-- {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
+
+// NodeListStub is the list form of a node, as /v1/nodes returns it.
+type NodeListStub struct {
+	Address               string
+	ID                    string
+	Attributes            map[string]string `json:",omitempty"`
+	Datacenter            string
+	Name                  string
+	NodeClass             string
+	NodePool              string
+	Version               string
+	Drain                 bool
+	SchedulingEligibility string
+	Status                string
+	StatusDescription     string
+	Drivers               map[string]*DriverInfo
+	NodeResources         *NodeResources         `json:",omitempty"`
+	ReservedResources     *NodeReservedResources `json:",omitempty"`
+	CreateIndex           uint64
+	ModifyIndex           uint64
+}
+
+// NodeEvent is one entry of a node's history.
+type NodeEvent struct {
+	Message     string
+	Subsystem   string
+	Details     map[string]string
+	Timestamp   time.Time
+	CreateIndex uint64
+}
+
+// NewNodeEvent returns an event stamped at now.
+func NewNodeEvent(subsystem, message string, now time.Time) *NodeEvent {
+	return &NodeEvent{Subsystem: subsystem, Message: message, Timestamp: now}
+}
+
+// Copy returns a copy.
+func (e *NodeEvent) Copy() *NodeEvent {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Details = maps.Clone(e.Details)
+	return &c
+}
+
+// DriverInfo is a driver's fingerprint on a node.
+type DriverInfo struct {
+	Attributes        map[string]string
+	Detected          bool
+	Healthy           bool
+	HealthDescription string
+	UpdateTime        time.Time
+}
+
+// Copy returns a copy.
+func (d *DriverInfo) Copy() *DriverInfo {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	c.Attributes = maps.Clone(d.Attributes)
+	return &c
+}
+
+// NodeResources is what a node offers.
+type NodeResources struct {
+	Cpu    NodeCpuResources
+	Memory NodeMemoryResources
+	Disk   NodeDiskResources
+
+	MinDynamicPort int
+	MaxDynamicPort int
+}
+
+// NodeCpuResources is the node's CPU in MHz shares.
+type NodeCpuResources struct {
+	CpuShares     int64
+	TotalCpuCores uint16
+}
+
+// NodeMemoryResources is the node's memory.
+type NodeMemoryResources struct {
+	MemoryMB int64
+}
+
+// NodeDiskResources is the node's disk for allocation directories.
+type NodeDiskResources struct {
+	DiskMB int64
+}
+
+// NodeReservedResources is held back from scheduling for the OS and agent.
+type NodeReservedResources struct {
+	Cpu    NodeReservedCpuResources
+	Memory NodeReservedMemoryResources
+	Disk   NodeReservedDiskResources
+}
+
+// NodeReservedCpuResources is reserved CPU.
+type NodeReservedCpuResources struct {
+	CpuShares int64
+}
+
+// NodeReservedMemoryResources is reserved memory.
+type NodeReservedMemoryResources struct {
+	MemoryMB int64
+}
+
+// NodeReservedDiskResources is reserved disk.
+type NodeReservedDiskResources struct {
+	DiskMB int64
+}
+
+// Comparable returns the node's schedulable capacity: offered minus reserved.
+func (n *Node) Comparable() *ComparableResources {
+	c := &ComparableResources{}
+	if n.NodeResources != nil {
+		c.CPUShares = n.NodeResources.Cpu.CpuShares
+		c.MemoryMB = n.NodeResources.Memory.MemoryMB
+		c.DiskMB = n.NodeResources.Disk.DiskMB
+	}
+	if r := n.ReservedResources; r != nil {
+		c.CPUShares -= r.Cpu.CpuShares
+		c.MemoryMB -= r.Memory.MemoryMB
+		c.DiskMB -= r.Disk.DiskMB
+	}
+	return c
+}
+
+// ComparableResources flattens resources for fit checks and scoring.
+type ComparableResources struct {
+	CPUShares int64
+	MemoryMB  int64
+	DiskMB    int64
+}
+
+// Add adds o to c.
+func (c *ComparableResources) Add(o *ComparableResources) {
+	if o == nil {
+		return
+	}
+	c.CPUShares += o.CPUShares
+	c.MemoryMB += o.MemoryMB
+	c.DiskMB += o.DiskMB
+}
+
+// Superset reports whether c covers o, and if not, the first dimension that
+// is exhausted ("cpu", "memory", "disk").
+func (c *ComparableResources) Superset(o *ComparableResources) (bool, string) {
+	switch {
+	case c.CPUShares < o.CPUShares:
+		return false, "cpu"
+	case c.MemoryMB < o.MemoryMB:
+		return false, "memory"
+	case c.DiskMB < o.DiskMB:
+		return false, "disk"
+	}
+	return true, ""
+}

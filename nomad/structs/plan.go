@@ -1,0 +1,117 @@
+package structs
+
+// Plan is the scheduler's proposed change to the cluster for one evaluation:
+// allocations to stop or update per node (NodeUpdate) and allocations to
+// place or update in place per node (NodeAllocation).
+type Plan struct {
+	EvalID    string
+	EvalToken string
+	Priority  int
+	AllAtOnce bool
+	Job       *Job
+
+	// NodeUpdate holds stops, evictions and lost markings, keyed by node.
+	NodeUpdate map[string][]*Allocation
+	// NodeAllocation holds new placements and in-place updates (including
+	// the unknown marking of disconnecting allocations), keyed by node.
+	NodeAllocation map[string][]*Allocation
+
+	Annotations *PlanAnnotations
+
+	// SnapshotIndex is the state index the scheduler worked from.
+	SnapshotIndex uint64
+}
+
+// AppendStoppedAlloc adds a stop of alloc with the given descriptions. The
+// stored copy drops the job (it is implied by the plan) to keep raft small.
+func (p *Plan) AppendStoppedAlloc(alloc *Allocation, desiredDesc, clientStatus, followupEvalID string) {
+	n := alloc.CopySkipJob()
+	n.DesiredStatus = AllocDesiredStatusStop
+	n.DesiredDescription = desiredDesc
+	if clientStatus != "" {
+		n.ClientStatus = clientStatus
+	}
+	if followupEvalID != "" {
+		n.FollowupEvalID = followupEvalID
+	}
+	if p.NodeUpdate == nil {
+		p.NodeUpdate = map[string][]*Allocation{}
+	}
+	p.NodeUpdate[alloc.NodeID] = append(p.NodeUpdate[alloc.NodeID], n)
+}
+
+// AppendAlloc adds a placement or an in-place update.
+func (p *Plan) AppendAlloc(alloc *Allocation) {
+	if p.NodeAllocation == nil {
+		p.NodeAllocation = map[string][]*Allocation{}
+	}
+	p.NodeAllocation[alloc.NodeID] = append(p.NodeAllocation[alloc.NodeID], alloc)
+}
+
+// PopUpdate removes the most recent update of alloc, used when a placement
+// for the same node supersedes it.
+func (p *Plan) PopUpdate(alloc *Allocation) {
+	existing := p.NodeUpdate[alloc.NodeID]
+	if n := len(existing); n > 0 && existing[n-1].ID == alloc.ID {
+		existing = existing[:n-1]
+		if len(existing) > 0 {
+			p.NodeUpdate[alloc.NodeID] = existing
+		} else {
+			delete(p.NodeUpdate, alloc.NodeID)
+		}
+	}
+}
+
+// IsNoOp reports whether the plan changes nothing.
+func (p *Plan) IsNoOp() bool { return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 }
+
+// PlanAnnotations explain a plan to a dry-run user.
+type PlanAnnotations struct {
+	DesiredTGUpdates map[string]*DesiredUpdates
+}
+
+// DesiredUpdates counts what a plan does to one group.
+type DesiredUpdates struct {
+	Ignore            uint64
+	Place             uint64
+	Migrate           uint64
+	Stop              uint64
+	InPlaceUpdate     uint64
+	DestructiveUpdate uint64
+	Canary            uint64
+	Preemptions       uint64
+	Reconnect         uint64
+	Disconnect        uint64
+	RescheduleNow     uint64
+	RescheduleLater   uint64
+}
+
+// PlanResult is the part of a plan the applier committed.
+type PlanResult struct {
+	NodeUpdate     map[string][]*Allocation
+	NodeAllocation map[string][]*Allocation
+
+	// RefreshIndex is non-zero when part of the plan was rejected: the
+	// scheduler must refresh its state to at least this index and retry.
+	RefreshIndex uint64
+	// AllocIndex is the raft index at which the plan was committed.
+	AllocIndex uint64
+}
+
+// IsNoOp reports whether nothing was committed.
+func (r *PlanResult) IsNoOp() bool { return len(r.NodeUpdate) == 0 && len(r.NodeAllocation) == 0 }
+
+// FullCommit reports whether the whole plan was committed, with the
+// expected and actual number of allocations touched.
+func (r *PlanResult) FullCommit(plan *Plan) (bool, int, int) {
+	expected, actual := 0, 0
+	for node, allocs := range plan.NodeAllocation {
+		expected += len(allocs)
+		actual += len(r.NodeAllocation[node])
+	}
+	for node, allocs := range plan.NodeUpdate {
+		expected += len(allocs)
+		actual += len(r.NodeUpdate[node])
+	}
+	return expected == actual, expected, actual
+}

@@ -1,0 +1,380 @@
+package structs
+
+import "time"
+
+// QueryOptions are the common parameters of read RPCs. MinQueryIndex and
+// MaxQueryTime make a blocking query: the server waits until its state
+// passes MinQueryIndex or MaxQueryTime elapses.
+type QueryOptions struct {
+	Region        string
+	Namespace     string
+	MinQueryIndex uint64
+	MaxQueryTime  time.Duration
+	Prefix        string
+	AllowStale    bool
+}
+
+// Blocking query limits.
+const (
+	DefaultBlockingQueryTime = 5 * time.Minute
+	MaxBlockingQueryTime     = 10 * time.Minute
+)
+
+// RequestNamespace returns the namespace, defaulting to "default".
+func (q QueryOptions) RequestNamespace() string {
+	if q.Namespace == "" {
+		return DefaultNamespace
+	}
+	return q.Namespace
+}
+
+// QueryMeta is returned by read RPCs.
+type QueryMeta struct {
+	Index       uint64
+	KnownLeader bool
+	LastContact time.Duration
+}
+
+// WriteRequest carries the common parameters of write RPCs.
+type WriteRequest struct {
+	Region    string
+	Namespace string
+}
+
+// RequestNamespace returns the namespace, defaulting to "default".
+func (w WriteRequest) RequestNamespace() string {
+	if w.Namespace == "" {
+		return DefaultNamespace
+	}
+	return w.Namespace
+}
+
+// WriteMeta is returned by write RPCs.
+type WriteMeta struct {
+	Index uint64
+}
+
+// GenericRequest is a request with no arguments.
+type GenericRequest struct {
+	QueryOptions
+}
+
+// GenericResponse is a write response with no payload.
+type GenericResponse struct {
+	WriteMeta
+}
+
+// JobRegisterRequest registers or updates a job. The endpoint fills Eval and
+// SubmitTime before the request goes through raft, so the FSM does not read
+// the clock.
+type JobRegisterRequest struct {
+	Job            *Job
+	EnforceIndex   bool
+	JobModifyIndex uint64
+	Eval           *Evaluation
+	SubmitTime     int64
+	WriteRequest
+}
+
+// JobRegisterResponse reports the evaluation created for the job.
+type JobRegisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Warnings        string
+	QueryMeta
+}
+
+// JobDeregisterRequest stops (or, with Purge, removes) a job.
+type JobDeregisterRequest struct {
+	JobID string
+	Purge bool
+	Eval  *Evaluation
+	Now   int64
+	WriteRequest
+}
+
+// JobDeregisterResponse reports the evaluation created by the deregister.
+type JobDeregisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	QueryMeta
+}
+
+// JobValidateRequest validates a job without registering it.
+type JobValidateRequest struct {
+	Job *Job
+	WriteRequest
+}
+
+// JobValidateResponse lists validation problems.
+type JobValidateResponse struct {
+	DriverConfigValidated bool
+	ValidationErrors      []string
+	Error                 string
+	Warnings              string
+}
+
+// JobSpecificRequest names one job.
+type JobSpecificRequest struct {
+	JobID string
+	All   bool
+	QueryOptions
+}
+
+// JobListRequest lists jobs.
+type JobListRequest struct {
+	QueryOptions
+}
+
+// JobListResponse lists jobs.
+type JobListResponse struct {
+	Jobs []*JobListStub
+	QueryMeta
+}
+
+// SingleJobResponse returns one job, or nil when it does not exist.
+type SingleJobResponse struct {
+	Job *Job
+	QueryMeta
+}
+
+// JobSummaryResponse returns a job's summary.
+type JobSummaryResponse struct {
+	JobSummary *JobSummary
+	QueryMeta
+}
+
+// JobAllocationsResponse lists a job's allocations.
+type JobAllocationsResponse struct {
+	Allocations []*AllocListStub
+	QueryMeta
+}
+
+// JobEvaluationsResponse lists a job's evaluations.
+type JobEvaluationsResponse struct {
+	Evaluations []*Evaluation
+	QueryMeta
+}
+
+// NodeRegisterRequest registers or re-registers a node.
+type NodeRegisterRequest struct {
+	Node      *Node
+	UpdatedAt int64
+	WriteRequest
+}
+
+// NodeUpdateStatusRequest is a heartbeat or a status change.
+type NodeUpdateStatusRequest struct {
+	NodeID    string
+	Status    string
+	NodeEvent *NodeEvent
+	UpdatedAt int64
+	WriteRequest
+}
+
+// NodeServerInfo tells clients about servers.
+type NodeServerInfo struct {
+	RPCAdvertiseAddr string
+	Datacenter       string
+}
+
+// NodeUpdateResponse answers node writes, with the heartbeat TTL the client
+// must keep to.
+type NodeUpdateResponse struct {
+	HeartbeatTTL    time.Duration
+	EvalIDs         []string
+	EvalCreateIndex uint64
+	NodeModifyIndex uint64
+	LeaderRPCAddr   string
+	NumNodes        int32
+	Servers         []*NodeServerInfo
+	Index           uint64
+	QueryMeta
+}
+
+// NodeSpecificRequest names one node.
+type NodeSpecificRequest struct {
+	NodeID   string
+	SecretID string
+	QueryOptions
+}
+
+// NodeListRequest lists nodes.
+type NodeListRequest struct {
+	QueryOptions
+}
+
+// NodeListResponse lists nodes.
+type NodeListResponse struct {
+	Nodes []*NodeListStub
+	QueryMeta
+}
+
+// SingleNodeResponse returns one node.
+type SingleNodeResponse struct {
+	Node *Node
+	QueryMeta
+}
+
+// NodeAllocsResponse lists a node's allocations.
+type NodeAllocsResponse struct {
+	Allocs []*Allocation
+	QueryMeta
+}
+
+// NodeClientAllocsResponse maps a node's allocation IDs to their
+// AllocModifyIndex, so the client pulls only what changed.
+type NodeClientAllocsResponse struct {
+	Allocs map[string]uint64
+	QueryMeta
+}
+
+// AllocUpdateRequest carries client status updates (Node.UpdateAlloc), or
+// plan results and evaluations on their way through raft.
+type AllocUpdateRequest struct {
+	Alloc     []*Allocation
+	Evals     []*Evaluation
+	UpdatedAt int64
+	WriteRequest
+}
+
+// ApplyPlanResultsRequest commits a plan result through raft.
+type ApplyPlanResultsRequest struct {
+	// Job is the plan's job, written once instead of on every allocation.
+	Job *Job
+	// AllocsStopped and AllocsUpdated are the committed stops and
+	// updates/placements.
+	AllocsStopped []*Allocation
+	AllocsUpdated []*Allocation
+	// EvalID is the evaluation the plan belongs to; its allocations'
+	// EvalID is set to it.
+	EvalID string
+	// Evals are follow-up evaluations created by the scheduler along
+	// with the plan, committed atomically with it.
+	Evals     []*Evaluation
+	UpdatedAt int64
+	WriteRequest
+}
+
+// AllocListRequest lists allocations.
+type AllocListRequest struct {
+	QueryOptions
+}
+
+// AllocListResponse lists allocations.
+type AllocListResponse struct {
+	Allocations []*AllocListStub
+	QueryMeta
+}
+
+// AllocSpecificRequest names one allocation.
+type AllocSpecificRequest struct {
+	AllocID string
+	QueryOptions
+}
+
+// SingleAllocResponse returns one allocation.
+type SingleAllocResponse struct {
+	Alloc *Allocation
+	QueryMeta
+}
+
+// AllocsGetRequest fetches allocations by ID (the client's pull).
+type AllocsGetRequest struct {
+	AllocIDs []string
+	QueryOptions
+}
+
+// AllocsGetResponse returns the requested allocations.
+type AllocsGetResponse struct {
+	Allocs []*Allocation
+	QueryMeta
+}
+
+// EvalListRequest lists evaluations.
+type EvalListRequest struct {
+	QueryOptions
+}
+
+// EvalListResponse lists evaluations.
+type EvalListResponse struct {
+	Evaluations []*Evaluation
+	QueryMeta
+}
+
+// EvalSpecificRequest names one evaluation.
+type EvalSpecificRequest struct {
+	EvalID string
+	QueryOptions
+}
+
+// SingleEvalResponse returns one evaluation.
+type SingleEvalResponse struct {
+	Eval *Evaluation
+	QueryMeta
+}
+
+// EvalAllocationsResponse lists an evaluation's allocations.
+type EvalAllocationsResponse struct {
+	Allocations []*AllocListStub
+	QueryMeta
+}
+
+// EvalDequeueRequest asks the broker for work.
+type EvalDequeueRequest struct {
+	Schedulers []string
+	Timeout    time.Duration
+	WriteRequest
+}
+
+// EvalDequeueResponse hands out an evaluation and its token. WaitIndex is
+// the state index the scheduler must see before processing it.
+type EvalDequeueResponse struct {
+	Eval      *Evaluation
+	Token     string
+	WaitIndex uint64
+	QueryMeta
+}
+
+// EvalAckRequest acks or nacks an evaluation.
+type EvalAckRequest struct {
+	EvalID string
+	Token  string
+	WriteRequest
+}
+
+// EvalUpdateRequest writes evaluations through raft (status updates,
+// follow-ups, blocked evaluations).
+type EvalUpdateRequest struct {
+	Evals     []*Evaluation
+	EvalToken string
+	UpdatedAt int64
+	WriteRequest
+}
+
+// EvalDeleteRequest removes evaluations and allocations (garbage collection).
+type EvalDeleteRequest struct {
+	Evals  []string
+	Allocs []string
+	WriteRequest
+}
+
+// PlanRequest submits a plan.
+type PlanRequest struct {
+	Plan *Plan
+	WriteRequest
+}
+
+// PlanResponse returns what was committed.
+type PlanResponse struct {
+	Result *PlanResult
+	WriteMeta
+}
+
+// JobBatchDeregisterRequest removes jobs (garbage collection).
+type JobBatchDeregisterRequest struct {
+	Jobs []NamespacedID
+	WriteRequest
+}
