@@ -289,8 +289,15 @@ func (r *request) applyWrite(w *WriteOptions) {
 // do performs r and returns the response when its status is 2xx; any other
 // status is turned into an *UnexpectedResponseError and the body closed.
 func (c *Client) do(r *request) (*http.Response, time.Duration, error) {
+	// r.path is already escaped (IDs may contain "/"); keep that escaping
+	// by giving the URL both forms instead of letting it re-escape "%".
 	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + r.path
+	raw := strings.TrimSuffix(u.EscapedPath(), "/") + r.path
+	unescaped, err := url.PathUnescape(raw)
+	if err != nil {
+		return nil, 0, fmt.Errorf("invalid request path %q: %w", raw, err)
+	}
+	u.Path, u.RawPath = unescaped, raw
 	u.RawQuery = r.params.Encode()
 
 	var body io.Reader
@@ -425,3 +432,8 @@ func decodeBody(body io.Reader, out any) error {
 	}
 	return err
 }
+
+// pathID escapes an ID for use as one path segment. Job IDs may contain "/"
+// (child jobs of periodic and parameterized jobs do), which must not split
+// the path.
+func pathID(id string) string { return url.PathEscape(id) }

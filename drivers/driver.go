@@ -116,9 +116,9 @@ type TaskConfig struct {
 	Resources  Resources
 }
 
-// Copy returns a deep copy of the maps so that a driver may keep the config
-// while the caller goes on mutating its own. Values inside Config are copied
-// one level deep, which is enough for the scalars and lists drivers read.
+// Copy returns a copy with its own Env and Config maps, so that a driver may
+// keep the config while the caller goes on changing its own. Values inside
+// Config are shared: drivers only read them.
 func (c *TaskConfig) Copy() *TaskConfig {
 	if c == nil {
 		return nil

@@ -1,0 +1,20 @@
+package api
+
+// Status is the handle on the cluster status endpoints.
+type Status struct {
+	client *Client
+}
+
+// Status returns the handle on the cluster status endpoints.
+func (c *Client) Status() *Status { return &Status{client: c} }
+
+// Leader returns the RPC address of the current leader
+// (GET /v1/status/leader), or "" when the cluster has none; scripts poll it
+// to wait for a cluster to come up.
+func (s *Status) Leader() (string, error) {
+	var leader string
+	if _, err := s.client.query("/v1/status/leader", &leader, nil); err != nil {
+		return "", err
+	}
+	return leader, nil
+}

@@ -1,0 +1,65 @@
+package jobspec_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/jobspec"
+)
+
+// validSamples are the testdata files that must parse.
+var validSamples = []string{"full.nomad.hcl", "minimal.nomad.hcl", "job_disconnect.nomad.hcl"}
+
+// What the parser produces, canonicalized as the CLI or agent would, is a
+// job the official client library decodes field for field: no field name
+// it does not know, no type it cannot read.
+func TestParse_OutputDecodesIntoOfficialJob(t *testing.T) {
+	for _, name := range validSamples {
+		t.Run(name, func(t *testing.T) {
+			job, err := jobspec.ParseFile(testdata(name))
+			must.NoError(t, err)
+			job.Canonicalize()
+			data, err := json.Marshal(job)
+			must.NoError(t, err)
+
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			var theirs nomadapi.Job
+			must.NoError(t, dec.Decode(&theirs))
+			must.Eq(t, *job.ID, *theirs.ID)
+			must.Eq(t, len(job.TaskGroups), len(theirs.TaskGroups))
+		})
+	}
+}
+
+// Whatever bytes it is given, Parse returns a job or a *ParseError; it
+// never panics. The agent's /v1/jobs/parse endpoint feeds it user input.
+func FuzzParse(f *testing.F) {
+	entries, err := os.ReadDir("testdata")
+	must.NoError(f, err)
+	for _, e := range entries {
+		src, err := os.ReadFile(filepath.Join("testdata", e.Name()))
+		must.NoError(f, err)
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		job, err := jobspec.Parse("fuzz.hcl", src)
+		if err != nil {
+			var pe *jobspec.ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error is %T, want *ParseError: %v", err, err)
+			}
+			return
+		}
+		if job == nil || job.ID == nil {
+			t.Fatalf("nil job or ID without error")
+		}
+	})
+}

@@ -1,0 +1,20 @@
+// Package jobspec turns HCL2 job files into *api.Job.
+//
+// It accepts upstream Nomad's job file syntax for the blocks this project
+// implements (job, group, task, constraint, affinity, restart, reschedule,
+// ephemeral_disk, disconnect, resources, config, env, meta) and rejects
+// everything else. The rejection is the point: an operator who copies a job
+// file with a `service` or `update` block from an upstream cluster must be
+// told, with file:line:column, that the block does nothing here, rather
+// than find out in production that it was silently dropped.
+//
+// Parsing is static. There are no input variables, locals or functions;
+// "${...}" references inside strings (attr.*, meta.*, NOMAD_*) are kept
+// verbatim for the client to interpolate on the node, as upstream does.
+//
+// Parse reports every problem at once, as a *ParseError whose Diagnostics
+// carry exact source ranges. It does not fill in defaults or validate
+// values (a negative count parses fine): api.Job.Canonicalize and the
+// server's validation do that, so that jobs submitted as JSON get exactly
+// the same treatment as jobs submitted as HCL.
+package jobspec

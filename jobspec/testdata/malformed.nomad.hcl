@@ -1,0 +1,5 @@
+job "example" {
+  group "web" {
+    count = 
+  }
+}

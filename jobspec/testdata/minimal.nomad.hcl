@@ -1,0 +1,7 @@
+job "hello" {
+  group "g" {
+    task "t" {
+      driver = "mock_driver"
+    }
+  }
+}

@@ -1,0 +1,23 @@
+job "example" {
+  datacenters = ["dc1"]
+  update {
+    max_parallel = 1
+  }
+
+  group "web" {
+    network {
+      port "http" {}
+    }
+
+    task "web" {
+      driver = "docker"
+      service {
+        name = "web"
+      }
+      user = "nobody"
+      template {
+        data = "x"
+      }
+    }
+  }
+}
