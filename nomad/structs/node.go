@@ -46,7 +46,7 @@ const (
 // Node is a client machine that runs allocations.
 type Node struct {
 	ID                    string
-	SecretID              string `json:"-"`
+	SecretID              string `codec:"SecretID" json:"-"`
 	Datacenter            string
 	Name                  string
 	HTTPAddr              string

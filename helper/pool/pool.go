@@ -1,0 +1,144 @@
+// Package pool carries msgpack RPC over yamux-multiplexed TCP connections:
+// one long-lived connection per server address, one yamux stream per call.
+//
+// The dialer is an input so tests can route every connection through a
+// network they can cut (partition, blackhole, reset) per node.
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/rpc"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/net-rpc-msgpackrpc/v2"
+	"github.com/hashicorp/yamux"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// RPCMultiplex is the first byte a client writes on a new connection: the
+// rest of the connection is a yamux session whose streams each carry
+// msgpack RPC.
+const RPCMultiplex byte = 0x04
+
+// Dialer opens connections; net.Dialer satisfies it.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// Config configures a pool.
+type Config struct {
+	Dialer      Dialer
+	DialTimeout time.Duration
+	// CallTimeout bounds a call that gets no answer (a blackholed link)
+	// beyond the request's own MaxQueryTime.
+	CallTimeout time.Duration
+}
+
+// ConnPool keeps one multiplexed session per address.
+type ConnPool struct {
+	cfg Config
+
+	mu       sync.Mutex
+	sessions map[string]*yamux.Session
+	closed   bool
+}
+
+// ErrPoolClosed is returned after Shutdown.
+var ErrPoolClosed = errors.New("connection pool is shut down")
+
+// NewPool returns a pool.
+func NewPool(cfg Config) *ConnPool {
+	if cfg.Dialer == nil {
+		cfg.Dialer = &net.Dialer{}
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = 30 * time.Second
+	}
+	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}}
+}
+
+func (p *ConnPool) session(addr string) (*yamux.Session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrPoolClosed
+	}
+	if s, ok := p.sessions[addr]; ok && !s.IsClosed() {
+		return s, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.DialTimeout)
+	defer cancel()
+	conn, err := p.cfg.Dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dialing %s: %w", addr, err)
+	}
+	if _, err := conn.Write([]byte{RPCMultiplex}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("writing to %s: %w", addr, err)
+	}
+	ycfg := yamux.DefaultConfig()
+	ycfg.LogOutput = io.Discard
+	s, err := yamux.Client(conn, ycfg)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	p.sessions[addr] = s
+	return s, nil
+}
+
+// RPC calls method on the server at addr. A call that sees no answer for
+// CallTimeout plus the request's own blocking time fails and drops the
+// session, so a dead link is noticed rather than waited on forever.
+func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.Duration) error {
+	s, err := p.session(addr)
+	if err != nil {
+		return err
+	}
+	stream, err := s.Open()
+	if err != nil {
+		p.drop(addr, s)
+		return fmt.Errorf("opening stream to %s: %w", addr, err)
+	}
+	defer stream.Close()
+	_ = stream.SetDeadline(time.Now().Add(p.cfg.CallTimeout + maxQueryTime))
+	codec := msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle)
+	err = msgpackrpc.CallWithCodec(codec, method, args, reply)
+	var serverErr rpc.ServerError
+	if errors.As(err, &serverErr) {
+		return structs.RPCError(string(serverErr))
+	}
+	if err != nil {
+		p.drop(addr, s)
+		return fmt.Errorf("rpc %s to %s: %w", method, addr, err)
+	}
+	return nil
+}
+
+func (p *ConnPool) drop(addr string, s *yamux.Session) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sessions[addr] == s {
+		delete(p.sessions, addr)
+	}
+	s.Close()
+}
+
+// Shutdown closes every session.
+func (p *ConnPool) Shutdown() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for addr, s := range p.sessions {
+		s.Close()
+		delete(p.sessions, addr)
+	}
+}

@@ -1,0 +1,75 @@
+package nomad
+
+import (
+	"net"
+	"runtime"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Config is the server's configuration, filled by the agent from its HCL
+// config and flags.
+type Config struct {
+	Logger hclog.Logger
+
+	NodeName   string
+	Region     string
+	Datacenter string
+	DataDir    string
+
+	// DevMode runs raft in memory with a single voter and no disk state.
+	DevMode bool
+
+	// RPCAddr is where the RPC listener binds; RPCAdvertise is what other
+	// agents are told. A zero port picks a free one (tests).
+	RPCAddr      *net.TCPAddr
+	RPCAdvertise *net.TCPAddr
+
+	BootstrapExpect int
+
+	// NumSchedulers is the number of scheduling workers; one per core by
+	// default.
+	NumSchedulers     int
+	EnabledSchedulers []string
+
+	// Heartbeat settings, with upstream's defaults.
+	MinHeartbeatTTL        time.Duration
+	MaxHeartbeatsPerSecond float64
+	HeartbeatGrace         time.Duration
+	FailoverHeartbeatTTL   time.Duration
+
+	// Eval broker settings.
+	EvalNackTimeout             time.Duration
+	EvalDeliveryLimit           int
+	EvalNackInitialReenqueue    time.Duration
+	EvalNackSubsequentReenqueue time.Duration
+
+	// Clock is the source of time for timers and stamps; tests inject a
+	// fake or run under testing/synctest.
+	Clock Clock
+
+	// Version is advertised to other servers and clients.
+	Version string
+}
+
+// DefaultConfig returns the server defaults.
+func DefaultConfig() *Config {
+	return &Config{
+		Region:                      "global",
+		Datacenter:                  "dc1",
+		RPCAddr:                     &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 4647},
+		BootstrapExpect:             1,
+		NumSchedulers:               runtime.NumCPU(),
+		EnabledSchedulers:           []string{"service", "batch"},
+		MinHeartbeatTTL:             10 * time.Second,
+		MaxHeartbeatsPerSecond:      50,
+		HeartbeatGrace:              10 * time.Second,
+		FailoverHeartbeatTTL:        5 * time.Minute,
+		EvalNackTimeout:             60 * time.Second,
+		EvalDeliveryLimit:           3,
+		EvalNackInitialReenqueue:    1 * time.Second,
+		EvalNackSubsequentReenqueue: 20 * time.Second,
+		Version:                     "0.1.0",
+	}
+}

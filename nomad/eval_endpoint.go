@@ -1,0 +1,187 @@
+package nomad
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// Eval is the Eval.* RPC endpoint: reads for users and the work protocol
+// (dequeue, ack, nack, update) for scheduling workers.
+type Eval struct {
+	srv *Server
+}
+
+// GetEval returns one evaluation.
+func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleEvalResponse) error {
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		ev, err := st.EvalByID(ws, args.EvalID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Eval = ev
+		if ev != nil {
+			return ev.ModifyIndex, nil
+		}
+		return st.Index(state.TableEvals)
+	})
+}
+
+// List returns evaluations, optionally by ID prefix.
+func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListResponse) error {
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		iter, err := st.EvalsByIDPrefix(ws, args.RequestNamespace(), args.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		reply.Evaluations = []*structs.Evaluation{}
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			reply.Evaluations = append(reply.Evaluations, raw.(*structs.Evaluation))
+		}
+		sort.Slice(reply.Evaluations, func(i, j int) bool {
+			return reply.Evaluations[i].CreateIndex > reply.Evaluations[j].CreateIndex
+		})
+		return st.Index(state.TableEvals)
+	})
+}
+
+// Allocations lists the allocations an evaluation created or changed.
+func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.EvalAllocationsResponse) error {
+	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByEval(ws, args.EvalID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+		for _, a := range allocs {
+			reply.Allocations = append(reply.Allocations, a.Stub())
+		}
+		return st.Index(state.TableAllocs)
+	})
+}
+
+// Dequeue hands a worker the next evaluation for its schedulers.
+func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequeueResponse) error {
+	if done, err := e.srv.forward("Eval.Dequeue", args, reply); done {
+		return err
+	}
+	if len(args.Schedulers) == 0 {
+		return fmt.Errorf("%w: dequeue requires at least one scheduler type", structs.ErrMissingField)
+	}
+	ev, token, err := e.srv.evalBroker.Dequeue(args.Schedulers, args.Timeout)
+	if err != nil {
+		return err
+	}
+	if ev != nil {
+		reply.Eval = ev
+		reply.Token = token
+		// The scheduler must see at least the state the eval was written
+		// in; a later index (the job's newest change) is better still.
+		reply.WaitIndex = max(ev.ModifyIndex, ev.JobModifyIndex)
+		if idx, err := e.srv.State().LatestIndex(); err == nil {
+			reply.WaitIndex = max(reply.WaitIndex, idx)
+		}
+	}
+	return nil
+}
+
+// Ack completes an evaluation.
+func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Ack", args, reply); done {
+		return err
+	}
+	return e.srv.evalBroker.Ack(args.EvalID, args.Token)
+}
+
+// Nack returns an evaluation to the broker for redelivery.
+func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Nack", args, reply); done {
+		return err
+	}
+	return e.srv.evalBroker.Nack(args.EvalID, args.Token)
+}
+
+// Update writes the outcome of an outstanding evaluation.
+func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Update", args, reply); done {
+		return err
+	}
+	if len(args.Evals) != 1 {
+		return fmt.Errorf("%w: only a single eval can be updated", structs.ErrInvalidRequest)
+	}
+	if err := e.checkToken(args.Evals[0].ID, args.EvalToken); err != nil {
+		return err
+	}
+	return e.apply(args, reply)
+}
+
+// Create writes follow-up evaluations made by a scheduler.
+func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Create", args, reply); done {
+		return err
+	}
+	if len(args.Evals) != 1 {
+		return fmt.Errorf("%w: only a single eval can be created", structs.ErrInvalidRequest)
+	}
+	ev := args.Evals[0]
+	if err := e.checkToken(ev.PreviousEval, args.EvalToken); err != nil {
+		return err
+	}
+	if existing, err := e.srv.State().EvalByID(nil, ev.ID); err != nil {
+		return err
+	} else if existing != nil {
+		return fmt.Errorf("%w: evaluation %s already exists", structs.ErrInvalidRequest, ev.ID)
+	}
+	return e.apply(args, reply)
+}
+
+// Reblock puts a blocked evaluation back in the blocked set after a
+// scheduler found it still cannot place.
+func (e *Eval) Reblock(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Reblock", args, reply); done {
+		return err
+	}
+	if len(args.Evals) != 1 {
+		return fmt.Errorf("%w: only a single eval can be reblocked", structs.ErrInvalidRequest)
+	}
+	ev := args.Evals[0]
+	if err := e.checkToken(ev.ID, args.EvalToken); err != nil {
+		return err
+	}
+	if err := e.apply(args, reply); err != nil {
+		return err
+	}
+	e.srv.blockedEvals.Reblock(ev, args.EvalToken)
+	return nil
+}
+
+func (e *Eval) checkToken(evalID, token string) error {
+	cur, ok := e.srv.evalBroker.Outstanding(evalID)
+	if !ok {
+		return fmt.Errorf("%w: evaluation %s is not outstanding", structs.ErrInvalidRequest, evalID)
+	}
+	if cur != token {
+		return structs.ErrTokenMismatch
+	}
+	return nil
+}
+
+func (e *Eval) apply(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	now := e.srv.clock.Now().UnixNano()
+	args.UpdatedAt = now
+	for _, ev := range args.Evals {
+		ev.ModifyTime = now
+		if ev.CreateTime == 0 {
+			ev.CreateTime = now
+		}
+	}
+	_, index, err := e.srv.raftApply(structs.EvalUpdateRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}

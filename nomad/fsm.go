@@ -1,0 +1,366 @@
+package nomad
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/hashicorp/raft"
+	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// nomadFSM applies raft log entries to the state store. Apply must be
+// deterministic: every server applies the same entries to the same state
+// and must end up equal, so times come from the entries, never the clock.
+//
+// Side effects that belong only to the leader (enqueueing evaluations,
+// unblocking blocked ones) go through the broker and blocked-eval tracker,
+// which are disabled on followers and ignore what they are given.
+type nomadFSM struct {
+	srv    *Server
+	logger hclog.Logger
+
+	mu    sync.RWMutex
+	state *state.StateStore
+}
+
+func newFSM(srv *Server, st *state.StateStore) *nomadFSM {
+	return &nomadFSM{srv: srv, logger: srv.logger.Named("fsm"), state: st}
+}
+
+// State returns the current state store; it changes on restore.
+func (f *nomadFSM) State() *state.StateStore {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.state
+}
+
+// Apply implements raft.FSM.
+func (f *nomadFSM) Apply(l *raft.Log) any {
+	if len(l.Data) == 0 {
+		return nil
+	}
+	t := structs.MessageType(l.Data[0])
+	buf := l.Data[1:]
+	switch t {
+	case structs.NodeRegisterRequestType:
+		return f.applyNodeRegister(buf, l.Index)
+	case structs.NodeDeregisterRequestType:
+		return f.applyNodeDeregister(buf, l.Index)
+	case structs.NodeUpdateStatusRequestType:
+		return f.applyNodeUpdateStatus(buf, l.Index)
+	case structs.JobRegisterRequestType:
+		return f.applyJobRegister(buf, l.Index)
+	case structs.JobDeregisterRequestType:
+		return f.applyJobDeregister(buf, l.Index)
+	case structs.EvalUpdateRequestType:
+		return f.applyEvalUpdate(buf, l.Index)
+	case structs.EvalDeleteRequestType:
+		return f.applyEvalDelete(buf, l.Index)
+	case structs.AllocClientUpdateRequestType:
+		return f.applyAllocClientUpdate(buf, l.Index)
+	case structs.ApplyPlanResultsRequestType:
+		return f.applyPlanResults(buf, l.Index)
+	}
+	// An unknown type means a newer server wrote this entry: refusing to
+	// go on is safer than silently diverging from the other servers.
+	panic(fmt.Errorf("raft entry %d has unknown message type %d", l.Index, t))
+}
+
+func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
+	var req structs.NodeRegisterRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding node register: %w", err)
+	}
+	if err := f.State().UpsertNode(index, req.Node); err != nil {
+		return err
+	}
+	if req.Node.Status == structs.NodeStatusReady {
+		f.srv.blockedEvals.UnblockNode(req.Node.ID, index)
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
+	var req structs.NodeSpecificRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding node deregister: %w", err)
+	}
+	return f.State().DeleteNode(index, []string{req.NodeID})
+}
+
+func (f *nomadFSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
+	var req structs.NodeUpdateStatusRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding node status update: %w", err)
+	}
+	if err := f.State().UpdateNodeStatus(index, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
+		return err
+	}
+	if req.Status == structs.NodeStatusReady {
+		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
+	var req structs.JobRegisterRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding job register: %w", err)
+	}
+	st := f.State()
+	if err := st.UpsertJob(index, req.SubmitTime, req.Job); err != nil {
+		return err
+	}
+	if req.Eval != nil {
+		return f.upsertEvals(index, []*structs.Evaluation{req.Eval})
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
+	var req structs.JobDeregisterRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding job deregister: %w", err)
+	}
+	st := f.State()
+	ns := req.RequestNamespace()
+	if req.Purge {
+		if err := st.DeleteJob(index, ns, req.JobID); err != nil {
+			return err
+		}
+	} else {
+		job, err := st.JobByID(nil, ns, req.JobID)
+		if err != nil {
+			return err
+		}
+		if job != nil {
+			stopped := job.Copy()
+			stopped.Stop = true
+			if err := st.UpsertJob(index, req.Now, stopped); err != nil {
+				return err
+			}
+		}
+	}
+	f.srv.blockedEvals.Untrack(ns, req.JobID)
+	if req.Eval != nil {
+		return f.upsertEvals(index, []*structs.Evaluation{req.Eval})
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyEvalUpdate(buf []byte, index uint64) any {
+	var req structs.EvalUpdateRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding eval update: %w", err)
+	}
+	return f.upsertEvals(index, req.Evals)
+}
+
+// upsertEvals writes evaluations and hands the ones that need work to the
+// broker or the blocked-eval tracker.
+func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error {
+	if err := f.State().UpsertEvals(index, evals); err != nil {
+		return err
+	}
+	for _, e := range evals {
+		switch {
+		case e.ShouldEnqueue():
+			f.srv.evalBroker.Enqueue(e)
+		case e.ShouldBlock():
+			f.srv.blockedEvals.Block(e)
+		case e.Status == structs.EvalStatusComplete && len(e.FailedTGAllocs) == 0:
+			// The job placed everything: an older blocked eval for it is moot.
+			f.srv.blockedEvals.Untrack(e.Namespace, e.JobID)
+		}
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyEvalDelete(buf []byte, index uint64) any {
+	var req structs.EvalDeleteRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding eval delete: %w", err)
+	}
+	return f.State().DeleteEval(index, req.Evals, req.Allocs)
+}
+
+func (f *nomadFSM) applyAllocClientUpdate(buf []byte, index uint64) any {
+	var req structs.AllocUpdateRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding alloc client update: %w", err)
+	}
+	st := f.State()
+	if err := st.UpdateAllocsFromClient(index, req.Alloc); err != nil {
+		return err
+	}
+	if len(req.Evals) > 0 {
+		if err := f.upsertEvals(index, req.Evals); err != nil {
+			return err
+		}
+	}
+	// A finished allocation frees capacity on its node: evaluations
+	// blocked for lack of room may now fit.
+	for _, a := range req.Alloc {
+		if structs.ClientTerminal(a.ClientStatus) {
+			if stored, err := st.AllocByID(nil, a.ID); err == nil && stored != nil {
+				f.srv.blockedEvals.UnblockNode(stored.NodeID, index)
+			}
+		}
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyPlanResults(buf []byte, index uint64) any {
+	var req structs.ApplyPlanResultsRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding plan results: %w", err)
+	}
+	if err := f.State().UpsertPlanResults(index, &req); err != nil {
+		return err
+	}
+	for _, e := range req.Evals {
+		switch {
+		case e.ShouldEnqueue():
+			f.srv.evalBroker.Enqueue(e)
+		case e.ShouldBlock():
+			f.srv.blockedEvals.Block(e)
+		}
+	}
+	return nil
+}
+
+// Snapshot implements raft.FSM.
+func (f *nomadFSM) Snapshot() (raft.FSMSnapshot, error) {
+	snap, err := f.State().Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{snap: snap}, nil
+}
+
+// Restore implements raft.FSM: it builds a fresh store from the stream and
+// swaps it in, abandoning the old one so its blocking queries wake up.
+func (f *nomadFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	fresh, err := state.NewStateStore(&state.StateStoreConfig{Logger: f.logger})
+	if err != nil {
+		return err
+	}
+	r, err := fresh.Restore()
+	if err != nil {
+		return err
+	}
+	dec := codec.NewDecoder(rc, structs.MsgpackHandle)
+	for {
+		var kind state.SnapshotKind
+		if err := dec.Decode(&kind); err == io.EOF {
+			break
+		} else if err != nil {
+			r.Abort()
+			return fmt.Errorf("reading snapshot: %w", err)
+		}
+		if err := restoreRecord(r, dec, kind); err != nil {
+			r.Abort()
+			return err
+		}
+	}
+	if err := r.Commit(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	old := f.state
+	f.state = fresh
+	f.mu.Unlock()
+	old.Abandon()
+	return nil
+}
+
+func restoreRecord(r *state.StateRestore, dec *codec.Decoder, kind state.SnapshotKind) error {
+	decodeInto := func(obj any) error {
+		if err := dec.Decode(obj); err != nil {
+			return fmt.Errorf("decoding snapshot record of kind %d: %w", kind, err)
+		}
+		return nil
+	}
+	switch kind {
+	case state.SnapshotNode:
+		var n structs.Node
+		if err := decodeInto(&n); err != nil {
+			return err
+		}
+		return r.NodeRestore(&n)
+	case state.SnapshotJob:
+		var j structs.Job
+		if err := decodeInto(&j); err != nil {
+			return err
+		}
+		return r.JobRestore(&j)
+	case state.SnapshotEval:
+		var e structs.Evaluation
+		if err := decodeInto(&e); err != nil {
+			return err
+		}
+		return r.EvalRestore(&e)
+	case state.SnapshotAlloc:
+		var a structs.Allocation
+		if err := decodeInto(&a); err != nil {
+			return err
+		}
+		return r.AllocRestore(&a)
+	case state.SnapshotJobSummary:
+		var s structs.JobSummary
+		if err := decodeInto(&s); err != nil {
+			return err
+		}
+		return r.JobSummaryRestore(&s)
+	case state.SnapshotIndex:
+		var e state.IndexEntry
+		if err := decodeInto(&e); err != nil {
+			return err
+		}
+		return r.IndexRestore(&e)
+	}
+	return fmt.Errorf("snapshot has unknown record kind %d", kind)
+}
+
+type fsmSnapshot struct {
+	snap *state.StateSnapshot
+}
+
+// Persist writes kind, object pairs as consecutive msgpack values.
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	var buf bytes.Buffer
+	enc := codec.NewEncoder(&buf, structs.MsgpackHandle)
+	err := s.snap.Persist(func(kind state.SnapshotKind, obj any) error {
+		if err := enc.Encode(kind); err != nil {
+			return err
+		}
+		if err := enc.Encode(obj); err != nil {
+			return err
+		}
+		if buf.Len() > 64<<10 {
+			if _, err := sink.Write(buf.Bytes()); err != nil {
+				return err
+			}
+			buf.Reset()
+		}
+		return nil
+	})
+	if err == nil && buf.Len() > 0 {
+		_, err = sink.Write(buf.Bytes())
+	}
+	if err != nil {
+		sink.Cancel()
+		return fmt.Errorf("persisting snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}
+
+var _ raft.FSM = (*nomadFSM)(nil)

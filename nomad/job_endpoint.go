@@ -1,0 +1,212 @@
+package nomad
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// Job is the Job.* RPC endpoint.
+type Job struct {
+	srv *Server
+}
+
+// Register validates a job and writes it with its job-register evaluation
+// in one raft entry, so a job is never stored without the evaluation that
+// schedules it.
+func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Register", args, reply); done {
+		return err
+	}
+	if args.Job == nil {
+		return fmt.Errorf("%w: missing job for registration", structs.ErrMissingField)
+	}
+	args.Job.Canonicalize()
+	if err := args.Job.Validate(); err != nil {
+		return err
+	}
+	st := j.srv.State()
+	existing, err := st.JobByID(nil, args.Job.Namespace, args.Job.ID)
+	if err != nil {
+		return err
+	}
+	if args.EnforceIndex {
+		var cur uint64
+		if existing != nil {
+			cur = existing.JobModifyIndex
+		}
+		if cur != args.JobModifyIndex {
+			return fmt.Errorf("%w: enforcing job modify index %d: job exists with conflicting job modify index: %d",
+				structs.ErrInvalidRequest, args.JobModifyIndex, cur)
+		}
+	}
+	now := j.srv.clock.Now()
+	args.SubmitTime = now.UnixNano()
+	args.Eval = &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   args.Job.Namespace,
+		Priority:    args.Job.Priority,
+		Type:        args.Job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister,
+		JobID:       args.Job.ID,
+		Status:      structs.EvalStatusPending,
+		CreateTime:  now.UnixNano(),
+		ModifyTime:  now.UnixNano(),
+	}
+	_, index, err := j.srv.raftApply(structs.JobRegisterRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.EvalID = args.Eval.ID
+	reply.EvalCreateIndex = index
+	reply.JobModifyIndex = index
+	reply.Index = index
+	return nil
+}
+
+// Deregister stops a job (or purges it) and schedules the stop.
+func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) error {
+	if done, err := j.srv.forward("Job.Deregister", args, reply); done {
+		return err
+	}
+	if args.JobID == "" {
+		return fmt.Errorf("%w: missing job ID for deregistering", structs.ErrMissingField)
+	}
+	ns := args.RequestNamespace()
+	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return fmt.Errorf("%w: %s", structs.ErrUnknownJob, args.JobID)
+	}
+	now := j.srv.clock.Now()
+	args.Now = now.UnixNano()
+	args.Eval = &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   ns,
+		Priority:    job.Priority,
+		Type:        job.Type,
+		TriggeredBy: structs.EvalTriggerJobDeregister,
+		JobID:       args.JobID,
+		Status:      structs.EvalStatusPending,
+		CreateTime:  now.UnixNano(),
+		ModifyTime:  now.UnixNano(),
+	}
+	_, index, err := j.srv.raftApply(structs.JobDeregisterRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.EvalID = args.Eval.ID
+	reply.EvalCreateIndex = index
+	reply.JobModifyIndex = index
+	reply.Index = index
+	return nil
+}
+
+// Validate checks a job without registering it.
+func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValidateResponse) error {
+	if args.Job == nil {
+		return fmt.Errorf("%w: missing job", structs.ErrMissingField)
+	}
+	args.Job.Canonicalize()
+	reply.DriverConfigValidated = false
+	if err := args.Job.Validate(); err != nil {
+		reply.Error = err.Error()
+		if v, ok := err.(*structs.ValidationError); ok {
+			reply.ValidationErrors = v.Problems
+		} else {
+			reply.ValidationErrors = []string{err.Error()}
+		}
+	}
+	return nil
+}
+
+// GetJob returns one job, blocking on it when asked.
+func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Job = job
+		if job != nil {
+			return job.ModifyIndex, nil
+		}
+		return st.Index(state.TableJobs)
+	})
+}
+
+// List returns the jobs, optionally by ID prefix.
+func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse) error {
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		iter, err := st.JobsByIDPrefix(ws, args.RequestNamespace(), args.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		reply.Jobs = []*structs.JobListStub{}
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			job := raw.(*structs.Job)
+			summary, err := st.JobSummaryByID(ws, job.Namespace, job.ID)
+			if err != nil {
+				return 0, err
+			}
+			reply.Jobs = append(reply.Jobs, job.Stub(summary))
+		}
+		return tableIndex(st, state.TableJobs, state.TableJobSummary)
+	})
+}
+
+// Allocations lists a job's allocations.
+func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAllocationsResponse) error {
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByJob(ws, args.RequestNamespace(), args.JobID, true)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+		var index uint64
+		for _, a := range allocs {
+			reply.Allocations = append(reply.Allocations, a.Stub())
+			index = max(index, a.ModifyIndex)
+		}
+		sort.Slice(reply.Allocations, func(a, b int) bool {
+			return reply.Allocations[a].CreateIndex > reply.Allocations[b].CreateIndex
+		})
+		if index == 0 {
+			return st.Index(state.TableAllocs)
+		}
+		return index, nil
+	})
+}
+
+// Evaluations lists a job's evaluations.
+func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEvaluationsResponse) error {
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		evals, err := st.EvalsByJob(ws, args.RequestNamespace(), args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Evaluations = evals
+		sort.Slice(evals, func(a, b int) bool { return evals[a].CreateIndex > evals[b].CreateIndex })
+		return st.Index(state.TableEvals)
+	})
+}
+
+// Summary returns a job's allocation counts.
+func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummaryResponse) error {
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		s, err := st.JobSummaryByID(ws, args.RequestNamespace(), args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.JobSummary = s
+		if s != nil {
+			return s.ModifyIndex, nil
+		}
+		return st.Index(state.TableJobSummary)
+	})
+}

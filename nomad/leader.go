@@ -1,0 +1,151 @@
+package nomad
+
+import (
+	"time"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// monitorLeadership follows raft leadership changes and starts or stops
+// the leader's duties.
+func (s *Server) monitorLeadership() {
+	leaderCh := s.raft.LeaderCh()
+	for {
+		select {
+		case isLeader := <-leaderCh:
+			if isLeader {
+				if err := s.establishLeadership(); err != nil {
+					s.logger.Error("failed to establish leadership", "error", err)
+					s.revokeLeadership()
+				}
+			} else {
+				s.revokeLeadership()
+			}
+		case <-s.shutdownCh:
+			return
+		}
+	}
+}
+
+// establishLeadership starts the leader's duties once the FSM has applied
+// everything committed before this term.
+func (s *Server) establishLeadership() error {
+	if err := s.raft.Barrier(time.Minute).Error(); err != nil {
+		return err
+	}
+	s.leaderLock.Lock()
+	defer s.leaderLock.Unlock()
+	stopCh := make(chan struct{})
+	s.leaderStop = stopCh
+	s.isLeader.Store(true)
+
+	s.evalBroker.SetEnabled(true)
+	s.blockedEvals.SetEnabled(true)
+	s.planQueue.SetEnabled(true)
+	if err := s.restoreEvals(); err != nil {
+		return err
+	}
+	if err := s.heartbeats.initialize(); err != nil {
+		return err
+	}
+	s.wg.Add(3)
+	go func() { defer s.wg.Done(); s.planApply(stopCh) }()
+	go func() { defer s.wg.Done(); s.reapFailedEvals(stopCh) }()
+	go func() { defer s.wg.Done(); s.reapDupBlockedEvals(stopCh) }()
+	s.logger.Info("cluster leadership acquired")
+	return nil
+}
+
+// revokeLeadership stops the leader's duties.
+func (s *Server) revokeLeadership() {
+	s.leaderLock.Lock()
+	defer s.leaderLock.Unlock()
+	if !s.isLeader.Swap(false) {
+		return
+	}
+	close(s.leaderStop)
+	s.evalBroker.SetEnabled(false)
+	s.blockedEvals.SetEnabled(false)
+	s.planQueue.SetEnabled(false)
+	s.heartbeats.stopAll()
+	s.logger.Info("cluster leadership lost")
+}
+
+// restoreEvals puts every pending evaluation in the broker and every
+// blocked one in the blocked set: the previous leader's queues are gone.
+func (s *Server) restoreEvals() error {
+	iter, err := s.State().Evals(nil)
+	if err != nil {
+		return err
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		ev := raw.(*structs.Evaluation)
+		switch {
+		case ev.ShouldEnqueue():
+			s.evalBroker.Enqueue(ev)
+		case ev.ShouldBlock():
+			s.blockedEvals.Block(ev)
+		}
+	}
+	return nil
+}
+
+// reapFailedEvals marks evaluations that exhausted their deliveries as
+// failed, with a delayed follow-up so the job is retried later.
+func (s *Server) reapFailedEvals(stopCh <-chan struct{}) {
+	for {
+		select {
+		case <-stopCh:
+			return
+		default:
+		}
+		ev, token, err := s.evalBroker.Dequeue([]string{FailedQueue}, time.Second)
+		if err != nil || ev == nil {
+			continue
+		}
+		now := s.clock.Now()
+		failed := ev.Copy()
+		failed.Status = structs.EvalStatusFailed
+		failed.StatusDescription = "evaluation reached delivery limit"
+		followup := ev.CreateFailedFollowUpEval(time.Minute, now)
+		followup.WaitUntil = now.Add(time.Minute)
+		failed.NextEval = followup.ID
+		req := &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{failed, followup}, UpdatedAt: now.UnixNano()}
+		if _, _, err := s.raftApply(structs.EvalUpdateRequestType, req); err != nil {
+			s.logger.Error("failed to mark evaluation failed", "eval_id", ev.ID, "error", err)
+			_ = s.evalBroker.Nack(ev.ID, token)
+			continue
+		}
+		_ = s.evalBroker.Ack(ev.ID, token)
+	}
+}
+
+// reapDupBlockedEvals cancels evaluations superseded by newer ones for the
+// same job: duplicate blocked evaluations, and pending ones the broker set
+// aside because a newer evaluation of the job was processed.
+func (s *Server) reapDupBlockedEvals(stopCh <-chan struct{}) {
+	for {
+		select {
+		case <-stopCh:
+			return
+		default:
+		}
+		dups := s.blockedEvals.GetDuplicates(time.Second)
+		dups = append(dups, s.evalBroker.Cancelable(100)...)
+		if len(dups) == 0 {
+			continue
+		}
+		now := s.clock.Now().UnixNano()
+		var cancel []*structs.Evaluation
+		for _, d := range dups {
+			// Both sources hand out copies already marked canceled.
+			c := d.Copy()
+			c.Status = structs.EvalStatusCancelled
+			c.ModifyTime = now
+			cancel = append(cancel, c)
+		}
+		if _, _, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: cancel, UpdatedAt: now}); err != nil {
+			s.logger.Error("failed to cancel duplicate blocked evaluations", "error", err)
+		}
+	}
+}

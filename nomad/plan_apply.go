@@ -1,0 +1,197 @@
+package nomad
+
+import (
+	"fmt"
+
+	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// planApply is the leader's single plan applier. Plans are evaluated one at
+// a time against the newest state, because schedulers work from snapshots
+// that may be stale: a node may have gone away or filled up since. Only the
+// parts of a plan that still hold are committed.
+func (s *Server) planApply(stopCh <-chan struct{}) {
+	for {
+		pending, err := s.planQueue.Dequeue(0)
+		if err != nil {
+			return
+		}
+		select {
+		case <-stopCh:
+			pending.respond(nil, structs.ErrNotLeader)
+			return
+		default:
+		}
+		result, err := s.applyPlan(pending.plan)
+		pending.respond(result, err)
+	}
+}
+
+func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
+	snap, err := s.State().Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	result, rejected, err := evaluatePlan(snap, plan)
+	if err != nil {
+		return nil, err
+	}
+	for nodeID, reason := range rejected {
+		s.logger.Debug("plan for node rejected", "eval_id", plan.EvalID, "node_id", nodeID, "reason", reason)
+	}
+	if result.IsNoOp() {
+		if result.RefreshIndex != 0 {
+			result.RefreshIndex, _ = snap.LatestIndex()
+		}
+		return result, nil
+	}
+	req := &structs.ApplyPlanResultsRequest{
+		Job:       plan.Job,
+		EvalID:    plan.EvalID,
+		UpdatedAt: s.clock.Now().UnixNano(),
+	}
+	for _, allocs := range result.NodeUpdate {
+		req.AllocsStopped = append(req.AllocsStopped, allocs...)
+	}
+	for _, allocs := range result.NodeAllocation {
+		for _, a := range allocs {
+			// The plan's job travels once in the entry; allocations of
+			// that same job version do not each carry a copy.
+			if a.Job != nil && plan.Job != nil && a.Job.Version == plan.Job.Version &&
+				a.Job.JobModifyIndex == plan.Job.JobModifyIndex {
+				a = a.CopySkipJob()
+			}
+			req.AllocsUpdated = append(req.AllocsUpdated, a)
+		}
+	}
+	_, index, err := s.raftApply(structs.ApplyPlanResultsRequestType, req)
+	if err != nil {
+		return nil, err
+	}
+	result.AllocIndex = index
+	if result.RefreshIndex != 0 {
+		result.RefreshIndex = index
+	}
+	return result, nil
+}
+
+// evaluatePlan decides, node by node, which parts of the plan still hold.
+// A rejected node drops only its own part; RefreshIndex tells the scheduler
+// to refresh and retry. With AllAtOnce any rejection rejects everything.
+func evaluatePlan(snap *state.StateSnapshot, plan *structs.Plan) (*structs.PlanResult, map[string]string, error) {
+	result := &structs.PlanResult{
+		NodeUpdate:     map[string][]*structs.Allocation{},
+		NodeAllocation: map[string][]*structs.Allocation{},
+	}
+	nodes := map[string]bool{}
+	for id := range plan.NodeUpdate {
+		nodes[id] = true
+	}
+	for id := range plan.NodeAllocation {
+		nodes[id] = true
+	}
+	rejected := map[string]string{}
+	for nodeID := range nodes {
+		ok, reason, err := evaluateNodePlan(snap, plan, nodeID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			rejected[nodeID] = reason
+			if plan.AllAtOnce {
+				result.NodeUpdate = map[string][]*structs.Allocation{}
+				result.NodeAllocation = map[string][]*structs.Allocation{}
+				break
+			}
+			continue
+		}
+		if u := plan.NodeUpdate[nodeID]; len(u) > 0 {
+			result.NodeUpdate[nodeID] = u
+		}
+		if a := plan.NodeAllocation[nodeID]; len(a) > 0 {
+			result.NodeAllocation[nodeID] = a
+		}
+	}
+	if len(rejected) > 0 {
+		result.RefreshIndex = 1 // replaced by the real index by the caller
+	}
+	return result, rejected, nil
+}
+
+// evaluateNodePlan reports whether the plan's part for one node still
+// holds: the node may receive these writes and has room for them.
+func evaluateNodePlan(snap *state.StateSnapshot, plan *structs.Plan, nodeID string) (bool, string, error) {
+	placing := plan.NodeAllocation[nodeID]
+	// Stopping allocations always fits, whatever became of the node.
+	if len(placing) == 0 {
+		return true, "", nil
+	}
+	node, err := snap.NodeByID(nil, nodeID)
+	if err != nil {
+		return false, "", err
+	}
+	if node == nil {
+		return false, "node does not exist", nil
+	}
+	switch node.Status {
+	case structs.NodeStatusReady:
+		if node.Drain || node.SchedulingEligibility == structs.NodeSchedulingIneligible {
+			// Updates of allocations already there are fine; new ones are not.
+			for _, a := range placing {
+				existing, err := snap.AllocByID(nil, a.ID)
+				if err != nil {
+					return false, "", err
+				}
+				if existing == nil {
+					return false, "node is not eligible", nil
+				}
+			}
+		}
+	case structs.NodeStatusDisconnected:
+		// Only the unknown marking (or in-place updates of unknown
+		// allocations) may be written to a disconnected node.
+		for _, a := range placing {
+			if a.ClientStatus != structs.AllocClientStatusUnknown {
+				return false, "node is disconnected and contains invalid updates", nil
+			}
+		}
+		return true, "", nil
+	case structs.NodeStatusDown:
+		for _, a := range placing {
+			if a.ClientStatus != structs.AllocClientStatusLost {
+				return false, "node is down and contains invalid updates", nil
+			}
+		}
+		return true, "", nil
+	default:
+		return false, fmt.Sprintf("node is %s", node.Status), nil
+	}
+
+	existing, err := snap.AllocsByNodeTerminal(nil, nodeID, false)
+	if err != nil {
+		return false, "", err
+	}
+	remove := map[string]bool{}
+	for _, a := range plan.NodeUpdate[nodeID] {
+		remove[a.ID] = true
+	}
+	for _, a := range placing {
+		remove[a.ID] = true
+	}
+	used := &structs.ComparableResources{}
+	for _, a := range existing {
+		if !remove[a.ID] {
+			used.Add(a.ComparableResources())
+		}
+	}
+	for _, a := range placing {
+		if !a.TerminalStatus() {
+			used.Add(a.ComparableResources())
+		}
+	}
+	if fits, dim := node.Comparable().Superset(used); !fits {
+		return false, "resources exhausted: " + dim, nil
+	}
+	return true, "", nil
+}

@@ -1,0 +1,235 @@
+package nomad
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"net"
+	"net/rpc"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/nomad/state"
+)
+
+// Server is a Nomad server: it holds the replicated state, and while it is
+// the raft leader it runs the eval broker, the plan applier and the
+// heartbeat timers.
+type Server struct {
+	config *Config
+	logger hclog.Logger
+	clock  Clock
+
+	raft          *raft.Raft
+	raftTransport raft.Transport
+	fsm           *nomadFSM
+
+	rpcServer    *rpc.Server
+	rpcListener  net.Listener
+	rpcAdvertise net.Addr
+	connPool     *pool.ConnPool
+
+	evalBroker   *EvalBroker
+	blockedEvals *BlockedEvals
+	planQueue    *PlanQueue
+	heartbeats   *heartbeater
+
+	// leaderState is what exists only while this server leads; guarded by
+	// leaderLock so leadership changes and RPCs see a consistent view.
+	leaderLock sync.Mutex
+	leaderStop chan struct{}
+	isLeader   atomic.Bool
+
+	workers []*worker
+
+	rand *lockedRand
+
+	shutdown   atomic.Bool
+	shutdownCh chan struct{}
+	wg         sync.WaitGroup
+}
+
+// lockedRand is a rand.Rand safe for concurrent use, seeded at start.
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func (l *lockedRand) Int63n(n int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Int63n(n)
+}
+
+// NewServer starts a server: state, raft, RPC listener, leadership monitor
+// and scheduling workers.
+func NewServer(cfg *Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	s := &Server{
+		config:     cfg,
+		logger:     cfg.Logger.Named("server"),
+		clock:      cfg.Clock,
+		rpcServer:  rpc.NewServer(),
+		connPool:   pool.NewPool(pool.Config{}),
+		shutdownCh: make(chan struct{}),
+		rand:       &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
+	}
+
+	var err error
+	s.evalBroker, err = NewEvalBroker(EvalBrokerConfig{
+		NackTimeout:         cfg.EvalNackTimeout,
+		InitialNackDelay:    cfg.EvalNackInitialReenqueue,
+		SubsequentNackDelay: cfg.EvalNackSubsequentReenqueue,
+		DeliveryLimit:       cfg.EvalDeliveryLimit,
+		Clock:               cfg.Clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.blockedEvals = NewBlockedEvals(s.evalBroker, s.logger)
+	if s.planQueue, err = NewPlanQueue(); err != nil {
+		return nil, err
+	}
+	s.heartbeats = newHeartbeater(s)
+
+	st, err := state.NewStateStore(&state.StateStoreConfig{Logger: s.logger})
+	if err != nil {
+		return nil, err
+	}
+	s.fsm = newFSM(s, st)
+
+	if err := s.setupRPC(); err != nil {
+		return nil, err
+	}
+	if err := s.setupRaft(); err != nil {
+		s.rpcListener.Close()
+		return nil, err
+	}
+
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); s.listen() }()
+	go func() { defer s.wg.Done(); s.monitorLeadership() }()
+
+	n := cfg.NumSchedulers
+	if n <= 0 {
+		n = 1
+	}
+	for i := 0; i < n; i++ {
+		w := newWorker(s, i)
+		s.workers = append(s.workers, w)
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); w.run() }()
+	}
+	s.logger.Info("server started", "rpc", s.rpcAdvertise.String(), "schedulers", n)
+	return s, nil
+}
+
+func (s *Server) setupRPC() error {
+	for name, ep := range map[string]any{
+		"Job":    &Job{srv: s},
+		"Node":   &Node{srv: s},
+		"Alloc":  &Alloc{srv: s},
+		"Eval":   &Eval{srv: s},
+		"Plan":   &Plan{srv: s},
+		"Status": &Status{srv: s},
+	} {
+		if err := s.rpcServer.RegisterName(name, ep); err != nil {
+			return fmt.Errorf("registering %s endpoint: %w", name, err)
+		}
+	}
+	addr := s.config.RPCAddr
+	if addr == nil {
+		addr = &net.TCPAddr{IP: net.ParseIP("127.0.0.1")}
+	}
+	l, err := net.ListenTCP("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("RPC listener on %s: %w", addr, err)
+	}
+	s.rpcListener = l
+	s.rpcAdvertise = l.Addr()
+	if a := s.config.RPCAdvertise; a != nil {
+		if a.Port == 0 {
+			a = &net.TCPAddr{IP: a.IP, Port: l.Addr().(*net.TCPAddr).Port}
+		}
+		s.rpcAdvertise = a
+	}
+	return nil
+}
+
+func (s *Server) setupRaft() error {
+	conf := raft.DefaultConfig()
+	conf.LocalID = raft.ServerID(s.rpcAdvertise.String())
+	conf.Logger = s.logger.Named("raft")
+	conf.LogLevel = "WARN"
+	if !s.config.DevMode {
+		return errors.New("only dev mode (in-memory raft) is supported so far; start the agent with -dev")
+	}
+	// A lone in-memory voter has nobody to wait for: elect it at once.
+	conf.HeartbeatTimeout = 50 * time.Millisecond
+	conf.ElectionTimeout = 50 * time.Millisecond
+	conf.LeaderLeaseTimeout = 50 * time.Millisecond
+	conf.CommitTimeout = 5 * time.Millisecond
+
+	store := raft.NewInmemStore()
+	snaps := raft.NewInmemSnapshotStore()
+	addr, trans := raft.NewInmemTransport(raft.ServerAddress(s.rpcAdvertise.String()))
+	s.raftTransport = trans
+	if err := raft.BootstrapCluster(conf, store, store, snaps, trans, raft.Configuration{
+		Servers: []raft.Server{{ID: conf.LocalID, Address: addr}},
+	}); err != nil {
+		return fmt.Errorf("bootstrapping raft: %w", err)
+	}
+	r, err := raft.NewRaft(conf, s.fsm, store, store, snaps, trans)
+	if err != nil {
+		return fmt.Errorf("starting raft: %w", err)
+	}
+	s.raft = r
+	return nil
+}
+
+// IsLeader reports whether this server currently leads.
+func (s *Server) IsLeader() bool { return s.isLeader.Load() }
+
+// Leader returns the leader's RPC address, or "".
+func (s *Server) Leader() string {
+	addr, _ := s.raft.LeaderWithID()
+	return string(addr)
+}
+
+// State returns the current state store.
+func (s *Server) State() *state.StateStore { return s.fsm.State() }
+
+// RPCAddr returns the advertised RPC address.
+func (s *Server) RPCAddr() net.Addr { return s.rpcAdvertise }
+
+func (s *Server) isShutdown() bool { return s.shutdown.Load() }
+
+// Shutdown stops the server.
+func (s *Server) Shutdown() error {
+	if s.shutdown.Swap(true) {
+		return nil
+	}
+	close(s.shutdownCh)
+	s.rpcListener.Close()
+	if s.raft != nil {
+		if err := s.raft.Shutdown().Error(); err != nil {
+			s.logger.Warn("raft shutdown", "error", err)
+		}
+	}
+	s.revokeLeadership()
+	s.evalBroker.SetEnabled(false)
+	s.planQueue.SetEnabled(false)
+	s.connPool.Shutdown()
+	s.wg.Wait()
+	s.fsm.State().Abandon()
+	return nil
+}

@@ -1,0 +1,368 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// Who owns an allocation's client status. The client is the authority on
+// pending, running, complete and failed; the scheduler writes lost and
+// unknown on the client's behalf when it cannot hear from it. A server-side
+// write carries the scheduler's possibly stale copy of the allocation, so it
+// may only change the client status to lost or unknown; anything else it
+// carries is ignored in favour of what the client last reported.
+//
+// Terminal client statuses (complete, failed, lost) are final. Nothing moves
+// an allocation from one of them back to pending, running or unknown: a
+// client that returns after its allocation was marked lost reports "running"
+// for the moment it takes to stop it, and the server's view must not
+// resurrect an allocation whose replacement is already placed.
+
+func clientStatusMayChange(current, next string) bool {
+	return !structs.ClientTerminal(current) || structs.ClientTerminal(next)
+}
+
+func schedulerOwnedClientStatus(status string) bool {
+	return status == structs.AllocClientStatusLost || status == structs.AllocClientStatusUnknown
+}
+
+// serverClientStatus returns the client status and description a
+// server-side write of incoming leaves on the stored allocation existing.
+func serverClientStatus(existing, incoming *structs.Allocation) (string, string) {
+	if schedulerOwnedClientStatus(incoming.ClientStatus) && clientStatusMayChange(existing.ClientStatus, incoming.ClientStatus) {
+		return incoming.ClientStatus, incoming.ClientDescription
+	}
+	return existing.ClientStatus, existing.ClientDescription
+}
+
+// UpsertAllocs writes allocations from the servers: placements and
+// in-place updates. It sets CreateIndex on new allocations and ModifyIndex
+// and AllocModifyIndex on all (the client pulls what AllocModifyIndex says
+// changed). On an existing allocation it keeps CreateIndex, CreateTime, the
+// client's TaskStates, the client status (unless the write marks it lost or
+// unknown), NextAllocation when the write has none, and the job when the
+// write has none. A new allocation with a PreviousAllocation becomes that
+// allocation's NextAllocation. Summaries and job statuses follow.
+func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	jobs := namespacedIDs{}
+	for _, alloc := range allocs {
+		if err := upsertAllocTxn(txn, index, alloc, 0, jobs); err != nil {
+			return err
+		}
+	}
+	if err := setJobStatusesTxn(txn, index, jobs, false); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+// upsertAllocTxn writes one server-side allocation. A non-zero updatedAt is
+// the server time of the write: CreateTime of a new allocation and
+// ModifyTime of every one.
+func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, updatedAt int64, jobs namespacedIDs) error {
+	if alloc == nil || alloc.ID == "" {
+		return fmt.Errorf("upsert alloc: alloc ID: %w", structs.ErrMissingField)
+	}
+	existing, err := allocByIDTxn(txn.Txn, nil, alloc.ID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		if alloc.Job == nil {
+			return fmt.Errorf("upsert alloc %q: job: %w", alloc.ID, structs.ErrMissingField)
+		}
+		alloc.CreateIndex = index
+		if updatedAt != 0 {
+			alloc.CreateTime = updatedAt
+		}
+	} else {
+		alloc.CreateIndex = existing.CreateIndex
+		alloc.CreateTime = existing.CreateTime
+		alloc.TaskStates = existing.TaskStates
+		alloc.ClientStatus, alloc.ClientDescription = serverClientStatus(existing, alloc)
+		if alloc.Job == nil {
+			alloc.Job = existing.Job
+		}
+		if alloc.NextAllocation == "" {
+			alloc.NextAllocation = existing.NextAllocation
+		}
+	}
+	alloc.ModifyIndex = index
+	alloc.AllocModifyIndex = index
+	if updatedAt != 0 {
+		alloc.ModifyTime = updatedAt
+	}
+	if err := updateSummaryWithAllocTxn(txn, index, alloc, existing); err != nil {
+		return err
+	}
+	if err := txn.Insert(TableAllocs, alloc); err != nil {
+		return err
+	}
+	if existing == nil && alloc.PreviousAllocation != "" {
+		if err := linkPreviousAllocTxn(txn, index, alloc); err != nil {
+			return err
+		}
+	}
+	jobs.add(alloc.JobNamespacedID())
+	return nil
+}
+
+// linkPreviousAllocTxn points the allocation that next replaces at next,
+// so a replacement chain can be walked forward (the reconnect logic compares
+// an original with every live allocation in its chain). The client has
+// nothing to do about it, so AllocModifyIndex stays.
+func linkPreviousAllocTxn(txn *writeTxn, index uint64, next *structs.Allocation) error {
+	prev, err := allocByIDTxn(txn.Txn, nil, next.PreviousAllocation)
+	if err != nil || prev == nil || prev.NextAllocation == next.ID {
+		return err
+	}
+	updated := prev.Copy()
+	updated.NextAllocation = next.ID
+	updated.ModifyIndex = index
+	return txn.Insert(TableAllocs, updated)
+}
+
+// UpdateAllocsFromClient merges what a client reports about its allocations
+// (Node.UpdateAlloc) into the stored ones: ClientStatus and
+// ClientDescription (subject to terminal statuses being final), TaskStates
+// when given, AllocStates appended, ModifyTime when given. ModifyIndex is
+// set but AllocModifyIndex is not: nothing changed that the client must
+// pull. Unknown IDs are skipped: the allocation may have been garbage
+// collected while the update was in flight.
+func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	jobs := namespacedIDs{}
+	for _, update := range allocs {
+		if err := updateAllocFromClientTxn(txn, index, update, jobs); err != nil {
+			return err
+		}
+	}
+	if err := setJobStatusesTxn(txn, index, jobs, false); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func updateAllocFromClientTxn(txn *writeTxn, index uint64, update *structs.Allocation, jobs namespacedIDs) error {
+	if update == nil {
+		return nil
+	}
+	existing, err := allocByIDTxn(txn.Txn, nil, update.ID)
+	if err != nil || existing == nil {
+		return err
+	}
+	alloc := existing.Copy()
+	if update.ClientStatus != "" && clientStatusMayChange(existing.ClientStatus, update.ClientStatus) {
+		alloc.ClientStatus = update.ClientStatus
+		alloc.ClientDescription = update.ClientDescription
+	}
+	if update.TaskStates != nil {
+		alloc.TaskStates = update.TaskStates
+	}
+	alloc.AllocStates = append(alloc.AllocStates, update.AllocStates...)
+	alloc.ModifyIndex = index
+	if update.ModifyTime != 0 {
+		alloc.ModifyTime = update.ModifyTime
+	}
+	if err := updateSummaryWithAllocTxn(txn, index, alloc, existing); err != nil {
+		return err
+	}
+	if err := txn.Insert(TableAllocs, alloc); err != nil {
+		return err
+	}
+	jobs.add(alloc.JobNamespacedID())
+	return nil
+}
+
+// UpsertPlanResults commits the accepted part of a plan in one transaction:
+//
+//   - AllocsStopped: partial allocations (no job) naming a stored one; the
+//     stored allocation gets their desired status (stop unless evict) and
+//     description, their FollowupEvalID when set, and their client status
+//     when it is lost or unknown. Everything else of the stored allocation
+//     stays. Stops of allocations that no longer exist are skipped.
+//   - AllocsUpdated: placements and in-place updates, written as by
+//     UpsertAllocs, with the job taken from req.Job when nil and EvalID set
+//     to req.EvalID.
+//   - The plan's evaluation gets ModifyIndex = index; req.Evals are written
+//     as by UpsertEvals.
+//
+// CreateTime of placements and ModifyTime of every written allocation are
+// req.UpdatedAt, stamped by the leader before raft.
+func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error {
+	if req == nil {
+		return fmt.Errorf("upsert plan results: request: %w", structs.ErrMissingField)
+	}
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	jobs := namespacedIDs{}
+	for _, stop := range req.AllocsStopped {
+		if err := stopAllocTxn(txn, index, stop, req.UpdatedAt, jobs); err != nil {
+			return err
+		}
+	}
+	for _, alloc := range req.AllocsUpdated {
+		if alloc == nil {
+			continue
+		}
+		if alloc.Job == nil {
+			alloc.Job = req.Job
+		}
+		if req.EvalID != "" {
+			alloc.EvalID = req.EvalID
+		}
+		if err := upsertAllocTxn(txn, index, alloc, req.UpdatedAt, jobs); err != nil {
+			return err
+		}
+	}
+	if req.EvalID != "" {
+		if err := touchEvalTxn(txn, index, req.EvalID); err != nil {
+			return err
+		}
+	}
+	if err := upsertEvalsTxn(txn, index, req.Evals); err != nil {
+		return err
+	}
+	if err := setJobStatusesTxn(txn, index, jobs, false); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func stopAllocTxn(txn *writeTxn, index uint64, stop *structs.Allocation, updatedAt int64, jobs namespacedIDs) error {
+	if stop == nil {
+		return nil
+	}
+	existing, err := allocByIDTxn(txn.Txn, nil, stop.ID)
+	if err != nil || existing == nil {
+		return err
+	}
+	alloc := existing.Copy()
+	alloc.DesiredStatus = structs.AllocDesiredStatusStop
+	if stop.DesiredStatus == structs.AllocDesiredStatusEvict {
+		alloc.DesiredStatus = structs.AllocDesiredStatusEvict
+	}
+	alloc.DesiredDescription = stop.DesiredDescription
+	alloc.ClientStatus, alloc.ClientDescription = serverClientStatus(existing, stop)
+	if stop.FollowupEvalID != "" {
+		alloc.FollowupEvalID = stop.FollowupEvalID
+	}
+	alloc.ModifyIndex = index
+	alloc.AllocModifyIndex = index
+	switch {
+	case updatedAt != 0:
+		alloc.ModifyTime = updatedAt
+	case stop.ModifyTime != 0:
+		alloc.ModifyTime = stop.ModifyTime
+	}
+	if err := updateSummaryWithAllocTxn(txn, index, alloc, existing); err != nil {
+		return err
+	}
+	if err := txn.Insert(TableAllocs, alloc); err != nil {
+		return err
+	}
+	jobs.add(alloc.JobNamespacedID())
+	return nil
+}
+
+// touchEvalTxn sets the plan's evaluation's ModifyIndex to the plan's
+// index, so that whoever waits on the evaluation waits for the plan too.
+func touchEvalTxn(txn *writeTxn, index uint64, evalID string) error {
+	eval, err := evalByIDTxn(txn.Txn, nil, evalID)
+	if err != nil || eval == nil {
+		return err
+	}
+	updated := eval.Copy()
+	updated.ModifyIndex = index
+	return txn.Insert(TableEvals, updated)
+}
+
+// AllocByID returns the allocation, or nil when there is none.
+func (s *StateStore) AllocByID(ws memdb.WatchSet, id string) (*structs.Allocation, error) {
+	return allocByIDTxn(s.db.Txn(false), ws, id)
+}
+
+func allocByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Allocation, error) {
+	watchCh, raw, err := txn.FirstWatch(TableAllocs, indexID, id)
+	if err != nil {
+		return nil, fmt.Errorf("alloc lookup: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Allocation), nil
+}
+
+// AllocsByIDPrefix iterates over the allocations of namespace (or
+// AllNamespaces) whose ID starts with prefix.
+func (s *StateStore) AllocsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) (memdb.ResultIterator, error) {
+	iter, err := getWatch(s.db.Txn(false), ws, TableAllocs, indexID+prefixSuffix, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return memdb.NewFilterIterator(iter, func(raw any) bool {
+		return !namespaceMatches(namespace, raw.(*structs.Allocation).Namespace)
+	}), nil
+}
+
+// AllocsByNode returns every allocation on a node, terminal or not.
+func (s *StateStore) AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error) {
+	return collectAllocs(s.db.Txn(false), ws, indexNode, nodeID)
+}
+
+// AllocsByNodeTerminal returns a node's allocations whose TerminalStatus is
+// terminal. Unknown allocations are not terminal: they are among the live
+// ones (terminal=false), holding their resources for when the node returns.
+func (s *StateStore) AllocsByNodeTerminal(ws memdb.WatchSet, nodeID string, terminal bool) ([]*structs.Allocation, error) {
+	return collectAllocs(s.db.Txn(false), ws, indexNodeTerminal, nodeID, terminal)
+}
+
+// AllocsByJob returns a job's allocations. Unless anyCreateIndex, only
+// those of the current incarnation of the job: a job purged and registered
+// again under the same ID is a different job, told apart by CreateIndex.
+func (s *StateStore) AllocsByJob(ws memdb.WatchSet, namespace, jobID string, anyCreateIndex bool) ([]*structs.Allocation, error) {
+	txn := s.db.Txn(false)
+	job, err := jobByIDTxn(txn, ws, namespace, jobID)
+	if err != nil {
+		return nil, err
+	}
+	allocs, err := collectAllocs(txn, ws, indexJob, namespace, jobID)
+	if err != nil || anyCreateIndex || job == nil {
+		return allocs, err
+	}
+	var out []*structs.Allocation
+	for _, a := range allocs {
+		if a.Job == nil || a.Job.CreateIndex == job.CreateIndex {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// AllocsByEval returns the allocations an evaluation placed or updated.
+func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error) {
+	return collectAllocs(s.db.Txn(false), ws, indexEval, evalID)
+}
+
+// Allocs iterates over every allocation.
+func (s *StateStore) Allocs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableAllocs, indexID)
+}
+
+func collectAllocs(txn *memdb.Txn, ws memdb.WatchSet, index string, args ...any) ([]*structs.Allocation, error) {
+	iter, err := getWatch(txn, ws, TableAllocs, index, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []*structs.Allocation
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.Allocation))
+	}
+	return out, nil
+}

@@ -1,0 +1,157 @@
+package state
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// UpsertJob registers a job or a new version of it.
+//
+// A new job gets CreateIndex, ModifyIndex and JobModifyIndex = index. An
+// update keeps CreateIndex and sets ModifyIndex; only when the spec changed
+// (anything but the index, status, version and submit-time fields) does it
+// set JobModifyIndex, bump Version and take submitTime. Re-submitting an
+// identical job therefore leaves the scheduler nothing to update in place.
+// A zero submitTime keeps the job's own SubmitTime.
+//
+// Status is computed from the job's allocations and evaluations, and the
+// job summary is created, or gains and loses groups to match the job.
+func (s *StateStore) UpsertJob(index uint64, submitTime int64, job *structs.Job) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	if err := upsertJobTxn(txn, index, submitTime, job); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func upsertJobTxn(txn *writeTxn, index uint64, submitTime int64, job *structs.Job) error {
+	if job == nil || job.ID == "" || job.Namespace == "" {
+		return fmt.Errorf("upsert job: job ID and namespace: %w", structs.ErrMissingField)
+	}
+	existing, err := jobByIDTxn(txn.Txn, nil, job.Namespace, job.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case existing == nil:
+		job.CreateIndex = index
+		job.JobModifyIndex = index
+		if submitTime != 0 {
+			job.SubmitTime = submitTime
+		}
+	case jobSpecChanged(existing, job):
+		job.CreateIndex = existing.CreateIndex
+		job.JobModifyIndex = index
+		if job.Version <= existing.Version {
+			job.Version = existing.Version + 1
+		}
+		if submitTime != 0 {
+			job.SubmitTime = submitTime
+		}
+	default:
+		job.CreateIndex = existing.CreateIndex
+		job.JobModifyIndex = existing.JobModifyIndex
+		job.Version = existing.Version
+		job.SubmitTime = existing.SubmitTime
+	}
+	job.ModifyIndex = index
+
+	status, err := jobStatusTxn(txn.Txn, job, false)
+	if err != nil {
+		return err
+	}
+	job.Status = status
+	if err := updateSummaryWithJobTxn(txn, index, job); err != nil {
+		return err
+	}
+	return txn.Insert(TableJobs, job)
+}
+
+// jobSpecChanged reports whether b differs from a in anything the user
+// wrote, ignoring the fields the servers maintain.
+func jobSpecChanged(a, b *structs.Job) bool {
+	ac, bc := *a, *b
+	for _, j := range []*structs.Job{&ac, &bc} {
+		j.Status, j.StatusDescription = "", ""
+		j.Stable = false
+		j.Version = 0
+		j.SubmitTime = 0
+		j.CreateIndex, j.ModifyIndex, j.JobModifyIndex = 0, 0, 0
+	}
+	return !reflect.DeepEqual(&ac, &bc)
+}
+
+// DeleteJob removes a job and its summary (a purge). Its allocations and
+// evaluations stay until garbage collection.
+func (s *StateStore) DeleteJob(index uint64, namespace, jobID string) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	if err := deleteJobTxn(txn, namespace, jobID); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func deleteJobTxn(txn *writeTxn, namespace, jobID string) error {
+	job, err := jobByIDTxn(txn.Txn, nil, namespace, jobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return fmt.Errorf("delete job %s/%s: %w", namespace, jobID, structs.ErrUnknownJob)
+	}
+	if err := txn.Delete(TableJobs, job); err != nil {
+		return err
+	}
+	summary, err := jobSummaryByIDTxn(txn.Txn, nil, namespace, jobID)
+	if err != nil {
+		return err
+	}
+	if summary != nil {
+		return txn.Delete(TableJobSummary, summary)
+	}
+	return nil
+}
+
+// JobByID returns the job, or nil when there is none.
+func (s *StateStore) JobByID(ws memdb.WatchSet, namespace, id string) (*structs.Job, error) {
+	return jobByIDTxn(s.db.Txn(false), ws, namespace, id)
+}
+
+func jobByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*structs.Job, error) {
+	watchCh, raw, err := txn.FirstWatch(TableJobs, indexID, namespace, id)
+	if err != nil {
+		return nil, fmt.Errorf("job lookup: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Job), nil
+}
+
+// JobsByIDPrefix iterates over the jobs of namespace (or AllNamespaces)
+// whose ID starts with prefix.
+func (s *StateStore) JobsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) (memdb.ResultIterator, error) {
+	txn := s.db.Txn(false)
+	if namespace != AllNamespaces {
+		return getWatch(txn, ws, TableJobs, indexID+prefixSuffix, namespace, prefix)
+	}
+	iter, err := getWatch(txn, ws, TableJobs, indexID)
+	if err != nil {
+		return nil, err
+	}
+	return memdb.NewFilterIterator(iter, func(raw any) bool {
+		return !strings.HasPrefix(raw.(*structs.Job).ID, prefix)
+	}), nil
+}
+
+// Jobs iterates over every job of every namespace.
+func (s *StateStore) Jobs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableJobs, indexID)
+}

@@ -1,0 +1,195 @@
+package state
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// UpsertNode registers a node or updates its registration.
+//
+// On update it keeps CreateIndex and the fields the servers own rather than
+// the client: the event history, the drain flag and the scheduling
+// eligibility. A client that restarts and re-registers must not undo an
+// operator's drain. A new node gets a "Node registered" event stamped with
+// its StatusUpdatedAt (never the clock: this runs in the FSM).
+func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	if err := upsertNodeTxn(txn, index, node); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func upsertNodeTxn(txn *writeTxn, index uint64, node *structs.Node) error {
+	if node == nil || node.ID == "" {
+		return fmt.Errorf("upsert node: node ID: %w", structs.ErrMissingField)
+	}
+	existing, err := nodeByIDTxn(txn.Txn, nil, node.ID)
+	if err != nil {
+		return err
+	}
+	if existing != nil {
+		node.CreateIndex = existing.CreateIndex
+		node.Events = existing.Events
+		node.Drain = existing.Drain
+		node.SchedulingEligibility = existing.SchedulingEligibility
+	} else {
+		node.CreateIndex = index
+		if len(node.Events) == 0 {
+			e := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeRegisterEventRegistered,
+				time.Unix(node.StatusUpdatedAt, 0))
+			e.CreateIndex = index
+			node.Events = []*structs.NodeEvent{e}
+		}
+	}
+	node.ModifyIndex = index
+	return txn.Insert(TableNodes, node)
+}
+
+// DeleteNode removes nodes. It fails, deleting nothing, when one of them does
+// not exist. Their allocations stay: the scheduler decides what to do with
+// them.
+func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	for _, id := range nodeIDs {
+		existing, err := nodeByIDTxn(txn.Txn, nil, id)
+		if err != nil {
+			return err
+		}
+		if existing == nil {
+			return fmt.Errorf("delete node %q: %w", id, structs.ErrUnknownNode)
+		}
+		if err := txn.Delete(TableNodes, existing); err != nil {
+			return err
+		}
+	}
+	return txn.commit()
+}
+
+// UpdateNodeStatus sets a node's status (heartbeat expiry, reconnect,
+// registration) and appends event when it is not nil. updatedAt is the
+// server's time of the change, carried through raft.
+func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error {
+	if !structs.ValidNodeStatus(status) {
+		return fmt.Errorf("update node %q: status %q: %w", nodeID, status, structs.ErrInvalidRequest)
+	}
+	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
+		n.Status = status
+		n.StatusUpdatedAt = updatedAt
+		return nil
+	})
+}
+
+// UpdateNodeEligibility sets whether the scheduler may place work on a node.
+// A draining node cannot be made eligible: the drain would be undone behind
+// the operator's back.
+func (s *StateStore) UpdateNodeEligibility(index uint64, nodeID, eligibility string, event *structs.NodeEvent) error {
+	switch eligibility {
+	case structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible:
+	default:
+		return fmt.Errorf("update node %q: eligibility %q: %w", nodeID, eligibility, structs.ErrInvalidRequest)
+	}
+	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
+		if n.Drain && eligibility == structs.NodeSchedulingEligible {
+			return fmt.Errorf("update node %q: cannot make a draining node eligible: %w", nodeID, structs.ErrInvalidRequest)
+		}
+		n.SchedulingEligibility = eligibility
+		return nil
+	})
+}
+
+// NodeDrainUpdate starts or ends a node drain.
+type NodeDrainUpdate struct {
+	// Drain starts the drain when true (the node becomes ineligible) and
+	// ends it when false.
+	Drain bool
+	// MarkEligible, when ending a drain, makes the node eligible again.
+	MarkEligible bool
+	// Event, when not nil, is appended to the node's history.
+	Event *structs.NodeEvent
+}
+
+// UpdateNodeDrain starts or ends a drain. UpsertNode keeps the drain flag
+// of a re-registering node, so this is the way to change it.
+func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, u NodeDrainUpdate) error {
+	return s.updateNode(index, nodeID, u.Event, func(n *structs.Node) error {
+		n.Drain = u.Drain
+		switch {
+		case u.Drain:
+			n.SchedulingEligibility = structs.NodeSchedulingIneligible
+		case u.MarkEligible:
+			n.SchedulingEligibility = structs.NodeSchedulingEligible
+		}
+		return nil
+	})
+}
+
+// updateNode applies change to a copy of a stored node, appends event and
+// writes it back.
+func (s *StateStore) updateNode(index uint64, nodeID string, event *structs.NodeEvent, change func(*structs.Node) error) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	existing, err := nodeByIDTxn(txn.Txn, nil, nodeID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return fmt.Errorf("update node %q: %w", nodeID, structs.ErrUnknownNode)
+	}
+	n := existing.Copy()
+	if err := change(n); err != nil {
+		return err
+	}
+	if event != nil {
+		e := event.Copy()
+		e.CreateIndex = index
+		n.AddEvent(e)
+	}
+	n.ModifyIndex = index
+	if err := txn.Insert(TableNodes, n); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+// NodeByID returns the node, or nil when there is none.
+func (s *StateStore) NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error) {
+	return nodeByIDTxn(s.db.Txn(false), ws, id)
+}
+
+func nodeByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Node, error) {
+	watchCh, raw, err := txn.FirstWatch(TableNodes, indexID, id)
+	if err != nil {
+		return nil, fmt.Errorf("node lookup: %w", err)
+	}
+	ws.Add(watchCh)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Node), nil
+}
+
+// NodesByIDPrefix iterates over the nodes whose ID starts with prefix.
+func (s *StateStore) NodesByIDPrefix(ws memdb.WatchSet, prefix string) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableNodes, indexID+prefixSuffix, prefix)
+}
+
+// Nodes iterates over every node.
+func (s *StateStore) Nodes(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableNodes, indexID)
+}
+
+// getWatch runs a memdb lookup and watches the range it covers.
+func getWatch(txn *memdb.Txn, ws memdb.WatchSet, table, index string, args ...any) (memdb.ResultIterator, error) {
+	iter, err := txn.Get(table, index, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s lookup: %w", table, err)
+	}
+	ws.Add(iter.WatchCh())
+	return iter, nil
+}

@@ -1,0 +1,144 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// Table names. They are also the keys of the index table, so a blocking
+// query passes one of them to Index to learn how fresh its answer is.
+const (
+	TableIndex      = "index"
+	TableNodes      = "nodes"
+	TableJobs       = "jobs"
+	TableJobSummary = "job_summary"
+	TableEvals      = "evals"
+	TableAllocs     = "allocs"
+)
+
+// Index names. memdb requires every table to have a unique "id" index; the
+// others serve the lookups the server and scheduler make on hot paths.
+const (
+	indexID           = "id"
+	indexJob          = "job"
+	indexNode         = "node"
+	indexNodeTerminal = "node_terminal"
+	indexEval         = "eval"
+
+	// prefixSuffix turns an index name into memdb's prefix scan of it.
+	prefixSuffix = "_prefix"
+)
+
+// IndexEntry records the raft index at which a table last changed. Blocking
+// queries return it so a caller can ask "tell me when this is newer than N".
+type IndexEntry struct {
+	Key   string
+	Value uint64
+}
+
+// schema returns the memdb schema of the state store.
+func schema() *memdb.DBSchema {
+	return &memdb.DBSchema{
+		Tables: map[string]*memdb.TableSchema{
+			TableIndex:      indexTableSchema(),
+			TableNodes:      nodeTableSchema(),
+			TableJobs:       jobTableSchema(),
+			TableJobSummary: jobSummaryTableSchema(),
+			TableEvals:      evalTableSchema(),
+			TableAllocs:     allocTableSchema(),
+		},
+	}
+}
+
+func indexTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableIndex,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
+		},
+	}
+}
+
+func nodeTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableNodes,
+		Indexes: map[string]*memdb.IndexSchema{
+			// Plain strings rather than UUIDs so that prefix lookups accept
+			// any number of characters, as the CLI's short IDs need.
+			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+		},
+	}
+}
+
+// namespacedIndex keys an object by (Namespace, field). The compound index
+// supports prefix scans on its last column, which is how job ID prefixes
+// within one namespace are found.
+func namespacedIndex(field string) *memdb.CompoundIndex {
+	return &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+		&memdb.StringFieldIndex{Field: "Namespace"},
+		&memdb.StringFieldIndex{Field: field},
+	}}
+}
+
+func jobTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableJobs,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID: {Name: indexID, Unique: true, Indexer: namespacedIndex("ID")},
+		},
+	}
+}
+
+func jobSummaryTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableJobSummary,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID: {Name: indexID, Unique: true, Indexer: namespacedIndex("JobID")},
+		},
+	}
+}
+
+func evalTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableEvals,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			// Job status and blocked-eval cancellation read a job's evals
+			// on every write. Evals without a job are simply not indexed.
+			indexJob: {Name: indexJob, AllowMissing: true, Indexer: namespacedIndex("JobID")},
+		},
+	}
+}
+
+func allocTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableAllocs,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID: {Name: indexID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			// A client's blocking query for its allocations watches this.
+			indexNode: {Name: indexNode, Indexer: &memdb.StringFieldIndex{Field: "NodeID"}},
+			// The scheduler's capacity accounting and the heartbeat logic
+			// want only a node's live allocations; keying on the terminal
+			// flag lets them skip the history. The flag is
+			// Allocation.TerminalStatus, so unknown allocations are live.
+			indexNodeTerminal: {Name: indexNodeTerminal, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+				&memdb.StringFieldIndex{Field: "NodeID"},
+				&memdb.ConditionalIndex{Conditional: allocTerminal},
+			}}},
+			indexJob: {Name: indexJob, Indexer: namespacedIndex("JobID")},
+			// Placements made by one evaluation; allocations written
+			// without an eval (tests, restores of old data) are skipped.
+			indexEval: {Name: indexEval, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "EvalID"}},
+		},
+	}
+}
+
+func allocTerminal(obj any) (bool, error) {
+	a, ok := obj.(*structs.Allocation)
+	if !ok {
+		return false, fmt.Errorf("allocs table holds %T, want *structs.Allocation", obj)
+	}
+	return a.TerminalStatus(), nil
+}

@@ -1,0 +1,21 @@
+package nomad
+
+import "github.com/nomad-edge/nomad/nomad/structs"
+
+// Status is the Status.* RPC endpoint.
+type Status struct {
+	srv *Server
+}
+
+// Leader returns the leader's RPC address, or an error when there is none.
+func (s *Status) Leader(args *structs.GenericRequest, reply *string) error {
+	leader := s.srv.Leader()
+	if leader == "" {
+		return structs.ErrNoLeader
+	}
+	*reply = leader
+	return nil
+}
+
+// Ping answers, for liveness checks.
+func (s *Status) Ping(args *structs.GenericRequest, reply *struct{}) error { return nil }
