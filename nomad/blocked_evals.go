@@ -273,11 +273,11 @@ func (b *BlockedEvals) releaseLocked(release func(*structs.Evaluation) bool) {
 	}
 }
 
-// unblockedCopy returns eval as the broker should hold it: pending.
+// unblockedCopy returns eval as the broker should hold it. It keeps its
+// blocked status so the scheduler knows to reblock it (not create another
+// blocked evaluation) if it still cannot place everything.
 func unblockedCopy(eval *structs.Evaluation) *structs.Evaluation {
-	c := eval.Copy()
-	c.Status = structs.EvalStatusPending
-	return c
+	return eval.Copy()
 }
 
 // Untrack forgets every blocked evaluation of a job, when the job is

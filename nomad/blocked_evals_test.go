@@ -39,7 +39,7 @@ func readyIDs(t *testing.T, b *EvalBroker) []string {
 		if e == nil {
 			return ids
 		}
-		must.Eq(t, structs.EvalStatusPending, e.Status, must.Sprint("an unblocked evaluation is pending"))
+		must.Eq(t, structs.EvalStatusBlocked, e.Status, must.Sprint("an unblocked evaluation keeps its blocked status so the scheduler reblocks it rather than creating another"))
 		ids = append(ids, e.ID)
 		must.NoError(t, b.Ack(e.ID, token))
 	}

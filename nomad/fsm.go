@@ -172,7 +172,11 @@ func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error 
 		case e.ShouldEnqueue():
 			f.srv.evalBroker.Enqueue(e)
 		case e.ShouldBlock():
-			f.srv.blockedEvals.Block(e)
+			// An outstanding blocked eval is being reblocked by its worker;
+			// the Eval.Reblock endpoint hands it back once acked.
+			if _, outstanding := f.srv.evalBroker.Outstanding(e.ID); !outstanding {
+				f.srv.blockedEvals.Block(e)
+			}
 		case e.Status == structs.EvalStatusComplete && len(e.FailedTGAllocs) == 0:
 			// The job placed everything: an older blocked eval for it is moot.
 			f.srv.blockedEvals.Untrack(e.Namespace, e.JobID)

@@ -1,0 +1,154 @@
+package client
+
+import (
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/client/clock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+const (
+	// allocSyncInterval is the shortest time between two Node.UpdateAlloc
+	// calls: a burst of task events becomes one call per interval, with
+	// the newest state of each allocation.
+	allocSyncInterval = 200 * time.Millisecond
+
+	allocSyncRetryBase = 500 * time.Millisecond
+	allocSyncRetryMax  = 15 * time.Second
+)
+
+// allocUpdater batches allocation state changes into Node.UpdateAlloc
+// calls. An update is dropped only once the servers acknowledged it or a
+// newer update for the same allocation replaced it; while the servers are
+// unreachable updates queue up (one per allocation) and are retried with
+// backoff.
+type allocUpdater struct {
+	clock  clock.Clock
+	send   func(updates []*structs.Allocation) error
+	logger hclog.Logger
+
+	mu      sync.Mutex
+	pending map[string]*structs.Allocation
+
+	wake chan struct{} // something is pending
+	kick chan struct{} // retry now: the link is back
+}
+
+func newAllocUpdater(c clock.Clock, send func([]*structs.Allocation) error, logger hclog.Logger) *allocUpdater {
+	return &allocUpdater{
+		clock:   c,
+		send:    send,
+		logger:  logger,
+		pending: make(map[string]*structs.Allocation),
+		wake:    make(chan struct{}, 1),
+		kick:    make(chan struct{}, 1),
+	}
+}
+
+// AllocStateUpdated implements allocrunner.StateUpdater. It never blocks.
+func (u *allocUpdater) AllocStateUpdated(a *structs.Allocation) {
+	u.mu.Lock()
+	u.pending[a.ID] = a
+	u.mu.Unlock()
+	signal(u.wake)
+}
+
+// retryNow cuts a retry backoff short, for when a heartbeat has just
+// succeeded after failures.
+func (u *allocUpdater) retryNow() { signal(u.kick) }
+
+// forget drops what is queued for an allocation the servers no longer have.
+func (u *allocUpdater) forget(allocID string) {
+	u.mu.Lock()
+	delete(u.pending, allocID)
+	u.mu.Unlock()
+}
+
+// numPending returns how many allocations have an update queued.
+func (u *allocUpdater) numPending() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.pending)
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// run sends batches until shutdownCh is closed.
+func (u *allocUpdater) run(shutdownCh <-chan struct{}) {
+	bo := backoff{base: allocSyncRetryBase, max: allocSyncRetryMax}
+	for {
+		select {
+		case <-u.wake:
+		case <-shutdownCh:
+			return
+		}
+		u.mu.Lock()
+		batch := u.pending
+		u.pending = make(map[string]*structs.Allocation, len(batch))
+		u.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+
+		updates := make([]*structs.Allocation, 0, len(batch))
+		for _, a := range batch {
+			updates = append(updates, a)
+		}
+		wait := allocSyncInterval
+		if err := u.send(updates); err != nil {
+			u.requeue(batch)
+			wait = bo.next()
+			u.logger.Warn("failed to update allocations; will retry", "allocs", len(updates), "retry_in", wait, "error", err)
+			signal(u.wake)
+		} else {
+			bo.reset()
+			u.logger.Debug("updated allocations", "allocs", len(updates))
+		}
+		if !u.sleep(wait, shutdownCh) {
+			return
+		}
+	}
+}
+
+// requeue puts a failed batch back, except where a newer update arrived
+// meanwhile.
+func (u *allocUpdater) requeue(batch map[string]*structs.Allocation) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for id, a := range batch {
+		if _, newer := u.pending[id]; !newer {
+			u.pending[id] = a
+		}
+	}
+}
+
+// sleep waits d, or less if kicked; it returns false on shutdown.
+func (u *allocUpdater) sleep(d time.Duration, shutdownCh <-chan struct{}) bool {
+	t := u.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-u.kick:
+	case <-shutdownCh:
+		return false
+	}
+	return true
+}
+
+// sendAllocUpdates is the batcher's Node.UpdateAlloc call.
+func (c *Client) sendAllocUpdates(updates []*structs.Allocation) error {
+	req := &structs.AllocUpdateRequest{
+		Alloc:        updates,
+		WriteRequest: structs.WriteRequest{Region: c.cfg.Region},
+	}
+	var resp structs.GenericResponse
+	return c.rpc(methodUpdateAlloc, req, &resp)
+}

@@ -1,0 +1,189 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nomad-edge/nomad/client/allocrunner"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+const (
+	watchRetryBase = 1 * time.Second
+	watchRetryMax  = 15 * time.Second
+
+	// pullQueryTime bounds the wait of Alloc.GetAllocs for a server that
+	// has not yet caught up with the index that listed the allocations.
+	pullQueryTime = 30 * time.Second
+)
+
+// watchAllocations keeps the node's allocations in step with the servers:
+// a blocking Node.GetClientAllocs lists them with their AllocModifyIndex,
+// the ones whose index moved are pulled, and the runners are started,
+// updated or destroyed to match.
+func (c *Client) watchAllocations() {
+	// Asking before the node is registered would only fail; restored
+	// allocations keep running meanwhile.
+	select {
+	case <-c.readyCh:
+	case <-c.shutdownCh:
+		return
+	}
+	bo := backoff{base: watchRetryBase, max: watchRetryMax}
+	var index uint64
+	for {
+		req := &structs.NodeSpecificRequest{
+			NodeID:   c.NodeID(),
+			SecretID: c.Node().SecretID,
+			QueryOptions: structs.QueryOptions{
+				Region:        c.cfg.Region,
+				MinQueryIndex: index,
+				MaxQueryTime:  structs.DefaultBlockingQueryTime,
+			},
+		}
+		var resp structs.NodeClientAllocsResponse
+		err := c.rpc(methodGetClientAllocs, req, &resp)
+		if err == nil {
+			err = c.syncAllocs(resp.Allocs)
+		}
+		if errors.Is(err, errShutdown) {
+			return
+		}
+		if err != nil {
+			wait := bo.next()
+			c.logger.Warn("failed to fetch allocations; will retry", "retry_in", wait, "error", err)
+			if !c.sleep(wait) {
+				return
+			}
+			continue
+		}
+		bo.reset()
+		index = resp.Index
+	}
+}
+
+// syncAllocs brings the runners in line with the servers' list.
+func (c *Client) syncAllocs(server map[string]uint64) error {
+	var pull []string
+	var pullIndex uint64
+	var removed []*allocrunner.AllocRunner
+	c.allocMu.Lock()
+	for id, ar := range c.allocs {
+		if _, ok := server[id]; !ok {
+			removed = append(removed, ar)
+			delete(c.allocs, id)
+			// Counted before the runner leaves the map, so that whoever
+			// sees it gone and waits for destroyWG waits for it.
+			c.destroyWG.Add(1)
+		}
+	}
+	for id := range c.finished {
+		if _, ok := server[id]; !ok {
+			delete(c.finished, id)
+		}
+	}
+	for id, idx := range server {
+		if ar, ok := c.allocs[id]; ok && ar.AllocModifyIndex() >= idx {
+			continue
+		}
+		if done, ok := c.finished[id]; ok && done >= idx {
+			continue
+		}
+		pull = append(pull, id)
+		pullIndex = max(pullIndex, idx)
+	}
+	c.allocMu.Unlock()
+
+	for _, ar := range removed {
+		c.destroyRunner(ar)
+	}
+	if len(pull) == 0 {
+		return nil
+	}
+	allocs, err := c.pullAllocs(pull, pullIndex)
+	if err != nil {
+		return err
+	}
+	return c.applyAllocs(allocs)
+}
+
+// pullAllocs fetches allocations by ID. The query waits until the server
+// has the newest of the listed changes (ModifyIndex >= pullIndex), so that
+// a lagging server cannot hand back older versions than it just listed.
+func (c *Client) pullAllocs(ids []string, pullIndex uint64) ([]*structs.Allocation, error) {
+	req := &structs.AllocsGetRequest{
+		AllocIDs: ids,
+		QueryOptions: structs.QueryOptions{
+			Region:        c.cfg.Region,
+			MinQueryIndex: pullIndex - 1,
+			MaxQueryTime:  pullQueryTime,
+		},
+	}
+	var resp structs.AllocsGetResponse
+	if err := c.rpc(methodGetAllocs, req, &resp); err != nil {
+		return nil, fmt.Errorf("pulling %d allocations: %w", len(ids), err)
+	}
+	return resp.Allocs, nil
+}
+
+// applyAllocs persists pulled allocations in one write, then updates their
+// runners or starts new ones.
+func (c *Client) applyAllocs(allocs []*structs.Allocation) error {
+	nodeID := c.NodeID()
+	var keep []*structs.Allocation
+	for _, a := range allocs {
+		if a == nil || a.NodeID != nodeID {
+			continue
+		}
+		c.allocMu.RLock()
+		_, known := c.allocs[a.ID]
+		c.allocMu.RUnlock()
+		if !known && a.ClientTerminalStatus() {
+			// It ended on a client that no longer remembers it (lost
+			// state dir): running it again would be a second life.
+			c.allocMu.Lock()
+			c.finished[a.ID] = a.AllocModifyIndex
+			c.allocMu.Unlock()
+			continue
+		}
+		keep = append(keep, a)
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	if err := c.db.PutAllocations(keep...); err != nil {
+		return fmt.Errorf("persisting allocations: %w", err)
+	}
+
+	node := c.nodeInfo()
+	c.allocMu.Lock()
+	defer c.allocMu.Unlock()
+	for _, a := range keep {
+		if ar, ok := c.allocs[a.ID]; ok {
+			ar.Update(a)
+			continue
+		}
+		ar, err := c.newAllocRunner(a, node)
+		if err != nil {
+			c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
+			continue
+		}
+		c.allocs[a.ID] = ar
+		go ar.Run()
+	}
+	return nil
+}
+
+// destroyRunner destroys the runner of an allocation the servers have
+// garbage collected: its tasks are killed, its directory and records
+// removed.
+// The caller has counted it in destroyWG.
+func (c *Client) destroyRunner(ar *allocrunner.AllocRunner) {
+	go func() {
+		defer c.destroyWG.Done()
+		ar.Destroy()
+		c.updater.forget(ar.ID())
+		c.logger.Debug("destroyed allocation removed by the servers", "alloc_id", ar.ID())
+	}()
+}

@@ -1,0 +1,433 @@
+package allocrunner
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/client/clock"
+	"github.com/nomad-edge/nomad/client/state"
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// StateUpdater receives an allocation's client-side state after every
+// change: a partial allocation with ID, NodeID, Namespace, JobID,
+// ClientStatus, ClientDescription and TaskStates. It is called from runner
+// goroutines and must not block.
+type StateUpdater interface {
+	AllocStateUpdated(alloc *structs.Allocation)
+}
+
+// DriverManager returns the driver a task names.
+type DriverManager interface {
+	Driver(name string) (drivers.Driver, error)
+}
+
+// Config is the input of NewAllocRunner.
+type Config struct {
+	Logger hclog.Logger
+	Clock  clock.Clock
+	// Alloc is the allocation as the server sent it.
+	Alloc *structs.Allocation
+	// AllocDirRoot is the directory under which each allocation gets
+	// its own.
+	AllocDirRoot string
+	Node         NodeInfo
+	StateDB      state.StateDB
+	Drivers      DriverManager
+	StateUpdater StateUpdater
+}
+
+// AllocRunner runs one allocation. Call Run exactly once, in its own
+// goroutine; the other methods are safe to call concurrently with it.
+type AllocRunner struct {
+	logger   hclog.Logger
+	clock    clock.Clock
+	id       string
+	allocDir *AllocDir
+	db       state.StateDB
+	updater  StateUpdater
+
+	tasks []*TaskRunner // in the group's order; fixed after construction
+
+	mu           sync.RWMutex
+	alloc        *structs.Allocation // latest from the server
+	clientStatus string
+	clientDesc   string
+	taskStates   map[string]*structs.TaskState
+
+	// stateMu serialises updateState, which both the Run loop and late
+	// events (after Run) may call.
+	stateMu    sync.Mutex
+	autoKilled bool // a dead leader or a failed task has killed the others
+
+	restored bool
+	started  atomic.Bool
+
+	// stateCh coalesces task state notifications for the Run loop.
+	stateCh chan struct{}
+	runMu   sync.Mutex
+	runDone bool
+
+	shutdownCh   chan struct{}
+	shutdownOnce sync.Once
+	destroyCh    chan struct{}
+	destroyOnce  sync.Once
+	waitCh       chan struct{} // closed when Run returns
+}
+
+// NewAllocRunner builds the runner and its task runners; nothing runs
+// until Run.
+func NewAllocRunner(cfg Config) (*AllocRunner, error) {
+	alloc := cfg.Alloc
+	if alloc == nil || alloc.ID == "" {
+		return nil, errors.New("alloc runner: an allocation with an ID is required")
+	}
+	tg := alloc.LookupTaskGroup()
+	if tg == nil {
+		return nil, fmt.Errorf("alloc runner %s: job has no task group %q", alloc.ID, alloc.TaskGroup)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.Real()
+	}
+	ar := &AllocRunner{
+		logger:       logger.Named("alloc_runner").With("alloc_id", alloc.ID),
+		clock:        clk,
+		id:           alloc.ID,
+		allocDir:     NewAllocDir(cfg.AllocDirRoot, alloc.ID),
+		db:           cfg.StateDB,
+		updater:      cfg.StateUpdater,
+		alloc:        alloc,
+		clientStatus: structs.AllocClientStatusPending,
+		clientDesc:   descPending,
+		stateCh:      make(chan struct{}, 1),
+		shutdownCh:   make(chan struct{}),
+		destroyCh:    make(chan struct{}),
+		waitCh:       make(chan struct{}),
+	}
+	for _, task := range tg.Tasks {
+		d, derr := cfg.Drivers.Driver(task.Driver)
+		if derr != nil {
+			// Not recoverable: the scheduler placed the task on a
+			// node without its driver, and waiting will not help.
+			derr = drivers.NewRecoverableError(fmt.Errorf("driver %q: %w", task.Driver, derr), false)
+		}
+		ar.tasks = append(ar.tasks, newTaskRunner(taskRunnerConfig{
+			logger:    ar.logger,
+			clock:     clk,
+			alloc:     alloc,
+			task:      task,
+			allocDir:  ar.allocDir,
+			node:      cfg.Node,
+			driver:    d,
+			driverErr: derr,
+			db:        cfg.StateDB,
+			notify:    ar.requestUpdate,
+		}))
+	}
+	return ar, nil
+}
+
+// Restore loads the tasks' persisted handles and states, so that Run
+// re-attaches to running tasks instead of starting them. Call it before Run.
+func (ar *AllocRunner) Restore(tasks map[string]*state.TaskRecord) {
+	ar.restored = true
+	for _, tr := range ar.tasks {
+		if rec, ok := tasks[tr.Name()]; ok {
+			tr.restore(rec)
+		}
+	}
+}
+
+// ID returns the allocation ID.
+func (ar *AllocRunner) ID() string { return ar.id }
+
+// Alloc returns a copy of the allocation with its client-side state.
+func (ar *AllocRunner) Alloc() *structs.Allocation {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	a := ar.alloc.Copy()
+	a.ClientStatus = ar.clientStatus
+	a.ClientDescription = ar.clientDesc
+	a.TaskStates = make(map[string]*structs.TaskState, len(ar.tasks))
+	for _, tr := range ar.tasks {
+		if st, ok := ar.taskStates[tr.Name()]; ok {
+			a.TaskStates[tr.Name()] = st.Copy()
+		} else {
+			a.TaskStates[tr.Name()] = tr.State()
+		}
+	}
+	return a
+}
+
+// AllocModifyIndex returns the server index of the allocation the runner
+// holds, for the client's diff against the server's list.
+func (ar *AllocRunner) AllocModifyIndex() uint64 {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	return ar.alloc.AllocModifyIndex
+}
+
+// WaitCh is closed when Run has returned: every task is dead, or the runner
+// was shut down.
+func (ar *AllocRunner) WaitCh() <-chan struct{} { return ar.waitCh }
+
+// Run builds the allocation directory, runs the tasks and reports their
+// state until all are dead or the runner is shut down.
+func (ar *AllocRunner) Run() {
+	if !ar.started.CompareAndSwap(false, true) {
+		return
+	}
+	defer ar.finish()
+	select {
+	case <-ar.shutdownCh:
+		return
+	default:
+	}
+
+	if !ar.restored {
+		now := ar.clock.Now()
+		for _, tr := range ar.tasks {
+			tr.EmitEvent(newEvent(structs.TaskReceived, now))
+		}
+	}
+	ar.mu.RLock()
+	stopped := ar.alloc.ServerTerminalStatus()
+	ar.mu.RUnlock()
+	if stopped {
+		// Stopped before it ever ran (or while the client was away):
+		// the tasks are marked killed without starting.
+		for _, tr := range ar.tasks {
+			tr.Kill(nil)
+		}
+	}
+
+	names := make([]string, len(ar.tasks))
+	for i, tr := range ar.tasks {
+		names[i] = tr.Name()
+	}
+	if err := ar.allocDir.Build(names); err != nil {
+		ar.logger.Error("failed to build alloc dir", "error", err)
+		for _, tr := range ar.tasks {
+			go tr.runSetupFailed(err)
+		}
+	} else {
+		for _, tr := range ar.tasks {
+			go tr.Run()
+		}
+	}
+	allDone := make(chan struct{})
+	go func() {
+		for _, tr := range ar.tasks {
+			<-tr.WaitCh()
+		}
+		close(allDone)
+	}()
+
+	// The first report carries the true state of a restored allocation
+	// to the server, whatever it believed while the client was away.
+	ar.updateState()
+	for {
+		select {
+		case <-ar.stateCh:
+			ar.updateState()
+		case <-allDone:
+			return
+		}
+	}
+}
+
+// finish ends Run: later notifications are handled synchronously, and the
+// final state is reported unless the runner is shutting down.
+func (ar *AllocRunner) finish() {
+	ar.runMu.Lock()
+	ar.runDone = true
+	ar.runMu.Unlock()
+	select {
+	case <-ar.shutdownCh:
+	default:
+		ar.updateState()
+	}
+	close(ar.waitCh)
+}
+
+// requestUpdate asks for the allocation's state to be recomputed and
+// reported; task runners call it after every change.
+func (ar *AllocRunner) requestUpdate() {
+	ar.runMu.Lock()
+	if !ar.runDone {
+		select {
+		case ar.stateCh <- struct{}{}:
+		default:
+		}
+		ar.runMu.Unlock()
+		return
+	}
+	ar.runMu.Unlock()
+	ar.updateState()
+}
+
+// updateState derives the client status from the tasks, applies the
+// group's leader and failure semantics, and reports the state.
+func (ar *AllocRunner) updateState() {
+	ar.stateMu.Lock()
+	defer ar.stateMu.Unlock()
+
+	states := make(map[string]*structs.TaskState, len(ar.tasks))
+	for _, tr := range ar.tasks {
+		states[tr.Name()] = tr.State()
+	}
+	if !ar.autoKilled && len(ar.tasks) > 1 {
+		ar.killSiblingsLocked(states)
+	}
+	status, desc := ClientStatus(states)
+
+	ar.mu.Lock()
+	ar.clientStatus, ar.clientDesc, ar.taskStates = status, desc, states
+	alloc := ar.alloc
+	ar.mu.Unlock()
+
+	if ar.updater == nil {
+		return
+	}
+	update := &structs.Allocation{
+		ID:                alloc.ID,
+		NodeID:            alloc.NodeID,
+		Namespace:         alloc.Namespace,
+		JobID:             alloc.JobID,
+		TaskGroup:         alloc.TaskGroup,
+		ClientStatus:      status,
+		ClientDescription: desc,
+		TaskStates:        make(map[string]*structs.TaskState, len(states)),
+	}
+	for name, st := range states {
+		update.TaskStates[name] = st.Copy()
+	}
+	ar.updater.AllocStateUpdated(update)
+}
+
+// killSiblingsLocked kills the other tasks once a task has failed for good
+// or the group's leader has died: the group is only useful as a whole.
+func (ar *AllocRunner) killSiblingsLocked(states map[string]*structs.TaskState) {
+	now := ar.clock.Now()
+	for _, tr := range ar.tasks {
+		st := states[tr.Name()]
+		if st.State != structs.TaskStateDead {
+			continue
+		}
+		var reason func() *structs.TaskEvent
+		switch {
+		case st.Failed:
+			name := tr.Name()
+			reason = func() *structs.TaskEvent {
+				e := newEvent(structs.TaskSiblingFailed, now)
+				e.FailedSibling = name
+				return e
+			}
+		case tr.IsLeader():
+			reason = func() *structs.TaskEvent { return newEvent(structs.TaskLeaderDead, now) }
+		default:
+			continue
+		}
+		ar.autoKilled = true
+		ar.logger.Debug("killing the group's other tasks", "dead_task", tr.Name(), "failed", st.Failed)
+		go ar.killTasks(reason)
+		return
+	}
+}
+
+// killTasks kills every task, the leader first: upstream's order, which
+// gives the other tasks (log shippers, proxies) the leader's last moments.
+// reason, if not nil, makes the event recorded on each task before its
+// kill. It returns once the leader is dead, without waiting for the others.
+func (ar *AllocRunner) killTasks(reason func() *structs.TaskEvent) {
+	ev := func() *structs.TaskEvent {
+		if reason == nil {
+			return nil
+		}
+		return reason()
+	}
+	for _, tr := range ar.tasks {
+		if tr.IsLeader() {
+			tr.Kill(ev())
+			<-tr.WaitCh()
+		}
+	}
+	for _, tr := range ar.tasks {
+		if !tr.IsLeader() {
+			tr.Kill(ev())
+		}
+	}
+}
+
+// Update hands the runner a newer version of its allocation from the
+// server. A stop or evict kills the tasks. An allocation the server marked
+// unknown while the client was away gets a Reconnected event on each task
+// and its true state reported at once; nothing is restarted. Update does
+// not block: the client calls it for every changed allocation in turn.
+func (ar *AllocRunner) Update(alloc *structs.Allocation) {
+	ar.mu.Lock()
+	wasStopped := ar.alloc.ServerTerminalStatus()
+	ar.alloc = alloc
+	ar.mu.Unlock()
+
+	reconnected := alloc.ClientStatus == structs.AllocClientStatusUnknown
+	stop := alloc.ServerTerminalStatus() && !wasStopped && ar.started.Load()
+	if !reconnected && !stop {
+		return
+	}
+	go func() {
+		if reconnected {
+			now := ar.clock.Now()
+			for _, tr := range ar.tasks {
+				tr.EmitEvent(newEvent(structs.TaskClientReconnected, now))
+			}
+			ar.requestUpdate()
+		}
+		if stop {
+			ar.logger.Debug("allocation stopped by the server", "desired_status", alloc.DesiredStatus)
+			ar.killTasks(nil)
+		}
+	}()
+}
+
+// Shutdown stops the runner and leaves the tasks running, for a client that
+// is going away; a new client re-attaches to them from the state database.
+// It waits for the runner's goroutines.
+func (ar *AllocRunner) Shutdown() {
+	ar.shutdownOnce.Do(func() {
+		close(ar.shutdownCh)
+		for _, tr := range ar.tasks {
+			tr.Shutdown()
+		}
+	})
+	if ar.started.Load() {
+		<-ar.waitCh
+	}
+}
+
+// Destroy kills the tasks, waits for them, and removes the allocation's
+// directory and persisted records. Run must have been called.
+func (ar *AllocRunner) Destroy() {
+	ar.destroyOnce.Do(func() {
+		ar.killTasks(nil)
+		<-ar.waitCh
+		if err := ar.allocDir.Destroy(); err != nil {
+			ar.logger.Warn("failed to remove alloc dir", "error", err)
+		}
+		if err := ar.db.DeleteAllocation(ar.id); err != nil {
+			ar.logger.Warn("failed to delete allocation state", "error", err)
+		}
+		close(ar.destroyCh)
+	})
+	<-ar.destroyCh
+}

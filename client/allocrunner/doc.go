@@ -1,0 +1,18 @@
+// Package allocrunner runs allocations on a client: one AllocRunner per
+// allocation, one TaskRunner per task, all as goroutines inside the client
+// process (no helper process per task, so a small edge node can hold a
+// thousand allocations).
+//
+// An AllocRunner builds the allocation's directory, runs its tasks, derives
+// the allocation's client status from their states, applies the group's
+// leader semantics, and hands every change to a StateUpdater (the client's
+// update batcher). A TaskRunner starts its task through a driver, waits for
+// it, restarts it according to the restart policy (RestartTracker), kills it
+// with its kill_signal and kill_timeout when told to, and persists its handle
+// and state so that a restarted client re-attaches instead of starting it
+// again.
+//
+// Shutdown and Destroy differ on purpose: Shutdown stops the goroutines and
+// leaves every task running (an agent restart must not touch workloads);
+// Destroy kills the tasks and removes the allocation's directory and records.
+package allocrunner

@@ -1,0 +1,114 @@
+package allocrunner
+
+import (
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// NodeInfo is what a task's environment says about the node it runs on.
+type NodeInfo struct {
+	ID         string
+	Name       string
+	Datacenter string
+	Region     string
+}
+
+// taskResources returns what the scheduler gave the task, falling back to
+// what it asked for.
+func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.Resources {
+	if ar := alloc.AllocatedResources; ar != nil {
+		if tr, ok := ar.Tasks[task.Name]; ok {
+			return drivers.Resources{CPUShares: int(tr.Cpu.CpuShares), MemoryMB: int(tr.Memory.MemoryMB)}
+		}
+	}
+	if task.Resources != nil {
+		return drivers.Resources{CPUShares: task.Resources.CPU, MemoryMB: task.Resources.MemoryMB}
+	}
+	return drivers.Resources{}
+}
+
+// buildEnv returns the task's environment: the NOMAD_* variables, then the
+// task's own env with ${NOMAD_...} references to them interpolated.
+func buildEnv(alloc *structs.Allocation, task *structs.Task, ad *AllocDir, td TaskDir, node NodeInfo) map[string]string {
+	res := taskResources(alloc, task)
+	env := map[string]string{
+		"NOMAD_ALLOC_ID":     alloc.ID,
+		"NOMAD_ALLOC_NAME":   alloc.Name,
+		"NOMAD_ALLOC_INDEX":  strconv.FormatUint(uint64(alloc.Index()), 10),
+		"NOMAD_TASK_NAME":    task.Name,
+		"NOMAD_GROUP_NAME":   alloc.TaskGroup,
+		"NOMAD_JOB_ID":       alloc.JobID,
+		"NOMAD_NAMESPACE":    alloc.Namespace,
+		"NOMAD_ALLOC_DIR":    ad.SharedDir,
+		"NOMAD_TASK_DIR":     td.LocalDir,
+		"NOMAD_SECRETS_DIR":  td.SecretsDir,
+		"NOMAD_CPU_LIMIT":    strconv.Itoa(res.CPUShares),
+		"NOMAD_MEMORY_LIMIT": strconv.Itoa(res.MemoryMB),
+	}
+	if node.ID != "" {
+		env["NOMAD_NODE_ID"] = node.ID
+		env["NOMAD_NODE_NAME"] = node.Name
+		env["NOMAD_DC"] = node.Datacenter
+		env["NOMAD_REGION"] = node.Region
+	}
+	meta := map[string]string{}
+	if job := alloc.Job; job != nil {
+		env["NOMAD_JOB_NAME"] = job.Name
+		if job.ParentID != "" {
+			env["NOMAD_JOB_PARENT_ID"] = job.ParentID
+		}
+		if job.Region != "" {
+			env["NOMAD_REGION"] = job.Region
+		}
+		maps.Copy(meta, job.Meta)
+		if tg := job.LookupTaskGroup(alloc.TaskGroup); tg != nil {
+			maps.Copy(meta, tg.Meta)
+		}
+	}
+	maps.Copy(meta, task.Meta)
+	for k, v := range meta {
+		env["NOMAD_META_"+strings.ToUpper(strings.ReplaceAll(k, "-", "_"))] = v
+		env["NOMAD_META_"+k] = v
+	}
+	if task.Resources != nil && task.Resources.MemoryMaxMB > 0 {
+		env["NOMAD_MEMORY_MAX_LIMIT"] = strconv.Itoa(task.Resources.MemoryMaxMB)
+	}
+	for k, v := range task.Env {
+		env[k] = interpolate(v, env)
+	}
+	return env
+}
+
+// interpolate replaces ${NAME} with vars[NAME]. References to unknown names
+// are kept verbatim rather than emptied, so that a task that relies on its
+// own shell to expand them still sees them.
+func interpolate(s string, vars map[string]string) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			break
+		}
+		name := s[i+2 : i+j]
+		b.WriteString(s[:i])
+		if v, ok := vars[name]; ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString(s[i : i+j+1])
+		}
+		s = s[i+j+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}

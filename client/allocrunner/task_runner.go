@@ -1,0 +1,496 @@
+package allocrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/client/clock"
+	"github.com/nomad-edge/nomad/client/state"
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// errWaitClosed is the exit error when a driver closes a wait channel
+// without a result, which it only does when the wait was cancelled.
+var errWaitClosed = errors.New("driver closed the wait channel without an exit result")
+
+// taskRunnerConfig is what an AllocRunner gives each of its TaskRunners.
+type taskRunnerConfig struct {
+	logger   hclog.Logger
+	clock    clock.Clock
+	alloc    *structs.Allocation
+	task     *structs.Task
+	allocDir *AllocDir
+	node     NodeInfo
+	driver   drivers.Driver // nil when driverErr is set
+	// driverErr explains why the task's driver is unavailable; the task
+	// fails at its first start.
+	driverErr error
+	db        state.StateDB
+	// notify is called after every state change, on the goroutine that
+	// made it; it must not block.
+	notify func()
+}
+
+// TaskRunner runs one task of an allocation. Run owns every driver call for
+// the task (start, wait, stop, destroy), so no two of them race; Kill,
+// Shutdown and EmitEvent only signal it or annotate its state.
+type TaskRunner struct {
+	logger   hclog.Logger
+	clock    clock.Clock
+	alloc    *structs.Allocation
+	task     *structs.Task
+	taskID   string
+	allocDir *AllocDir
+	dir      TaskDir
+	node     NodeInfo
+	driver   drivers.Driver
+	driveErr error
+	db       state.StateDB
+	notify   func()
+	restarts *RestartTracker
+
+	// persistMu serialises state changes with their writes, so that the
+	// database never ends up holding an older state than memory.
+	persistMu sync.Mutex
+	mu        sync.Mutex
+	state     *structs.TaskState
+	handle    *drivers.TaskHandle
+	setupDone bool
+
+	killCh       chan struct{}
+	killOnce     sync.Once
+	shutdownCh   chan struct{}
+	shutdownOnce sync.Once
+	waitCh       chan struct{} // closed when Run returns
+}
+
+func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
+	return &TaskRunner{
+		logger:     cfg.logger.With("task", cfg.task.Name),
+		clock:      cfg.clock,
+		alloc:      cfg.alloc,
+		task:       cfg.task,
+		taskID:     cfg.alloc.ID + "/" + cfg.task.Name,
+		allocDir:   cfg.allocDir,
+		dir:        cfg.allocDir.TaskDir(cfg.task.Name),
+		node:       cfg.node,
+		driver:     cfg.driver,
+		driveErr:   cfg.driverErr,
+		db:         cfg.db,
+		notify:     cfg.notify,
+		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
+		state:      &structs.TaskState{State: structs.TaskStatePending},
+		killCh:     make(chan struct{}),
+		shutdownCh: make(chan struct{}),
+		waitCh:     make(chan struct{}),
+	}
+}
+
+func taskRestartPolicy(alloc *structs.Allocation, task *structs.Task) *structs.RestartPolicy {
+	if task.RestartPolicy != nil {
+		return task.RestartPolicy
+	}
+	if tg := alloc.LookupTaskGroup(); tg != nil {
+		return tg.RestartPolicy
+	}
+	return nil
+}
+
+func jobType(alloc *structs.Allocation) string {
+	if alloc.Job == nil {
+		return structs.JobTypeService
+	}
+	return alloc.Job.Type
+}
+
+// restore loads what an earlier client process persisted. It must be called
+// before Run.
+func (tr *TaskRunner) restore(rec *state.TaskRecord) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if rec.State != nil {
+		tr.state = rec.State.Copy()
+		tr.setupDone = true
+	}
+	tr.handle = rec.Handle.Copy()
+}
+
+// Name returns the task's name.
+func (tr *TaskRunner) Name() string { return tr.task.Name }
+
+// IsLeader reports whether the task is its group's leader.
+func (tr *TaskRunner) IsLeader() bool { return tr.task.Leader }
+
+// State returns a copy of the task's state.
+func (tr *TaskRunner) State() *structs.TaskState {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.state.Copy()
+}
+
+// WaitCh is closed when Run has returned: the task is dead, or the runner
+// was shut down.
+func (tr *TaskRunner) WaitCh() <-chan struct{} { return tr.waitCh }
+
+// EmitEvent records an event on the task.
+func (tr *TaskRunner) EmitEvent(e *structs.TaskEvent) {
+	tr.update(func(st *structs.TaskState) { appendEvent(st, e) })
+}
+
+// Kill tells the task to stop: it is sent its kill signal, then killed after
+// its kill timeout, and stays dead. reason, if not nil, is recorded first
+// (why the task is being killed). Kill does not wait; see WaitCh.
+func (tr *TaskRunner) Kill(reason *structs.TaskEvent) {
+	tr.killOnce.Do(func() {
+		select {
+		case <-tr.waitCh:
+			return // already dead: nothing to explain
+		default:
+		}
+		if reason != nil {
+			tr.EmitEvent(reason)
+		}
+		close(tr.killCh)
+	})
+}
+
+// Shutdown stops the runner and leaves the task running, for a client that
+// is going away and will re-attach when it comes back. It does not wait.
+func (tr *TaskRunner) Shutdown() {
+	tr.shutdownOnce.Do(func() { close(tr.shutdownCh) })
+}
+
+// update applies fn to the state, persists the result and tells the alloc
+// runner.
+func (tr *TaskRunner) update(fn func(st *structs.TaskState)) {
+	tr.persistMu.Lock()
+	defer tr.persistMu.Unlock()
+	tr.mu.Lock()
+	fn(tr.state)
+	st := tr.state.Copy()
+	tr.mu.Unlock()
+	if err := tr.db.PutTaskState(tr.alloc.ID, tr.task.Name, st); err != nil {
+		tr.logger.Error("failed to persist task state", "error", err)
+	}
+	tr.notify()
+}
+
+// setHandle records (or, with nil, forgets) the driver handle.
+func (tr *TaskRunner) setHandle(h *drivers.TaskHandle) {
+	tr.persistMu.Lock()
+	defer tr.persistMu.Unlock()
+	tr.mu.Lock()
+	tr.handle = h
+	tr.mu.Unlock()
+	if err := tr.db.PutTaskHandle(tr.alloc.ID, tr.task.Name, h); err != nil {
+		tr.logger.Error("failed to persist task handle", "error", err)
+	}
+}
+
+func (tr *TaskRunner) killed() bool {
+	select {
+	case <-tr.killCh:
+		return true
+	default:
+		return false
+	}
+}
+
+func (tr *TaskRunner) shuttingDown() bool {
+	select {
+	case <-tr.shutdownCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// Run runs the task until it is dead for good or the runner is shut down.
+// A restored runner with a live handle re-attaches instead of starting.
+func (tr *TaskRunner) Run() {
+	defer close(tr.waitCh)
+
+	tr.mu.Lock()
+	dead := tr.state.State == structs.TaskStateDead
+	handle := tr.handle
+	tr.mu.Unlock()
+	if dead {
+		return
+	}
+
+	running := false
+	if handle != nil {
+		var more bool
+		if running, more = tr.recover(handle); !more {
+			return
+		}
+	}
+	for {
+		if !running {
+			if tr.shuttingDown() {
+				return
+			}
+			if tr.killed() {
+				tr.markKilled(nil)
+				return
+			}
+			if err := tr.start(); err != nil {
+				d := tr.restarts.OnStartError(err, tr.clock.Now())
+				if !tr.handleDecision(d) {
+					return
+				}
+				continue
+			}
+		}
+		running = false
+
+		res, outcome := tr.wait()
+		switch outcome {
+		case waitShutdown:
+			return
+		case waitKilled:
+			tr.stopAndMarkKilled()
+			return
+		}
+		tr.exited(res)
+		if tr.killed() {
+			tr.markKilled(nil)
+			return
+		}
+		if !tr.handleDecision(tr.restarts.OnExit(res, tr.clock.Now())) {
+			return
+		}
+	}
+}
+
+// recover re-attaches to a task a previous client process started. running
+// reports success; more is false when the task is dead for good.
+func (tr *TaskRunner) recover(h *drivers.TaskHandle) (running, more bool) {
+	err := tr.driveErr
+	if err == nil {
+		err = tr.driver.RecoverTask(h)
+	}
+	if err == nil {
+		tr.logger.Debug("re-attached to task")
+		// A client that stopped between starting the task and recording
+		// it running left the state behind the task.
+		if tr.State().State != structs.TaskStateRunning {
+			started := h.StartedAt
+			tr.update(func(st *structs.TaskState) {
+				st.State = structs.TaskStateRunning
+				st.StartedAt = started.UTC()
+			})
+		}
+		return true, true
+	}
+	tr.logger.Warn("failed to re-attach to task", "error", err)
+	tr.setHandle(nil)
+	e := newEvent(structs.TaskRestoreFailed, tr.clock.Now())
+	e.Message = fmt.Sprintf("failed to restore task: %v", err)
+	e.DisplayMessage = e.Message
+	tr.EmitEvent(e)
+	// The task is gone (or unreachable) while it should be running: that
+	// is a failure, with the restart budget of any other.
+	d := tr.restarts.OnExit(&drivers.ExitResult{Err: err}, tr.clock.Now())
+	return false, tr.handleDecision(d)
+}
+
+// start starts the task and records its handle.
+func (tr *TaskRunner) start() error {
+	now := tr.clock.Now()
+	tr.mu.Lock()
+	firstStart := !tr.setupDone
+	tr.setupDone = true
+	tr.mu.Unlock()
+	if firstStart {
+		e := newEvent(structs.TaskSetup, now)
+		e.Message = "Building Task Directory"
+		tr.EmitEvent(e)
+	}
+
+	err := tr.driveErr
+	var h *drivers.TaskHandle
+	if err == nil {
+		cfg := tr.taskConfig()
+		h, err = tr.driver.StartTask(cfg)
+		if errors.Is(err, drivers.ErrTaskExists) {
+			// Left over from an attempt whose exit we did not see
+			// through: it is ours to replace.
+			tr.logger.Warn("driver still tracks the task; destroying it before starting again")
+			_ = tr.driver.DestroyTask(tr.taskID, true)
+			h, err = tr.driver.StartTask(cfg)
+		}
+	}
+	if err != nil {
+		tr.logger.Warn("failed to start task", "error", err)
+		e := newEvent(structs.TaskDriverFailure, tr.clock.Now())
+		e.DriverError = err.Error()
+		tr.EmitEvent(e)
+		return err
+	}
+
+	tr.setHandle(h)
+	started := tr.clock.Now()
+	tr.update(func(st *structs.TaskState) {
+		st.State = structs.TaskStateRunning
+		st.StartedAt = started.UTC()
+		st.FinishedAt = time.Time{}
+		appendEvent(st, newEvent(structs.TaskStarted, started))
+	})
+	return nil
+}
+
+func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
+	groupName, jobName := tr.alloc.TaskGroup, tr.alloc.JobID
+	if tr.alloc.Job != nil {
+		jobName = tr.alloc.Job.Name
+	}
+	return &drivers.TaskConfig{
+		ID:            tr.taskID,
+		Name:          tr.task.Name,
+		AllocID:       tr.alloc.ID,
+		JobName:       jobName,
+		TaskGroupName: groupName,
+		Env:           buildEnv(tr.alloc, tr.task, tr.allocDir, tr.dir, tr.node),
+		Config:        tr.task.Config,
+		TaskDir:       tr.dir.Dir,
+		StdoutPath:    tr.dir.StdoutPath,
+		StderrPath:    tr.dir.StderrPath,
+		Resources:     taskResources(tr.alloc, tr.task),
+	}
+}
+
+type waitOutcome int
+
+const (
+	waitExited waitOutcome = iota
+	waitKilled
+	waitShutdown
+)
+
+// wait blocks until the task exits, is to be killed, or the runner shuts
+// down.
+func (tr *TaskRunner) wait() (*drivers.ExitResult, waitOutcome) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := tr.driver.WaitTask(ctx, tr.taskID)
+	if err != nil {
+		return &drivers.ExitResult{Err: fmt.Errorf("waiting for task: %w", err)}, waitExited
+	}
+	select {
+	case res, ok := <-ch:
+		if !ok || res == nil {
+			res = &drivers.ExitResult{Err: errWaitClosed}
+		}
+		return res, waitExited
+	case <-tr.killCh:
+		return nil, waitKilled
+	case <-tr.shutdownCh:
+		return nil, waitShutdown
+	}
+}
+
+// exited records an exit and releases the driver's hold on the task.
+func (tr *TaskRunner) exited(res *drivers.ExitResult) {
+	tr.logger.Debug("task exited", "result", res)
+	if err := tr.driver.DestroyTask(tr.taskID, false); err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
+		tr.logger.Warn("failed to destroy exited task", "error", err)
+	}
+	tr.setHandle(nil)
+	now := tr.clock.Now()
+	tr.update(func(st *structs.TaskState) {
+		appendEvent(st, terminatedEvent(res, now))
+	})
+}
+
+// handleDecision applies a restart decision. It reports whether Run should
+// start the task again.
+func (tr *TaskRunner) handleDecision(d RestartDecision) bool {
+	now := tr.clock.Now()
+	if !d.Restart() {
+		tr.update(func(st *structs.TaskState) {
+			if d.Failed() {
+				appendEvent(st, restartEvent(d, now))
+				st.Failed = true
+			}
+			st.State = structs.TaskStateDead
+			st.FinishedAt = now.UTC()
+		})
+		return false
+	}
+	tr.update(func(st *structs.TaskState) {
+		appendEvent(st, restartEvent(d, now))
+		st.State = structs.TaskStatePending
+		st.Restarts++
+		st.LastRestart = now.UTC()
+	})
+	t := tr.clock.NewTimer(d.Delay)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-tr.killCh:
+		tr.markKilled(nil)
+		return false
+	case <-tr.shutdownCh:
+		return false
+	}
+}
+
+// stopAndMarkKilled stops the running task with its kill signal and timeout.
+func (tr *TaskRunner) stopAndMarkKilled() {
+	timeout := tr.task.KillTimeout
+	if timeout <= 0 {
+		timeout = structs.DefaultKillTimeout
+	}
+	e := newEvent(structs.TaskKilling, tr.clock.Now())
+	e.KillTimeout = timeout
+	tr.EmitEvent(e)
+
+	stopErr := tr.driver.StopTask(tr.taskID, timeout, tr.task.KillSignal)
+	if stopErr != nil {
+		tr.logger.Error("failed to stop task", "error", stopErr)
+	}
+	if err := tr.driver.DestroyTask(tr.taskID, stopErr != nil); err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
+		tr.logger.Warn("failed to destroy killed task", "error", err)
+	}
+	tr.setHandle(nil)
+	tr.markKilled(stopErr)
+}
+
+// markKilled makes the task dead after a kill. A kill does not fail a task:
+// if it had failed before, it stays failed.
+func (tr *TaskRunner) markKilled(killErr error) {
+	now := tr.clock.Now()
+	tr.update(func(st *structs.TaskState) {
+		e := newEvent(structs.TaskKilled, now)
+		if killErr != nil {
+			e.KillError = killErr.Error()
+		}
+		appendEvent(st, e)
+		st.State = structs.TaskStateDead
+		st.FinishedAt = now.UTC()
+	})
+}
+
+// runSetupFailed stands in for Run when the allocation's directory could
+// not be built: the task never starts and is dead and failed.
+func (tr *TaskRunner) runSetupFailed(err error) {
+	defer close(tr.waitCh)
+	now := tr.clock.Now()
+	tr.update(func(st *structs.TaskState) {
+		e := newEvent(structs.TaskSetupFailure, now)
+		e.SetupError = err.Error()
+		e.FailsTask = true
+		appendEvent(st, e)
+		st.State = structs.TaskStateDead
+		st.Failed = true
+		st.FinishedAt = now.UTC()
+	})
+}

@@ -1,0 +1,352 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/client/allocrunner"
+	"github.com/nomad-edge/nomad/client/clock"
+	"github.com/nomad-edge/nomad/client/state"
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// errShutdown ends a call abandoned because the client is shutting down.
+var errShutdown = errors.New("client is shutting down")
+
+// Client is the client agent. Its loops run from NewClient until Shutdown
+// or Destroy.
+type Client struct {
+	cfg     Config
+	logger  hclog.Logger
+	clock   clock.Clock
+	db      state.StateDB
+	drivers map[string]drivers.Driver
+	updater *allocUpdater
+
+	nodeMu sync.RWMutex
+	node   *structs.Node
+
+	hbMu          sync.RWMutex
+	heartbeatTTL  time.Duration
+	lastHeartbeat time.Time // monotonic: when the servers last heard us
+
+	readyCh     chan struct{}
+	readyOnce   sync.Once
+	nodeChanged chan struct{} // the node must be re-registered
+
+	allocMu sync.RWMutex
+	allocs  map[string]*allocrunner.AllocRunner
+	// finished are allocations the servers list that ended before this
+	// client had a runner for them, by AllocModifyIndex, so they are not
+	// pulled again until they change.
+	finished map[string]uint64
+
+	shutdownCh   chan struct{}
+	shutdownOnce sync.Once
+	stopErr      error
+	wg           sync.WaitGroup // the client's loops
+	destroyWG    sync.WaitGroup // runners being destroyed
+}
+
+// NewClient opens the state database, fingerprints the node, restores the
+// allocations a previous client process left (re-attaching to their tasks)
+// and starts registration, heartbeats, the allocation watch and the update
+// batcher.
+func NewClient(cfg *Config) (*Client, error) {
+	conf, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:         conf,
+		logger:      conf.Logger.Named("client"),
+		clock:       conf.Clock,
+		readyCh:     make(chan struct{}),
+		nodeChanged: make(chan struct{}, 1),
+		allocs:      make(map[string]*allocrunner.AllocRunner),
+		finished:    make(map[string]uint64),
+		shutdownCh:  make(chan struct{}),
+	}
+	c.updater = newAllocUpdater(c.clock, c.sendAllocUpdates, c.logger.Named("alloc_sync"))
+
+	if c.db = conf.StateDB; c.db == nil {
+		if c.db, err = state.OpenBolt(conf.StateDir); err != nil {
+			return nil, err
+		}
+	}
+	fail := func(err error) (*Client, error) {
+		_ = c.db.Close()
+		return nil, err
+	}
+	if err := c.setupDrivers(); err != nil {
+		return fail(err)
+	}
+	if err := c.setupNode(); err != nil {
+		return fail(err)
+	}
+	if err := c.restoreAllocs(); err != nil {
+		return fail(err)
+	}
+
+	c.startLoop(c.registerAndHeartbeat)
+	c.startLoop(c.watchAllocations)
+	c.startLoop(func() { c.updater.run(c.shutdownCh) })
+	c.startLoop(c.fingerprintDriversPeriodically)
+	c.logger.Info("client started", "node_id", c.NodeID(), "restored_allocs", c.NumAllocs())
+	return c, nil
+}
+
+func (c *Client) startLoop(f func()) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+}
+
+// setupDrivers builds every driver of the catalog with its plugin config.
+// A plugin block for a driver nobody registered is an error: a misspelt
+// name must not silently leave a driver unconfigured.
+func (c *Client) setupDrivers() error {
+	names := c.cfg.Drivers.Names()
+	for name := range c.cfg.PluginConfig {
+		if !slices.Contains(names, name) {
+			return fmt.Errorf("plugin %q: %w (known: %v)", name, drivers.ErrUnknownDriver, names)
+		}
+	}
+	c.drivers = make(map[string]drivers.Driver, len(names))
+	for _, name := range names {
+		d, err := c.cfg.Drivers.New(name, drivers.Options{Logger: c.logger, Config: c.cfg.PluginConfig[name]})
+		if err != nil {
+			return fmt.Errorf("client: %w", err)
+		}
+		c.drivers[name] = d
+	}
+	return nil
+}
+
+// Driver implements allocrunner.DriverManager.
+func (c *Client) Driver(name string) (drivers.Driver, error) {
+	d, ok := c.drivers[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", drivers.ErrUnknownDriver, name)
+	}
+	return d, nil
+}
+
+// setupNode builds the node from config and fingerprints, with the identity
+// persisted by an earlier run, or a new one.
+func (c *Client) setupNode() error {
+	id, err := c.db.GetNodeIdentity()
+	if err != nil {
+		return fmt.Errorf("reading node identity: %w", err)
+	}
+	if id.NodeID == "" {
+		id = state.NodeIdentity{NodeID: structs.GenerateUUID(), SecretID: structs.GenerateUUID()}
+		if err := c.db.PutNodeIdentity(id); err != nil {
+			return fmt.Errorf("persisting node identity: %w", err)
+		}
+	}
+	node := &structs.Node{
+		ID:                    id.NodeID,
+		SecretID:              id.SecretID,
+		Datacenter:            c.cfg.Datacenter,
+		Name:                  c.cfg.NodeName,
+		HTTPAddr:              c.cfg.HTTPAddr,
+		Attributes:            map[string]string{},
+		NodeResources:         &structs.NodeResources{},
+		Meta:                  maps.Clone(c.cfg.Meta),
+		NodeClass:             c.cfg.NodeClass,
+		NodePool:              c.cfg.NodePool,
+		SchedulingEligibility: structs.NodeSchedulingEligible,
+		Status:                structs.NodeStatusInit,
+		Drivers:               map[string]*structs.DriverInfo{},
+	}
+	if node.Meta == nil {
+		node.Meta = map[string]string{}
+	}
+	fingerprintHost(node, defaultHostSources, c.cfg.AllocDir)
+	node.Attributes["nomad.version"] = c.cfg.Version
+	if c.cfg.HTTPAddr != "" {
+		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr
+	}
+	now := c.clock.Now()
+	for _, name := range slices.Sorted(maps.Keys(c.drivers)) {
+		applyDriverFingerprint(node, name, c.drivers[name].Fingerprint(), now)
+	}
+	c.node = node
+	return nil
+}
+
+// restoreAllocs starts a runner for every allocation in the state database;
+// the runners re-attach to their tasks before any server is asked anything.
+func (c *Client) restoreAllocs() error {
+	recs, errs, err := c.db.GetAllocations()
+	if err != nil {
+		return fmt.Errorf("restoring allocations: %w", err)
+	}
+	for id, err := range errs {
+		c.logger.Error("skipping allocation that cannot be restored", "alloc_id", id, "error", err)
+	}
+	node := c.nodeInfo()
+	for _, rec := range recs {
+		ar, err := c.newAllocRunner(rec.Alloc, node)
+		if err != nil {
+			c.logger.Error("skipping allocation that cannot be restored", "alloc_id", rec.Alloc.ID, "error", err)
+			continue
+		}
+		ar.Restore(rec.Tasks)
+		c.allocs[ar.ID()] = ar
+		go ar.Run()
+	}
+	return nil
+}
+
+// nodeInfo is what task environments say about this node.
+func (c *Client) nodeInfo() allocrunner.NodeInfo {
+	c.nodeMu.RLock()
+	defer c.nodeMu.RUnlock()
+	return allocrunner.NodeInfo{
+		ID:         c.node.ID,
+		Name:       c.node.Name,
+		Datacenter: c.node.Datacenter,
+		Region:     c.cfg.Region,
+	}
+}
+
+func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.NodeInfo) (*allocrunner.AllocRunner, error) {
+	return allocrunner.NewAllocRunner(allocrunner.Config{
+		Logger:       c.logger,
+		Clock:        c.clock,
+		Alloc:        alloc,
+		AllocDirRoot: c.cfg.AllocDir,
+		Node:         node,
+		StateDB:      c.db,
+		Drivers:      c,
+		StateUpdater: c.updater,
+	})
+}
+
+// rpc calls the servers, giving up (but not cancelling the call) when the
+// client shuts down, so that a blocking query or a call into a dead link
+// never holds up Shutdown.
+func (c *Client) rpc(method string, args, reply any) error {
+	done := make(chan error, 1)
+	go func() { done <- c.cfg.RPCHandler.RPC(method, args, reply) }()
+	select {
+	case err := <-done:
+		return err
+	case <-c.shutdownCh:
+		return errShutdown
+	}
+}
+
+// sleep waits d on the client's clock; false means the client is shutting
+// down.
+func (c *Client) sleep(d time.Duration) bool { return clock.Sleep(c.clock, d, c.shutdownCh) }
+
+func (c *Client) shuttingDown() bool {
+	select {
+	case <-c.shutdownCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// NodeID returns the node's ID, stable across restarts.
+func (c *Client) NodeID() string {
+	c.nodeMu.RLock()
+	defer c.nodeMu.RUnlock()
+	return c.node.ID
+}
+
+// Node returns a copy of the node as the client advertises it.
+func (c *Client) Node() *structs.Node {
+	c.nodeMu.RLock()
+	defer c.nodeMu.RUnlock()
+	return c.node.Copy()
+}
+
+// Ready is closed once the node is registered and its first heartbeat
+// succeeded.
+func (c *Client) Ready() <-chan struct{} { return c.readyCh }
+
+// LastHeartbeat returns when the servers last acknowledged the node
+// (registration or heartbeat), with a monotonic reading; zero before the
+// first.
+func (c *Client) LastHeartbeat() time.Time {
+	c.hbMu.RLock()
+	defer c.hbMu.RUnlock()
+	return c.lastHeartbeat
+}
+
+// HeartbeatTTL returns the TTL the servers last gave, zero before the first.
+func (c *Client) HeartbeatTTL() time.Duration {
+	c.hbMu.RLock()
+	defer c.hbMu.RUnlock()
+	return c.heartbeatTTL
+}
+
+// NumAllocs returns the number of allocations the client runs or holds.
+func (c *Client) NumAllocs() int {
+	c.allocMu.RLock()
+	defer c.allocMu.RUnlock()
+	return len(c.allocs)
+}
+
+// Allocs returns a copy of every allocation the client holds, with its
+// client-side status and task states.
+func (c *Client) Allocs() []*structs.Allocation {
+	c.allocMu.RLock()
+	runners := slices.Collect(maps.Values(c.allocs))
+	c.allocMu.RUnlock()
+	out := make([]*structs.Allocation, 0, len(runners))
+	for _, ar := range runners {
+		out = append(out, ar.Alloc())
+	}
+	return out
+}
+
+// Shutdown stops the client and leaves every task running: a client that
+// restarts with the same state dir re-attaches to them. Only the servers
+// decide that a workload stops.
+func (c *Client) Shutdown() error { return c.stop(false) }
+
+// Destroy stops the client and kills every task, for tests.
+func (c *Client) Destroy() error { return c.stop(true) }
+
+func (c *Client) stop(destroy bool) error {
+	c.shutdownOnce.Do(func() {
+		c.logger.Info("client shutting down", "destroy", destroy)
+		close(c.shutdownCh)
+		c.wg.Wait()
+		c.destroyWG.Wait()
+
+		c.allocMu.Lock()
+		runners := slices.Collect(maps.Values(c.allocs))
+		c.allocMu.Unlock()
+		var wg sync.WaitGroup
+		for _, ar := range runners {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if destroy {
+					ar.Destroy()
+				} else {
+					ar.Shutdown()
+				}
+			}()
+		}
+		wg.Wait()
+		c.stopErr = c.db.Close()
+	})
+	return c.stopErr
+}

@@ -1,0 +1,466 @@
+package clienttest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// DefaultHeartbeatTTL is the TTL the fake server hands out unless told
+// otherwise.
+const DefaultHeartbeatTTL = 10 * time.Second
+
+// FakeServer answers the five RPCs a client makes, from memory, with the
+// semantics the real servers have at the process boundary: a state index
+// that grows with every write, blocking queries on it, AllocModifyIndex
+// bumped only by server-side changes, client updates refused from nodes
+// that are down or disconnected. It is safe for concurrent use and works
+// inside testing/synctest bubbles.
+type FakeServer struct {
+	mu      sync.Mutex
+	index   uint64
+	ttl     time.Duration
+	nodes   map[string]*structs.Node
+	allocs  map[string]*structs.Allocation
+	errs    map[string]error
+	changed chan struct{} // closed and replaced when the index moves
+	// observed is closed and replaced on every recorded call or change,
+	// heartbeats included, for WaitFor.
+	observed chan struct{}
+	closed   chan struct{}
+
+	registrations int
+	heartbeats    map[string][]time.Time
+	updateCalls   int
+	// received is every client status each allocation was reported
+	// with, in order.
+	received map[string][]string
+}
+
+// NewFakeServer returns an empty fake server.
+func NewFakeServer() *FakeServer {
+	return &FakeServer{
+		ttl:        DefaultHeartbeatTTL,
+		nodes:      make(map[string]*structs.Node),
+		allocs:     make(map[string]*structs.Allocation),
+		errs:       make(map[string]error),
+		changed:    make(chan struct{}),
+		observed:   make(chan struct{}),
+		closed:     make(chan struct{}),
+		heartbeats: make(map[string][]time.Time),
+		received:   make(map[string][]string),
+	}
+}
+
+// Close ends pending blocking queries; later queries return at once.
+func (s *FakeServer) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.closed:
+	default:
+		close(s.closed)
+	}
+}
+
+// SetHeartbeatTTL sets the TTL returned from now on.
+func (s *FakeServer) SetHeartbeatTTL(ttl time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ttl = ttl
+}
+
+// SetError makes every call of method fail with err; nil heals it.
+func (s *FakeServer) SetError(method string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		delete(s.errs, method)
+	} else {
+		s.errs[method] = err
+	}
+}
+
+// bumpLocked advances the index and wakes blocking queries and waiters.
+func (s *FakeServer) bumpLocked() uint64 {
+	s.index++
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.observeLocked()
+	return s.index
+}
+
+// observeLocked wakes WaitFor.
+func (s *FakeServer) observeLocked() {
+	close(s.observed)
+	s.observed = make(chan struct{})
+}
+
+// RPC implements client.RPCHandler.
+func (s *FakeServer) RPC(method string, args, reply any) error {
+	s.mu.Lock()
+	err := s.errs[method]
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	switch method {
+	case "Node.Register":
+		return s.register(args.(*structs.NodeRegisterRequest), reply.(*structs.NodeUpdateResponse))
+	case "Node.UpdateStatus":
+		return s.updateStatus(args.(*structs.NodeUpdateStatusRequest), reply.(*structs.NodeUpdateResponse))
+	case "Node.GetClientAllocs":
+		return s.getClientAllocs(args.(*structs.NodeSpecificRequest), reply.(*structs.NodeClientAllocsResponse))
+	case "Alloc.GetAllocs":
+		return s.getAllocs(args.(*structs.AllocsGetRequest), reply.(*structs.AllocsGetResponse))
+	case "Node.UpdateAlloc":
+		return s.updateAlloc(args.(*structs.AllocUpdateRequest), reply.(*structs.GenericResponse))
+	}
+	return fmt.Errorf("fake server: unknown method %q", method)
+}
+
+func (s *FakeServer) register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := args.Node.Copy()
+	if n == nil || n.ID == "" || n.SecretID == "" {
+		return fmt.Errorf("%w: node ID and secret ID are required", structs.ErrMissingField)
+	}
+	if old, ok := s.nodes[n.ID]; ok && old.SecretID != n.SecretID {
+		return fmt.Errorf("%w: node secret ID does not match", structs.ErrPermissionDenied)
+	}
+	if n.Status == "" {
+		n.Status = structs.NodeStatusInit
+	}
+	s.registrations++
+	s.nodes[n.ID] = n
+	reply.Index = s.bumpLocked()
+	reply.HeartbeatTTL = s.ttl
+	return nil
+}
+
+func (s *FakeServer) updateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.nodes[args.NodeID]
+	if !ok {
+		return fmt.Errorf("%w: %s", structs.ErrUnknownNode, args.NodeID)
+	}
+	s.heartbeats[args.NodeID] = append(s.heartbeats[args.NodeID], time.Now())
+	s.observeLocked()
+	if n.Status != args.Status {
+		n.Status = args.Status
+		s.bumpLocked()
+	}
+	reply.Index = s.index
+	reply.HeartbeatTTL = s.ttl
+	return nil
+}
+
+// wait blocks until the index passes min, maxWait passes, or the server
+// closes; it returns with mu held.
+func (s *FakeServer) waitLocked(min uint64, maxWait time.Duration, index func() uint64) {
+	if min == 0 {
+		return
+	}
+	if maxWait <= 0 {
+		maxWait = structs.DefaultBlockingQueryTime
+	}
+	deadline := time.NewTimer(maxWait)
+	defer deadline.Stop()
+	for index() <= min {
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+			s.mu.Lock()
+		case <-deadline.C:
+			s.mu.Lock()
+			return
+		case <-s.closed:
+			s.mu.Lock()
+			return
+		}
+	}
+}
+
+func (s *FakeServer) getClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waitLocked(args.MinQueryIndex, args.MaxQueryTime, func() uint64 { return s.index })
+	n, ok := s.nodes[args.NodeID]
+	if !ok {
+		return fmt.Errorf("%w: %s", structs.ErrUnknownNode, args.NodeID)
+	}
+	if args.SecretID != "" && n.SecretID != args.SecretID {
+		return structs.ErrPermissionDenied
+	}
+	reply.Allocs = make(map[string]uint64)
+	for _, a := range s.allocs {
+		if a.NodeID == args.NodeID {
+			reply.Allocs[a.ID] = a.AllocModifyIndex
+		}
+	}
+	reply.Index = max(s.index, 1)
+	return nil
+}
+
+func (s *FakeServer) getAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	index := func() uint64 {
+		var idx uint64
+		for _, id := range args.AllocIDs {
+			if a, ok := s.allocs[id]; ok {
+				idx = max(idx, a.ModifyIndex)
+			}
+		}
+		if idx == 0 {
+			return s.index
+		}
+		return idx
+	}
+	s.waitLocked(args.MinQueryIndex, args.MaxQueryTime, index)
+	for _, id := range args.AllocIDs {
+		if a, ok := s.allocs[id]; ok {
+			reply.Allocs = append(reply.Allocs, a.Copy())
+		}
+	}
+	reply.Index = max(index(), 1)
+	return nil
+}
+
+func (s *FakeServer) updateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range args.Alloc {
+		a, ok := s.allocs[u.ID]
+		if !ok {
+			continue
+		}
+		if n, ok := s.nodes[a.NodeID]; ok &&
+			(n.Status == structs.NodeStatusDown || n.Status == structs.NodeStatusDisconnected) {
+			return fmt.Errorf("%w: node %s is %s", structs.ErrNodeNotReady, n.ID, n.Status)
+		}
+	}
+	s.updateCalls++
+	idx := s.bumpLocked()
+	for _, u := range args.Alloc {
+		a, ok := s.allocs[u.ID]
+		if !ok {
+			continue
+		}
+		a = a.Copy()
+		a.ClientStatus = u.ClientStatus
+		a.ClientDescription = u.ClientDescription
+		a.TaskStates = u.TaskStates
+		a.ModifyIndex = idx
+		if a.NeedsToReconnect() {
+			a.AppendState(structs.AllocStateFieldClientStatus, u.ClientStatus, time.Now())
+		}
+		s.allocs[a.ID] = a
+		s.received[a.ID] = append(s.received[a.ID], u.ClientStatus)
+	}
+	reply.Index = idx
+	return nil
+}
+
+// UpsertAllocs places or changes allocations server-side, bumping their
+// AllocModifyIndex like a committed plan.
+func (s *FakeServer) UpsertAllocs(allocs ...*structs.Allocation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	idx := s.bumpLocked()
+	for _, a := range allocs {
+		a = a.Copy()
+		if old, ok := s.allocs[a.ID]; ok {
+			a.CreateIndex = old.CreateIndex
+		} else {
+			a.CreateIndex = idx
+		}
+		a.ModifyIndex, a.AllocModifyIndex = idx, idx
+		s.allocs[a.ID] = a
+	}
+}
+
+// UpdateAlloc changes a stored allocation server-side with fn.
+func (s *FakeServer) UpdateAlloc(id string, fn func(a *structs.Allocation)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.allocs[id]
+	if !ok {
+		return
+	}
+	a = a.Copy()
+	fn(a)
+	idx := s.bumpLocked()
+	a.ModifyIndex, a.AllocModifyIndex = idx, idx
+	s.allocs[id] = a
+}
+
+// StopAlloc sets an allocation's desired status to stop.
+func (s *FakeServer) StopAlloc(id string) {
+	s.UpdateAlloc(id, func(a *structs.Allocation) {
+		a.DesiredStatus = structs.AllocDesiredStatusStop
+		a.DesiredDescription = structs.AllocStopped
+	})
+}
+
+// MarkUnknown marks an allocation unknown the way the scheduler does when
+// its node disconnects.
+func (s *FakeServer) MarkUnknown(id string) {
+	s.UpdateAlloc(id, func(a *structs.Allocation) {
+		a.ClientStatus = structs.AllocClientStatusUnknown
+		a.ClientDescription = structs.AllocUnknown
+		a.AppendState(structs.AllocStateFieldClientStatus, structs.AllocClientStatusUnknown, time.Now())
+	})
+}
+
+// DeleteAlloc removes an allocation, as garbage collection does.
+func (s *FakeServer) DeleteAlloc(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.allocs, id)
+	s.bumpLocked()
+}
+
+// SetNodeStatus changes a node's status server-side.
+func (s *FakeServer) SetNodeStatus(id, status string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n, ok := s.nodes[id]; ok {
+		n.Status = status
+		s.bumpLocked()
+	}
+}
+
+// ForgetNode drops a node, as a server that lost its state would.
+func (s *FakeServer) ForgetNode(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.nodes, id)
+	s.bumpLocked()
+}
+
+// Alloc returns a copy of a stored allocation, or nil.
+func (s *FakeServer) Alloc(id string) *structs.Allocation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.allocs[id].Copy()
+}
+
+// Node returns a copy of a registered node, or nil.
+func (s *FakeServer) Node(id string) *structs.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nodes[id].Copy()
+}
+
+// Registrations returns how many Node.Register calls succeeded.
+func (s *FakeServer) Registrations() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.registrations
+}
+
+// Heartbeats returns the times of a node's successful heartbeats.
+func (s *FakeServer) Heartbeats(nodeID string) []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.heartbeats[nodeID])
+}
+
+// UpdateCalls returns how many Node.UpdateAlloc calls succeeded.
+func (s *FakeServer) UpdateCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.updateCalls
+}
+
+// Received returns every client status an allocation was reported with.
+func (s *FakeServer) Received(id string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.received[id])
+}
+
+// WaitFor waits until cond holds on the server's state, re-checking after
+// every change. On timeout it fails the test with what cond last said.
+// Inside a synctest bubble the timeout is on the fake clock.
+func (s *FakeServer) WaitFor(t testing.TB, timeout time.Duration, cond func(v *View) (bool, string)) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ok, why := cond(&View{s: s})
+		ch := s.observed
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("fake server: condition not met within %s; last seen: %s", timeout, why)
+		}
+	}
+}
+
+// View is read access to the server's state inside WaitFor.
+type View struct{ s *FakeServer }
+
+// Alloc returns the stored allocation (do not modify it), or nil.
+func (v *View) Alloc(id string) *structs.Allocation { return v.s.allocs[id] }
+
+// Node returns the stored node (do not modify it), or nil.
+func (v *View) Node(id string) *structs.Node { return v.s.nodes[id] }
+
+// Heartbeats returns how many heartbeats a node has sent.
+func (v *View) Heartbeats(nodeID string) int { return len(v.s.heartbeats[nodeID]) }
+
+// AllocsWithStatus counts the allocations in each client status and reports
+// whether all of ids have status want.
+func (v *View) AllocsWithStatus(ids []string, want string) (bool, string) {
+	counts := map[string]int{}
+	for _, id := range ids {
+		a := v.s.allocs[id]
+		if a == nil {
+			counts["<missing>"]++
+			continue
+		}
+		counts[a.ClientStatus]++
+	}
+	return counts[want] == len(ids), fmt.Sprintf("client statuses %v", counts)
+}
+
+// DescribeAlloc renders an allocation's status and task events, for failure
+// messages.
+func DescribeAlloc(a *structs.Allocation) string {
+	if a == nil {
+		return "<no allocation>"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "alloc %s desired=%s client=%s (%s)", structs.ShortID(a.ID), a.DesiredStatus, a.ClientStatus, a.ClientDescription)
+	names := slices.Collect(maps.Keys(a.TaskStates))
+	sort.Strings(names)
+	for _, name := range names {
+		ts := a.TaskStates[name]
+		fmt.Fprintf(&b, "; task %s state=%s failed=%v restarts=%d events=[", name, ts.State, ts.Failed, ts.Restarts)
+		for i, e := range ts.Events {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(e.Type)
+		}
+		b.WriteString("]")
+	}
+	return b.String()
+}

@@ -1,0 +1,119 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/client/clock"
+	"github.com/nomad-edge/nomad/client/state"
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/registry"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// RPCHandler makes a call to the servers. Errors the servers return wrap
+// the structs sentinels (errors.Is(err, structs.ErrUnknownNode)).
+type RPCHandler interface {
+	RPC(method string, args any, reply any) error
+}
+
+// RPC methods the client calls.
+const (
+	methodNodeRegister     = "Node.Register"
+	methodNodeUpdateStatus = "Node.UpdateStatus"
+	methodGetClientAllocs  = "Node.GetClientAllocs"
+	methodGetAllocs        = "Alloc.GetAllocs"
+	methodUpdateAlloc      = "Node.UpdateAlloc"
+)
+
+// Config is the input of NewClient.
+type Config struct {
+	Logger     hclog.Logger
+	RPCHandler RPCHandler
+
+	// StateDir holds the client's database (StateDir/client/state.db);
+	// AllocDir holds the allocations' directories.
+	StateDir string
+	AllocDir string
+
+	NodeName   string // default: the hostname
+	Datacenter string // default: dc1
+	NodeClass  string
+	NodePool   string // default: default
+	Region     string // default: global
+	Meta       map[string]string
+	// HTTPAddr is the address the agent's HTTP API is advertised on.
+	HTTPAddr string
+	// Version is the agent's version, advertised as nomad.version.
+	Version string
+
+	// PluginConfig is each driver's agent config block by driver name,
+	// e.g. {"raw_exec": {"enabled": true}}.
+	PluginConfig map[string]map[string]any
+	// Drivers is the catalog the client builds its drivers from; nil
+	// means the built-in drivers.
+	Drivers *drivers.Catalog
+
+	// Clock is the source of time for every loop; nil means the real one.
+	Clock clock.Clock
+
+	// StateDB replaces the bbolt database under StateDir, for tests
+	// (state.NewMemDB()). The client closes it on Shutdown.
+	StateDB state.StateDB
+}
+
+// Defaults applied by NewClient.
+const (
+	DefaultDatacenter = "dc1"
+	DefaultVersion    = "0.1.0"
+)
+
+// withDefaults returns a copy of c with defaults filled, or an error naming
+// what is missing.
+func (c *Config) withDefaults() (Config, error) {
+	if c == nil {
+		return Config{}, errors.New("client config is required")
+	}
+	out := *c
+	if out.RPCHandler == nil {
+		return out, errors.New("client config: RPCHandler is required")
+	}
+	if out.StateDB == nil && out.StateDir == "" {
+		return out, errors.New("client config: StateDir is required")
+	}
+	if out.AllocDir == "" {
+		return out, errors.New("client config: AllocDir is required")
+	}
+	if out.Logger == nil {
+		out.Logger = hclog.NewNullLogger()
+	}
+	if out.Clock == nil {
+		out.Clock = clock.Real()
+	}
+	if out.Drivers == nil {
+		out.Drivers = registry.Builtin()
+	}
+	if out.NodeName == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return out, fmt.Errorf("client config: no NodeName and no hostname: %w", err)
+		}
+		out.NodeName = h
+	}
+	if out.Datacenter == "" {
+		out.Datacenter = DefaultDatacenter
+	}
+	if out.NodePool == "" {
+		out.NodePool = structs.DefaultNodePool
+	}
+	if out.Region == "" {
+		out.Region = structs.DefaultRegion
+	}
+	if out.Version == "" {
+		out.Version = DefaultVersion
+	}
+	return out, nil
+}

@@ -1,0 +1,22 @@
+// Package client is the client agent: it makes this machine a node of the
+// cluster and runs the allocations the servers place on it.
+//
+// It owns, each in its own file:
+//   - fingerprinting the node (CPU, memory, disk, OS, drivers);
+//   - registering the node and heartbeating at the TTL the server returns,
+//     retrying with jittered backoff for as long as the link is down, and
+//     re-registering when a server has forgotten the node;
+//   - watching the node's allocations with a blocking query, pulling the
+//     ones that changed and handing them to alloc runners (package
+//     allocrunner): new ones are started, changed ones updated, ones the
+//     servers garbage collected destroyed;
+//   - batching the allocations' status changes into Node.UpdateAlloc calls,
+//     queued and retried until delivered, never dropped;
+//   - the local state database (package state), from which a restarted
+//     client re-attaches to the tasks it left running.
+//
+// Everything the client asks of the servers goes through one RPCHandler, so
+// the agent can hand it the in-process server in dev mode or a connection
+// pool, and tests a fake. Shutdown stops the client and leaves its tasks
+// running: only the servers decide that a workload stops.
+package client

@@ -1,0 +1,196 @@
+package client
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/client/clienttest"
+	"github.com/nomad-edge/nomad/client/state"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+func countEvents(ts *structs.TaskState, typ string) int {
+	n := 0
+	for _, e := range ts.Events {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// TestClient_RestoreWithoutServers checks spec §7: a restarted client
+// re-attaches to its running tasks from the state database before (and
+// without) reaching any server, and a task that finished while it was away
+// is handled by its restart policy rather than forgotten.
+func TestClient_RestoreWithoutServers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := clienttest.NewFakeServer()
+		defer srv.Close()
+		db := state.NewMemDB()
+		allocDir := t.TempDir()
+		c1 := newTestClient(t, srv, testClientOpts{db: db, allocDir: allocDir})
+		waitReady(t, c1)
+
+		forever := clienttest.MockAlloc(c1.NodeID(), map[string]any{"run_for": "0s"})
+		batch := clienttest.MockAlloc(c1.NodeID(), map[string]any{"run_for": "1m"})
+		batch.Job.Type = structs.JobTypeBatch
+		srv.UpsertAllocs(forever, batch)
+		waitAllocStatus(t, srv, forever.ID, structs.AllocClientStatusRunning)
+		waitAllocStatus(t, srv, batch.ID, structs.AllocClientStatusRunning)
+		must.NoError(t, c1.Shutdown())
+
+		// The mock driver keeps its tasks in memory, so the second
+		// client's driver re-creates them from the persisted handles.
+		for _, m := range []string{methodNodeRegister, methodNodeUpdateStatus, methodGetClientAllocs, methodGetAllocs, methodUpdateAlloc} {
+			srv.SetError(m, errors.New("no route to host"))
+		}
+		time.Sleep(2 * time.Minute)
+		c2 := newTestClient(t, srv, testClientOpts{db: db, allocDir: allocDir})
+		defer c2.Destroy()
+		must.Eq(t, 2, c2.NumAllocs())
+
+		// Everything the client can do without a server is done once
+		// every goroutine waits.
+		synctest.Wait()
+		byID := map[string]*structs.Allocation{}
+		for _, a := range c2.Allocs() {
+			byID[a.ID] = a
+		}
+		must.Eq(t, structs.AllocClientStatusRunning, byID[forever.ID].ClientStatus, must.Sprint(clienttest.DescribeAlloc(byID[forever.ID])))
+		ts := byID[forever.ID].TaskStates["web"]
+		must.Eq(t, 1, countEvents(ts, structs.TaskStarted))
+		must.Eq(t, 0, ts.Restarts)
+		status, err := c2.drivers["mock_driver"].InspectTask(forever.ID + "/web")
+		must.NoError(t, err)
+		must.Eq(t, "running", string(status.State))
+
+		// The batch task's minute ran out while the client was down.
+		must.Eq(t, structs.AllocClientStatusComplete, byID[batch.ID].ClientStatus, must.Sprint(clienttest.DescribeAlloc(byID[batch.ID])))
+
+		for _, m := range []string{methodNodeRegister, methodNodeUpdateStatus, methodGetClientAllocs, methodGetAllocs, methodUpdateAlloc} {
+			srv.SetError(m, nil)
+		}
+		waitAllocStatus(t, srv, batch.ID, structs.AllocClientStatusComplete)
+		got := waitAllocStatus(t, srv, forever.ID, structs.AllocClientStatusRunning)
+		must.Eq(t, 1, countEvents(got.TaskStates["web"], structs.TaskStarted))
+	})
+}
+
+// TestClient_RestoreFailedRestartsPerPolicy checks that a task whose handle
+// cannot be recovered is recorded as such and restarted per its policy.
+func TestClient_RestoreFailedRestartsPerPolicy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := clienttest.NewFakeServer()
+		defer srv.Close()
+		db := state.NewMemDB()
+		c1 := newTestClient(t, srv, testClientOpts{db: db})
+		waitReady(t, c1)
+		a := clienttest.MockAlloc(c1.NodeID(), map[string]any{"run_for": "0s"})
+		srv.UpsertAllocs(a)
+		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
+		must.NoError(t, c1.Shutdown())
+
+		recs, _, err := db.GetAllocations()
+		must.NoError(t, err)
+		h := recs[0].Tasks["web"].Handle
+		h.Version = 99 // written by a driver release we do not understand
+		must.NoError(t, db.PutTaskHandle(a.ID, "web", h))
+
+		c2 := newTestClient(t, srv, testClientOpts{db: db})
+		defer c2.Destroy()
+		srv.WaitFor(t, time.Minute, func(v *clienttest.View) (bool, string) {
+			got := v.Alloc(a.ID)
+			ts := got.TaskStates["web"]
+			return ts != nil && ts.Restarts == 1 && ts.State == structs.TaskStateRunning, clienttest.DescribeAlloc(got)
+		})
+		ts := srv.Alloc(a.ID).TaskStates["web"]
+		must.Eq(t, 1, countEvents(ts, structs.TaskRestoreFailed))
+		must.Eq(t, 2, countEvents(ts, structs.TaskStarted))
+	})
+}
+
+// TestClient_RawExecSurvivesRestart checks the promise operators care about
+// most: restarting the agent does not restart their workloads. A raw_exec
+// process keeps running across Shutdown and is re-attached (same pid) by
+// the next client on the same state dir; Destroy then kills it.
+func TestClient_RawExecSurvivesRestart(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("raw_exec re-attach needs Linux")
+	}
+	sleepBin := "/bin/sleep"
+	if _, err := os.Stat(sleepBin); err != nil {
+		t.Skipf("no %s: %v", sleepBin, err)
+	}
+	srv := clienttest.NewFakeServer()
+	defer srv.Close()
+	opts := testClientOpts{
+		useBolt:  true,
+		stateDir: t.TempDir(),
+		allocDir: t.TempDir(),
+		plugins:  map[string]map[string]any{"raw_exec": {"enabled": true}},
+	}
+	c1 := newTestClient(t, srv, opts)
+	waitReady(t, c1)
+	must.Eq(t, "1", c1.Node().Attributes["driver.raw_exec"])
+
+	a := clienttest.MockAlloc(c1.NodeID(), nil)
+	task := a.Job.TaskGroups[0].Tasks[0]
+	task.Driver = "raw_exec"
+	task.Config = map[string]any{"command": sleepBin, "args": []any{"600"}}
+	srv.UpsertAllocs(a)
+	waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
+
+	taskID := a.ID + "/web"
+	st, err := c1.drivers["raw_exec"].InspectTask(taskID)
+	must.NoError(t, err)
+	pid, err := strconv.Atoi(st.DriverAttributes["pid"])
+	must.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() { // do not leave a stray sleep behind a failed run
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	})
+	must.NoError(t, c1.Shutdown())
+	must.NoError(t, syscall.Kill(pid, 0), must.Sprint("task process died with the client"))
+
+	c2 := newTestClient(t, srv, opts)
+	var seen string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := c2.drivers["raw_exec"].InspectTask(taskID)
+		if err == nil && st.DriverAttributes["recovered"] == "true" {
+			must.Eq(t, strconv.Itoa(pid), st.DriverAttributes["pid"])
+			break
+		}
+		seen = clienttest.DescribeAlloc(srv.Alloc(a.ID))
+		if time.Now().After(deadline) {
+			t.Fatalf("task not re-attached within 30s (inspect error %v); last seen: %s", err, seen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitReady(t, c2)
+	for _, got := range c2.Allocs() {
+		ts := got.TaskStates["web"]
+		must.Eq(t, structs.TaskStateRunning, ts.State)
+		must.Eq(t, 1, countEvents(ts, structs.TaskStarted))
+		must.Eq(t, 0, ts.Restarts)
+	}
+
+	must.NoError(t, c2.Destroy())
+	deadline = time.Now().Add(30 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still alive 30s after Destroy", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,289 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// Layout of the bbolt file:
+//
+//	meta/node_id, meta/secret_id
+//	allocations/<allocID>/alloc                 msgpack *structs.Allocation
+//	allocations/<allocID>/tasks/<task>/handle   msgpack *drivers.TaskHandle
+//	allocations/<allocID>/tasks/<task>/state    msgpack *structs.TaskState
+var (
+	metaBucket   = []byte("meta")
+	allocsBucket = []byte("allocations")
+	tasksBucket  = []byte("tasks")
+
+	nodeIDKey   = []byte("node_id")
+	secretIDKey = []byte("secret_id")
+	allocKey    = []byte("alloc")
+	handleKey   = []byte("handle")
+	stateKey    = []byte("state")
+)
+
+// DBFile is the database's path relative to the client's state dir.
+var DBFile = filepath.Join("client", "state.db")
+
+// maxBatchDelay bounds how long a write waits for others to share its
+// transaction. Short enough to be invisible next to a task start, long
+// enough to gather the writes of a burst of allocations.
+const maxBatchDelay = 5 * time.Millisecond
+
+// BoltStateDB is the StateDB kept in a bbolt file.
+type BoltStateDB struct {
+	db *bolt.DB
+
+	mu     sync.RWMutex // guards closed against Close racing writers
+	closed bool
+}
+
+var _ StateDB = (*BoltStateDB)(nil)
+
+// OpenBolt opens (creating it if needed) the database under stateDir.
+func OpenBolt(stateDir string) (*BoltStateDB, error) {
+	path := filepath.Join(stateDir, DBFile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating client state dir: %w", err)
+	}
+	// The timeout turns a second agent on the same data dir into an
+	// error instead of a hang on the file lock.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("opening client state %s: %w", path, err)
+	}
+	db.MaxBatchDelay = maxBatchDelay
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{metaBucket, allocsBucket} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("initialising client state %s: %w", path, err)
+	}
+	return &BoltStateDB{db: db}, nil
+}
+
+func encode(v any) ([]byte, error) {
+	var buf []byte
+	if err := codec.NewEncoderBytes(&buf, structs.MsgpackHandle).Encode(v); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+func decode(b []byte, out any) error {
+	return codec.NewDecoderBytes(b, structs.MsgpackHandle).Decode(out)
+}
+
+// batch runs fn in a shared write transaction. fn may run more than once
+// (bbolt retries a failed batch one function at a time), so it must only
+// put values computed beforehand.
+func (s *BoltStateDB) batch(fn func(tx *bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.db.Batch(fn)
+}
+
+func (s *BoltStateDB) view(fn func(tx *bolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.db.View(fn)
+}
+
+// GetNodeIdentity implements StateDB.
+func (s *BoltStateDB) GetNodeIdentity() (NodeIdentity, error) {
+	var id NodeIdentity
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(metaBucket)
+		id.NodeID = string(b.Get(nodeIDKey))
+		id.SecretID = string(b.Get(secretIDKey))
+		return nil
+	})
+	return id, err
+}
+
+// PutNodeIdentity implements StateDB.
+func (s *BoltStateDB) PutNodeIdentity(id NodeIdentity) error {
+	return s.batch(func(tx *bolt.Tx) error {
+		b := tx.Bucket(metaBucket)
+		if err := b.Put(nodeIDKey, []byte(id.NodeID)); err != nil {
+			return err
+		}
+		return b.Put(secretIDKey, []byte(id.SecretID))
+	})
+}
+
+// GetAllocations implements StateDB.
+func (s *BoltStateDB) GetAllocations() ([]*AllocRecord, map[string]error, error) {
+	var out []*AllocRecord
+	errs := make(map[string]error)
+	err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(allocsBucket).ForEachBucket(func(k []byte) error {
+			id := string(k)
+			rec, err := readAlloc(tx.Bucket(allocsBucket).Bucket(k))
+			if err != nil {
+				errs[id] = err
+				return nil
+			}
+			out = append(out, rec)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, errs, nil
+}
+
+func readAlloc(ab *bolt.Bucket) (*AllocRecord, error) {
+	raw := ab.Get(allocKey)
+	if raw == nil {
+		return nil, errors.New("allocation record has no allocation")
+	}
+	rec := &AllocRecord{Tasks: make(map[string]*TaskRecord)}
+	if err := decode(raw, &rec.Alloc); err != nil {
+		return nil, fmt.Errorf("decoding allocation: %w", err)
+	}
+	tb := ab.Bucket(tasksBucket)
+	if tb == nil {
+		return rec, nil
+	}
+	err := tb.ForEachBucket(func(name []byte) error {
+		b := tb.Bucket(name)
+		tr := &TaskRecord{}
+		if raw := b.Get(handleKey); raw != nil {
+			if err := decode(raw, &tr.Handle); err != nil {
+				return fmt.Errorf("decoding handle of task %q: %w", name, err)
+			}
+		}
+		if raw := b.Get(stateKey); raw != nil {
+			if err := decode(raw, &tr.State); err != nil {
+				return fmt.Errorf("decoding state of task %q: %w", name, err)
+			}
+		}
+		rec.Tasks[string(name)] = tr
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// PutAllocations implements StateDB.
+func (s *BoltStateDB) PutAllocations(allocs ...*structs.Allocation) error {
+	if len(allocs) == 0 {
+		return nil
+	}
+	encoded := make([][]byte, len(allocs))
+	for i, a := range allocs {
+		b, err := encode(a)
+		if err != nil {
+			return fmt.Errorf("encoding allocation %s: %w", a.ID, err)
+		}
+		encoded[i] = b
+	}
+	return s.batch(func(tx *bolt.Tx) error {
+		root := tx.Bucket(allocsBucket)
+		for i, a := range allocs {
+			ab, err := root.CreateBucketIfNotExists([]byte(a.ID))
+			if err != nil {
+				return err
+			}
+			if err := ab.Put(allocKey, encoded[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteAllocation implements StateDB.
+func (s *BoltStateDB) DeleteAllocation(allocID string) error {
+	return s.batch(func(tx *bolt.Tx) error {
+		err := tx.Bucket(allocsBucket).DeleteBucket([]byte(allocID))
+		if errors.Is(err, bolt.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	})
+}
+
+// PutTaskHandle implements StateDB. Writes for an allocation that is not
+// stored are dropped, so that a task runner racing the destruction of its
+// allocation cannot bring the record back.
+func (s *BoltStateDB) PutTaskHandle(allocID, task string, h *drivers.TaskHandle) error {
+	var raw []byte
+	if h != nil {
+		var err error
+		if raw, err = encode(h); err != nil {
+			return fmt.Errorf("encoding handle of task %s/%s: %w", allocID, task, err)
+		}
+	}
+	return s.putTaskKey(allocID, task, handleKey, raw)
+}
+
+// PutTaskState implements StateDB, with PutTaskHandle's rule for missing
+// allocations.
+func (s *BoltStateDB) PutTaskState(allocID, task string, ts *structs.TaskState) error {
+	raw, err := encode(ts)
+	if err != nil {
+		return fmt.Errorf("encoding state of task %s/%s: %w", allocID, task, err)
+	}
+	return s.putTaskKey(allocID, task, stateKey, raw)
+}
+
+// putTaskKey writes (or, for nil raw, deletes) one key of a task's bucket.
+func (s *BoltStateDB) putTaskKey(allocID, task string, key, raw []byte) error {
+	return s.batch(func(tx *bolt.Tx) error {
+		ab := tx.Bucket(allocsBucket).Bucket([]byte(allocID))
+		if ab == nil {
+			return nil
+		}
+		tb, err := ab.CreateBucketIfNotExists(tasksBucket)
+		if err != nil {
+			return err
+		}
+		b, err := tb.CreateBucketIfNotExists([]byte(task))
+		if err != nil {
+			return err
+		}
+		if raw == nil {
+			return b.Delete(key)
+		}
+		return b.Put(key, raw)
+	})
+}
+
+// Close implements StateDB. It waits for writes in flight.
+func (s *BoltStateDB) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.db.Close()
+}

@@ -1,0 +1,61 @@
+package state
+
+import (
+	"errors"
+
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// ErrClosed is returned by every method of a closed database.
+var ErrClosed = errors.New("client state database is closed")
+
+// NodeIdentity is what makes a client the same node across restarts.
+type NodeIdentity struct {
+	NodeID   string
+	SecretID string
+}
+
+// TaskRecord is what is persisted for one task. Handle is nil until the
+// task has been started, and again after it exited and was destroyed.
+type TaskRecord struct {
+	Handle *drivers.TaskHandle
+	State  *structs.TaskState
+}
+
+// AllocRecord is a persisted allocation and its tasks, keyed by task name.
+type AllocRecord struct {
+	Alloc *structs.Allocation
+	Tasks map[string]*TaskRecord
+}
+
+// StateDB is the client's local database. Implementations are safe for
+// concurrent use; values are copied on the way in and out, so callers may
+// keep changing what they passed.
+type StateDB interface {
+	// GetNodeIdentity returns the stored identity, or a zero value when
+	// none was stored yet.
+	GetNodeIdentity() (NodeIdentity, error)
+	PutNodeIdentity(id NodeIdentity) error
+
+	// GetAllocations returns every stored allocation with its tasks. A
+	// record that cannot be decoded is skipped and reported in errs by
+	// allocation ID, so that one corrupt entry does not cost the others.
+	GetAllocations() (records []*AllocRecord, errs map[string]error, err error)
+
+	// PutAllocations stores allocations in one write.
+	PutAllocations(allocs ...*structs.Allocation) error
+
+	// DeleteAllocation removes an allocation and all its task records.
+	DeleteAllocation(allocID string) error
+
+	// PutTaskHandle stores the driver handle of a started task; a nil
+	// handle deletes it.
+	PutTaskHandle(allocID, task string, h *drivers.TaskHandle) error
+
+	// PutTaskState stores a task's state.
+	PutTaskState(allocID, task string, ts *structs.TaskState) error
+
+	// Close releases the database. Later calls fail with ErrClosed.
+	Close() error
+}

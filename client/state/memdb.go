@@ -1,0 +1,118 @@
+package state
+
+import (
+	"sync"
+
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// MemDB is the in-memory twin of BoltStateDB, for tests. Its Close is a
+// no-op that keeps the data, so one MemDB can be handed to a client, then
+// to the client that replaces it, the way a restarted agent reopens its
+// state file.
+type MemDB struct {
+	mu     sync.Mutex
+	node   NodeIdentity
+	allocs map[string]*AllocRecord
+}
+
+var _ StateDB = (*MemDB)(nil)
+
+// NewMemDB returns an empty in-memory database.
+func NewMemDB() *MemDB { return &MemDB{allocs: make(map[string]*AllocRecord)} }
+
+// GetNodeIdentity implements StateDB.
+func (m *MemDB) GetNodeIdentity() (NodeIdentity, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.node, nil
+}
+
+// PutNodeIdentity implements StateDB.
+func (m *MemDB) PutNodeIdentity(id NodeIdentity) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.node = id
+	return nil
+}
+
+// GetAllocations implements StateDB.
+func (m *MemDB) GetAllocations() ([]*AllocRecord, map[string]error, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*AllocRecord, 0, len(m.allocs))
+	for _, rec := range m.allocs {
+		out = append(out, rec.copy())
+	}
+	return out, map[string]error{}, nil
+}
+
+// PutAllocations implements StateDB.
+func (m *MemDB) PutAllocations(allocs ...*structs.Allocation) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range allocs {
+		rec, ok := m.allocs[a.ID]
+		if !ok {
+			rec = &AllocRecord{Tasks: make(map[string]*TaskRecord)}
+			m.allocs[a.ID] = rec
+		}
+		rec.Alloc = a.Copy()
+	}
+	return nil
+}
+
+// DeleteAllocation implements StateDB.
+func (m *MemDB) DeleteAllocation(allocID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.allocs, allocID)
+	return nil
+}
+
+// PutTaskHandle implements StateDB.
+func (m *MemDB) PutTaskHandle(allocID, task string, h *drivers.TaskHandle) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if tr := m.taskLocked(allocID, task); tr != nil {
+		tr.Handle = h.Copy()
+	}
+	return nil
+}
+
+// PutTaskState implements StateDB.
+func (m *MemDB) PutTaskState(allocID, task string, ts *structs.TaskState) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if tr := m.taskLocked(allocID, task); tr != nil {
+		tr.State = ts.Copy()
+	}
+	return nil
+}
+
+// taskLocked returns the task's record, creating it, or nil when the
+// allocation is not stored.
+func (m *MemDB) taskLocked(allocID, task string) *TaskRecord {
+	rec, ok := m.allocs[allocID]
+	if !ok {
+		return nil
+	}
+	tr, ok := rec.Tasks[task]
+	if !ok {
+		tr = &TaskRecord{}
+		rec.Tasks[task] = tr
+	}
+	return tr
+}
+
+// Close implements StateDB; see MemDB.
+func (m *MemDB) Close() error { return nil }
+
+func (r *AllocRecord) copy() *AllocRecord {
+	out := &AllocRecord{Alloc: r.Alloc.Copy(), Tasks: make(map[string]*TaskRecord, len(r.Tasks))}
+	for name, tr := range r.Tasks {
+		out.Tasks[name] = &TaskRecord{Handle: tr.Handle.Copy(), State: tr.State.Copy()}
+	}
+	return out
+}

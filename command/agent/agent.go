@@ -1,0 +1,233 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/nomad"
+)
+
+// Version is the agent's version, advertised by the server, the client's
+// node attributes and `nomad version`.
+const Version = "0.1.0"
+
+// Agent is one agent process: a server, a client or both, and the HTTP API
+// in front of them.
+type Agent struct {
+	config *Config
+	logger hclog.Logger
+
+	server *nomad.Server
+	client *client.Client
+	http   *HTTPServer
+
+	dataDir string
+	// tempDataDir is set when dataDir was made for a -dev agent and must
+	// be removed on shutdown.
+	tempDataDir bool
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// NewAgent validates cfg and starts the server (when enabled), the HTTP
+// API and then the client (when enabled), which talks to the in-process
+// server. On error everything already started is stopped again.
+func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	a := &Agent{config: cfg, logger: logger, dataDir: cfg.DataDir}
+	if err := a.start(); err != nil {
+		_ = a.Shutdown()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Agent) start() error {
+	cfg := a.config
+	if !cfg.Server.Enabled {
+		return errors.New("a client-only agent needs remote servers, which this version cannot reach yet; enable the server as well (-dev or server { enabled = true })")
+	}
+	if a.dataDir == "" {
+		dir, err := os.MkdirTemp("", "nomad-dev-")
+		if err != nil {
+			return fmt.Errorf("creating dev data dir: %w", err)
+		}
+		a.dataDir, a.tempDataDir = dir, true
+	}
+	bindIP := net.ParseIP(cfg.BindAddr)
+	if bindIP == nil {
+		return fmt.Errorf("invalid bind address %q: must be an IP address", cfg.BindAddr)
+	}
+
+	sc, err := a.serverConfig(bindIP)
+	if err != nil {
+		return err
+	}
+	if a.server, err = nomad.NewServer(sc); err != nil {
+		return fmt.Errorf("starting server: %w", err)
+	}
+
+	// The HTTP listener comes before the client so that the client can
+	// advertise the actual address when the port was picked by the OS.
+	l, err := net.Listen("tcp", net.JoinHostPort(bindIP.String(), strconv.Itoa(cfg.Ports.HTTP)))
+	if err != nil {
+		return fmt.Errorf("starting HTTP API: %w", err)
+	}
+	a.http = newHTTPServer(a, a.server, l, a.logger)
+
+	if cfg.Client.Enabled {
+		if len(cfg.Client.Servers) > 0 {
+			a.logger.Warn("client.servers is ignored: the client uses the server in this agent")
+		}
+		c, err := client.NewClient(a.clientConfig())
+		if err != nil {
+			return fmt.Errorf("starting client: %w", err)
+		}
+		a.client = c
+	}
+	return nil
+}
+
+func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
+	cfg := a.config
+	sc := nomad.DefaultConfig()
+	sc.Logger = a.logger
+	sc.NodeName = cfg.nodeName()
+	sc.Region = cfg.Region
+	sc.Datacenter = cfg.Datacenter
+	sc.DataDir = filepath.Join(a.dataDir, "server")
+	sc.DevMode = cfg.DevMode
+	sc.Version = Version
+	sc.RPCAddr = &net.TCPAddr{IP: bindIP, Port: cfg.Ports.RPC}
+	if adv := cfg.AdvertiseAddrs.RPC; adv != "" {
+		addr, err := advertiseAddr(adv, cfg.Ports.RPC)
+		if err != nil {
+			return nil, fmt.Errorf("advertise.rpc: %w", err)
+		}
+		sc.RPCAdvertise = addr
+	}
+	if v := cfg.Server.BootstrapExpect; v > 0 {
+		sc.BootstrapExpect = v
+	}
+	if v := cfg.Server.NumSchedulers; v > 0 {
+		sc.NumSchedulers = v
+	}
+	if v := cfg.Server.HeartbeatGrace; v > 0 {
+		sc.HeartbeatGrace = v
+	}
+	if v := cfg.Server.MinHeartbeatTTL; v > 0 {
+		sc.MinHeartbeatTTL = v
+	}
+	if v := cfg.Server.FailoverHeartbeatTTL; v > 0 {
+		sc.FailoverHeartbeatTTL = v
+	}
+	if v := cfg.Server.MaxHeartbeatsPerSecond; v > 0 {
+		sc.MaxHeartbeatsPerSecond = v
+	}
+	return sc, nil
+}
+
+func (a *Agent) clientConfig() *client.Config {
+	cfg := a.config
+	httpAddr := a.http.Addr().String()
+	if adv := cfg.AdvertiseAddrs.HTTP; adv != "" {
+		if addr, err := advertiseAddr(adv, a.http.Addr().(*net.TCPAddr).Port); err == nil {
+			httpAddr = addr.String()
+		}
+	}
+	return &client.Config{
+		Logger:       a.logger,
+		RPCHandler:   a.server,
+		StateDir:     filepath.Join(a.dataDir, "client"),
+		AllocDir:     filepath.Join(a.dataDir, "alloc"),
+		NodeName:     cfg.nodeName(),
+		Datacenter:   cfg.Datacenter,
+		NodeClass:    cfg.Client.NodeClass,
+		NodePool:     cfg.Client.NodePool,
+		Region:       cfg.Region,
+		Meta:         cfg.Client.Meta,
+		HTTPAddr:     httpAddr,
+		Version:      Version,
+		PluginConfig: cfg.PluginConfigs(),
+	}
+}
+
+// advertiseAddr parses "host" or "host:port"; a missing port is def.
+func advertiseAddr(s string, def int) (*net.TCPAddr, error) {
+	host, portStr, err := net.SplitHostPort(s)
+	if err != nil {
+		host, portStr = s, strconv.Itoa(def)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return nil, fmt.Errorf("%q is not an IP address", host)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return nil, fmt.Errorf("%q has an invalid port", s)
+	}
+	return &net.TCPAddr{IP: ip, Port: port}, nil
+}
+
+// Config returns the agent's configuration. Callers must not change it.
+func (a *Agent) Config() *Config { return a.config }
+
+// Server returns the in-process server, or nil.
+func (a *Agent) Server() *nomad.Server { return a.server }
+
+// Client returns the in-process client, or nil.
+func (a *Agent) Client() *client.Client { return a.client }
+
+// HTTPAddr returns the address the HTTP API listens on.
+func (a *Agent) HTTPAddr() net.Addr { return a.http.Addr() }
+
+// DataDir returns the agent's data directory.
+func (a *Agent) DataDir() string { return a.dataDir }
+
+// Shutdown stops the HTTP API, the client and the server, in that order.
+// A -dev agent also kills its tasks and removes its temporary data dir,
+// as upstream's does: nothing of a dev agent outlives it. Any other
+// client leaves its tasks running for the next agent to re-attach.
+func (a *Agent) Shutdown() error {
+	a.shutdownOnce.Do(func() {
+		var errs []error
+		if a.http != nil {
+			a.http.Shutdown()
+		}
+		if a.client != nil {
+			stop := a.client.Shutdown
+			if a.config.DevMode {
+				stop = a.client.Destroy
+			}
+			if err := stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stopping client: %w", err))
+			}
+		}
+		if a.server != nil {
+			if err := a.server.Shutdown(); err != nil {
+				errs = append(errs, fmt.Errorf("stopping server: %w", err))
+			}
+		}
+		if a.tempDataDir {
+			if err := os.RemoveAll(a.dataDir); err != nil {
+				errs = append(errs, fmt.Errorf("removing dev data dir: %w", err))
+			}
+		}
+		a.shutdownErr = errors.Join(errs...)
+	})
+	return a.shutdownErr
+}

@@ -1,0 +1,32 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// allocList handles GET /v1/allocations (?prefix= narrows by ID prefix,
+// which is how the CLI resolves a short ID).
+func (s *HTTPServer) allocList(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.AllocListRequest
+	var reply structs.AllocListResponse
+	if err := s.query(w, r, readCall{Method: "Alloc.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return nonNil(reply.Allocations), nil
+}
+
+// allocGet handles GET /v1/allocation/{id}. The ID must be exact, as
+// upstream's: prefixes are resolved through the list.
+func (s *HTTPServer) allocGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.AllocSpecificRequest{AllocID: r.PathValue("id")}
+	var reply structs.SingleAllocResponse
+	if err := s.query(w, r, readCall{Method: "Alloc.GetAlloc", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	if reply.Alloc == nil {
+		return nil, codedErrorf(http.StatusNotFound, "alloc not found")
+	}
+	return reply.Alloc, nil
+}

@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+func decodeString(t *testing.T, body string, out any) error {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPut, "/v1/jobs", strings.NewReader(body))
+	return decodeBody(r, out)
+}
+
+// Upstream's clients send every field of their structs; the empty ones we
+// do not implement must not make a valid job fail to register.
+func TestDecodeBody_EmptyUnknownFieldsAreDropped(t *testing.T) {
+	body := `{
+	  "Job": {
+	    "ID": "web", "Update": null, "Spreads": [], "Dispatched": false, "Payload": null,
+	    "TaskGroups": [{
+	      "Name": "g", "Count": 0, "Networks": null, "Update": {"MaxParallel": 0, "Stagger": null},
+	      "Tasks": [{"Name": "t", "Driver": "mock_driver", "Config": {"run_for": "1s", "anything": {"x": 1}},
+	                 "User": "", "Templates": null, "Lifecycle": null}]
+	    }]
+	  },
+	  "Submission": {"Source": "job \"web\" {}", "Format": "hcl2"},
+	  "PolicyOverride": false, "SecretID": ""
+	}`
+	var got jobRegisterBody
+	must.NoError(t, decodeString(t, body, &got))
+	must.Eq(t, "web", *got.Job.ID)
+	// A known field at its zero value is kept, not dropped: count 0 is a
+	// setting (stop all instances), not an absent one.
+	must.NotNil(t, got.Job.TaskGroups[0].Count)
+	must.Eq(t, 0, *got.Job.TaskGroups[0].Count)
+	must.Eq(t, map[string]any{"run_for": "1s", "anything": map[string]any{"x": float64(1)}}, got.Job.TaskGroups[0].Tasks[0].Config)
+}
+
+// A field we do not implement, given a value, is refused with its path,
+// so the user learns the setting would be ignored.
+func TestDecodeBody_UnknownFieldWithValue(t *testing.T) {
+	var got jobRegisterBody
+	err := decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Update": {"MaxParallel": 2}}]}}`, &got)
+	must.Error(t, err)
+	code, msg := errorStatus(err)
+	must.Eq(t, http.StatusBadRequest, code)
+	must.StrContains(t, msg, `unknown field "Job.TaskGroups[0].Update"`)
+
+	err = decodeString(t, `{"Job": {"ID": "web"}, "PreserveCounts": true}`, &got)
+	must.Error(t, err)
+	must.StrContains(t, err.Error(), `unknown field "PreserveCounts"`)
+}
+
+// Malformed JSON and wrong types are 400s that say what is wrong and where.
+func TestDecodeBody_Malformed(t *testing.T) {
+	cases := map[string]string{
+		`{"Job": {"ID": "web",}}`:   "malformed JSON at byte",
+		`{"Job": {"ID": "web"`:      "unexpected end of input",
+		`{"Job": {"ID": "web"}} {}`: "unexpected data after the JSON value",
+		``:                          "empty request body",
+		`{"Job": {"TaskGroups": [{"Count": "3"}]}}`: `Job.TaskGroups.Count" must be int`,
+	}
+	for body, want := range cases {
+		var got jobRegisterBody
+		err := decodeString(t, body, &got)
+		must.Error(t, err, must.Sprintf("body %q", body))
+		code, msg := errorStatus(err)
+		must.Eq(t, http.StatusBadRequest, code, must.Sprintf("body %q", body))
+		must.StrContains(t, msg, want, must.Sprintf("body %q", body))
+	}
+}

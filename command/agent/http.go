@@ -1,0 +1,267 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// RPCer is what the HTTP API needs from the server: one call per request,
+// with the RPC method name and its structs request and response.
+type RPCer interface {
+	RPC(method string, args, reply any) error
+}
+
+// HTTPServer serves the /v1 API over net/http. Each handler decodes the
+// request into an RPC request, makes the call and returns the reply (or an
+// error) to wrap, which alone writes the answer.
+type HTTPServer struct {
+	agent    *Agent
+	rpc      RPCer
+	logger   hclog.Logger
+	listener net.Listener
+	srv      *http.Server
+	done     chan struct{}
+}
+
+// newHTTPServer serves the API on l until Shutdown.
+func newHTTPServer(a *Agent, rpc RPCer, l net.Listener, logger hclog.Logger) *HTTPServer {
+	s := &HTTPServer{agent: a, rpc: rpc, logger: logger.Named("http"), listener: l, done: make(chan struct{})}
+	s.srv = &http.Server{
+		Handler:           s.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("HTTP server stopped", "error", err)
+		}
+	}()
+	return s
+}
+
+// Addr returns the address the API listens on.
+func (s *HTTPServer) Addr() net.Addr { return s.listener.Addr() }
+
+// Shutdown stops accepting requests. Requests in flight get a moment to
+// finish; blocking queries, which may last minutes, are then cut off.
+func (s *HTTPServer) Shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		_ = s.srv.Close()
+	}
+	<-s.done
+}
+
+// handlerFunc returns the value to encode as JSON, or an error for wrap to
+// turn into a status code and a plain-text message.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) (any, error)
+
+func (s *HTTPServer) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	handle := func(pattern string, fn handlerFunc) { mux.Handle(pattern, s.wrap(fn)) }
+	for _, m := range []string{http.MethodPut, http.MethodPost} {
+		handle(m+" /v1/jobs", s.jobRegister)
+		handle(m+" /v1/job/{id}", s.jobRegister)
+		handle(m+" /v1/jobs/parse", s.jobParse)
+		handle(m+" /v1/validate/job", s.jobValidate)
+	}
+	handle("GET /v1/jobs", s.jobList)
+	handle("GET /v1/job/{id}", s.jobGet)
+	handle("DELETE /v1/job/{id}", s.jobDeregister)
+	handle("GET /v1/job/{id}/allocations", s.jobAllocations)
+	handle("GET /v1/job/{id}/evaluations", s.jobEvaluations)
+	handle("GET /v1/job/{id}/summary", s.jobSummary)
+
+	handle("GET /v1/allocations", s.allocList)
+	handle("GET /v1/allocation/{id}", s.allocGet)
+
+	handle("GET /v1/nodes", s.nodeList)
+	handle("GET /v1/node/{id}", s.nodeGet)
+	handle("GET /v1/node/{id}/allocations", s.nodeAllocations)
+
+	handle("GET /v1/evaluations", s.evalList)
+	handle("GET /v1/evaluation/{id}", s.evalGet)
+	handle("GET /v1/evaluation/{id}/allocations", s.evalAllocations)
+
+	handle("GET /v1/status/leader", s.statusLeader)
+	handle("GET /v1/agent/self", s.agentSelf)
+	handle("GET /v1/agent/health", s.agentHealth)
+	return mux
+}
+
+// wrap is the one place answers are written: a handler's value as JSON
+// with 200, or its error as a status code and a plain-text body, which is
+// what upstream's clients put in their error messages. On error nothing of
+// a partial answer has been written.
+func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		obj, err := fn(w, r)
+		if err != nil {
+			code, msg := errorStatus(err)
+			if code >= 500 {
+				s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+			} else {
+				s.logger.Debug("request rejected", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+			}
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(code)
+			fmt.Fprintln(w, msg)
+			return
+		}
+		code := http.StatusOK
+		if ws, ok := obj.(withStatus); ok {
+			code, obj = ws.Code, ws.Body
+		}
+		var buf []byte
+		if r.URL.Query().Has("pretty") {
+			buf, err = json.MarshalIndent(obj, "", "    ")
+			buf = append(buf, '\n')
+		} else {
+			buf, err = json.Marshal(obj)
+		}
+		if err != nil {
+			s.logger.Error("encoding response", "path", r.URL.Path, "error", err)
+			http.Error(w, "failed to encode response: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = w.Write(buf)
+		s.logger.Trace("request complete", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
+	})
+}
+
+// withStatus is a JSON answer whose status is not 200 although the request
+// was understood, such as an unhealthy /v1/agent/health.
+type withStatus struct {
+	Code int
+	Body any
+}
+
+// CodedError is an error the HTTP layer itself raises with a status code:
+// a malformed parameter, a missing object.
+type CodedError struct {
+	Code int
+	Msg  string
+}
+
+func (e *CodedError) Error() string { return e.Msg }
+
+func codedErrorf(code int, format string, args ...any) error {
+	return &CodedError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// errorStatus maps an error to its HTTP status and message. It is the only
+// such mapping: handlers return errors, never status codes.
+func errorStatus(err error) (int, string) {
+	var coded *CodedError
+	var validation *structs.ValidationError
+	switch {
+	case errors.As(err, &coded):
+		return coded.Code, coded.Msg
+	case errors.As(err, &validation),
+		errors.Is(err, structs.ErrInvalidRequest),
+		errors.Is(err, structs.ErrMissingField),
+		errors.Is(err, structs.ErrTokenMismatch):
+		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, structs.ErrUnknownJob),
+		errors.Is(err, structs.ErrUnknownNode),
+		errors.Is(err, structs.ErrUnknownAlloc),
+		errors.Is(err, structs.ErrUnknownEval):
+		return http.StatusNotFound, err.Error()
+	case errors.Is(err, structs.ErrPermissionDenied):
+		return http.StatusForbidden, err.Error()
+	case errors.Is(err, structs.ErrNodeNotReady):
+		return http.StatusConflict, err.Error()
+	}
+	// No leader and everything unexpected: the server could not answer.
+	return http.StatusInternalServerError, err.Error()
+}
+
+// parseQueryOptions reads the parameters every read accepts: index and
+// wait (a blocking query), namespace, region, prefix and stale.
+func parseQueryOptions(r *http.Request, q *structs.QueryOptions) error {
+	v := r.URL.Query()
+	if s := v.Get("index"); s != "" {
+		idx, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return codedErrorf(http.StatusBadRequest, "Invalid index %q: must be a non-negative integer", s)
+		}
+		q.MinQueryIndex = idx
+	}
+	if s := v.Get("wait"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return codedErrorf(http.StatusBadRequest, "Invalid wait time %q: use a duration such as \"5s\" or \"300ms\"", s)
+		}
+		q.MaxQueryTime = d
+	}
+	q.Namespace = v.Get("namespace")
+	q.Region = v.Get("region")
+	q.Prefix = v.Get("prefix")
+	q.AllowStale = v.Has("stale")
+	return nil
+}
+
+// writeRequest reads the parameters every write accepts.
+func writeRequest(r *http.Request) structs.WriteRequest {
+	v := r.URL.Query()
+	return structs.WriteRequest{Region: v.Get("region"), Namespace: v.Get("namespace")}
+}
+
+// setMeta sets the blocking-query headers from a read's metadata.
+func setMeta(w http.ResponseWriter, m *structs.QueryMeta) {
+	setIndex(w, m.Index)
+	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(m.KnownLeader))
+	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(m.LastContact.Milliseconds(), 10))
+}
+
+func setIndex(w http.ResponseWriter, index uint64) {
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(index, 10))
+}
+
+// readCall is one read RPC: its method, request and reply, and where in
+// them the query options and the reply's metadata sit.
+type readCall struct {
+	Method string
+	Opts   *structs.QueryOptions
+	Args   any
+	Reply  any
+	Meta   *structs.QueryMeta
+}
+
+// query fills c.Opts from r, makes the call and sets the answer's
+// blocking-query headers.
+func (s *HTTPServer) query(w http.ResponseWriter, r *http.Request, c readCall) error {
+	if err := parseQueryOptions(r, c.Opts); err != nil {
+		return err
+	}
+	if err := s.rpc.RPC(c.Method, c.Args, c.Reply); err != nil {
+		return err
+	}
+	setMeta(w, c.Meta)
+	return nil
+}
+
+// nonNil turns a nil slice into an empty one, so lists encode as [] the
+// way upstream's do, never as null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

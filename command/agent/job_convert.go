@@ -1,0 +1,163 @@
+package agent
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/nomad-edge/nomad/api"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// APIJobToStructJob canonicalizes a wire job (filling the defaults a job
+// file may leave out, exactly as upstream's client does) and converts it to
+// the server's model. Every field jobspec can produce is carried over;
+// server-owned fields (status, versions, indexes) are left for the server.
+// The task config map is passed as is: it belongs to the driver.
+func APIJobToStructJob(job *api.Job) *structs.Job {
+	job.Canonicalize()
+	out := &structs.Job{
+		ID:          deref(job.ID),
+		Name:        deref(job.Name),
+		Namespace:   deref(job.Namespace),
+		Region:      deref(job.Region),
+		Type:        deref(job.Type),
+		Priority:    deref(job.Priority),
+		AllAtOnce:   deref(job.AllAtOnce),
+		Datacenters: slices.Clone(job.Datacenters),
+		NodePool:    deref(job.NodePool),
+		Constraints: convertConstraints(job.Constraints),
+		Affinities:  convertAffinities(job.Affinities),
+		Meta:        maps.Clone(job.Meta),
+		ParentID:    deref(job.ParentID),
+		Stop:        deref(job.Stop),
+	}
+	for _, g := range job.TaskGroups {
+		out.TaskGroups = append(out.TaskGroups, convertTaskGroup(g))
+	}
+	return out
+}
+
+func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
+	out := &structs.TaskGroup{
+		Name:                      deref(g.Name),
+		Count:                     deref(g.Count),
+		Constraints:               convertConstraints(g.Constraints),
+		Affinities:                convertAffinities(g.Affinities),
+		RestartPolicy:             convertRestart(g.RestartPolicy),
+		ReschedulePolicy:          convertReschedule(g.ReschedulePolicy),
+		Meta:                      maps.Clone(g.Meta),
+		MaxClientDisconnect:       clonePtr(g.MaxClientDisconnect),
+		StopAfterClientDisconnect: clonePtr(g.StopAfterClientDisconnect),
+	}
+	if d := g.EphemeralDisk; d != nil {
+		out.EphemeralDisk = &structs.EphemeralDisk{
+			Sticky:  deref(d.Sticky),
+			Migrate: deref(d.Migrate),
+			SizeMB:  deref(d.SizeMB),
+		}
+	}
+	if d := g.Disconnect; d != nil {
+		out.Disconnect = &structs.DisconnectStrategy{
+			LostAfter:         deref(d.LostAfter),
+			StopOnClientAfter: clonePtr(d.StopOnClientAfter),
+			Replace:           clonePtr(d.Replace),
+			Reconcile:         deref(d.Reconcile),
+		}
+	}
+	for _, t := range g.Tasks {
+		out.Tasks = append(out.Tasks, convertTask(t))
+	}
+	return out
+}
+
+func convertTask(t *api.Task) *structs.Task {
+	out := &structs.Task{
+		Name:          t.Name,
+		Driver:        t.Driver,
+		Config:        t.Config,
+		Env:           maps.Clone(t.Env),
+		Constraints:   convertConstraints(t.Constraints),
+		Affinities:    convertAffinities(t.Affinities),
+		RestartPolicy: convertRestart(t.RestartPolicy),
+		Meta:          maps.Clone(t.Meta),
+		KillTimeout:   deref(t.KillTimeout),
+		KillSignal:    t.KillSignal,
+		Leader:        t.Leader,
+	}
+	if r := t.Resources; r != nil {
+		out.Resources = &structs.Resources{
+			CPU:         deref(r.CPU),
+			Cores:       deref(r.Cores),
+			MemoryMB:    deref(r.MemoryMB),
+			MemoryMaxMB: deref(r.MemoryMaxMB),
+			DiskMB:      deref(r.DiskMB),
+		}
+	}
+	return out
+}
+
+func convertRestart(r *api.RestartPolicy) *structs.RestartPolicy {
+	if r == nil {
+		return nil
+	}
+	return &structs.RestartPolicy{
+		Attempts:        deref(r.Attempts),
+		Interval:        deref(r.Interval),
+		Delay:           deref(r.Delay),
+		Mode:            deref(r.Mode),
+		RenderTemplates: deref(r.RenderTemplates),
+	}
+}
+
+func convertReschedule(r *api.ReschedulePolicy) *structs.ReschedulePolicy {
+	if r == nil {
+		return nil
+	}
+	return &structs.ReschedulePolicy{
+		Attempts:      deref(r.Attempts),
+		Interval:      deref(r.Interval),
+		Delay:         deref(r.Delay),
+		DelayFunction: deref(r.DelayFunction),
+		MaxDelay:      deref(r.MaxDelay),
+		Unlimited:     deref(r.Unlimited),
+	}
+}
+
+func convertConstraints(in []*api.Constraint) []*structs.Constraint {
+	if in == nil {
+		return nil
+	}
+	out := make([]*structs.Constraint, 0, len(in))
+	for _, c := range in {
+		out = append(out, &structs.Constraint{LTarget: c.LTarget, RTarget: c.RTarget, Operand: c.Operand})
+	}
+	return out
+}
+
+func convertAffinities(in []*api.Affinity) []*structs.Affinity {
+	if in == nil {
+		return nil
+	}
+	out := make([]*structs.Affinity, 0, len(in))
+	for _, a := range in {
+		out = append(out, &structs.Affinity{LTarget: a.LTarget, RTarget: a.RTarget, Operand: a.Operand, Weight: deref(a.Weight)})
+	}
+	return out
+}
+
+// deref returns *p, or the zero value for nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

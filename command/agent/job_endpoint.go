@@ -1,0 +1,220 @@
+package agent
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/nomad-edge/nomad/api"
+	"github.com/nomad-edge/nomad/jobspec"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// jobRegisterBody is the body of PUT /v1/jobs as upstream's clients send
+// it. Two fields of upstream's request are accepted and ignored because
+// they change nothing about what runs: Submission (the job file's source,
+// which upstream keeps for `job inspect`) and SecretID (an ACL token; there
+// are no ACLs yet).
+type jobRegisterBody struct {
+	api.JobRegisterRequest
+	Submission json.RawMessage
+	SecretID   string
+}
+
+// jobValidateBody is the body of POST /v1/validate/job.
+type jobValidateBody struct {
+	api.JobValidateRequest
+	SecretID string
+}
+
+// jobRegister handles PUT|POST /v1/jobs and /v1/job/{id}.
+func (s *HTTPServer) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body jobRegisterBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if body.Job == nil {
+		return nil, codedErrorf(http.StatusBadRequest, "Job must be specified")
+	}
+	if id := r.PathValue("id"); id != "" && (body.Job.ID == nil || *body.Job.ID != id) {
+		return nil, codedErrorf(http.StatusBadRequest, "Job ID does not match the path: %q", id)
+	}
+	job := s.structJob(r, body.Job, body.WriteRequest)
+	// Validate here as well as in the server: errors cross the RPC as text
+	// and a validation error's text matches no sentinel, so only a local
+	// *structs.ValidationError reliably becomes a 400 listing every problem.
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	args := &structs.JobRegisterRequest{
+		Job:            job,
+		EnforceIndex:   body.EnforceIndex,
+		JobModifyIndex: body.JobModifyIndex,
+		WriteRequest:   structs.WriteRequest{Region: job.Region, Namespace: job.Namespace},
+	}
+	var reply structs.JobRegisterResponse
+	if err := s.rpc.RPC("Job.Register", args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
+}
+
+// structJob converts a wire job, taking its namespace and region from the
+// request when the job names none.
+func (s *HTTPServer) structJob(r *http.Request, job *api.Job, body api.WriteRequest) *structs.Job {
+	wr := writeRequest(r)
+	if job.Namespace == nil {
+		if ns := firstNonEmpty(body.Namespace, wr.Namespace); ns != "" {
+			job.Namespace = new(ns)
+		}
+	}
+	if job.Region == nil {
+		if region := firstNonEmpty(body.Region, wr.Region, s.agent.config.Region); region != "" {
+			job.Region = new(region)
+		}
+	}
+	out := APIJobToStructJob(job)
+	out.Canonicalize()
+	return out
+}
+
+// jobValidate handles PUT|POST /v1/validate/job. Problems with the job are
+// the answer, not an error: the status is 200 and ValidationErrors lists
+// them.
+func (s *HTTPServer) jobValidate(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body jobValidateBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if body.Job == nil {
+		return nil, codedErrorf(http.StatusBadRequest, "Job must be specified")
+	}
+	job := s.structJob(r, body.Job, body.WriteRequest)
+	args := &structs.JobValidateRequest{Job: job, WriteRequest: structs.WriteRequest{Region: job.Region, Namespace: job.Namespace}}
+	var reply structs.JobValidateResponse
+	if err := s.rpc.RPC("Job.Validate", args, &reply); err != nil {
+		return nil, err
+	}
+	reply.ValidationErrors = nonNil(reply.ValidationErrors)
+	return reply, nil
+}
+
+// jobParse handles PUT|POST /v1/jobs/parse: HCL in, wire job out.
+func (s *HTTPServer) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.JobsParseRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if body.JobHCL == "" {
+		return nil, codedErrorf(http.StatusBadRequest, "Job spec is empty")
+	}
+	job, err := jobspec.Parse("input.hcl", []byte(body.JobHCL))
+	if err != nil {
+		return nil, codedErrorf(http.StatusBadRequest, "%v", err)
+	}
+	if body.Canonicalize {
+		job.Canonicalize()
+	}
+	return job, nil
+}
+
+// jobList handles GET /v1/jobs.
+func (s *HTTPServer) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.JobListRequest
+	var reply structs.JobListResponse
+	if err := s.query(w, r, readCall{Method: "Job.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return nonNil(reply.Jobs), nil
+}
+
+// jobGet handles GET /v1/job/{id}.
+func (s *HTTPServer) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: r.PathValue("id")}
+	var reply structs.SingleJobResponse
+	if err := s.query(w, r, readCall{Method: "Job.GetJob", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	if reply.Job == nil {
+		return nil, codedErrorf(http.StatusNotFound, "job not found")
+	}
+	return reply.Job, nil
+}
+
+// jobAllocations handles GET /v1/job/{id}/allocations (?all=true also
+// returns allocations of earlier job versions).
+func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
+	all, err := boolParam(r, "all")
+	if err != nil {
+		return nil, err
+	}
+	args := structs.JobSpecificRequest{JobID: r.PathValue("id"), All: all}
+	var reply structs.JobAllocationsResponse
+	if err := s.query(w, r, readCall{Method: "Job.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return nonNil(reply.Allocations), nil
+}
+
+// jobEvaluations handles GET /v1/job/{id}/evaluations.
+func (s *HTTPServer) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: r.PathValue("id")}
+	var reply structs.JobEvaluationsResponse
+	if err := s.query(w, r, readCall{Method: "Job.Evaluations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return nonNil(reply.Evaluations), nil
+}
+
+// jobSummary handles GET /v1/job/{id}/summary.
+func (s *HTTPServer) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: r.PathValue("id")}
+	var reply structs.JobSummaryResponse
+	if err := s.query(w, r, readCall{Method: "Job.Summary", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	if reply.JobSummary == nil {
+		return nil, codedErrorf(http.StatusNotFound, "job not found")
+	}
+	return reply.JobSummary, nil
+}
+
+// jobDeregister handles DELETE /v1/job/{id} (?purge=true removes the job
+// at once instead of leaving it stopped until garbage collection).
+func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
+	purge, err := boolParam(r, "purge")
+	if err != nil {
+		return nil, err
+	}
+	args := &structs.JobDeregisterRequest{JobID: r.PathValue("id"), Purge: purge, WriteRequest: writeRequest(r)}
+	var reply structs.JobDeregisterResponse
+	if err := s.rpc.RPC("Job.Deregister", args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
+}
+
+// boolParam reads an optional boolean query parameter; a present but
+// malformed value is an error rather than false.
+func boolParam(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, codedErrorf(http.StatusBadRequest, "Invalid %s value %q: must be true or false", name, v)
+	}
+	return b, nil
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,41 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// nodeList handles GET /v1/nodes.
+func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.NodeListRequest
+	var reply structs.NodeListResponse
+	if err := s.query(w, r, readCall{Method: "Node.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return nonNil(reply.Nodes), nil
+}
+
+// nodeGet handles GET /v1/node/{id}; the node's secret is never encoded.
+func (s *HTTPServer) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id")}
+	var reply structs.SingleNodeResponse
+	if err := s.query(w, r, readCall{Method: "Node.GetNode", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	if reply.Node == nil {
+		return nil, codedErrorf(http.StatusNotFound, "node not found")
+	}
+	return reply.Node, nil
+}
+
+// nodeAllocations handles GET /v1/node/{id}/allocations: full
+// allocations, as upstream returns them here.
+func (s *HTTPServer) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id")}
+	var reply structs.NodeAllocsResponse
+	if err := s.query(w, r, readCall{Method: "Node.GetAllocs", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return nonNil(reply.Allocs), nil
+}

@@ -1,0 +1,291 @@
+package command
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/nomad-edge/nomad/api"
+)
+
+// AllocCommand is `nomad alloc`, the parent of the allocation subcommands.
+type AllocCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *AllocCommand) Synopsis() string { return "Interact with allocations" }
+
+// Help implements cli.Command.
+func (c *AllocCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad alloc <subcommand> [options] [args]
+
+  Inspect allocations: the placements of a job's task groups on nodes.
+
+      $ nomad alloc status <alloc id>
+
+  Run a subcommand with -help for its options.
+`)
+}
+
+// Run implements cli.Command.
+func (c *AllocCommand) Run(args []string) int { return cli.RunResultHelp }
+
+// AllocStatusCommand is `nomad alloc status`.
+type AllocStatusCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *AllocStatusCommand) Synopsis() string {
+	return "Display allocation status information and metadata"
+}
+
+// Help implements cli.Command.
+func (c *AllocStatusCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad alloc status [options] <allocation>
+
+  Show an allocation: where it runs, what the servers want of it (desired
+  status) and what its client last reported (client status), the state
+  and recent events of each task, and what it was rescheduled from or
+  replaced by. <allocation> is an ID or a unique prefix of at least two
+  characters.
+
+  An allocation whose client status is "unknown" is on a node the servers
+  cannot reach; it may still be running and reports again when the node
+  reconnects.
+
+` + generalOptions() + `
+
+Status Options:
+
+  -verbose
+    Show full IDs, absolute times and the placement metrics: why nodes
+    were filtered out and the score each candidate node got.
+`)
+}
+
+// Run implements cli.Command.
+func (c *AllocStatusCommand) Run(args []string) int {
+	var verbose bool
+	flags := c.FlagSet("alloc status")
+	flags.BoolVar(&verbose, "verbose", false, "")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if flags.NArg() != 1 {
+		return c.argsError("This command takes one argument: <allocation>", "alloc status")
+	}
+	prefix := flags.Arg(0)
+	if err := checkPrefix("Alloc", prefix); err != nil {
+		c.Ui.Error(err.Error())
+		return exitError
+	}
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return exitError
+	}
+	stubs, _, err := client.Allocations().List(&api.QueryOptions{Prefix: prefix})
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying allocations: %v", err))
+		return exitError
+	}
+	stub, ok, matches := pickByPrefix(stubs, func(a *api.AllocationListStub) string { return a.ID }, prefix)
+	if !ok {
+		if len(matches) == 0 {
+			c.Ui.Error(fmt.Sprintf("No allocation(s) with prefix or id %q found", prefix))
+			return exitError
+		}
+		rows := make([]allocRow, 0, len(matches))
+		for _, m := range matches {
+			rows = append(rows, rowFromStub(m))
+		}
+		c.Ui.Error(fmt.Sprintf("Prefix matched multiple allocations\n\n%s", formatAllocRows(rows, view{verbose: verbose, now: time.Now()})))
+		return exitError
+	}
+	alloc, _, err := client.Allocations().Info(stub.ID, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying allocation: %v", err))
+		return exitError
+	}
+
+	c.Ui.Output(formatKV(c.header(client, alloc, view{verbose: verbose, now: time.Now()})))
+	for _, name := range slices.Sorted(maps.Keys(alloc.TaskStates)) {
+		c.Ui.Output("")
+		c.Ui.Output(formatTask(alloc, name))
+	}
+	if verbose && alloc.Metrics != nil {
+		c.Ui.Output("\nPlacement Metrics")
+		if s := formatAllocMetrics(alloc.Metrics, "  "); s != "" {
+			c.Ui.Output(s)
+		}
+		if s := formatScores(alloc.Metrics, fullIDLength); s != "" {
+			c.Ui.Output(s)
+		}
+	}
+	return exitOK
+}
+
+func (c *AllocStatusCommand) header(client *api.Client, a *api.Allocation, v view) []string {
+	var version uint64
+	if a.Job != nil && a.Job.Version != nil {
+		version = *a.Job.Version
+	}
+	lines := []string{
+		"ID|" + v.id(a.ID),
+		"Eval ID|" + v.id(a.EvalID),
+		"Name|" + a.Name,
+		"Node ID|" + v.id(a.NodeID),
+		"Node Name|" + a.NodeName,
+		"Job ID|" + a.JobID,
+		fmt.Sprintf("Job Version|%d", version),
+		"Client Status|" + a.ClientStatus,
+		"Client Description|" + a.ClientDescription,
+		"Desired Status|" + a.DesiredStatus,
+		"Desired Description|" + a.DesiredDescription,
+		"Created|" + v.age(a.CreateTime),
+		"Modified|" + v.age(a.ModifyTime),
+	}
+	if a.PreviousAllocation != "" {
+		lines = append(lines, "Rescheduled Alloc ID|"+v.id(a.PreviousAllocation))
+	}
+	if a.NextAllocation != "" {
+		lines = append(lines, "Replacement Alloc ID|"+v.id(a.NextAllocation))
+	}
+	if t := a.RescheduleTracker; t != nil && len(t.Events) > 0 {
+		lines = append(lines, "Reschedule Attempts|"+rescheduleAttempts(a, len(t.Events)))
+	}
+	if a.FollowupEvalID != "" {
+		// The follow-up evaluation is when the servers will reschedule.
+		if eval, _, err := client.Evaluations().Info(a.FollowupEvalID, nil); err == nil && !eval.WaitUntil.IsZero() {
+			lines = append(lines, "Reschedule Eligibility|"+prettyTimeDiff(eval.WaitUntil, v.now))
+		}
+	}
+	return lines
+}
+
+// rescheduleAttempts renders "used/allowed" within the group's policy,
+// or just the count when reschedules are unlimited.
+func rescheduleAttempts(a *api.Allocation, used int) string {
+	if a.Job != nil {
+		if g := a.Job.LookupTaskGroup(a.TaskGroup); g != nil && g.ReschedulePolicy != nil {
+			p := g.ReschedulePolicy
+			if (p.Unlimited == nil || !*p.Unlimited) && p.Attempts != nil {
+				return fmt.Sprintf("%d/%d", used, *p.Attempts)
+			}
+		}
+	}
+	return fmt.Sprint(used)
+}
+
+// formatTask renders one task: its state, resources, lifecycle times and
+// recent events, newest first.
+func formatTask(a *api.Allocation, name string) string {
+	st := a.TaskStates[name]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task %q is %q\n", name, st.State)
+
+	b.WriteString("Task Resources:\n")
+	lines := []string{"CPU|Memory|Disk"}
+	var cpu, mem, disk int64
+	if r := a.AllocatedResources; r != nil {
+		if tr := r.Tasks[name]; tr != nil {
+			cpu, mem = tr.Cpu.CpuShares, tr.Memory.MemoryMB
+		}
+		disk = r.Shared.DiskMB
+	}
+	lines = append(lines, fmt.Sprintf("%d MHz|%s|%s", cpu, formatMB(mem), formatMB(disk)))
+	b.WriteString(formatList(lines))
+
+	na := func(t time.Time) string {
+		if t.IsZero() {
+			return "N/A"
+		}
+		return formatTime(t)
+	}
+	b.WriteString("\n\nTask Events:\n")
+	b.WriteString(formatKV([]string{
+		"Started At|" + na(st.StartedAt),
+		"Finished At|" + na(st.FinishedAt),
+		fmt.Sprintf("Total Restarts|%d", st.Restarts),
+		"Last Restart|" + na(st.LastRestart),
+	}))
+
+	b.WriteString("\n\nRecent Events:\n")
+	events := []string{"Time|Type|Description"}
+	for i := len(st.Events) - 1; i >= 0; i-- {
+		e := st.Events[i]
+		events = append(events, fmt.Sprintf("%s|%s|%s", formatUnixNanoTime(e.Time), e.Type, eventDescription(e)))
+	}
+	b.WriteString(formatList(events))
+	return b.String()
+}
+
+// eventDescription is the event's display message, or one built from its
+// fields for events recorded without one.
+func eventDescription(e *api.TaskEvent) string {
+	if e.DisplayMessage != "" {
+		return e.DisplayMessage
+	}
+	switch e.Type {
+	case api.TaskReceived:
+		return "Task received by client"
+	case api.TaskStarted:
+		return "Task started by client"
+	case api.TaskTerminated:
+		parts := []string{fmt.Sprintf("Exit Code: %d", e.ExitCode)}
+		if e.Signal != 0 {
+			parts = append(parts, fmt.Sprintf("Signal: %d", e.Signal))
+		}
+		if e.Message != "" {
+			parts = append(parts, fmt.Sprintf("Exit Message: %q", e.Message))
+		}
+		return strings.Join(parts, ", ")
+	case api.TaskKilling:
+		if e.KillTimeout > 0 {
+			return fmt.Sprintf("Sent interrupt. Waiting %v before force killing", e.KillTimeout)
+		}
+	case api.TaskKilled:
+		if e.KillError != "" {
+			return e.KillError
+		}
+		return "Task successfully killed"
+	case api.TaskRestarting:
+		msg := fmt.Sprintf("Task restarting in %v", time.Duration(e.StartDelay))
+		if e.RestartReason != "" {
+			msg = e.RestartReason + " - " + msg
+		}
+		return msg
+	case api.TaskNotRestarting:
+		if e.RestartReason != "" {
+			return e.RestartReason
+		}
+		return "Task exceeded restart policy"
+	case api.TaskDriverFailure:
+		if e.DriverError != "" {
+			return e.DriverError
+		}
+	case api.TaskSetupFailure:
+		if e.SetupError != "" {
+			return e.SetupError
+		}
+	case api.TaskSiblingFailed:
+		if e.FailedSibling != "" {
+			return fmt.Sprintf("Task's sibling %q failed", e.FailedSibling)
+		}
+	case api.TaskDriverMessage:
+		if e.DriverMessage != "" {
+			return e.DriverMessage
+		}
+	case api.TaskClientReconnected:
+		return "Client reconnected"
+	}
+	return e.Message
+}

@@ -1,0 +1,81 @@
+package command
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/nomad-edge/nomad/command/agent"
+)
+
+// Run runs the CLI with args (without the program name) on the process's
+// standard streams and returns the exit code.
+func Run(args []string) int {
+	ui := &cli.BasicUi{Reader: os.Stdin, Writer: os.Stdout, ErrorWriter: os.Stderr}
+	return RunWithUi(args, ui)
+}
+
+// RunWithUi runs the CLI with args, writing through ui.
+func RunWithUi(args []string, ui cli.Ui) int {
+	// Upstream prints the version command's output for -v and --version.
+	if len(args) > 0 {
+		switch args[0] {
+		case "-v", "-version", "--version":
+			args = append([]string{"version"}, args[1:]...)
+		}
+	}
+	c := cli.NewCLI("nomad", agent.Version)
+	c.Args = args
+	c.Commands = Commands(Meta{Ui: ui})
+	c.HiddenCommands = []string{"run", "stop", "validate"}
+	// The cli library writes help in many small pieces; collect them and
+	// hand the UI whole text.
+	var help, errs bytes.Buffer
+	c.HelpWriter = &help
+	c.ErrorWriter = &errs
+	code, err := c.Run()
+	if s := strings.TrimRight(help.String(), "\n"); s != "" {
+		ui.Output(s)
+	}
+	if s := strings.TrimRight(errs.String(), "\n"); s != "" {
+		ui.Error(s)
+	}
+	if err != nil {
+		ui.Error(fmt.Sprintf("Error executing CLI: %v", err))
+		return exitError
+	}
+	return code
+}
+
+// Commands returns the command table, every command sharing meta's UI.
+func Commands(meta Meta) map[string]cli.CommandFactory {
+	m := func() Meta { return meta }
+	return map[string]cli.CommandFactory{
+		"agent": func() (cli.Command, error) { return &agent.Command{Ui: meta.Ui}, nil },
+
+		"job":          func() (cli.Command, error) { return &JobCommand{Meta: m()}, nil },
+		"job run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m()}, nil },
+		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m()}, nil },
+		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m()}, nil },
+		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m()}, nil },
+
+		"alloc":        func() (cli.Command, error) { return &AllocCommand{Meta: m()}, nil },
+		"alloc status": func() (cli.Command, error) { return &AllocStatusCommand{Meta: m()}, nil },
+
+		"node":        func() (cli.Command, error) { return &NodeCommand{Meta: m()}, nil },
+		"node status": func() (cli.Command, error) { return &NodeStatusCommand{Meta: m()}, nil },
+
+		"eval":        func() (cli.Command, error) { return &EvalCommand{Meta: m()}, nil },
+		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m()}, nil },
+
+		"version": func() (cli.Command, error) { return &VersionCommand{Meta: m()}, nil },
+
+		// Upstream's older top-level spellings, kept so scripts work.
+		"run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m()}, nil },
+		"stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m()}, nil },
+		"validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m()}, nil },
+	}
+}

@@ -1,0 +1,106 @@
+package command
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/nomad-edge/nomad/api"
+	"github.com/nomad-edge/nomad/jobspec"
+)
+
+// JobRunCommand is `nomad job run`.
+type JobRunCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *JobRunCommand) Synopsis() string { return "Run a new job or update an existing job" }
+
+// Help implements cli.Command.
+func (c *JobRunCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad job run [options] <path>
+
+  Parse the job file at <path> ("-" reads standard input), submit it, and
+  follow the evaluation the servers create for it until it finishes,
+  reporting the allocations it places.
+
+  Exit codes: 0 when everything was placed, 2 when the job was accepted
+  but some allocations could not be placed (the reasons are printed; the
+  servers keep trying as capacity appears), 1 on any other error.
+
+` + generalOptions() + `
+
+Run Options:
+
+  -detach
+    Print the evaluation ID and exit without following it.
+
+  -verbose
+    Show full IDs.
+`)
+}
+
+// Run implements cli.Command.
+func (c *JobRunCommand) Run(args []string) int {
+	var detach, verbose bool
+	flags := c.FlagSet("job run")
+	flags.BoolVar(&detach, "detach", false, "")
+	flags.BoolVar(&verbose, "verbose", false, "")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if flags.NArg() != 1 {
+		return c.argsError("This command takes one argument: <path>", "job run")
+	}
+	job, err := readJobFile(flags.Arg(0))
+	if err != nil {
+		c.Ui.Error(err.Error())
+		return exitError
+	}
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return exitError
+	}
+	resp, _, err := client.Jobs().Register(job, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error submitting job: %v", err))
+		return exitError
+	}
+	if resp.Warnings != "" {
+		c.Ui.Warn(fmt.Sprintf("Job Warnings:\n%s\n", resp.Warnings))
+	}
+	if resp.EvalID == "" {
+		c.Ui.Output("Job registration successful")
+		return exitOK
+	}
+	if detach {
+		c.Ui.Output("Job registration successful")
+		c.Ui.Output("Evaluation ID: " + resp.EvalID)
+		return exitOK
+	}
+	return newEvalMonitor(c.Ui, client, view{verbose: verbose}).monitor(resp.EvalID)
+}
+
+// readJobFile parses a job file, or standard input for "-". Parse errors
+// keep their file:line:column positions.
+func readJobFile(path string) (*api.Job, error) {
+	var job *api.Job
+	var err error
+	if path == "-" {
+		src, rerr := io.ReadAll(os.Stdin)
+		if rerr != nil {
+			return nil, fmt.Errorf("Error reading standard input: %v", rerr)
+		}
+		job, err = jobspec.Parse("<stdin>", src)
+	} else {
+		job, err = jobspec.ParseFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("Error parsing job file %s:\n%v", path, err)
+	}
+	return job, nil
+}

@@ -1,0 +1,225 @@
+package command
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nomad-edge/nomad/api"
+)
+
+// JobStatusCommand is `nomad job status`.
+type JobStatusCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *JobStatusCommand) Synopsis() string { return "Display status information about a job" }
+
+// Help implements cli.Command.
+func (c *JobStatusCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad job status [options] [job]
+
+  Without an argument, list every job. With a job ID (or a unique prefix of
+  one), show the job, the allocation counts of each task group (Unknown
+  counts allocations on disconnected nodes, which may still be running),
+  why placements failed if they did, and the job's allocations.
+
+` + generalOptions() + `
+
+Status Options:
+
+  -short
+    Show only the job's basic information.
+
+  -verbose
+    Show full IDs and absolute times.
+`)
+}
+
+// Run implements cli.Command.
+func (c *JobStatusCommand) Run(args []string) int {
+	var short, verbose bool
+	flags := c.FlagSet("job status")
+	flags.BoolVar(&short, "short", false, "")
+	flags.BoolVar(&verbose, "verbose", false, "")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if flags.NArg() > 1 {
+		return c.argsError("This command takes either no arguments or one: <job>", "job status")
+	}
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return exitError
+	}
+	if flags.NArg() == 0 {
+		return c.list(client)
+	}
+
+	jobs, _, err := client.Jobs().List(&api.QueryOptions{Prefix: flags.Arg(0)})
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying jobs: %v", err))
+		return exitError
+	}
+	stub, ok, matches := pickByPrefix(jobs, func(j *api.JobListStub) string { return j.ID }, flags.Arg(0))
+	if !ok {
+		if len(matches) == 0 {
+			c.Ui.Error(fmt.Sprintf("No job(s) with prefix or id %q found", flags.Arg(0)))
+		} else {
+			c.Ui.Error(fmt.Sprintf("Prefix matched multiple jobs\n\n%s", formatJobList(matches)))
+		}
+		return exitError
+	}
+	job, _, err := client.Jobs().Info(stub.ID, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying job: %v", err))
+		return exitError
+	}
+	c.Ui.Output(formatKV(jobHeader(job)))
+	if short {
+		return exitOK
+	}
+	return c.details(client, job, verbose)
+}
+
+func (c *JobStatusCommand) list(client *api.Client) int {
+	jobs, _, err := client.Jobs().List(nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying jobs: %v", err))
+		return exitError
+	}
+	if len(jobs) == 0 {
+		c.Ui.Output("No running jobs")
+		return exitOK
+	}
+	c.Ui.Output(formatJobList(jobs))
+	return exitOK
+}
+
+func formatJobList(jobs []*api.JobListStub) string {
+	lines := []string{"ID|Type|Priority|Status|Submit Date"}
+	for _, j := range jobs {
+		lines = append(lines, fmt.Sprintf("%s|%s|%d|%s|%s",
+			j.ID, j.Type, j.Priority, jobStatus(j.Status, stopState(j.Stop)), formatUnixNanoTime(j.SubmitTime)))
+	}
+	return formatList(lines)
+}
+
+// stopState says whether the user stopped a job.
+type stopState bool
+
+// jobStatus marks a stopped job, whose status alone ("dead" or, while its
+// allocations stop, "running") does not say that the user stopped it.
+func jobStatus(status string, stop stopState) string {
+	if stop {
+		return status + " (stopped)"
+	}
+	return status
+}
+
+func jobHeader(job *api.Job) []string {
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	var priority int
+	if job.Priority != nil {
+		priority = *job.Priority
+	}
+	var submit string
+	if job.SubmitTime != nil {
+		submit = formatUnixNanoTime(*job.SubmitTime)
+	}
+	stop := stopState(job.Stop != nil && *job.Stop)
+	return []string{
+		"ID|" + str(job.ID),
+		"Name|" + str(job.Name),
+		"Submit Date|" + submit,
+		"Type|" + str(job.Type),
+		fmt.Sprintf("Priority|%d", priority),
+		"Datacenters|" + strings.Join(job.Datacenters, ","),
+		"Namespace|" + str(job.Namespace),
+		"Node Pool|" + str(job.NodePool),
+		"Status|" + jobStatus(str(job.Status), stop),
+	}
+}
+
+// details prints the summary, placement failures and allocations.
+func (c *JobStatusCommand) details(client *api.Client, job *api.Job, verbose bool) int {
+	id := *job.ID
+	summary, _, err := client.Jobs().Summary(id, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying job summary: %v", err))
+		return exitError
+	}
+	c.Ui.Output("\nSummary")
+	c.Ui.Output(formatSummary(summary))
+
+	evals, _, err := client.Jobs().Evaluations(id, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying job evaluations: %v", err))
+		return exitError
+	}
+	if failed := latestPlacementFailure(evals); failed != nil {
+		c.Ui.Output("\nPlacement Failure")
+		c.Ui.Output(formatPlacementFailures(failed.FailedTGAllocs, "", "  "))
+	}
+
+	allocs, _, err := client.Jobs().Allocations(id, false, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying job allocations: %v", err))
+		return exitError
+	}
+	rows := make([]allocRow, 0, len(allocs))
+	for _, a := range allocs {
+		rows = append(rows, rowFromStub(a))
+	}
+	c.Ui.Output("\nAllocations")
+	c.Ui.Output(formatAllocRows(rows, view{verbose: verbose, now: time.Now()}))
+	return exitOK
+}
+
+func formatSummary(s *api.JobSummary) string {
+	lines := []string{"Task Group|Queued|Starting|Running|Failed|Complete|Lost|Unknown"}
+	for _, g := range slices.Sorted(maps.Keys(s.Summary)) {
+		t := s.Summary[g]
+		lines = append(lines, fmt.Sprintf("%s|%d|%d|%d|%d|%d|%d|%d",
+			g, t.Queued, t.Starting, t.Running, t.Failed, t.Complete, t.Lost, t.Unknown))
+	}
+	return formatList(lines)
+}
+
+// latestPlacementFailure returns the evaluation whose failed placements
+// are still outstanding: the one that created the job's pending blocked
+// evaluation or, when nothing waits, the newest evaluation if it failed to
+// place. Older failures are history and are not shown. evals are newest
+// first.
+func latestPlacementFailure(evals []*api.Evaluation) *api.Evaluation {
+	for _, blocked := range evals {
+		if blocked.Status != api.EvalStatusBlocked {
+			continue
+		}
+		for _, e := range evals {
+			if e.BlockedEval == blocked.ID && len(e.FailedTGAllocs) > 0 {
+				return e
+			}
+		}
+	}
+	for _, e := range evals {
+		if e.Status == api.EvalStatusBlocked {
+			continue
+		}
+		if len(e.FailedTGAllocs) > 0 {
+			return e
+		}
+		return nil
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nomad-edge/nomad/api"
+)
+
+// JobStopCommand is `nomad job stop`.
+type JobStopCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *JobStopCommand) Synopsis() string { return "Stop a running job" }
+
+// Help implements cli.Command.
+func (c *JobStopCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad job stop [options] <job>
+
+  Stop a job: the servers stop all of its allocations. The job stays
+  registered, marked stopped, until garbage collected, unless -purge is
+  given. <job> is a job ID or a unique prefix of one; stopping a job named
+  by a prefix asks for confirmation unless -yes is given.
+
+  The stop is scheduled by an evaluation, which is followed until it
+  finishes, as with 'nomad job run'.
+
+` + generalOptions() + `
+
+Stop Options:
+
+  -detach
+    Print the evaluation ID and exit without following it.
+
+  -purge
+    Remove the job from the servers at once instead of leaving it stopped.
+
+  -yes
+    Do not ask for confirmation.
+
+  -verbose
+    Show full IDs.
+`)
+}
+
+// Run implements cli.Command.
+func (c *JobStopCommand) Run(args []string) int {
+	var detach, purge, yes, verbose bool
+	flags := c.FlagSet("job stop")
+	flags.BoolVar(&detach, "detach", false, "")
+	flags.BoolVar(&purge, "purge", false, "")
+	flags.BoolVar(&yes, "yes", false, "")
+	flags.BoolVar(&verbose, "verbose", false, "")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if flags.NArg() != 1 {
+		return c.argsError("This command takes one argument: <job>", "job stop")
+	}
+	prefix := flags.Arg(0)
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return exitError
+	}
+	jobs, _, err := client.Jobs().List(&api.QueryOptions{Prefix: prefix})
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error finding jobs with prefix %q: %v", prefix, err))
+		return exitError
+	}
+	job, ok, matches := pickByPrefix(jobs, func(j *api.JobListStub) string { return j.ID }, prefix)
+	if !ok {
+		if len(matches) == 0 {
+			c.Ui.Error(fmt.Sprintf("No job(s) with prefix or id %q found", prefix))
+		} else {
+			c.Ui.Error(fmt.Sprintf("Prefix matched multiple jobs\n\n%s", formatJobList(matches)))
+		}
+		return exitError
+	}
+	if job.ID != prefix && !yes && !c.confirm(job.ID) {
+		c.Ui.Output("Cancelling job stop")
+		return exitOK
+	}
+
+	evalID, _, err := client.Jobs().Deregister(job.ID, purge, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error deregistering job: %v", err))
+		return exitError
+	}
+	if evalID == "" {
+		return exitOK
+	}
+	if detach {
+		c.Ui.Output(evalID)
+		return exitOK
+	}
+	return newEvalMonitor(c.Ui, client, view{verbose: verbose}).monitor(evalID)
+}
+
+// confirm asks before stopping a job that was named by a prefix only.
+func (c *JobStopCommand) confirm(jobID string) bool {
+	answer, err := c.Ui.Ask(fmt.Sprintf("Are you sure you want to stop job %q? [y/N]", jobID))
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Failed to read confirmation: %v", err))
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+package command
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/nomad-edge/nomad/api"
+)
+
+// Meta is what every command shares: the UI and the flags that say which
+// agent to talk to.
+type Meta struct {
+	Ui cli.Ui
+
+	address   string
+	region    string
+	namespace string
+}
+
+// FlagSet returns a flag set with the common flags. Errors are reported by
+// the command (parseFlags), not printed by the flag package.
+func (m *Meta) FlagSet(name string) *flag.FlagSet {
+	f := flag.NewFlagSet(name, flag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	f.StringVar(&m.address, "address", "", "")
+	f.StringVar(&m.region, "region", "", "")
+	f.StringVar(&m.namespace, "namespace", "", "")
+	return f
+}
+
+// Client returns an API client for the agent named by -address, or else
+// NOMAD_ADDR, or else the local default.
+func (m *Meta) Client() (*api.Client, error) {
+	cfg := api.DefaultConfig()
+	if m.address != "" {
+		cfg.Address = m.address
+	}
+	if m.region != "" {
+		cfg.Region = m.region
+	}
+	if m.namespace != "" {
+		cfg.Namespace = m.namespace
+	}
+	return api.NewClient(cfg)
+}
+
+// helpCommand is a command with help text, which parseFlags prints on a
+// flag error.
+type helpCommand interface {
+	Help() string
+}
+
+// parseFlags parses args, printing the error and the command's usage on
+// failure. ok is false when the command must exit 1.
+func (m *Meta) parseFlags(f *flag.FlagSet, args []string, c helpCommand) bool {
+	if err := f.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			m.Ui.Output(c.Help())
+			return false
+		}
+		m.Ui.Error(fmt.Sprintf("Error: %v", err))
+		m.Ui.Error(c.Help())
+		return false
+	}
+	return true
+}
+
+// argsError reports a wrong number of arguments, with a pointer to help.
+func (m *Meta) argsError(msg, command string) int {
+	m.Ui.Error(msg)
+	m.Ui.Error(fmt.Sprintf("For additional help try 'nomad %s -help'", command))
+	return 1
+}
+
+// generalOptions is the help text of the flags Meta adds.
+func generalOptions() string {
+	return strings.TrimSpace(`
+General Options:
+
+  -address=<addr>
+    The address of the agent's HTTP API. Overrides the NOMAD_ADDR
+    environment variable. Default: http://127.0.0.1:4646.
+
+  -region=<region>
+    The region to send the request to. Overrides NOMAD_REGION.
+
+  -namespace=<namespace>
+    The namespace to use. Overrides NOMAD_NAMESPACE. Default: "default".
+`)
+}

@@ -1,0 +1,235 @@
+package command
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/nomad-edge/nomad/api"
+)
+
+// NodeCommand is `nomad node`, the parent of the node subcommands.
+type NodeCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *NodeCommand) Synopsis() string { return "Interact with nodes" }
+
+// Help implements cli.Command.
+func (c *NodeCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad node <subcommand> [options] [args]
+
+  Inspect the client nodes of the cluster.
+
+      $ nomad node status
+      $ nomad node status <node id>
+
+  Run a subcommand with -help for its options.
+`)
+}
+
+// Run implements cli.Command.
+func (c *NodeCommand) Run(args []string) int { return cli.RunResultHelp }
+
+// NodeStatusCommand is `nomad node status`.
+type NodeStatusCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *NodeStatusCommand) Synopsis() string { return "Display status information about nodes" }
+
+// Help implements cli.Command.
+func (c *NodeStatusCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad node status [options] [node]
+
+  Without an argument, list the client nodes. With a node ID (or a unique
+  prefix of at least two characters), show the node: its status, drivers,
+  recent events, the resources its allocations hold, and its allocations.
+
+  A "disconnected" node missed its heartbeats; its allocations are
+  "unknown" and may come back when it reconnects. A "down" node's
+  allocations are replaced elsewhere.
+
+` + generalOptions() + `
+
+Status Options:
+
+  -verbose
+    Show full IDs, addresses, versions and the drivers' health.
+`)
+}
+
+// Run implements cli.Command.
+func (c *NodeStatusCommand) Run(args []string) int {
+	var verbose bool
+	flags := c.FlagSet("node status")
+	flags.BoolVar(&verbose, "verbose", false, "")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if flags.NArg() > 1 {
+		return c.argsError("This command takes either no arguments or one: <node>", "node status")
+	}
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return exitError
+	}
+	if flags.NArg() == 0 {
+		nodes, _, err := client.Nodes().List(nil)
+		if err != nil {
+			c.Ui.Error(fmt.Sprintf("Error querying node status: %v", err))
+			return exitError
+		}
+		if len(nodes) == 0 {
+			c.Ui.Output("No nodes registered")
+			return exitOK
+		}
+		c.Ui.Output(formatNodeList(nodes, view{verbose: verbose}))
+		return exitOK
+	}
+
+	prefix := flags.Arg(0)
+	if err := checkPrefix("Node", prefix); err != nil {
+		c.Ui.Error(err.Error())
+		return exitError
+	}
+	nodes, _, err := client.Nodes().List(&api.QueryOptions{Prefix: prefix})
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying node info: %v", err))
+		return exitError
+	}
+	stub, ok, matches := pickByPrefix(nodes, func(n *api.NodeListStub) string { return n.ID }, prefix)
+	if !ok {
+		if len(matches) == 0 {
+			c.Ui.Error(fmt.Sprintf("No node(s) with prefix %q found", prefix))
+		} else {
+			c.Ui.Error(fmt.Sprintf("Prefix matched multiple nodes\n\n%s", formatNodeList(matches, view{verbose: verbose})))
+		}
+		return exitError
+	}
+	node, _, err := client.Nodes().Info(stub.ID, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying node info: %v", err))
+		return exitError
+	}
+	allocs, _, err := client.Nodes().Allocations(node.ID, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying node allocations: %v", err))
+		return exitError
+	}
+	c.Ui.Output(formatNode(node, allocs, view{verbose: verbose, now: time.Now()}))
+	return exitOK
+}
+
+func formatNodeList(nodes []*api.NodeListStub, v view) string {
+	var lines []string
+	if v.verbose {
+		lines = append(lines, "ID|Node Pool|DC|Name|Class|Address|Version|Drain|Eligibility|Status")
+	} else {
+		lines = append(lines, "ID|Node Pool|DC|Name|Class|Drain|Eligibility|Status")
+	}
+	for _, node := range nodes {
+		if v.verbose {
+			lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%v|%s|%s",
+				v.id(node.ID), node.NodePool, node.Datacenter, node.Name, node.NodeClass,
+				node.Address, node.Version, node.Drain, node.SchedulingEligibility, node.Status))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%s|%v|%s|%s",
+				v.id(node.ID), node.NodePool, node.Datacenter, node.Name, node.NodeClass,
+				node.Drain, node.SchedulingEligibility, node.Status))
+		}
+	}
+	return formatList(lines)
+}
+
+func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
+	var healthy []string
+	for _, name := range slices.Sorted(maps.Keys(node.Drivers)) {
+		if d := node.Drivers[name]; d != nil && d.Detected && d.Healthy {
+			healthy = append(healthy, name)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(formatKV([]string{
+		"ID|" + v.id(node.ID),
+		"Name|" + node.Name,
+		"Node Pool|" + node.NodePool,
+		"Class|" + node.NodeClass,
+		"DC|" + node.Datacenter,
+		fmt.Sprintf("Drain|%v", node.Drain),
+		"Eligibility|" + node.SchedulingEligibility,
+		"Status|" + node.Status,
+		"Drivers|" + strings.Join(healthy, ","),
+	}))
+
+	if v.verbose && len(node.Drivers) > 0 {
+		lines := []string{"Driver|Detected|Healthy|Message|Time"}
+		for _, name := range slices.Sorted(maps.Keys(node.Drivers)) {
+			d := node.Drivers[name]
+			lines = append(lines, fmt.Sprintf("%s|%v|%v|%s|%s", name, d.Detected, d.Healthy, d.HealthDescription, formatTime(d.UpdateTime)))
+		}
+		b.WriteString("\n\nDriver Status\n")
+		b.WriteString(formatList(lines))
+	}
+
+	if len(node.Events) > 0 {
+		lines := []string{"Time|Subsystem|Message"}
+		for i := len(node.Events) - 1; i >= 0; i-- {
+			e := node.Events[i]
+			lines = append(lines, fmt.Sprintf("%s|%s|%s", formatTime(e.Timestamp), e.Subsystem, e.Message))
+		}
+		b.WriteString("\n\nNode Events\n")
+		b.WriteString(formatList(lines))
+	}
+
+	b.WriteString("\n\nAllocated Resources\n")
+	b.WriteString(formatNodeResources(node, allocs))
+
+	rows := make([]allocRow, 0, len(allocs))
+	for _, a := range allocs {
+		rows = append(rows, rowFromAlloc(a))
+	}
+	b.WriteString("\n\nAllocations\n")
+	b.WriteString(formatAllocRows(rows, v))
+	return b.String()
+}
+
+// formatNodeResources renders what the node's live allocations hold
+// against what the node offers for scheduling (its capacity minus what is
+// reserved). Allocations on the node whose status is unknown still hold
+// their resources: they may be running.
+func formatNodeResources(node *api.Node, allocs []*api.Allocation) string {
+	var cpu, mem, disk int64
+	for _, a := range allocs {
+		if a.ClientTerminalStatus() || a.ServerTerminalStatus() || a.AllocatedResources == nil {
+			continue
+		}
+		for _, t := range a.AllocatedResources.Tasks {
+			cpu += t.Cpu.CpuShares
+			mem += t.Memory.MemoryMB
+		}
+		disk += a.AllocatedResources.Shared.DiskMB
+	}
+	var totalCPU, totalMem, totalDisk int64
+	if r := node.NodeResources; r != nil {
+		totalCPU, totalMem, totalDisk = r.Cpu.CpuShares, r.Memory.MemoryMB, r.Disk.DiskMB
+	}
+	if r := node.ReservedResources; r != nil {
+		totalCPU -= int64(r.Cpu.CpuShares)
+		totalMem -= int64(r.Memory.MemoryMB)
+		totalDisk -= int64(r.Disk.DiskMB)
+	}
+	return formatList([]string{
+		"CPU|Memory|Disk",
+		fmt.Sprintf("%d/%d MHz|%s/%s|%s/%s", cpu, totalCPU, formatMB(mem), formatMB(totalMem), formatMB(disk), formatMB(totalDisk)),
+	})
+}

@@ -1,0 +1,380 @@
+package scheduler
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// allocSet is a set of allocations keyed by ID. The reconciler is written
+// as set algebra over it so that each rule reads like the spec.
+type allocSet map[string]*structs.Allocation
+
+func newAllocSet(allocs []*structs.Allocation) allocSet {
+	s := make(allocSet, len(allocs))
+	for _, a := range allocs {
+		s[a.ID] = a
+	}
+	return s
+}
+
+// byTaskGroup splits allocations by group name.
+func byTaskGroup(allocs []*structs.Allocation) map[string]allocSet {
+	out := map[string]allocSet{}
+	for _, a := range allocs {
+		s, ok := out[a.TaskGroup]
+		if !ok {
+			s = allocSet{}
+			out[a.TaskGroup] = s
+		}
+		s[a.ID] = a
+	}
+	return out
+}
+
+// difference returns the members of s in none of others.
+func (s allocSet) difference(others ...allocSet) allocSet {
+	out := allocSet{}
+outer:
+	for id, a := range s {
+		for _, o := range others {
+			if _, ok := o[id]; ok {
+				continue outer
+			}
+		}
+		out[id] = a
+	}
+	return out
+}
+
+// union returns the members of s and of every other set.
+func (s allocSet) union(others ...allocSet) allocSet {
+	out := make(allocSet, len(s))
+	for id, a := range s {
+		out[id] = a
+	}
+	for _, o := range others {
+		for id, a := range o {
+			out[id] = a
+		}
+	}
+	return out
+}
+
+// filter returns the members for which keep is true.
+func (s allocSet) filter(keep func(*structs.Allocation) bool) allocSet {
+	out := allocSet{}
+	for id, a := range s {
+		if keep(a) {
+			out[id] = a
+		}
+	}
+	return out
+}
+
+// sorted returns the members ordered by name index, then ID, so that
+// everything derived from a set is deterministic.
+func (s allocSet) sorted() []*structs.Allocation {
+	out := make([]*structs.Allocation, 0, len(s))
+	for _, a := range s {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if ii, jj := out[i].Index(), out[j].Index(); ii != jj {
+			return ii < jj
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// filterByTerminal returns the members that are not terminal. Unknown
+// allocations are not terminal and stay.
+func (s allocSet) filterByTerminal() allocSet {
+	return s.filter(func(a *structs.Allocation) bool { return !a.TerminalStatus() })
+}
+
+// taintedSets is the classification of a group's allocations by the state
+// of their node and their own disconnect history (spec §4). Every
+// allocation lands in exactly one set; the first matching rule wins.
+type taintedSets struct {
+	// untainted allocations count toward the group and are subject to the
+	// ordinary rules (updates, scaling, rescheduling of failed ones).
+	untainted allocSet
+	// migrate allocations are marked to move off a draining node.
+	migrate allocSet
+	// lost allocations are on a down or vanished node, or on a
+	// disconnected node without a lost window, or still pending there:
+	// they are stopped as lost and replaced.
+	lost allocSet
+	// disconnecting allocations run on a disconnected node whose group has
+	// a lost window: they are marked unknown in this evaluation. Those
+	// already replaced (a reconnect not yet resolved) do not count.
+	disconnecting allocSet
+	// reconnecting allocations were unknown and their client has reported
+	// again: they are resolved against their replacements (§5).
+	reconnecting allocSet
+	// expiring allocations are unknown past their lost window: stopped as
+	// lost and replaced (§4).
+	expiring allocSet
+	// standby allocations are unknown and replaced: a live successor
+	// stands for their instance until they reconnect or expire.
+	standby allocSet
+	// ignore allocations need nothing: already stopped by the server or
+	// lost.
+	ignore allocSet
+}
+
+// taintFilter is the input of filterByTainted.
+type taintFilter struct {
+	now time.Time
+	// nodes holds the nodes of the allocations that are down,
+	// disconnected, draining or ineligible; a nil entry is a node that no
+	// longer exists.
+	nodes map[string]*structs.Node
+	// batch keeps the successful allocations of batch jobs counted even
+	// once stopped: a batch job's finished work is never redone.
+	batch bool
+	// replaced holds the allocations with a live successor (see
+	// allocSet.replaced).
+	replaced map[string]bool
+}
+
+// successors maps an allocation ID to the allocations that replaced it
+// (their PreviousAllocation), in a stable order.
+func (s allocSet) successors() map[string][]*structs.Allocation {
+	out := map[string][]*structs.Allocation{}
+	for _, a := range s.sorted() {
+		if a.PreviousAllocation != "" {
+			out[a.PreviousAllocation] = append(out[a.PreviousAllocation], a)
+		}
+	}
+	return out
+}
+
+// chain walks the replacement chain after id (id → R1 → R2 …) through
+// every member, finished ones included, and returns those keep accepts.
+func chain(id string, successors map[string][]*structs.Allocation, keep func(*structs.Allocation) bool) []*structs.Allocation {
+	var out []*structs.Allocation
+	seen := map[string]bool{id: true}
+	queue := []string{id}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, next := range successors[cur] {
+			if seen[next.ID] {
+				continue
+			}
+			seen[next.ID] = true
+			queue = append(queue, next.ID)
+			if keep(next) {
+				out = append(out, next)
+			}
+		}
+	}
+	return out
+}
+
+func isLive(a *structs.Allocation) bool { return !a.TerminalStatus() }
+
+// replaced returns the IDs of the members that have a live allocation
+// (desired run, not finished) anywhere down their replacement chain: that
+// successor stands for their instance while they are unknown.
+func (s allocSet) replaced(successors map[string][]*structs.Allocation) map[string]bool {
+	out := map[string]bool{}
+	for id := range s {
+		if len(chain(id, successors, isLive)) > 0 {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// filterByTainted classifies the set.
+func (s allocSet) filterByTainted(f taintFilter) taintedSets {
+	now, taintedNodes, isBatch := f.now, f.nodes, f.batch
+	out := taintedSets{
+		untainted: allocSet{}, migrate: allocSet{}, lost: allocSet{}, disconnecting: allocSet{},
+		reconnecting: allocSet{}, expiring: allocSet{}, standby: allocSet{}, ignore: allocSet{},
+	}
+	for id, a := range s {
+		node, tainted := taintedNodes[a.NodeID]
+		gone := tainted && (node == nil || node.TerminalStatus())
+		disconnected := tainted && node != nil && node.Status == structs.NodeStatusDisconnected
+		window := a.SupportsDisconnect()
+
+		switch {
+		case a.ServerTerminalStatus():
+			if isBatch && a.ClientStatus == structs.AllocClientStatusComplete {
+				out.untainted[id] = a
+			} else {
+				out.ignore[id] = a
+			}
+
+		case a.ClientStatus == structs.AllocClientStatusLost:
+			// Lost is terminal; the replacement is decided by the count.
+			out.ignore[id] = a
+
+		case window && a.NeedsToReconnect() && !gone && !disconnected:
+			// The client is talking again (node ready or initializing).
+			// An allocation it has not reported yet is still unknown.
+			switch {
+			case a.ClientStatus != structs.AllocClientStatusUnknown:
+				out.reconnecting[id] = a
+			case a.Expired(now):
+				out.expiring[id] = a
+			case f.replaced[id]:
+				out.standby[id] = a
+			default:
+				out.untainted[id] = a
+			}
+
+		case a.ClientTerminalStatus():
+			// Finished allocations never migrate: they are counted and
+			// possibly rescheduled by filterByRescheduleable.
+			out.untainted[id] = a
+
+		case gone:
+			out.lost[id] = a
+
+		case disconnected && !window:
+			// Groups without a window keep the pre-feature behaviour.
+			out.lost[id] = a
+
+		case disconnected && a.ClientStatus == structs.AllocClientStatusPending:
+			// It never started: there is nothing to resume.
+			out.lost[id] = a
+
+		case disconnected && a.ClientStatus == structs.AllocClientStatusRunning:
+			out.disconnecting[id] = a
+
+		case a.ClientStatus == structs.AllocClientStatusUnknown && a.Expired(now):
+			out.expiring[id] = a
+
+		case a.ClientStatus == structs.AllocClientStatusUnknown && f.replaced[id]:
+			out.standby[id] = a
+
+		case a.DesiredTransition.ShouldMigrate():
+			out.migrate[id] = a
+
+		default:
+			out.untainted[id] = a
+		}
+	}
+	return out
+}
+
+// rescheduleSets splits the allocations that may be replaced by the
+// reschedule policy.
+type rescheduleSets struct {
+	untainted allocSet
+	now       allocSet
+	later     []*delayedReschedule
+}
+
+// delayedReschedule is an allocation to replace at a later time, through a
+// follow-up evaluation.
+type delayedReschedule struct {
+	alloc *structs.Allocation
+	at    time.Time
+}
+
+// filterByRescheduleable separates failed allocations to replace now or
+// later from those that stay counted. A failed allocation that already has
+// a replacement is dropped: its successor counts instead.
+func (s allocSet) filterByRescheduleable(now time.Time, evalID string) rescheduleSets {
+	out := rescheduleSets{untainted: allocSet{}, now: allocSet{}}
+	for id, a := range s {
+		if a.ClientStatus != structs.AllocClientStatusFailed {
+			out.untainted[id] = a
+			continue
+		}
+		if a.NextAllocation != "" {
+			continue
+		}
+		at, eligible := nextRescheduleTime(a, lastEventTime(a))
+		switch {
+		case eligible && ((evalID != "" && a.FollowupEvalID == evalID) || !at.After(now.Add(rescheduleWindow))):
+			out.now[id] = a
+		case eligible && a.FollowupEvalID == "":
+			out.untainted[id] = a
+			out.later = append(out.later, &delayedReschedule{alloc: a, at: at})
+		default:
+			// Not eligible (attempts used up) or already waiting on a
+			// follow-up evaluation: it keeps its place in the count.
+			out.untainted[id] = a
+		}
+	}
+	sort.Slice(out.later, func(i, j int) bool { return out.later[i].alloc.ID < out.later[j].alloc.ID })
+	return out
+}
+
+// nameIndex tracks which instance indexes of a group are in use so that
+// new allocations fill gaps and scale-downs remove the highest ones.
+type nameIndex struct {
+	job, group string
+	count      int
+	used       map[uint]int
+}
+
+func newNameIndex(job, group string, count int, in ...allocSet) *nameIndex {
+	n := &nameIndex{job: job, group: group, count: count, used: map[uint]int{}}
+	for _, s := range in {
+		for _, a := range s {
+			n.used[a.Index()]++
+		}
+	}
+	return n
+}
+
+// next returns k unused names, lowest index first; past the group's count
+// it keeps counting up.
+func (n *nameIndex) next(k int) []string {
+	out := make([]string, 0, k)
+	for i := uint(0); len(out) < k; i++ {
+		if n.used[i] > 0 {
+			continue
+		}
+		n.used[i]++
+		out = append(out, structs.AllocName(n.job, n.group, i))
+	}
+	return out
+}
+
+// release marks a stopped allocation's index free again.
+func (n *nameIndex) release(a *structs.Allocation) {
+	if i := a.Index(); n.used[i] > 0 {
+		n.used[i]--
+	}
+}
+
+// stopOrder sorts the candidates for a scale-down: names at or above the
+// count first, then duplicated names, then highest index; ties go to the
+// most recently created. Unknown allocations are never candidates.
+func (n *nameIndex) stopOrder(s allocSet) []*structs.Allocation {
+	out := slices.DeleteFunc(s.sorted(), func(a *structs.Allocation) bool {
+		return a.ClientStatus == structs.AllocClientStatusUnknown
+	})
+	rank := func(a *structs.Allocation) (bool, bool) {
+		i := a.Index()
+		return i >= uint(n.count), n.used[i] > 1
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ai, aj := out[i], out[j]
+		aOver, aDup := rank(ai)
+		bOver, bDup := rank(aj)
+		if aOver != bOver {
+			return aOver
+		}
+		if aDup != bDup {
+			return aDup
+		}
+		if ai.Index() != aj.Index() {
+			return ai.Index() > aj.Index()
+		}
+		return ai.CreateIndex > aj.CreateIndex
+	})
+	return out
+}

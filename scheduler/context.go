@@ -1,0 +1,182 @@
+package scheduler
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-version"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// maxScoreMetaData is how many of the best node scores a placement records.
+const maxScoreMetaData = 5
+
+// EvalContext is what the feasibility and ranking iterators share during
+// one evaluation: the state snapshot, the plan being built (so that a node
+// is charged for what this evaluation already put on it), the metrics of
+// the current selection, and caches of parsed constraint operands.
+type EvalContext struct {
+	state   State
+	plan    *structs.Plan
+	logger  hclog.Logger
+	metrics *structs.AllocMetric
+	scores  map[string]*structs.NodeScoreMeta
+
+	regexps  map[string]*regexp.Regexp
+	versions map[string]version.Constraints
+}
+
+// NewEvalContext returns a context over state that charges nodes for the
+// allocations in plan.
+func NewEvalContext(state State, plan *structs.Plan, logger hclog.Logger) *EvalContext {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	c := &EvalContext{
+		state: state, plan: plan, logger: logger,
+		regexps: map[string]*regexp.Regexp{}, versions: map[string]version.Constraints{},
+	}
+	c.resetMetrics()
+	return c
+}
+
+// Metrics returns the metrics of the current selection.
+func (c *EvalContext) Metrics() *structs.AllocMetric { return c.metrics }
+
+// Plan returns the plan being built.
+func (c *EvalContext) Plan() *structs.Plan { return c.plan }
+
+func (c *EvalContext) resetMetrics() {
+	c.metrics = &structs.AllocMetric{}
+	c.scores = map[string]*structs.NodeScoreMeta{}
+}
+
+// ProposedAllocs returns the allocations that hold resources on the node
+// once the plan is applied: its non-terminal allocations (unknown ones
+// included: their tasks may well be running), minus the plan's stops, with
+// the plan's updates and placements.
+func (c *EvalContext) ProposedAllocs(nodeID string) ([]*structs.Allocation, error) {
+	existing, err := c.state.AllocsByNodeTerminal(nil, nodeID, false)
+	if err != nil {
+		return nil, fmt.Errorf("listing allocations of node %s: %w", nodeID, err)
+	}
+	gone := map[string]bool{}
+	for _, a := range c.plan.NodeUpdate[nodeID] {
+		gone[a.ID] = true
+	}
+	planned := c.plan.NodeAllocation[nodeID]
+	for _, a := range planned {
+		gone[a.ID] = true // replaced by the plan's version below
+	}
+	out := make([]*structs.Allocation, 0, len(existing)+len(planned))
+	for _, a := range existing {
+		if !gone[a.ID] && !a.TerminalStatus() {
+			out = append(out, a)
+		}
+	}
+	for _, a := range planned {
+		if !a.TerminalStatus() {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// filterNode records that a checker rejected node for reason.
+func (c *EvalContext) filterNode(node *structs.Node, reason string) {
+	m := c.metrics
+	m.NodesFiltered++
+	if m.ConstraintFiltered == nil {
+		m.ConstraintFiltered = map[string]int{}
+	}
+	m.ConstraintFiltered[reason]++
+	if node.NodeClass != "" {
+		if m.ClassFiltered == nil {
+			m.ClassFiltered = map[string]int{}
+		}
+		m.ClassFiltered[node.NodeClass]++
+	}
+}
+
+// exhaustNode records that node lacked room in dimension.
+func (c *EvalContext) exhaustNode(node *structs.Node, dimension string) {
+	m := c.metrics
+	m.NodesExhausted++
+	if m.DimensionExhausted == nil {
+		m.DimensionExhausted = map[string]int{}
+	}
+	m.DimensionExhausted[dimension]++
+	if node.NodeClass != "" {
+		if m.ClassExhausted == nil {
+			m.ClassExhausted = map[string]int{}
+		}
+		m.ClassExhausted[node.NodeClass]++
+	}
+}
+
+// scoreNode records one scorer's score of node.
+func (c *EvalContext) scoreNode(node *structs.Node, scorer string, score float64) {
+	meta, ok := c.scores[node.ID]
+	if !ok {
+		meta = &structs.NodeScoreMeta{NodeID: node.ID, Scores: map[string]float64{}}
+		c.scores[node.ID] = meta
+	}
+	meta.Scores[scorer] = score
+}
+
+// normScoreNode records node's final, normalised score.
+func (c *EvalContext) normScoreNode(node *structs.Node, score float64) {
+	c.scoreNode(node, normScorer, score)
+	c.scores[node.ID].NormScore = score
+}
+
+const normScorer = "normalized-score"
+
+// finishScores keeps the best scored nodes in the metrics. The reconnect
+// logic (§5 best_score) later compares these recorded scores.
+func (c *EvalContext) finishScores() {
+	metas := make([]*structs.NodeScoreMeta, 0, len(c.scores))
+	for _, m := range c.scores {
+		if _, normalised := m.Scores[normScorer]; normalised {
+			delete(m.Scores, normScorer)
+			metas = append(metas, m)
+		}
+	}
+	sort.Slice(metas, func(i, j int) bool {
+		if metas[i].NormScore != metas[j].NormScore {
+			return metas[i].NormScore > metas[j].NormScore
+		}
+		return metas[i].NodeID < metas[j].NodeID
+	})
+	if len(metas) > maxScoreMetaData {
+		metas = metas[:maxScoreMetaData]
+	}
+	c.metrics.ScoreMetaData = metas
+}
+
+func (c *EvalContext) regexp(pattern string) (*regexp.Regexp, error) {
+	if re, ok := c.regexps[pattern]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	c.regexps[pattern] = re
+	return re, nil
+}
+
+func (c *EvalContext) versionConstraint(spec string) (version.Constraints, error) {
+	if vc, ok := c.versions[spec]; ok {
+		return vc, nil
+	}
+	vc, err := version.NewConstraint(spec)
+	if err != nil {
+		return nil, err
+	}
+	c.versions[spec] = vc
+	return vc, nil
+}

@@ -1,0 +1,38 @@
+// Package scheduler turns an evaluation into a plan: it reconciles what a
+// job wants with the allocations that exist, picks nodes for the missing
+// ones, and submits the result through a Planner.
+//
+// The package is pure. It reads the cluster only through the State
+// interface (a read-only snapshot), writes only through the Planner
+// interface, does no I/O, starts no goroutines and never reads the clock:
+// the caller injects now. Randomness (the node shuffle) is seeded from the
+// evaluation ID and the snapshot index, so a placement can be replayed.
+// Because of that a dry run (`job plan`) is the same scheduler over a
+// snapshot with a recording planner.
+//
+// Layout:
+//
+//   - scheduler.go: the State, Planner and Scheduler contracts, the
+//     factory table.
+//   - generic_sched.go: the service and batch scheduler (Process, retries,
+//     blocked and follow-up evaluations, placement).
+//   - reconcile.go, reconcile_disconnect.go, allocset.go, reschedule.go:
+//     the reconciler, a pure function from (job, allocations, tainted
+//     nodes, now) to a ReconcileResults value, written as set algebra on
+//     allocSet.
+//   - feasible.go, constraint.go, rank.go, stack.go, context.go: node
+//     selection as a chain of small iterators, wired in NewGenericStack.
+//
+// Counting rule. Each instance of a group (a name, job.group[i]) is stood
+// for by one allocation. An unknown allocation keeps standing for its
+// instance until it is replaced (a live allocation descends from it through
+// PreviousAllocation); it then waits on standby and its successor stands
+// in. Neither an unknown allocation nor a stand-in is ever stopped as
+// excess: stopping a stand-in would only hand its instance back to the
+// unknown original. So after an evaluation exactly Count instances stand,
+// or more only when more than Count of them are unknown.
+//
+// The treatment of disconnected clients follows
+// shared/spec/disconnected-clients.md §4–§5; what is not done yet is marked
+// TODO with the section it belongs to.
+package scheduler

@@ -1,0 +1,437 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+const (
+	// maxServiceScheduleAttempts and maxBatchScheduleAttempts bound the
+	// retries of a partially rejected plan. Services try harder: they
+	// run for long, so a good placement is worth more.
+	maxServiceScheduleAttempts = 5
+	maxBatchScheduleAttempts   = 2
+
+	// failedFollowupBase and failedFollowupSpread set the wait of the
+	// evaluation that retries one that ran out of attempts; the spread
+	// keeps many such retries from firing together.
+	failedFollowupBase   = time.Minute
+	failedFollowupSpread = 4 * time.Minute
+
+	blockedEvalDescription = "created to place remaining allocations"
+)
+
+// ErrMaxAttempts is wrapped by the error of an evaluation whose plan was
+// rejected too many times.
+var ErrMaxAttempts = errors.New("maximum attempts reached")
+
+// validTriggers are the evaluation reasons the generic scheduler handles.
+var validTriggers = map[string]bool{
+	structs.EvalTriggerJobRegister: true, structs.EvalTriggerJobDeregister: true,
+	structs.EvalTriggerNodeDrain: true, structs.EvalTriggerNodeUpdate: true,
+	structs.EvalTriggerAllocStop: true, structs.EvalTriggerRollingUpdate: true,
+	structs.EvalTriggerQueuedAllocs: true, structs.EvalTriggerPeriodicJob: true,
+	structs.EvalTriggerMaxPlans: true, structs.EvalTriggerRetryFailedAlloc: true,
+	structs.EvalTriggerFailedFollowUp: true, structs.EvalTriggerPreemption: true,
+	structs.EvalTriggerScaling: true, structs.EvalTriggerMaxDisconnectTimeout: true,
+	structs.EvalTriggerReconnect: true,
+}
+
+// GenericScheduler schedules service and batch jobs: it reconciles the
+// job's allocations, places what is missing, and retries when the plan
+// applier rejects part of its plan.
+type GenericScheduler struct {
+	base    hclog.Logger
+	logger  hclog.Logger
+	state   State
+	planner Planner
+	clock   func() time.Time
+	batch   bool
+
+	// Per Process.
+	now            time.Time
+	eval           *structs.Evaluation
+	job            *structs.Job
+	plan           *structs.Plan
+	planResult     *structs.PlanResult
+	ctx            *EvalContext
+	stack          *genericStack
+	followUpEvals  []*structs.Evaluation
+	blocked        *structs.Evaluation
+	nextEval       *structs.Evaluation
+	failedTGAllocs map[string]*structs.AllocMetric
+	queuedAllocs   map[string]int
+	placed         map[string]string // new allocation ID → group
+}
+
+// NewServiceScheduler returns the scheduler for service jobs.
+func NewServiceScheduler(cfg Config) Scheduler { return newGenericScheduler(cfg, false) }
+
+// NewBatchScheduler returns the scheduler for batch jobs.
+func NewBatchScheduler(cfg Config) Scheduler { return newGenericScheduler(cfg, true) }
+
+func newGenericScheduler(cfg Config, batch bool) *GenericScheduler {
+	cfg = cfg.withDefaults()
+	name := structs.JobTypeService
+	if batch {
+		name = structs.JobTypeBatch
+	}
+	return &GenericScheduler{
+		base: cfg.Logger.Named(name + "_sched"), state: cfg.State, planner: cfg.Planner,
+		clock: cfg.Now, batch: batch,
+	}
+}
+
+// Process handles one evaluation. The evaluation's outcome is written
+// through Planner.UpdateEval; a returned error means the evaluation could
+// not be processed at all and should be retried by the broker.
+func (s *GenericScheduler) Process(eval *structs.Evaluation) error {
+	s.eval = eval
+	s.now = s.clock()
+	s.blocked, s.nextEval = nil, nil
+	s.logger = s.base.With("eval_id", eval.ID, "job_id", eval.JobID, "namespace", eval.Namespace)
+
+	if !validTriggers[eval.TriggeredBy] {
+		desc := fmt.Sprintf("scheduler cannot handle '%s' evaluation reason", eval.TriggeredBy)
+		return s.setStatus(structs.EvalStatusFailed, desc)
+	}
+
+	limit := maxServiceScheduleAttempts
+	if s.batch {
+		limit = maxBatchScheduleAttempts
+	}
+	if err := s.retryMax(limit); err != nil {
+		if !errors.Is(err, ErrMaxAttempts) {
+			return err
+		}
+		// Out of attempts: retry later with a fresh evaluation rather than
+		// spin against a plan applier that keeps rejecting.
+		seed := shuffleSeed(eval.ID, 0)
+		wait := failedFollowupBase + time.Duration(seed%uint64(failedFollowupSpread))
+		s.nextEval = eval.CreateFailedFollowUpEval(wait, s.now)
+		if cerr := s.planner.CreateEval(s.nextEval); cerr != nil {
+			return fmt.Errorf("creating failed follow-up evaluation: %w", cerr)
+		}
+		return s.setStatus(structs.EvalStatusFailed, err.Error())
+	}
+
+	// A blocked evaluation that still cannot place everything goes back
+	// to waiting for capacity instead of creating another.
+	if eval.Status == structs.EvalStatusBlocked && len(s.failedTGAllocs) > 0 {
+		e := eval.Copy()
+		e.FailedTGAllocs = s.failedTGAllocs
+		e.QueuedAllocations = s.queuedAllocs
+		e.ModifyTime = s.now.UnixNano()
+		e.SnapshotIndex = s.plan.SnapshotIndex
+		return s.planner.ReblockEval(e)
+	}
+	return s.setStatus(structs.EvalStatusComplete, "")
+}
+
+// retryMax runs process until it is done, at most limit times in a row
+// without progress.
+func (s *GenericScheduler) retryMax(limit int) error {
+	for attempts := 0; attempts < limit; {
+		done, err := s.process()
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		if s.planResult != nil && !s.planResult.IsNoOp() {
+			attempts = 0 // part of the plan landed: the state moved on
+		} else {
+			attempts++
+		}
+	}
+	return fmt.Errorf("%w (%d)", ErrMaxAttempts, limit)
+}
+
+// process makes and submits one plan. It returns true when nothing is
+// left to retry.
+func (s *GenericScheduler) process() (bool, error) {
+	job, err := s.state.JobByID(nil, s.eval.Namespace, s.eval.JobID)
+	if err != nil {
+		return false, fmt.Errorf("looking up job %q: %w", s.eval.JobID, err)
+	}
+	s.job = job
+	index, err := s.state.LatestIndex()
+	if err != nil {
+		return false, fmt.Errorf("reading state index: %w", err)
+	}
+	s.queuedAllocs = map[string]int{}
+	if !job.Stopped() {
+		for _, tg := range job.TaskGroups {
+			s.queuedAllocs[tg.Name] = 0
+		}
+	}
+	s.followUpEvals, s.failedTGAllocs, s.planResult = nil, nil, nil
+	s.placed = map[string]string{}
+	s.plan = &structs.Plan{
+		EvalID: s.eval.ID, Priority: s.eval.Priority, Job: job, SnapshotIndex: index,
+	}
+	if job != nil {
+		s.plan.AllAtOnce = job.AllAtOnce
+	}
+	s.ctx = NewEvalContext(s.state, s.plan, s.logger)
+	s.stack = newGenericStack(s.batch, s.ctx)
+	if !job.Stopped() {
+		s.stack.SetJob(job)
+	}
+
+	if err := s.computeJobAllocs(index); err != nil {
+		return false, err
+	}
+
+	if s.eval.Status != structs.EvalStatusBlocked && len(s.failedTGAllocs) > 0 && s.blocked == nil {
+		// TODO(blocked evals): no node-class eligibility is tracked yet, so
+		// the blocked evaluation is "escaped": any capacity change wakes it.
+		s.blocked = s.eval.CreateBlockedEval(nil, true, s.now)
+		s.blocked.StatusDescription = blockedEvalDescription
+		// What the scheduler saw: a capacity change after this index
+		// must release the blocked evaluation, one before it must not.
+		s.blocked.SnapshotIndex = index
+		if err := s.planner.CreateEval(s.blocked); err != nil {
+			return false, fmt.Errorf("creating blocked evaluation: %w", err)
+		}
+	}
+
+	// TODO(plan evals): the follow-ups belong in the plan's raft entry
+	// (ApplyPlanResultsRequest.Evals) so they commit with it; Plan has no
+	// field for them yet, so they are created first, as upstream does.
+	for _, e := range s.followUpEvals {
+		if err := s.planner.CreateEval(e); err != nil {
+			return false, fmt.Errorf("creating follow-up evaluation: %w", err)
+		}
+	}
+
+	if s.plan.IsNoOp() && !s.eval.AnnotatePlan {
+		return true, nil
+	}
+	result, newState, err := s.planner.SubmitPlan(s.plan)
+	s.planResult = result
+	if err != nil {
+		return false, fmt.Errorf("submitting plan: %w", err)
+	}
+	s.adjustQueued(result)
+	if newState != nil {
+		s.logger.Debug("refreshing state after partial plan rejection")
+		s.state = newState
+		return false, nil
+	}
+	if full, expected, actual := result.FullCommit(s.plan); !full {
+		s.logger.Debug("plan partially committed", "expected", expected, "actual", actual)
+		return false, nil
+	}
+	return true, nil
+}
+
+// computeJobAllocs reconciles the job and fills the plan.
+func (s *GenericScheduler) computeJobAllocs(index uint64) error {
+	allocs, err := s.state.AllocsByJob(nil, s.eval.Namespace, s.eval.JobID, true)
+	if err != nil {
+		return fmt.Errorf("listing allocations of job %q: %w", s.eval.JobID, err)
+	}
+	tainted, err := taintedNodes(s.state, allocs)
+	if err != nil {
+		return err
+	}
+	s.markStoppedLost(allocs, tainted)
+
+	res := Reconcile(ReconcilerInput{
+		Job: s.job, Allocs: allocs, TaintedNodes: tainted,
+		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now,
+	})
+	if s.eval.AnnotatePlan {
+		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates}
+	}
+	for _, st := range res.Stop {
+		s.plan.AppendStoppedAlloc(st.alloc, st.statusDescription, st.clientStatus, st.followupEvalID)
+	}
+	for _, m := range []map[string]*structs.Allocation{res.DisconnectUpdates, res.ReconnectUpdates, res.AttributeUpdates} {
+		for _, a := range sortedAllocs(m) {
+			s.plan.AppendAlloc(a)
+		}
+	}
+	for _, a := range res.InplaceUpdate {
+		s.plan.AppendAlloc(a)
+	}
+	groups := make([]string, 0, len(res.DesiredFollowupEvals))
+	for g := range res.DesiredFollowupEvals {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		s.followUpEvals = append(s.followUpEvals, res.DesiredFollowupEvals[g]...)
+	}
+
+	if s.job.Stopped() {
+		return nil
+	}
+	for _, p := range res.DestructiveUpdate {
+		s.queuedAllocs[p.taskGroup.Name]++
+	}
+	for _, p := range res.Place {
+		s.queuedAllocs[p.taskGroup.Name]++
+	}
+	return s.computePlacements(index, append(res.DestructiveUpdate, res.Place...))
+}
+
+// markStoppedLost records as lost the allocations the server already
+// stopped but whose down node never confirmed it, so that summaries do
+// not count them as running forever.
+func (s *GenericScheduler) markStoppedLost(allocs []*structs.Allocation, tainted map[string]*structs.Node) {
+	for _, a := range allocs {
+		node, ok := tainted[a.NodeID]
+		if !ok || (node != nil && !node.TerminalStatus()) {
+			continue
+		}
+		if a.ServerTerminalStatus() && !a.ClientTerminalStatus() {
+			s.plan.AppendStoppedAlloc(a, a.DesiredDescription, structs.AllocClientStatusLost, "")
+		}
+	}
+}
+
+// computePlacements picks a node for each request and adds the new
+// allocations to the plan.
+func (s *GenericScheduler) computePlacements(index uint64, reqs []placementRequest) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	nodes, err := readyNodesFor(s.state, s.job)
+	if err != nil {
+		return err
+	}
+	s.stack.SetNodes(nodes, shuffleSeed(s.eval.ID, index))
+
+	for _, p := range reqs {
+		tg := p.taskGroup
+		if m, failed := s.failedTGAllocs[tg.Name]; failed {
+			// The group already failed to fit: the rest would too.
+			m.CoalescedFailures++
+			continue
+		}
+		// Stop first so that the node the old allocation frees counts.
+		if p.stopPrevious {
+			s.plan.AppendStoppedAlloc(p.previousAlloc, p.stopDesc, "", "")
+		}
+		option := s.stack.Select(tg, selectOptions{penaltyNodes: penaltyNodes(p)})
+		metrics := s.ctx.Metrics()
+		metrics.NodesAvailable = maps.Clone(metrics.NodesAvailable)
+		if option == nil {
+			if p.stopPrevious {
+				s.plan.PopUpdate(p.previousAlloc)
+			}
+			if s.failedTGAllocs == nil {
+				s.failedTGAllocs = map[string]*structs.AllocMetric{}
+			}
+			s.failedTGAllocs[tg.Name] = metrics
+			continue
+		}
+		alloc := &structs.Allocation{
+			ID:                 structs.GenerateUUID(),
+			Namespace:          s.job.Namespace,
+			EvalID:             s.eval.ID,
+			Name:               p.name,
+			JobID:              s.job.ID,
+			Job:                s.job,
+			TaskGroup:          tg.Name,
+			NodeID:             option.Node.ID,
+			NodeName:           option.Node.Name,
+			AllocatedResources: structs.NewAllocatedResources(tg),
+			Metrics:            metrics,
+			DesiredStatus:      structs.AllocDesiredStatusRun,
+			ClientStatus:       structs.AllocClientStatusPending,
+			CreateTime:         s.now.UnixNano(),
+			ModifyTime:         s.now.UnixNano(),
+		}
+		if prev := p.previousAlloc; prev != nil {
+			alloc.PreviousAllocation = prev.ID
+			if p.reschedule {
+				alloc.RescheduleTracker = extendRescheduleTracker(prev, s.now, p.rescheduleDelay)
+			}
+			s.linkNext(prev, alloc.ID)
+		}
+		s.plan.AppendAlloc(alloc)
+		s.placed[alloc.ID] = tg.Name
+	}
+	return nil
+}
+
+// linkNext records the replacement on the replaced allocation's entry in
+// the plan, if it has one, so the plan reads consistently. The state store
+// links every new allocation to its PreviousAllocation anyway, so no
+// extra write is made for a replaced allocation the plan does not touch.
+func (s *GenericScheduler) linkNext(prev *structs.Allocation, nextID string) {
+	for _, m := range []map[string][]*structs.Allocation{s.plan.NodeUpdate, s.plan.NodeAllocation} {
+		for _, a := range m[prev.NodeID] {
+			if a.ID == prev.ID {
+				a.NextAllocation = nextID
+			}
+		}
+	}
+}
+
+// penaltyNodes are the nodes a rescheduled allocation's line failed on.
+func penaltyNodes(p placementRequest) map[string]bool {
+	if !p.reschedule || p.previousAlloc == nil {
+		return nil
+	}
+	out := map[string]bool{p.previousAlloc.NodeID: true}
+	if t := p.previousAlloc.RescheduleTracker; t != nil {
+		for _, e := range t.Events {
+			out[e.PrevNodeID] = true
+		}
+	}
+	return out
+}
+
+// adjustQueued removes the committed placements from the queued counts.
+func (s *GenericScheduler) adjustQueued(result *structs.PlanResult) {
+	if result == nil {
+		return
+	}
+	for _, allocs := range result.NodeAllocation {
+		for _, a := range allocs {
+			if g, ok := s.placed[a.ID]; ok {
+				s.queuedAllocs[g]--
+			}
+		}
+	}
+}
+
+func (s *GenericScheduler) setStatus(status, desc string) error {
+	e := s.eval.Copy()
+	e.Status = status
+	e.StatusDescription = desc
+	e.FailedTGAllocs = s.failedTGAllocs
+	e.QueuedAllocations = s.queuedAllocs
+	if s.blocked != nil {
+		e.BlockedEval = s.blocked.ID
+	}
+	if s.nextEval != nil {
+		e.NextEval = s.nextEval.ID
+	}
+	e.ModifyTime = s.now.UnixNano()
+	if err := s.planner.UpdateEval(e); err != nil {
+		return fmt.Errorf("updating evaluation: %w", err)
+	}
+	return nil
+}
+
+func sortedAllocs(m map[string]*structs.Allocation) []*structs.Allocation {
+	out := make([]*structs.Allocation, 0, len(m))
+	for _, a := range m {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}

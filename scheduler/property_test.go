@@ -1,0 +1,158 @@
+package scheduler_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/scheduler"
+	"github.com/nomad-edge/nomad/scheduler/schedtest"
+)
+
+var nodeStates = []string{"ready", "ready", "ready", "down", "disconnected", "initializing", "draining", "ineligible"}
+
+func applyNodeState(n *structs.Node, state string) {
+	n.Drain = false
+	n.SchedulingEligibility = structs.NodeSchedulingEligible
+	switch state {
+	case "draining":
+		n.Status, n.Drain = structs.NodeStatusReady, true
+	case "ineligible":
+		n.Status, n.SchedulingEligibility = structs.NodeStatusReady, structs.NodeSchedulingIneligible
+	default:
+		n.Status = state
+	}
+}
+
+// counted is the number of a group's allocations standing for an
+// instance: desired run, not finished, and not an unknown original whose
+// replacement already stands in for it (§4).
+func counted(allocs []*structs.Allocation) int {
+	n, _ := standing(allocs)
+	return n
+}
+
+// standing returns counted, and how many instances have an unknown member
+// (an unknown allocation, or the replacement standing in for one): those
+// are never stopped as excess (§4), so they set a floor under a scale-down.
+func standing(allocs []*structs.Allocation) (n, unknownInstances int) {
+	byID := map[string]*structs.Allocation{}
+	for _, a := range allocs {
+		byID[a.ID] = a
+	}
+	live := func(a *structs.Allocation) bool { return !a.TerminalStatus() }
+	root := func(a *structs.Allocation) string {
+		for p := byID[a.PreviousAllocation]; p != nil; p = byID[p.PreviousAllocation] {
+			a = p
+		}
+		return a.ID
+	}
+	replaced := map[string]bool{}
+	withUnknown := map[string]bool{}
+	for _, a := range allocs {
+		if !live(a) {
+			continue
+		}
+		if a.ClientStatus == structs.AllocClientStatusUnknown {
+			withUnknown[root(a)] = true
+		}
+		for p := byID[a.PreviousAllocation]; p != nil && !replaced[p.ID]; p = byID[p.PreviousAllocation] {
+			replaced[p.ID] = true
+		}
+	}
+	for _, a := range allocs {
+		if live(a) && !(a.ClientStatus == structs.AllocClientStatusUnknown && replaced[a.ID]) {
+			n++
+		}
+	}
+	return n, len(withUnknown)
+}
+
+// Through any sequence of node status changes (down, disconnected,
+// draining, back) and rescales, with or without a disconnect window and
+// with slow or immediate reschedules: the scheduler never
+// places on a node that is not ready, and after each evaluation exactly
+// count allocations stand for the group (more only when more than count
+// instances are unknown, which are never stopped as excess). These are the two
+// promises an edge operator relies on: no work sent into the void, no lost
+// or doubled instances.
+func TestProperty_ReadyNodesAndExactCount(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		h := schedtest.NewHarness(rt)
+		numNodes := rapid.IntRange(1, 10).Draw(rt, "nodes")
+		nodes := make([]*structs.Node, numNodes)
+		for i := range nodes {
+			nodes[i] = mock.Node()
+		}
+		job := mock.Job()
+		tg := job.TaskGroups[0]
+		tg.Count = rapid.IntRange(0, 30).Draw(rt, "count")
+		tg.Tasks[0].Resources = &structs.Resources{CPU: 100, MemoryMB: 64}
+		if rapid.Bool().Draw(rt, "window") {
+			w := time.Hour
+			tg.MaxClientDisconnect = &w
+		}
+		if rapid.Bool().Draw(rt, "immediate-reschedule") {
+			tg.ReschedulePolicy = &structs.ReschedulePolicy{DelayFunction: structs.DelayFunctionConstant, Unlimited: true}
+		}
+
+		rounds := rapid.IntRange(1, 4).Draw(rt, "rounds")
+		for round := range rounds {
+			for i, n := range nodes {
+				applyNodeState(n, rapid.SampledFrom(nodeStates).Draw(rt, "state"))
+				if i == 0 && !n.Ready() {
+					applyNodeState(n, "ready") // somewhere to place
+				}
+			}
+			h.UpsertNodes(nodes...)
+			h.Now = h.Now.Add(rapid.SampledFrom([]time.Duration{0, time.Minute, 2 * time.Hour}).Draw(rt, "advance"))
+			if round == 0 {
+				job = h.UpsertJob(job)
+			} else if rapid.Bool().Draw(rt, "rescale") {
+				job = job.Copy()
+				job.TaskGroups[0].Count = rapid.IntRange(0, 30).Draw(rt, "count")
+				job = h.UpsertJob(job)
+				tg = job.TaskGroups[0]
+			}
+			eval := schedtest.JobEval(job, structs.EvalTriggerNodeUpdate)
+			h.UpsertEval(eval)
+			plans := len(h.Plans)
+
+			must.NoError(rt, h.Process(scheduler.NewServiceScheduler, eval))
+
+			for _, plan := range h.Plans[plans:] {
+				for _, a := range schedtest.PlacedAllocs(plan) {
+					node, err := h.State.NodeByID(nil, a.NodeID)
+					must.NoError(rt, err)
+					must.True(rt, node.Ready(), must.Sprintf("placed on %s node", node.Status))
+				}
+			}
+			// Unknown instances are never stopped as excess (§4): a group
+			// scaled below them keeps them until they reconnect.
+			allocs := h.JobAllocs(job)
+			n, unknown := standing(allocs)
+			must.Eq(rt, max(tg.Count, unknown), n, must.Sprintf("round %d: %d unknown instances", round, unknown))
+
+			// The clients start what they were given, where they can talk;
+			// a reconnected client reports its unknown allocations running.
+			var running []*structs.Allocation
+			for _, a := range allocs {
+				node, _ := h.State.NodeByID(nil, a.NodeID)
+				reportable := a.ClientStatus == structs.AllocClientStatusPending ||
+					(a.ClientStatus == structs.AllocClientStatusUnknown && a.DesiredStatus == structs.AllocDesiredStatusRun)
+				if reportable && node.Status == structs.NodeStatusReady {
+					u := a.Copy()
+					u.ClientStatus = structs.AllocClientStatusRunning
+					running = append(running, u)
+				}
+			}
+			if len(running) > 0 {
+				must.NoError(rt, h.State.UpdateAllocsFromClient(h.NextIndex(), running))
+			}
+		}
+	})
+}

@@ -1,0 +1,489 @@
+package scheduler
+
+import (
+	"sort"
+	"time"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// ReconcilerInput is everything the reconciler decides from. It reads no
+// state and no clock: Now is the server time of this evaluation.
+type ReconcilerInput struct {
+	// Job is the newest version of the job; nil when it was purged.
+	Job *structs.Job
+	// Allocs are all of the job's allocations, any version, any status.
+	Allocs []*structs.Allocation
+	// TaintedNodes holds the nodes of Allocs that are down, disconnected,
+	// draining or ineligible; a nil value is a node that no longer exists.
+	TaintedNodes map[string]*structs.Node
+	EvalID       string
+	EvalPriority int
+	Now          time.Time
+}
+
+// ReconcileResults is what the reconciler wants done. The generic
+// scheduler turns it into a plan and follow-up evaluations.
+type ReconcileResults struct {
+	// Place are new allocations: missing instances, replacements of lost,
+	// failed, migrating and unknown ones.
+	Place []placementRequest
+	// DestructiveUpdate replace an allocation of an older job version by
+	// one of the current version with the same name.
+	DestructiveUpdate []placementRequest
+	// Stop are allocations to stop.
+	Stop []stopRequest
+	// InplaceUpdate are allocations moved to the current job version
+	// without restarting them.
+	InplaceUpdate []*structs.Allocation
+	// AttributeUpdates change only bookkeeping fields of an allocation
+	// (FollowupEvalID), keyed by allocation ID.
+	AttributeUpdates map[string]*structs.Allocation
+	// DisconnectUpdates mark allocations unknown (spec §4), keyed by ID.
+	DisconnectUpdates map[string]*structs.Allocation
+	// ReconnectUpdates record that a reconnected original was kept (§5).
+	ReconnectUpdates map[string]*structs.Allocation
+	// Ignore are allocations that need nothing.
+	Ignore []*structs.Allocation
+	// DesiredTGUpdates counts the decisions per group, for plan
+	// annotations and `job plan`.
+	DesiredTGUpdates map[string]*structs.DesiredUpdates
+	// DesiredFollowupEvals are evaluations to create with the plan, per
+	// group: reschedule-later (alloc-failure) and disconnect-timeout ones.
+	DesiredFollowupEvals map[string][]*structs.Evaluation
+}
+
+// placementRequest asks for one new allocation of a group.
+type placementRequest struct {
+	name      string
+	taskGroup *structs.TaskGroup
+	// previousAlloc is the allocation this one replaces, if any.
+	previousAlloc *structs.Allocation
+	// reschedule extends previousAlloc's reschedule tracker by an attempt
+	// that waited rescheduleDelay.
+	reschedule      bool
+	rescheduleDelay time.Duration
+	// stopPrevious stops previousAlloc with stopDesc, in the same plan and
+	// only if the replacement is placed: a workload is never stopped for a
+	// replacement that finds no node.
+	stopPrevious bool
+	stopDesc     string
+	// keepPrevious leaves previousAlloc running (an unknown original, §4):
+	// the scheduler only records the replacement as its NextAllocation.
+	keepPrevious bool
+	lost         bool
+}
+
+// stopRequest asks to stop one allocation.
+type stopRequest struct {
+	alloc             *structs.Allocation
+	statusDescription string
+	// clientStatus, when set, overrides the client status (lost, failed).
+	clientStatus   string
+	followupEvalID string
+}
+
+// Reconcile compares the job with its allocations and returns what must
+// change. It is a pure function of its input.
+func Reconcile(in ReconcilerInput) ReconcileResults {
+	r := &reconciler{
+		in:      in,
+		inplace: map[string]bool{},
+		stopped: map[string]bool{},
+		res: ReconcileResults{
+			AttributeUpdates:     map[string]*structs.Allocation{},
+			DisconnectUpdates:    map[string]*structs.Allocation{},
+			ReconnectUpdates:     map[string]*structs.Allocation{},
+			DesiredTGUpdates:     map[string]*structs.DesiredUpdates{},
+			DesiredFollowupEvals: map[string][]*structs.Evaluation{},
+		},
+	}
+	groups := byTaskGroup(in.Allocs)
+	if in.Job != nil {
+		for _, tg := range in.Job.TaskGroups {
+			if _, ok := groups[tg.Name]; !ok {
+				groups[tg.Name] = allocSet{}
+			}
+		}
+	}
+	names := make([]string, 0, len(groups))
+	for name := range groups {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		r.computeGroup(name, groups[name])
+	}
+	return r.res
+}
+
+type reconciler struct {
+	in      ReconcilerInput
+	res     ReconcileResults
+	inplace map[string]bool // IDs in res.InplaceUpdate
+	stopped map[string]bool // IDs in res.Stop
+}
+
+func (r *reconciler) isBatch() bool {
+	return r.in.Job != nil && r.in.Job.Type == structs.JobTypeBatch
+}
+
+// groupState is the working state of one group while it is reconciled.
+type groupState struct {
+	tg *structs.TaskGroup
+	du *structs.DesiredUpdates
+	// keep is counted toward the group: it holds what stays in place.
+	keep allocSet
+	// replacements are 1:1 replacements of allocations not in keep
+	// (migrate, reschedule, destructive); each counts as one.
+	replacements []placementRequest
+	destructive  []placementRequest
+	// gone are allocations stopped as lost or failed whose names and
+	// history the next placements take over.
+	gone []*structs.Allocation
+	// successors maps an allocation to those that replaced it.
+	successors map[string][]*structs.Allocation
+	// standIns stand for an unknown original: never stopped as excess.
+	standIns allocSet
+}
+
+func (r *reconciler) computeGroup(name string, all allocSet) {
+	du := &structs.DesiredUpdates{}
+	r.res.DesiredTGUpdates[name] = du
+
+	tg := r.in.Job.LookupTaskGroup(name)
+	if r.in.Job.Stopped() || tg == nil {
+		r.stopAll(all, du)
+		return
+	}
+
+	if r.isBatch() {
+		// A finished allocation of an older batch version neither counts
+		// nor needs anything: the new version runs afresh.
+		old := all.filter(func(a *structs.Allocation) bool {
+			return a.TerminalStatus() && !r.sameVersion(a)
+		})
+		r.ignore(old, du)
+		all = all.difference(old)
+	}
+
+	successors := all.successors()
+	replaced := all.replaced(successors)
+	c := all.filterByTainted(taintFilter{now: r.in.Now, nodes: r.in.TaintedNodes, batch: r.isBatch(), replaced: replaced})
+	r.ignore(c.ignore, du)
+	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID)
+
+	g := &groupState{tg: tg, du: du, keep: resched.untainted, successors: successors}
+
+	// Lost and expired-unknown allocations stop as lost; the count below
+	// replaces them if the group is short (§4).
+	for _, a := range c.lost.union(c.expiring).sorted() {
+		r.stop(a, structs.AllocLost, structs.AllocClientStatusLost, du)
+		g.gone = append(g.gone, a)
+	}
+
+	losers := r.reconcileReconnecting(g, c.reconnecting)
+	g.keep = g.keep.difference(losers)
+	resched.now = resched.now.difference(losers)
+	c.migrate = c.migrate.difference(losers)
+	c.disconnecting = c.disconnecting.difference(losers)
+
+	c.standby = c.standby.union(r.markDisconnecting(g, c.disconnecting, replaced))
+
+	for _, a := range c.migrate.sorted() {
+		du.Migrate++
+		g.replacements = append(g.replacements, placementRequest{
+			name: a.Name, taskGroup: tg, previousAlloc: a,
+			stopPrevious: true, stopDesc: structs.AllocMigrating,
+		})
+	}
+	for _, a := range resched.now.sorted() {
+		r.rescheduleNow(g, a)
+	}
+	r.replaceUnknown(g)
+	g.standIns = r.reviveStandby(g, c.standby)
+	r.ignore(c.standby.difference(g.keep).filter(func(a *structs.Allocation) bool {
+		_, marked := r.res.DisconnectUpdates[a.ID]
+		return !marked
+	}), du)
+	r.rescheduleLater(g, resched.later, structs.EvalTriggerRetryFailedAlloc, true)
+
+	r.scaleDown(g)
+	r.computeUpdates(g)
+	r.placeMissing(g)
+
+	r.res.Place = append(r.res.Place, g.replacements...)
+	r.res.DestructiveUpdate = append(r.res.DestructiveUpdate, g.destructive...)
+	du.DestructiveUpdate += uint64(len(g.destructive))
+	for id, a := range g.keep {
+		if _, changed := r.pendingUpdate(id); !changed && !r.inplace[a.ID] {
+			du.Ignore++
+		}
+	}
+}
+
+// rescheduleNow replaces a failed or unknown allocation by a reschedule:
+// the failed one is stopped when its replacement is placed; the unknown one
+// keeps running until it reconnects or expires (§4).
+func (r *reconciler) rescheduleNow(g *groupState, a *structs.Allocation) {
+	g.du.RescheduleNow++
+	req := placementRequest{
+		name: a.Name, taskGroup: g.tg, previousAlloc: a, reschedule: true,
+		rescheduleDelay: rescheduleDelay(a.LookupTaskGroup().ReschedulePolicy, a.RescheduleTracker),
+	}
+	if a.ClientStatus == structs.AllocClientStatusUnknown {
+		req.keepPrevious = true
+	} else {
+		req.stopPrevious, req.stopDesc = true, structs.AllocRescheduled
+	}
+	g.replacements = append(g.replacements, req)
+}
+
+// rescheduleLater creates batched follow-up evaluations for allocations
+// to replace later. tagAllocs records the evaluation on each allocation
+// (FollowupEvalID) so that it is replaced when that evaluation runs and no
+// second follow-up is created meanwhile.
+func (r *reconciler) rescheduleLater(g *groupState, later []*delayedReschedule, trigger string, tagAllocs bool) {
+	if len(later) == 0 {
+		return
+	}
+	evals, byAlloc := r.batchFollowups(later, trigger)
+	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
+	if trigger == structs.EvalTriggerRetryFailedAlloc {
+		g.du.RescheduleLater += uint64(len(later))
+	}
+	if !tagAllocs {
+		return
+	}
+	for _, l := range later {
+		upd := l.alloc.Copy()
+		upd.FollowupEvalID = byAlloc[l.alloc.ID]
+		r.res.AttributeUpdates[upd.ID] = upd
+	}
+}
+
+// batchFollowups groups the delayed allocations into evaluations whose
+// WaitUntil is the earliest time of each followupBatchWindow.
+func (r *reconciler) batchFollowups(later []*delayedReschedule, trigger string) ([]*structs.Evaluation, map[string]string) {
+	sorted := append([]*delayedReschedule(nil), later...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].at.Before(sorted[j].at) })
+	var evals []*structs.Evaluation
+	byAlloc := map[string]string{}
+	var cur *structs.Evaluation
+	for _, l := range sorted {
+		if cur == nil || l.at.Sub(cur.WaitUntil) >= followupBatchWindow {
+			cur = r.followupEval(trigger, l.at)
+			evals = append(evals, cur)
+		}
+		byAlloc[l.alloc.ID] = cur.ID
+	}
+	return evals, byAlloc
+}
+
+func (r *reconciler) followupEval(trigger string, at time.Time) *structs.Evaluation {
+	j := r.in.Job
+	return &structs.Evaluation{
+		ID:             structs.GenerateUUID(),
+		Namespace:      j.Namespace,
+		Priority:       r.in.EvalPriority,
+		Type:           j.Type,
+		TriggeredBy:    trigger,
+		JobID:          j.ID,
+		JobModifyIndex: j.JobModifyIndex,
+		Status:         structs.EvalStatusPending,
+		WaitUntil:      at,
+		PreviousEval:   r.in.EvalID,
+		CreateTime:     r.in.Now.UnixNano(),
+		ModifyTime:     r.in.Now.UnixNano(),
+	}
+}
+
+// computeUpdates moves kept allocations of an older job version to the
+// current one: in place when only non-task fields changed, else by a
+// destructive replacement with the same name.
+// TODO(update stanza): no max_parallel or deployments yet; every
+// destructive update happens in one plan.
+func (r *reconciler) computeUpdates(g *groupState) {
+	for _, a := range g.keep.sorted() {
+		if r.sameVersion(a) || a.TerminalStatus() {
+			continue
+		}
+		if tasksUpdated(a.Job, r.in.Job, g.tg.Name) {
+			delete(g.keep, a.ID)
+			g.destructive = append(g.destructive, placementRequest{
+				name: a.Name, taskGroup: g.tg, previousAlloc: a,
+				stopPrevious: true, stopDesc: structs.AllocUpdating,
+			})
+			continue
+		}
+		upd := a.Copy()
+		if prior, ok := r.pendingUpdate(a.ID); ok {
+			upd = prior
+		}
+		upd.Job = r.in.Job
+		upd.EvalID = r.in.EvalID
+		upd.AllocatedResources = structs.NewAllocatedResources(g.tg)
+		g.keep[a.ID] = upd
+		r.dropPendingUpdate(a.ID)
+		r.res.InplaceUpdate = append(r.res.InplaceUpdate, upd)
+		r.inplace[upd.ID] = true
+		g.du.InPlaceUpdate++
+	}
+}
+
+// pendingUpdate returns an update of the allocation already in the
+// results, so that a second change is folded into it.
+func (r *reconciler) pendingUpdate(id string) (*structs.Allocation, bool) {
+	for _, m := range []map[string]*structs.Allocation{r.res.DisconnectUpdates, r.res.ReconnectUpdates, r.res.AttributeUpdates} {
+		if a, ok := m[id]; ok {
+			return a, true
+		}
+	}
+	return nil, false
+}
+
+// dropPendingUpdate removes the update of id from the maps it was folded
+// out of, keeping the counters right: the in-place update carries it.
+func (r *reconciler) dropPendingUpdate(id string) {
+	delete(r.res.AttributeUpdates, id)
+	delete(r.res.ReconnectUpdates, id)
+	delete(r.res.DisconnectUpdates, id)
+}
+
+// scaleDown stops the counted allocations beyond the group's count. A
+// pending replacement is cancelled rather than placed and stopped; an
+// unknown allocation is never chosen: it may be running and is resolved
+// when it reconnects.
+func (r *reconciler) scaleDown(g *groupState) {
+	excess := len(g.keep) + len(g.replacements) - g.tg.Count
+	if excess <= 0 {
+		return
+	}
+	// An unknown original being replaced goes back to standing for its
+	// instance: placing its replacement only to stop a running allocation
+	// would be churn.
+	var kept []placementRequest
+	for _, p := range g.replacements {
+		if p.keepPrevious {
+			g.keep[p.previousAlloc.ID] = p.previousAlloc
+			g.du.RescheduleNow--
+			continue
+		}
+		kept = append(kept, p)
+	}
+	g.replacements = kept
+	names := newNameIndex(r.in.Job.ID, g.tg.Name, g.tg.Count, g.keep, requestsSet(g.replacements))
+	behind := map[string]int{}
+	candidates := g.keep.difference(g.standIns)
+	for i, p := range g.replacements {
+		behind[p.previousAlloc.ID] = i
+		candidates[p.previousAlloc.ID] = p.previousAlloc
+	}
+	drop := map[int]bool{}
+	for _, a := range names.stopOrder(candidates) {
+		if excess == 0 {
+			break
+		}
+		excess--
+		names.release(a)
+		if i, ok := behind[a.ID]; ok {
+			drop[i] = true
+		} else {
+			delete(g.keep, a.ID)
+			r.dropPendingUpdate(a.ID)
+		}
+		r.stop(a, structs.AllocNotNeeded, "", g.du)
+	}
+	g.replacements = dropIndexes(g.replacements, drop)
+}
+
+// placeMissing places what the group lacks: first under the names (and
+// as successors) of the allocations stopped as lost or failed, then under
+// the lowest free names.
+func (r *reconciler) placeMissing(g *groupState) {
+	missing := g.tg.Count - len(g.keep) - len(g.replacements) - len(g.destructive)
+	if missing <= 0 {
+		return
+	}
+	names := newNameIndex(r.in.Job.ID, g.tg.Name, g.tg.Count, g.keep, requestsSet(g.replacements), requestsSet(g.destructive))
+	for _, a := range g.gone {
+		if missing == 0 {
+			break
+		}
+		if names.used[a.Index()] > 0 {
+			continue
+		}
+		names.used[a.Index()]++
+		g.replacements = append(g.replacements, placementRequest{
+			name: a.Name, taskGroup: g.tg, previousAlloc: a, lost: a.ClientStatus != structs.AllocClientStatusFailed,
+		})
+		g.du.Place++
+		missing--
+	}
+	for _, name := range names.next(missing) {
+		g.replacements = append(g.replacements, placementRequest{name: name, taskGroup: g.tg})
+		g.du.Place++
+	}
+}
+
+func dropIndexes(in []placementRequest, drop map[int]bool) []placementRequest {
+	out := in[:0]
+	for i, p := range in {
+		if !drop[i] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func requestsSet(reqs []placementRequest) allocSet {
+	s := allocSet{}
+	for _, p := range reqs {
+		if p.previousAlloc != nil {
+			s[p.previousAlloc.ID] = p.previousAlloc
+		}
+	}
+	return s
+}
+
+// stopAll stops every live allocation of a stopped job or removed group.
+// Unknown ones are stopped too: the client stops them when it returns (§8).
+func (r *reconciler) stopAll(all allocSet, du *structs.DesiredUpdates) {
+	desc := structs.AllocNotNeeded
+	if r.in.Job.Stopped() {
+		desc = structs.AllocJobStopped
+	}
+	for _, a := range all.sorted() {
+		if a.TerminalStatus() {
+			r.res.Ignore = append(r.res.Ignore, a)
+			du.Ignore++
+			continue
+		}
+		node, tainted := r.in.TaintedNodes[a.NodeID]
+		gone := tainted && (node == nil || node.TerminalStatus())
+		disconnected := tainted && node != nil && node.Status == structs.NodeStatusDisconnected
+		if gone || (disconnected && !a.SupportsDisconnect()) {
+			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost, du)
+			continue
+		}
+		r.stop(a, desc, "", du)
+	}
+}
+
+func (r *reconciler) stop(a *structs.Allocation, desc, clientStatus string, du *structs.DesiredUpdates) {
+	r.res.Stop = append(r.res.Stop, stopRequest{alloc: a, statusDescription: desc, clientStatus: clientStatus})
+	r.stopped[a.ID] = true
+	du.Stop++
+}
+
+func (r *reconciler) ignore(s allocSet, du *structs.DesiredUpdates) {
+	for _, a := range s.sorted() {
+		r.res.Ignore = append(r.res.Ignore, a)
+	}
+	du.Ignore += uint64(len(s))
+}
+
+// sameVersion reports whether a runs the current job version.
+func (r *reconciler) sameVersion(a *structs.Allocation) bool {
+	return a.Job != nil && a.Job.Version == r.in.Job.Version && a.Job.JobModifyIndex == r.in.Job.JobModifyIndex
+}

@@ -1,0 +1,262 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// This file holds the reconciler's rules for allocations whose node lost
+// contact with the servers: spec §4 (disconnecting, unknown, expiring) and
+// §5 (reconnecting).
+//
+// TODO(§7): groups with stop_on_client_after: delay the replacement of
+// their lost allocations until lost-time + stop_on_client_after + the
+// largest kill_timeout, with a follow-up evaluation.
+// TODO(§9): take "disconnect feature enabled" (all servers new enough) as
+// a ReconcilerInput field; until then a group's window is always honoured.
+
+// markDisconnecting marks running allocations on disconnected nodes
+// unknown, creates their disconnect-timeout follow-ups, and starts their
+// replacement when the group asks for one (§4).
+//
+// It returns the marked allocations that are already replaced (they came
+// back and went again before their reconnect was resolved): they wait on
+// standby like other replaced unknown allocations.
+func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet, replaced map[string]bool) allocSet {
+	standby := allocSet{}
+	if len(disconnecting) == 0 {
+		return standby
+	}
+	now := r.in.Now
+	var timeouts, later []*delayedReschedule
+	updates := map[string]*structs.Allocation{}
+	for _, a := range disconnecting.sorted() {
+		upd := a.Copy()
+		upd.ClientStatus = structs.AllocClientStatusUnknown
+		upd.ClientDescription = structs.AllocUnknown
+		upd.AppendState(structs.AllocStateFieldClientStatus, structs.AllocClientStatusUnknown, now)
+		r.res.DisconnectUpdates[upd.ID] = upd
+		updates[upd.ID] = upd
+		g.du.Disconnect++
+
+		if expiry, ok := upd.DisconnectTimeout(); ok {
+			timeouts = append(timeouts, &delayedReschedule{alloc: upd, at: expiry})
+		}
+		if replaced[a.ID] {
+			standby[upd.ID] = upd
+			continue
+		}
+		if upd.LookupTaskGroup().ReplaceOnDisconnect() {
+			at, ok := nextRescheduleTime(upd, now)
+			if ok && !at.After(now.Add(rescheduleWindow)) {
+				r.rescheduleNow(g, upd)
+				continue
+			}
+			if ok {
+				later = append(later, &delayedReschedule{alloc: upd, at: at})
+			}
+		}
+		g.keep[upd.ID] = upd
+	}
+
+	// The timeout evaluation is recorded on the allocation so that the
+	// server can cancel it when the whole set reconnects (§5.3).
+	evals, byAlloc := r.batchFollowups(timeouts, structs.EvalTriggerMaxDisconnectTimeout)
+	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
+	for id, evalID := range byAlloc {
+		updates[id].FollowupEvalID = evalID
+	}
+	// The replacement's own follow-up is found again by time, not by
+	// FollowupEvalID: see replaceUnknown.
+	r.rescheduleLater(g, later, structs.EvalTriggerRetryFailedAlloc, false)
+	return standby
+}
+
+// replaceUnknown replaces the counted unknown allocations whose group
+// replaces on disconnect and whose reschedule delay, counted from the
+// moment they became unknown, has passed (§4). With replace = false, or
+// with the attempts used up, they wait for their node or their expiry.
+func (r *reconciler) replaceUnknown(g *groupState) {
+	for _, a := range g.keep.sorted() {
+		if a.ClientStatus != structs.AllocClientStatusUnknown {
+			continue
+		}
+		if _, marked := r.res.DisconnectUpdates[a.ID]; marked {
+			continue // decided by markDisconnecting in this evaluation
+		}
+		if !a.LookupTaskGroup().ReplaceOnDisconnect() {
+			continue
+		}
+		since, ok := unknownSince(a)
+		if !ok {
+			continue
+		}
+		at, ok := nextRescheduleTime(a, since)
+		if ok && !at.After(r.in.Now.Add(rescheduleWindow)) {
+			delete(g.keep, a.ID)
+			r.rescheduleNow(g, a)
+		}
+	}
+}
+
+// unknownSince is when the allocation last became unknown, if that is the
+// newest entry of its status history.
+func unknownSince(a *structs.Allocation) (time.Time, bool) {
+	for i := len(a.AllocStates) - 1; i >= 0; i-- {
+		s := a.AllocStates[i]
+		if s.Field != structs.AllocStateFieldClientStatus {
+			continue
+		}
+		return s.Time, s.Value == structs.AllocClientStatusUnknown
+	}
+	return time.Time{}, false
+}
+
+// reconcileReconnecting resolves each allocation whose client reported
+// again after it was unknown (§5 step 5). It returns the live allocations
+// that lost to a kept original, already stopped, for the caller to remove
+// from its other sets.
+func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet) allocSet {
+	losers := allocSet{}
+	if len(reconnecting) == 0 {
+		return losers
+	}
+	for _, o := range reconnecting.sorted() {
+		switch {
+		case o.ClientStatus == structs.AllocClientStatusFailed:
+			// Its replacement, if any, stays; if none, the count places one.
+			r.stop(o, structs.AllocRescheduled, structs.AllocClientStatusFailed, g.du)
+			g.gone = append(g.gone, o)
+
+		case o.ClientTerminalStatus() && r.isBatch():
+			// A batch allocation that finished while away did its work.
+			r.keepReconnected(g, o)
+
+		case o.ClientTerminalStatus():
+			r.stop(o, structs.AllocNotNeeded, o.ClientStatus, g.du)
+			g.gone = append(g.gone, o)
+
+		case o.DesiredTransition.ShouldMigrate() || o.DesiredTransition.ShouldReschedule() ||
+			o.Job == nil || o.Job.Version < r.in.Job.Version:
+			r.stop(o, structs.AllocNotNeeded, "", g.du)
+			g.gone = append(g.gone, o)
+
+		default:
+			// Every live, counted member of the chain, not only the
+			// direct successor (upstream's bug #24165).
+			reps := chain(o.ID, g.successors, func(a *structs.Allocation) bool {
+				_, counted := g.keep[a.ID]
+				return counted && isLive(a)
+			})
+			originalWins := true
+			for _, rep := range reps {
+				if replacementWins(o, rep) {
+					originalWins = false
+					break
+				}
+			}
+			if !originalWins {
+				r.stop(o, structs.AllocNotNeeded, "", g.du)
+				continue
+			}
+			r.keepReconnected(g, o)
+			for _, rep := range reps {
+				losers[rep.ID] = rep
+				r.stop(rep, structs.AllocReconnected, "", g.du)
+			}
+		}
+	}
+	return losers
+}
+
+// keepReconnected keeps a reconnected original. The AllocState entry with
+// its current status ends its "needs to reconnect" state, so later job
+// updates apply to it like to any other allocation.
+func (r *reconciler) keepReconnected(g *groupState, o *structs.Allocation) {
+	upd := o.Copy()
+	upd.AppendState(structs.AllocStateFieldClientStatus, o.ClientStatus, r.in.Now)
+	r.res.ReconnectUpdates[upd.ID] = upd
+	g.keep[upd.ID] = upd
+	g.du.Reconnect++
+}
+
+// replacementWins reports whether a live replacement beats the
+// reconnected original under the original's group strategy (§5).
+func replacementWins(o, rep *structs.Allocation) bool {
+	if rep.Job != nil && o.Job != nil && rep.Job.Version > o.Job.Version {
+		return true
+	}
+	switch o.LookupTaskGroup().ReconcileStrategy() {
+	case structs.ReconcileOptionKeepOriginal:
+		return false
+	case structs.ReconcileOptionKeepReplacement:
+		return true
+	case structs.ReconcileOptionLongestRunning:
+		os, rs := startedAt(o), startedAt(rep)
+		switch {
+		case !os.IsZero() && !rs.IsZero():
+			return rs.Before(os)
+		case !rs.IsZero():
+			return true
+		case !os.IsZero():
+			return false
+		}
+	}
+	return bestScoreWins(o, rep)
+}
+
+// bestScoreWins compares the normalised node scores recorded at placement
+// time, never recomputed: the replacement wins only if strictly better and
+// not worse off (running, or the original is not). Ties keep the original.
+func bestScoreWins(o, rep *structs.Allocation) bool {
+	os, _ := o.Metrics.NodeScore(o.NodeID)
+	rs, _ := rep.Metrics.NodeScore(rep.NodeID)
+	running := func(a *structs.Allocation) bool { return a.ClientStatus == structs.AllocClientStatusRunning }
+	return rs > os && (running(rep) || !running(o))
+}
+
+// startedAt is when the allocation's leader task started, or its earliest
+// task when it has no leader; zero when nothing started.
+func startedAt(a *structs.Allocation) time.Time {
+	if tg := a.LookupTaskGroup(); tg != nil {
+		for _, t := range tg.Tasks {
+			if t.Leader {
+				if ts := a.TaskStates[t.Name]; ts != nil {
+					return ts.StartedAt
+				}
+				return time.Time{}
+			}
+		}
+	}
+	var first time.Time
+	for _, ts := range a.TaskStates {
+		if ts != nil && !ts.StartedAt.IsZero() && (first.IsZero() || ts.StartedAt.Before(first)) {
+			first = ts.StartedAt
+		}
+	}
+	return first
+}
+
+// reviveStandby puts back in the count the unknown originals whose every
+// live successor is being stopped in this evaluation (lost, or beaten by
+// another reconnect): once those are gone the original stands for its
+// instance again. It returns the live successors that keep standing in,
+// which a scale-down must leave alone: stopping one would only hand its
+// instance back to the unknown original.
+func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
+	standIns := allocSet{}
+	for _, o := range standby.sorted() {
+		live := chain(o.ID, g.successors, func(a *structs.Allocation) bool {
+			return isLive(a) && !r.stopped[a.ID]
+		})
+		if len(live) == 0 {
+			g.keep[o.ID] = o
+			continue
+		}
+		for _, a := range live {
+			standIns[a.ID] = a
+		}
+	}
+	return standIns
+}
