@@ -26,7 +26,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	}
 	args.Job.Canonicalize()
 	if err := args.Job.Validate(); err != nil {
-		return err
+		// The sentinel prefix survives the RPC, so callers on the far side
+		// still see an invalid request (HTTP 400), not a server fault.
+		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, err)
 	}
 	st := j.srv.State()
 	existing, err := st.JobByID(nil, args.Job.Namespace, args.Job.ID)

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -232,4 +233,34 @@ func (s *Server) Shutdown() error {
 	s.wg.Wait()
 	s.fsm.State().Abandon()
 	return nil
+}
+
+// WaitForLeader returns once this server knows a leader and, if it is that
+// leader, has finished taking up its duties; or when ctx ends.
+func (s *Server) WaitForLeader(ctx context.Context) error {
+	ch := make(chan raft.Observation, 1)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	s.raft.RegisterObserver(obs)
+	defer s.raft.DeregisterObserver(obs)
+	// Leadership duties start after the observation fires, so also
+	// re-check on a short tick rather than only on observations.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		leader := s.Leader()
+		if leader != "" && (leader != s.rpcAdvertise.String() || s.IsLeader()) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.shutdownCh:
+			return errors.New("server shut down")
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -93,6 +95,14 @@ func (a *Agent) start() error {
 		if len(cfg.Client.Servers) > 0 {
 			a.logger.Warn("client.servers is ignored: the client uses the server in this agent")
 		}
+		// The client's first act is to register with a leader. A lone dev
+		// server elects itself within milliseconds: waiting for that spares
+		// the client a failed registration and its retry backoff.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := a.server.WaitForLeader(ctx); err != nil {
+			a.logger.Warn("no cluster leader yet; the client will keep retrying", "error", err)
+		}
+		cancel()
 		c, err := client.NewClient(a.clientConfig())
 		if err != nil {
 			return fmt.Errorf("starting client: %w", err)
