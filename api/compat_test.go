@@ -220,7 +220,10 @@ func TestWire_JobThroughOfficialClient(t *testing.T) {
 	must.Eq(t, 90*time.Second, *tg.Disconnect.StopOnClientAfter)
 	must.False(t, *tg.Disconnect.Replace)
 	must.Eq(t, nomadapi.ReconcileOptionLongestRunning, *tg.Disconnect.Reconcile)
+	// The legacy fields are first-class here (spec §2), deprecated upstream.
+	//lint:ignore SA1019 legacy field kept on purpose
 	must.Eq(t, 2*time.Hour, *tg.MaxClientDisconnect)
+	//lint:ignore SA1019 legacy field kept on purpose
 	must.Eq(t, time.Minute, *tg.StopAfterClientDisconnect)
 	must.Eq(t, int8(0), *tg.Affinities[0].Weight)
 	must.Eq(t, 500, *tg.EphemeralDisk.SizeMB)

@@ -252,15 +252,6 @@ func (c *Client) rpc(method string, args, reply any) error {
 // down.
 func (c *Client) sleep(d time.Duration) bool { return clock.Sleep(c.clock, d, c.shutdownCh) }
 
-func (c *Client) shuttingDown() bool {
-	select {
-	case <-c.shutdownCh:
-		return true
-	default:
-		return false
-	}
-}
-
 // NodeID returns the node's ID, stable across restarts.
 func (c *Client) NodeID() string {
 	c.nodeMu.RLock()

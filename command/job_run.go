@@ -57,7 +57,7 @@ func (c *JobRunCommand) Run(args []string) int {
 	}
 	job, err := readJobFile(flags.Arg(0))
 	if err != nil {
-		c.Ui.Error(err.Error())
+		c.Ui.Error("Error " + err.Error())
 		return exitError
 	}
 	client, err := c.Client()
@@ -93,14 +93,14 @@ func readJobFile(path string) (*api.Job, error) {
 	if path == "-" {
 		src, rerr := io.ReadAll(os.Stdin)
 		if rerr != nil {
-			return nil, fmt.Errorf("Error reading standard input: %v", rerr)
+			return nil, fmt.Errorf("reading standard input: %w", rerr)
 		}
 		job, err = jobspec.Parse("<stdin>", src)
 	} else {
 		job, err = jobspec.ParseFile(path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("Error parsing job file %s:\n%v", path, err)
+		return nil, fmt.Errorf("parsing job file %s:\n%w", path, err)
 	}
 	return job, nil
 }

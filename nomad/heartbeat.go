@@ -104,9 +104,9 @@ func (h *heartbeater) expired(nodeID string) {
 	}
 	s.logger.Warn("node missed its heartbeat", "node_id", nodeID, "status", status)
 	event := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeEventHeartbeatMissed, s.clock.Now())
-	index := node.ModifyIndex
 	if node.Status != status {
-		if index, err = s.setNodeStatus(node, status, event); err != nil {
+		index, err := s.setNodeStatus(node, status, event)
+		if err != nil {
 			s.logger.Error("updating node status", "node_id", nodeID, "error", err)
 			return
 		}

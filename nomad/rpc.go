@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/rpc"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -218,6 +217,3 @@ func tableIndex(st *state.StateStore, tables ...string) (uint64, error) {
 	}
 	return idx, nil
 }
-
-// prefixMatch reports whether id starts with prefix.
-func prefixMatch(id, prefix string) bool { return strings.HasPrefix(id, prefix) }

@@ -477,9 +477,7 @@ func (r *reconciler) stop(a *structs.Allocation, desc, clientStatus string, du *
 }
 
 func (r *reconciler) ignore(s allocSet, du *structs.DesiredUpdates) {
-	for _, a := range s.sorted() {
-		r.res.Ignore = append(r.res.Ignore, a)
-	}
+	r.res.Ignore = append(r.res.Ignore, s.sorted()...)
 	du.Ignore += uint64(len(s))
 }
 

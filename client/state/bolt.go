@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -224,7 +225,7 @@ func (s *BoltStateDB) PutAllocations(allocs ...*structs.Allocation) error {
 func (s *BoltStateDB) DeleteAllocation(allocID string) error {
 	return s.batch(func(tx *bolt.Tx) error {
 		err := tx.Bucket(allocsBucket).DeleteBucket([]byte(allocID))
-		if errors.Is(err, bolt.ErrBucketNotFound) {
+		if errors.Is(err, berrors.ErrBucketNotFound) {
 			return nil
 		}
 		return err

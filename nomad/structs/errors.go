@@ -9,13 +9,18 @@ import (
 // Sentinel errors shared across RPC boundaries. The RPC layer carries the
 // error text; RPCError maps a known text back to its sentinel so callers can
 // use errors.Is instead of matching strings.
+//
+// The capitalised texts are upstream's: they cross the wire, and clients
+// written against upstream Nomad print or match them.
 var (
-	ErrNotLeader        = errors.New("No cluster leader")
-	ErrNoLeader         = ErrNotLeader
-	ErrUnknownJob       = errors.New("job not found")
-	ErrUnknownNode      = errors.New("node not found")
-	ErrUnknownAlloc     = errors.New("alloc not found")
-	ErrUnknownEval      = errors.New("eval not found")
+	//lint:ignore ST1005 upstream's text, seen by clients
+	ErrNotLeader    = errors.New("No cluster leader")
+	ErrNoLeader     = ErrNotLeader
+	ErrUnknownJob   = errors.New("job not found")
+	ErrUnknownNode  = errors.New("node not found")
+	ErrUnknownAlloc = errors.New("alloc not found")
+	ErrUnknownEval  = errors.New("eval not found")
+	//lint:ignore ST1005 upstream's text, seen by clients
 	ErrPermissionDenied = errors.New("Permission denied")
 	ErrNodeNotReady     = errors.New("node is not ready for updates")
 	ErrTokenMismatch    = errors.New("evaluation token does not match")
