@@ -1,7 +1,7 @@
 package nomad
 
 import (
-	"fmt"
+	"context"
 	"net"
 	"testing"
 	"time"
@@ -28,27 +28,10 @@ func testServer(t *testing.T, mutate func(*Config)) *Server {
 	s, err := NewServer(cfg)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = s.Shutdown() })
-	waitFor(t, 5*time.Second, func() (bool, string) {
-		return s.IsLeader(), "server is not leader"
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must.NoError(t, s.WaitForLeader(ctx))
 	return s
-}
-
-// waitFor polls cond until it holds or the deadline passes, then fails with
-// the last thing cond reported.
-func waitFor(t *testing.T, d time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	var last string
-	for time.Now().Before(deadline) {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("condition not met after %v: %s", d, last)
 }
 
 func registerNode(t *testing.T, s *Server) *structs.Node {
@@ -72,20 +55,28 @@ func TestServer_JobRegister_PlacesAllocations(t *testing.T) {
 	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &resp))
 	must.NotEq(t, "", resp.EvalID)
 
-	waitFor(t, 5*time.Second, func() (bool, string) {
-		var out structs.JobAllocationsResponse
-		if err := s.RPC("Job.Allocations", &structs.JobSpecificRequest{JobID: job.ID, QueryOptions: structs.QueryOptions{Namespace: job.Namespace}}, &out); err != nil {
-			return false, err.Error()
+	// Wait with blocking queries, as a client would: each returns when the
+	// job's allocations change.
+	var out structs.JobAllocationsResponse
+	deadline := time.Now().Add(10 * time.Second)
+	for len(out.Allocations) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("want 3 allocations, last saw %d", len(out.Allocations))
 		}
-		return len(out.Allocations) == 3, fmt.Sprintf("%d allocations", len(out.Allocations))
-	})
+		req := &structs.JobSpecificRequest{JobID: job.ID, QueryOptions: structs.QueryOptions{
+			Namespace: job.Namespace, MinQueryIndex: out.Index, MaxQueryTime: time.Second}}
+		must.NoError(t, s.RPC("Job.Allocations", req, &out))
+	}
 
 	var ev structs.SingleEvalResponse
-	must.NoError(t, s.RPC("Eval.GetEval", &structs.EvalSpecificRequest{EvalID: resp.EvalID}, &ev))
-	waitFor(t, 5*time.Second, func() (bool, string) {
-		must.NoError(t, s.RPC("Eval.GetEval", &structs.EvalSpecificRequest{EvalID: resp.EvalID}, &ev))
-		return ev.Eval.Status == structs.EvalStatusComplete, ev.Eval.Status
-	})
+	for ev.Eval == nil || ev.Eval.Status != structs.EvalStatusComplete {
+		if time.Now().After(deadline) {
+			t.Fatalf("eval not complete; last saw %+v", ev.Eval)
+		}
+		req := &structs.EvalSpecificRequest{EvalID: resp.EvalID, QueryOptions: structs.QueryOptions{
+			MinQueryIndex: ev.Index, MaxQueryTime: time.Second}}
+		must.NoError(t, s.RPC("Eval.GetEval", req, &ev))
+	}
 
 	// Placements carry the node scores that reconnect decisions need later.
 	allocs, err := s.State().AllocsByNode(nil, node.ID)
@@ -113,20 +104,29 @@ func TestServer_JobRegister_InvalidWritesNothing(t *testing.T) {
 	must.Nil(t, got)
 }
 
-// A node that stops heartbeating is marked down, and its allocations of a
-// group without a disconnect window are replaced on another node.
+// A node that stops heartbeating is marked down once its TTL and the
+// grace period pass, and not a moment before: time is the test's to move.
 func TestServer_MissedHeartbeat_NodeDown(t *testing.T) {
+	clock := newManualClock()
 	s := testServer(t, func(c *Config) {
-		c.MinHeartbeatTTL = 50 * time.Millisecond
-		c.HeartbeatGrace = 50 * time.Millisecond
+		c.Clock = clock
+		c.MinHeartbeatTTL = 10 * time.Second
+		c.HeartbeatGrace = 10 * time.Second
 	})
-	node := registerNode(t, s)
-	waitFor(t, 5*time.Second, func() (bool, string) {
-		n, err := s.State().NodeByID(nil, node.ID)
-		must.NoError(t, err)
-		return n.Status == structs.NodeStatusDown, n.Status
-	})
+	node := mock.Node()
+	var resp structs.NodeUpdateResponse
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &resp))
+	must.Between(t, 10*time.Second, resp.HeartbeatTTL, 13*time.Second)
+
+	// Just before TTL + grace: still as registered.
+	clock.Advance(resp.HeartbeatTTL + 10*time.Second - time.Millisecond)
 	n, err := s.State().NodeByID(nil, node.ID)
 	must.NoError(t, err)
+	must.Eq(t, structs.NodeStatusReady, n.Status)
+
+	clock.Advance(time.Millisecond)
+	n, err = s.State().NodeByID(nil, node.ID)
+	must.NoError(t, err)
+	must.Eq(t, structs.NodeStatusDown, n.Status, must.Sprint("a node without disconnect-capable allocations goes down"))
 	must.Eq(t, structs.NodeEventHeartbeatMissed, n.Events[len(n.Events)-1].Message)
 }
