@@ -687,7 +687,6 @@ func TestEvalBroker_PropertyNeverTwoOfAJob(t *testing.T) {
 	})
 }
 
-
 // BenchmarkEvalBroker_EnqueueDequeueAck measures the broker's hot path:
 // 10,000 evaluations of distinct jobs enqueued, dequeued and acked.
 func BenchmarkEvalBroker_EnqueueDequeueAck(b *testing.B) {
