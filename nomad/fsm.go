@@ -117,6 +117,8 @@ func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
 		return err
 	}
 	if req.Eval != nil {
+		// The eval schedules the job version written in this same entry.
+		req.Eval.JobModifyIndex = index
 		return f.upsertEvals(index, []*structs.Evaluation{req.Eval})
 	}
 	return nil

@@ -47,17 +47,7 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	}
 	now := j.srv.clock.Now()
 	args.SubmitTime = now.UnixNano()
-	args.Eval = &structs.Evaluation{
-		ID:          structs.GenerateUUID(),
-		Namespace:   args.Job.Namespace,
-		Priority:    args.Job.Priority,
-		Type:        args.Job.Type,
-		TriggeredBy: structs.EvalTriggerJobRegister,
-		JobID:       args.Job.ID,
-		Status:      structs.EvalStatusPending,
-		CreateTime:  now.UnixNano(),
-		ModifyTime:  now.UnixNano(),
-	}
+	args.Eval = args.Job.NewEval(structs.EvalTriggerJobRegister, now)
 	_, index, err := j.srv.raftApply(structs.JobRegisterRequestType, args)
 	if err != nil {
 		return err
@@ -87,17 +77,7 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	}
 	now := j.srv.clock.Now()
 	args.Now = now.UnixNano()
-	args.Eval = &structs.Evaluation{
-		ID:          structs.GenerateUUID(),
-		Namespace:   ns,
-		Priority:    job.Priority,
-		Type:        job.Type,
-		TriggeredBy: structs.EvalTriggerJobDeregister,
-		JobID:       args.JobID,
-		Status:      structs.EvalStatusPending,
-		CreateTime:  now.UnixNano(),
-		ModifyTime:  now.UnixNano(),
-	}
+	args.Eval = job.NewEval(structs.EvalTriggerJobDeregister, now)
 	_, index, err := j.srv.raftApply(structs.JobDeregisterRequestType, args)
 	if err != nil {
 		return err

@@ -167,7 +167,7 @@ func (s *Server) createNodeEvals(nodeID string, nodeIndex uint64) ([]string, uin
 	if err != nil {
 		return nil, 0, err
 	}
-	now := s.clock.Now().UnixNano()
+	now := s.clock.Now()
 	seen := map[structs.NamespacedID]bool{}
 	var evals []*structs.Evaluation
 	for _, a := range allocs {
@@ -180,25 +180,17 @@ func (s *Server) createNodeEvals(nodeID string, nodeIndex uint64) ([]string, uin
 		if err != nil {
 			return nil, 0, err
 		}
-		prio, typ := structs.JobDefaultPriority, structs.JobTypeService
-		if job != nil {
-			prio, typ = job.Priority, job.Type
-		} else if a.Job != nil {
-			prio, typ = a.Job.Priority, a.Job.Type
+		if job == nil {
+			// The job was purged: the allocation's own copy still says how
+			// to schedule its cleanup.
+			job = a.Job
 		}
-		evals = append(evals, &structs.Evaluation{
-			ID:              structs.GenerateUUID(),
-			Namespace:       a.Namespace,
-			Priority:        prio,
-			Type:            typ,
-			TriggeredBy:     structs.EvalTriggerNodeUpdate,
-			JobID:           a.JobID,
-			NodeID:          nodeID,
-			NodeModifyIndex: nodeIndex,
-			Status:          structs.EvalStatusPending,
-			CreateTime:      now,
-			ModifyTime:      now,
-		})
+		if job == nil {
+			continue
+		}
+		ev := job.NewEval(structs.EvalTriggerNodeUpdate, now)
+		ev.NodeID, ev.NodeModifyIndex = nodeID, nodeIndex
+		evals = append(evals, ev)
 	}
 	if len(evals) == 0 {
 		return nil, 0, nil
@@ -303,18 +295,7 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 			continue
 		}
 		seenJobs[key] = true
-		args.Evals = append(args.Evals, &structs.Evaluation{
-			ID:             structs.GenerateUUID(),
-			Namespace:      job.Namespace,
-			Priority:       job.Priority,
-			Type:           job.Type,
-			TriggeredBy:    structs.EvalTriggerRetryFailedAlloc,
-			JobID:          job.ID,
-			JobModifyIndex: job.ModifyIndex,
-			Status:         structs.EvalStatusPending,
-			CreateTime:     now.UnixNano(),
-			ModifyTime:     now.UnixNano(),
-		})
+		args.Evals = append(args.Evals, job.NewEval(structs.EvalTriggerRetryFailedAlloc, now))
 	}
 	_, index, err := n.srv.raftApply(structs.AllocClientUpdateRequestType, args)
 	if err != nil {

@@ -172,3 +172,19 @@ func (e *Evaluation) CreateFailedFollowUpEval(wait time.Duration, now time.Time)
 		ModifyTime:     now.UnixNano(),
 	}
 }
+
+// NewEval returns a pending evaluation of the job, created at now.
+func (j *Job) NewEval(trigger string, now time.Time) *Evaluation {
+	return &Evaluation{
+		ID:             GenerateUUID(),
+		Namespace:      j.Namespace,
+		Priority:       j.Priority,
+		Type:           j.Type,
+		TriggeredBy:    trigger,
+		JobID:          j.ID,
+		JobModifyIndex: j.JobModifyIndex,
+		Status:         EvalStatusPending,
+		CreateTime:     now.UnixNano(),
+		ModifyTime:     now.UnixNano(),
+	}
+}
