@@ -206,6 +206,7 @@ func (a *Allocation) Copy() *Allocation {
 	n := *a
 	n.AllocatedResources = a.AllocatedResources.Copy()
 	n.Metrics = a.Metrics.Copy()
+	n.DesiredTransition = a.DesiredTransition.copy()
 	if a.TaskStates != nil {
 		n.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, ts := range a.TaskStates {
@@ -318,6 +319,15 @@ type DesiredTransition struct {
 	Reschedule      *bool
 	ForceReschedule *bool
 	NoShutdownDelay *bool
+}
+
+func (d DesiredTransition) copy() DesiredTransition {
+	return DesiredTransition{
+		Migrate:         copyPtr(d.Migrate),
+		Reschedule:      copyPtr(d.Reschedule),
+		ForceReschedule: copyPtr(d.ForceReschedule),
+		NoShutdownDelay: copyPtr(d.NoShutdownDelay),
+	}
 }
 
 // ShouldMigrate reports whether the allocation is marked for migration.

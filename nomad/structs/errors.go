@@ -83,6 +83,20 @@ type problems []string
 
 func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
+// addErr adds each problem of a nested validation as its own entry under
+// prefix, so every line of a job's error names its group and task; any
+// other error is added as its text.
+func (p *problems) addErr(prefix string, err error) {
+	var v *ValidationError
+	if errors.As(err, &v) && len(v.Problems) > 0 {
+		for _, msg := range v.Problems {
+			*p = append(*p, prefix+msg)
+		}
+		return
+	}
+	*p = append(*p, prefix+err.Error())
+}
+
 func (p problems) err() error {
 	if len(p) == 0 {
 		return nil

@@ -107,6 +107,13 @@ func (e *Evaluation) Copy() *Evaluation {
 		return nil
 	}
 	n := *e
+	if e.RelatedEvals != nil {
+		n.RelatedEvals = make([]*EvaluationStub, len(e.RelatedEvals))
+		for i, r := range e.RelatedEvals {
+			c := *r
+			n.RelatedEvals[i] = &c
+		}
+	}
 	if e.FailedTGAllocs != nil {
 		n.FailedTGAllocs = make(map[string]*AllocMetric, len(e.FailedTGAllocs))
 		for k, m := range e.FailedTGAllocs {

@@ -151,12 +151,12 @@ func (j *Job) Validate() error {
 	}
 	for i, c := range j.Constraints {
 		if err := c.Validate(); err != nil {
-			p.add("Constraint %d validation failed: %v", i+1, err)
+			p.addErr(fmt.Sprintf("Constraint %d validation failed: ", i+1), err)
 		}
 	}
 	for i, a := range j.Affinities {
 		if err := a.Validate(); err != nil {
-			p.add("Affinity %d validation failed: %v", i+1, err)
+			p.addErr(fmt.Sprintf("Affinity %d validation failed: ", i+1), err)
 		}
 	}
 	if len(j.TaskGroups) == 0 {
@@ -308,22 +308,22 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	}
 	for i, c := range tg.Constraints {
 		if err := c.Validate(); err != nil {
-			p.add("Constraint %d validation failed: %v", i+1, err)
+			p.addErr(fmt.Sprintf("Constraint %d validation failed: ", i+1), err)
 		}
 	}
 	for i, a := range tg.Affinities {
 		if err := a.Validate(); err != nil {
-			p.add("Affinity %d validation failed: %v", i+1, err)
+			p.addErr(fmt.Sprintf("Affinity %d validation failed: ", i+1), err)
 		}
 	}
 	if tg.RestartPolicy != nil {
 		if err := tg.RestartPolicy.Validate(); err != nil {
-			p.add("%v", err)
+			p.addErr("", err)
 		}
 	}
 	if tg.ReschedulePolicy != nil {
 		if err := tg.ReschedulePolicy.Validate(); err != nil {
-			p.add("%v", err)
+			p.addErr("", err)
 		}
 	}
 	if tg.EphemeralDisk != nil && tg.EphemeralDisk.SizeMB < 0 {
@@ -443,16 +443,16 @@ func (t *Task) validate() []string {
 	if t.Resources == nil {
 		p.add("Missing task resources")
 	} else if err := t.Resources.Validate(); err != nil {
-		p.add("%v", err)
+		p.addErr("", err)
 	}
 	for i, c := range t.Constraints {
 		if err := c.Validate(); err != nil {
-			p.add("Constraint %d validation failed: %v", i+1, err)
+			p.addErr(fmt.Sprintf("Constraint %d validation failed: ", i+1), err)
 		}
 	}
 	for i, a := range t.Affinities {
 		if err := a.Validate(); err != nil {
-			p.add("Affinity %d validation failed: %v", i+1, err)
+			p.addErr(fmt.Sprintf("Affinity %d validation failed: ", i+1), err)
 		}
 	}
 	return p
@@ -546,7 +546,7 @@ func (a *Affinity) Validate() error {
 	if c.Operand == ConstraintDistinctHosts || c.Operand == ConstraintDistinctProperty {
 		p.add("Affinity cannot use operator %q", c.Operand)
 	} else if err := c.Validate(); err != nil {
-		p.add("%v", err)
+		p.addErr("", err)
 	}
 	return p.err()
 }
@@ -575,11 +575,13 @@ func copyAffinities(in []*Affinity) []*Affinity {
 	return out
 }
 
-func copyDuration(d *time.Duration) *time.Duration {
-	if d == nil {
+func copyDuration(d *time.Duration) *time.Duration { return copyPtr(d) }
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
 		return nil
 	}
-	v := *d
+	v := *p
 	return &v
 }
 
@@ -607,6 +609,12 @@ func copyAny(v any) any {
 		return out
 	case []string:
 		return slices.Clone(x)
+	case []map[string]any: // the job file parser's repeated blocks
+		out := make([]map[string]any, len(x))
+		for i := range x {
+			out[i] = copyMapAny(x[i])
+		}
+		return out
 	}
 	return v
 }

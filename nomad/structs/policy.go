@@ -246,10 +246,16 @@ func (tg *TaskGroup) validateDisconnect(job *Job) []string {
 			p.add("stop_after_client_disconnect and disconnect.stop_on_client_after both set; use only disconnect.stop_on_client_after")
 		}
 	}
-	if tg.LostAfter() > 0 && tg.StopOnClientAfter() > 0 {
+	// Judge each spelling on its own, not through the accessors: when both
+	// spellings are set the accessors see only one, and the other's
+	// problems would surface only after the user fixed the first.
+	positive := func(d *time.Duration) bool { return d != nil && *d > 0 }
+	lost := positive(tg.MaxClientDisconnect) || (d != nil && d.LostAfter > 0)
+	stop := positive(tg.StopAfterClientDisconnect) || (d != nil && positive(d.StopOnClientAfter))
+	if lost && stop {
 		p.add("a lost window (max_client_disconnect / disconnect.lost_after) and a client stop (stop_after_client_disconnect / disconnect.stop_on_client_after) contradict each other; set only one")
 	}
-	if job != nil && (job.Type == JobTypeSystem || job.Type == JobTypeSysBatch) && tg.StopOnClientAfter() > 0 {
+	if job != nil && (job.Type == JobTypeSystem || job.Type == JobTypeSysBatch) && stop {
 		p.add("stop_after_client_disconnect / disconnect.stop_on_client_after can't be used with %s jobs", job.Type)
 	}
 	return p

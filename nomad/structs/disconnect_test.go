@@ -1,0 +1,186 @@
+package structs_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// The legacy max_client_disconnect and the block's lost_after mean the same
+// (spec §2); the block wins when it sets a window, and zero means off.
+func TestTaskGroup_LostAfter(t *testing.T) {
+	cases := []struct {
+		name   string
+		tg     *structs.TaskGroup
+		expect time.Duration
+	}{
+		{"nil group", nil, 0},
+		{"nothing set", &structs.TaskGroup{}, 0},
+		{"legacy", &structs.TaskGroup{MaxClientDisconnect: ptr(time.Hour)}, time.Hour},
+		{"legacy zero", &structs.TaskGroup{MaxClientDisconnect: ptr(time.Duration(0))}, 0},
+		{"block", &structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{LostAfter: time.Hour}}, time.Hour},
+		{"empty block", &structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{}}, 0},
+		{"empty block keeps legacy", &structs.TaskGroup{MaxClientDisconnect: ptr(time.Hour), Disconnect: &structs.DisconnectStrategy{}}, time.Hour},
+		{"block wins", &structs.TaskGroup{MaxClientDisconnect: ptr(time.Hour), Disconnect: &structs.DisconnectStrategy{LostAfter: time.Minute}}, time.Minute},
+	}
+	for _, tc := range cases {
+		must.Eq(t, tc.expect, tc.tg.LostAfter(), must.Sprint(tc.name))
+	}
+}
+
+// stop_after_client_disconnect and stop_on_client_after mean the same
+// (spec §2, §7); unset means the client never stops the group on its own.
+func TestTaskGroup_StopOnClientAfter(t *testing.T) {
+	cases := []struct {
+		name   string
+		tg     *structs.TaskGroup
+		expect time.Duration
+	}{
+		{"nil group", nil, 0},
+		{"nothing set", &structs.TaskGroup{}, 0},
+		{"legacy", &structs.TaskGroup{StopAfterClientDisconnect: ptr(90 * time.Second)}, 90 * time.Second},
+		{"block", &structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{StopOnClientAfter: ptr(time.Minute)}}, time.Minute},
+		{"block without stop keeps legacy", &structs.TaskGroup{
+			StopAfterClientDisconnect: ptr(90 * time.Second), Disconnect: &structs.DisconnectStrategy{LostAfter: time.Hour},
+		}, 90 * time.Second},
+		{"block zero", &structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{StopOnClientAfter: ptr(time.Duration(0))}}, 0},
+	}
+	for _, tc := range cases {
+		must.Eq(t, tc.expect, tc.tg.StopOnClientAfter(), must.Sprint(tc.name))
+	}
+}
+
+// A replacement may be placed while the original is unknown unless the
+// group says replace = false (spec §4); the default is true.
+func TestTaskGroup_ReplaceOnDisconnect(t *testing.T) {
+	must.True(t, (*structs.TaskGroup)(nil).ReplaceOnDisconnect())
+	must.True(t, (&structs.TaskGroup{}).ReplaceOnDisconnect())
+	must.True(t, (&structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{}}).ReplaceOnDisconnect())
+	must.True(t, (&structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{Replace: ptr(true)}}).ReplaceOnDisconnect())
+	must.False(t, (&structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{Replace: ptr(false)}}).ReplaceOnDisconnect())
+}
+
+// The reconcile strategy defaults to best_score and otherwise is what the
+// group set (spec §5).
+func TestTaskGroup_ReconcileStrategy(t *testing.T) {
+	must.Eq(t, structs.ReconcileOptionBestScore, (*structs.TaskGroup)(nil).ReconcileStrategy())
+	must.Eq(t, structs.ReconcileOptionBestScore, (&structs.TaskGroup{}).ReconcileStrategy())
+	must.Eq(t, structs.ReconcileOptionBestScore, (&structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{}}).ReconcileStrategy())
+	for _, opt := range structs.ReconcileOptions {
+		tg := &structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{Reconcile: opt}}
+		must.Eq(t, opt, tg.ReconcileStrategy())
+	}
+	must.Eq(t, []string{"best_score", "keep_original", "keep_replacement", "longest_running"}, structs.ReconcileOptions)
+}
+
+// The disconnect rules of spec §2, each alone: negative durations; a lost
+// window together with a client stop in any legacy/block mix; the legacy
+// and block spelling of the same setting together; a client stop on system
+// and sysbatch jobs; an unknown reconcile strategy (listing the four). A
+// zero window ("0s") means off and is accepted everywhere.
+func TestJob_Validate_DisconnectRules(t *testing.T) {
+	const g = "Task group web validation failed: "
+	const contradict = g + "a lost window (max_client_disconnect / disconnect.lost_after) and a client stop (stop_after_client_disconnect / disconnect.stop_on_client_after) contradict each other; set only one"
+	zero := time.Duration(0)
+	cases := []struct {
+		name    string
+		jobType string
+		legacy  *time.Duration // max_client_disconnect
+		legStop *time.Duration // stop_after_client_disconnect
+		block   *structs.DisconnectStrategy
+		want    []string
+	}{
+		{name: "legacy window", legacy: ptr(time.Hour)},
+		{name: "legacy stop", legStop: ptr(90 * time.Second)},
+		{name: "full block", block: &structs.DisconnectStrategy{LostAfter: time.Hour, Replace: ptr(false), Reconcile: structs.ReconcileOptionKeepOriginal}},
+		{name: "block stop", block: &structs.DisconnectStrategy{StopOnClientAfter: ptr(90 * time.Second)}},
+		{name: "system job with a lost window", jobType: structs.JobTypeSystem, legacy: ptr(time.Hour)},
+		{name: "sysbatch job with a block window", jobType: structs.JobTypeSysBatch, block: &structs.DisconnectStrategy{LostAfter: time.Hour}},
+
+		{name: "negative legacy window", legacy: ptr(-time.Second), want: []string{g + "max_client_disconnect can't be negative"}},
+		{name: "negative legacy stop", legStop: ptr(-time.Second), want: []string{g + "stop_after_client_disconnect can't be negative"}},
+		{name: "negative lost_after", block: &structs.DisconnectStrategy{LostAfter: -time.Second},
+			want: []string{g + "disconnect.lost_after can't be negative"}},
+		{name: "negative stop_on_client_after", block: &structs.DisconnectStrategy{StopOnClientAfter: ptr(-time.Second)},
+			want: []string{g + "disconnect.stop_on_client_after can't be negative"}},
+
+		{name: "legacy window and legacy stop", legacy: ptr(time.Hour), legStop: ptr(time.Minute), want: []string{contradict}},
+		{name: "legacy window and block stop", legacy: ptr(time.Hour),
+			block: &structs.DisconnectStrategy{StopOnClientAfter: ptr(time.Minute)}, want: []string{contradict}},
+		{name: "block window and legacy stop", legStop: ptr(time.Minute),
+			block: &structs.DisconnectStrategy{LostAfter: time.Hour}, want: []string{contradict}},
+		{name: "block window and block stop",
+			block: &structs.DisconnectStrategy{LostAfter: time.Hour, StopOnClientAfter: ptr(time.Minute)}, want: []string{contradict}},
+
+		{name: "window in both spellings", legacy: ptr(time.Hour), block: &structs.DisconnectStrategy{LostAfter: time.Hour},
+			want: []string{g + "max_client_disconnect and disconnect.lost_after both set; use only disconnect.lost_after"}},
+		{name: "stop in both spellings", legStop: ptr(time.Minute), block: &structs.DisconnectStrategy{StopOnClientAfter: ptr(time.Minute)},
+			want: []string{g + "stop_after_client_disconnect and disconnect.stop_on_client_after both set; use only disconnect.stop_on_client_after"}},
+
+		{name: "legacy stop on system", jobType: structs.JobTypeSystem, legStop: ptr(time.Minute),
+			want: []string{g + "stop_after_client_disconnect / disconnect.stop_on_client_after can't be used with system jobs"}},
+		{name: "block stop on sysbatch", jobType: structs.JobTypeSysBatch, block: &structs.DisconnectStrategy{StopOnClientAfter: ptr(time.Minute)},
+			want: []string{g + "stop_after_client_disconnect / disconnect.stop_on_client_after can't be used with sysbatch jobs"}},
+		{name: "legacy stop on batch", jobType: structs.JobTypeBatch, legStop: ptr(time.Minute)},
+
+		{name: "unknown reconcile", block: &structs.DisconnectStrategy{LostAfter: time.Hour, Reconcile: "newest"},
+			want: []string{g + `disconnect.reconcile "newest" is not one of [best_score keep_original keep_replacement longest_running]`}},
+		{name: "reconcile is case-sensitive", block: &structs.DisconnectStrategy{Reconcile: "Best_Score"},
+			want: []string{g + `disconnect.reconcile "Best_Score" is not one of [best_score keep_original keep_replacement longest_running]`}},
+
+		{name: "zero legacy window with a stop", legacy: &zero, legStop: ptr(time.Minute)},
+		{name: "zero lost_after with a stop", block: &structs.DisconnectStrategy{LostAfter: 0, StopOnClientAfter: ptr(time.Minute)}},
+		{name: "zero window and zero stop", legacy: &zero, legStop: &zero},
+		{name: "zero legacy stop on system", jobType: structs.JobTypeSystem, legStop: &zero},
+		{name: "zero block stop on sysbatch", jobType: structs.JobTypeSysBatch, block: &structs.DisconnectStrategy{StopOnClientAfter: &zero}},
+		{name: "window with a zero block stop", legacy: ptr(time.Hour), block: &structs.DisconnectStrategy{StopOnClientAfter: &zero}},
+
+		{name: "every disconnect mistake at once", jobType: structs.JobTypeSystem,
+			legacy: ptr(time.Hour), legStop: ptr(time.Minute),
+			block: &structs.DisconnectStrategy{LostAfter: time.Hour, StopOnClientAfter: ptr(-time.Minute), Reconcile: "nope"},
+			want: []string{
+				g + "disconnect.stop_on_client_after can't be negative",
+				g + `disconnect.reconcile "nope" is not one of [best_score keep_original keep_replacement longest_running]`,
+				g + "max_client_disconnect and disconnect.lost_after both set; use only disconnect.lost_after",
+				g + "stop_after_client_disconnect and disconnect.stop_on_client_after both set; use only disconnect.stop_on_client_after",
+				contradict,
+				g + "stop_after_client_disconnect / disconnect.stop_on_client_after can't be used with system jobs",
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := mock.Job()
+			if tc.jobType != "" {
+				job.Type = tc.jobType
+				job.TaskGroups[0].ReschedulePolicy = structs.NewReschedulePolicy(tc.jobType)
+			}
+			tg := job.TaskGroups[0]
+			tg.MaxClientDisconnect, tg.StopAfterClientDisconnect, tg.Disconnect = tc.legacy, tc.legStop, tc.block
+			must.Eq(t, tc.want, validationProblems(t, job))
+		})
+	}
+}
+
+// Each reconcile strategy is accepted, and the error for a wrong one names
+// all four so the user does not have to look them up.
+func TestJob_Validate_ReconcileOptions(t *testing.T) {
+	for _, opt := range append([]string{""}, structs.ReconcileOptions...) {
+		job := mock.Job()
+		job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: time.Hour, Reconcile: opt}
+		must.NoError(t, job.Validate(), must.Sprintf("reconcile %q", opt))
+	}
+
+	job := mock.Job()
+	job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{Reconcile: "oldest"}
+	err := job.Validate()
+	must.Error(t, err)
+	for _, opt := range structs.ReconcileOptions {
+		must.StrContains(t, err.Error(), opt)
+	}
+	must.True(t, strings.Contains(err.Error(), "web"), must.Sprint("the error names the group"))
+}

@@ -1,0 +1,131 @@
+package structs_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// raftRequests returns, for every raft message type, a request of the type
+// the FSM decodes for it, with every field set.
+func raftRequests() map[structs.MessageType]any {
+	return map[structs.MessageType]any{
+		structs.NodeRegisterRequestType: &structs.NodeRegisterRequest{
+			Node: fullNode(), UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+		},
+		structs.NodeDeregisterRequestType: &structs.NodeSpecificRequest{
+			NodeID: "node-a", SecretID: "s3cr3t", QueryOptions: fullQueryOptions(),
+		},
+		structs.NodeUpdateStatusRequestType: &structs.NodeUpdateStatusRequest{
+			NodeID: "node-a", Status: structs.NodeStatusDisconnected,
+			NodeEvent: fullNode().Events[0], UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+		},
+		structs.JobRegisterRequestType: &structs.JobRegisterRequest{
+			Job: fullJob(), EnforceIndex: true, JobModifyIndex: 3, Eval: fullEval(),
+			SubmitTime: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+		},
+		structs.JobDeregisterRequestType: &structs.JobDeregisterRequest{
+			JobID: "edge-app", Purge: true, Eval: fullEval(), Now: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+		},
+		structs.EvalUpdateRequestType: &structs.EvalUpdateRequest{
+			Evals: []*structs.Evaluation{fullEval()}, EvalToken: "token", UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+		},
+		structs.EvalDeleteRequestType: &structs.EvalDeleteRequest{
+			Evals: []string{"eval-1"}, Allocs: []string{"alloc-1"}, WriteRequest: fullWriteRequest(),
+		},
+		structs.AllocUpdateRequestType: &structs.AllocUpdateRequest{
+			Alloc: []*structs.Allocation{fullAlloc()}, Evals: []*structs.Evaluation{fullEval()},
+			UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+		},
+		structs.AllocClientUpdateRequestType: &structs.AllocUpdateRequest{
+			Alloc: []*structs.Allocation{fullAlloc()}, Evals: []*structs.Evaluation{fullEval()},
+			UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+		},
+		structs.ApplyPlanResultsRequestType: &structs.ApplyPlanResultsRequest{
+			Job: fullJob(), AllocsStopped: []*structs.Allocation{fullAlloc()}, AllocsUpdated: []*structs.Allocation{fullAlloc()},
+			EvalID: "eval-1", Evals: []*structs.Evaluation{fullEval()}, UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+		},
+		structs.JobBatchDeregisterRequestType: &structs.JobBatchDeregisterRequest{
+			Jobs: []structs.NamespacedID{{ID: "edge-app", Namespace: "fleet"}}, WriteRequest: fullWriteRequest(),
+		},
+	}
+}
+
+// Every raft entry decodes to exactly what was encoded, with the type byte
+// first: the FSM on every server must rebuild the same state from the log,
+// so a field msgpack drops would make servers disagree after a restart.
+func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
+	reqs := raftRequests()
+	for mt := structs.NodeRegisterRequestType; mt <= structs.JobBatchDeregisterRequestType; mt++ {
+		t.Run(mt.String(), func(t *testing.T) {
+			req, ok := reqs[mt]
+			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))
+			mustFill(t, req)
+
+			buf, err := structs.Encode(mt, req)
+			must.NoError(t, err)
+			must.Eq(t, byte(mt), buf[0])
+
+			out := reflect.New(reflect.TypeOf(req).Elem()).Interface()
+			must.NoError(t, structs.Decode(buf[1:], out))
+			must.Eq(t, req, out)
+		})
+	}
+}
+
+// The node's secret travels to the servers and into the raft log (msgpack)
+// but never out over the HTTP API (JSON): anyone who reads it can
+// impersonate the node.
+func TestNode_SecretIDInMsgpackButNotJSON(t *testing.T) {
+	node := fullNode()
+
+	buf, err := structs.Encode(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	must.NoError(t, err)
+	var got structs.NodeRegisterRequest
+	must.NoError(t, structs.Decode(buf[1:], &got))
+	must.Eq(t, node.SecretID, got.Node.SecretID)
+
+	js, err := json.Marshal(node)
+	must.NoError(t, err)
+	must.StrNotContains(t, string(js), "SecretID")
+	must.StrNotContains(t, string(js), node.SecretID)
+	must.StrContains(t, string(js), `"ID":"node-a"`)
+}
+
+// Task config is free-form and opaque to the server; after a trip through
+// RPC or raft its nested maps must be map[string]any with string keys (not
+// map[any]any, and not []byte strings), or drivers fail to read their config.
+func TestDecode_TaskConfigIsStringKeyedMaps(t *testing.T) {
+	task := &structs.Task{Name: "web", Config: map[string]any{
+		"image":  "redis:7",
+		"args":   []string{"--port", "6379"},
+		"labels": map[string]string{"team": "edge"},
+		"mount":  []map[string]any{{"source": "/data", "options": map[string]any{"ro": true}}},
+		"port":   6379,
+	}}
+	buf, err := structs.Encode(structs.JobRegisterRequestType, task)
+	must.NoError(t, err)
+	var got structs.Task
+	must.NoError(t, structs.Decode(buf[1:], &got))
+
+	must.Eq(t, map[string]any{
+		"image":  "redis:7",
+		"args":   []any{"--port", "6379"},
+		"labels": map[string]any{"team": "edge"},
+		"mount":  []any{map[string]any{"source": "/data", "options": map[string]any{"ro": true}}},
+		"port":   int64(6379),
+	}, got.Config)
+}
+
+// MessageType names appear in logs and errors; an unknown value must still
+// print as something recognisable rather than panic.
+func TestMessageType_String(t *testing.T) {
+	must.Eq(t, "NodeRegister", structs.NodeRegisterRequestType.String())
+	must.Eq(t, "ApplyPlanResults", structs.ApplyPlanResultsRequestType.String())
+	must.Eq(t, "JobBatchDeregister", structs.JobBatchDeregisterRequestType.String())
+	must.Eq(t, "MessageType(200)", structs.MessageType(200).String())
+}
