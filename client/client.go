@@ -218,6 +218,10 @@ func (c *Client) nodeInfo() allocrunner.NodeInfo {
 		Name:       c.node.Name,
 		Datacenter: c.node.Datacenter,
 		Region:     c.cfg.Region,
+		Class:      c.node.NodeClass,
+		Pool:       c.node.NodePool,
+		Attributes: c.node.Attributes,
+		Meta:       c.node.Meta,
 	}
 }
 

@@ -65,6 +65,8 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applyAllocClientUpdate(buf, l.Index)
 	case structs.ApplyPlanResultsRequestType:
 		return f.applyPlanResults(buf, l.Index)
+	case structs.JobBatchDeregisterRequestType:
+		return f.applyJobBatchDeregister(buf, l.Index)
 	}
 	// An unknown type means a newer server wrote this entry: refusing to
 	// go on is safer than silently diverging from the other servers.
@@ -151,6 +153,20 @@ func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
 	f.srv.blockedEvals.Untrack(ns, req.JobID)
 	if req.Eval != nil {
 		return f.upsertEvals(index, []*structs.Evaluation{req.Eval})
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyJobBatchDeregister(buf []byte, index uint64) any {
+	var req structs.JobBatchDeregisterRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding job batch deregister: %w", err)
+	}
+	for _, id := range req.Jobs {
+		if err := f.State().DeleteJob(index, id.Namespace, id.ID); err != nil {
+			return err
+		}
+		f.srv.blockedEvals.Untrack(id.Namespace, id.ID)
 	}
 	return nil
 }

@@ -141,7 +141,13 @@ func (s *Server) missedHeartbeatStatus(node *structs.Node) (string, error) {
 		}
 		switch a.ClientStatus {
 		case structs.AllocClientStatusRunning:
-			if a.SupportsDisconnect() {
+			// Not yet marked unknown by the scheduler: its window runs
+			// from the moment the node was found disconnected.
+			window := a.LookupTaskGroup().LostAfter()
+			if window <= 0 {
+				continue
+			}
+			if node.Status != structs.NodeStatusDisconnected || now.Before(time.Unix(node.StatusUpdatedAt, 0).Add(window)) {
 				return structs.NodeStatusDisconnected, nil
 			}
 		case structs.AllocClientStatusUnknown:

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -29,6 +30,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		// The sentinel prefix survives the RPC, so callers on the far side
 		// still see an invalid request (HTTP 400), not a server fault.
 		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, err)
+	}
+	if missing := j.srv.unsupported(args.Job); len(missing) > 0 {
+		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, &structs.ValidationError{Problems: missing})
 	}
 	st := j.srv.State()
 	existing, err := st.JobByID(nil, args.Job.Namespace, args.Job.ID)
@@ -96,13 +100,19 @@ func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValid
 	}
 	args.Job.Canonicalize()
 	reply.DriverConfigValidated = false
+	var problems []string
 	if err := args.Job.Validate(); err != nil {
-		reply.Error = err.Error()
-		if v, ok := err.(*structs.ValidationError); ok {
-			reply.ValidationErrors = v.Problems
+		var v *structs.ValidationError
+		if errors.As(err, &v) {
+			problems = v.Problems
 		} else {
-			reply.ValidationErrors = []string{err.Error()}
+			problems = []string{err.Error()}
 		}
+	}
+	problems = append(problems, j.srv.unsupported(args.Job)...)
+	if len(problems) > 0 {
+		reply.ValidationErrors = problems
+		reply.Error = (&structs.ValidationError{Problems: problems}).Error()
 	}
 	return nil
 }
@@ -145,7 +155,7 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 // Allocations lists a job's allocations.
 func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAllocationsResponse) error {
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		allocs, err := st.AllocsByJob(ws, args.RequestNamespace(), args.JobID, true)
+		allocs, err := st.AllocsByJob(ws, args.RequestNamespace(), args.JobID, args.All)
 		if err != nil {
 			return 0, err
 		}

@@ -120,10 +120,9 @@ func NewServer(cfg *Config) (*Server, error) {
 	go func() { defer s.wg.Done(); s.listen() }()
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
 
-	n := cfg.NumSchedulers
-	if n <= 0 {
-		n = 1
-	}
+	// Zero workers is allowed: such a server replicates and serves but
+	// leaves scheduling to its peers.
+	n := max(cfg.NumSchedulers, 0)
 	for i := 0; i < n; i++ {
 		w := newWorker(s, i)
 		s.workers = append(s.workers, w)

@@ -130,3 +130,65 @@ func TestServer_MissedHeartbeat_NodeDown(t *testing.T) {
 	must.Eq(t, structs.NodeStatusDown, n.Status, must.Sprint("a node without disconnect-capable allocations goes down"))
 	must.Eq(t, structs.NodeEventHeartbeatMissed, n.Events[len(n.Events)-1].Message)
 }
+
+// A valid job asking for what this server cannot do yet is refused with the
+// setting named, instead of being accepted and never (or wrongly) run.
+func TestServer_JobRegister_UnsupportedNamed(t *testing.T) {
+	s := testServer(t, nil)
+	job := mock.Job()
+	job.Type = structs.JobTypeSystem
+	job.Region = "eu"
+	job.TaskGroups[0].ReschedulePolicy = nil
+	job.TaskGroups[0].Tasks[0].Resources.Cores = 2
+	job.TaskGroups[0].Constraints = []*structs.Constraint{{Operand: structs.ConstraintDistinctProperty, LTarget: "${meta.rack}"}}
+	var resp structs.JobRegisterResponse
+	err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &resp)
+	must.ErrorIs(t, err, structs.ErrInvalidRequest)
+	must.ErrorContains(t, err, `job type "system" is not supported yet`)
+	must.ErrorContains(t, err, `no path to region "eu"`)
+	must.ErrorContains(t, err, `resources.cores is not supported yet`)
+	must.ErrorContains(t, err, `"distinct_property" is not supported yet`)
+
+	var v structs.JobValidateResponse
+	must.NoError(t, s.RPC("Job.Validate", &structs.JobValidateRequest{Job: job}, &v))
+	must.Len(t, 4, v.ValidationErrors)
+}
+
+// A node hosting a running allocation with a lost window is disconnected,
+// not down; once the window has passed without the scheduler marking the
+// allocation unknown, the next expiry takes the node down — a running
+// allocation must not keep a node disconnected forever.
+func TestServer_MissedHeartbeat_DisconnectWindowEnds(t *testing.T) {
+	clock := newManualClock()
+	s := testServer(t, func(c *Config) {
+		c.Clock = clock
+		c.MinHeartbeatTTL = 10 * time.Second
+		c.HeartbeatGrace = 10 * time.Second
+		c.NumSchedulers = 0 // keep the scheduler from marking the alloc unknown
+	})
+	node := mock.Node()
+	var resp structs.NodeUpdateResponse
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &resp))
+
+	alloc := mock.AllocForNode(node)
+	window := time.Minute
+	alloc.Job.TaskGroups[0].MaxClientDisconnect = &window
+	alloc.ClientStatus = structs.AllocClientStatusRunning
+	must.NoError(t, s.State().UpsertAllocs(1000, []*structs.Allocation{alloc}))
+	must.NoError(t, s.State().UpdateAllocsFromClient(1001, []*structs.Allocation{{ID: alloc.ID, ClientStatus: structs.AllocClientStatusRunning}}))
+
+	status := func() string {
+		n, err := s.State().NodeByID(nil, node.ID)
+		must.NoError(t, err)
+		return n.Status
+	}
+	clock.Advance(resp.HeartbeatTTL + 10*time.Second)
+	must.Eq(t, structs.NodeStatusDisconnected, status())
+
+	// The node's timer keeps firing while it is disconnected; within the
+	// window it stays disconnected, after it the node goes down.
+	clock.Advance(20 * time.Second)
+	must.Eq(t, structs.NodeStatusDisconnected, status())
+	clock.Advance(window)
+	must.Eq(t, structs.NodeStatusDown, status())
+}

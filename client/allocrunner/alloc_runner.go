@@ -377,10 +377,13 @@ func (ar *AllocRunner) killTasks(reason func() *structs.TaskEvent) {
 func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	ar.mu.Lock()
 	wasStopped := ar.alloc.ServerTerminalStatus()
+	wasUnknown := ar.alloc.ClientStatus == structs.AllocClientStatusUnknown
 	ar.alloc = alloc
 	ar.mu.Unlock()
 
-	reconnected := alloc.ClientStatus == structs.AllocClientStatusUnknown
+	// One Reconnected event per return, even if the server changes the
+	// allocation again before it hears the client's report.
+	reconnected := alloc.ClientStatus == structs.AllocClientStatusUnknown && !wasUnknown
 	stop := alloc.ServerTerminalStatus() && !wasStopped && ar.started.Load()
 	if !reconnected && !stop {
 		return

@@ -331,3 +331,27 @@ func eventTypesOf(ts *structs.TaskState) []string {
 	}
 	return out
 }
+
+// A driver config may name the task's directories, its env and the node's
+// attributes and meta: `args = ["${NOMAD_TASK_DIR}/app.conf"]` must reach
+// the process expanded, at any depth of the config, and the job's own
+// config must be left as it was.
+func TestInterpolateConfig(t *testing.T) {
+	env := map[string]string{"NOMAD_TASK_DIR": "/alloc/t/local", "PORT": "8080"}
+	node := NodeInfo{ID: "n1", Name: "edge-7", Datacenter: "dc9",
+		Attributes: map[string]string{"kernel.name": "linux"}, Meta: map[string]string{"rack": "r2"}}
+	config := map[string]any{
+		"command": "${NOMAD_TASK_DIR}/bin/app",
+		"args":    []any{"--port=${PORT}", "--dc=${node.datacenter}", "--os=${attr.kernel.name}", "${unknown}"},
+		"mount":   []map[string]any{{"source": "${meta.rack}", "n": int64(3)}},
+		"list":    []string{"${node.unique.name}"},
+	}
+	got := interpolateConfig(config, env, node)
+	must.Eq(t, map[string]any{
+		"command": "/alloc/t/local/bin/app",
+		"args":    []any{"--port=8080", "--dc=dc9", "--os=linux", "${unknown}"},
+		"mount":   []map[string]any{{"source": "r2", "n": int64(3)}},
+		"list":    []string{"edge-7"},
+	}, got)
+	must.Eq(t, "${NOMAD_TASK_DIR}/bin/app", config["command"], must.Sprint("the job's config is not changed"))
+}

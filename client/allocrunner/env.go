@@ -10,11 +10,81 @@ import (
 )
 
 // NodeInfo is what a task's environment says about the node it runs on.
+// Attributes and Meta are shared with the client's node and read only.
 type NodeInfo struct {
 	ID         string
 	Name       string
 	Datacenter string
 	Region     string
+	Class      string
+	Pool       string
+	Attributes map[string]string
+	Meta       map[string]string
+}
+
+// vars returns the ${...} names a job may use for this node: attr.<name>,
+// meta.<name> and node.<field>, as in constraints.
+func (n NodeInfo) vars() map[string]string {
+	v := map[string]string{
+		"node.unique.id":   n.ID,
+		"node.unique.name": n.Name,
+		"node.datacenter":  n.Datacenter,
+		"node.region":      n.Region,
+		"node.class":       n.Class,
+		"node.pool":        n.Pool,
+	}
+	for k, val := range n.Attributes {
+		v["attr."+k] = val
+	}
+	for k, val := range n.Meta {
+		v["meta."+k] = val
+	}
+	return v
+}
+
+// interpolateConfig returns a copy of a task's driver config with every
+// ${...} in its strings replaced: the task's environment (NOMAD_TASK_DIR
+// and friends, the task's env) and the node's attr., meta. and node. names.
+// Unknown names stay as written.
+func interpolateConfig(config map[string]any, env map[string]string, node NodeInfo) map[string]any {
+	if config == nil {
+		return nil
+	}
+	vars := node.vars()
+	maps.Copy(vars, env)
+	return interpolateValue(config, vars).(map[string]any)
+}
+
+func interpolateValue(v any, vars map[string]string) any {
+	switch x := v.(type) {
+	case string:
+		return interpolate(x, vars)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = interpolateValue(val, vars)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = interpolateValue(val, vars)
+		}
+		return out
+	case []string:
+		out := make([]string, len(x))
+		for i, val := range x {
+			out[i] = interpolate(val, vars)
+		}
+		return out
+	case []map[string]any:
+		out := make([]map[string]any, len(x))
+		for i, val := range x {
+			out[i] = interpolateValue(val, vars).(map[string]any)
+		}
+		return out
+	}
+	return v
 }
 
 // taskResources returns what the scheduler gave the task, falling back to

@@ -351,14 +351,15 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 	if tr.alloc.Job != nil {
 		jobName = tr.alloc.Job.Name
 	}
+	env := buildEnv(tr.alloc, tr.task, tr.allocDir, tr.dir, tr.node)
 	return &drivers.TaskConfig{
 		ID:            tr.taskID,
 		Name:          tr.task.Name,
 		AllocID:       tr.alloc.ID,
 		JobName:       jobName,
 		TaskGroupName: groupName,
-		Env:           buildEnv(tr.alloc, tr.task, tr.allocDir, tr.dir, tr.node),
-		Config:        tr.task.Config,
+		Env:           env,
+		Config:        interpolateConfig(tr.task.Config, env, tr.node),
 		TaskDir:       tr.dir.Dir,
 		StdoutPath:    tr.dir.StdoutPath,
 		StderrPath:    tr.dir.StderrPath,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"sort"
 	"strings"
 )
 
@@ -45,8 +46,15 @@ func decodeBody(r *http.Request, out any) error {
 	if dec.More() {
 		return codedErrorf(http.StatusBadRequest, "Request decode failed: unexpected data after the JSON value")
 	}
-	if err := pruneUnknown(tree, reflect.TypeOf(out), ""); err != nil {
-		return codedErrorf(http.StatusBadRequest, "Request decode failed: %v", err)
+	var unknown []string
+	pruneUnknown(tree, reflect.TypeOf(out), "", &unknown)
+	switch len(unknown) {
+	case 0:
+	case 1:
+		return codedErrorf(http.StatusBadRequest, "Request decode failed: unknown field %q", unknown[0])
+	default:
+		sort.Strings(unknown)
+		return codedErrorf(http.StatusBadRequest, "Request decode failed: unknown fields %q", unknown)
 	}
 	clean, err := json.Marshal(tree)
 	if err != nil {
@@ -81,9 +89,9 @@ func decodeError(err error) error {
 
 // pruneUnknown walks a generically decoded JSON value alongside the Go type
 // it will be decoded into, deletes unknown keys whose value is empty and
-// reports the first unknown key with a value, by its path (e.g.
-// "Job.TaskGroups[0].Update").
-func pruneUnknown(v any, t reflect.Type, path string) error {
+// collects every unknown key with a value, by its path (e.g.
+// "Job.TaskGroups[0].Update"), so one response names them all.
+func pruneUnknown(v any, t reflect.Type, path string, unknown *[]string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -91,7 +99,7 @@ func pruneUnknown(v any, t reflect.Type, path string) error {
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return nil // a type mismatch; the strict decode words it
+			return // a type mismatch; the strict decode words it
 		}
 		fields := jsonFields(t)
 		for key, val := range obj {
@@ -104,35 +112,29 @@ func pruneUnknown(v any, t reflect.Type, path string) error {
 					delete(obj, key)
 					continue
 				}
-				return fmt.Errorf("unknown field %q", joinPath(path, key))
+				*unknown = append(*unknown, joinPath(path, key))
+				continue
 			}
-			if err := pruneUnknown(val, ft, joinPath(path, key)); err != nil {
-				return err
-			}
+			pruneUnknown(val, ft, joinPath(path, key), unknown)
 		}
 	case reflect.Slice, reflect.Array:
 		arr, ok := v.([]any)
 		if !ok {
-			return nil
+			return
 		}
 		for i, el := range arr {
-			if err := pruneUnknown(el, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
+			pruneUnknown(el, t.Elem(), fmt.Sprintf("%s[%d]", path, i), unknown)
 		}
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return nil
+			return
 		}
 		for key, val := range obj {
-			if err := pruneUnknown(val, t.Elem(), fmt.Sprintf("%s[%q]", path, key)); err != nil {
-				return err
-			}
+			pruneUnknown(val, t.Elem(), fmt.Sprintf("%s[%q]", path, key), unknown)
 		}
 	}
 	// Scalars and interfaces (free-form driver config) hold anything.
-	return nil
 }
 
 // jsonFields maps a struct's JSON keys, as encoding/json would match them

@@ -53,6 +53,13 @@ func TestDecodeBody_UnknownFieldWithValue(t *testing.T) {
 	err = decodeString(t, `{"Job": {"ID": "web"}, "PreserveCounts": true}`, &got)
 	must.Error(t, err)
 	must.StrContains(t, err.Error(), `unknown field "PreserveCounts"`)
+
+	// Every unknown field is named at once, in a stable order, so the user
+	// fixes them in one round trip (the official client's Canonicalize
+	// fills several).
+	err = decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Update": {"MaxParallel": 1}, "Migrate": {"MaxParallel": 1}}]}}`, &got)
+	must.Error(t, err)
+	must.StrContains(t, err.Error(), `unknown fields ["Job.TaskGroups[0].Migrate" "Job.TaskGroups[0].Update"]`)
 }
 
 // Malformed JSON and wrong types are 400s that say what is wrong and where.

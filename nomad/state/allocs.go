@@ -20,7 +20,13 @@ import (
 // for the moment it takes to stop it, and the server's view must not
 // resurrect an allocation whose replacement is already placed.
 
+// Lost is the server's verdict and stays: the client of a lost allocation
+// that comes back reports "complete" once it has stopped the tasks, and the
+// job summary must keep counting the allocation as lost.
 func clientStatusMayChange(current, next string) bool {
+	if current == structs.AllocClientStatusLost {
+		return next == structs.AllocClientStatusLost
+	}
 	return !structs.ClientTerminal(current) || structs.ClientTerminal(next)
 }
 

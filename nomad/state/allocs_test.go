@@ -130,7 +130,7 @@ func TestUpdateAllocsFromClient(t *testing.T) {
 func TestUpdateAllocsFromClient_TerminalIsFinal(t *testing.T) {
 	s := testStateStore(t)
 	job := mock.Job()
-	allocs := jobWithAllocs(t, s, 10, job, "n1", 1)
+	allocs := jobWithAllocs(t, s, 10, job, "n1", 2)
 	must.NoError(t, s.UpsertPlanResults(12, &structs.ApplyPlanResultsRequest{
 		AllocsStopped: []*structs.Allocation{{ID: allocs[0].ID, DesiredDescription: structs.AllocLost, ClientStatus: structs.AllocClientStatusLost}},
 	}))
@@ -138,18 +138,25 @@ func TestUpdateAllocsFromClient_TerminalIsFinal(t *testing.T) {
 	must.NoError(t, s.UpdateAllocsFromClient(13, []*structs.Allocation{clientUpdate(allocs[0].ID, structs.AllocClientStatusRunning)}))
 	out := allocByID(t, s, allocs[0].ID)
 	must.Eq(t, structs.AllocClientStatusLost, out.ClientStatus)
-	must.Eq(t, structs.TaskGroupSummary{Lost: 1}, summaryOf(t, s, job))
+	must.Eq(t, 1, summaryOf(t, s, job).Lost)
 
-	// Terminal to terminal is the client's final word.
+	// Lost is the server's verdict: the returning client's "complete",
+	// once it has stopped the tasks, does not erase it from the summary.
 	must.NoError(t, s.UpdateAllocsFromClient(14, []*structs.Allocation{clientUpdate(allocs[0].ID, structs.AllocClientStatusComplete)}))
-	must.Eq(t, structs.AllocClientStatusComplete, allocByID(t, s, allocs[0].ID).ClientStatus)
-	must.Eq(t, structs.TaskGroupSummary{Complete: 1}, summaryOf(t, s, job))
+	must.Eq(t, structs.AllocClientStatusLost, allocByID(t, s, allocs[0].ID).ClientStatus)
+	must.Eq(t, 1, summaryOf(t, s, job).Lost)
+
+	// Other terminal statuses are the client's to change: failed, then the
+	// client's final word complete.
+	must.NoError(t, s.UpdateAllocsFromClient(15, []*structs.Allocation{clientUpdate(allocs[1].ID, structs.AllocClientStatusFailed)}))
+	must.NoError(t, s.UpdateAllocsFromClient(16, []*structs.Allocation{clientUpdate(allocs[1].ID, structs.AllocClientStatusComplete)}))
+	must.Eq(t, structs.AllocClientStatusComplete, allocByID(t, s, allocs[1].ID).ClientStatus)
 
 	// Nor can the scheduler mark a finished allocation unknown.
-	u := allocByID(t, s, allocs[0].ID).Copy()
+	u := allocByID(t, s, allocs[1].ID).Copy()
 	u.ClientStatus = structs.AllocClientStatusUnknown
-	must.NoError(t, s.UpsertAllocs(15, []*structs.Allocation{u}))
-	must.Eq(t, structs.AllocClientStatusComplete, allocByID(t, s, allocs[0].ID).ClientStatus)
+	must.NoError(t, s.UpsertAllocs(17, []*structs.Allocation{u}))
+	must.Eq(t, structs.AllocClientStatusComplete, allocByID(t, s, allocs[1].ID).ClientStatus)
 }
 
 // A plan commits stops, placements, in-place updates and follow-up evals in

@@ -147,7 +147,6 @@ func TestJob_Validate_DisconnectRules(t *testing.T) {
 				g + "disconnect.stop_on_client_after can't be negative",
 				g + `disconnect.reconcile "nope" is not one of [best_score keep_original keep_replacement longest_running]`,
 				g + "max_client_disconnect and disconnect.lost_after both set; use only disconnect.lost_after",
-				g + "stop_after_client_disconnect and disconnect.stop_on_client_after both set; use only disconnect.stop_on_client_after",
 				contradict,
 				g + "stop_after_client_disconnect / disconnect.stop_on_client_after can't be used with system jobs",
 			}},

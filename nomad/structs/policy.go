@@ -239,19 +239,20 @@ func (tg *TaskGroup) validateDisconnect(job *Job) []string {
 		default:
 			p.add("disconnect.reconcile %q is not one of %v", d.Reconcile, ReconcileOptions)
 		}
-		if tg.MaxClientDisconnect != nil && d.LostAfter != 0 {
+		// "0s" means not enabled, for either spelling, so only two enabled
+		// settings of the same thing conflict.
+		if positiveDuration(tg.MaxClientDisconnect) && d.LostAfter > 0 {
 			p.add("max_client_disconnect and disconnect.lost_after both set; use only disconnect.lost_after")
 		}
-		if tg.StopAfterClientDisconnect != nil && d.StopOnClientAfter != nil {
+		if positiveDuration(tg.StopAfterClientDisconnect) && positiveDuration(d.StopOnClientAfter) {
 			p.add("stop_after_client_disconnect and disconnect.stop_on_client_after both set; use only disconnect.stop_on_client_after")
 		}
 	}
 	// Judge each spelling on its own, not through the accessors: when both
 	// spellings are set the accessors see only one, and the other's
 	// problems would surface only after the user fixed the first.
-	positive := func(d *time.Duration) bool { return d != nil && *d > 0 }
-	lost := positive(tg.MaxClientDisconnect) || (d != nil && d.LostAfter > 0)
-	stop := positive(tg.StopAfterClientDisconnect) || (d != nil && positive(d.StopOnClientAfter))
+	lost := positiveDuration(tg.MaxClientDisconnect) || (d != nil && d.LostAfter > 0)
+	stop := positiveDuration(tg.StopAfterClientDisconnect) || (d != nil && positiveDuration(d.StopOnClientAfter))
 	if lost && stop {
 		p.add("a lost window (max_client_disconnect / disconnect.lost_after) and a client stop (stop_after_client_disconnect / disconnect.stop_on_client_after) contradict each other; set only one")
 	}
@@ -312,3 +313,6 @@ func (r *Resources) Validate() error {
 func (r *Resources) String() string {
 	return fmt.Sprintf("cpu=%d memory=%dMB disk=%dMB", r.CPU, r.MemoryMB, r.DiskMB)
 }
+
+// positiveDuration reports whether an optional duration is set and enabled.
+func positiveDuration(d *time.Duration) bool { return d != nil && *d > 0 }
