@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/nomad-edge/nomad/nomad/state"
@@ -122,6 +123,11 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 		return fmt.Errorf("%w: %s", structs.ErrUnknownNode, args.NodeID)
 	}
 	reply.NodeModifyIndex = node.ModifyIndex
+	status, err := n.srv.heartbeatStatus(node, args.Status)
+	if err != nil {
+		return err
+	}
+	args.Status = status
 	if node.Status != args.Status {
 		index, err := n.srv.setNodeStatus(node, args.Status, args.NodeEvent)
 		if err != nil {
@@ -142,6 +148,32 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 		return nil
 	}
 	return n.fillHeartbeat(args.NodeID, reply)
+}
+
+// heartbeatStatus decides the status a node gets when its client asks for
+// requested. A client coming back from disconnected does not go straight
+// to ready (spec §5): it is initializing until it has pushed the true state
+// of every allocation the servers hold as unknown, so that nothing is
+// decided on half the facts; the heartbeat after that push makes it ready.
+func (s *Server) heartbeatStatus(node *structs.Node, requested string) (string, error) {
+	if requested != structs.NodeStatusReady {
+		return requested, nil
+	}
+	switch node.Status {
+	case structs.NodeStatusDisconnected:
+		return structs.NodeStatusInit, nil
+	case structs.NodeStatusInit:
+		allocs, err := s.State().AllocsByNode(nil, node.ID)
+		if err != nil {
+			return "", err
+		}
+		for _, a := range allocs {
+			if a.ClientStatus == structs.AllocClientStatusUnknown && !a.ServerTerminalStatus() {
+				return structs.NodeStatusInit, nil
+			}
+		}
+	}
+	return requested, nil
 }
 
 // setNodeStatus writes a node status change through raft.
@@ -255,6 +287,8 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	args.UpdatedAt = now.UnixNano()
 	checkedNodes := map[string]bool{}
 	seenJobs := map[structs.NamespacedID]bool{}
+	reconnectedJobs := map[structs.NamespacedID]bool{}
+	timeoutEvals := map[string]bool{}
 	args.Evals = nil
 	for _, a := range args.Alloc {
 		a.ModifyTime = now.UnixNano()
@@ -280,6 +314,21 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 			}
 			checkedNodes[stored.NodeID] = true
 		}
+		if stored.ClientStatus == structs.AllocClientStatusUnknown && !reconnectedJobs[stored.JobNamespacedID()] {
+			// The servers held it as unknown: its client is back and the
+			// scheduler must decide between it and any replacement.
+			reconnectedJobs[stored.JobNamespacedID()] = true
+			ev, err := n.srv.reconnectEval(stored, now)
+			if err != nil {
+				return err
+			}
+			args.Evals = append(args.Evals, ev)
+			if stored.FollowupEvalID != "" {
+				timeoutEvals[stored.FollowupEvalID] = true
+			}
+		} else if stored.ClientStatus == structs.AllocClientStatusUnknown && stored.FollowupEvalID != "" {
+			timeoutEvals[stored.FollowupEvalID] = true
+		}
 		if a.ClientStatus != structs.AllocClientStatusFailed || stored.ServerTerminalStatus() {
 			continue
 		}
@@ -297,12 +346,78 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		seenJobs[key] = true
 		args.Evals = append(args.Evals, job.NewEval(structs.EvalTriggerRetryFailedAlloc, now))
 	}
+	cancel, err := n.srv.cancelableTimeoutEvals(args.Alloc, timeoutEvals, now)
+	if err != nil {
+		return err
+	}
+	args.Evals = append(args.Evals, cancel...)
 	_, index, err := n.srv.raftApply(structs.AllocClientUpdateRequestType, args)
 	if err != nil {
 		return err
 	}
 	reply.Index = index
 	return nil
+}
+
+// reconnectEval returns the evaluation for a job whose unknown allocation
+// reported again: a reconnect, or a deregister when the job was purged
+// while the client was away (its allocations must still be stopped).
+func (s *Server) reconnectEval(alloc *structs.Allocation, now time.Time) (*structs.Evaluation, error) {
+	job, err := s.State().JobByID(nil, alloc.Namespace, alloc.JobID)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		if alloc.Job == nil {
+			return nil, fmt.Errorf("allocation %s has no job", alloc.ID)
+		}
+		return alloc.Job.NewEval(structs.EvalTriggerJobDeregister, now), nil
+	}
+	return job.NewEval(structs.EvalTriggerReconnect, now), nil
+}
+
+// cancelableTimeoutEvals returns the max-disconnect-timeout evaluations
+// that nothing waits for any more: every allocation sharing one has now
+// reported (spec §5 step 3). They are written canceled with the update.
+func (s *Server) cancelableTimeoutEvals(updates []*structs.Allocation, evalIDs map[string]bool, now time.Time) ([]*structs.Evaluation, error) {
+	if len(evalIDs) == 0 {
+		return nil, nil
+	}
+	reporting := make(map[string]bool, len(updates))
+	for _, a := range updates {
+		reporting[a.ID] = true
+	}
+	st := s.State()
+	var out []*structs.Evaluation
+	for id := range evalIDs {
+		ev, err := st.EvalByID(nil, id)
+		if err != nil {
+			return nil, err
+		}
+		if ev == nil || ev.TriggeredBy != structs.EvalTriggerMaxDisconnectTimeout || ev.TerminalStatus() {
+			continue
+		}
+		allocs, err := st.AllocsByJob(nil, ev.Namespace, ev.JobID, true)
+		if err != nil {
+			return nil, err
+		}
+		waiting := false
+		for _, a := range allocs {
+			if a.FollowupEvalID == id && a.ClientStatus == structs.AllocClientStatusUnknown && !reporting[a.ID] {
+				waiting = true
+				break
+			}
+		}
+		if waiting {
+			continue
+		}
+		c := ev.Copy()
+		c.Status = structs.EvalStatusCancelled
+		c.StatusDescription = "allocs reconnected"
+		c.ModifyTime = now.UnixNano()
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // List returns the nodes, optionally by ID prefix.

@@ -134,19 +134,32 @@ func evaluateNodePlan(snap *state.StateSnapshot, plan *structs.Plan, nodeID stri
 	if node == nil {
 		return false, "node does not exist", nil
 	}
+	// onlyUpdates reports whether every write is an update of an allocation
+	// already on the node: allowed where new placements are not.
+	onlyUpdates := func() (bool, error) {
+		for _, a := range placing {
+			existing, err := snap.AllocByID(nil, a.ID)
+			if err != nil {
+				return false, err
+			}
+			if existing == nil || existing.NodeID != nodeID {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
 	switch node.Status {
 	case structs.NodeStatusReady:
 		if node.Drain || node.SchedulingEligibility == structs.NodeSchedulingIneligible {
-			// Updates of allocations already there are fine; new ones are not.
-			for _, a := range placing {
-				existing, err := snap.AllocByID(nil, a.ID)
-				if err != nil {
-					return false, "", err
-				}
-				if existing == nil {
-					return false, "node is not eligible", nil
-				}
+			if ok, err := onlyUpdates(); err != nil || !ok {
+				return false, "node is not eligible", err
 			}
+		}
+	case structs.NodeStatusInit:
+		// A node coming back from a disconnect: its reconnected
+		// allocations are updated in place, nothing new is placed.
+		if ok, err := onlyUpdates(); err != nil || !ok {
+			return false, "node is initializing", err
 		}
 	case structs.NodeStatusDisconnected:
 		// Only the unknown marking (or in-place updates of unknown

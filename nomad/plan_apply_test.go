@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"testing"
+	"time"
 
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/state"
@@ -203,4 +204,29 @@ func TestEvaluatePlan_NeverPlacesOnNonReadyNode(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A node coming back from a disconnect is initializing: its reconnected
+// allocations are updated in place (the scheduler records that they came
+// back), but nothing new is placed until it is ready.
+func TestEvaluatePlan_InitializingNodeTakesOnlyUpdates(t *testing.T) {
+	node := mock.Node()
+	node.Status = structs.NodeStatusInit
+	st := planTestState(t, node)
+	existing := allocWithMem(node, 100)
+	must.NoError(t, st.UpsertAllocs(200, []*structs.Allocation{existing}))
+
+	update := existing.Copy()
+	update.AppendState(structs.AllocStateFieldClientStatus, structs.AllocClientStatusRunning, time.Unix(1, 0))
+	plan := &structs.Plan{}
+	plan.AppendAlloc(update)
+	result, rejected, err := evaluatePlan(snapshotOf(t, st), plan)
+	must.NoError(t, err)
+	must.MapEmpty(t, rejected)
+	must.Len(t, 1, result.NodeAllocation[node.ID])
+
+	plan.AppendAlloc(allocWithMem(node, 100))
+	_, rejected, err = evaluatePlan(snapshotOf(t, st), plan)
+	must.NoError(t, err)
+	must.Eq(t, "node is initializing", rejected[node.ID])
 }

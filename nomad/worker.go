@@ -95,6 +95,14 @@ func (w *worker) process(ev *structs.Evaluation, waitIndex uint64) error {
 		return fmt.Errorf("waiting for state index %d: %w", waitIndex, err)
 	}
 	w.snapIndex, _ = snap.LatestIndex()
+	// An evaluation canceled while it waited in the broker (a disconnect
+	// timeout whose allocations all came back) has nothing left to do.
+	if stored, err := snap.EvalByID(nil, ev.ID); err != nil {
+		return err
+	} else if stored != nil && stored.TerminalStatus() {
+		w.logger.Debug("skipping finished evaluation", "eval_id", ev.ID, "status", stored.Status)
+		return nil
+	}
 	sched, err := scheduler.NewScheduler(ev.Type, scheduler.Config{
 		Logger:  w.logger,
 		State:   snap,
