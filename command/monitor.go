@@ -91,16 +91,17 @@ func (m *evalMonitor) update(eval *api.Evaluation) {
 			m.info("Evaluation triggered by job %q", eval.JobID)
 		}
 	}
-	m.updateAllocs(eval.ID)
+	m.updateAllocs(eval)
 	if eval.Status != m.status {
 		m.info("Evaluation status changed: %q -> %q", m.status, eval.Status)
 		m.status = eval.Status
 	}
 }
 
-// updateAllocs reports allocations the evaluation created and their
-// client status changes.
-func (m *evalMonitor) updateAllocs(evalID string) {
+// updateAllocs reports allocations the evaluation created or modified and
+// their client status changes.
+func (m *evalMonitor) updateAllocs(eval *api.Evaluation) {
+	evalID := eval.ID
 	allocs, _, err := m.client.Evaluations().Allocations(evalID, nil)
 	if err != nil {
 		m.ui.Error(fmt.Sprintf("Error reading allocations of evaluation %q: %v", limit(evalID, m.length), err))
@@ -112,6 +113,9 @@ func (m *evalMonitor) updateAllocs(evalID string) {
 		last, seen := m.allocs[a.ID]
 		m.allocs[a.ID] = a.ClientStatus
 		switch {
+		case !seen && a.CreateIndex < eval.CreateIndex:
+			// An existing allocation this evaluation updated in place.
+			m.info("Allocation %q modified: node %q, group %q", limit(a.ID, m.length), limit(a.NodeID, m.length), a.TaskGroup)
 		case !seen:
 			m.info("Allocation %q created: node %q, group %q", limit(a.ID, m.length), limit(a.NodeID, m.length), a.TaskGroup)
 		case last != a.ClientStatus:
