@@ -332,8 +332,8 @@ func (j *Jobs) Info(jobID string, q *QueryOptions) (*Job, *QueryMeta, error) {
 }
 
 // Allocations returns the job's allocations (GET /v1/job/:id/allocations),
-// newest first. allAllocs also returns allocations of older job versions
-// that the server would otherwise hide.
+// newest first. allAllocs also returns allocations of an earlier job that
+// had the same ID (purged and registered again), which are otherwise hidden.
 func (j *Jobs) Allocations(jobID string, allAllocs bool, q *QueryOptions) ([]*AllocationListStub, *QueryMeta, error) {
 	var resp []*AllocationListStub
 	path := jobPath(jobID, "/allocations") + "?all=" + strconv.FormatBool(allAllocs)

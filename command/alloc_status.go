@@ -164,7 +164,9 @@ func (c *AllocStatusCommand) header(client *api.Client, a *api.Allocation, v vie
 	}
 	if a.FollowupEvalID != "" {
 		// The follow-up evaluation is when the servers will reschedule.
-		if eval, _, err := client.Evaluations().Info(a.FollowupEvalID, nil); err == nil && !eval.WaitUntil.IsZero() {
+		// A canceled one (the allocation reconnected) no longer applies.
+		if eval, _, err := client.Evaluations().Info(a.FollowupEvalID, nil); err == nil && !eval.WaitUntil.IsZero() &&
+			eval.Status == api.EvalStatusPending {
 			lines = append(lines, "Reschedule Eligibility|"+prettyTimeDiff(eval.WaitUntil, v.now))
 		}
 	}

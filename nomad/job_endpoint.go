@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 
@@ -26,13 +25,10 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return fmt.Errorf("%w: missing job for registration", structs.ErrMissingField)
 	}
 	args.Job.Canonicalize()
-	if err := args.Job.Validate(); err != nil {
+	if problems := j.srv.jobProblems(args.Job); len(problems) > 0 {
 		// The sentinel prefix survives the RPC, so callers on the far side
 		// still see an invalid request (HTTP 400), not a server fault.
-		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, err)
-	}
-	if missing := j.srv.unsupported(args.Job); len(missing) > 0 {
-		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, &structs.ValidationError{Problems: missing})
+		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, &structs.ValidationError{Problems: problems})
 	}
 	st := j.srv.State()
 	existing, err := st.JobByID(nil, args.Job.Namespace, args.Job.ID)
@@ -100,17 +96,7 @@ func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValid
 	}
 	args.Job.Canonicalize()
 	reply.DriverConfigValidated = false
-	var problems []string
-	if err := args.Job.Validate(); err != nil {
-		var v *structs.ValidationError
-		if errors.As(err, &v) {
-			problems = v.Problems
-		} else {
-			problems = []string{err.Error()}
-		}
-	}
-	problems = append(problems, j.srv.unsupported(args.Job)...)
-	if len(problems) > 0 {
+	if problems := j.srv.jobProblems(args.Job); len(problems) > 0 {
 		reply.ValidationErrors = problems
 		reply.Error = (&structs.ValidationError{Problems: problems}).Error()
 	}

@@ -1,11 +1,27 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
+
+// jobProblems lists every problem with a job at once: what is invalid and
+// what this server cannot do yet.
+func (s *Server) jobProblems(job *structs.Job) []string {
+	var problems []string
+	if err := job.Validate(); err != nil {
+		var v *structs.ValidationError
+		if errors.As(err, &v) {
+			problems = v.Problems
+		} else {
+			problems = []string{err.Error()}
+		}
+	}
+	return append(problems, s.unsupported(job)...)
+}
 
 // unsupported lists what a valid job asks for that this server cannot do
 // yet. Accepting such a job would run it without what it asked for, or

@@ -147,8 +147,11 @@ func buildEnv(alloc *structs.Allocation, task *structs.Task, ad *AllocDir, td Ta
 	if task.Resources != nil && task.Resources.MemoryMaxMB > 0 {
 		env["NOMAD_MEMORY_MAX_LIMIT"] = strconv.Itoa(task.Resources.MemoryMaxMB)
 	}
+	// The task's env refers to the NOMAD_* names, not to itself: resolve
+	// against those alone so the result does not depend on map order.
+	base := maps.Clone(env)
 	for k, v := range task.Env {
-		env[k] = interpolate(v, env)
+		env[k] = interpolate(v, base)
 	}
 	return env
 }

@@ -40,12 +40,8 @@ func (s *HTTPServer) jobRegister(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, codedErrorf(http.StatusBadRequest, "Job ID does not match the path: %q", id)
 	}
 	job := s.structJob(r, body.Job, body.WriteRequest)
-	// Validate here as well as in the server: errors cross the RPC as text
-	// and a validation error's text matches no sentinel, so only a local
-	// *structs.ValidationError reliably becomes a 400 listing every problem.
-	if err := job.Validate(); err != nil {
-		return nil, err
-	}
+	// The server validates and lists every problem; its error keeps the
+	// invalid-request sentinel across the RPC, so it becomes a 400.
 	args := &structs.JobRegisterRequest{
 		Job:            job,
 		EnforceIndex:   body.EnforceIndex,

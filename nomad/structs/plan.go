@@ -30,6 +30,10 @@ func (p *Plan) AppendStoppedAlloc(alloc *Allocation, desiredDesc, clientStatus, 
 	n.DesiredDescription = desiredDesc
 	if clientStatus != "" {
 		n.ClientStatus = clientStatus
+		// The client cannot describe a status it did not report: the
+		// description must say why the servers decided it, not repeat
+		// the client's last words ("Tasks are running").
+		n.ClientDescription = desiredDesc
 	}
 	if followupEvalID != "" {
 		n.FollowupEvalID = followupEvalID

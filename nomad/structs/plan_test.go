@@ -31,6 +31,7 @@ func TestPlan_AppendStoppedAlloc(t *testing.T) {
 	must.Eq(t, structs.AllocDesiredStatusStop, stopped.DesiredStatus)
 	must.Eq(t, structs.AllocLost, stopped.DesiredDescription)
 	must.Eq(t, structs.AllocClientStatusLost, stopped.ClientStatus)
+	must.Eq(t, structs.AllocLost, stopped.ClientDescription, must.Sprint("the description says why the servers decided the status"))
 	must.Eq(t, "follow-up", stopped.FollowupEvalID)
 }
 
