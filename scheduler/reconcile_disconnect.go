@@ -88,7 +88,7 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if !a.LookupTaskGroup().ReplaceOnDisconnect() {
 			continue
 		}
-		since, ok := unknownSince(a)
+		since, ok := a.UnknownSince()
 		if !ok {
 			continue
 		}
@@ -98,19 +98,6 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 			r.rescheduleNow(g, a)
 		}
 	}
-}
-
-// unknownSince is when the allocation last became unknown, if that is the
-// newest entry of its status history.
-func unknownSince(a *structs.Allocation) (time.Time, bool) {
-	for i := len(a.AllocStates) - 1; i >= 0; i-- {
-		s := a.AllocStates[i]
-		if s.Field != structs.AllocStateFieldClientStatus {
-			continue
-		}
-		return s.Time, s.Value == structs.AllocClientStatusUnknown
-	}
-	return time.Time{}, false
 }
 
 // reconcileReconnecting resolves each allocation whose client reported

@@ -148,9 +148,9 @@ func (a *Allocation) AppendState(field AllocStateField, value string, now time.T
 	a.AllocStates = append(a.AllocStates, &AllocState{Field: field, Value: value, Time: now})
 }
 
-// lastUnknown returns the time of the most recent unknown entry if it is
+// UnknownSince returns when the allocation last became unknown, if that is
 // the newest entry of the history.
-func (a *Allocation) lastUnknown() (time.Time, bool) {
+func (a *Allocation) UnknownSince() (time.Time, bool) {
 	for i := len(a.AllocStates) - 1; i >= 0; i-- {
 		s := a.AllocStates[i]
 		if s.Field != AllocStateFieldClientStatus {
@@ -167,7 +167,7 @@ func (a *Allocation) lastUnknown() (time.Time, bool) {
 // NeedsToReconnect reports whether the server last saw this allocation as
 // unknown: its client has not reported since the node disconnected.
 func (a *Allocation) NeedsToReconnect() bool {
-	_, ok := a.lastUnknown()
+	_, ok := a.UnknownSince()
 	return ok
 }
 
@@ -175,7 +175,7 @@ func (a *Allocation) NeedsToReconnect() bool {
 // last unknown transition plus the group's lost_after. ok is false when the
 // allocation is not waiting to reconnect or the group has no window.
 func (a *Allocation) DisconnectTimeout() (t time.Time, ok bool) {
-	since, unknown := a.lastUnknown()
+	since, unknown := a.UnknownSince()
 	if !unknown {
 		return time.Time{}, false
 	}
