@@ -1,0 +1,249 @@
+package testutil_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nomad-edge/nomad/nomad"
+	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/testutil"
+	"github.com/shoenig/test/must"
+)
+
+// poll checks cond until it holds; on timeout it fails with what it last
+// saw. Heartbeats run on real time here, so there is no event to wait on.
+func poll(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var seen string
+	for time.Now().Before(deadline) {
+		ok, s := cond()
+		if ok {
+			return
+		}
+		seen = s
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %v; last saw: %s", what, timeout, seen)
+}
+
+func disconnectJob() *structs.Job {
+	replace := true
+	job := &structs.Job{
+		ID: "edge-app", Datacenters: []string{"dc1"},
+		TaskGroups: []*structs.TaskGroup{{
+			Name:  "app",
+			Count: 1,
+			Disconnect: &structs.DisconnectStrategy{
+				LostAfter: time.Hour, Replace: &replace, Reconcile: structs.ReconcileOptionKeepOriginal,
+			},
+			ReschedulePolicy: &structs.ReschedulePolicy{Delay: 0, DelayFunction: structs.DelayFunctionConstant, Unlimited: true},
+			Tasks: []*structs.Task{{
+				Name: "app", Driver: "mock_driver",
+				Config:    map[string]any{"run_for": "1h"},
+				Resources: &structs.Resources{CPU: 100, MemoryMB: 64},
+			}},
+		}},
+	}
+	job.Canonicalize()
+	return job
+}
+
+// The mission, end to end in one process: a client whose link drops keeps
+// running its task; the servers mark the allocation unknown (not lost) and
+// place a replacement; when the link returns the original is kept (the
+// group says keep_original), its task was never restarted, and the
+// replacement is stopped. Exactly one copy runs in the end.
+func TestCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T) {
+	c := testutil.NewCluster(t, testutil.ClusterConfig{
+		Clients: 2,
+		Server: func(cfg *nomad.Config) {
+			cfg.MinHeartbeatTTL = 500 * time.Millisecond
+			cfg.HeartbeatGrace = 500 * time.Millisecond
+		},
+	})
+	st := c.Server.State
+	job := disconnectJob()
+	var reg structs.JobRegisterResponse
+	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+
+	var original *structs.Allocation
+	poll(t, 10*time.Second, "original running", func() (bool, string) {
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
+			original = allocs[0]
+			return true, ""
+		}
+		return false, describe(allocs)
+	})
+	startedAt := original.TaskStates["app"].StartedAt
+
+	cut := -1
+	for i, cl := range c.Clients {
+		if cl.NodeID() == original.NodeID {
+			cut = i
+		}
+	}
+	must.NotEq(t, -1, cut)
+	c.Links[cut].Cut(testutil.Blackhole)
+
+	var replacement *structs.Allocation
+	poll(t, 15*time.Second, "original unknown and a replacement running elsewhere", func() (bool, string) {
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		var orig *structs.Allocation
+		replacement = nil
+		for _, a := range allocs {
+			if a.ID == original.ID {
+				orig = a
+			} else if a.ClientStatus == structs.AllocClientStatusRunning {
+				replacement = a
+			}
+		}
+		return orig != nil && orig.ClientStatus == structs.AllocClientStatusUnknown && !orig.TerminalStatus() &&
+			replacement != nil, describe(allocs)
+	})
+	must.Eq(t, original.ID, replacement.PreviousAllocation)
+	node, err := st().NodeByID(nil, original.NodeID)
+	must.NoError(t, err)
+	must.Eq(t, structs.NodeStatusDisconnected, node.Status)
+
+	// The task kept running on the cut-off client all along.
+	must.Eq(t, structs.AllocClientStatusRunning, clientAlloc(t, c, cut, original.ID).ClientStatus)
+
+	c.Links[cut].Heal()
+	poll(t, 15*time.Second, "original kept, replacement stopped, node ready", func() (bool, string) {
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		n, err := st().NodeByID(nil, original.NodeID)
+		must.NoError(t, err)
+		var orig, rep *structs.Allocation
+		for _, a := range allocs {
+			switch a.ID {
+			case original.ID:
+				orig = a
+			case replacement.ID:
+				rep = a
+			}
+		}
+		ok := n.Status == structs.NodeStatusReady &&
+			orig.DesiredStatus == structs.AllocDesiredStatusRun && orig.ClientStatus == structs.AllocClientStatusRunning && !orig.NeedsToReconnect() &&
+			rep.DesiredStatus == structs.AllocDesiredStatusStop
+		return ok, fmt.Sprintf("node %s; %s", n.Status, describe(allocs))
+	})
+
+	final, err := st().AllocByID(nil, original.ID)
+	must.NoError(t, err)
+	ts := final.TaskStates["app"]
+	must.Eq(t, uint64(0), ts.Restarts, must.Sprint("the task was not restarted"))
+	must.Eq(t, startedAt, ts.StartedAt)
+	must.True(t, hasEvent(ts, structs.TaskClientReconnected))
+	rep, err := st().AllocByID(nil, replacement.ID)
+	must.NoError(t, err)
+	must.Eq(t, structs.AllocReconnected, rep.DesiredDescription)
+
+	summary, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.Eq(t, 0, summary.Summary["app"].Unknown)
+	poll(t, 10*time.Second, "one running in the summary", func() (bool, string) {
+		s, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
+		must.NoError(t, err)
+		return s.Summary["app"].Running == 1, fmt.Sprintf("%+v", s.Summary["app"])
+	})
+}
+
+func clientAlloc(t *testing.T, c *testutil.Cluster, i int, id string) *structs.Allocation {
+	t.Helper()
+	for _, a := range c.Clients[i].Allocs() {
+		if a.ID == id {
+			return a
+		}
+	}
+	t.Fatalf("client %d has no allocation %s", i, id)
+	return nil
+}
+
+func hasEvent(ts *structs.TaskState, typ string) bool {
+	for _, e := range ts.Events {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+func describe(allocs []*structs.Allocation) string {
+	s := ""
+	for _, a := range allocs {
+		s += fmt.Sprintf("[%s node=%s desired=%s client=%s] ", a.ID[:8], a.NodeID[:8], a.DesiredStatus, a.ClientStatus)
+	}
+	return s
+}
+
+// A job without a disconnect window behaves as before the feature: when its
+// client drops, the node goes down, the allocation is lost and replaced;
+// when the client returns it stops the lost allocation, which stays lost.
+func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
+	c := testutil.NewCluster(t, testutil.ClusterConfig{
+		Clients: 2,
+		Server: func(cfg *nomad.Config) {
+			cfg.MinHeartbeatTTL = 500 * time.Millisecond
+			cfg.HeartbeatGrace = 500 * time.Millisecond
+		},
+	})
+	st := c.Server.State
+	job := disconnectJob()
+	job.TaskGroups[0].Disconnect = nil
+	var reg structs.JobRegisterResponse
+	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+
+	var original *structs.Allocation
+	poll(t, 10*time.Second, "original running", func() (bool, string) {
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
+			original = allocs[0]
+			return true, ""
+		}
+		return false, describe(allocs)
+	})
+	cut := 0
+	if c.Clients[1].NodeID() == original.NodeID {
+		cut = 1
+	}
+	c.Links[cut].Cut(testutil.Reset)
+
+	poll(t, 15*time.Second, "node down, original lost, replacement running", func() (bool, string) {
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		n, err := st().NodeByID(nil, original.NodeID)
+		must.NoError(t, err)
+		lost, running := false, false
+		for _, a := range allocs {
+			if a.ID == original.ID {
+				lost = a.ClientStatus == structs.AllocClientStatusLost && a.DesiredStatus == structs.AllocDesiredStatusStop
+			} else if a.ClientStatus == structs.AllocClientStatusRunning {
+				running = true
+			}
+		}
+		return n.Status == structs.NodeStatusDown && lost && running, fmt.Sprintf("node %s; %s", n.Status, describe(allocs))
+	})
+
+	c.Links[cut].Heal()
+	poll(t, 15*time.Second, "returned client stops the lost allocation", func() (bool, string) {
+		a := clientAlloc(t, c, cut, original.ID)
+		n, err := st().NodeByID(nil, original.NodeID)
+		must.NoError(t, err)
+		return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusComplete,
+			fmt.Sprintf("node %s; client sees %s", n.Status, a.ClientStatus)
+	})
+	stored, err := st().AllocByID(nil, original.ID)
+	must.NoError(t, err)
+	must.Eq(t, structs.AllocClientStatusLost, stored.ClientStatus, must.Sprint("lost stays lost"))
+	summary, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.Eq(t, 1, summary.Summary["app"].Lost)
+	must.Eq(t, 1, summary.Summary["app"].Running)
+}
