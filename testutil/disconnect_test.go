@@ -247,3 +247,73 @@ func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
 	must.Eq(t, 1, summary.Summary["app"].Lost)
 	must.Eq(t, 1, summary.Summary["app"].Running)
 }
+
+// With replace = false nothing is placed while the original is unknown
+// (upstream's 1.8+ releases still replace; we must not), and the original
+// carries on when its client returns.
+func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
+	c := testutil.NewCluster(t, testutil.ClusterConfig{
+		Clients: 2,
+		Server: func(cfg *nomad.Config) {
+			cfg.MinHeartbeatTTL = 500 * time.Millisecond
+			cfg.HeartbeatGrace = 500 * time.Millisecond
+		},
+	})
+	st := c.Server.State
+	job := disconnectJob()
+	no := false
+	job.TaskGroups[0].Disconnect.Replace = &no
+	var reg structs.JobRegisterResponse
+	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+
+	var original *structs.Allocation
+	poll(t, 10*time.Second, "original running", func() (bool, string) {
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
+			original = allocs[0]
+			return true, ""
+		}
+		return false, describe(allocs)
+	})
+	cut := 0
+	if c.Clients[1].NodeID() == original.NodeID {
+		cut = 1
+	}
+	c.Links[cut].Cut(testutil.Blackhole)
+	poll(t, 15*time.Second, "original unknown", func() (bool, string) {
+		a, err := st().AllocByID(nil, original.ID)
+		must.NoError(t, err)
+		return a.ClientStatus == structs.AllocClientStatusUnknown, a.ClientStatus
+	})
+	// The scheduler has acted on the disconnect (the allocation is
+	// unknown); wait for every evaluation of the job to finish, then check
+	// that none of them placed anything.
+	poll(t, 10*time.Second, "evaluations settled", func() (bool, string) {
+		evals, err := st().EvalsByJob(nil, job.Namespace, job.ID)
+		must.NoError(t, err)
+		for _, e := range evals {
+			if e.Status == structs.EvalStatusPending && e.WaitUntil.IsZero() {
+				return false, fmt.Sprintf("eval %s (%s) pending", e.ID[:8], e.TriggeredBy)
+			}
+		}
+		return true, ""
+	})
+	allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+	must.NoError(t, err)
+	must.Len(t, 1, allocs, must.Sprint("no replacement while the original is unknown"))
+
+	c.Links[cut].Heal()
+	poll(t, 15*time.Second, "original back, node ready", func() (bool, string) {
+		a, err := st().AllocByID(nil, original.ID)
+		must.NoError(t, err)
+		n, err := st().NodeByID(nil, original.NodeID)
+		must.NoError(t, err)
+		return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusRunning && !a.NeedsToReconnect(),
+			fmt.Sprintf("node %s alloc %s", n.Status, a.ClientStatus)
+	})
+	allocs, err = st().AllocsByJob(nil, job.Namespace, job.ID, true)
+	must.NoError(t, err)
+	must.Len(t, 1, allocs)
+	must.Eq(t, uint64(0), allocs[0].TaskStates["app"].Restarts)
+}
