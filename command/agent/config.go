@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"github.com/nomad-edge/nomad/nomad"
 	"maps"
 	"os"
 	"slices"
@@ -88,6 +89,9 @@ type PluginConfig struct {
 // DefaultConfig returns the configuration an agent starts from before its
 // files and flags are applied.
 func DefaultConfig() *Config {
+	// The server block starts from the server's own defaults, so that
+	// /v1/agent/self shows the values in effect rather than zeros.
+	sd := nomad.DefaultConfig()
 	return &Config{
 		Region:         "global",
 		Datacenter:     "dc1",
@@ -95,8 +99,14 @@ func DefaultConfig() *Config {
 		LogLevel:       "INFO",
 		AdvertiseAddrs: &AdvertiseAddrs{},
 		Ports:          &Ports{HTTP: DefaultHTTPPort, RPC: DefaultRPCPort, Serf: DefaultSerfPort},
-		Server:         &ServerConfig{},
-		Client:         &ClientConfig{},
+		Server: &ServerConfig{
+			HeartbeatGrace:         sd.HeartbeatGrace,
+			MinHeartbeatTTL:        sd.MinHeartbeatTTL,
+			MaxHeartbeatsPerSecond: sd.MaxHeartbeatsPerSecond,
+			FailoverHeartbeatTTL:   sd.FailoverHeartbeatTTL,
+			NumSchedulers:          sd.NumSchedulers,
+		},
+		Client: &ClientConfig{},
 	}
 }
 
