@@ -2,6 +2,8 @@ package api
 
 import (
 	"cmp"
+	"net/http"
+	"net/url"
 	"slices"
 	"time"
 )
@@ -211,4 +213,36 @@ func sortAllocStubs(s []*AllocationListStub) {
 
 func sortAllocs(s []*Allocation) {
 	slices.SortStableFunc(s, func(a, b *Allocation) int { return cmp.Compare(b.CreateIndex, a.CreateIndex) })
+}
+
+// AllocStopResponse is the answer to an allocation stop: the evaluation
+// that stops and replaces it.
+type AllocStopResponse struct {
+	EvalID string
+	WriteMeta
+}
+
+// Stop stops an allocation and has the scheduler replace it
+// (PUT /v1/allocation/:id/stop).
+func (a *Allocations) Stop(alloc *Allocation, q *QueryOptions) (*AllocStopResponse, error) {
+	var resp AllocStopResponse
+	var w *WriteOptions
+	path := "/v1/allocation/" + pathID(alloc.ID) + "/stop"
+	if q != nil {
+		w = (&WriteOptions{Region: q.Region, Namespace: q.Namespace}).WithContext(q.Context())
+		// Params such as no_shutdown_delay travel in the query string.
+		if len(q.Params) > 0 {
+			v := url.Values{}
+			for k, p := range q.Params {
+				v.Set(k, p)
+			}
+			path += "?" + v.Encode()
+		}
+	}
+	wm, err := a.client.write(http.MethodPut, path, nil, &resp, w)
+	if err != nil {
+		return nil, err
+	}
+	resp.WriteMeta = *wm
+	return &resp, nil
 }

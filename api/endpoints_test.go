@@ -43,6 +43,10 @@ func TestEndpoints_MethodsAndPaths(t *testing.T) {
 		}, http.MethodDelete, "/v1/job/web", url.Values{"purge": {"true"}, "namespace": {"edge"}}},
 		{"job deregister", `{}`, func(c *api.Client) error { _, _, err := c.Jobs().Deregister("web", false, nil); return err },
 			http.MethodDelete, "/v1/job/web", url.Values{"purge": {"false"}}},
+		{"alloc stop", `{"EvalID":"e1"}`, func(c *api.Client) error {
+			_, err := c.Allocations().Stop(&api.Allocation{ID: "a1"}, &api.QueryOptions{Namespace: "edge", Params: map[string]string{"no_shutdown_delay": "true"}})
+			return err
+		}, http.MethodPut, "/v1/allocation/a1/stop", url.Values{"namespace": {"edge"}, "no_shutdown_delay": {"true"}}},
 		{"jobs parse", `{}`, func(c *api.Client) error { _, err := c.Jobs().ParseHCL(`job "x" {}`, true); return err },
 			http.MethodPost, "/v1/jobs/parse", url.Values{}},
 		{"job validate", `{}`, func(c *api.Client) error { _, _, err := c.Jobs().Validate(&api.Job{}, nil); return err },

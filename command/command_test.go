@@ -33,6 +33,7 @@ func jobValidate(m Meta) cli.Command  { return &JobValidateCommand{Meta: m} }
 func allocStatus(m Meta) cli.Command  { return &AllocStatusCommand{Meta: m} }
 func nodeStatus(m Meta) cli.Command   { return &NodeStatusCommand{Meta: m} }
 func evalStatus(m Meta) cli.Command   { return &EvalStatusCommand{Meta: m} }
+func allocStop(m Meta) cli.Command    { return &AllocStopCommand{Meta: m} }
 
 // writeJob writes a job file running driver with config into a temp dir.
 func writeJob(t *testing.T, id, driver, config string) string {
@@ -385,4 +386,42 @@ func TestRunWithUi_Version(t *testing.T) {
 	ui = cli.NewMockUi()
 	must.Eq(t, 1, RunWithUi([]string{"job", "run"}, ui))
 	must.StrContains(t, ui.ErrorWriter.String(), "This command takes one argument: <path>")
+}
+
+// alloc stop stops the allocation and the group gets a replacement, so its
+// count holds; the command follows the evaluation like job run.
+func TestAllocStop_Replaces(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	path := writeJob(t, "stopme", "mock_driver", `run_for = "1h"`)
+	code, _, stderr := run(t, a, jobRun, path)
+	must.Eq(t, exitOK, code, must.Sprint(stderr))
+	allocs := waitRunning(t, a, "stopme", 1)
+	old := allocs[0].ID
+
+	code, stdout, stderr := run(t, a, allocStop, old[:8])
+	must.Eq(t, exitOK, code, must.Sprint(stderr))
+	must.StrContains(t, stdout, "created")
+	must.StrContains(t, stdout, `finished with status "complete"`)
+
+	c := apiClient(t, a)
+	agenttest.WaitFor(t, 30*time.Second, "the stopped allocation replaced", func() (bool, string) {
+		list, _, err := c.Jobs().Allocations("stopme", false, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		stopped, running := false, 0
+		for _, al := range list {
+			if al.ID == old && al.DesiredStatus == api.AllocDesiredStatusStop {
+				stopped = true
+			}
+			if al.ID != old && al.ClientStatus == api.AllocClientStatusRunning {
+				running++
+			}
+		}
+		return stopped && running == 1, describe(list, nil)
+	})
+
+	code, _, stderr = run(t, a, allocStop, "ffffffff")
+	must.Eq(t, exitError, code)
+	must.StrContains(t, stderr, "No allocation(s) with prefix or id")
 }

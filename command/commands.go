@@ -60,6 +60,7 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"job run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m()}, nil },
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m()}, nil },
 		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m()}, nil },
+		"alloc stop":   func() (cli.Command, error) { return &AllocStopCommand{Meta: m()}, nil },
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m()}, nil },
 
 		"alloc":        func() (cli.Command, error) { return &AllocCommand{Meta: m()}, nil },

@@ -21,8 +21,8 @@ func (c *JobStopCommand) Help() string {
 Usage: nomad job stop [options] <job>
 
   Stop a job: the servers stop all of its allocations. The job stays
-  registered, marked stopped, until garbage collected, unless -purge is
-  given. <job> is a job ID or a unique prefix of one; stopping a job named
+  registered, marked stopped, unless -purge is given (there is no garbage
+  collection yet). <job> is a job ID or a unique prefix of one; stopping a job named
   by a prefix asks for confirmation unless -yes is given.
 
   The stop is scheduled by an evaluation, which is followed until it

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/hashicorp/go-memdb"
@@ -69,4 +70,50 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 		}
 		return index, nil
 	})
+}
+
+// Stop marks an allocation for migration and creates the evaluation that
+// stops and replaces it. An unknown allocation (its node disconnected) is
+// stopped on the server now and by its client when it comes back (spec §8).
+func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopResponse) error {
+	if done, err := a.srv.forward("Alloc.Stop", args, reply); done {
+		return err
+	}
+	if args.AllocID == "" {
+		return fmt.Errorf("%w: missing allocation ID", structs.ErrMissingField)
+	}
+	alloc, err := a.srv.State().AllocByID(nil, args.AllocID)
+	if err != nil {
+		return err
+	}
+	if alloc == nil {
+		return fmt.Errorf("%w: %s", structs.ErrUnknownAlloc, args.AllocID)
+	}
+	job := alloc.Job
+	if stored, err := a.srv.State().JobByID(nil, alloc.Namespace, alloc.JobID); err != nil {
+		return err
+	} else if stored != nil {
+		job = stored
+	}
+	if job == nil {
+		return fmt.Errorf("%w: allocation %s has no job", structs.ErrInvalidRequest, alloc.ID)
+	}
+	yes := true
+	tr := &structs.DesiredTransition{Migrate: &yes}
+	if args.NoShutdownDelay {
+		tr.NoShutdownDelay = &yes
+	}
+	ev := job.NewEval(structs.EvalTriggerAllocStop, a.srv.clock.Now())
+	req := &structs.AllocUpdateDesiredTransitionRequest{
+		Allocs:       map[string]*structs.DesiredTransition{alloc.ID: tr},
+		Evals:        []*structs.Evaluation{ev},
+		WriteRequest: args.WriteRequest,
+	}
+	_, index, err := a.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.EvalID = ev.ID
+	reply.Index = index
+	return nil
 }

@@ -67,6 +67,8 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applyPlanResults(buf, l.Index)
 	case structs.JobBatchDeregisterRequestType:
 		return f.applyJobBatchDeregister(buf, l.Index)
+	case structs.AllocUpdateDesiredTransitionRequestType:
+		return f.applyAllocDesiredTransitions(buf, l.Index)
 	}
 	// An unknown type means a newer server wrote this entry: refusing to
 	// go on is safer than silently diverging from the other servers.
@@ -167,6 +169,22 @@ func (f *nomadFSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 			return err
 		}
 		f.srv.blockedEvals.Untrack(id.Namespace, id.ID)
+	}
+	return nil
+}
+
+func (f *nomadFSM) applyAllocDesiredTransitions(buf []byte, index uint64) any {
+	var req structs.AllocUpdateDesiredTransitionRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding alloc desired transitions: %w", err)
+	}
+	if err := f.State().UpdateAllocsDesiredTransitions(index, req.Allocs, req.Evals); err != nil {
+		return err
+	}
+	for _, e := range req.Evals {
+		if e.ShouldEnqueue() {
+			f.srv.evalBroker.Enqueue(e)
+		}
 	}
 	return nil
 }

@@ -317,3 +317,75 @@ func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
 	must.Len(t, 1, allocs)
 	must.Eq(t, uint64(0), allocs[0].TaskStates["app"].Restarts)
 }
+
+// nomad alloc stop on an unknown allocation (spec §8): stopped on the
+// servers at once and replaced; its client stops it when it returns, and
+// it never runs again.
+func TestCluster_AllocStopWhileUnknown(t *testing.T) {
+	c := testutil.NewCluster(t, testutil.ClusterConfig{
+		Clients: 2,
+		Server: func(cfg *nomad.Config) {
+			cfg.MinHeartbeatTTL = 500 * time.Millisecond
+			cfg.HeartbeatGrace = 500 * time.Millisecond
+		},
+	})
+	st := c.Server.State
+	job := disconnectJob()
+	no := false
+	job.TaskGroups[0].Disconnect.Replace = &no // only the operator's stop replaces it
+	var reg structs.JobRegisterResponse
+	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+
+	var original *structs.Allocation
+	poll(t, 10*time.Second, "original running", func() (bool, string) {
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
+			original = allocs[0]
+			return true, ""
+		}
+		return false, describe(allocs)
+	})
+	cut := 0
+	if c.Clients[1].NodeID() == original.NodeID {
+		cut = 1
+	}
+	c.Links[cut].Cut(testutil.Blackhole)
+	poll(t, 15*time.Second, "original unknown", func() (bool, string) {
+		a, err := st().AllocByID(nil, original.ID)
+		must.NoError(t, err)
+		return a.ClientStatus == structs.AllocClientStatusUnknown, a.ClientStatus
+	})
+
+	var stop structs.AllocStopResponse
+	must.NoError(t, c.Server.RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: original.ID}, &stop))
+	poll(t, 15*time.Second, "original stopped on the servers, replacement running", func() (bool, string) {
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		stopped, running := false, false
+		for _, a := range allocs {
+			if a.ID == original.ID {
+				stopped = a.DesiredStatus == structs.AllocDesiredStatusStop
+			} else if a.ClientStatus == structs.AllocClientStatusRunning {
+				running = true
+			}
+		}
+		return stopped && running, describe(allocs)
+	})
+
+	c.Links[cut].Heal()
+	poll(t, 15*time.Second, "returned client stops the original", func() (bool, string) {
+		a := clientAlloc(t, c, cut, original.ID)
+		return a.ClientStatus == structs.AllocClientStatusComplete, a.ClientStatus
+	})
+	allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+	must.NoError(t, err)
+	running := 0
+	for _, a := range allocs {
+		if a.DesiredStatus == structs.AllocDesiredStatusRun {
+			running++
+			must.NotEq(t, original.ID, a.ID)
+		}
+	}
+	must.Eq(t, 1, running)
+}

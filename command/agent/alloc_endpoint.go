@@ -30,3 +30,19 @@ func (s *HTTPServer) allocGet(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	return reply.Alloc, nil
 }
+
+// allocStop handles PUT|POST /v1/allocation/{id}/stop: the allocation is
+// stopped and replaced (nomad alloc stop).
+func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, error) {
+	noDelay, err := boolParam(r, "no_shutdown_delay")
+	if err != nil {
+		return nil, err
+	}
+	args := &structs.AllocStopRequest{AllocID: r.PathValue("id"), NoShutdownDelay: noDelay, WriteRequest: writeRequest(r)}
+	var reply structs.AllocStopResponse
+	if err := s.rpc.RPC("Alloc.Stop", args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
+}

@@ -76,6 +76,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 		handle(m+" /v1/job/{id}", s.jobRegister)
 		handle(m+" /v1/jobs/parse", s.jobParse)
 		handle(m+" /v1/validate/job", s.jobValidate)
+		handle(m+" /v1/allocation/{id}/stop", s.allocStop)
 	}
 	handle("GET /v1/jobs", s.jobList)
 	handle("GET /v1/job/{id}", s.jobGet)

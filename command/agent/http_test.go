@@ -172,6 +172,37 @@ func TestHTTP_OfficialClientCompat(t *testing.T) {
 	}
 }
 
+// The official client's alloc stop reaches our endpoint and answers with
+// the evaluation, which stops and replaces the allocation.
+func TestHTTP_OfficialClientAllocStop(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	c := officialClient(t, a)
+	_, _, err := c.Jobs().Register(mockJob("stopper", "mock_driver", map[string]any{"run_for": "5m"}), nil)
+	must.NoError(t, err)
+	var allocs []*nomadapi.AllocationListStub
+	agenttest.WaitFor(t, 30*time.Second, "the allocation placed", func() (bool, string) {
+		allocs, _, err = c.Jobs().Allocations("stopper", false, nil)
+		return err == nil && len(allocs) == 1, describeStubs(allocs)
+	})
+	resp, err := c.Allocations().Stop(&nomadapi.Allocation{ID: allocs[0].ID}, nil)
+	must.NoError(t, err)
+	must.UUIDv4(t, resp.EvalID)
+	must.Positive(t, resp.LastIndex)
+	agenttest.WaitFor(t, 30*time.Second, "the allocation stopped and replaced", func() (bool, string) {
+		allocs, _, err = c.Jobs().Allocations("stopper", false, nil)
+		if err != nil || len(allocs) != 2 {
+			return false, describeStubs(allocs)
+		}
+		stopped := 0
+		for _, al := range allocs {
+			if al.DesiredStatus == "stop" {
+				stopped++
+			}
+		}
+		return stopped == 1, describeStubs(allocs)
+	})
+}
+
 func describeStubs(allocs []*nomadapi.AllocationListStub) string {
 	if len(allocs) == 0 {
 		return "no allocations"

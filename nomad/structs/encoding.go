@@ -25,12 +25,13 @@ const (
 	AllocClientUpdateRequestType
 	ApplyPlanResultsRequestType
 	JobBatchDeregisterRequestType
+	AllocUpdateDesiredTransitionRequestType
 )
 
 func (t MessageType) String() string {
 	names := [...]string{"NodeRegister", "NodeDeregister", "NodeUpdateStatus", "JobRegister",
 		"JobDeregister", "EvalUpdate", "EvalDelete", "AllocUpdate", "AllocClientUpdate",
-		"ApplyPlanResults", "JobBatchDeregister"}
+		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -378,3 +378,25 @@ type JobBatchDeregisterRequest struct {
 	Jobs []NamespacedID
 	WriteRequest
 }
+
+// AllocStopRequest asks for one allocation to be stopped and replaced
+// (nomad alloc stop).
+type AllocStopRequest struct {
+	AllocID         string
+	NoShutdownDelay bool
+	WriteRequest
+}
+
+// AllocStopResponse reports the evaluation that acts on the stop.
+type AllocStopResponse struct {
+	EvalID string
+	Index  uint64
+}
+
+// AllocUpdateDesiredTransitionRequest records desired transitions on
+// allocations and the evaluations that act on them, in one raft entry.
+type AllocUpdateDesiredTransitionRequest struct {
+	Allocs map[string]*DesiredTransition
+	Evals  []*Evaluation
+	WriteRequest
+}

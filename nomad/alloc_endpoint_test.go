@@ -1,0 +1,70 @@
+package nomad
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/shoenig/test/must"
+)
+
+// waitJobAllocs follows a job's allocations with blocking queries until
+// cond holds, and fails with the last list seen.
+func waitJobAllocs(t *testing.T, s *Server, job *structs.Job, what string, cond func([]*structs.AllocListStub) bool) []*structs.AllocListStub {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var out structs.JobAllocationsResponse
+	for {
+		req := &structs.JobSpecificRequest{JobID: job.ID, QueryOptions: structs.QueryOptions{
+			Namespace: job.Namespace, MinQueryIndex: out.Index, MaxQueryTime: time.Second}}
+		must.NoError(t, s.RPC("Job.Allocations", req, &out))
+		if cond(out.Allocations) {
+			return out.Allocations
+		}
+		if time.Now().After(deadline) {
+			seen := ""
+			for _, a := range out.Allocations {
+				seen += fmt.Sprintf("[%s %s/%s] ", a.ID[:8], a.DesiredStatus, a.ClientStatus)
+			}
+			t.Fatalf("%s: not reached; last saw %s", what, seen)
+		}
+	}
+}
+
+// nomad alloc stop: the allocation is stopped and a replacement placed, so
+// the group keeps its count.
+func TestAlloc_Stop_StopsAndReplaces(t *testing.T) {
+	s := testServer(t, nil)
+	registerNode(t, s)
+	job := mock.Job()
+	job.TaskGroups[0].Count = 2
+	var reg structs.JobRegisterResponse
+	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+	allocs := waitJobAllocs(t, s, job, "two placed", func(a []*structs.AllocListStub) bool { return len(a) == 2 })
+
+	var resp structs.AllocStopResponse
+	must.NoError(t, s.RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: allocs[0].ID}, &resp))
+	must.NotEq(t, "", resp.EvalID)
+	ev, err := s.State().EvalByID(nil, resp.EvalID)
+	must.NoError(t, err)
+	must.Eq(t, structs.EvalTriggerAllocStop, ev.TriggeredBy)
+
+	waitJobAllocs(t, s, job, "stopped one replaced", func(list []*structs.AllocListStub) bool {
+		run, stopped := 0, false
+		for _, a := range list {
+			if a.DesiredStatus == structs.AllocDesiredStatusRun {
+				run++
+			}
+			if a.ID == allocs[0].ID && a.DesiredStatus == structs.AllocDesiredStatusStop {
+				stopped = true
+			}
+		}
+		return len(list) == 3 && run == 2 && stopped
+	})
+
+	var missing structs.AllocStopResponse
+	err = s.RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: "no-such-alloc"}, &missing)
+	must.ErrorIs(t, err, structs.ErrUnknownAlloc)
+}
