@@ -36,6 +36,8 @@ type Client struct {
 	hbMu          sync.RWMutex
 	heartbeatTTL  time.Duration
 	lastHeartbeat time.Time // monotonic: when the servers last heard us
+	// startedAt stands in for lastHeartbeat until the first heartbeat.
+	startedAt time.Time
 
 	readyCh     chan struct{}
 	readyOnce   sync.Once
@@ -68,6 +70,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		cfg:         conf,
 		logger:      conf.Logger.Named("client"),
 		clock:       conf.Clock,
+		startedAt:   conf.Clock.Now(),
 		readyCh:     make(chan struct{}),
 		nodeChanged: make(chan struct{}, 1),
 		allocs:      make(map[string]*allocrunner.AllocRunner),
@@ -99,6 +102,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.startLoop(c.watchAllocations)
 	c.startLoop(func() { c.updater.run(c.shutdownCh) })
 	c.startLoop(c.fingerprintDriversPeriodically)
+	c.startLoop(c.stopWhenCutOff)
 	c.logger.Info("client started", "node_id", c.NodeID(), "restored_allocs", c.NumAllocs())
 	return c, nil
 }

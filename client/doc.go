@@ -12,11 +12,15 @@
 //     servers garbage collected destroyed;
 //   - batching the allocations' status changes into Node.UpdateAlloc calls,
 //     queued and retried until delivered, never dropped;
+//   - stopping the allocations of groups with stop_on_client_after once the
+//     servers have not heard the node for that long;
 //   - the local state database (package state), from which a restarted
 //     client re-attaches to the tasks it left running.
 //
 // Everything the client asks of the servers goes through one RPCHandler, so
 // the agent can hand it the in-process server in dev mode or a connection
 // pool, and tests a fake. Shutdown stops the client and leaves its tasks
-// running: only the servers decide that a workload stops.
+// running: only the servers decide that a workload stops, except where a
+// group's stop_on_client_after hands the client that decision while it is
+// cut off from them.
 package client

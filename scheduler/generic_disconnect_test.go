@@ -14,7 +14,7 @@ import (
 
 // setRunning reports every pending allocation of the job as running, as
 // the clients would.
-func setRunning(t *testing.T, h *schedtest.Harness, job *structs.Job) {
+func setRunning(t schedtest.TB, h *schedtest.Harness, job *structs.Job) {
 	t.Helper()
 	var updates []*structs.Allocation
 	for _, a := range h.JobAllocs(job) {
@@ -38,7 +38,7 @@ func allocsOn(allocs []*structs.Allocation, nodeID string) []*structs.Allocation
 	return out
 }
 
-func process(t *testing.T, h *schedtest.Harness, job *structs.Job, trigger string) {
+func process(t schedtest.TB, h *schedtest.Harness, job *structs.Job, trigger string) {
 	t.Helper()
 	e := schedtest.JobEval(job, trigger)
 	h.UpsertEval(e)

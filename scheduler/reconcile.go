@@ -145,6 +145,10 @@ type groupState struct {
 	successors map[string][]*structs.Allocation
 	// standIns stand for an unknown original: never stopped as excess.
 	standIns allocSet
+	// waiting are lost allocations that their client may still run until
+	// it stops them itself (stop_on_client_after, §7): they hold their
+	// name and their place in the count until their replacement is due.
+	waiting allocSet
 }
 
 func (r *reconciler) computeGroup(name string, all allocSet) {
@@ -173,14 +177,13 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 	r.ignore(c.ignore, du)
 	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID)
 
-	g := &groupState{tg: tg, du: du, keep: resched.untainted, successors: successors}
+	g := &groupState{tg: tg, du: du, keep: resched.untainted, successors: successors, waiting: allocSet{}}
 
 	// Lost and expired-unknown allocations stop as lost; the count below
-	// replaces them if the group is short (§4).
-	for _, a := range c.lost.union(c.expiring).sorted() {
-		r.stop(a, structs.AllocLost, structs.AllocClientStatusLost, du)
-		g.gone = append(g.gone, a)
-	}
+	// replaces them if the group is short (§4), once their client has
+	// stopped them where the group has it do so (§7).
+	r.stopLost(g, c.lost.union(c.expiring))
+	r.awaitClientStop(g, c.ignore)
 
 	losers := r.reconcileReconnecting(g, c.reconnecting)
 	g.keep = g.keep.difference(losers)
@@ -401,11 +404,11 @@ func (r *reconciler) scaleDown(g *groupState) {
 // as successors) of the allocations stopped as lost or failed, then under
 // the lowest free names.
 func (r *reconciler) placeMissing(g *groupState) {
-	missing := g.tg.Count - len(g.keep) - len(g.replacements) - len(g.destructive)
+	missing := g.tg.Count - len(g.keep) - len(g.replacements) - len(g.destructive) - len(g.waiting)
 	if missing <= 0 {
 		return
 	}
-	names := newNameIndex(r.in.Job.ID, g.tg.Name, g.tg.Count, g.keep, requestsSet(g.replacements), requestsSet(g.destructive))
+	names := newNameIndex(r.in.Job.ID, g.tg.Name, g.tg.Count, g.keep, requestsSet(g.replacements), requestsSet(g.destructive), g.waiting)
 	for _, a := range g.gone {
 		if missing == 0 {
 			break
@@ -471,8 +474,12 @@ func (r *reconciler) stopAll(all allocSet, du *structs.DesiredUpdates) {
 }
 
 func (r *reconciler) stop(a *structs.Allocation, desc, clientStatus string, du *structs.DesiredUpdates) {
-	r.res.Stop = append(r.res.Stop, stopRequest{alloc: a, statusDescription: desc, clientStatus: clientStatus})
-	r.stopped[a.ID] = true
+	r.addStop(stopRequest{alloc: a, statusDescription: desc, clientStatus: clientStatus}, du)
+}
+
+func (r *reconciler) addStop(req stopRequest, du *structs.DesiredUpdates) {
+	r.res.Stop = append(r.res.Stop, req)
+	r.stopped[req.alloc.ID] = true
 	du.Stop++
 }
 

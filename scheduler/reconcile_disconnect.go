@@ -7,12 +7,10 @@ import (
 )
 
 // This file holds the reconciler's rules for allocations whose node lost
-// contact with the servers: spec §4 (disconnecting, unknown, expiring) and
-// §5 (reconnecting).
+// contact with the servers: spec §4 (disconnecting, unknown, expiring), §5
+// (reconnecting) and §7 (lost allocations whose client stops them itself,
+// stop_on_client_after: their replacement waits).
 //
-// TODO(§7): groups with stop_on_client_after: delay the replacement of
-// their lost allocations until lost-time + stop_on_client_after + the
-// largest kill_timeout, with a follow-up evaluation.
 // TODO(§9): take "disconnect feature enabled" (all servers new enough) as
 // a ReconcilerInput field; until then a group's window is always honoured.
 
@@ -246,4 +244,119 @@ func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 		}
 	}
 	return standIns
+}
+
+// stopLost stops lost and expired allocations as lost. The count replaces
+// them (placeMissing) at once, except in groups whose client stops the
+// allocations itself after stop_on_client_after (§7): there the original
+// may still run on a node that merely lost its link, so the replacement
+// waits, through a follow-up evaluation, until the client has surely
+// stopped it; two copies never run at once.
+func (r *reconciler) stopLost(g *groupState, lost allocSet) {
+	now := r.in.Now
+	var later []*delayedReschedule
+	for _, a := range lost.sorted() {
+		// No rescheduleWindow here: a replacement a moment early is
+		// exactly the second copy this delay exists to prevent.
+		at, ok := clientStopsAt(a, now)
+		if !ok {
+			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost, g.du)
+			g.gone = append(g.gone, a)
+			continue
+		}
+		later = append(later, &delayedReschedule{alloc: a, at: at})
+		g.waiting[a.ID] = a
+	}
+	if len(later) == 0 {
+		return
+	}
+	// The evaluation is recorded on the stopped allocation: when it runs,
+	// its allocations are due whatever the clocks say (awaitClientStop).
+	evals, byAlloc := r.batchFollowups(later, structs.EvalTriggerRetryFailedAlloc)
+	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
+	g.du.RescheduleLater += uint64(len(later))
+	for _, l := range later {
+		r.addStop(stopRequest{
+			alloc: l.alloc, statusDescription: structs.AllocLost,
+			clientStatus: structs.AllocClientStatusLost, followupEvalID: byAlloc[l.alloc.ID],
+		}, g.du)
+	}
+}
+
+// awaitClientStop finds, among the allocations ignored as already stopped,
+// those that stopLost left waiting for their client to stop them and that
+// nothing has replaced yet. Until their time they hold their name and place
+// in the count; from then on the count replaces them, as their successors.
+//
+// The time is counted from the allocation's ModifyTime, the server time of
+// the plan that made it lost (a moment after the evaluation that decided
+// it): nothing else writes a lost allocation but its returning client,
+// which only moves the time later. The follow-up evaluation recorded on the
+// allocation is due at the decision's time, so it replaces the allocation
+// whatever ModifyTime says. But the broker may have canceled it in favour of
+// this very evaluation (it keeps only a job's newest pending one), so every
+// evaluation that leaves an allocation waiting creates a follow-up for its
+// time: a spare evaluation costs less than a replacement that never comes.
+func (r *reconciler) awaitClientStop(g *groupState, ignored allocSet) {
+	var later []*delayedReschedule
+	for _, a := range ignored.sorted() {
+		if a.ClientStatus != structs.AllocClientStatusLost || !a.ServerTerminalStatus() ||
+			a.NextAllocation != "" || len(g.successors[a.ID]) > 0 || a.ModifyTime == 0 {
+			continue
+		}
+		at, ok := clientStopsAt(a, time.Unix(0, a.ModifyTime))
+		if !ok {
+			continue
+		}
+		ownFollowup := r.in.EvalID != "" && a.FollowupEvalID == r.in.EvalID
+		if !at.After(r.in.Now) || ownFollowup || tasksDead(a) {
+			g.gone = append(g.gone, a)
+			continue
+		}
+		g.waiting[a.ID] = a
+		later = append(later, &delayedReschedule{alloc: a, at: at})
+	}
+	if len(later) > 0 {
+		evals, _ := r.batchFollowups(later, structs.EvalTriggerRetryFailedAlloc)
+		r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
+	}
+}
+
+// clientStopsAt returns when the client of an allocation lost at lostAt has
+// surely stopped it: lostAt + stop_on_client_after + the largest
+// kill_timeout of the group's tasks, read from the allocation's own job
+// version (§7). ok is false when the group has no stop_on_client_after, or
+// has a lost window, which validation refuses together with it: an
+// allocation that may come back is not stopped by its client.
+func clientStopsAt(a *structs.Allocation, lostAt time.Time) (time.Time, bool) {
+	tg := a.LookupTaskGroup()
+	stop := tg.StopOnClientAfter()
+	if stop <= 0 || tg.LostAfter() > 0 {
+		return time.Time{}, false
+	}
+	var kill time.Duration
+	for _, t := range tg.Tasks {
+		k := t.KillTimeout
+		if k <= 0 {
+			k = structs.DefaultKillTimeout // what the client uses
+		}
+		kill = max(kill, k)
+	}
+	return lostAt.Add(stop + kill), true
+}
+
+// tasksDead reports whether the allocation's client has reported every
+// task of its group dead: then no copy runs, whatever the time.
+func tasksDead(a *structs.Allocation) bool {
+	tg := a.LookupTaskGroup()
+	if tg == nil || len(tg.Tasks) == 0 {
+		return false
+	}
+	for _, t := range tg.Tasks {
+		ts := a.TaskStates[t.Name]
+		if ts == nil || ts.State != structs.TaskStateDead {
+			return false
+		}
+	}
+	return true
 }

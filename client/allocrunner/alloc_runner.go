@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -67,6 +68,8 @@ type AllocRunner struct {
 
 	restored bool
 	started  atomic.Bool
+	// selfStopped is set by the first Stop.
+	selfStopped atomic.Bool
 
 	// stateCh coalesces task state notifications for the Run loop.
 	stateCh chan struct{}
@@ -350,23 +353,68 @@ func (ar *AllocRunner) killSiblingsLocked(states map[string]*structs.TaskState) 
 // reason, if not nil, makes the event recorded on each task before its
 // kill. It returns once the leader is dead, without waiting for the others.
 func (ar *AllocRunner) killTasks(reason func() *structs.TaskEvent) {
-	ev := func() *structs.TaskEvent {
-		if reason == nil {
-			return nil
+	ar.killTasksWith(func(tr *TaskRunner) {
+		var e *structs.TaskEvent
+		if reason != nil {
+			e = reason()
 		}
-		return reason()
-	}
+		tr.Kill(e)
+	})
+}
+
+// killTasksWith applies kill to every task in killTasks' order.
+func (ar *AllocRunner) killTasksWith(kill func(tr *TaskRunner)) {
 	for _, tr := range ar.tasks {
 		if tr.IsLeader() {
-			tr.Kill(ev())
+			kill(tr)
 			<-tr.WaitCh()
 		}
 	}
 	for _, tr := range ar.tasks {
 		if !tr.IsLeader() {
-			tr.Kill(ev())
+			kill(tr)
 		}
 	}
+}
+
+// StopOnClientAfter returns the stop_on_client_after of the allocation's
+// group in the job version it runs (an in-place update may change it);
+// zero when the group has none.
+func (ar *AllocRunner) StopOnClientAfter() time.Duration {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	return ar.alloc.LookupTaskGroup().StopOnClientAfter()
+}
+
+// Stop kills the tasks as a server stop does (leader first, each with its
+// kill signal and kill timeout), for a decision the client takes on its own:
+// why is recorded on each task's kill event, so that the allocation's
+// history explains a stop no server asked for. The allocation then
+// completes and is reported like any other change. Stop reports whether it
+// stopped anything: false when the servers already stopped the allocation,
+// its tasks are all dead, or an earlier Stop did it. It does not wait.
+func (ar *AllocRunner) Stop(why string) bool {
+	ar.mu.RLock()
+	serverStopped := ar.alloc.ServerTerminalStatus()
+	ar.mu.RUnlock()
+	if serverStopped || ar.allTasksDead() || !ar.selfStopped.CompareAndSwap(false, true) {
+		return false
+	}
+	ar.logger.Info("stopping allocation on the client's own decision", "reason", why)
+	go ar.killTasksWith(func(tr *TaskRunner) { tr.KillBecause(why) })
+	return true
+}
+
+// allTasksDead reports whether every task runner has returned.
+func (ar *AllocRunner) allTasksDead() bool {
+	for _, tr := range ar.tasks {
+		select {
+		case <-tr.WaitCh():
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Update hands the runner a newer version of its allocation from the

@@ -355,3 +355,63 @@ func TestInterpolateConfig(t *testing.T) {
 	}, got)
 	must.Eq(t, "${NOMAD_TASK_DIR}/bin/app", config["command"], must.Sprint("the job's config is not changed"))
 }
+
+// TestAllocRunner_StopWithReason checks the runner's side of a stop the
+// client decides on its own (stop_on_client_after): every task is killed
+// and says why, a running one on its Killing event and one waiting out a
+// restart delay on its Killed event; the allocation completes rather than
+// fails, and a second Stop, or one after a server stop, does nothing.
+func TestAllocRunner_StopWithReason(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		a := twoTaskAlloc(map[string]any{"run_for": "0s"}, map[string]any{"run_for": "1s", "exit_code": 1})
+		a.Job.TaskGroups[0].RestartPolicy.Delay = time.Hour
+		a.Job.TaskGroups[0].Tasks[1].RestartPolicy.Delay = time.Hour
+		ar := h.runner(t, a)
+		go ar.Run()
+		h.rec.waitFor(t, a.ID, func(a *structs.Allocation) bool {
+			return a.TaskStates["side"].Restarts == 1 && a.TaskStates["web"].State == structs.TaskStateRunning
+		})
+
+		const why = "Client lost contact with the servers for longer than stop_on_client_after (1m0s)"
+		must.True(t, ar.Stop(why))
+		must.False(t, ar.Stop(why))
+		got := h.rec.waitStatus(t, a.ID, structs.AllocClientStatusComplete)
+
+		web := got.TaskStates["web"].Events
+		killing := web[len(web)-2]
+		must.Eq(t, structs.TaskKilling, killing.Type)
+		must.Eq(t, why, killing.KillReason)
+		must.Eq(t, why+". Sent interrupt. Waiting 1s before force killing", killing.DisplayMessage)
+		must.Eq(t, structs.TaskKilled, web[len(web)-1].Type)
+		must.Eq(t, "", web[len(web)-1].KillReason, must.Sprint("said once, on the Killing event"))
+
+		side := got.TaskStates["side"].Events
+		killed := side[len(side)-1]
+		must.Eq(t, structs.TaskKilled, killed.Type)
+		must.Eq(t, why, killed.KillReason)
+		must.Eq(t, why+". Task killed", killed.DisplayMessage)
+		must.Eq(t, 0, countType(side, structs.TaskKilling), must.Sprint("nothing was running to interrupt"))
+		<-ar.WaitCh()
+
+		b := clienttest.MockAlloc("node-1", map[string]any{"run_for": "0s"})
+		br := h.runner(t, b)
+		go br.Run()
+		h.rec.waitStatus(t, b.ID, structs.AllocClientStatusRunning)
+		stopped := b.Copy()
+		stopped.DesiredStatus = structs.AllocDesiredStatusStop
+		br.Update(stopped)
+		must.False(t, br.Stop(why), must.Sprint("the servers stopped it already"))
+		h.rec.waitStatus(t, b.ID, structs.AllocClientStatusComplete)
+	})
+}
+
+func countType(events []*structs.TaskEvent, typ string) int {
+	n := 0
+	for _, e := range events {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}

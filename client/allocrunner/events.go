@@ -44,10 +44,17 @@ func displayMessage(e *structs.TaskEvent) string {
 		}
 		return msg
 	case structs.TaskKilling:
-		return fmt.Sprintf("Sent interrupt. Waiting %s before force killing", e.KillTimeout)
+		msg := fmt.Sprintf("Sent interrupt. Waiting %s before force killing", e.KillTimeout)
+		if e.KillReason != "" {
+			msg = e.KillReason + ". " + msg
+		}
+		return msg
 	case structs.TaskKilled:
-		if e.KillError != "" {
+		switch {
+		case e.KillError != "":
 			return e.KillError
+		case e.KillReason != "":
+			return e.KillReason + ". Task killed"
 		}
 		return "Task successfully killed"
 	case structs.TaskRestarting:

@@ -62,6 +62,9 @@ type TaskRunner struct {
 	state     *structs.TaskState
 	handle    *drivers.TaskHandle
 	setupDone bool
+	// killReason is why the task is being killed, for kills that have no
+	// event of their own (KillBecause); set before killCh closes.
+	killReason string
 
 	killCh       chan struct{}
 	killOnce     sync.Once
@@ -146,7 +149,15 @@ func (tr *TaskRunner) EmitEvent(e *structs.TaskEvent) {
 // Kill tells the task to stop: it is sent its kill signal, then killed after
 // its kill timeout, and stays dead. reason, if not nil, is recorded first
 // (why the task is being killed). Kill does not wait; see WaitCh.
-func (tr *TaskRunner) Kill(reason *structs.TaskEvent) {
+func (tr *TaskRunner) Kill(reason *structs.TaskEvent) { tr.kill(reason, "") }
+
+// KillBecause is Kill for a decision that has no event type of its own:
+// why becomes the KillReason of the task's Killing event, or of its Killed
+// event when the task was not running, so that the task's history says
+// who stopped it and why. Only the first Kill or KillBecause counts.
+func (tr *TaskRunner) KillBecause(why string) { tr.kill(nil, why) }
+
+func (tr *TaskRunner) kill(reason *structs.TaskEvent, why string) {
 	tr.killOnce.Do(func() {
 		select {
 		case <-tr.waitCh:
@@ -156,8 +167,18 @@ func (tr *TaskRunner) Kill(reason *structs.TaskEvent) {
 		if reason != nil {
 			tr.EmitEvent(reason)
 		}
+		tr.mu.Lock()
+		tr.killReason = why
+		tr.mu.Unlock()
 		close(tr.killCh)
 	})
+}
+
+// reasonForKill returns what KillBecause recorded, if anything.
+func (tr *TaskRunner) reasonForKill() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.killReason
 }
 
 // Shutdown stops the runner and leaves the task running, for a client that
@@ -237,7 +258,7 @@ func (tr *TaskRunner) Run() {
 				return
 			}
 			if tr.killed() {
-				tr.markKilled(nil)
+				tr.markKilled(nil, tr.reasonForKill())
 				return
 			}
 			if err := tr.start(); err != nil {
@@ -260,7 +281,7 @@ func (tr *TaskRunner) Run() {
 		}
 		tr.exited(res)
 		if tr.killed() {
-			tr.markKilled(nil)
+			tr.markKilled(nil, tr.reasonForKill())
 			return
 		}
 		if !tr.handleDecision(tr.restarts.OnExit(res, tr.clock.Now())) {
@@ -437,7 +458,7 @@ func (tr *TaskRunner) handleDecision(d RestartDecision) bool {
 	case <-t.C():
 		return true
 	case <-tr.killCh:
-		tr.markKilled(nil)
+		tr.markKilled(nil, tr.reasonForKill())
 		return false
 	case <-tr.shutdownCh:
 		return false
@@ -452,6 +473,7 @@ func (tr *TaskRunner) stopAndMarkKilled() {
 	}
 	e := newEvent(structs.TaskKilling, tr.clock.Now())
 	e.KillTimeout = timeout
+	e.KillReason = tr.reasonForKill()
 	tr.EmitEvent(e)
 
 	stopErr := tr.driver.StopTask(tr.taskID, timeout, tr.task.KillSignal)
@@ -462,18 +484,20 @@ func (tr *TaskRunner) stopAndMarkKilled() {
 		tr.logger.Warn("failed to destroy killed task", "error", err)
 	}
 	tr.setHandle(nil)
-	tr.markKilled(stopErr)
+	tr.markKilled(stopErr, "")
 }
 
 // markKilled makes the task dead after a kill. A kill does not fail a task:
-// if it had failed before, it stays failed.
-func (tr *TaskRunner) markKilled(killErr error) {
+// if it had failed before, it stays failed. why is the kill's reason when
+// no Killing event carried it (the task was not running).
+func (tr *TaskRunner) markKilled(killErr error, why string) {
 	now := tr.clock.Now()
 	tr.update(func(st *structs.TaskState) {
 		e := newEvent(structs.TaskKilled, now)
 		if killErr != nil {
 			e.KillError = killErr.Error()
 		}
+		e.KillReason = why
 		appendEvent(st, e)
 		st.State = structs.TaskStateDead
 		st.FinishedAt = now.UTC()
