@@ -231,6 +231,12 @@ func (s allocSet) filterByTainted(f taintFilter) taintedSets {
 				out.untainted[id] = a
 			}
 
+		case !isBatch && a.ClientStatus == structs.AllocClientStatusComplete:
+			// A service allocation that finished (its client stopped it,
+			// e.g. after stop_on_client_after) no longer serves: it does
+			// not count, so the group gets a replacement.
+			out.ignore[id] = a
+
 		case a.ClientTerminalStatus():
 			// Finished allocations never migrate: they are counted and
 			// possibly rescheduled by filterByRescheduleable.

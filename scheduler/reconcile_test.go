@@ -128,6 +128,19 @@ func TestReconcile(t *testing.T) {
 			},
 		},
 		{
+			name: "a completed service allocation is replaced under its name",
+			setup: func() ReconcilerInput {
+				job := mock.Job()
+				allocs := allocsFor(job, 10, structs.AllocClientStatusRunning)
+				allocs[3].ClientStatus = structs.AllocClientStatusComplete
+				return ReconcilerInput{Job: job, Allocs: allocs}
+			},
+			want: summary{place: 1},
+			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+				must.Eq(t, []string{structs.AllocName(in.Job.ID, "web", 3)}, placeNames(r))
+			},
+		},
+		{
 			name: "scale up places the missing names",
 			setup: func() ReconcilerInput {
 				job := mock.Job()
