@@ -28,6 +28,42 @@ func poll(t *testing.T, timeout time.Duration, what string, cond func() (bool, s
 	t.Fatalf("%s: not within %v; last saw: %s", what, timeout, seen)
 }
 
+// twoClients starts a server with sub-second heartbeat TTLs and two clients.
+func twoClients(t *testing.T) *testutil.Cluster {
+	return testutil.NewCluster(t, testutil.ClusterConfig{
+		Clients: 2,
+		Server: func(cfg *nomad.Config) {
+			cfg.MinHeartbeatTTL = 500 * time.Millisecond
+			cfg.HeartbeatGrace = 500 * time.Millisecond
+		},
+	})
+}
+
+// runOne registers a single-instance job, waits until its allocation runs
+// and returns it with the index of the client that runs it.
+func runOne(t *testing.T, c *testutil.Cluster, job *structs.Job) (*structs.Allocation, int) {
+	t.Helper()
+	var reg structs.JobRegisterResponse
+	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+	var original *structs.Allocation
+	poll(t, 10*time.Second, "original running", func() (bool, string) {
+		allocs, err := c.Server.State().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
+			original = allocs[0]
+			return true, ""
+		}
+		return false, describe(allocs)
+	})
+	for i, cl := range c.Clients {
+		if cl.NodeID() == original.NodeID {
+			return original, i
+		}
+	}
+	t.Fatalf("no client runs node %s", original.NodeID)
+	return nil, 0
+}
+
 func disconnectJob() *structs.Job {
 	replace := true
 	job := &structs.Job{
@@ -56,37 +92,12 @@ func disconnectJob() *structs.Job {
 // group says keep_original), its task was never restarted, and the
 // replacement is stopped. Exactly one copy runs in the end.
 func TestCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T) {
-	c := testutil.NewCluster(t, testutil.ClusterConfig{
-		Clients: 2,
-		Server: func(cfg *nomad.Config) {
-			cfg.MinHeartbeatTTL = 500 * time.Millisecond
-			cfg.HeartbeatGrace = 500 * time.Millisecond
-		},
-	})
+	c := twoClients(t)
 	st := c.Server.State
 	job := disconnectJob()
-	var reg structs.JobRegisterResponse
-	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-
-	var original *structs.Allocation
-	poll(t, 10*time.Second, "original running", func() (bool, string) {
-		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-		must.NoError(t, err)
-		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
-			original = allocs[0]
-			return true, ""
-		}
-		return false, describe(allocs)
-	})
+	original, cut := runOne(t, c, job)
 	startedAt := original.TaskStates["app"].StartedAt
 
-	cut := -1
-	for i, cl := range c.Clients {
-		if cl.NodeID() == original.NodeID {
-			cut = i
-		}
-	}
-	must.NotEq(t, -1, cut)
 	c.Links[cut].Cut(testutil.Blackhole)
 
 	var replacement *structs.Allocation
@@ -186,33 +197,11 @@ func describe(allocs []*structs.Allocation) string {
 // client drops, the node goes down, the allocation is lost and replaced;
 // when the client returns it stops the lost allocation, which stays lost.
 func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
-	c := testutil.NewCluster(t, testutil.ClusterConfig{
-		Clients: 2,
-		Server: func(cfg *nomad.Config) {
-			cfg.MinHeartbeatTTL = 500 * time.Millisecond
-			cfg.HeartbeatGrace = 500 * time.Millisecond
-		},
-	})
+	c := twoClients(t)
 	st := c.Server.State
 	job := disconnectJob()
 	job.TaskGroups[0].Disconnect = nil
-	var reg structs.JobRegisterResponse
-	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-
-	var original *structs.Allocation
-	poll(t, 10*time.Second, "original running", func() (bool, string) {
-		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-		must.NoError(t, err)
-		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
-			original = allocs[0]
-			return true, ""
-		}
-		return false, describe(allocs)
-	})
-	cut := 0
-	if c.Clients[1].NodeID() == original.NodeID {
-		cut = 1
-	}
+	original, cut := runOne(t, c, job)
 	c.Links[cut].Cut(testutil.Reset)
 
 	poll(t, 15*time.Second, "node down, original lost, replacement running", func() (bool, string) {
@@ -252,34 +241,12 @@ func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
 // (upstream's 1.8+ releases still replace; we must not), and the original
 // carries on when its client returns.
 func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
-	c := testutil.NewCluster(t, testutil.ClusterConfig{
-		Clients: 2,
-		Server: func(cfg *nomad.Config) {
-			cfg.MinHeartbeatTTL = 500 * time.Millisecond
-			cfg.HeartbeatGrace = 500 * time.Millisecond
-		},
-	})
+	c := twoClients(t)
 	st := c.Server.State
 	job := disconnectJob()
 	no := false
 	job.TaskGroups[0].Disconnect.Replace = &no
-	var reg structs.JobRegisterResponse
-	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-
-	var original *structs.Allocation
-	poll(t, 10*time.Second, "original running", func() (bool, string) {
-		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-		must.NoError(t, err)
-		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
-			original = allocs[0]
-			return true, ""
-		}
-		return false, describe(allocs)
-	})
-	cut := 0
-	if c.Clients[1].NodeID() == original.NodeID {
-		cut = 1
-	}
+	original, cut := runOne(t, c, job)
 	c.Links[cut].Cut(testutil.Blackhole)
 	poll(t, 15*time.Second, "original unknown", func() (bool, string) {
 		a, err := st().AllocByID(nil, original.ID)
@@ -322,34 +289,12 @@ func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
 // servers at once and replaced; its client stops it when it returns, and
 // it never runs again.
 func TestCluster_AllocStopWhileUnknown(t *testing.T) {
-	c := testutil.NewCluster(t, testutil.ClusterConfig{
-		Clients: 2,
-		Server: func(cfg *nomad.Config) {
-			cfg.MinHeartbeatTTL = 500 * time.Millisecond
-			cfg.HeartbeatGrace = 500 * time.Millisecond
-		},
-	})
+	c := twoClients(t)
 	st := c.Server.State
 	job := disconnectJob()
 	no := false
 	job.TaskGroups[0].Disconnect.Replace = &no // only the operator's stop replaces it
-	var reg structs.JobRegisterResponse
-	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-
-	var original *structs.Allocation
-	poll(t, 10*time.Second, "original running", func() (bool, string) {
-		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-		must.NoError(t, err)
-		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
-			original = allocs[0]
-			return true, ""
-		}
-		return false, describe(allocs)
-	})
-	cut := 0
-	if c.Clients[1].NodeID() == original.NodeID {
-		cut = 1
-	}
+	original, cut := runOne(t, c, job)
 	c.Links[cut].Cut(testutil.Blackhole)
 	poll(t, 15*time.Second, "original unknown", func() (bool, string) {
 		a, err := st().AllocByID(nil, original.ID)

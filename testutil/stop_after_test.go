@@ -8,7 +8,6 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
 )
@@ -48,32 +47,10 @@ func stopAfterJob() *structs.Job {
 // after the original was dead: never two copies at once. When the link
 // returns nothing is restarted and the original stays lost.
 func TestCluster_StopAfterClientDisconnect_ClientStopsThenReplaced(t *testing.T) {
-	c := testutil.NewCluster(t, testutil.ClusterConfig{
-		Clients: 2,
-		Server: func(cfg *nomad.Config) {
-			cfg.MinHeartbeatTTL = 500 * time.Millisecond
-			cfg.HeartbeatGrace = 500 * time.Millisecond
-		},
-	})
+	c := twoClients(t)
 	st := c.Server.State
 	job := stopAfterJob()
-	var reg structs.JobRegisterResponse
-	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-
-	var original *structs.Allocation
-	poll(t, 10*time.Second, "original running", func() (bool, string) {
-		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-		must.NoError(t, err)
-		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
-			original = allocs[0]
-			return true, ""
-		}
-		return false, describe(allocs)
-	})
-	cut := 0
-	if c.Clients[1].NodeID() == original.NodeID {
-		cut = 1
-	}
+	original, cut := runOne(t, c, job)
 	c.Links[cut].Cut(testutil.Reset)
 
 	// The cut-off client stops the task on its own, with the reason.
