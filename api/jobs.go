@@ -411,3 +411,44 @@ func (j *Jobs) Validate(job *Job, w *WriteOptions) (*JobValidateResponse, *Write
 func jobPath(jobID, suffix string) string {
 	return "/v1/job/" + pathID(jobID) + suffix
 }
+
+// JobScaleStatusResponse is a job's scaling status.
+type JobScaleStatusResponse struct {
+	JobID          string
+	Namespace      string
+	JobCreateIndex uint64
+	JobModifyIndex uint64
+	JobStopped     bool
+	TaskGroups     map[string]TaskGroupScaleStatus
+}
+
+// TaskGroupScaleStatus counts a group's allocations for an autoscaler.
+// Placed includes allocations on disconnected nodes, which are also
+// counted in Unknown (our addition to upstream's shape).
+type TaskGroupScaleStatus struct {
+	Desired   int
+	Placed    int
+	Running   int
+	Healthy   int
+	Unhealthy int
+	Unknown   int
+	Events    []ScalingEvent
+}
+
+// ScalingEvent is one recorded scaling action.
+type ScalingEvent struct {
+	Time    uint64
+	Count   *int64
+	Message string
+	Error   bool
+}
+
+// ScaleStatus returns the job's scaling status (GET /v1/job/:id/scale).
+func (j *Jobs) ScaleStatus(jobID string, q *QueryOptions) (*JobScaleStatusResponse, *QueryMeta, error) {
+	var resp JobScaleStatusResponse
+	qm, err := j.client.query(jobPath(jobID, "/scale"), &resp, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &resp, qm, nil
+}

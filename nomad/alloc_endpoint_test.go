@@ -68,3 +68,32 @@ func TestAlloc_Stop_StopsAndReplaces(t *testing.T) {
 	err = s.RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: "no-such-alloc"}, &missing)
 	must.ErrorIs(t, err, structs.ErrUnknownAlloc)
 }
+
+// An autoscaler reads /v1/job/:id/scale: an allocation on a disconnected
+// node counts as placed (it may be running) but not as running, and is
+// counted in Unknown, so the autoscaler neither double-provisions nor
+// believes it has capacity it cannot reach. Finished ones count nowhere.
+func TestScaleStatus_UnknownIsPlacedNotRunning(t *testing.T) {
+	job := mock.Job()
+	job.TaskGroups[0].Count = 5
+	status := func(client, desired string) *structs.Allocation {
+		a := mock.Alloc()
+		a.Job, a.JobID, a.TaskGroup = job, job.ID, "web"
+		a.ClientStatus, a.DesiredStatus = client, desired
+		return a
+	}
+	allocs := []*structs.Allocation{
+		status(structs.AllocClientStatusRunning, structs.AllocDesiredStatusRun),
+		status(structs.AllocClientStatusRunning, structs.AllocDesiredStatusRun),
+		status(structs.AllocClientStatusUnknown, structs.AllocDesiredStatusRun),
+		status(structs.AllocClientStatusPending, structs.AllocDesiredStatusRun),
+		status(structs.AllocClientStatusLost, structs.AllocDesiredStatusStop),
+		status(structs.AllocClientStatusRunning, structs.AllocDesiredStatusStop),
+		status(structs.AllocClientStatusComplete, structs.AllocDesiredStatusRun),
+	}
+	got := scaleStatus(job, allocs)
+	must.Eq(t, &structs.TaskGroupScaleStatus{Desired: 5, Placed: 4, Running: 2, Unknown: 1, Events: []*structs.ScalingEvent{}},
+		got.TaskGroups["web"])
+	must.Eq(t, job.ID, got.JobID)
+	must.False(t, got.JobStopped)
+}

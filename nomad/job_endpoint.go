@@ -188,3 +188,54 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 		return st.Index(state.TableJobSummary)
 	})
 }
+
+// ScaleStatus reports, per group, the desired count and the allocations
+// behind it. Allocations on disconnected nodes count as placed, not as
+// running, and are counted apart in Unknown.
+func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobScaleStatusResponse) error {
+	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		if job == nil {
+			reply.JobScaleStatus = nil
+			return st.Index(state.TableJobs)
+		}
+		allocs, err := st.AllocsByJob(ws, job.Namespace, job.ID, false)
+		if err != nil {
+			return 0, err
+		}
+		reply.JobScaleStatus = scaleStatus(job, allocs)
+		return tableIndex(st, state.TableJobs, state.TableAllocs)
+	})
+}
+
+// scaleStatus counts a job's allocations per group.
+func scaleStatus(job *structs.Job, allocs []*structs.Allocation) *structs.JobScaleStatus {
+	out := &structs.JobScaleStatus{
+		JobID:          job.ID,
+		Namespace:      job.Namespace,
+		JobCreateIndex: job.CreateIndex,
+		JobModifyIndex: job.JobModifyIndex,
+		JobStopped:     job.Stop,
+		TaskGroups:     make(map[string]*structs.TaskGroupScaleStatus, len(job.TaskGroups)),
+	}
+	for _, tg := range job.TaskGroups {
+		out.TaskGroups[tg.Name] = &structs.TaskGroupScaleStatus{Desired: tg.Count, Events: []*structs.ScalingEvent{}}
+	}
+	for _, a := range allocs {
+		g, ok := out.TaskGroups[a.TaskGroup]
+		if !ok || a.TerminalStatus() {
+			continue
+		}
+		g.Placed++
+		switch a.ClientStatus {
+		case structs.AllocClientStatusRunning:
+			g.Running++
+		case structs.AllocClientStatusUnknown:
+			g.Unknown++
+		}
+	}
+	return out
+}

@@ -269,6 +269,11 @@ func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
 	allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 	must.NoError(t, err)
 	must.Len(t, 1, allocs, must.Sprint("no replacement while the original is unknown"))
+	var scale structs.JobScaleStatusResponse
+	must.NoError(t, c.Server.RPC("Job.ScaleStatus", &structs.JobSpecificRequest{JobID: job.ID,
+		QueryOptions: structs.QueryOptions{Namespace: job.Namespace}}, &scale))
+	must.Eq(t, &structs.TaskGroupScaleStatus{Desired: 1, Placed: 1, Unknown: 1, Events: []*structs.ScalingEvent{}},
+		scale.JobScaleStatus.TaskGroups["app"], must.Sprint("an autoscaler sees the unknown allocation as placed, not running"))
 
 	c.Links[cut].Heal()
 	poll(t, 15*time.Second, "original back, node ready", func() (bool, string) {

@@ -184,6 +184,15 @@ func TestHTTP_OfficialClientAllocStop(t *testing.T) {
 		allocs, _, err = c.Jobs().Allocations("stopper", false, nil)
 		return err == nil && len(allocs) == 1, describeStubs(allocs)
 	})
+	// The official client reads the scale status our way too.
+	agenttest.WaitFor(t, 30*time.Second, "the allocation running in the scale status", func() (bool, string) {
+		st, _, err := c.Jobs().ScaleStatus("stopper", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		g := st.TaskGroups["web"]
+		return g.Desired == 1 && g.Placed == 1 && g.Running == 1, fmt.Sprintf("%+v", g)
+	})
 	resp, err := c.Allocations().Stop(&nomadapi.Allocation{ID: allocs[0].ID}, nil)
 	must.NoError(t, err)
 	must.UUIDv4(t, resp.EvalID)

@@ -176,8 +176,21 @@ func (s *HTTPServer) jobSummary(w http.ResponseWriter, r *http.Request) (any, er
 	return reply.JobSummary, nil
 }
 
+// jobScaleStatus handles GET /v1/job/{id}/scale.
+func (s *HTTPServer) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobSpecificRequest{JobID: r.PathValue("id")}
+	var reply structs.JobScaleStatusResponse
+	if err := s.query(w, r, readCall{Method: "Job.ScaleStatus", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	if reply.JobScaleStatus == nil {
+		return nil, codedErrorf(http.StatusNotFound, "job not found")
+	}
+	return reply.JobScaleStatus, nil
+}
+
 // jobDeregister handles DELETE /v1/job/{id} (?purge=true removes the job
-// at once instead of leaving it stopped until garbage collection).
+// at once instead of leaving it stopped).
 func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
 	purge, err := boolParam(r, "purge")
 	if err != nil {

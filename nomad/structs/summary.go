@@ -44,3 +44,44 @@ type TaskGroupSummary struct {
 	Lost     int
 	Unknown  int
 }
+
+// JobScaleStatus is what /v1/job/:id/scale reports to autoscalers: per
+// group, the count asked for and what stands behind it.
+type JobScaleStatus struct {
+	JobID          string
+	Namespace      string
+	JobCreateIndex uint64
+	JobModifyIndex uint64
+	JobStopped     bool
+	TaskGroups     map[string]*TaskGroupScaleStatus
+}
+
+// TaskGroupScaleStatus counts a group's allocations for scaling decisions.
+// Placed includes allocations whose node is disconnected (Unknown): they
+// may well be running, and an autoscaler that counted them as missing
+// would provision twice.
+type TaskGroupScaleStatus struct {
+	Desired   int
+	Placed    int
+	Running   int
+	Healthy   int
+	Unhealthy int
+	// Unknown is our addition to upstream's shape: placed allocations
+	// whose node cannot be reached.
+	Unknown int
+	Events  []*ScalingEvent
+}
+
+// ScalingEvent records a scaling action; none are recorded yet.
+type ScalingEvent struct {
+	Time    uint64
+	Count   *int64
+	Message string
+	Error   bool
+}
+
+// JobScaleStatusResponse answers Job.ScaleStatus.
+type JobScaleStatusResponse struct {
+	JobScaleStatus *JobScaleStatus
+	QueryMeta
+}
