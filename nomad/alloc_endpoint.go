@@ -89,6 +89,10 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 	if alloc == nil {
 		return fmt.Errorf("%w: %s", structs.ErrUnknownAlloc, args.AllocID)
 	}
+	if alloc.TerminalStatus() {
+		return fmt.Errorf("%w: allocation %s is already finished (desired %s, client %s)",
+			structs.ErrInvalidRequest, alloc.ID, alloc.DesiredStatus, alloc.ClientStatus)
+	}
 	job := alloc.Job
 	if stored, err := a.srv.State().JobByID(nil, alloc.Namespace, alloc.JobID); err != nil {
 		return err

@@ -64,6 +64,12 @@ func TestAlloc_Stop_StopsAndReplaces(t *testing.T) {
 		return len(list) == 3 && run == 2 && stopped
 	})
 
+	// Stopping it again has nothing to do: said, not written to raft.
+	var again structs.AllocStopResponse
+	err = s.RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: allocs[0].ID}, &again)
+	must.ErrorIs(t, err, structs.ErrInvalidRequest)
+	must.ErrorContains(t, err, "already finished")
+
 	var missing structs.AllocStopResponse
 	err = s.RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: "no-such-alloc"}, &missing)
 	must.ErrorIs(t, err, structs.ErrUnknownAlloc)

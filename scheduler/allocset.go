@@ -227,6 +227,8 @@ func (s allocSet) filterByTainted(f taintFilter) taintedSets {
 				out.expiring[id] = a
 			case f.replaced[id]:
 				out.standby[id] = a
+			case a.DesiredTransition.ShouldMigrate():
+				out.migrate[id] = a
 			default:
 				out.untainted[id] = a
 			}

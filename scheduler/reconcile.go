@@ -193,6 +193,16 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 
 	c.standby = c.standby.union(r.markDisconnecting(g, c.disconnecting, replaced))
 
+	// An operator stopped an unknown allocation that already has a live
+	// replacement (spec §8): stop it now; the replacement already stands
+	// for its instance, so nothing new is placed for it.
+	for _, a := range c.standby.sorted() {
+		if a.DesiredTransition.ShouldMigrate() {
+			r.stop(a, structs.AllocMigrating, "", du)
+			c.standby = c.standby.difference(allocSet{a.ID: a})
+		}
+	}
+
 	for _, a := range c.migrate.sorted() {
 		du.Migrate++
 		g.replacements = append(g.replacements, placementRequest{

@@ -487,6 +487,26 @@ func TestReconcile(t *testing.T) {
 			want: summary{},
 		},
 		{
+			name: "alloc stop of an unknown allocation with a live replacement stops it and places nothing",
+			setup: func() ReconcilerInput {
+				job := withWindow(mock.Job(), time.Hour)
+				allocs := allocsFor(job, 10, structs.AllocClientStatusRunning)
+				node := nodeWithStatus(structs.NodeStatusDisconnected)
+				unknownSinceT(allocs[0], node, testNow.Add(-10*time.Minute))
+				yes := true
+				allocs[0].DesiredTransition.Migrate = &yes
+				repl := allocsFor(job, 1, structs.AllocClientStatusRunning)[0]
+				repl.PreviousAllocation = allocs[0].ID
+				allocs[0].NextAllocation = repl.ID
+				return ReconcilerInput{Job: job, Allocs: append(allocs, repl), Now: testNow, TaintedNodes: map[string]*structs.Node{node.ID: node}}
+			},
+			want: summary{stop: 1},
+			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+				must.Eq(t, in.Allocs[0].ID, r.Stop[0].alloc.ID)
+				must.Eq(t, structs.AllocMigrating, r.Stop[0].statusDescription)
+			},
+		},
+		{
 			name: "unknown whose replacement is gone counts again",
 			setup: func() ReconcilerInput {
 				job := withWindow(mock.Job(), time.Hour)

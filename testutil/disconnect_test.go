@@ -339,3 +339,47 @@ func TestCluster_AllocStopWhileUnknown(t *testing.T) {
 	}
 	must.Eq(t, 1, running)
 }
+
+// nomad alloc stop on an unknown allocation that already has a running
+// replacement stops it on the servers at once and places nothing more: the
+// replacement already stands for the instance.
+func TestCluster_AllocStopWhileUnknown_AlreadyReplaced(t *testing.T) {
+	c := twoClients(t)
+	st := c.Server.State
+	job := disconnectJob()
+	original, cut := runOne(t, c, job)
+	c.Links[cut].Cut(testutil.Blackhole)
+	poll(t, 15*time.Second, "original unknown and replaced", func() (bool, string) {
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		unknown, replaced := false, false
+		for _, a := range allocs {
+			if a.ID == original.ID {
+				unknown = a.ClientStatus == structs.AllocClientStatusUnknown
+			} else if a.ClientStatus == structs.AllocClientStatusRunning {
+				replaced = true
+			}
+		}
+		return unknown && replaced, describe(allocs)
+	})
+
+	var stop structs.AllocStopResponse
+	must.NoError(t, c.Server.RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: original.ID}, &stop))
+	poll(t, 15*time.Second, "original stopped on the servers", func() (bool, string) {
+		ev, err := st().EvalByID(nil, stop.EvalID)
+		must.NoError(t, err)
+		a, err := st().AllocByID(nil, original.ID)
+		must.NoError(t, err)
+		return ev.Status == structs.EvalStatusComplete && a.DesiredStatus == structs.AllocDesiredStatusStop,
+			fmt.Sprintf("eval %s, original desired %s", ev.Status, a.DesiredStatus)
+	})
+	allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+	must.NoError(t, err)
+	must.Len(t, 2, allocs, must.Sprint("nothing placed beyond the existing replacement: ", describe(allocs)))
+
+	c.Links[cut].Heal()
+	poll(t, 15*time.Second, "returned client stops the original", func() (bool, string) {
+		a := clientAlloc(t, c, cut, original.ID)
+		return a.ClientStatus == structs.AllocClientStatusComplete, a.ClientStatus
+	})
+}
