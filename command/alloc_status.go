@@ -82,32 +82,13 @@ func (c *AllocStatusCommand) Run(args []string) int {
 	if flags.NArg() != 1 {
 		return c.argsError("This command takes one argument: <allocation>", "alloc status")
 	}
-	prefix := flags.Arg(0)
-	if err := checkPrefix("Alloc", prefix); err != nil {
-		c.Ui.Error(err.Error())
-		return exitError
-	}
 	client, err := c.Client()
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
 		return exitError
 	}
-	stubs, _, err := client.Allocations().List(&api.QueryOptions{Prefix: prefix})
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error querying allocations: %v", err))
-		return exitError
-	}
-	stub, ok, matches := pickByPrefix(stubs, func(a *api.AllocationListStub) string { return a.ID }, prefix)
+	stub, ok := c.resolveAlloc(client, flags.Arg(0), view{verbose: verbose, now: time.Now()})
 	if !ok {
-		if len(matches) == 0 {
-			c.Ui.Error(fmt.Sprintf("No allocation(s) with prefix or id %q found", prefix))
-			return exitError
-		}
-		rows := make([]allocRow, 0, len(matches))
-		for _, m := range matches {
-			rows = append(rows, rowFromStub(m))
-		}
-		c.Ui.Error(fmt.Sprintf("Prefix matched multiple allocations\n\n%s", formatAllocRows(rows, view{verbose: verbose, now: time.Now()})))
 		return exitError
 	}
 	alloc, _, err := client.Allocations().Info(stub.ID, nil)

@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nomad-edge/nomad/api"
 )
@@ -59,32 +60,13 @@ func (c *AllocStopCommand) Run(args []string) int {
 	if flags.NArg() != 1 {
 		return c.argsError("This command takes one argument: <allocation>", "alloc stop")
 	}
-	prefix := flags.Arg(0)
-	if err := checkPrefix("Alloc", prefix); err != nil {
-		c.Ui.Error(err.Error())
-		return exitError
-	}
 	client, err := c.Client()
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
 		return exitError
 	}
-	stubs, _, err := client.Allocations().List(&api.QueryOptions{Prefix: prefix})
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error querying allocations: %v", err))
-		return exitError
-	}
-	stub, ok, matches := pickByPrefix(stubs, func(a *api.AllocationListStub) string { return a.ID }, prefix)
+	stub, ok := c.resolveAlloc(client, flags.Arg(0), view{verbose: verbose, now: time.Now()})
 	if !ok {
-		if len(matches) == 0 {
-			c.Ui.Error(fmt.Sprintf("No allocation(s) with prefix or id %q found", prefix))
-		} else {
-			ids := make([]string, len(matches))
-			for i, m := range matches {
-				ids[i] = m.ID
-			}
-			c.Ui.Error(fmt.Sprintf("Prefix matched multiple allocations:\n\n%s", strings.Join(ids, "\n")))
-		}
 		return exitError
 	}
 	q := &api.QueryOptions{}

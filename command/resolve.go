@@ -3,6 +3,8 @@ package command
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nomad-edge/nomad/api"
 )
 
 // minPrefixLength is the shortest ID prefix accepted for allocations,
@@ -34,4 +36,34 @@ func checkPrefix(kind, prefix string) error {
 		return fmt.Errorf("%s ID must contain at least %d characters", kind, minPrefixLength)
 	}
 	return nil
+}
+
+// resolveAlloc finds the one allocation an ID or unique prefix names,
+// printing why not (none, or the ambiguous matches) and returning false
+// when there is no single answer. alloc status and alloc stop share it so
+// that both speak of prefixes the same way.
+func (m *Meta) resolveAlloc(client *api.Client, prefix string, v view) (*api.AllocationListStub, bool) {
+	if err := checkPrefix("Alloc", prefix); err != nil {
+		m.Ui.Error(err.Error())
+		return nil, false
+	}
+	stubs, _, err := client.Allocations().List(&api.QueryOptions{Prefix: prefix})
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error querying allocations: %v", err))
+		return nil, false
+	}
+	stub, ok, matches := pickByPrefix(stubs, func(a *api.AllocationListStub) string { return a.ID }, prefix)
+	if ok {
+		return stub, true
+	}
+	if len(matches) == 0 {
+		m.Ui.Error(fmt.Sprintf("No allocation(s) with prefix or id %q found", prefix))
+		return nil, false
+	}
+	rows := make([]allocRow, 0, len(matches))
+	for _, a := range matches {
+		rows = append(rows, rowFromStub(a))
+	}
+	m.Ui.Error(fmt.Sprintf("Prefix matched multiple allocations\n\n%s", formatAllocRows(rows, v)))
+	return nil, false
 }
