@@ -24,6 +24,8 @@ const Version = "0.1.0"
 // Agent is one agent process: a server, a client or both, and the HTTP API
 // in front of them.
 type Agent struct {
+	// remote reaches the servers of a client-only agent.
+	remote *client.ServerRPC
 	config *Config
 	logger hclog.Logger
 
@@ -60,8 +62,8 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 
 func (a *Agent) start() error {
 	cfg := a.config
-	if !cfg.Server.Enabled {
-		return errors.New("a client-only agent needs remote servers, which this version cannot reach yet; enable the server as well (-dev or server { enabled = true })")
+	if !cfg.Server.Enabled && (!cfg.Client.Enabled || len(cfg.Client.Servers) == 0) {
+		return errors.New("a client-only agent needs the servers' RPC addresses: set client { servers = [\"host:4647\"] }, or enable the server as well (-dev or server { enabled = true })")
 	}
 	if a.dataDir == "" {
 		dir, err := os.MkdirTemp("", "nomad-dev-")
@@ -75,12 +77,28 @@ func (a *Agent) start() error {
 		return fmt.Errorf("invalid bind address %q: must be an IP address", cfg.BindAddr)
 	}
 
-	sc, err := a.serverConfig(bindIP)
-	if err != nil {
-		return err
+	// rpc is where this agent's HTTP API and client send their RPCs: the
+	// server in this process, or the remote servers of a client-only agent.
+	var rpc interface {
+		RPCer
+		client.RPCHandler
 	}
-	if a.server, err = nomad.NewServer(sc); err != nil {
-		return fmt.Errorf("starting server: %w", err)
+	if cfg.Server.Enabled {
+		sc, err := a.serverConfig(bindIP)
+		if err != nil {
+			return err
+		}
+		if a.server, err = nomad.NewServer(sc); err != nil {
+			return fmt.Errorf("starting server: %w", err)
+		}
+		rpc = a.server
+	} else {
+		remote, err := client.NewServerRPC(cfg.Client.Servers, nil)
+		if err != nil {
+			return err
+		}
+		a.remote = remote
+		rpc = remote
 	}
 
 	// The HTTP listener comes before the client so that the client can
@@ -89,21 +107,23 @@ func (a *Agent) start() error {
 	if err != nil {
 		return fmt.Errorf("starting HTTP API: %w", err)
 	}
-	a.http = newHTTPServer(a, a.server, l, a.logger)
+	a.http = newHTTPServer(a, rpc, l, a.logger)
 
 	if cfg.Client.Enabled {
-		if len(cfg.Client.Servers) > 0 {
-			a.logger.Warn("client.servers is ignored: the client uses the server in this agent")
+		if a.server != nil {
+			if len(cfg.Client.Servers) > 0 {
+				a.logger.Warn("client.servers is ignored: the client uses the server in this agent")
+			}
+			// The client's first act is to register with a leader. A lone
+			// dev server elects itself within milliseconds: waiting for
+			// that spares the client a failed registration and its backoff.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := a.server.WaitForLeader(ctx); err != nil {
+				a.logger.Warn("no cluster leader yet; the client will keep retrying", "error", err)
+			}
+			cancel()
 		}
-		// The client's first act is to register with a leader. A lone dev
-		// server elects itself within milliseconds: waiting for that spares
-		// the client a failed registration and its retry backoff.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := a.server.WaitForLeader(ctx); err != nil {
-			a.logger.Warn("no cluster leader yet; the client will keep retrying", "error", err)
-		}
-		cancel()
-		c, err := client.NewClient(a.clientConfig())
+		c, err := client.NewClient(a.clientConfig(rpc))
 		if err != nil {
 			return fmt.Errorf("starting client: %w", err)
 		}
@@ -151,7 +171,7 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	return sc, nil
 }
 
-func (a *Agent) clientConfig() *client.Config {
+func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 	cfg := a.config
 	httpAddr := a.http.Addr().String()
 	if adv := cfg.AdvertiseAddrs.HTTP; adv != "" {
@@ -161,7 +181,7 @@ func (a *Agent) clientConfig() *client.Config {
 	}
 	return &client.Config{
 		Logger:       a.logger,
-		RPCHandler:   a.server,
+		RPCHandler:   rpc,
 		StateDir:     filepath.Join(a.dataDir, "client"),
 		AllocDir:     filepath.Join(a.dataDir, "alloc"),
 		NodeName:     cfg.nodeName(),
@@ -231,6 +251,9 @@ func (a *Agent) Shutdown() error {
 			if err := a.server.Shutdown(); err != nil {
 				errs = append(errs, fmt.Errorf("stopping server: %w", err))
 			}
+		}
+		if a.remote != nil {
+			a.remote.Shutdown()
 		}
 		if a.tempDataDir {
 			if err := os.RemoveAll(a.dataDir); err != nil {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -70,7 +71,7 @@ func (s *HTTPServer) agentSelf(w http.ResponseWriter, r *http.Request) (any, err
 	if c := s.agent.client; c != nil {
 		stats["client"] = map[string]string{
 			"node_id":         c.NodeID(),
-			"known_servers":   s.agent.server.RPCAddr().String(),
+			"known_servers":   s.agent.knownServers(),
 			"num_allocations": strconv.Itoa(c.NumAllocs()),
 			"heartbeat_ttl":   c.HeartbeatTTL().String(),
 		}
@@ -112,4 +113,13 @@ func (s *HTTPServer) agentHealth(w http.ResponseWriter, r *http.Request) (any, e
 		return withStatus{Code: http.StatusInternalServerError, Body: out}, nil
 	}
 	return out, nil
+}
+
+// knownServers is what the client talks to: this agent's server, or the
+// configured remote servers.
+func (a *Agent) knownServers() string {
+	if a.server != nil {
+		return a.server.RPCAddr().String()
+	}
+	return strings.Join(a.config.Client.Servers, ",")
 }

@@ -80,6 +80,11 @@ Options:
 
   -client
     Enable the client.
+
+  -servers=<host:port,...>
+    The servers' RPC addresses for a client-only agent (client.servers in
+    a config file). The client reaches them over msgpack RPC and moves to
+    the next one when a link fails.
 `)
 }
 
@@ -131,6 +136,8 @@ func (c *Command) readConfig(args []string) (*Config, int) {
 	flags.StringVar(&flagCfg.Region, "region", "", "")
 	flags.BoolVar(&server, "server", false, "")
 	flags.BoolVar(&clientEnabled, "client", false, "")
+	var servers string
+	flags.StringVar(&servers, "servers", "", "")
 	if err := flags.Parse(args); err != nil {
 		c.Ui.Error(fmt.Sprintf("Error parsing flags: %v", err))
 		c.Ui.Error(c.Help())
@@ -143,6 +150,11 @@ func (c *Command) readConfig(args []string) (*Config, int) {
 	}
 	flagCfg.Server.Enabled = server
 	flagCfg.Client.Enabled = clientEnabled
+	for _, s := range strings.Split(servers, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			flagCfg.Client.Servers = append(flagCfg.Client.Servers, s)
+		}
+	}
 
 	cfg := DefaultConfig()
 	if dev {

@@ -46,6 +46,11 @@ type ConnPool struct {
 // ErrPoolClosed is returned after Shutdown.
 var ErrPoolClosed = errors.New("connection pool is shut down")
 
+// ErrTransport marks failures of the link itself (dial, stream, timeout),
+// as opposed to errors the server answered with: a caller with several
+// servers tries the next one on these only.
+var ErrTransport = errors.New("rpc transport error")
+
 // NewPool returns a pool.
 func NewPool(cfg Config) *ConnPool {
 	if cfg.Dialer == nil {
@@ -73,11 +78,11 @@ func (p *ConnPool) session(addr string) (*yamux.Session, error) {
 	defer cancel()
 	conn, err := p.cfg.Dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("dialing %s: %w", addr, err)
+		return nil, fmt.Errorf("%w: dialing %s: %w", ErrTransport, addr, err)
 	}
 	if _, err := conn.Write([]byte{RPCMultiplex}); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("writing to %s: %w", addr, err)
+		return nil, fmt.Errorf("%w: writing to %s: %w", ErrTransport, addr, err)
 	}
 	ycfg := yamux.DefaultConfig()
 	ycfg.LogOutput = io.Discard
@@ -101,7 +106,7 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 	stream, err := s.Open()
 	if err != nil {
 		p.drop(addr, s)
-		return fmt.Errorf("opening stream to %s: %w", addr, err)
+		return fmt.Errorf("%w: opening stream to %s: %w", ErrTransport, addr, err)
 	}
 	defer stream.Close()
 	_ = stream.SetDeadline(time.Now().Add(p.cfg.CallTimeout + maxQueryTime))
@@ -113,7 +118,7 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 	}
 	if err != nil {
 		p.drop(addr, s)
-		return fmt.Errorf("rpc %s to %s: %w", method, addr, err)
+		return fmt.Errorf("%w: rpc %s to %s: %w", ErrTransport, method, addr, err)
 	}
 	return nil
 }

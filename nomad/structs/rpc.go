@@ -20,6 +20,20 @@ const (
 	MaxBlockingQueryTime     = 10 * time.Minute
 )
 
+// BlockingTime is how long the server may hold this request before it
+// answers: zero for a plain read. Transports add it to their timeouts.
+func (q QueryOptions) BlockingTime() time.Duration {
+	if q.MinQueryIndex == 0 {
+		return 0
+	}
+	wait := q.MaxQueryTime
+	if wait <= 0 {
+		wait = DefaultBlockingQueryTime
+	}
+	wait = min(wait, MaxBlockingQueryTime)
+	return wait + wait/16 // the server staggers wake-ups by up to 1/16
+}
+
 // RequestNamespace returns the namespace, defaulting to "default".
 func (q QueryOptions) RequestNamespace() string {
 	if q.Namespace == "" {

@@ -1,0 +1,79 @@
+package agent_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	nomadapi "github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/command/agent"
+	"github.com/nomad-edge/nomad/command/agent/agenttest"
+)
+
+// A client-only agent joins remote servers over the network (msgpack RPC
+// over yamux on the servers' RPC port): its node registers, work is placed
+// on it, and its HTTP API answers by asking the servers.
+func TestAgent_ClientOnlyJoinsRemoteServers(t *testing.T) {
+	dev := agenttest.NewDevAgent(t, nil)
+
+	cfg := agent.DefaultConfig()
+	cfg.BindAddr = "127.0.0.1"
+	cfg.Ports.HTTP, cfg.Ports.RPC = 0, 0
+	cfg.DataDir = t.TempDir()
+	cfg.NodeName = "edge-1"
+	cfg.Client.Enabled = true
+	cfg.Client.Servers = []string{dev.Server().RPCAddr().String()}
+	a, err := agent.NewAgent(cfg, hclog.NewNullLogger())
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = a.Shutdown() })
+	must.Nil(t, a.Server())
+	select {
+	case <-a.Client().Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client-only agent did not register within 30s")
+	}
+
+	c, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + a.HTTPAddr().String()})
+	must.NoError(t, err)
+	agenttest.WaitFor(t, 30*time.Second, "both nodes ready, seen through the client-only agent's API", func() (bool, string) {
+		nodes, _, err := c.Nodes().List(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		for _, n := range nodes {
+			if n.Status == "ready" {
+				ready++
+			}
+		}
+		return ready == 2, fmt.Sprintf("%d nodes, %d ready", len(nodes), ready)
+	})
+
+	job := mockJob("edge-job", "mock_driver", map[string]any{"run_for": "5m"})
+	job.Constrain(nomadapi.NewConstraint("${node.unique.name}", "=", "edge-1"))
+	_, _, err = c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	agenttest.WaitFor(t, 30*time.Second, "the job running on the networked client", func() (bool, string) {
+		allocs, _, err := c.Jobs().Allocations("edge-job", false, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(allocs) == 1 && allocs[0].ClientStatus == "running" && allocs[0].NodeID == a.Client().NodeID(),
+			describeStubs(allocs)
+	})
+}
+
+// A client-only agent without servers to reach is refused at start with a
+// message saying what to set.
+func TestAgent_ClientOnlyNeedsServers(t *testing.T) {
+	cfg := agent.DefaultConfig()
+	cfg.BindAddr = "127.0.0.1"
+	cfg.Ports.HTTP, cfg.Ports.RPC = 0, 0
+	cfg.DataDir = t.TempDir()
+	cfg.Client.Enabled = true
+	_, err := agent.NewAgent(cfg, hclog.NewNullLogger())
+	must.ErrorContains(t, err, "client { servers")
+}
