@@ -21,10 +21,11 @@ func newHeartbeater(s *Server) *heartbeater {
 	return &heartbeater{srv: s, timers: map[string]Timer{}}
 }
 
-// reset (re)arms the node's timer and returns the TTL the client must keep.
-// TTLs grow with the number of nodes so the leader handles at most
-// max_heartbeats_per_second, and are staggered so clients spread out.
-func (h *heartbeater) reset(nodeID string) time.Duration {
+// reset (re)arms the node's timer and returns the TTL the client must keep
+// and the number of live nodes timed. TTLs grow with the number of nodes so
+// the leader handles at most max_heartbeats_per_second, and are staggered
+// so clients spread out.
+func (h *heartbeater) reset(nodeID string) (time.Duration, int) {
 	cfg := h.srv.config
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -37,7 +38,7 @@ func (h *heartbeater) reset(nodeID string) time.Duration {
 	if h.srv.IsLeader() {
 		h.armLocked(nodeID, ttl+cfg.HeartbeatGrace)
 	}
-	return ttl
+	return ttl, len(h.timers)
 }
 
 func (h *heartbeater) armLocked(nodeID string, d time.Duration) {

@@ -79,18 +79,13 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 }
 
 func (n *Node) fillHeartbeat(nodeID string, reply *structs.NodeUpdateResponse) error {
-	reply.HeartbeatTTL = n.srv.heartbeats.reset(nodeID)
+	var live int
+	reply.HeartbeatTTL, live = n.srv.heartbeats.reset(nodeID)
 	reply.LeaderRPCAddr = n.srv.Leader()
 	reply.Servers = []*structs.NodeServerInfo{{RPCAdvertiseAddr: n.srv.rpcAdvertise.String(), Datacenter: n.srv.config.Datacenter}}
-	iter, err := n.srv.State().Nodes(nil)
-	if err != nil {
-		return err
-	}
-	var count int32
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		count++
-	}
-	reply.NumNodes = count
+	// The heartbeat timers already count the live nodes; walking the node
+	// table on every heartbeat would cost O(nodes) per client per TTL.
+	reply.NumNodes = int32(live)
 	return nil
 }
 
