@@ -16,6 +16,9 @@ type Alloc struct {
 
 // List returns allocations, optionally by ID prefix.
 func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
+	if done, err := a.srv.forwardQuery("Alloc.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		iter, err := st.AllocsByIDPrefix(ws, args.RequestNamespace(), args.Prefix)
 		if err != nil {
@@ -34,6 +37,9 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 
 // GetAlloc returns one allocation.
 func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
+	if done, err := a.srv.forwardQuery("Alloc.GetAlloc", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		alloc, err := st.AllocByID(ws, args.AllocID)
 		if err != nil {
@@ -51,6 +57,9 @@ func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.Sing
 // It waits for MinQueryIndex so the client never reads older state than
 // the index that told it something changed.
 func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
+	if done, err := a.srv.forwardQuery("Alloc.GetAllocs", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		reply.Allocs = make([]*structs.Allocation, 0, len(args.AllocIDs))
 		var index uint64

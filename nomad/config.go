@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomad-edge/nomad/helper/pool"
 )
 
 // Config is the server's configuration, filled by the agent from its HCL
@@ -27,6 +28,27 @@ type Config struct {
 	RPCAdvertise *net.TCPAddr
 
 	BootstrapExpect int
+
+	// SerfAddr is where the gossip pool binds, SerfAdvertise what other
+	// servers are told; a zero port picks a free one (tests).
+	SerfAddr      *net.TCPAddr
+	SerfAdvertise *net.TCPAddr
+	// SerfTimeScale, when set, multiplies memberlist's probe and gossip
+	// intervals (tests use 0.1 to detect failures quickly).
+	SerfTimeScale float64
+
+	// RaftMultiplier scales raft's timeouts (raft_multiplier, 1-10).
+	RaftMultiplier int
+	// RaftElectionTimeout, when set, replaces raft's heartbeat and election
+	// timeouts before the multiplier (tests).
+	RaftElectionTimeout time.Duration
+	// DeadServerCleanup is how long a server stays failed in serf before the
+	// leader removes it from raft.
+	DeadServerCleanup time.Duration
+
+	// Dialer opens the server's outgoing connections (raft, forwarded
+	// RPCs); tests pass a faultable one.
+	Dialer pool.Dialer
 
 	// NumSchedulers is the number of scheduling workers; one per core by
 	// default.
@@ -60,6 +82,8 @@ func DefaultConfig() *Config {
 		Datacenter:                  "dc1",
 		RPCAddr:                     &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 4647},
 		BootstrapExpect:             1,
+		RaftMultiplier:              1,
+		DeadServerCleanup:           time.Minute,
 		NumSchedulers:               runtime.NumCPU(),
 		EnabledSchedulers:           []string{"service", "batch"},
 		MinHeartbeatTTL:             10 * time.Second,

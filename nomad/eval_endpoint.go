@@ -17,6 +17,9 @@ type Eval struct {
 
 // GetEval returns one evaluation.
 func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleEvalResponse) error {
+	if done, err := e.srv.forwardQuery("Eval.GetEval", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		ev, err := st.EvalByID(ws, args.EvalID)
 		if err != nil {
@@ -32,6 +35,9 @@ func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleE
 
 // List returns evaluations, optionally by ID prefix.
 func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListResponse) error {
+	if done, err := e.srv.forwardQuery("Eval.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		iter, err := st.EvalsByIDPrefix(ws, args.RequestNamespace(), args.Prefix)
 		if err != nil {
@@ -50,6 +56,9 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 
 // Allocations lists the allocations an evaluation created or changed.
 func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.EvalAllocationsResponse) error {
+	if done, err := e.srv.forwardQuery("Eval.Allocations", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		allocs, err := st.AllocsByEval(ws, args.EvalID)
 		if err != nil {

@@ -48,7 +48,8 @@ func (s *Server) establishLeadership() error {
 	if err := s.heartbeats.initialize(); err != nil {
 		return err
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() { defer s.wg.Done(); s.raftMembership(stopCh) }()
 	go func() { defer s.wg.Done(); s.planApply(stopCh) }()
 	go func() { defer s.wg.Done(); s.reapFailedEvals(stopCh) }()
 	go func() { defer s.wg.Done(); s.reapDupBlockedEvals(stopCh) }()

@@ -240,6 +240,9 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 	if args.NodeID == "" {
 		return fmt.Errorf("%w: missing node ID", structs.ErrMissingField)
 	}
+	if done, err := n.srv.forwardQuery("Node.GetClientAllocs", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		node, err := st.NodeByID(ws, args.NodeID)
 		if err != nil {
@@ -417,6 +420,9 @@ func (s *Server) cancelableTimeoutEvals(updates []*structs.Allocation, evalIDs m
 
 // List returns the nodes, optionally by ID prefix.
 func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListResponse) error {
+	if done, err := n.srv.forwardQuery("Node.List", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		iter, err := st.NodesByIDPrefix(ws, args.Prefix)
 		if err != nil {
@@ -432,6 +438,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 
 // GetNode returns one node.
 func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
+	if done, err := n.srv.forwardQuery("Node.GetNode", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		node, err := st.NodeByID(ws, args.NodeID)
 		if err != nil {
@@ -447,6 +456,9 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 
 // GetAllocs returns the node's allocations.
 func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
+	if done, err := n.srv.forwardQuery("Node.GetAllocs", &args.QueryOptions, args, reply); done {
+		return err
+	}
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		allocs, err := st.AllocsByNode(ws, args.NodeID)
 		if err != nil {

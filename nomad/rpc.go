@@ -19,28 +19,48 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-// listen accepts RPC connections until the listener closes.
+// listen accepts RPC connections until the listener closes. Accept errors
+// (out of file descriptors, most often) back off up to a second, logging
+// once per step, instead of spinning and flooding the log.
 func (s *Server) listen() {
+	var delay time.Duration
 	for {
 		conn, err := s.rpcListener.Accept()
 		if err != nil {
 			if s.isShutdown() {
 				return
 			}
-			s.logger.Error("failed to accept RPC conn", "error", err)
+			delay = min(max(delay*2, 5*time.Millisecond), time.Second)
+			s.logger.Error("failed to accept RPC conn; backing off", "error", err, "delay", delay)
+			select {
+			case <-time.After(delay):
+			case <-s.shutdownCh:
+				return
+			}
 			continue
 		}
+		delay = 0
 		go s.handleConn(conn)
 	}
 }
 
+// firstByteTimeout bounds how long a new connection may stay silent before
+// saying what it is, so idle strangers cannot hold connections.
+const firstByteTimeout = 10 * time.Second
+
 func (s *Server) handleConn(conn net.Conn) {
 	buf := make([]byte, 1)
+	_ = conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
 	if _, err := io.ReadFull(conn, buf); err != nil {
 		conn.Close()
 		return
 	}
-	if buf[0] != pool.RPCMultiplex {
+	_ = conn.SetReadDeadline(time.Time{})
+	switch {
+	case buf[0] == pool.RPCRaft && s.raftLayer != nil:
+		s.raftLayer.handoff(conn)
+		return
+	case buf[0] != pool.RPCMultiplex:
 		s.logger.Warn("unrecognized RPC byte", "byte", buf[0], "remote", conn.RemoteAddr())
 		conn.Close()
 		return
@@ -132,6 +152,20 @@ func (s *Server) forward(method string, args, reply any) (handled bool, err erro
 	return true, s.connPool.RPC(leader, method, args, reply, 0)
 }
 
+// forwardQuery sends a read to the leader unless this server leads or the
+// caller accepts a stale answer (AllowStale): then it is served from the
+// local state, which may lag the leader by LastContact.
+func (s *Server) forwardQuery(method string, opts *structs.QueryOptions, args, reply any) (handled bool, err error) {
+	if opts.AllowStale || s.IsLeader() {
+		return false, nil
+	}
+	leader := string(s.raft.Leader())
+	if leader == "" {
+		return true, structs.ErrNoLeader
+	}
+	return true, s.connPool.RPC(leader, method, args, reply, opts.BlockingTime())
+}
+
 // raftApply encodes and applies a raft entry and returns the FSM's response
 // and the log index.
 func (s *Server) raftApply(t structs.MessageType, msg any) (any, uint64, error) {
@@ -190,6 +224,9 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 		// Never report index 0: clients use it to mean "no blocking".
 		meta.Index = max(index, 1)
 		meta.KnownLeader = s.raft.Leader() != ""
+		if !s.IsLeader() {
+			meta.LastContact = s.clock.Now().Sub(s.raft.LastContact())
+		}
 		if opts.MinQueryIndex == 0 || index > opts.MinQueryIndex {
 			return nil
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/hashicorp/serf/serf"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/state"
 )
@@ -25,9 +26,21 @@ type Server struct {
 	logger hclog.Logger
 	clock  Clock
 
+	// id is this server's raft ID, kept in its data dir across restarts.
+	id            string
 	raft          *raft.Raft
 	raftTransport raft.Transport
+	raftLayer     *raftLayer
+	raftStores    *raftStores
 	fsm           *nomadFSM
+
+	// serf is the LAN gossip pool of servers (nil for a dev server);
+	// bootstrapped is set once raft has a configuration; reconcileCh wakes
+	// the leader's raft membership loop.
+	serf         *serf.Serf
+	serfEvents   chan serf.Event
+	bootstrapped atomic.Bool
+	reconcileCh  chan struct{}
 
 	rpcServer    *rpc.Server
 	rpcListener  net.Listener
@@ -80,8 +93,10 @@ func NewServer(cfg *Config) (*Server, error) {
 		logger:     cfg.Logger.Named("server"),
 		clock:      cfg.Clock,
 		rpcServer:  rpc.NewServer(),
-		connPool:   pool.NewPool(pool.Config{}),
-		shutdownCh: make(chan struct{}),
+		connPool:    pool.NewPool(pool.Config{Dialer: cfg.Dialer}),
+		shutdownCh:  make(chan struct{}),
+		serfEvents:  make(chan serf.Event, 256),
+		reconcileCh: make(chan struct{}, 1),
 		rand:       &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
 	}
 
@@ -108,11 +123,20 @@ func NewServer(cfg *Config) (*Server, error) {
 	}
 	s.fsm = newFSM(s, st)
 
+	if s.id, err = loadServerID(cfg); err != nil {
+		return nil, err
+	}
 	if err := s.setupRPC(); err != nil {
 		return nil, err
 	}
 	if err := s.setupRaft(); err != nil {
 		s.rpcListener.Close()
+		return nil, err
+	}
+	if err := s.setupSerf(); err != nil {
+		s.rpcListener.Close()
+		_ = s.raft.Shutdown().Error()
+		s.raftStores.close()
 		return nil, err
 	}
 
@@ -165,37 +189,6 @@ func (s *Server) setupRPC() error {
 	return nil
 }
 
-func (s *Server) setupRaft() error {
-	conf := raft.DefaultConfig()
-	conf.LocalID = raft.ServerID(s.rpcAdvertise.String())
-	conf.Logger = s.logger.Named("raft")
-	conf.LogLevel = "WARN"
-	if !s.config.DevMode {
-		return errors.New("only dev mode (in-memory raft) is supported so far; start the agent with -dev")
-	}
-	// A lone in-memory voter has nobody to wait for: elect it at once.
-	conf.HeartbeatTimeout = 50 * time.Millisecond
-	conf.ElectionTimeout = 50 * time.Millisecond
-	conf.LeaderLeaseTimeout = 50 * time.Millisecond
-	conf.CommitTimeout = 5 * time.Millisecond
-
-	store := raft.NewInmemStore()
-	snaps := raft.NewInmemSnapshotStore()
-	addr, trans := raft.NewInmemTransport(raft.ServerAddress(s.rpcAdvertise.String()))
-	s.raftTransport = trans
-	if err := raft.BootstrapCluster(conf, store, store, snaps, trans, raft.Configuration{
-		Servers: []raft.Server{{ID: conf.LocalID, Address: addr}},
-	}); err != nil {
-		return fmt.Errorf("bootstrapping raft: %w", err)
-	}
-	r, err := raft.NewRaft(conf, s.fsm, store, store, snaps, trans)
-	if err != nil {
-		return fmt.Errorf("starting raft: %w", err)
-	}
-	s.raft = r
-	return nil
-}
-
 // IsLeader reports whether this server currently leads.
 func (s *Server) IsLeader() bool { return s.isLeader.Load() }
 
@@ -220,9 +213,22 @@ func (s *Server) Shutdown() error {
 	}
 	close(s.shutdownCh)
 	s.rpcListener.Close()
+	if s.serf != nil {
+		if err := s.serf.Shutdown(); err != nil {
+			s.logger.Warn("serf shutdown", "error", err)
+		}
+	}
+	if s.raftLayer != nil {
+		s.raftLayer.Close()
+	}
 	if s.raft != nil {
 		if err := s.raft.Shutdown().Error(); err != nil {
 			s.logger.Warn("raft shutdown", "error", err)
+		}
+	}
+	if s.raftStores != nil {
+		if err := s.raftStores.close(); err != nil {
+			s.logger.Warn("closing raft store", "error", err)
 		}
 	}
 	s.revokeLeadership()

@@ -63,20 +63,6 @@ ports {
 	must.NoError(t, err)
 }
 
-// Non-dev agents are not supported yet; the server's refusal must reach
-// the operator as a clear error and exit code 1.
-func TestCommand_NonDevServerRefused(t *testing.T) {
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "ports.hcl")
-	must.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf("ports {\n  http = %d\n  rpc = %d\n}\n", freePort(t), freePort(t))), 0o600))
-	ui := cli.NewMockUi()
-	cmd := &Command{Ui: ui}
-	code := cmd.Run([]string{"-server", "-data-dir", dir, "-bind", "127.0.0.1", "-config", cfgPath})
-	must.Eq(t, 1, code)
-	must.StrContains(t, ui.ErrorWriter.String(), "==> Error starting agent: starting server:")
-	must.StrContains(t, ui.ErrorWriter.String(), "-dev")
-}
-
 // Unknown flags and bad config files print the problem and exit 1.
 func TestCommand_BadInput(t *testing.T) {
 	ui := cli.NewMockUi()

@@ -20,6 +20,10 @@ import (
 // msgpack RPC.
 const RPCMultiplex byte = 0x04
 
+// RPCRaft is the first byte of a raft connection between servers: raft
+// shares the RPC port, as upstream's does, so a server needs one port less.
+const RPCRaft byte = 0x02
+
 // Dialer opens connections; net.Dialer satisfies it.
 type Dialer interface {
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)

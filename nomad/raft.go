@@ -1,0 +1,280 @@
+package nomad
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/nomad/structs"
+	bolt "go.etcd.io/bbolt"
+)
+
+// raftDirName is where a server keeps its raft log, stable store and
+// snapshots, under the server's data dir.
+const raftDirName = "raft"
+
+// raftStoreOpenTimeout bounds the wait for the raft store's file lock, so a
+// second agent on the same data dir fails with a clear error instead of
+// hanging.
+const raftStoreOpenTimeout = 2 * time.Second
+
+// raftLayer is the raft.StreamLayer that shares the RPC port: the RPC
+// accept loop hands it every connection whose first byte is pool.RPCRaft,
+// and its Dial writes that byte before raft speaks.
+type raftLayer struct {
+	addr   net.Addr
+	dialer pool.Dialer
+
+	conns    chan net.Conn
+	closeMu  sync.Mutex
+	closed   bool
+	closedCh chan struct{}
+}
+
+var _ raft.StreamLayer = (*raftLayer)(nil)
+
+func newRaftLayer(addr net.Addr, dialer pool.Dialer) *raftLayer {
+	if dialer == nil {
+		dialer = &net.Dialer{}
+	}
+	return &raftLayer{addr: addr, dialer: dialer, conns: make(chan net.Conn), closedCh: make(chan struct{})}
+}
+
+// handoff gives an accepted connection to raft; it closes the connection
+// when the layer is closed.
+func (l *raftLayer) handoff(c net.Conn) {
+	select {
+	case l.conns <- c:
+	case <-l.closedCh:
+		c.Close()
+	}
+}
+
+// Accept implements net.Listener.
+func (l *raftLayer) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closedCh:
+		return nil, errors.New("raft layer closed")
+	}
+}
+
+// Close implements net.Listener.
+func (l *raftLayer) Close() error {
+	l.closeMu.Lock()
+	defer l.closeMu.Unlock()
+	if !l.closed {
+		l.closed = true
+		close(l.closedCh)
+	}
+	return nil
+}
+
+// Addr implements net.Listener: the advertised RPC address, which is what
+// peers dial.
+func (l *raftLayer) Addr() net.Addr { return l.addr }
+
+// Dial implements raft.StreamLayer.
+func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	conn, err := l.dialer.DialContext(ctx, "tcp", string(address))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write([]byte{pool.RPCRaft}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// raftStores are the log, stable and snapshot stores of one server, and
+// what must be closed on shutdown.
+type raftStores struct {
+	log    raft.LogStore
+	stable raft.StableStore
+	snaps  raft.SnapshotStore
+	close  func() error
+}
+
+// openRaftStores opens the on-disk stores under dir, or in-memory ones for
+// a dev server. A store that cannot be opened is reported with its path.
+func openRaftStores(dir string, dev bool, logOut io.Writer) (*raftStores, error) {
+	if dev {
+		store := raft.NewInmemStore()
+		return &raftStores{log: store, stable: store, snaps: raft.NewInmemSnapshotStore(), close: func() error { return nil }}, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating raft dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "raft.db")
+	store, err := raftboltdb.New(raftboltdb.Options{
+		Path:        path,
+		BoltOptions: &bolt.Options{Timeout: raftStoreOpenTimeout, NoFreelistSync: true},
+	})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("raft store %s is locked by another process (is another agent using this data_dir?)", path)
+		}
+		return nil, fmt.Errorf("opening raft store %s: %w", path, err)
+	}
+	snaps, err := raft.NewFileSnapshotStore(dir, 2, logOut)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("opening raft snapshots in %s: %w", dir, err)
+	}
+	return &raftStores{log: store, stable: store, snaps: snaps, close: store.Close}, nil
+}
+
+// raftConfig returns raft's settings for this server. Timeouts scale with
+// raft_multiplier as upstream's do; a dev server, alone, elects itself at
+// once.
+func (s *Server) raftConfig() *raft.Config {
+	conf := raft.DefaultConfig()
+	conf.LocalID = raft.ServerID(s.id)
+	conf.Logger = s.logger.Named("raft")
+	conf.LogLevel = "WARN"
+	conf.ShutdownOnRemove = false
+	if s.config.DevMode {
+		conf.HeartbeatTimeout = 50 * time.Millisecond
+		conf.ElectionTimeout = 50 * time.Millisecond
+		conf.LeaderLeaseTimeout = 50 * time.Millisecond
+		conf.CommitTimeout = 5 * time.Millisecond
+		return conf
+	}
+	mult := time.Duration(max(s.config.RaftMultiplier, 1))
+	if d := s.config.RaftElectionTimeout; d > 0 {
+		// Tests shrink every timeout together.
+		conf.HeartbeatTimeout = d
+		conf.ElectionTimeout = d
+		conf.LeaderLeaseTimeout = d / 2
+	}
+	conf.HeartbeatTimeout *= mult
+	conf.ElectionTimeout *= mult
+	conf.LeaderLeaseTimeout *= mult
+	// Snapshots bound the log a restarted server replays.
+	conf.SnapshotThreshold = 8192
+	conf.TrailingLogs = 10240
+	return conf
+}
+
+func (s *Server) setupRaft() error {
+	conf := s.raftConfig()
+	stores, err := openRaftStores(filepath.Join(s.config.DataDir, raftDirName), s.config.DevMode, s.logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
+	if err != nil {
+		return err
+	}
+	s.raftStores = stores
+
+	var trans raft.Transport
+	if s.config.DevMode {
+		_, trans = raft.NewInmemTransport(raft.ServerAddress(s.rpcAdvertise.String()))
+	} else {
+		s.raftLayer = newRaftLayer(s.rpcAdvertise, s.config.Dialer)
+		trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream:  s.raftLayer,
+			MaxPool: 3,
+			Timeout: 10 * time.Second,
+			Logger:  s.logger.Named("raft-net"),
+		})
+	}
+	s.raftTransport = trans
+
+	existing, err := raft.HasExistingState(stores.log, stores.stable, stores.snaps)
+	if err != nil {
+		stores.close()
+		return fmt.Errorf("reading raft state in %s: %w", s.config.DataDir, err)
+	}
+	// A dev server, or a production one told it is alone, bootstraps at
+	// once; a cluster waits until bootstrap_expect servers see each other
+	// over serf (maybeBootstrap).
+	if !existing && (s.config.DevMode || s.config.BootstrapExpect == 1) {
+		if err := raft.BootstrapCluster(conf, stores.log, stores.stable, stores.snaps, trans, raft.Configuration{
+			Servers: []raft.Server{{ID: conf.LocalID, Address: trans.LocalAddr()}},
+		}); err != nil {
+			stores.close()
+			return fmt.Errorf("bootstrapping raft: %w", err)
+		}
+	}
+	if existing {
+		s.logger.Info("raft state found; rejoining the cluster without bootstrapping", "data_dir", s.config.DataDir)
+	}
+	r, err := raft.NewRaft(conf, s.fsm, stores.log, stores.stable, stores.snaps, trans)
+	if err != nil {
+		stores.close()
+		return fmt.Errorf("starting raft: %w", err)
+	}
+	s.raft = r
+	return nil
+}
+
+// serverIDFile holds a server's raft ID under its data dir, so a restarted
+// server is the same raft member.
+const serverIDFile = "node-id"
+
+// loadServerID returns the server's persistent ID, creating it on first
+// start; a dev server gets a fresh one.
+func loadServerID(cfg *Config) (string, error) {
+	if cfg.DevMode || cfg.DataDir == "" {
+		return structs.GenerateUUID(), nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return "", fmt.Errorf("creating server data dir %s: %w", cfg.DataDir, err)
+	}
+	path := filepath.Join(cfg.DataDir, serverIDFile)
+	buf, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		id := strings.TrimSpace(string(buf))
+		if !uuidPattern.MatchString(id) {
+			return "", fmt.Errorf("server ID file %s is corrupt: %q is not a UUID; remove it only if this server's raft data is gone too", path, id)
+		}
+		return id, nil
+	case errors.Is(err, os.ErrNotExist):
+		id := structs.GenerateUUID()
+		if err := writeFileAtomic(path, []byte(id+"\n")); err != nil {
+			return "", fmt.Errorf("writing server ID %s: %w", path, err)
+		}
+		return id, nil
+	default:
+		return "", fmt.Errorf("reading server ID %s: %w", path, err)
+	}
+}
+
+var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// writeFileAtomic writes a file so that a crash leaves the old content or
+// the new, never half of it.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,142 @@
+package nomad
+
+import (
+	"errors"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/hashicorp/serf/serf"
+)
+
+// ErrPeerNotFound is returned when a raft peer to remove is not in the
+// configuration.
+var ErrPeerNotFound = errors.New("no raft peer with that ID or address")
+
+// reconcileInterval is how often the leader re-checks raft membership
+// against serf even without an event, so a missed event cannot leave a
+// joined server out of raft.
+const reconcileInterval = 5 * time.Second
+
+// triggerReconcile asks the leader's membership loop to run now.
+func (s *Server) triggerReconcile() {
+	select {
+	case s.reconcileCh <- struct{}{}:
+	default:
+	}
+}
+
+// raftMembership keeps raft's configuration following serf while this
+// server leads: servers that join become voters, servers that left are
+// removed, and servers that stayed failed past DeadServerCleanup are
+// removed (autopilot's dead-server cleanup) as long as a majority of the
+// voters remains.
+func (s *Server) raftMembership(stopCh <-chan struct{}) {
+	failedSince := map[string]time.Time{}
+	tick := time.NewTicker(reconcileInterval)
+	defer tick.Stop()
+	for {
+		s.reconcilePeers(failedSince)
+		select {
+		case <-stopCh:
+			return
+		case <-s.reconcileCh:
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Server) reconcilePeers(failedSince map[string]time.Time) {
+	if s.serf == nil || !s.IsLeader() {
+		return
+	}
+	fut := s.raft.GetConfiguration()
+	if err := fut.Error(); err != nil {
+		s.logger.Warn("reading raft configuration", "error", err)
+		return
+	}
+	inRaft := map[raft.ServerID]raft.Server{}
+	for _, srv := range fut.Configuration().Servers {
+		inRaft[srv.ID] = srv
+	}
+	voters := len(inRaft)
+	now := s.clock.Now()
+	var dead []*serverParts
+	for _, p := range s.regionServers() {
+		if p.ID == "" || p.ID == s.id {
+			continue
+		}
+		id := raft.ServerID(p.ID)
+		cur, member := inRaft[id]
+		switch p.Status {
+		case serf.StatusAlive:
+			delete(failedSince, p.ID)
+			addr := raft.ServerAddress(p.RPCAddr.String())
+			if member && cur.Address == addr {
+				continue
+			}
+			if err := s.raft.AddVoter(id, addr, 0, 0).Error(); err != nil {
+				s.logger.Warn("adding server to raft", "name", p.Name, "error", err)
+				continue
+			}
+			s.logger.Info("server added to raft", "name", p.Name, "id", p.ID, "address", addr)
+		case serf.StatusLeft:
+			delete(failedSince, p.ID)
+			if member {
+				s.removeRaftPeer(p, "left")
+			}
+		case serf.StatusFailed:
+			if !member {
+				continue
+			}
+			since, ok := failedSince[p.ID]
+			if !ok {
+				failedSince[p.ID] = now
+				continue
+			}
+			if now.Sub(since) >= s.config.DeadServerCleanup {
+				dead = append(dead, p)
+			}
+		}
+	}
+	// Never remove so many that the rest could not form a majority of the
+	// old configuration: a partitioned minority is not ours to drop.
+	for i, p := range dead {
+		if i+1 > (voters-1)/2 {
+			break
+		}
+		s.removeRaftPeer(p, "dead")
+		delete(failedSince, p.ID)
+	}
+}
+
+func (s *Server) removeRaftPeer(p *serverParts, why string) {
+	if err := s.raft.RemoveServer(raft.ServerID(p.ID), 0, 0).Error(); err != nil {
+		s.logger.Warn("removing server from raft", "name", p.Name, "error", err)
+		return
+	}
+	s.logger.Info("server removed from raft", "name", p.Name, "id", p.ID, "reason", why)
+}
+
+// RaftConfiguration returns the current raft membership.
+func (s *Server) RaftConfiguration() (raft.Configuration, uint64, error) {
+	fut := s.raft.GetConfiguration()
+	if err := fut.Error(); err != nil {
+		return raft.Configuration{}, 0, err
+	}
+	return fut.Configuration(), fut.Index(), nil
+}
+
+// RemoveRaftPeer removes a server from raft by ID or address, as
+// `nomad operator raft remove-peer` does.
+func (s *Server) RemoveRaftPeer(id, addr string) error {
+	cfg, _, err := s.RaftConfiguration()
+	if err != nil {
+		return err
+	}
+	for _, srv := range cfg.Servers {
+		if (id != "" && string(srv.ID) == id) || (addr != "" && string(srv.Address) == addr) {
+			return s.raft.RemoveServer(srv.ID, 0, 0).Error()
+		}
+	}
+	return ErrPeerNotFound
+}
