@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomad-edge/nomad/nomad/structs"

@@ -89,15 +89,15 @@ func NewServer(cfg *Config) (*Server, error) {
 		cfg.Clock = RealClock{}
 	}
 	s := &Server{
-		config:     cfg,
-		logger:     cfg.Logger.Named("server"),
-		clock:      cfg.Clock,
-		rpcServer:  rpc.NewServer(),
+		config:      cfg,
+		logger:      cfg.Logger.Named("server"),
+		clock:       cfg.Clock,
+		rpcServer:   rpc.NewServer(),
 		connPool:    pool.NewPool(pool.Config{Dialer: cfg.Dialer}),
 		shutdownCh:  make(chan struct{}),
 		serfEvents:  make(chan serf.Event, 256),
 		reconcileCh: make(chan struct{}, 1),
-		rand:       &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
+		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
 	}
 
 	var err error
