@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
@@ -244,4 +245,30 @@ func TestNodeUpdateAlloc_KeepsTheSecretOutOfRaft(t *testing.T) {
 	var resp structs.GenericResponse
 	must.NoError(t, (&Node{srv: s}).UpdateAlloc(args, &resp))
 	must.Eq(t, "", args.AuthToken)
+}
+
+// A stranger on the network, who knows a node's ID from any read, can
+// neither mark it down nor read its work list; the refusal arrives as the
+// sentinel on the caller's side of a real connection.
+func TestNodeRPCs_StrangerOnTheNetworkIsRefused(t *testing.T) {
+	s := authTestServer(t)
+	node := registerNode(t, s)
+	p := pool.NewPool(pool.Config{})
+	t.Cleanup(p.Shutdown)
+	addr := s.RPCAddr().String()
+
+	var got structs.SingleNodeResponse
+	must.NoError(t, p.RPC(addr, "Node.GetNode", &structs.NodeSpecificRequest{NodeID: node.ID}, &got, 0))
+	must.Eq(t, "", got.Node.SecretID)
+
+	var resp structs.NodeUpdateResponse
+	err := p.RPC(addr, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{
+		NodeID: node.ID, Status: structs.NodeStatusDown,
+		WriteRequest: structs.WriteRequest{AuthToken: got.Node.SecretID}}, &resp, 0)
+	must.ErrorIs(t, err, structs.ErrNodeSecretMissing)
+	var allocs structs.NodeClientAllocsResponse
+	err = p.RPC(addr, "Node.GetClientAllocs", &structs.NodeSpecificRequest{NodeID: node.ID,
+		QueryOptions: structs.QueryOptions{AuthToken: "guess"}}, &allocs, 0)
+	must.ErrorIs(t, err, structs.ErrNodeSecretMismatch)
+	must.NotEq(t, structs.NodeStatusDown, storedNode(t, s, node.ID).Status)
 }
