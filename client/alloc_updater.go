@@ -146,8 +146,9 @@ func (u *allocUpdater) sleep(d time.Duration, shutdownCh <-chan struct{}) bool {
 // sendAllocUpdates is the batcher's Node.UpdateAlloc call.
 func (c *Client) sendAllocUpdates(updates []*structs.Allocation) error {
 	req := &structs.AllocUpdateRequest{
+		NodeID:       c.NodeID(),
 		Alloc:        updates,
-		WriteRequest: structs.WriteRequest{Region: c.cfg.Region},
+		WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: c.secretID()},
 	}
 	var resp structs.GenericResponse
 	return c.rpc(methodUpdateAlloc, req, &resp)

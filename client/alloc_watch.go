@@ -34,12 +34,12 @@ func (c *Client) watchAllocations() {
 	var index uint64
 	for {
 		req := &structs.NodeSpecificRequest{
-			NodeID:   c.NodeID(),
-			SecretID: c.Node().SecretID,
+			NodeID: c.NodeID(),
 			QueryOptions: structs.QueryOptions{
 				Region:        c.cfg.Region,
 				MinQueryIndex: index,
 				MaxQueryTime:  structs.DefaultBlockingQueryTime,
+				AuthToken:     c.secretID(),
 			},
 		}
 		var resp structs.NodeClientAllocsResponse

@@ -267,6 +267,15 @@ func (c *Client) NodeID() string {
 	return c.node.ID
 }
 
+// secretID is the node's secret, which proves to the servers that a node
+// RPC comes from this node. It never changes, so it is read without the
+// copy Node makes.
+func (c *Client) secretID() string {
+	c.nodeMu.RLock()
+	defer c.nodeMu.RUnlock()
+	return c.node.SecretID
+}
+
 // Node returns a copy of the node as the client advertises it.
 func (c *Client) Node() *structs.Node {
 	c.nodeMu.RLock()

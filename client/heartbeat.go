@@ -140,7 +140,7 @@ func (c *Client) heartbeat() error {
 	req := &structs.NodeUpdateStatusRequest{
 		NodeID:       c.NodeID(),
 		Status:       structs.NodeStatusReady,
-		WriteRequest: structs.WriteRequest{Region: c.cfg.Region},
+		WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: c.secretID()},
 	}
 	var resp structs.NodeUpdateResponse
 	if err := c.rpc(methodNodeUpdateStatus, req, &resp); err != nil {

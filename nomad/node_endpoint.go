@@ -37,8 +37,8 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if node.Status == "" {
 		node.Status = structs.NodeStatusInit
 	}
-	if !structs.ValidNodeStatus(node.Status) {
-		return fmt.Errorf("%w: invalid status for node", structs.ErrInvalidRequest)
+	if err := checkClientNodeStatus(node.Status); err != nil {
+		return err
 	}
 	if node.SchedulingEligibility == "" {
 		node.SchedulingEligibility = structs.NodeSchedulingEligible
@@ -51,9 +51,14 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if err != nil {
 		return err
 	}
-	if existing != nil && existing.SecretID != node.SecretID {
-		return fmt.Errorf("%w: node secret ID does not match", structs.ErrPermissionDenied)
+	// Whoever registers a node ID first owns it: re-registering, which
+	// replaces the node's resources and status, takes the same secret.
+	if existing != nil {
+		if err := authorizeNode(existing, node.SecretID); err != nil {
+			return err
+		}
 	}
+	args.AuthToken = ""
 	now := n.srv.clock.Now()
 	args.UpdatedAt = now.Unix()
 	node.StatusUpdatedAt = now.Unix()
@@ -99,7 +104,8 @@ func transitionNeedsEvals(old *structs.Node, status string) bool {
 		old.Status == structs.NodeStatusDisconnected
 }
 
-// UpdateStatus is the client's heartbeat and status change.
+// UpdateStatus is the client's heartbeat and status change; only the node
+// itself (its secret in AuthToken) may send it.
 func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
 	if done, err := n.srv.forward("Node.UpdateStatus", args, reply); done {
 		return err
@@ -107,8 +113,8 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	if args.NodeID == "" {
 		return fmt.Errorf("%w: missing node ID for client status update", structs.ErrMissingField)
 	}
-	if !structs.ValidNodeStatus(args.Status) {
-		return fmt.Errorf("%w: invalid status for node", structs.ErrInvalidRequest)
+	if err := checkClientNodeStatus(args.Status); err != nil {
+		return err
 	}
 	node, err := n.srv.State().NodeByID(nil, args.NodeID)
 	if err != nil {
@@ -116,6 +122,9 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	}
 	if node == nil {
 		return fmt.Errorf("%w: %s", structs.ErrUnknownNode, args.NodeID)
+	}
+	if err := authorizeNode(node, args.AuthToken); err != nil {
+		return err
 	}
 	reply.NodeModifyIndex = node.ModifyIndex
 	status, err := n.srv.heartbeatStatus(node, args.Status)
@@ -235,7 +244,8 @@ func (s *Server) createNodeEvals(nodeID string, nodeIndex uint64) ([]string, uin
 
 // GetClientAllocs returns the node's allocation IDs with their
 // AllocModifyIndex, blocking until one of them changes: the client pulls
-// only the allocations whose index moved.
+// only the allocations whose index moved. Only the node itself (its secret
+// in AuthToken) may ask.
 func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
 	if args.NodeID == "" {
 		return fmt.Errorf("%w: missing node ID", structs.ErrMissingField)
@@ -251,8 +261,8 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 		if node == nil {
 			return 0, fmt.Errorf("%w: %s", structs.ErrUnknownNode, args.NodeID)
 		}
-		if args.SecretID != "" && node.SecretID != args.SecretID {
-			return 0, structs.ErrPermissionDenied
+		if err := authorizeNode(node, args.AuthToken); err != nil {
+			return 0, err
 		}
 		allocs, err := st.AllocsByNode(ws, args.NodeID)
 		if err != nil {
@@ -271,8 +281,9 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 	})
 }
 
-// UpdateAlloc takes the client's allocation status updates. Failed
-// allocations get an evaluation so the scheduler can reschedule them.
+// UpdateAlloc takes a node's status updates of its own allocations (the
+// node's secret in AuthToken). Failed allocations get an evaluation so the
+// scheduler can reschedule them.
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	if done, err := n.srv.forward("Node.UpdateAlloc", args, reply); done {
 		return err
@@ -281,9 +292,12 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		return fmt.Errorf("%w: must update at least one allocation", structs.ErrMissingField)
 	}
 	st := n.srv.State()
+	if err := n.authorizeAllocUpdate(st, args); err != nil {
+		return err
+	}
+	args.AuthToken = ""
 	now := n.srv.clock.Now()
 	args.UpdatedAt = now.UnixNano()
-	checkedNodes := map[string]bool{}
 	seenJobs := map[structs.NamespacedID]bool{}
 	reconnectedJobs := map[structs.NamespacedID]bool{}
 	timeoutEvals := map[string]bool{}
@@ -294,23 +308,11 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		if err != nil {
 			return err
 		}
+		if err := checkClientAllocUpdate(args.NodeID, a, stored); err != nil {
+			return err
+		}
 		if stored == nil {
 			continue
-		}
-		if !checkedNodes[stored.NodeID] {
-			node, err := st.NodeByID(nil, stored.NodeID)
-			if err != nil {
-				return err
-			}
-			if node == nil {
-				return fmt.Errorf("%w: %s", structs.ErrUnknownNode, stored.NodeID)
-			}
-			// Updates from a node the servers consider gone would race the
-			// scheduler's decisions about its allocations.
-			if node.Status == structs.NodeStatusDown || node.Status == structs.NodeStatusDisconnected {
-				return fmt.Errorf("%w: node %s is %s", structs.ErrNodeNotReady, node.ID, node.Status)
-			}
-			checkedNodes[stored.NodeID] = true
 		}
 		if stored.ClientStatus == structs.AllocClientStatusUnknown && !reconnectedJobs[stored.JobNamespacedID()] {
 			// The servers held it as unknown: its client is back and the
@@ -354,6 +356,30 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		return err
 	}
 	reply.Index = index
+	return nil
+}
+
+// authorizeAllocUpdate checks that the update comes from its node, holding
+// the node's secret, and that the servers are listening to that node.
+func (n *Node) authorizeAllocUpdate(st *state.StateStore, args *structs.AllocUpdateRequest) error {
+	if args.NodeID == "" {
+		return fmt.Errorf("%w: missing node ID for allocation update", structs.ErrMissingField)
+	}
+	node, err := st.NodeByID(nil, args.NodeID)
+	if err != nil {
+		return err
+	}
+	if node == nil {
+		return fmt.Errorf("%w: %s", structs.ErrUnknownNode, args.NodeID)
+	}
+	if err := authorizeNode(node, args.AuthToken); err != nil {
+		return err
+	}
+	// Updates from a node the servers consider gone would race the
+	// scheduler's decisions about its allocations.
+	if node.Status == structs.NodeStatusDown || node.Status == structs.NodeStatusDisconnected {
+		return fmt.Errorf("%w: node %s is %s", structs.ErrNodeNotReady, node.ID, node.Status)
+	}
 	return nil
 }
 
@@ -436,7 +462,7 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 	})
 }
 
-// GetNode returns one node.
+// GetNode returns one node, without its secret.
 func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
 	if done, err := n.srv.forwardQuery("Node.GetNode", &args.QueryOptions, args, reply); done {
 		return err
@@ -446,7 +472,7 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 		if err != nil {
 			return 0, err
 		}
-		reply.Node = node
+		reply.Node = node.Sanitize()
 		if node != nil {
 			return node.ModifyIndex, nil
 		}

@@ -134,20 +134,7 @@ func evaluateNodePlan(snap *state.StateSnapshot, plan *structs.Plan, nodeID stri
 	if node == nil {
 		return false, "node does not exist", nil
 	}
-	// onlyUpdates reports whether every write is an update of an allocation
-	// already on the node: allowed where new placements are not.
-	onlyUpdates := func() (bool, error) {
-		for _, a := range placing {
-			existing, err := snap.AllocByID(nil, a.ID)
-			if err != nil {
-				return false, err
-			}
-			if existing == nil || existing.NodeID != nodeID {
-				return false, nil
-			}
-		}
-		return true, nil
-	}
+	onlyUpdates := func() (bool, error) { return onlyUpdatesAs(snap, nodeID, placing, "") }
 	switch node.Status {
 	case structs.NodeStatusReady:
 		if node.Drain || node.SchedulingEligibility == structs.NodeSchedulingIneligible {
@@ -163,18 +150,16 @@ func evaluateNodePlan(snap *state.StateSnapshot, plan *structs.Plan, nodeID stri
 		}
 	case structs.NodeStatusDisconnected:
 		// Only the unknown marking (or in-place updates of unknown
-		// allocations) may be written to a disconnected node.
-		for _, a := range placing {
-			if a.ClientStatus != structs.AllocClientStatusUnknown {
-				return false, "node is disconnected and contains invalid updates", nil
-			}
+		// allocations) may be written to a disconnected node, and only to
+		// allocations already there: a new one written as unknown would
+		// be a placement nobody can run (spec section 6).
+		if ok, err := onlyUpdatesAs(snap, nodeID, placing, structs.AllocClientStatusUnknown); err != nil || !ok {
+			return false, "node is disconnected and contains invalid updates", err
 		}
 		return true, "", nil
 	case structs.NodeStatusDown:
-		for _, a := range placing {
-			if a.ClientStatus != structs.AllocClientStatusLost {
-				return false, "node is down and contains invalid updates", nil
-			}
+		if ok, err := onlyUpdatesAs(snap, nodeID, placing, structs.AllocClientStatusLost); err != nil || !ok {
+			return false, "node is down and contains invalid updates", err
 		}
 		return true, "", nil
 	default:
@@ -207,4 +192,23 @@ func evaluateNodePlan(snap *state.StateSnapshot, plan *structs.Plan, nodeID stri
 		return false, "resources exhausted: " + dim, nil
 	}
 	return true, "", nil
+}
+
+// onlyUpdatesAs reports whether every write is an update of an allocation
+// already on the node (allowed where new placements are not) and, when
+// clientStatus is set, writes that client status.
+func onlyUpdatesAs(snap *state.StateSnapshot, nodeID string, placing []*structs.Allocation, clientStatus string) (bool, error) {
+	for _, a := range placing {
+		if clientStatus != "" && a.ClientStatus != clientStatus {
+			return false, nil
+		}
+		existing, err := snap.AllocByID(nil, a.ID)
+		if err != nil {
+			return false, err
+		}
+		if existing == nil || existing.NodeID != nodeID {
+			return false, nil
+		}
+	}
+	return true, nil
 }

@@ -120,27 +120,55 @@ func TestEvaluatePlan_StopsOnMissingNode(t *testing.T) {
 	must.Len(t, 1, result.NodeUpdate[gone.ID])
 }
 
-// Spec §6: a disconnected node accepts only the unknown marking; a down
-// node only lost writes; an initializing node no placements at all.
+// Spec §6: a disconnected node accepts only the unknown marking of its own
+// allocations; a down node only lost writes to its own; an initializing
+// node no placements at all. A new allocation is refused on any non-ready
+// node whatever client status it carries: written as unknown to a
+// disconnected node it would count as a live copy that nothing runs.
 func TestEvaluatePlan_NonReadyNodes(t *testing.T) {
+	const (
+		newAlloc  = "new"       // not yet in the state store
+		onNode    = "on node"   // stored on the plan's node, running
+		unknownOn = "unknown"   // stored on the plan's node, already unknown
+		elsewhere = "elsewhere" // stored on another node
+	)
 	cases := []struct {
 		name         string
 		nodeStatus   string
+		stored       string
 		clientStatus string
 		accepted     bool
 	}{
-		{"disconnected accepts unknown marking", structs.NodeStatusDisconnected, structs.AllocClientStatusUnknown, true},
-		{"disconnected refuses a placement", structs.NodeStatusDisconnected, structs.AllocClientStatusPending, false},
-		{"down accepts lost", structs.NodeStatusDown, structs.AllocClientStatusLost, true},
-		{"down refuses unknown", structs.NodeStatusDown, structs.AllocClientStatusUnknown, false},
-		{"initializing refuses a placement", structs.NodeStatusInit, structs.AllocClientStatusPending, false},
+		{"disconnected accepts the unknown marking", structs.NodeStatusDisconnected, onNode, structs.AllocClientStatusUnknown, true},
+		{"disconnected accepts an in-place update of an unknown alloc", structs.NodeStatusDisconnected, unknownOn, structs.AllocClientStatusUnknown, true},
+		{"disconnected refuses a new alloc written as unknown", structs.NodeStatusDisconnected, newAlloc, structs.AllocClientStatusUnknown, false},
+		{"disconnected refuses another node's alloc written as unknown", structs.NodeStatusDisconnected, elsewhere, structs.AllocClientStatusUnknown, false},
+		{"disconnected refuses a placement", structs.NodeStatusDisconnected, newAlloc, structs.AllocClientStatusPending, false},
+		{"disconnected refuses a running write", structs.NodeStatusDisconnected, onNode, structs.AllocClientStatusRunning, false},
+		{"down accepts lost", structs.NodeStatusDown, onNode, structs.AllocClientStatusLost, true},
+		{"down refuses a new alloc written as lost", structs.NodeStatusDown, newAlloc, structs.AllocClientStatusLost, false},
+		{"down refuses unknown", structs.NodeStatusDown, onNode, structs.AllocClientStatusUnknown, false},
+		{"initializing refuses a placement", structs.NodeStatusInit, newAlloc, structs.AllocClientStatusPending, false},
+		{"initializing refuses a new alloc written as unknown", structs.NodeStatusInit, newAlloc, structs.AllocClientStatusUnknown, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			node := mock.Node()
+			node, other := mock.Node(), mock.Node()
 			node.Status = tc.nodeStatus
-			st := planTestState(t, node)
+			st := planTestState(t, node, other)
 			a := allocWithMem(node, 100)
+			switch tc.stored {
+			case onNode, unknownOn, elsewhere:
+				stored := a.Copy()
+				stored.ClientStatus = structs.AllocClientStatusRunning
+				if tc.stored == unknownOn {
+					stored.ClientStatus = structs.AllocClientStatusUnknown
+				}
+				if tc.stored == elsewhere {
+					stored.NodeID = other.ID
+				}
+				must.NoError(t, st.UpsertAllocs(200, []*structs.Allocation{stored}))
+			}
 			a.ClientStatus = tc.clientStatus
 			plan := &structs.Plan{}
 			plan.AppendAlloc(a)
@@ -153,6 +181,27 @@ func TestEvaluatePlan_NonReadyNodes(t *testing.T) {
 				must.MapContainsKey(t, rejected, node.ID)
 				must.SliceEmpty(t, result.NodeAllocation[node.ID])
 			}
+		})
+	}
+}
+
+// Stops land on every node, whatever its status: an operator's alloc stop
+// or a job stop must reach the servers' state even while the node is away.
+func TestEvaluatePlan_StopsOnAnyNodeStatus(t *testing.T) {
+	for _, status := range []string{structs.NodeStatusReady, structs.NodeStatusInit,
+		structs.NodeStatusDisconnected, structs.NodeStatusDown} {
+		t.Run(status, func(t *testing.T) {
+			node := mock.Node()
+			node.Status = status
+			st := planTestState(t, node)
+			a := allocWithMem(node, 100)
+			must.NoError(t, st.UpsertAllocs(200, []*structs.Allocation{a}))
+			plan := &structs.Plan{}
+			plan.AppendStoppedAlloc(a, structs.AllocNotNeeded, "", "")
+			result, rejected, err := evaluatePlan(snapshotOf(t, st), plan)
+			must.NoError(t, err)
+			must.MapEmpty(t, rejected)
+			must.Len(t, 1, result.NodeUpdate[node.ID])
 		})
 	}
 }
@@ -172,8 +221,10 @@ func TestEvaluatePlan_AllAtOnce(t *testing.T) {
 	must.NonZero(t, result.RefreshIndex)
 }
 
-// Property: whatever the nodes' statuses, the applier never commits a new
-// pending or running allocation to a node that is not ready.
+// Property: whatever the nodes' statuses and whatever client status a
+// write carries, the applier never commits to a node that is not ready an
+// allocation that node did not already have, nor a pending or running one
+// to a node the servers cannot hear.
 func TestEvaluatePlan_NeverPlacesOnNonReadyNode(t *testing.T) {
 	statuses := []string{structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDown, structs.NodeStatusDisconnected}
 	clientStatuses := []string{structs.AllocClientStatusPending, structs.AllocClientStatusRunning,
@@ -186,19 +237,45 @@ func TestEvaluatePlan_NeverPlacesOnNonReadyNode(t *testing.T) {
 			nodes[i].Status = rapid.SampledFrom(statuses).Draw(rt, "status")
 		}
 		st := planTestState(rt, nodes...)
+		// Some allocations already exist, so updates of them are drawn too.
+		var stored []*structs.Allocation
+		for i := rapid.IntRange(0, 5).Draw(rt, "stored"); i > 0; i-- {
+			a := allocWithMem(rapid.SampledFrom(nodes).Draw(rt, "stored_node"), 100)
+			a.ClientStatus = rapid.SampledFrom(clientStatuses).Draw(rt, "stored_status")
+			stored = append(stored, a)
+		}
+		must.NoError(rt, st.UpsertAllocs(200, stored))
+		before := map[string]string{} // alloc ID -> node ID
+		for _, a := range stored {
+			before[a.ID] = a.NodeID
+		}
 		plan := &structs.Plan{AllAtOnce: rapid.Bool().Draw(rt, "all_at_once")}
 		for i := rapid.IntRange(0, 10).Draw(rt, "allocs"); i > 0; i-- {
-			node := rapid.SampledFrom(nodes).Draw(rt, "node")
-			a := allocWithMem(node, int64(rapid.IntRange(10, 3000).Draw(rt, "mem")))
+			var a *structs.Allocation
+			if len(stored) > 0 && rapid.Bool().Draw(rt, "update") {
+				a = rapid.SampledFrom(stored).Draw(rt, "updated").Copy()
+				// Sometimes the write names another node than the stored one.
+				a.NodeID = rapid.SampledFrom(nodes).Draw(rt, "write_node").ID
+			} else {
+				a = allocWithMem(rapid.SampledFrom(nodes).Draw(rt, "node"), int64(rapid.IntRange(10, 3000).Draw(rt, "mem")))
+			}
 			a.ClientStatus = rapid.SampledFrom(clientStatuses).Draw(rt, "client_status")
 			plan.AppendAlloc(a)
 		}
 		result, _, err := evaluatePlan(snapshotOf(rt, st), plan)
 		must.NoError(rt, err)
 		for _, node := range nodes {
+			if node.Status == structs.NodeStatusReady {
+				continue
+			}
 			for _, a := range result.NodeAllocation[node.ID] {
+				if before[a.ID] != node.ID {
+					rt.Fatalf("committed allocation %s (%s), which it did not have, to a %s node", a.ID, a.ClientStatus, node.Status)
+				}
+				// An initializing node takes in-place updates of its own
+				// allocations; the servers cannot hear the others.
 				live := a.ClientStatus == structs.AllocClientStatusPending || a.ClientStatus == structs.AllocClientStatusRunning
-				if live && node.Status != structs.NodeStatusReady {
+				if live && node.Status != structs.NodeStatusInit {
 					rt.Fatalf("committed a %s allocation to a %s node", a.ClientStatus, node.Status)
 				}
 			}

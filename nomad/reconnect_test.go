@@ -62,7 +62,8 @@ func TestServer_DisconnectAndReconnect(t *testing.T) {
 		t.Helper()
 		var out structs.GenericResponse
 		must.NoError(t, s.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{
-			Alloc: []*structs.Allocation{{ID: allocID, ClientStatus: status}}}, &out))
+			NodeID: node.ID, Alloc: []*structs.Allocation{{ID: allocID, ClientStatus: status}},
+			WriteRequest: structs.WriteRequest{AuthToken: node.SecretID}}, &out))
 	}
 	report(structs.AllocClientStatusRunning)
 
@@ -85,14 +86,17 @@ func TestServer_DisconnectAndReconnect(t *testing.T) {
 	// Updates from a disconnected node are refused: its word comes after
 	// its heartbeat.
 	var out structs.GenericResponse
-	err = s.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{ID: allocID, ClientStatus: structs.AllocClientStatusRunning}}}, &out)
+	err = s.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{NodeID: node.ID,
+		Alloc:        []*structs.Allocation{{ID: allocID, ClientStatus: structs.AllocClientStatusRunning}},
+		WriteRequest: structs.WriteRequest{AuthToken: node.SecretID}}, &out)
 	must.ErrorIs(t, err, structs.ErrNodeNotReady)
 
 	// The link returns. The heartbeat makes the node initializing, not ready.
 	heartbeat := func() string {
 		t.Helper()
 		var resp structs.NodeUpdateResponse
-		must.NoError(t, s.RPC("Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusReady}, &resp))
+		must.NoError(t, s.RPC("Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusReady,
+			WriteRequest: structs.WriteRequest{AuthToken: node.SecretID}}, &resp))
 		n, err := s.State().NodeByID(nil, node.ID)
 		must.NoError(t, err)
 		return n.Status

@@ -21,7 +21,9 @@ const DefaultHeartbeatTTL = 10 * time.Second
 // semantics the real servers have at the process boundary: a state index
 // that grows with every write, blocking queries on it, AllocModifyIndex
 // bumped only by server-side changes, client updates refused from nodes
-// that are down or disconnected. It is safe for concurrent use and works
+// that are down or disconnected, node RPCs refused without the node's
+// secret, and allocation updates refused for another node's allocations
+// or with a status only the servers set. It is safe for concurrent use and works
 // inside testing/synctest bubbles.
 type FakeServer struct {
 	mu      sync.Mutex
@@ -134,7 +136,7 @@ func (s *FakeServer) register(args *structs.NodeRegisterRequest, reply *structs.
 		return fmt.Errorf("%w: node ID and secret ID are required", structs.ErrMissingField)
 	}
 	if old, ok := s.nodes[n.ID]; ok && old.SecretID != n.SecretID {
-		return fmt.Errorf("%w: node secret ID does not match", structs.ErrPermissionDenied)
+		return fmt.Errorf("%w: node %s", structs.ErrNodeSecretMismatch, n.ID)
 	}
 	if n.Status == "" {
 		n.Status = structs.NodeStatusInit
@@ -146,12 +148,27 @@ func (s *FakeServer) register(args *structs.NodeRegisterRequest, reply *structs.
 	return nil
 }
 
+// authorizeLocked returns the node if token is its secret, as the real
+// servers check every node RPC.
+func (s *FakeServer) authorizeLocked(nodeID, token string) (*structs.Node, error) {
+	n, ok := s.nodes[nodeID]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%w: %s", structs.ErrUnknownNode, nodeID)
+	case token == "":
+		return nil, fmt.Errorf("%w: node %s", structs.ErrNodeSecretMissing, nodeID)
+	case token != n.SecretID:
+		return nil, fmt.Errorf("%w: node %s", structs.ErrNodeSecretMismatch, nodeID)
+	}
+	return n, nil
+}
+
 func (s *FakeServer) updateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, ok := s.nodes[args.NodeID]
-	if !ok {
-		return fmt.Errorf("%w: %s", structs.ErrUnknownNode, args.NodeID)
+	n, err := s.authorizeLocked(args.NodeID, args.AuthToken)
+	if err != nil {
+		return err
 	}
 	s.heartbeats[args.NodeID] = append(s.heartbeats[args.NodeID], time.Now())
 	s.observeLocked()
@@ -195,12 +212,8 @@ func (s *FakeServer) getClientAllocs(args *structs.NodeSpecificRequest, reply *s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.waitLocked(args.MinQueryIndex, args.MaxQueryTime, func() uint64 { return s.index })
-	n, ok := s.nodes[args.NodeID]
-	if !ok {
-		return fmt.Errorf("%w: %s", structs.ErrUnknownNode, args.NodeID)
-	}
-	if args.SecretID != "" && n.SecretID != args.SecretID {
-		return structs.ErrPermissionDenied
+	if _, err := s.authorizeLocked(args.NodeID, args.AuthToken); err != nil {
+		return err
 	}
 	reply.Allocs = make(map[string]uint64)
 	for _, a := range s.allocs {
@@ -240,14 +253,19 @@ func (s *FakeServer) getAllocs(args *structs.AllocsGetRequest, reply *structs.Al
 func (s *FakeServer) updateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n, err := s.authorizeLocked(args.NodeID, args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if n.Status == structs.NodeStatusDown || n.Status == structs.NodeStatusDisconnected {
+		return fmt.Errorf("%w: node %s is %s", structs.ErrNodeNotReady, n.ID, n.Status)
+	}
 	for _, u := range args.Alloc {
-		a, ok := s.allocs[u.ID]
-		if !ok {
-			continue
+		if !structs.ClientSettable(u.ClientStatus) {
+			return fmt.Errorf("%w: allocation %s reported client status %q", structs.ErrServerOnlyStatus, u.ID, u.ClientStatus)
 		}
-		if n, ok := s.nodes[a.NodeID]; ok &&
-			(n.Status == structs.NodeStatusDown || n.Status == structs.NodeStatusDisconnected) {
-			return fmt.Errorf("%w: node %s is %s", structs.ErrNodeNotReady, n.ID, n.Status)
+		if a, ok := s.allocs[u.ID]; ok && a.NodeID != n.ID {
+			return fmt.Errorf("%w: allocation %s is on node %s", structs.ErrForeignAlloc, u.ID, a.NodeID)
 		}
 	}
 	s.updateCalls++

@@ -108,6 +108,18 @@ func ClientTerminal(status string) bool {
 	return false
 }
 
+// ClientSettable reports whether a client may report status for one of its
+// allocations: pending, running, complete or failed. Unknown and lost are
+// the servers' verdicts about a node they cannot hear; a client that could
+// write them could hide a live task or make the scheduler replace one.
+func ClientSettable(status string) bool {
+	switch status {
+	case AllocClientStatusPending, AllocClientStatusRunning, AllocClientStatusComplete, AllocClientStatusFailed:
+		return true
+	}
+	return false
+}
+
 // TerminalStatus is server-terminal or client-terminal.
 func (a *Allocation) TerminalStatus() bool {
 	return a.ServerTerminalStatus() || a.ClientTerminalStatus()

@@ -369,3 +369,16 @@ func TestAllocation_SmallPredicates(t *testing.T) {
 	must.Eq(t, structs.NamespacedID{ID: a.JobID, Namespace: a.Namespace}, a.JobNamespacedID())
 	must.Eq(t, a.Job.TaskGroups[0], a.LookupTaskGroup())
 }
+
+// A client reports what its tasks do; whether a node is unreachable
+// (unknown) or gone for good (lost) is for the servers to say.
+func TestClientSettable(t *testing.T) {
+	for status, want := range map[string]bool{
+		structs.AllocClientStatusPending: true, structs.AllocClientStatusRunning: true,
+		structs.AllocClientStatusComplete: true, structs.AllocClientStatusFailed: true,
+		structs.AllocClientStatusUnknown: false, structs.AllocClientStatusLost: false,
+		"": false, "bogus": false,
+	} {
+		must.Eq(t, want, structs.ClientSettable(status), must.Sprintf("status %q", status))
+	}
+}

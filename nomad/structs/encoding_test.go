@@ -18,7 +18,7 @@ func raftRequests() map[structs.MessageType]any {
 			Node: fullNode(), UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
 		},
 		structs.NodeDeregisterRequestType: &structs.NodeSpecificRequest{
-			NodeID: "node-a", SecretID: "s3cr3t", QueryOptions: fullQueryOptions(),
+			NodeID: "node-a", QueryOptions: fullQueryOptions(),
 		},
 		structs.NodeUpdateStatusRequestType: &structs.NodeUpdateStatusRequest{
 			NodeID: "node-a", Status: structs.NodeStatusDisconnected,
@@ -38,11 +38,11 @@ func raftRequests() map[structs.MessageType]any {
 			Evals: []string{"eval-1"}, Allocs: []string{"alloc-1"}, WriteRequest: fullWriteRequest(),
 		},
 		structs.AllocUpdateRequestType: &structs.AllocUpdateRequest{
-			Alloc: []*structs.Allocation{fullAlloc()}, Evals: []*structs.Evaluation{fullEval()},
+			NodeID: "node-a", Alloc: []*structs.Allocation{fullAlloc()}, Evals: []*structs.Evaluation{fullEval()},
 			UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
 		},
 		structs.AllocClientUpdateRequestType: &structs.AllocUpdateRequest{
-			Alloc: []*structs.Allocation{fullAlloc()}, Evals: []*structs.Evaluation{fullEval()},
+			NodeID: "node-a", Alloc: []*structs.Allocation{fullAlloc()}, Evals: []*structs.Evaluation{fullEval()},
 			UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
 		},
 		structs.ApplyPlanResultsRequestType: &structs.ApplyPlanResultsRequest{

@@ -28,7 +28,20 @@ var (
 	ErrInvalidRequest   = errors.New("invalid request")
 )
 
+// Refusals of a node RPC. Each is an ErrPermissionDenied, so the HTTP API
+// answers 403 and a caller that only asks "was I refused?" need not know
+// them all.
+var (
+	ErrNodeSecretMissing  = fmt.Errorf("%w: missing node secret ID", ErrPermissionDenied)
+	ErrNodeSecretMismatch = fmt.Errorf("%w: node secret ID does not match", ErrPermissionDenied)
+	ErrForeignAlloc       = fmt.Errorf("%w: allocation is not on the reporting node", ErrPermissionDenied)
+	ErrServerOnlyStatus   = fmt.Errorf("%w: status is set only by the servers", ErrPermissionDenied)
+)
+
+// sentinels is searched in order: the refusals above come before
+// ErrPermissionDenied, whose text they start with.
 var sentinels = []error{
+	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
 }

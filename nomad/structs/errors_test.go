@@ -88,3 +88,28 @@ func TestValidationError_Text(t *testing.T) {
 	must.EqError(t, &structs.ValidationError{Problems: []string{"first", "second"}},
 		"2 errors occurred:\n\t* first\n\t* second")
 }
+
+// The refusals of node RPCs cross the wire as themselves and as
+// ErrPermissionDenied: the HTTP layer answers 403 for each, and a client
+// can tell a wrong secret from a foreign allocation without reading text.
+func TestRPCError_NodeRefusalsAreEachPermissionDenied(t *testing.T) {
+	refusals := []error{structs.ErrNodeSecretMissing, structs.ErrNodeSecretMismatch,
+		structs.ErrForeignAlloc, structs.ErrServerOnlyStatus}
+	for _, r := range refusals {
+		t.Run(r.Error(), func(t *testing.T) {
+			for _, text := range []string{r.Error(), fmt.Errorf("%w: node abc123", r).Error(), r.Error() + ": allocation a1"} {
+				err := structs.RPCError(text)
+				must.EqError(t, err, text)
+				must.ErrorIs(t, err, structs.ErrPermissionDenied)
+				for _, other := range refusals {
+					must.Eq(t, other == r, errors.Is(err, other), must.Sprintf("%q is %q?", text, other))
+				}
+			}
+		})
+	}
+	// Plain permission denied is none of them.
+	err := structs.RPCError(structs.ErrPermissionDenied.Error() + ": token expired")
+	for _, r := range refusals {
+		must.False(t, errors.Is(err, r))
+	}
+}

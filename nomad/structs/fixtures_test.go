@@ -308,12 +308,12 @@ func fullSummary() *structs.JobSummary {
 }
 
 func fullWriteRequest() structs.WriteRequest {
-	return structs.WriteRequest{Region: "eu", Namespace: "fleet"}
+	return structs.WriteRequest{Region: "eu", Namespace: "fleet", AuthToken: "s3cr3t"}
 }
 
 func fullQueryOptions() structs.QueryOptions {
 	return structs.QueryOptions{
-		Region: "eu", Namespace: "fleet", MinQueryIndex: 7, MaxQueryTime: time.Minute, Prefix: "ed", AllowStale: true,
+		Region: "eu", Namespace: "fleet", MinQueryIndex: 7, MaxQueryTime: time.Minute, Prefix: "ed", AllowStale: true, AuthToken: "s3cr3t",
 	}
 }
 

@@ -106,6 +106,19 @@ func (n *Node) Copy() *Node {
 	return &c
 }
 
+// Sanitize returns a copy without the node's secret, for every read that
+// leaves the servers: whoever holds the secret can speak for the node. The
+// copy is shallow (maps and slices are shared with n), which is enough for
+// a reply that is only encoded.
+func (n *Node) Sanitize() *Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.SecretID = ""
+	return &c
+}
+
 // AddEvent appends an event, keeping at most MaxRetainedNodeEvents.
 func (n *Node) AddEvent(e *NodeEvent) {
 	n.Events = append(n.Events, e)

@@ -117,3 +117,16 @@ func TestComparableResources_Add(t *testing.T) {
 	c.Add(nil)
 	must.Eq(t, &structs.ComparableResources{CPUShares: 11, MemoryMB: 22, DiskMB: 33}, c)
 }
+
+// A node as read by anyone but the servers has no secret: whoever holds it
+// can heartbeat for the node and report its allocations. The stored node
+// keeps its secret.
+func TestNode_SanitizeDropsOnlyTheSecret(t *testing.T) {
+	n := &structs.Node{ID: "node-a", SecretID: "s3cr3t", Name: "edge-1", Status: structs.NodeStatusReady}
+	got := n.Sanitize()
+	must.Eq(t, "", got.SecretID)
+	must.Eq(t, "s3cr3t", n.SecretID)
+	got.SecretID = n.SecretID
+	must.Eq(t, n, got)
+	must.Nil(t, (*structs.Node)(nil).Sanitize())
+}

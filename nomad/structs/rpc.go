@@ -12,6 +12,11 @@ type QueryOptions struct {
 	MaxQueryTime  time.Duration
 	Prefix        string
 	AllowStale    bool
+
+	// AuthToken is the caller's secret. A client puts its node's SecretID
+	// here for the node RPCs (Node.GetClientAllocs, Node.UpdateStatus,
+	// Node.UpdateAlloc), which refuse a missing or wrong one.
+	AuthToken string
 }
 
 // Blocking query limits.
@@ -53,6 +58,11 @@ type QueryMeta struct {
 type WriteRequest struct {
 	Region    string
 	Namespace string
+
+	// AuthToken is the caller's secret, as in QueryOptions. Endpoints
+	// clear it before a request goes through raft: a credential has no
+	// business in the replicated log.
+	AuthToken string
 }
 
 // RequestNamespace returns the namespace, defaulting to "default".
@@ -208,10 +218,10 @@ type NodeUpdateResponse struct {
 	QueryMeta
 }
 
-// NodeSpecificRequest names one node.
+// NodeSpecificRequest names one node. For Node.GetClientAllocs the node's
+// secret travels in QueryOptions.AuthToken.
 type NodeSpecificRequest struct {
-	NodeID   string
-	SecretID string
+	NodeID string
 	QueryOptions
 }
 
@@ -246,8 +256,11 @@ type NodeClientAllocsResponse struct {
 }
 
 // AllocUpdateRequest carries client status updates (Node.UpdateAlloc), or
-// plan results and evaluations on their way through raft.
+// plan results and evaluations on their way through raft. For
+// Node.UpdateAlloc, NodeID names the reporting node (its secret in
+// WriteRequest.AuthToken) and every allocation must be on it.
 type AllocUpdateRequest struct {
+	NodeID    string
 	Alloc     []*Allocation
 	Evals     []*Evaluation
 	UpdatedAt int64
