@@ -540,3 +540,18 @@ func TestConfig_Validate(t *testing.T) {
 		must.StrContains(t, err.Error(), want)
 	}
 }
+
+// Every HCL example in the agent configuration docs parses, so the docs
+// never show operators a config this version refuses.
+func TestDocsExamplesParse(t *testing.T) {
+	src, err := os.ReadFile("../../website/content/docs/agent-configuration.md")
+	must.NoError(t, err)
+	blocks := strings.Split(string(src), "```hcl\n")[1:]
+	must.Greater(t, 3, len(blocks))
+	for i, b := range blocks {
+		body, _, ok := strings.Cut(b, "```")
+		must.True(t, ok)
+		_, err := ParseConfig(fmt.Sprintf("example-%d.hcl", i+1), []byte(body))
+		must.NoError(t, err, must.Sprint(body))
+	}
+}
