@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ Usage: nomad agent [options]
   the -dev defaults), each -config file or directory in the order given,
   and the flags below.
 
-Options:
+General options:
 
   -dev
     Start a server and a client in one process with in-memory state, bound
@@ -58,10 +59,11 @@ Options:
     are loaded in lexical order. May be repeated; later files win.
 
   -bind=<addr>
-    The IP address the HTTP API and RPC listeners bind to.
+    The IP address the agent's listeners bind to (bind_addr).
 
   -data-dir=<path>
-    Where the agent keeps its state.
+    Where the agent keeps its state (data_dir). Required outside -dev; a
+    relative path is taken from the current directory.
 
   -log-level=<level>
     One of TRACE, DEBUG, INFO, WARN, ERROR.
@@ -75,16 +77,52 @@ Options:
   -region=<region>
     The region of this agent. Defaults to "global".
 
+Server options:
+
   -server
     Enable the server.
+
+  -bootstrap-expect=<num>
+    How many servers to wait for before the cluster elects its first
+    leader (server.bootstrap_expect).
+
+  -retry-join=<address>
+    The serf address of another server to join, retried until it answers
+    (server.server_join.retry_join). May be repeated; replaces the list
+    of the config files.
+
+  -join=<address>
+    The serf address of another server to join once at start
+    (server.server_join.start_join). May be repeated.
+
+  -retry-max=<num>
+    How many join attempts to make before giving up; 0, the default,
+    retries forever (server.server_join.retry_max).
+
+  -retry-interval=<duration>
+    The time between join attempts; defaults to 30s
+    (server.server_join.retry_interval).
+
+  -raft-protocol=<num>
+    The raft protocol version; only 3 is supported.
+
+Client options:
 
   -client
     Enable the client.
 
   -servers=<host:port,...>
-    The servers' RPC addresses for a client-only agent (client.servers in
-    a config file). The client reaches them over msgpack RPC and moves to
-    the next one when a link fails.
+    The servers' RPC addresses (client.servers), added to those of the
+    config files; the port defaults to 4647.
+
+  -node-class=<class>
+    The node's class (client.node_class).
+
+  -meta=<key=value>
+    A client.meta entry. May be repeated.
+
+  -network-interface=<name>
+    The interface the client fingerprints (client.network_interface).
 `)
 }
 
@@ -120,47 +158,18 @@ func (c *Command) Run(args []string) int {
 // readConfig parses the flags and loads and merges the config files. It
 // returns nil and the exit code on error.
 func (c *Command) readConfig(args []string) (*Config, int) {
-	var dev, server, clientEnabled bool
-	var configPaths stringSlice
-	flagCfg := &Config{Server: &ServerConfig{}, Client: &ClientConfig{}}
-
-	flags := flag.NewFlagSet("agent", flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
-	flags.BoolVar(&dev, "dev", false, "")
-	flags.Var(&configPaths, "config", "")
-	flags.StringVar(&flagCfg.BindAddr, "bind", "", "")
-	flags.StringVar(&flagCfg.DataDir, "data-dir", "", "")
-	flags.StringVar(&flagCfg.LogLevel, "log-level", "", "")
-	flags.StringVar(&flagCfg.NodeName, "node", "", "")
-	flags.StringVar(&flagCfg.Datacenter, "dc", "", "")
-	flags.StringVar(&flagCfg.Region, "region", "", "")
-	flags.BoolVar(&server, "server", false, "")
-	flags.BoolVar(&clientEnabled, "client", false, "")
-	var servers string
-	flags.StringVar(&servers, "servers", "", "")
-	if err := flags.Parse(args); err != nil {
-		c.Ui.Error(fmt.Sprintf("Error parsing flags: %v", err))
+	fl, err := parseAgentFlags(args)
+	if err != nil {
+		c.Ui.Error(err.Error())
 		c.Ui.Error(c.Help())
 		return nil, 1
-	}
-	if flags.NArg() > 0 {
-		c.Ui.Error(fmt.Sprintf("This command takes no arguments; got %q", flags.Args()))
-		c.Ui.Error(c.Help())
-		return nil, 1
-	}
-	flagCfg.Server.Enabled = server
-	flagCfg.Client.Enabled = clientEnabled
-	for _, s := range strings.Split(servers, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			flagCfg.Client.Servers = append(flagCfg.Client.Servers, s)
-		}
 	}
 
 	cfg := DefaultConfig()
-	if dev {
+	if fl.dev {
 		cfg = DevConfig()
 	}
-	for _, path := range configPaths {
+	for _, path := range fl.configPaths {
 		fileCfg, err := LoadConfigPath(path)
 		if err != nil {
 			c.Ui.Error(fmt.Sprintf("Error loading configuration from %s:\n%v", path, err))
@@ -169,12 +178,119 @@ func (c *Command) readConfig(args []string) (*Config, int) {
 		cfg = cfg.Merge(fileCfg)
 		c.Ui.Output(fmt.Sprintf("==> Loaded configuration from %s", path))
 	}
-	cfg = cfg.Merge(flagCfg)
+	cfg = cfg.Merge(fl.cfg)
 	if err := cfg.Validate(); err != nil {
 		c.Ui.Error(fmt.Sprintf("Invalid agent configuration:\n%v", err))
 		return nil, 1
 	}
 	return cfg, 0
+}
+
+// agentFlags are `nomad agent`'s flags: cfg is the layer they put over the
+// config files.
+type agentFlags struct {
+	dev         bool
+	configPaths []string
+	cfg         *Config
+}
+
+// unsupportedFlags are upstream's agent flags this version does not
+// implement; a trailing "-" names a family. Refusing them by name tells
+// the operator the flag exists upstream, where Go's flag package would only
+// say it is not defined.
+var unsupportedFlags = []string{
+	"encrypt", "rejoin", "state-dir", "alloc-dir", "plugin-dir", "network-speed",
+	"log-json", "log-include-location", "acl-", "consul-", "vault-",
+}
+
+func parseAgentFlags(args []string) (*agentFlags, error) {
+	if err := refuseUnsupportedFlags(args); err != nil {
+		return nil, err
+	}
+	fl := &agentFlags{cfg: &Config{
+		Server: &ServerConfig{ServerJoin: &ServerJoin{}},
+		Client: &ClientConfig{},
+	}}
+	cfg := fl.cfg
+	var configPaths, retryJoin, startJoin, meta stringSlice
+	var servers string
+
+	flags := flag.NewFlagSet("agent", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	flags.BoolVar(&fl.dev, "dev", false, "")
+	flags.Var(&configPaths, "config", "")
+	flags.StringVar(&cfg.BindAddr, "bind", "", "")
+	flags.StringVar(&cfg.DataDir, "data-dir", "", "")
+	flags.StringVar(&cfg.LogLevel, "log-level", "", "")
+	flags.StringVar(&cfg.NodeName, "node", "", "")
+	flags.StringVar(&cfg.Datacenter, "dc", "", "")
+	flags.StringVar(&cfg.Region, "region", "", "")
+
+	flags.BoolVar(&cfg.Server.Enabled, "server", false, "")
+	flags.IntVar(&cfg.Server.BootstrapExpect, "bootstrap-expect", 0, "")
+	flags.IntVar(&cfg.Server.RaftProtocol, "raft-protocol", 0, "")
+	flags.Var(&retryJoin, "retry-join", "")
+	flags.Var(&startJoin, "join", "")
+	flags.IntVar(&cfg.Server.ServerJoin.RetryMax, "retry-max", 0, "")
+	flags.DurationVar(&cfg.Server.ServerJoin.RetryInterval, "retry-interval", 0, "")
+
+	flags.BoolVar(&cfg.Client.Enabled, "client", false, "")
+	flags.StringVar(&servers, "servers", "", "")
+	flags.StringVar(&cfg.Client.NodeClass, "node-class", "", "")
+	flags.StringVar(&cfg.Client.NetworkInterface, "network-interface", "", "")
+	flags.Var(&meta, "meta", "")
+
+	if err := flags.Parse(args); err != nil {
+		return nil, fmt.Errorf("Error parsing flags: %v", err)
+	}
+	if flags.NArg() > 0 {
+		return nil, fmt.Errorf("This command takes no arguments; got %q", flags.Args())
+	}
+	fl.configPaths = configPaths
+	cfg.Server.ServerJoin.RetryJoin = retryJoin
+	cfg.Server.ServerJoin.StartJoin = startJoin
+	for _, s := range strings.Split(servers, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.Client.Servers = append(cfg.Client.Servers, withDefaultPort(s, DefaultClientRPCPort))
+		}
+	}
+	for _, kv := range meta {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("Error parsing flags: -meta %q must be KEY=VALUE", kv)
+		}
+		if cfg.Client.Meta == nil {
+			cfg.Client.Meta = map[string]string{}
+		}
+		cfg.Client.Meta[k] = v
+	}
+	if cfg.DataDir != "" {
+		abs, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("Error parsing flags: -data-dir: %v", err)
+		}
+		cfg.DataDir = abs
+	}
+	return fl, nil
+}
+
+// refuseUnsupportedFlags names the first upstream-only flag in args.
+func refuseUnsupportedFlags(args []string) error {
+	for _, arg := range args {
+		if arg == "--" {
+			return nil
+		}
+		if !strings.HasPrefix(arg, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		for _, u := range unsupportedFlags {
+			if name == u || (strings.HasSuffix(u, "-") && strings.HasPrefix(name, u)) {
+				return fmt.Errorf("Error parsing flags: -%s is not supported by this version", name)
+			}
+		}
+	}
+	return nil
 }
 
 // banner prints the running agent's essentials, in upstream's layout:

@@ -104,3 +104,78 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// Flags win over config files, which merge in the order given (a directory
+// in lexical order); a relative -data-dir is made absolute.
+func TestCommand_FlagsOverFiles(t *testing.T) {
+	dir := t.TempDir()
+	confDir := filepath.Join(dir, "nomad.d")
+	must.NoError(t, os.Mkdir(confDir, 0o700))
+	write := func(path, src string) {
+		must.NoError(t, os.WriteFile(path, []byte(src), 0o600))
+	}
+	write(filepath.Join(dir, "base.hcl"), `
+region     = "base"
+datacenter = "base"
+data_dir   = "/srv/base"
+server {
+  enabled          = true
+  bootstrap_expect = 3
+  server_join {
+    retry_join = ["10.0.0.1", "10.0.0.2"]
+  }
+}
+`)
+	write(filepath.Join(confDir, "10-dc.hcl"), `datacenter = "from-dir"`)
+	write(filepath.Join(confDir, "20-client.json"), `{"client": {"enabled": true, "servers": ["10.0.0.1"], "meta": {"a": "file"}}}`)
+
+	cmd := &Command{Ui: cli.NewMockUi()}
+	cfg, code := cmd.readConfig([]string{
+		"-config", filepath.Join(dir, "base.hcl"), "-config", confDir,
+		"-region", "flag", "-data-dir", "rel/data", "-node", "n1", "-bind", "10.1.2.3",
+		"-bootstrap-expect", "5", "-retry-join", "10.0.0.7", "-retry-join", "10.0.0.8:4648",
+		"-retry-interval", "2s", "-retry-max", "4", "-raft-protocol", "3",
+		"-servers", "10.0.0.2, 10.0.0.3:5647", "-meta", "a=flag", "-meta", "b=x=y",
+		"-node-class", "lte", "-network-interface", "eth1",
+	})
+	must.Eq(t, 0, code, must.Sprint(cmd.Ui.(*cli.MockUi).ErrorWriter.String()))
+	wd, err := os.Getwd()
+	must.NoError(t, err)
+	must.Eq(t, "flag", cfg.Region)
+	must.Eq(t, "from-dir", cfg.Datacenter)
+	must.Eq(t, filepath.Join(wd, "rel/data"), cfg.DataDir)
+	must.Eq(t, "n1", cfg.NodeName)
+	must.Eq(t, "10.1.2.3", cfg.BindAddr)
+	must.True(t, cfg.Server.Enabled)
+	must.True(t, cfg.Client.Enabled)
+	must.Eq(t, 5, cfg.Server.BootstrapExpect)
+	must.Eq(t, &ServerJoin{RetryJoin: []string{"10.0.0.7", "10.0.0.8:4648"}, RetryInterval: 2 * time.Second, RetryMax: 4}, cfg.Server.ServerJoin)
+	// Servers accumulate across files and the flag, as upstream.
+	must.Eq(t, []string{"10.0.0.1:4647", "10.0.0.2:4647", "10.0.0.3:5647"}, cfg.Client.Servers)
+	must.Eq(t, map[string]string{"a": "flag", "b": "x=y"}, cfg.Client.Meta)
+	must.Eq(t, "lte", cfg.Client.NodeClass)
+	must.Eq(t, "eth1", cfg.Client.NetworkInterface)
+}
+
+// Upstream flags this version lacks are refused by name, and bad flag
+// values name the flag.
+func TestCommand_FlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-encrypt=abc", "-dev"}, "-encrypt is not supported by this version"},
+		{[]string{"-dev", "--consul-address", "1.2.3.4:8500"}, "-consul-address is not supported by this version"},
+		{[]string{"-dev", "-meta", "novalue"}, `-meta "novalue" must be KEY=VALUE`},
+		{[]string{"-dev", "-raft-protocol", "2"}, "server.raft_protocol 2 is not supported by this version"},
+		{[]string{"-client", "-bootstrap-expect", "3", "-data-dir", "/tmp"}, "server.bootstrap_expect (-bootstrap-expect) requires the server"},
+		{[]string{"-server"}, "must specify a data directory (data_dir or -data-dir)"},
+		{[]string{"-dev", "-retry-join", "provider=aws tag_key=x"}, "cloud auto-join"},
+		{[]string{"-dev", "-retry-interval", "soon"}, `invalid value "soon" for flag -retry-interval`},
+	} {
+		ui := cli.NewMockUi()
+		_, code := (&Command{Ui: ui}).readConfig(tc.args)
+		must.Eq(t, 1, code, must.Sprintf("%v", tc.args))
+		must.StrContains(t, ui.ErrorWriter.String(), tc.want, must.Sprintf("%v", tc.args))
+	}
+}

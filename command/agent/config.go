@@ -3,12 +3,15 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"github.com/nomad-edge/nomad/nomad"
 	"maps"
+	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nomad-edge/nomad/nomad"
 )
 
 // Default ports, upstream's, so that tools and firewall rules written for
@@ -22,7 +25,8 @@ const (
 // Config is the agent's configuration: the merge of its config files and
 // flags. Field names double as the JSON keys /v1/agent/self reports under
 // "config", which are upstream's (tools read NodeName, Region and
-// Datacenter from there).
+// Datacenter from there); where our Go name differs, a tag keeps
+// upstream's key.
 type Config struct {
 	NodeName   string
 	Region     string
@@ -31,15 +35,37 @@ type Config struct {
 	BindAddr   string
 	LogLevel   string
 
+	// Addresses override BindAddr per listener; empty means BindAddr.
+	Addresses      *Addresses
 	AdvertiseAddrs *AdvertiseAddrs
 	Ports          *Ports
 	Server         *ServerConfig
 	Client         *ClientConfig
 	Plugins        []*PluginConfig
 
+	// DisableUpdateCheck and DisableAnonymousSignature are accepted so
+	// that upstream configs load: this agent never checks for updates, so
+	// both are always in effect.
+	DisableUpdateCheck        bool
+	DisableAnonymousSignature bool
+
+	// LeaveOnInterrupt and LeaveOnTerminate ask the agent to leave the
+	// cluster gracefully on SIGINT and SIGTERM respectively, rather than
+	// just stopping.
+	LeaveOnInterrupt bool `json:"LeaveOnInt"`
+	LeaveOnTerminate bool `json:"LeaveOnTerm"`
+
 	// DevMode runs a server and a client in one process with in-memory
 	// raft and a throwaway data directory.
 	DevMode bool
+}
+
+// Addresses are the IP addresses each listener binds to, when it should
+// not be BindAddr.
+type Addresses struct {
+	HTTP string
+	RPC  string
+	Serf string
 }
 
 // AdvertiseAddrs are the addresses other agents are told to use, when they
@@ -48,10 +74,10 @@ type Config struct {
 type AdvertiseAddrs struct {
 	HTTP string
 	RPC  string
+	Serf string
 }
 
-// Ports are the agent's listening ports. Serf is accepted for config
-// compatibility; a dev agent has no server gossip.
+// Ports are the agent's listening ports.
 type Ports struct {
 	HTTP int
 	RPC  int
@@ -61,22 +87,50 @@ type Ports struct {
 // ServerConfig is the `server` block. Zero durations and counts mean "the
 // server's default".
 type ServerConfig struct {
-	Enabled                bool
-	BootstrapExpect        int
+	Enabled         bool
+	BootstrapExpect int
+	// DataDir is where the server keeps raft and its state; empty means
+	// <data_dir>/server.
+	DataDir                string
+	ServerJoin             *ServerJoin
 	HeartbeatGrace         time.Duration
 	MinHeartbeatTTL        time.Duration
 	MaxHeartbeatsPerSecond float64
 	FailoverHeartbeatTTL   time.Duration
 	NumSchedulers          int
+	// RaftProtocol is always 3; older protocols are refused at load.
+	RaftProtocol int
+	// RaftMultiplier scales raft's timeouts, 1 (fastest) to 10.
+	RaftMultiplier  int
+	NodeGCThreshold time.Duration
+	EvalGCThreshold time.Duration
+	JobGCThreshold  time.Duration
+}
+
+// ServerJoin is the `server_join` block of the server (serf addresses of
+// other servers) or of the client (RPC addresses of servers).
+type ServerJoin struct {
+	// RetryJoin addresses are tried until one answers, every
+	// RetryInterval, at most RetryMax times (0: forever).
+	RetryJoin     []string
+	RetryInterval time.Duration
+	RetryMax      int `json:"RetryMaxAttempts"`
+	// StartJoin addresses are tried once at start; the agent fails if
+	// none answers. Servers only.
+	StartJoin []string
 }
 
 // ClientConfig is the `client` block.
 type ClientConfig struct {
-	Enabled   bool
-	Servers   []string
-	NodeClass string
-	NodePool  string
-	Meta      map[string]string
+	Enabled    bool
+	Servers    []string
+	ServerJoin *ServerJoin
+	NodeClass  string
+	NodePool   string
+	Meta       map[string]string
+	// Options are upstream's "namespace.option" client settings.
+	Options          map[string]string
+	NetworkInterface string
 }
 
 // PluginConfig is one `plugin "<driver>" { config { ... } }` block. Config
@@ -85,6 +139,18 @@ type PluginConfig struct {
 	Name   string
 	Config map[string]any
 }
+
+// Upstream's defaults for the settings the server package does not own.
+const (
+	DefaultRetryInterval   = 30 * time.Second
+	DefaultRaftProtocol    = 3
+	DefaultRaftMultiplier  = 1
+	MaxRaftMultiplier      = 10
+	DefaultNodeGCThreshold = 24 * time.Hour
+	DefaultEvalGCThreshold = time.Hour
+	DefaultJobGCThreshold  = 4 * time.Hour
+	DefaultClientRPCPort   = DefaultRPCPort
+)
 
 // DefaultConfig returns the configuration an agent starts from before its
 // files and flags are applied.
@@ -97,16 +163,25 @@ func DefaultConfig() *Config {
 		Datacenter:     "dc1",
 		BindAddr:       "0.0.0.0",
 		LogLevel:       "INFO",
+		Addresses:      &Addresses{},
 		AdvertiseAddrs: &AdvertiseAddrs{},
 		Ports:          &Ports{HTTP: DefaultHTTPPort, RPC: DefaultRPCPort, Serf: DefaultSerfPort},
 		Server: &ServerConfig{
+			ServerJoin:             &ServerJoin{RetryInterval: DefaultRetryInterval},
 			HeartbeatGrace:         sd.HeartbeatGrace,
 			MinHeartbeatTTL:        sd.MinHeartbeatTTL,
 			MaxHeartbeatsPerSecond: sd.MaxHeartbeatsPerSecond,
 			FailoverHeartbeatTTL:   sd.FailoverHeartbeatTTL,
 			NumSchedulers:          sd.NumSchedulers,
+			RaftProtocol:           DefaultRaftProtocol,
+			RaftMultiplier:         DefaultRaftMultiplier,
+			NodeGCThreshold:        DefaultNodeGCThreshold,
+			EvalGCThreshold:        DefaultEvalGCThreshold,
+			JobGCThreshold:         DefaultJobGCThreshold,
 		},
-		Client: &ClientConfig{},
+		Client: &ClientConfig{
+			ServerJoin: &ServerJoin{RetryInterval: DefaultRetryInterval},
+		},
 	}
 }
 
@@ -125,9 +200,11 @@ func DevConfig() *Config {
 	return c
 }
 
-// Merge returns a new config with b layered over c: scalars set in b win,
-// lists are replaced, maps and plugin blocks are merged key by key. c and b
-// are not modified.
+// Merge returns a new config with b layered over c, as upstream merges
+// config files: scalars set in b win (an empty string, a zero or false is
+// "not set", so a role once enabled stays enabled); client.servers
+// accumulate; server_join lists set in b replace; meta, options and plugin
+// blocks merge key by key. c and b are not modified.
 func (c *Config) Merge(b *Config) *Config {
 	out := c.copy()
 	if b == nil {
@@ -139,51 +216,111 @@ func (c *Config) Merge(b *Config) *Config {
 	setString(&out.DataDir, b.DataDir)
 	setString(&out.BindAddr, b.BindAddr)
 	setString(&out.LogLevel, b.LogLevel)
-	if b.DevMode {
-		out.DevMode = true
+	setBool(&out.DisableUpdateCheck, b.DisableUpdateCheck)
+	setBool(&out.DisableAnonymousSignature, b.DisableAnonymousSignature)
+	setBool(&out.LeaveOnInterrupt, b.LeaveOnInterrupt)
+	setBool(&out.LeaveOnTerminate, b.LeaveOnTerminate)
+	setBool(&out.DevMode, b.DevMode)
+	if a := b.Addresses; a != nil {
+		setString(&out.Addresses.HTTP, a.HTTP)
+		setString(&out.Addresses.RPC, a.RPC)
+		setString(&out.Addresses.Serf, a.Serf)
 	}
 	if a := b.AdvertiseAddrs; a != nil {
 		setString(&out.AdvertiseAddrs.HTTP, a.HTTP)
 		setString(&out.AdvertiseAddrs.RPC, a.RPC)
+		setString(&out.AdvertiseAddrs.Serf, a.Serf)
 	}
 	if p := b.Ports; p != nil {
 		setInt(&out.Ports.HTTP, p.HTTP)
 		setInt(&out.Ports.RPC, p.RPC)
 		setInt(&out.Ports.Serf, p.Serf)
 	}
-	if s := b.Server; s != nil {
-		o := out.Server
-		// Enabling is sticky, as upstream: a later file cannot turn a role
-		// off that an earlier one turned on.
-		o.Enabled = o.Enabled || s.Enabled
-		setInt(&o.BootstrapExpect, s.BootstrapExpect)
-		setDuration(&o.HeartbeatGrace, s.HeartbeatGrace)
-		setDuration(&o.MinHeartbeatTTL, s.MinHeartbeatTTL)
-		setDuration(&o.FailoverHeartbeatTTL, s.FailoverHeartbeatTTL)
-		if s.MaxHeartbeatsPerSecond != 0 {
-			o.MaxHeartbeatsPerSecond = s.MaxHeartbeatsPerSecond
-		}
-		setInt(&o.NumSchedulers, s.NumSchedulers)
-	}
-	if cl := b.Client; cl != nil {
-		o := out.Client
-		o.Enabled = o.Enabled || cl.Enabled
-		if len(cl.Servers) > 0 {
-			o.Servers = slices.Clone(cl.Servers)
-		}
-		setString(&o.NodeClass, cl.NodeClass)
-		setString(&o.NodePool, cl.NodePool)
-		if len(cl.Meta) > 0 {
-			if o.Meta == nil {
-				o.Meta = map[string]string{}
-			}
-			maps.Copy(o.Meta, cl.Meta)
-		}
-	}
+	out.Server.merge(b.Server)
+	out.Client.merge(b.Client)
 	for _, p := range b.Plugins {
 		out.mergePlugin(p)
 	}
 	return out
+}
+
+func (o *ServerConfig) merge(s *ServerConfig) {
+	if s == nil {
+		return
+	}
+	setBool(&o.Enabled, s.Enabled)
+	setInt(&o.BootstrapExpect, s.BootstrapExpect)
+	setString(&o.DataDir, s.DataDir)
+	o.ServerJoin.merge(s.ServerJoin)
+	setDuration(&o.HeartbeatGrace, s.HeartbeatGrace)
+	setDuration(&o.MinHeartbeatTTL, s.MinHeartbeatTTL)
+	setDuration(&o.FailoverHeartbeatTTL, s.FailoverHeartbeatTTL)
+	if s.MaxHeartbeatsPerSecond != 0 {
+		o.MaxHeartbeatsPerSecond = s.MaxHeartbeatsPerSecond
+	}
+	setInt(&o.NumSchedulers, s.NumSchedulers)
+	setInt(&o.RaftProtocol, s.RaftProtocol)
+	setInt(&o.RaftMultiplier, s.RaftMultiplier)
+	setDuration(&o.NodeGCThreshold, s.NodeGCThreshold)
+	setDuration(&o.EvalGCThreshold, s.EvalGCThreshold)
+	setDuration(&o.JobGCThreshold, s.JobGCThreshold)
+}
+
+func (o *ClientConfig) merge(cl *ClientConfig) {
+	if cl == nil {
+		return
+	}
+	setBool(&o.Enabled, cl.Enabled)
+	// Upstream appends the servers of each file (and of -servers); a
+	// server named twice is kept once.
+	for _, s := range cl.Servers {
+		if !slices.Contains(o.Servers, s) {
+			o.Servers = append(o.Servers, s)
+		}
+	}
+	o.ServerJoin.merge(cl.ServerJoin)
+	setString(&o.NodeClass, cl.NodeClass)
+	setString(&o.NodePool, cl.NodePool)
+	setString(&o.NetworkInterface, cl.NetworkInterface)
+	o.Meta = mergeMap(o.Meta, cl.Meta)
+	o.Options = mergeMap(o.Options, cl.Options)
+}
+
+// merge layers b over j; j is never nil (copy makes it).
+func (j *ServerJoin) merge(b *ServerJoin) {
+	if b == nil {
+		return
+	}
+	if len(b.RetryJoin) > 0 {
+		j.RetryJoin = slices.Clone(b.RetryJoin)
+	}
+	if len(b.StartJoin) > 0 {
+		j.StartJoin = slices.Clone(b.StartJoin)
+	}
+	setDuration(&j.RetryInterval, b.RetryInterval)
+	setInt(&j.RetryMax, b.RetryMax)
+}
+
+// copy returns a copy of j with its own slices, never nil.
+func (j *ServerJoin) copy() *ServerJoin {
+	if j == nil {
+		return &ServerJoin{}
+	}
+	out := *j
+	out.RetryJoin = slices.Clone(j.RetryJoin)
+	out.StartJoin = slices.Clone(j.StartJoin)
+	return &out
+}
+
+func mergeMap(dst, src map[string]string) map[string]string {
+	if len(src) == 0 {
+		return dst
+	}
+	if dst == nil {
+		dst = make(map[string]string, len(src))
+	}
+	maps.Copy(dst, src)
+	return dst
 }
 
 // mergePlugin layers p's config keys over the existing block of the same
@@ -205,6 +342,10 @@ func (c *Config) mergePlugin(p *PluginConfig) {
 // with every sub-block present.
 func (c *Config) copy() *Config {
 	out := *c
+	out.Addresses = &Addresses{}
+	if c.Addresses != nil {
+		*out.Addresses = *c.Addresses
+	}
 	out.AdvertiseAddrs = &AdvertiseAddrs{}
 	if c.AdvertiseAddrs != nil {
 		*out.AdvertiseAddrs = *c.AdvertiseAddrs
@@ -217,12 +358,15 @@ func (c *Config) copy() *Config {
 	if c.Server != nil {
 		*out.Server = *c.Server
 	}
+	out.Server.ServerJoin = out.Server.ServerJoin.copy()
 	out.Client = &ClientConfig{}
 	if c.Client != nil {
 		*out.Client = *c.Client
 		out.Client.Servers = slices.Clone(c.Client.Servers)
 		out.Client.Meta = maps.Clone(c.Client.Meta)
+		out.Client.Options = maps.Clone(c.Client.Options)
 	}
+	out.Client.ServerJoin = out.Client.ServerJoin.copy()
 	out.Plugins = nil
 	for _, p := range c.Plugins {
 		out.Plugins = append(out.Plugins, &PluginConfig{Name: p.Name, Config: maps.Clone(p.Config)})
@@ -243,34 +387,152 @@ func (c *Config) PluginConfigs() map[string]map[string]any {
 // validLogLevels are hclog's level names, as upstream accepts them.
 var validLogLevels = []string{"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF"}
 
-// Validate reports every problem with a merged config at once.
+// Validate reports every problem with a merged config at once. Files were
+// checked key by key when parsed; this catches what flags and merging can
+// still get wrong.
 func (c *Config) Validate() error {
 	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if !c.Server.Enabled && !c.Client.Enabled {
-		errs = append(errs, errors.New("must enable the server or the client (server { enabled = true }, client { enabled = true }, -server, -client or -dev)"))
+		add("must enable the server or the client (server { enabled = true }, client { enabled = true }, -server, -client or -dev)")
 	}
 	if !slices.Contains(validLogLevels, strings.ToUpper(c.LogLevel)) {
-		errs = append(errs, fmt.Errorf("invalid log level %q: must be one of %s", c.LogLevel, strings.Join(validLogLevels, ", ")))
+		add("invalid log level %q: must be one of %s", c.LogLevel, strings.Join(validLogLevels, ", "))
 	}
-	for name, port := range map[string]int{"http": c.Ports.HTTP, "rpc": c.Ports.RPC, "serf": c.Ports.Serf} {
+	for _, p := range []struct {
+		name string
+		port int
+	}{{"http", c.Ports.HTTP}, {"rpc", c.Ports.RPC}, {"serf", c.Ports.Serf}} {
 		// 0 is allowed: it asks for a free port, which tests rely on.
-		if port < 0 || port > 65535 {
-			errs = append(errs, fmt.Errorf("invalid %s port %d", name, port))
+		if p.port < 0 || p.port > 65535 {
+			add("invalid %s port %d", p.name, p.port)
 		}
 	}
-	if c.Server.BootstrapExpect < 0 {
-		errs = append(errs, errors.New("server.bootstrap_expect can't be negative"))
-	}
-	if c.Server.NumSchedulers < 0 {
-		errs = append(errs, errors.New("server.num_schedulers can't be negative"))
-	}
-	if c.Server.MaxHeartbeatsPerSecond < 0 {
-		errs = append(errs, errors.New("server.max_heartbeats_per_second can't be negative"))
-	}
 	if !c.DevMode && c.DataDir == "" {
-		errs = append(errs, errors.New("must specify a data directory (data_dir or -data-dir) outside of -dev mode"))
+		add("must specify a data directory (data_dir or -data-dir) outside of -dev mode")
 	}
+	if c.Addresses != nil {
+		for _, a := range []struct{ key, v string }{
+			{"addresses.http", c.Addresses.HTTP}, {"addresses.rpc", c.Addresses.RPC}, {"addresses.serf", c.Addresses.Serf},
+		} {
+			if err := checkIP(a.key, a.v); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	errs = append(errs, c.Server.validate()...)
+	errs = append(errs, c.Client.validate()...)
 	return errors.Join(errs...)
+}
+
+func (s *ServerConfig) validate() []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if s.BootstrapExpect < 0 {
+		add("server.bootstrap_expect can't be negative")
+	}
+	if s.BootstrapExpect > 0 && !s.Enabled {
+		add("server.bootstrap_expect (-bootstrap-expect) requires the server to be enabled (server { enabled = true } or -server)")
+	}
+	if s.NumSchedulers < 0 {
+		add("server.num_schedulers can't be negative")
+	}
+	if s.MaxHeartbeatsPerSecond < 0 {
+		add("server.max_heartbeats_per_second can't be negative")
+	}
+	// 0 means the default, for configs built in code.
+	if s.RaftProtocol != 0 && s.RaftProtocol != DefaultRaftProtocol {
+		add("%s", raftProtocolError(s.RaftProtocol))
+	}
+	if s.RaftMultiplier < 0 || s.RaftMultiplier > MaxRaftMultiplier {
+		add("server.raft_multiplier must be between 1 and %d, not %d", MaxRaftMultiplier, s.RaftMultiplier)
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"server.node_gc_threshold", s.NodeGCThreshold},
+		{"server.eval_gc_threshold", s.EvalGCThreshold},
+		{"server.job_gc_threshold", s.JobGCThreshold},
+	} {
+		if d.v < 0 {
+			add("%s can't be negative", d.key)
+		}
+	}
+	return append(errs, s.ServerJoin.validate("server.server_join")...)
+}
+
+func (cl *ClientConfig) validate() []error {
+	errs := cl.ServerJoin.validate("client.server_join")
+	if cl.ServerJoin != nil && len(cl.ServerJoin.StartJoin) > 0 {
+		errs = append(errs, errors.New("client.server_join.start_join is not supported for clients, as upstream; use retry_join"))
+	}
+	return errs
+}
+
+func (j *ServerJoin) validate(key string) []error {
+	if j == nil {
+		return nil
+	}
+	var errs []error
+	if j.RetryMax < 0 {
+		errs = append(errs, fmt.Errorf("%s.retry_max can't be negative", key))
+	}
+	if j.RetryInterval < 0 {
+		errs = append(errs, fmt.Errorf("%s.retry_interval can't be negative", key))
+	}
+	for _, addr := range j.RetryJoin {
+		if err := checkJoinAddr(key+".retry_join", addr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, addr := range j.StartJoin {
+		if err := checkJoinAddr(key+".start_join", addr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// raftProtocolError words the refusal of a raft protocol other than 3.
+func raftProtocolError(v int) string {
+	return fmt.Sprintf("server.raft_protocol %d is not supported by this version: only raft protocol 3 is (upstream's only protocol since Nomad 1.4)", v)
+}
+
+// checkJoinAddr refuses go-discover cloud auto-join strings, which look
+// like "provider=aws tag_key=...": joining them as host names would fail
+// forever with a confusing DNS error.
+func checkJoinAddr(key, addr string) error {
+	if strings.Contains(addr, "provider=") {
+		return fmt.Errorf("%s: cloud auto-join (%q) is not supported by this version; list the servers' addresses", key, addr)
+	}
+	if strings.TrimSpace(addr) == "" {
+		return fmt.Errorf("%s: an address must not be empty", key)
+	}
+	return nil
+}
+
+// checkIP accepts "" (unset) or an IP address. Upstream also accepts
+// go-sockaddr templates; saying so beats "not an IP address".
+func checkIP(key, v string) error {
+	switch {
+	case v == "":
+		return nil
+	case strings.Contains(v, "{{"):
+		return fmt.Errorf("%s: go-sockaddr templates (%q) are not supported by this version; give an IP address", key, v)
+	case net.ParseIP(v) == nil:
+		return fmt.Errorf("%s must be an IP address, not %q", key, v)
+	}
+	return nil
+}
+
+// withDefaultPort adds the servers' RPC port to a client.servers entry
+// that has none, as upstream does.
+func withDefaultPort(addr string, port int) string {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr
+	}
+	return net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(port))
 }
 
 // nodeName returns the configured name, or the hostname as upstream does.
@@ -287,6 +549,12 @@ func (c *Config) nodeName() string {
 func setString(dst *string, v string) {
 	if v != "" {
 		*dst = v
+	}
+}
+
+func setBool(dst *bool, v bool) {
+	if v {
+		*dst = true
 	}
 }
 

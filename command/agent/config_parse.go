@@ -5,12 +5,15 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -56,7 +59,7 @@ func LoadConfigPath(path string) (*Config, error) {
 	out := &Config{}
 	for _, e := range entries {
 		ext := filepath.Ext(e.Name())
-		if e.IsDir() || (ext != ".hcl" && ext != ".json") {
+		if e.IsDir() || (ext != ".hcl" && ext != ".json") || isEditorTemp(e.Name()) {
 			continue
 		}
 		c, err := ParseConfigFile(filepath.Join(path, e.Name()))
@@ -66,6 +69,13 @@ func LoadConfigPath(path string) (*Config, error) {
 		out = out.Merge(c)
 	}
 	return out, nil
+}
+
+// isEditorTemp reports an editor's lock or backup file, which upstream
+// skips too (emacs writes ".#agent.hcl" next to agent.hcl).
+func isEditorTemp(name string) bool {
+	return strings.HasPrefix(name, ".#") || strings.HasSuffix(name, "~") ||
+		(strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#"))
 }
 
 // ParseConfigFile parses one agent config file, HCL or (by extension) JSON.
@@ -97,9 +107,25 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 	d := &configDecoder{}
 	c := d.root(file.Body)
 	if d.diags.HasErrors() {
+		// Some keys are checked in map order; report in file order.
+		slices.SortStableFunc(d.diags, func(a, b *hcl.Diagnostic) int {
+			return comparePos(a.Subject, b.Subject)
+		})
 		return nil, &ConfigError{Diagnostics: d.diags}
 	}
 	return c, nil
+}
+
+func comparePos(a, b *hcl.Range) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	return a.Start.Byte - b.Start.Byte
 }
 
 // configDecoder accumulates diagnostics while decoding one file, so every
@@ -117,140 +143,283 @@ func (d *configDecoder) errorf(rng hcl.Range, format string, args ...any) {
 	})
 }
 
-// content decodes body against schema; unknown keys become errors here.
-func (d *configDecoder) content(body hcl.Body, attrs []string, blocks ...hcl.BlockHeaderSchema) *hcl.BodyContent {
-	schema := &hcl.BodySchema{Blocks: blocks}
-	for _, a := range attrs {
-		schema.Attributes = append(schema.Attributes, hcl.AttributeSchema{Name: a})
-	}
-	content, diags := body.Content(schema)
-	d.diags = append(d.diags, diags...)
-	return content
+// bodySpec is what one block may hold.
+type bodySpec struct {
+	attrs  []string
+	blocks []hcl.BlockHeaderSchema
+	// maps (meta, options) may be written as a block or, in HCL, as a map
+	// attribute; only the attribute form can hold keys such as
+	// "driver.allowlist" that are not identifiers.
+	maps []string
+	// unsupported are upstream's keys that this version cannot honour,
+	// with an optional hint: refused by name, so the operator learns the
+	// setting exists but does nothing here rather than suspect a typo.
+	unsupported map[string]string
 }
 
-// single returns the only block of type typ, reporting any repetition.
-func (d *configDecoder) single(content *hcl.BodyContent, typ string) *hcl.Block {
+// block is one body being decoded. path prefixes its keys in messages
+// ("server.server_join.").
+type block struct {
+	d       *configDecoder
+	path    string
+	content *hcl.BodyContent
+}
+
+// open decodes body against spec; unknown keys become errors here, and
+// upstream keys we do not support become errors naming them.
+func (d *configDecoder) open(body hcl.Body, path string, spec bodySpec) *block {
+	refused := d.refuse(body, path, spec.unsupported)
+	schema := &hcl.BodySchema{Blocks: spec.blocks}
+	for _, a := range spec.attrs {
+		schema.Attributes = append(schema.Attributes, hcl.AttributeSchema{Name: a})
+	}
+	native, _ := body.(*hclsyntax.Body)
+	for _, m := range spec.maps {
+		if native != nil && native.Attributes[m] != nil {
+			schema.Attributes = append(schema.Attributes, hcl.AttributeSchema{Name: m})
+		} else {
+			schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: m})
+		}
+	}
+	content, diags := body.Content(schema)
+	for _, diag := range diags {
+		// A refused key was already reported by name.
+		if diag.Subject == nil || !refused[diag.Subject.Start] {
+			d.diags = append(d.diags, diag)
+		}
+	}
+	if content == nil {
+		content = &hcl.BodyContent{}
+	}
+	return &block{d: d, path: path, content: content}
+}
+
+// refuse reports every key of body found in unsupported, returning their
+// positions so the generic "unexpected key" errors for them can be dropped.
+func (d *configDecoder) refuse(body hcl.Body, path string, unsupported map[string]string) map[hcl.Pos]bool {
+	found := map[hcl.Pos]bool{}
+	report := func(name string, rng hcl.Range) {
+		hint, ok := unsupported[name]
+		if !ok {
+			return
+		}
+		found[rng.Start] = true
+		r := rng
+		d.diags = append(d.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  fmt.Sprintf("%s%s is not supported by this version", path, name),
+			Detail:   hint,
+			Subject:  &r,
+		})
+	}
+	if native, ok := body.(*hclsyntax.Body); ok {
+		for name, a := range native.Attributes {
+			report(name, a.NameRange)
+		}
+		for _, b := range native.Blocks {
+			report(b.Type, b.TypeRange)
+		}
+		return found
+	}
+	// JSON: every property reads as an attribute, whatever its value.
+	attrs, _ := body.JustAttributes()
+	for name, a := range attrs {
+		report(name, a.NameRange)
+	}
+	return found
+}
+
+// attr returns the attribute name, or nil when it is not set.
+func (b *block) attr(name string) *hcl.Attribute { return b.content.Attributes[name] }
+
+// key is the dotted name of a's key, for messages.
+func (b *block) key(a *hcl.Attribute) string { return b.path + a.Name }
+
+// sub returns the only nested block of type typ, reporting any repetition.
+func (b *block) sub(typ string) *hcl.Block {
 	var found *hcl.Block
-	for _, b := range content.Blocks {
-		if b.Type != typ {
+	for _, blk := range b.content.Blocks {
+		if blk.Type != typ {
 			continue
 		}
 		if found != nil {
-			d.errorf(b.DefRange, "duplicate %s block; the first is at line %d", typ, found.DefRange.Start.Line)
+			b.d.errorf(blk.DefRange, "duplicate %s%s block; the first is at line %d", b.path, typ, found.DefRange.Start.Line)
 			continue
 		}
-		found = b
+		found = blk
 	}
 	return found
 }
 
 func (d *configDecoder) root(body hcl.Body) *Config {
-	content := d.content(body,
-		[]string{"name", "region", "datacenter", "data_dir", "bind_addr", "log_level"},
-		hcl.BlockHeaderSchema{Type: "advertise"},
-		hcl.BlockHeaderSchema{Type: "ports"},
-		hcl.BlockHeaderSchema{Type: "server"},
-		hcl.BlockHeaderSchema{Type: "client"},
-		hcl.BlockHeaderSchema{Type: "plugin", LabelNames: []string{"driver"}},
-	)
-	if content == nil {
-		return &Config{}
-	}
+	b := d.open(body, "", bodySpec{
+		attrs: []string{
+			"name", "region", "datacenter", "data_dir", "bind_addr", "log_level",
+			"disable_update_check", "disable_anonymous_signature",
+			"leave_on_interrupt", "leave_on_terminate",
+		},
+		blocks: []hcl.BlockHeaderSchema{
+			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
+			{Type: "server"}, {Type: "client"},
+			{Type: "plugin", LabelNames: []string{"driver"}},
+		},
+		unsupported: unsupportedTopLevel,
+	})
 	c := &Config{}
-	attrs := content.Attributes
-	d.str(attrs["name"], &c.NodeName)
-	d.str(attrs["region"], &c.Region)
-	d.str(attrs["datacenter"], &c.Datacenter)
-	d.str(attrs["data_dir"], &c.DataDir)
-	d.str(attrs["bind_addr"], &c.BindAddr)
-	d.str(attrs["log_level"], &c.LogLevel)
+	b.str("name", &c.NodeName)
+	b.str("region", &c.Region)
+	b.str("datacenter", &c.Datacenter)
+	b.dir("data_dir", &c.DataDir)
+	b.ip("bind_addr", &c.BindAddr)
+	b.str("log_level", &c.LogLevel)
+	b.boolean("disable_update_check", &c.DisableUpdateCheck)
+	b.boolean("disable_anonymous_signature", &c.DisableAnonymousSignature)
+	b.boolean("leave_on_interrupt", &c.LeaveOnInterrupt)
+	b.boolean("leave_on_terminate", &c.LeaveOnTerminate)
 
-	if b := d.single(content, "advertise"); b != nil {
+	if blk := b.sub("addresses"); blk != nil {
+		c.Addresses = &Addresses{}
+		ab := d.open(blk.Body, "addresses.", bodySpec{attrs: []string{"http", "rpc", "serf"}})
+		ab.ip("http", &c.Addresses.HTTP)
+		ab.ip("rpc", &c.Addresses.RPC)
+		ab.ip("serf", &c.Addresses.Serf)
+	}
+	if blk := b.sub("advertise"); blk != nil {
 		c.AdvertiseAddrs = &AdvertiseAddrs{}
-		if bc := d.content(b.Body, []string{"http", "rpc", "serf"}); bc != nil {
-			d.str(bc.Attributes["http"], &c.AdvertiseAddrs.HTTP)
-			d.str(bc.Attributes["rpc"], &c.AdvertiseAddrs.RPC)
-			var ignored string // serf advertise: accepted, no gossip yet
-			d.str(bc.Attributes["serf"], &ignored)
-		}
+		ab := d.open(blk.Body, "advertise.", bodySpec{attrs: []string{"http", "rpc", "serf"}})
+		ab.advertise("http", &c.AdvertiseAddrs.HTTP)
+		ab.advertise("rpc", &c.AdvertiseAddrs.RPC)
+		ab.advertise("serf", &c.AdvertiseAddrs.Serf)
 	}
-	if b := d.single(content, "ports"); b != nil {
+	if blk := b.sub("ports"); blk != nil {
 		c.Ports = &Ports{}
-		if bc := d.content(b.Body, []string{"http", "rpc", "serf"}); bc != nil {
-			d.port(bc.Attributes["http"], &c.Ports.HTTP)
-			d.port(bc.Attributes["rpc"], &c.Ports.RPC)
-			d.port(bc.Attributes["serf"], &c.Ports.Serf)
-		}
+		pb := d.open(blk.Body, "ports.", bodySpec{attrs: []string{"http", "rpc", "serf"}})
+		pb.integer("http", &c.Ports.HTTP, 0, 65535)
+		pb.integer("rpc", &c.Ports.RPC, 0, 65535)
+		pb.integer("serf", &c.Ports.Serf, 0, 65535)
 	}
-	if b := d.single(content, "server"); b != nil {
-		c.Server = d.server(b.Body)
+	if blk := b.sub("server"); blk != nil {
+		c.Server = d.server(blk.Body)
 	}
-	if b := d.single(content, "client"); b != nil {
-		c.Client = d.client(b.Body)
+	if blk := b.sub("client"); blk != nil {
+		c.Client = d.client(blk.Body)
 	}
-	for _, b := range content.Blocks {
-		if b.Type != "plugin" {
+	for _, blk := range b.content.Blocks {
+		if blk.Type != "plugin" {
 			continue
 		}
-		name := b.Labels[0]
-		if i := slices.IndexFunc(c.Plugins, func(p *PluginConfig) bool { return p.Name == name }); i >= 0 {
-			d.errorf(b.DefRange, "duplicate plugin %q block", name)
+		name := blk.Labels[0]
+		if slices.ContainsFunc(c.Plugins, func(p *PluginConfig) bool { return p.Name == name }) {
+			d.errorf(blk.DefRange, "duplicate plugin %q block", name)
 			continue
 		}
-		c.Plugins = append(c.Plugins, d.plugin(b.Body, name))
+		c.Plugins = append(c.Plugins, d.plugin(blk.Body, name))
 	}
 	return c
 }
 
+// joinKeys are the keys of server_join; upstream also still accepts them
+// directly in the server block (deprecated since Nomad 0.10).
+var joinKeys = []string{"retry_join", "retry_interval", "retry_max", "start_join"}
+
 func (d *configDecoder) server(body hcl.Body) *ServerConfig {
-	s := &ServerConfig{}
-	content := d.content(body, []string{
-		"enabled", "bootstrap_expect", "heartbeat_grace", "min_heartbeat_ttl",
-		"max_heartbeats_per_second", "failover_heartbeat_ttl", "num_schedulers",
+	b := d.open(body, "server.", bodySpec{
+		attrs: slices.Concat([]string{
+			"enabled", "bootstrap_expect", "data_dir", "heartbeat_grace", "min_heartbeat_ttl",
+			"max_heartbeats_per_second", "failover_heartbeat_ttl", "num_schedulers",
+			"raft_protocol", "raft_multiplier",
+			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold",
+		}, joinKeys),
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
+		unsupported: unsupportedServer,
 	})
-	if content == nil {
-		return s
+	s := &ServerConfig{}
+	b.boolean("enabled", &s.Enabled)
+	b.integer("bootstrap_expect", &s.BootstrapExpect, 0, 100)
+	b.dir("data_dir", &s.DataDir)
+	b.duration("heartbeat_grace", &s.HeartbeatGrace)
+	b.duration("min_heartbeat_ttl", &s.MinHeartbeatTTL)
+	b.duration("failover_heartbeat_ttl", &s.FailoverHeartbeatTTL)
+	b.float("max_heartbeats_per_second", &s.MaxHeartbeatsPerSecond)
+	b.integer("num_schedulers", &s.NumSchedulers, 0, 1024)
+	if a := b.attr("raft_protocol"); a != nil && b.integer("raft_protocol", &s.RaftProtocol, 0, 1<<20) && s.RaftProtocol != DefaultRaftProtocol {
+		d.errorf(a.Expr.Range(), "%s", raftProtocolError(s.RaftProtocol))
 	}
-	a := content.Attributes
-	d.boolean(a["enabled"], &s.Enabled)
-	d.integer(a["bootstrap_expect"], &s.BootstrapExpect, 0, 100)
-	d.duration(a["heartbeat_grace"], &s.HeartbeatGrace)
-	d.duration(a["min_heartbeat_ttl"], &s.MinHeartbeatTTL)
-	d.duration(a["failover_heartbeat_ttl"], &s.FailoverHeartbeatTTL)
-	d.float(a["max_heartbeats_per_second"], &s.MaxHeartbeatsPerSecond)
-	d.integer(a["num_schedulers"], &s.NumSchedulers, 0, 1024)
+	// 0 means the default (1), as upstream.
+	if a := b.attr("raft_multiplier"); a != nil && b.integer("raft_multiplier", &s.RaftMultiplier, -1<<20, 1<<20) &&
+		(s.RaftMultiplier < 0 || s.RaftMultiplier > MaxRaftMultiplier) {
+		d.errorf(a.Expr.Range(), "server.raft_multiplier must be between 1 and %d, not %d", MaxRaftMultiplier, s.RaftMultiplier)
+	}
+	b.duration("node_gc_threshold", &s.NodeGCThreshold)
+	b.duration("eval_gc_threshold", &s.EvalGCThreshold)
+	b.duration("job_gc_threshold", &s.JobGCThreshold)
+
+	if blk := b.sub("server_join"); blk != nil {
+		s.ServerJoin = d.serverJoin(blk.Body, "server.server_join.", true)
+	}
+	legacy := &ServerJoin{}
+	b.joinAttrs(legacy)
+	for _, k := range joinKeys {
+		if a := b.attr(k); a != nil && s.ServerJoin != nil {
+			d.errorf(a.NameRange, "server.%s and server.server_join cannot both be set; move %s into server_join", k, k)
+		}
+	}
+	if s.ServerJoin == nil && !reflect.DeepEqual(legacy, &ServerJoin{}) {
+		s.ServerJoin = legacy
+	}
 	return s
 }
 
-func (d *configDecoder) client(body hcl.Body) *ClientConfig {
-	c := &ClientConfig{}
-	content := d.content(body, []string{"enabled", "servers", "node_class", "node_pool"},
-		hcl.BlockHeaderSchema{Type: "meta"})
-	if content == nil {
-		return c
+// serverJoin decodes a server_join block. Upstream clients have no
+// start_join (they reach servers over RPC, not gossip).
+func (d *configDecoder) serverJoin(body hcl.Body, path string, server bool) *ServerJoin {
+	b := d.open(body, path, bodySpec{attrs: joinKeys})
+	if a := b.attr("start_join"); a != nil && !server {
+		d.errorf(a.NameRange, "%sstart_join is not supported for clients, as upstream; use retry_join", path)
 	}
-	a := content.Attributes
-	d.boolean(a["enabled"], &c.Enabled)
-	d.stringList(a["servers"], &c.Servers)
-	d.str(a["node_class"], &c.NodeClass)
-	d.str(a["node_pool"], &c.NodePool)
-	if b := d.single(content, "meta"); b != nil {
-		c.Meta = map[string]string{}
-		for k, v := range d.freeform(b.Body) {
-			c.Meta[k] = fmt.Sprint(v)
+	j := &ServerJoin{}
+	b.joinAttrs(j)
+	return j
+}
+
+// joinAttrs reads the server_join keys of b into j.
+func (b *block) joinAttrs(j *ServerJoin) {
+	b.addrList("retry_join", &j.RetryJoin)
+	b.addrList("start_join", &j.StartJoin)
+	b.duration("retry_interval", &j.RetryInterval)
+	b.integer("retry_max", &j.RetryMax, 0, 1<<31-1)
+}
+
+func (d *configDecoder) client(body hcl.Body) *ClientConfig {
+	b := d.open(body, "client.", bodySpec{
+		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface"},
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
+		maps:        []string{"meta", "options"},
+		unsupported: unsupportedClient,
+	})
+	c := &ClientConfig{}
+	b.boolean("enabled", &c.Enabled)
+	if b.addrList("servers", &c.Servers) {
+		for i, s := range c.Servers {
+			c.Servers[i] = withDefaultPort(s, DefaultClientRPCPort)
 		}
+	}
+	b.str("node_class", &c.NodeClass)
+	b.str("node_pool", &c.NodePool)
+	b.str("network_interface", &c.NetworkInterface)
+	c.Meta = b.mapping("meta")
+	c.Options = b.mapping("options")
+	if blk := b.sub("server_join"); blk != nil {
+		c.ServerJoin = d.serverJoin(blk.Body, "client.server_join.", false)
 	}
 	return c
 }
 
 func (d *configDecoder) plugin(body hcl.Body, name string) *PluginConfig {
 	p := &PluginConfig{Name: name}
-	content := d.content(body, nil, hcl.BlockHeaderSchema{Type: "config"})
-	if content == nil {
-		return p
-	}
-	if b := d.single(content, "config"); b != nil {
-		p.Config = d.freeform(b.Body)
+	b := d.open(body, "plugin."+name+".", bodySpec{blocks: []hcl.BlockHeaderSchema{{Type: "config"}}})
+	if blk := b.sub("config"); blk != nil {
+		p.Config = d.freeform(blk.Body)
 	}
 	return p
 }
@@ -261,143 +430,229 @@ func (d *configDecoder) freeform(body hcl.Body) map[string]any {
 	d.diags = append(d.diags, diags...)
 	out := make(map[string]any, len(attrs))
 	for name, a := range attrs {
-		if v, ok := d.value(a); ok {
+		if v, ok := d.value(a, name); ok {
 			out[name] = ctyToGo(v)
 		}
 	}
 	return out
 }
 
+// mapping decodes a string map written as a block (meta { k = "v" }) or
+// as a map attribute (options = { "driver.allowlist" = "raw_exec" }).
+// Numbers and bools are turned into strings, as upstream's HCL does.
+func (b *block) mapping(name string) map[string]string {
+	var elems map[string]cty.Value
+	var rng hcl.Range
+	if a := b.attr(name); a != nil {
+		v, ok := b.d.value(a, b.key(a))
+		if !ok {
+			return nil
+		}
+		if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+			b.d.typeError(a.Expr.Range(), b.key(a), "a map of strings", v)
+			return nil
+		}
+		elems, rng = v.AsValueMap(), a.Expr.Range()
+	} else if blk := b.sub(name); blk != nil {
+		attrs, diags := blk.Body.JustAttributes()
+		b.d.diags = append(b.d.diags, diags...)
+		elems = map[string]cty.Value{}
+		for k, a := range attrs {
+			if v, ok := b.d.value(a, b.path+name+"."+k); ok {
+				elems[k] = v
+			}
+		}
+		rng = blk.DefRange
+	} else {
+		return nil
+	}
+	out := make(map[string]string, len(elems))
+	for k, v := range elems {
+		s, ok := scalarString(v)
+		if !ok {
+			b.d.errorf(rng, "%s%s.%s must be a string, not %s", b.path, name, k, v.Type().FriendlyName())
+			continue
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// scalarString renders a string, number or bool as a string.
+func scalarString(v cty.Value) (string, bool) {
+	if v.IsNull() {
+		return "", false
+	}
+	switch v.Type() {
+	case cty.String:
+		return v.AsString(), true
+	case cty.Number:
+		return v.AsBigFloat().Text('f', -1), true
+	case cty.Bool:
+		return strconv.FormatBool(v.True()), true
+	}
+	return "", false
+}
+
 // value evaluates an attribute. Config files are static: there are no
 // variables or functions, so any reference is an error at its position.
-func (d *configDecoder) value(a *hcl.Attribute) (cty.Value, bool) {
+func (d *configDecoder) value(a *hcl.Attribute, key string) (cty.Value, bool) {
 	v, diags := a.Expr.Value(nil)
 	d.diags = append(d.diags, diags...)
 	if diags.HasErrors() {
 		return cty.NilVal, false
 	}
 	if v.IsNull() {
-		d.errorf(a.Expr.Range(), "%s must not be null", a.Name)
+		d.errorf(a.Expr.Range(), "%s must not be null", key)
 		return cty.NilVal, false
 	}
 	return v, true
 }
 
-func (d *configDecoder) typeError(a *hcl.Attribute, want string, got cty.Value) {
-	d.errorf(a.Expr.Range(), "%s must be %s, not %s", a.Name, want, got.Type().FriendlyName())
+func (d *configDecoder) typeError(rng hcl.Range, key, want string, got cty.Value) {
+	d.errorf(rng, "%s must be %s, not %s", key, want, got.Type().FriendlyName())
 }
 
-func (d *configDecoder) str(a *hcl.Attribute, dst *string) {
+// get evaluates the attribute name, requiring type want (described as
+// wantText in the error). ok is false when it is unset or wrong.
+func (b *block) get(name string, want cty.Type, wantText string) (cty.Value, *hcl.Attribute, bool) {
+	a := b.attr(name)
 	if a == nil {
-		return
+		return cty.NilVal, nil, false
 	}
-	v, ok := d.value(a)
+	v, ok := b.d.value(a, b.key(a))
 	if !ok {
-		return
+		return cty.NilVal, a, false
 	}
-	if v.Type() != cty.String {
-		d.typeError(a, "a string", v)
-		return
+	if v.Type() != want {
+		b.d.typeError(a.Expr.Range(), b.key(a), wantText, v)
+		return cty.NilVal, a, false
 	}
-	*dst = v.AsString()
+	return v, a, true
 }
 
-func (d *configDecoder) boolean(a *hcl.Attribute, dst *bool) {
-	if a == nil {
-		return
+func (b *block) str(name string, dst *string) bool {
+	v, _, ok := b.get(name, cty.String, "a string")
+	if ok {
+		*dst = v.AsString()
 	}
-	v, ok := d.value(a)
-	if !ok {
-		return
-	}
-	if v.Type() != cty.Bool {
-		d.typeError(a, "true or false", v)
-		return
-	}
-	*dst = v.True()
+	return ok
 }
 
-func (d *configDecoder) integer(a *hcl.Attribute, dst *int, lo, hi int) {
-	if a == nil {
+// dir reads a directory, made absolute against the working directory so
+// that the agent's later chdirs and subprocesses cannot change its meaning.
+func (b *block) dir(name string, dst *string) {
+	var p string
+	if !b.str(name, &p) || p == "" {
 		return
 	}
-	v, ok := d.value(a)
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		b.d.errorf(b.attr(name).Expr.Range(), "%s%s: %v", b.path, name, err)
+		return
+	}
+	*dst = abs
+}
+
+// ip reads an IP address (bind_addr, addresses).
+func (b *block) ip(name string, dst *string) {
+	var v string
+	if !b.str(name, &v) {
+		return
+	}
+	if err := checkIP(b.path+name, v); err != nil {
+		b.d.errorf(b.attr(name).Expr.Range(), "%v", err)
+		return
+	}
+	*dst = v
+}
+
+// advertise reads an advertise address, "host" or "host:port".
+func (b *block) advertise(name string, dst *string) {
+	var v string
+	if !b.str(name, &v) {
+		return
+	}
+	if strings.Contains(v, "{{") {
+		b.d.errorf(b.attr(name).Expr.Range(), "%s%s: go-sockaddr templates (%q) are not supported by this version; give an address", b.path, name, v)
+		return
+	}
+	*dst = v
+}
+
+func (b *block) boolean(name string, dst *bool) {
+	if v, _, ok := b.get(name, cty.Bool, "true or false"); ok {
+		*dst = v.True()
+	}
+}
+
+// integer reads a whole number in [lo, hi]; ok reports success.
+func (b *block) integer(name string, dst *int, lo, hi int) bool {
+	v, a, ok := b.get(name, cty.Number, "a whole number")
 	if !ok {
-		return
-	}
-	if v.Type() != cty.Number {
-		d.typeError(a, "a whole number", v)
-		return
+		return false
 	}
 	bf := v.AsBigFloat()
 	n, acc := bf.Int64()
 	if !bf.IsInt() || acc != big.Exact || n < int64(lo) || n > int64(hi) {
-		d.errorf(a.Expr.Range(), "%s must be a whole number between %d and %d", a.Name, lo, hi)
-		return
+		b.d.errorf(a.Expr.Range(), "%s must be a whole number between %d and %d", b.key(a), lo, hi)
+		return false
 	}
 	*dst = int(n)
+	return true
 }
 
-func (d *configDecoder) port(a *hcl.Attribute, dst *int) { d.integer(a, dst, 0, 65535) }
-
-func (d *configDecoder) float(a *hcl.Attribute, dst *float64) {
-	if a == nil {
-		return
+func (b *block) float(name string, dst *float64) {
+	if v, _, ok := b.get(name, cty.Number, "a number"); ok {
+		*dst, _ = v.AsBigFloat().Float64()
 	}
-	v, ok := d.value(a)
-	if !ok {
-		return
-	}
-	if v.Type() != cty.Number {
-		d.typeError(a, "a number", v)
-		return
-	}
-	f, _ := v.AsBigFloat().Float64()
-	*dst = f
 }
 
-func (d *configDecoder) duration(a *hcl.Attribute, dst *time.Duration) {
-	if a == nil {
-		return
-	}
-	v, ok := d.value(a)
+func (b *block) duration(name string, dst *time.Duration) {
+	v, a, ok := b.get(name, cty.String, `a duration string such as "10s"`)
 	if !ok {
-		return
-	}
-	if v.Type() != cty.String {
-		d.typeError(a, `a duration string such as "10s"`, v)
 		return
 	}
 	dur, err := time.ParseDuration(v.AsString())
 	if err != nil || dur < 0 {
-		d.errorf(a.Expr.Range(), "%s: invalid duration %q; use a form such as \"10s\" or \"1m30s\"", a.Name, v.AsString())
+		b.d.errorf(a.Expr.Range(), "%s: invalid duration %q; use a form such as \"10s\" or \"1m30s\"", b.key(a), v.AsString())
 		return
 	}
 	*dst = dur
 }
 
-func (d *configDecoder) stringList(a *hcl.Attribute, dst *[]string) {
+// addrList reads a list of addresses (servers, retry_join, start_join).
+func (b *block) addrList(name string, dst *[]string) bool {
+	a := b.attr(name)
 	if a == nil {
-		return
+		return false
 	}
-	v, ok := d.value(a)
+	v, ok := b.d.value(a, b.key(a))
 	if !ok {
-		return
+		return false
 	}
-	if !v.Type().IsListType() && !v.Type().IsTupleType() && !v.Type().IsSetType() {
-		d.typeError(a, "a list of strings", v)
-		return
+	t := v.Type()
+	if !t.IsListType() && !t.IsTupleType() && !t.IsSetType() {
+		b.d.typeError(a.Expr.Range(), b.key(a), "a list of strings", v)
+		return false
 	}
 	var out []string
 	for it := v.ElementIterator(); it.Next(); {
 		_, el := it.Element()
 		if el.IsNull() || el.Type() != cty.String {
-			d.errorf(a.Expr.Range(), "%s must be a list of strings", a.Name)
-			return
+			b.d.errorf(a.Expr.Range(), "%s must be a list of strings", b.key(a))
+			return false
 		}
 		out = append(out, el.AsString())
 	}
+	for _, addr := range out {
+		if err := checkJoinAddr(b.key(a), addr); err != nil {
+			b.d.errorf(a.Expr.Range(), "%v", err)
+			return false
+		}
+	}
 	*dst = out
+	return true
 }
 
 // ctyToGo converts a known value to the plain Go types drivers decode:

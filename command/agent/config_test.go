@@ -1,29 +1,41 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
 )
 
-// Every key an operator's upstream agent config may hold (of the ones we
-// implement) must parse into the right field, or their config silently
-// does nothing.
-func TestParseConfig_AllKeys(t *testing.T) {
-	src := `
-name       = "edge-1"
-region     = "eu"
-datacenter = "site-7"
-data_dir   = "/var/lib/nomad"
-bind_addr  = "10.0.0.5"
-log_level  = "WARN"
+// allKeysHCL sets every key the agent implements, so that an operator's
+// upstream config never silently does nothing.
+const allKeysHCL = `
+name                        = "edge-1"
+region                      = "eu"
+datacenter                  = "site-7"
+data_dir                    = "/var/lib/nomad"
+bind_addr                   = "10.0.0.5"
+log_level                   = "WARN"
+disable_update_check        = true
+disable_anonymous_signature = true
+leave_on_interrupt          = true
+leave_on_terminate          = true
+
+addresses {
+  http = "127.0.0.1"
+  rpc  = "10.0.0.6"
+  serf = "10.0.0.7"
+}
 
 advertise {
   http = "192.168.1.5"
   rpc  = "192.168.1.5:4647"
+  serf = "192.168.1.5:5648"
 }
 
 ports {
@@ -35,20 +47,41 @@ ports {
 server {
   enabled                   = true
   bootstrap_expect          = 3
+  data_dir                  = "/srv/nomad-server"
   heartbeat_grace           = "30s"
   min_heartbeat_ttl         = "15s"
   max_heartbeats_per_second = 25.5
   failover_heartbeat_ttl    = "10m"
   num_schedulers            = 4
+  raft_protocol             = 3
+  raft_multiplier           = 5
+  node_gc_threshold         = "48h"
+  eval_gc_threshold         = "2h"
+  job_gc_threshold          = "8h"
+  server_join {
+    retry_join     = ["10.0.0.1", "10.0.0.2:4648"]
+    retry_interval = "15s"
+    retry_max      = 3
+    start_join     = ["10.0.0.3"]
+  }
 }
 
 client {
-  enabled    = true
-  servers    = ["10.0.0.1:4647", "10.0.0.2:4647"]
-  node_class = "lte"
-  node_pool  = "edge"
+  enabled           = true
+  servers           = ["10.0.0.1:4647", "10.0.0.2"]
+  node_class        = "lte"
+  node_pool         = "edge"
+  network_interface = "wwan0"
   meta {
     rack = "r1"
+  }
+  options = {
+    "driver.allowlist" = "raw_exec"
+  }
+  server_join {
+    retry_join     = ["10.0.0.1:4647"]
+    retry_interval = "5s"
+    retry_max      = 7
   }
 }
 
@@ -64,77 +97,275 @@ plugin "mock_driver" {
   }
 }
 `
-	c, err := ParseConfig("agent.hcl", []byte(src))
-	must.NoError(t, err)
-	must.Eq(t, "edge-1", c.NodeName)
-	must.Eq(t, "eu", c.Region)
-	must.Eq(t, "site-7", c.Datacenter)
-	must.Eq(t, "/var/lib/nomad", c.DataDir)
-	must.Eq(t, "10.0.0.5", c.BindAddr)
-	must.Eq(t, "WARN", c.LogLevel)
-	must.Eq(t, &AdvertiseAddrs{HTTP: "192.168.1.5", RPC: "192.168.1.5:4647"}, c.AdvertiseAddrs)
-	must.Eq(t, &Ports{HTTP: 5646, RPC: 5647, Serf: 5648}, c.Ports)
-	must.Eq(t, &ServerConfig{
-		Enabled:                true,
-		BootstrapExpect:        3,
-		HeartbeatGrace:         30 * time.Second,
-		MinHeartbeatTTL:        15 * time.Second,
-		MaxHeartbeatsPerSecond: 25.5,
-		FailoverHeartbeatTTL:   10 * time.Minute,
-		NumSchedulers:          4,
-	}, c.Server)
-	must.Eq(t, &ClientConfig{
-		Enabled:   true,
-		Servers:   []string{"10.0.0.1:4647", "10.0.0.2:4647"},
-		NodeClass: "lte",
-		NodePool:  "edge",
-		Meta:      map[string]string{"rack": "r1"},
-	}, c.Client)
-	must.Eq(t, map[string]map[string]any{
-		"raw_exec":    {"enabled": true},
-		"mock_driver": {"shutdown_periodic_after": int64(3)},
-	}, c.PluginConfigs())
+
+// allKeysJSON is allKeysHCL in HCL's JSON form, which upstream accepts too.
+const allKeysJSON = `{
+  "name": "edge-1", "region": "eu", "datacenter": "site-7",
+  "data_dir": "/var/lib/nomad", "bind_addr": "10.0.0.5", "log_level": "WARN",
+  "disable_update_check": true, "disable_anonymous_signature": true,
+  "leave_on_interrupt": true, "leave_on_terminate": true,
+  "addresses": {"http": "127.0.0.1", "rpc": "10.0.0.6", "serf": "10.0.0.7"},
+  "advertise": {"http": "192.168.1.5", "rpc": "192.168.1.5:4647", "serf": "192.168.1.5:5648"},
+  "ports": {"http": 5646, "rpc": 5647, "serf": 5648},
+  "server": {
+    "enabled": true, "bootstrap_expect": 3, "data_dir": "/srv/nomad-server",
+    "heartbeat_grace": "30s", "min_heartbeat_ttl": "15s",
+    "max_heartbeats_per_second": 25.5, "failover_heartbeat_ttl": "10m",
+    "num_schedulers": 4, "raft_protocol": 3, "raft_multiplier": 5,
+    "node_gc_threshold": "48h", "eval_gc_threshold": "2h", "job_gc_threshold": "8h",
+    "server_join": {
+      "retry_join": ["10.0.0.1", "10.0.0.2:4648"], "retry_interval": "15s",
+      "retry_max": 3, "start_join": ["10.0.0.3"]
+    }
+  },
+  "client": {
+    "enabled": true, "servers": ["10.0.0.1:4647", "10.0.0.2"],
+    "node_class": "lte", "node_pool": "edge", "network_interface": "wwan0",
+    "meta": {"rack": "r1"},
+    "options": {"driver.allowlist": "raw_exec"},
+    "server_join": {"retry_join": ["10.0.0.1:4647"], "retry_interval": "5s", "retry_max": 7}
+  },
+  "plugin": {
+    "raw_exec": {"config": {"enabled": true}},
+    "mock_driver": {"config": {"shutdown_periodic_after": 3}}
+  }
+}`
+
+func wantAllKeys() *Config {
+	return &Config{
+		NodeName:                  "edge-1",
+		Region:                    "eu",
+		Datacenter:                "site-7",
+		DataDir:                   "/var/lib/nomad",
+		BindAddr:                  "10.0.0.5",
+		LogLevel:                  "WARN",
+		DisableUpdateCheck:        true,
+		DisableAnonymousSignature: true,
+		LeaveOnInterrupt:          true,
+		LeaveOnTerminate:          true,
+		Addresses:                 &Addresses{HTTP: "127.0.0.1", RPC: "10.0.0.6", Serf: "10.0.0.7"},
+		AdvertiseAddrs:            &AdvertiseAddrs{HTTP: "192.168.1.5", RPC: "192.168.1.5:4647", Serf: "192.168.1.5:5648"},
+		Ports:                     &Ports{HTTP: 5646, RPC: 5647, Serf: 5648},
+		Server: &ServerConfig{
+			Enabled:         true,
+			BootstrapExpect: 3,
+			DataDir:         "/srv/nomad-server",
+			ServerJoin: &ServerJoin{
+				RetryJoin:     []string{"10.0.0.1", "10.0.0.2:4648"},
+				RetryInterval: 15 * time.Second,
+				RetryMax:      3,
+				StartJoin:     []string{"10.0.0.3"},
+			},
+			HeartbeatGrace:         30 * time.Second,
+			MinHeartbeatTTL:        15 * time.Second,
+			MaxHeartbeatsPerSecond: 25.5,
+			FailoverHeartbeatTTL:   10 * time.Minute,
+			NumSchedulers:          4,
+			RaftProtocol:           3,
+			RaftMultiplier:         5,
+			NodeGCThreshold:        48 * time.Hour,
+			EvalGCThreshold:        2 * time.Hour,
+			JobGCThreshold:         8 * time.Hour,
+		},
+		Client: &ClientConfig{
+			Enabled: true,
+			// A server without a port gets the RPC port, as upstream.
+			Servers:          []string{"10.0.0.1:4647", "10.0.0.2:4647"},
+			ServerJoin:       &ServerJoin{RetryJoin: []string{"10.0.0.1:4647"}, RetryInterval: 5 * time.Second, RetryMax: 7},
+			NodeClass:        "lte",
+			NodePool:         "edge",
+			Meta:             map[string]string{"rack": "r1"},
+			Options:          map[string]string{"driver.allowlist": "raw_exec"},
+			NetworkInterface: "wwan0",
+		},
+		Plugins: []*PluginConfig{
+			{Name: "raw_exec", Config: map[string]any{"enabled": true}},
+			{Name: "mock_driver", Config: map[string]any{"shutdown_periodic_after": int64(3)}},
+		},
+	}
 }
 
-// A typo or an unimplemented key must be an error pointing at it, not a
-// setting silently left at its default.
+// Every implemented key parses into its field, in HCL and in JSON alike.
+func TestParseConfig_AllKeys(t *testing.T) {
+	for name, src := range map[string]string{"agent.hcl": allKeysHCL, "agent.json": allKeysJSON} {
+		t.Run(name, func(t *testing.T) {
+			c, err := ParseConfig(name, []byte(src))
+			must.NoError(t, err)
+			want := wantAllKeys()
+			must.Eq(t, want.PluginConfigs(), c.PluginConfigs())
+			c.Plugins, want.Plugins = nil, nil // JSON objects have no order
+			must.Eq(t, want, c)
+		})
+	}
+}
+
+// meta and options take both of upstream's forms; only the map attribute
+// can hold dotted keys in HCL2. Numbers and bools become strings.
+func TestParseConfig_MapForms(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte(`
+client {
+  meta = { rack = "r1", floor = 3 }
+  options {
+    fingerprint_off = true
+  }
+}
+`))
+	must.NoError(t, err)
+	must.Eq(t, map[string]string{"rack": "r1", "floor": "3"}, c.Client.Meta)
+	must.Eq(t, map[string]string{"fingerprint_off": "true"}, c.Client.Options)
+
+	_, err = ParseConfig("agent.hcl", []byte("client {\n  meta = { rack = [\"a\"] }\n}\n"))
+	must.ErrorContains(t, err, "agent.hcl:2:10: client.meta.rack must be a string, not tuple")
+}
+
+// Upstream's deprecated server-level join keys still work, and land in
+// server_join; mixing both forms is ambiguous and refused.
+func TestParseConfig_DeprecatedServerJoinKeys(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte(`
+server {
+  retry_join     = ["10.0.0.1"]
+  retry_interval = "5s"
+  retry_max      = 2
+}
+`))
+	must.NoError(t, err)
+	must.Eq(t, &ServerJoin{RetryJoin: []string{"10.0.0.1"}, RetryInterval: 5 * time.Second, RetryMax: 2}, c.Server.ServerJoin)
+
+	_, err = ParseConfig("agent.hcl", []byte(`
+server {
+  retry_join = ["10.0.0.1"]
+  server_join {
+    retry_join = ["10.0.0.2"]
+  }
+}
+`))
+	must.ErrorContains(t, err, "agent.hcl:3:3: server.retry_join and server.server_join cannot both be set")
+}
+
+// A relative data_dir is made absolute when loaded, so later chdirs and
+// subprocesses cannot change which directory it names.
+func TestParseConfig_RelativeDataDir(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte("data_dir = \"state\"\nserver {\n  data_dir = \"./srv\"\n}\n"))
+	must.NoError(t, err)
+	wd, err := os.Getwd()
+	must.NoError(t, err)
+	must.Eq(t, filepath.Join(wd, "state"), c.DataDir)
+	must.Eq(t, filepath.Join(wd, "srv"), c.Server.DataDir)
+}
+
+// A typo is an error pointing at it, with HCL's suggestion, not a setting
+// silently left at its default.
 func TestParseConfig_UnknownKeysAreErrors(t *testing.T) {
 	src := `
 server {
   enabled = true
   heartbeet_grace = "10s"
 }
-telemetry {
-  foo = 1
+clinet {
 }
 `
 	_, err := ParseConfig("agent.hcl", []byte(src))
 	must.Error(t, err)
-	must.StrContains(t, err.Error(), `agent.hcl:4:3: Unsupported argument`)
-	must.StrContains(t, err.Error(), `heartbeet_grace`)
-	must.StrContains(t, err.Error(), `agent.hcl:6:1: Unsupported block type`)
+	must.StrContains(t, err.Error(), `agent.hcl:4:3: Unsupported argument; An argument named "heartbeet_grace" is not expected here. Did you mean "heartbeat_grace"?`)
+	must.StrContains(t, err.Error(), `agent.hcl:6:1: Unsupported block type; Blocks of type "clinet" are not expected here. Did you mean "client"?`)
 }
 
-// Values of the wrong type are reported at the value, with the key named.
+// Upstream keys this version cannot honour are refused by name, at their
+// position, so the operator can tell them from a typo; they are never
+// silently accepted.
+func TestParseConfig_UnsupportedRefusedByName(t *testing.T) {
+	hclSrc := `
+log_json = true
+tls {
+  http = true
+}
+server {
+  enabled = true
+  encrypt = "k3y"
+}
+client {
+  state_dir = "/tmp/x"
+  host_volume "certs" {
+    path = "/etc/ssl"
+  }
+  server_join {
+    start_join = ["10.0.0.1"]
+  }
+}
+`
+	_, err := ParseConfig("agent.hcl", []byte(hclSrc))
+	must.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{
+		"agent.hcl:2:1: log_json is not supported by this version",
+		"agent.hcl:3:1: tls is not supported by this version; traffic between agents is not encrypted",
+		"agent.hcl:8:3: server.encrypt is not supported by this version; gossip is not encrypted",
+		"agent.hcl:11:3: client.state_dir is not supported by this version",
+		"agent.hcl:12:3: client.host_volume is not supported by this version",
+		"agent.hcl:16:5: client.server_join.start_join is not supported for clients, as upstream; use retry_join",
+	} {
+		must.StrContains(t, msg, want)
+	}
+	must.StrNotContains(t, msg, "Unsupported argument")
+	must.StrNotContains(t, msg, "Unsupported block type")
+	// In file order, whatever order the keys were checked in.
+	must.Less(t, strings.Index(msg, "client.state_dir"), strings.Index(msg, "log_json"))
+
+	_, err = ParseConfig("agent.json", []byte(`{"vault": {"enabled": true}, "server": {"raft_boltdb": {"no_freelist_sync": true}}}`))
+	must.Error(t, err)
+	must.StrContains(t, err.Error(), "agent.json:1:2: vault is not supported by this version")
+	must.StrContains(t, err.Error(), "agent.json:1:41: server.raft_boltdb is not supported by this version")
+	must.StrNotContains(t, err.Error(), "Unsupported argument")
+}
+
+// Values of the wrong type or out of range are reported at the value, with
+// the key named in full.
 func TestParseConfig_BadValues(t *testing.T) {
 	src := `
 ports {
   http = "4646"
 }
+bind_addr = "{{ GetPrivateIP }}"
+addresses {
+  http = "localhost"
+}
 server {
-  heartbeat_grace = "ten seconds"
+  heartbeat_grace  = "ten seconds"
   bootstrap_expect = 1.5
+  raft_protocol    = 2
+  raft_multiplier  = 11
+  server_join {
+    retry_join = ["provider=aws tag_key=nomad"]
+    retry_max  = -1
+  }
+}
+client {
+  servers = "10.0.0.1"
+  enabled = "yes"
 }
 `
 	_, err := ParseConfig("agent.hcl", []byte(src))
 	must.Error(t, err)
 	msg := err.Error()
-	must.StrContains(t, msg, `agent.hcl:3:10: http must be a whole number`)
-	must.StrContains(t, msg, `agent.hcl:6:21: heartbeat_grace: invalid duration "ten seconds"`)
-	must.StrContains(t, msg, `agent.hcl:7:22: bootstrap_expect must be a whole number between 0 and 100`)
+	for _, want := range []string{
+		`agent.hcl:3:10: ports.http must be a whole number, not string`,
+		`agent.hcl:5:13: bind_addr: go-sockaddr templates ("{{ GetPrivateIP }}") are not supported by this version; give an IP address`,
+		`agent.hcl:7:10: addresses.http must be an IP address, not "localhost"`,
+		`agent.hcl:10:22: server.heartbeat_grace: invalid duration "ten seconds"`,
+		`agent.hcl:11:22: server.bootstrap_expect must be a whole number between 0 and 100`,
+		`agent.hcl:12:22: server.raft_protocol 2 is not supported by this version: only raft protocol 3 is`,
+		`agent.hcl:13:22: server.raft_multiplier must be between 1 and 10, not 11`,
+		`agent.hcl:15:18: server.server_join.retry_join: cloud auto-join ("provider=aws tag_key=nomad") is not supported by this version`,
+		`agent.hcl:16:18: server.server_join.retry_max must be a whole number between 0 and`,
+		`agent.hcl:20:13: client.servers must be a list of strings, not string`,
+		`agent.hcl:21:13: client.enabled must be true or false, not string`,
+	} {
+		must.StrContains(t, msg, want)
+	}
 }
 
-// Several -config files merge in order: later scalars win, maps and
+// Several -config files merge in order, as upstream: later scalars win,
+// client servers accumulate, server_join lists are replaced, maps and
 // plugin blocks merge, and a role once enabled stays enabled.
 func TestConfig_MergeOrder(t *testing.T) {
 	dir := t.TempDir()
@@ -145,16 +376,27 @@ func TestConfig_MergeOrder(t *testing.T) {
 	}
 	write("a.hcl", `
 region = "one"
-server { enabled = true }
+server {
+  enabled = true
+  server_join {
+    retry_join = ["10.0.0.1", "10.0.0.2"]
+    retry_max  = 5
+  }
+}
 client {
+  servers = ["10.0.0.1:4647"]
   meta { a = "1" }
+  options = { "x.y" = "1" }
 }
 plugin "raw_exec" {
   config { enabled = true }
 }
 `)
-	write("b.json", `{"region": "two", "client": {"meta": {"b": "2"}}, "plugin": {"raw_exec": {"config": {"no_cgroups": true}}}}`)
+	write("b.json", `{"region": "two", "server": {"enabled": false, "server_join": {"retry_join": ["10.0.0.9"]}},
+"client": {"servers": ["10.0.0.2", "10.0.0.1:4647"], "meta": {"b": "2"}, "options": {"x.y": "2"}},
+"plugin": {"raw_exec": {"config": {"no_cgroups": true}}}}`)
 	write("ignored.txt", `not = config`)
+	write(".#a.hcl", `not = config`)
 
 	fromDir, err := LoadConfigPath(dir)
 	must.NoError(t, err)
@@ -162,7 +404,12 @@ plugin "raw_exec" {
 	must.Eq(t, "two", c.Region)
 	must.Eq(t, "dc9", c.Datacenter)
 	must.True(t, c.Server.Enabled)
+	must.Eq(t, []string{"10.0.0.9"}, c.Server.ServerJoin.RetryJoin)
+	must.Eq(t, 5, c.Server.ServerJoin.RetryMax)
+	must.Eq(t, DefaultRetryInterval, c.Server.ServerJoin.RetryInterval)
+	must.Eq(t, []string{"10.0.0.1:4647", "10.0.0.2:4647"}, c.Client.Servers)
 	must.Eq(t, map[string]string{"a": "1", "b": "2"}, c.Client.Meta)
+	must.Eq(t, map[string]string{"x.y": "2"}, c.Client.Options)
 	must.Eq(t, map[string]any{"enabled": true, "no_cgroups": true}, c.PluginConfigs()["raw_exec"])
 
 	// Merging never writes through to its inputs.
@@ -170,11 +417,88 @@ plugin "raw_exec" {
 	must.Eq(t, map[string]string{"a": "1"}, mustParse(t, dir, "a.hcl").Client.Meta)
 }
 
+// Merge carries every field: a config with all of them set, layered over
+// the defaults or under an empty config, comes out unchanged, and the
+// result shares no slice or map with its input. A field added to Config
+// but forgotten in Merge or copy fails here.
+func TestConfig_MergeHandlesEveryField(t *testing.T) {
+	full := &Config{}
+	n := 0
+	fillValue(reflect.ValueOf(full).Elem(), &n)
+
+	must.Eq(t, full, DefaultConfig().Merge(full))
+	must.Eq(t, full, (&Config{}).Merge(full))
+	must.Eq(t, full, full.Merge(&Config{}))
+	must.Eq(t, full, full.Merge(nil))
+
+	before := DefaultConfig().Merge(full)
+	got := DefaultConfig().Merge(full)
+	got.Client.Servers[0] = "changed"
+	got.Client.Meta["k1"] = "changed"
+	got.Client.Options["k2"] = "changed"
+	got.Client.ServerJoin.RetryJoin[0] = "changed"
+	got.Server.ServerJoin.StartJoin[0] = "changed"
+	got.Plugins[0].Config["changed"] = true
+	got.Ports.HTTP = 1
+	must.Eq(t, before, full)
+}
+
+// fillValue sets every field reachable from v to a distinct non-zero value.
+func fillValue(v reflect.Value, n *int) {
+	*n++
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillValue(v.Elem(), n)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fillValue(v.Field(i), n)
+		}
+	case reflect.String:
+		v.SetString(fmt.Sprintf("v%d", *n))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(*n))
+	case reflect.Float64:
+		v.SetFloat(float64(*n) + 0.5)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		fillValue(s.Index(0), n)
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		val := reflect.New(v.Type().Elem()).Elem()
+		fillValue(val, n)
+		m.SetMapIndex(reflect.ValueOf(fmt.Sprintf("k%d", *n)), val)
+		v.Set(m)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf(fmt.Sprintf("v%d", *n)))
+	default:
+		panic("fillValue: unhandled kind " + v.Kind().String())
+	}
+}
+
 func mustParse(t *testing.T, dir, name string) *Config {
 	t.Helper()
 	c, err := ParseConfigFile(filepath.Join(dir, name))
 	must.NoError(t, err)
 	return c
+}
+
+// The defaults are upstream's, so /v1/agent/self shows the values in
+// effect and an upstream operator's expectations hold.
+func TestDefaultConfig_UpstreamDefaults(t *testing.T) {
+	c := DefaultConfig()
+	must.Eq(t, &Ports{HTTP: 4646, RPC: 4647, Serf: 4648}, c.Ports)
+	must.Eq(t, 3, c.Server.RaftProtocol)
+	must.Eq(t, 1, c.Server.RaftMultiplier)
+	must.Eq(t, 24*time.Hour, c.Server.NodeGCThreshold)
+	must.Eq(t, time.Hour, c.Server.EvalGCThreshold)
+	must.Eq(t, 4*time.Hour, c.Server.JobGCThreshold)
+	must.Eq(t, &ServerJoin{RetryInterval: 30 * time.Second}, c.Server.ServerJoin)
+	must.Eq(t, &ServerJoin{RetryInterval: 30 * time.Second}, c.Client.ServerJoin)
+	must.Eq(t, &Addresses{}, c.Addresses)
 }
 
 // The dev config is a complete, valid agent: server and client on
@@ -189,13 +513,45 @@ func TestDevConfig(t *testing.T) {
 	must.Eq(t, map[string]any{"enabled": true}, c.PluginConfigs()["raw_exec"])
 }
 
-// Validation reports every problem of a merged config at once.
+// Validation reports every problem of a merged config at once, naming the
+// key (and the flag) to fix.
 func TestConfig_Validate(t *testing.T) {
 	c := DefaultConfig()
 	c.LogLevel = "LOUD"
+	c.Server.BootstrapExpect = 3
+	c.Server.RaftProtocol = 2
+	c.Server.RaftMultiplier = 11
+	c.Server.ServerJoin.RetryJoin = []string{"provider=gce tag_value=x"}
+	c.Client.ServerJoin.StartJoin = []string{"10.0.0.1"}
+	c.Addresses.RPC = "nomad.local"
 	err := c.Validate()
 	must.Error(t, err)
-	must.StrContains(t, err.Error(), "must enable the server or the client")
-	must.StrContains(t, err.Error(), `invalid log level "LOUD"`)
-	must.StrContains(t, err.Error(), "must specify a data directory")
+	for _, want := range []string{
+		"must enable the server or the client",
+		`invalid log level "LOUD"`,
+		"must specify a data directory (data_dir or -data-dir) outside of -dev mode",
+		"server.bootstrap_expect (-bootstrap-expect) requires the server to be enabled",
+		"server.raft_protocol 2 is not supported by this version",
+		"server.raft_multiplier must be between 1 and 10, not 11",
+		`server.server_join.retry_join: cloud auto-join ("provider=gce tag_value=x") is not supported`,
+		"client.server_join.start_join is not supported for clients",
+		`addresses.rpc must be an IP address, not "nomad.local"`,
+	} {
+		must.StrContains(t, err.Error(), want)
+	}
+}
+
+// Every HCL example in the agent configuration docs parses, so the docs
+// never show operators a config this version refuses.
+func TestDocsExamplesParse(t *testing.T) {
+	src, err := os.ReadFile("../../website/content/docs/agent-configuration.md")
+	must.NoError(t, err)
+	blocks := strings.Split(string(src), "```hcl\n")[1:]
+	must.Greater(t, 3, len(blocks))
+	for i, b := range blocks {
+		body, _, ok := strings.Cut(b, "```")
+		must.True(t, ok)
+		_, err := ParseConfig(fmt.Sprintf("example-%d.hcl", i+1), []byte(body))
+		must.NoError(t, err, must.Sprint(body))
+	}
 }
