@@ -120,7 +120,8 @@ func TestEvaluatePlan_StopsOnMissingNode(t *testing.T) {
 	must.Len(t, 1, result.NodeUpdate[gone.ID])
 }
 
-// Spec §6: a disconnected node accepts only the unknown marking; a down
+// "Plan applier" (docs/concepts/disconnected-clients.md): a disconnected node
+// accepts only the unknown marking; a down
 // node only lost writes; an initializing node no placements at all.
 func TestEvaluatePlan_NonReadyNodes(t *testing.T) {
 	cases := []struct {
