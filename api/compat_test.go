@@ -220,7 +220,9 @@ func TestWire_JobThroughOfficialClient(t *testing.T) {
 	must.Eq(t, 90*time.Second, *tg.Disconnect.StopOnClientAfter)
 	must.False(t, *tg.Disconnect.Replace)
 	must.Eq(t, nomadapi.ReconcileOptionLongestRunning, *tg.Disconnect.Reconcile)
-	// The legacy fields are first-class here (spec §2), deprecated upstream.
+	// The legacy fields are first-class here (see
+	// docs/concepts/disconnected-clients.md, "Configuration and validation"),
+	// deprecated upstream.
 	//lint:ignore SA1019 legacy field kept on purpose
 	must.Eq(t, 2*time.Hour, *tg.MaxClientDisconnect)
 	//lint:ignore SA1019 legacy field kept on purpose

@@ -132,7 +132,8 @@ func TestClient_BatchCompletes(t *testing.T) {
 	})
 }
 
-// TestClient_UpdatesSurviveRPCFailures checks spec §7: while the servers
+// TestClient_UpdatesSurviveRPCFailures checks "Client while disconnected"
+// (docs/concepts/disconnected-clients.md): while the servers
 // cannot be reached, status updates are queued and retried, never dropped;
 // when the link is back every allocation's newest state arrives, including
 // those that finished during the outage.
@@ -174,7 +175,8 @@ func TestClient_UpdatesSurviveRPCFailures(t *testing.T) {
 
 // TestClient_UpdatesRefusedWhileDisconnected checks that updates the
 // servers refuse because the node is marked disconnected stay queued and
-// land once the node is back, as spec §5 step 2 needs.
+// land once the node is back, as step 2 of "Reconnect"
+// (docs/concepts/disconnected-clients.md) needs.
 func TestClient_UpdatesRefusedWhileDisconnected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := clienttest.NewFakeServer()
@@ -196,7 +198,8 @@ func TestClient_UpdatesRefusedWhileDisconnected(t *testing.T) {
 	})
 }
 
-// TestClient_Reconnect checks spec §5 step 2: allocations the servers marked
+// TestClient_Reconnect checks step 2 of "Reconnect"
+// (docs/concepts/disconnected-clients.md): allocations the servers marked
 // unknown while the node was away get a Reconnected event and their true
 // status pushed, and nothing is restarted.
 func TestClient_Reconnect(t *testing.T) {

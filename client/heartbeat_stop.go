@@ -8,13 +8,14 @@ import (
 )
 
 // stopCheckInterval is the longest the client goes without checking
-// whether a group's stop_on_client_after has passed (spec §7: "at least
-// every second or so").
+// whether a group's stop_on_client_after has passed (about once a second, as
+// docs/concepts/disconnected-clients.md, "stop_on_client_after", asks).
 const stopCheckInterval = time.Second
 
 // stopWhenCutOff stops, on the client's own authority, the allocations of
 // groups with stop_on_client_after once the servers have not acknowledged
-// the node for that long (spec §7). The servers delay the replacement until
+// the node for that long (see docs/concepts/disconnected-clients.md,
+// "stop_on_client_after"). The servers delay the replacement until
 // the allocation was lost + stop_on_client_after + the group's largest
 // kill_timeout, so the two copies never run together.
 //

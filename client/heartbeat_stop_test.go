@@ -52,7 +52,8 @@ func localAlloc(t *testing.T, c *Client, id string) *structs.Allocation {
 	return nil
 }
 
-// TestClient_StopOnClientAfter checks spec §7: a client cut off from the
+// TestClient_StopOnClientAfter checks "stop_on_client_after"
+// (docs/concepts/disconnected-clients.md): a client cut off from the
 // servers stops the allocations of a group with stop_on_client_after once
 // that long has passed since its last successful heartbeat, not a moment
 // before, killing them as a server stop would and saying why on each task;

@@ -27,7 +27,8 @@ func countEvents(ts *structs.TaskState, typ string) int {
 	return n
 }
 
-// TestClient_RestoreWithoutServers checks spec §7: a restarted client
+// TestClient_RestoreWithoutServers checks "Client restart"
+// (docs/concepts/disconnected-clients.md): a restarted client
 // re-attaches to its running tasks from the state database before (and
 // without) reaching any server, and a task that finished while it was away
 // is handled by its restart policy rather than forgotten.

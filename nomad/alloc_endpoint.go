@@ -83,7 +83,8 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 
 // Stop marks an allocation for migration and creates the evaluation that
 // stops and replaces it. An unknown allocation (its node disconnected) is
-// stopped on the server now and by its client when it comes back (spec §8).
+// stopped on the server now and by its client when it comes back
+// (see docs/concepts/disconnected-clients.md, "Operator actions").
 func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopResponse) error {
 	if done, err := a.srv.forward("Alloc.Stop", args, reply); done {
 		return err

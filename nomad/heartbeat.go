@@ -126,7 +126,8 @@ func (h *heartbeater) expired(nodeID string) {
 	h.mu.Unlock()
 }
 
-// missedHeartbeatStatus applies the rule of spec §3: a node that missed its
+// missedHeartbeatStatus applies the rule of "Heartbeats and node status"
+// (docs/concepts/disconnected-clients.md): a node that missed its
 // heartbeat becomes disconnected iff it hosts an allocation that is desired
 // run, running or unknown, whose group has a lost window not yet expired;
 // otherwise down.

@@ -156,7 +156,8 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 
 // heartbeatStatus decides the status a node gets when its client asks for
 // requested. A client coming back from disconnected does not go straight
-// to ready (spec §5): it is initializing until it has pushed the true state
+// to ready (see docs/concepts/disconnected-clients.md, "Reconnect"): it is
+// initializing until it has pushed the true state
 // of every allocation the servers hold as unknown, so that nothing is
 // decided on half the facts; the heartbeat after that push makes it ready.
 func (s *Server) heartbeatStatus(node *structs.Node, requested string) (string, error) {
@@ -402,7 +403,8 @@ func (s *Server) reconnectEval(alloc *structs.Allocation, now time.Time) (*struc
 
 // cancelableTimeoutEvals returns the max-disconnect-timeout evaluations
 // that nothing waits for any more: every allocation sharing one has now
-// reported (spec §5 step 3). They are written canceled with the update.
+// reported (see docs/concepts/disconnected-clients.md, "Reconnect"), step 3.
+// They are written canceled with the update.
 func (s *Server) cancelableTimeoutEvals(updates []*structs.Allocation, evalIDs map[string]bool, now time.Time) ([]*structs.Evaluation, error) {
 	if len(evalIDs) == 0 {
 		return nil, nil

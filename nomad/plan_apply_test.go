@@ -120,11 +120,12 @@ func TestEvaluatePlan_StopsOnMissingNode(t *testing.T) {
 	must.Len(t, 1, result.NodeUpdate[gone.ID])
 }
 
-// Spec §6: a disconnected node accepts only the unknown marking of its own
-// allocations; a down node only lost writes to its own; an initializing
-// node no placements at all. A new allocation is refused on any non-ready
-// node whatever client status it carries: written as unknown to a
-// disconnected node it would count as a live copy that nothing runs.
+// "Plan applier" (docs/concepts/disconnected-clients.md): a disconnected node
+// accepts only the unknown marking of its own allocations; a down node only
+// lost writes to its own; an initializing node no placements at all. A new
+// allocation is refused on any non-ready node whatever client status it
+// carries: written as unknown to a disconnected node it would count as a
+// live copy that nothing runs.
 func TestEvaluatePlan_NonReadyNodes(t *testing.T) {
 	const (
 		newAlloc  = "new"       // not yet in the state store

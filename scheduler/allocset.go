@@ -97,7 +97,8 @@ func (s allocSet) filterByTerminal() allocSet {
 }
 
 // taintedSets is the classification of a group's allocations by the state
-// of their node and their own disconnect history (spec §4). Every
+// of their node and their own disconnect history (see
+// docs/concepts/disconnected-clients.md, "Disconnecting allocations"). Every
 // allocation lands in exactly one set; the first matching rule wins.
 type taintedSets struct {
 	// untainted allocations count toward the group and are subject to the
@@ -114,10 +115,12 @@ type taintedSets struct {
 	// already replaced (a reconnect not yet resolved) do not count.
 	disconnecting allocSet
 	// reconnecting allocations were unknown and their client has reported
-	// again: they are resolved against their replacements (§5).
+	// again: they are resolved against their replacements (see
+	// docs/concepts/disconnected-clients.md, "Reconnect").
 	reconnecting allocSet
 	// expiring allocations are unknown past their lost window: stopped as
-	// lost and replaced (§4).
+	// lost and replaced (see docs/concepts/disconnected-clients.md,
+	// "Disconnecting allocations").
 	expiring allocSet
 	// standby allocations are unknown and replaced: a live successor
 	// stands for their instance until they reconnect or expire.

@@ -33,7 +33,9 @@ func TestAllocSet_Algebra(t *testing.T) {
 	must.MapLen(t, 1, y.filterByTerminal(), must.Sprint("unknown is not terminal"))
 }
 
-// Each classification rule of §4, one allocation each.
+// Each classification rule of "Disconnecting allocations" (see
+// docs/concepts/disconnected-clients.md), one
+// allocation each.
 func TestAllocSet_FilterByTainted(t *testing.T) {
 	job := withWindow(mock.Job(), time.Hour)
 	noWindow := mock.Job()
@@ -130,7 +132,8 @@ func TestRescheduleDelay(t *testing.T) {
 	must.Eq(t, 7*time.Second, rescheduleDelay(cst, events(time.Hour)))
 }
 
-// attempts = 0 means never (spec §4), and attempts count within the
+// attempts = 0 means never (see docs/concepts/disconnected-clients.md,
+// "Replacement while unknown"), and attempts count within the
 // interval only.
 func TestNextRescheduleTime_Attempts(t *testing.T) {
 	job := mock.Job()

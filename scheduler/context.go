@@ -136,7 +136,9 @@ func (c *EvalContext) normScoreNode(node *structs.Node, score float64) {
 const normScorer = "normalized-score"
 
 // finishScores keeps the best scored nodes in the metrics. The reconnect
-// logic (§5 best_score) later compares these recorded scores.
+// logic ("Resolution strategies", best_score, in
+// docs/concepts/disconnected-clients.md) later compares these recorded
+// scores.
 func (c *EvalContext) finishScores() {
 	metas := make([]*structs.NodeScoreMeta, 0, len(c.scores))
 	for _, m := range c.scores {

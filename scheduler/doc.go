@@ -32,10 +32,13 @@
 // unknown original. So after an evaluation exactly Count instances stand,
 // or more only when more than Count of them are unknown. The exception: a
 // lost allocation of a group with stop_on_client_after holds its instance,
-// unreplaced, until its client has surely stopped it (§7), so for that
+// unreplaced, until its client has surely stopped it (see
+// docs/concepts/disconnected-clients.md, "stop_on_client_after"), so for that
 // while fewer than Count stand: the alternative is two copies at once.
 //
 // The treatment of disconnected clients follows
-// shared/spec/disconnected-clients.md §4, §5 and §7; what is not done yet is
+// docs/concepts/disconnected-clients.md, sections
+// "Disconnecting allocations", "Replacement while unknown", "Reconnect",
+// "Resolution strategies" and "stop_on_client_after"; what is not done yet is
 // marked TODO with the section it belongs to.
 package scheduler

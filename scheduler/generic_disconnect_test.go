@@ -71,7 +71,9 @@ func disconnectFixture(t *testing.T, strategy string) (*schedtest.Harness, []*st
 	return h, nodes, job, orig
 }
 
-// The disconnect lifecycle of spec §4: marked unknown with its follow-ups,
+// The disconnect lifecycle of "Disconnecting allocations"
+// (docs/concepts/disconnected-clients.md): marked unknown with its
+// follow-ups,
 // replaced after the reschedule delay without being stopped, stopped as
 // lost when its window expires, and the group never exceeds its count of
 // standing allocations.
@@ -132,7 +134,8 @@ func TestServiceSched_DisconnectLifecycle(t *testing.T) {
 	must.Eq(t, 3, counted(h.JobAllocs(job)))
 }
 
-// Reconnect with keep_original (§5): the original is kept with a new
+// Reconnect with keep_original (see docs/concepts/disconnected-clients.md,
+// "Resolution strategies"): the original is kept with a new
 // AllocState and its replacement is stopped as not needed.
 func TestServiceSched_ReconnectKeepOriginal(t *testing.T) {
 	h, _, job, orig := disconnectFixture(t, structs.ReconcileOptionKeepOriginal)

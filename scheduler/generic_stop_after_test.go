@@ -48,7 +48,8 @@ func stopAfterFixture(t *testing.T) (*schedtest.Harness, *structs.Job, *structs.
 	return h, job, got, followup
 }
 
-// Spec §7 through the scheduler and a real state store: an allocation of a
+// "stop_on_client_after" (docs/concepts/disconnected-clients.md) through the
+// scheduler and a real state store: an allocation of a
 // group with stop_after_client_disconnect is lost when its node goes down,
 // and its replacement is placed only at lost + stop + kill_timeout, by the
 // follow-up evaluation, as the original's successor under its name. The

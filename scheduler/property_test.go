@@ -30,7 +30,8 @@ func applyNodeState(n *structs.Node, state string) {
 
 // counted is the number of a group's allocations standing for an
 // instance: desired run, not finished, and not an unknown original whose
-// replacement already stands in for it (§4).
+// replacement already stands in for it (see
+// docs/concepts/disconnected-clients.md, "Disconnecting allocations").
 func counted(allocs []*structs.Allocation) int {
 	n, _ := standing(allocs)
 	return n
@@ -38,7 +39,8 @@ func counted(allocs []*structs.Allocation) int {
 
 // standing returns counted, and how many instances have an unknown member
 // (an unknown allocation, or the replacement standing in for one): those
-// are never stopped as excess (§4), so they set a floor under a scale-down.
+// are never stopped as excess (see docs/concepts/disconnected-clients.md,
+// "Disconnecting allocations"), so they set a floor under a scale-down.
 func standing(allocs []*structs.Allocation) (n, unknownInstances int) {
 	byID := map[string]*structs.Allocation{}
 	for _, a := range allocs {
@@ -131,7 +133,9 @@ func TestProperty_ReadyNodesAndExactCount(t *testing.T) {
 					must.True(rt, node.Ready(), must.Sprintf("placed on %s node", node.Status))
 				}
 			}
-			// Unknown instances are never stopped as excess (§4): a group
+			// Unknown instances are never stopped as excess (see
+			// docs/concepts/disconnected-clients.md,
+			// "Disconnecting allocations"): a group
 			// scaled below them keeps them until they reconnect.
 			allocs := h.JobAllocs(job)
 			n, unknown := standing(allocs)

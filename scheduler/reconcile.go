@@ -39,9 +39,12 @@ type ReconcileResults struct {
 	// AttributeUpdates change only bookkeeping fields of an allocation
 	// (FollowupEvalID), keyed by allocation ID.
 	AttributeUpdates map[string]*structs.Allocation
-	// DisconnectUpdates mark allocations unknown (spec §4), keyed by ID.
+	// DisconnectUpdates mark allocations unknown (see
+	// docs/concepts/disconnected-clients.md, "Disconnecting allocations"),
+	// keyed by ID.
 	DisconnectUpdates map[string]*structs.Allocation
-	// ReconnectUpdates record that a reconnected original was kept (§5).
+	// ReconnectUpdates record that a reconnected original was kept (see
+	// docs/concepts/disconnected-clients.md, "Reconnect").
 	ReconnectUpdates map[string]*structs.Allocation
 	// Ignore are allocations that need nothing.
 	Ignore []*structs.Allocation
@@ -68,7 +71,8 @@ type placementRequest struct {
 	// replacement that finds no node.
 	stopPrevious bool
 	stopDesc     string
-	// keepPrevious leaves previousAlloc running (an unknown original, §4):
+	// keepPrevious leaves previousAlloc running (an unknown original, see
+	// docs/concepts/disconnected-clients.md, "Replacement while unknown"):
 	// the scheduler only records the replacement as its NextAllocation.
 	keepPrevious bool
 	lost         bool
@@ -146,7 +150,8 @@ type groupState struct {
 	// standIns stand for an unknown original: never stopped as excess.
 	standIns allocSet
 	// waiting are lost allocations that their client may still run until
-	// it stops them itself (stop_on_client_after, §7): they hold their
+	// it stops them itself (see docs/concepts/disconnected-clients.md,
+	// "stop_on_client_after"): they hold their
 	// name and their place in the count until their replacement is due.
 	waiting allocSet
 }
@@ -180,8 +185,11 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 	g := &groupState{tg: tg, du: du, keep: resched.untainted, successors: successors, waiting: allocSet{}}
 
 	// Lost and expired-unknown allocations stop as lost; the count below
-	// replaces them if the group is short (§4), once their client has
-	// stopped them where the group has it do so (§7).
+	// replaces them if the group is short (see
+	// docs/concepts/disconnected-clients.md, "Disconnecting allocations"),
+	// once their client has
+	// stopped them where the group has it do so (see
+	// docs/concepts/disconnected-clients.md, "stop_on_client_after").
 	r.stopLost(g, c.lost.union(c.expiring))
 	r.awaitClientStop(g, c.ignore)
 
@@ -194,7 +202,8 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 	c.standby = c.standby.union(r.markDisconnecting(g, c.disconnecting, replaced))
 
 	// An operator stopped an unknown allocation that already has a live
-	// replacement (spec §8): stop it now; the replacement already stands
+	// replacement (see docs/concepts/disconnected-clients.md,
+	// "Operator actions"): stop it now; the replacement already stands
 	// for its instance, so nothing new is placed for it.
 	for _, a := range c.standby.sorted() {
 		if a.DesiredTransition.ShouldMigrate() {
@@ -237,7 +246,8 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 
 // rescheduleNow replaces a failed or unknown allocation by a reschedule:
 // the failed one is stopped when its replacement is placed; the unknown one
-// keeps running until it reconnects or expires (§4).
+// keeps running until it reconnects or expires (see
+// docs/concepts/disconnected-clients.md, "Replacement while unknown").
 func (r *reconciler) rescheduleNow(g *groupState, a *structs.Allocation) {
 	g.du.RescheduleNow++
 	req := placementRequest{
@@ -460,7 +470,8 @@ func requestsSet(reqs []placementRequest) allocSet {
 }
 
 // stopAll stops every live allocation of a stopped job or removed group.
-// Unknown ones are stopped too: the client stops them when it returns (§8).
+// Unknown ones are stopped too: the client stops them when it returns
+// (see docs/concepts/disconnected-clients.md, "Operator actions").
 func (r *reconciler) stopAll(all allocSet, du *structs.DesiredUpdates) {
 	desc := structs.AllocNotNeeded
 	if r.in.Job.Stopped() {

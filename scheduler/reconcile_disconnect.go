@@ -7,16 +7,23 @@ import (
 )
 
 // This file holds the reconciler's rules for allocations whose node lost
-// contact with the servers: spec §4 (disconnecting, unknown, expiring), §5
-// (reconnecting) and §7 (lost allocations whose client stops them itself,
+// contact with the servers: see docs/concepts/disconnected-clients.md,
+// "Disconnecting allocations" and "Replacement while unknown" (disconnecting,
+// unknown, expiring), "Reconnect" and "Resolution strategies"
+// (reconnecting), and "stop_on_client_after" (lost allocations whose client
+// stops them itself,
 // stop_on_client_after: their replacement waits).
 //
-// TODO(§9): take "disconnect feature enabled" (all servers new enough) as
+// TODO("Mixed versions and upgrades" in
+// docs/concepts/disconnected-clients.md): take "disconnect feature enabled"
+// (all servers new enough) as
 // a ReconcilerInput field; until then a group's window is always honoured.
 
 // markDisconnecting marks running allocations on disconnected nodes
 // unknown, creates their disconnect-timeout follow-ups, and starts their
-// replacement when the group asks for one (§4).
+// replacement when the group asks for one (see
+// docs/concepts/disconnected-clients.md, "Disconnecting allocations",
+// "Replacement while unknown").
 //
 // It returns the marked allocations that are already replaced (they came
 // back and went again before their reconnect was resolved): they wait on
@@ -59,7 +66,8 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet, re
 	}
 
 	// The timeout evaluation is recorded on the allocation so that the
-	// server can cancel it when the whole set reconnects (§5.3).
+	// server can cancel it when the whole set reconnects (see
+	// docs/concepts/disconnected-clients.md, "Reconnect"), step 3.
 	evals, byAlloc := r.batchFollowups(timeouts, structs.EvalTriggerMaxDisconnectTimeout)
 	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
 	for id, evalID := range byAlloc {
@@ -73,7 +81,9 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet, re
 
 // replaceUnknown replaces the counted unknown allocations whose group
 // replaces on disconnect and whose reschedule delay, counted from the
-// moment they became unknown, has passed (§4). With replace = false, or
+// moment they became unknown, has passed (see
+// docs/concepts/disconnected-clients.md, "Replacement while unknown"). With
+// replace = false, or
 // with the attempts used up, they wait for their node or their expiry.
 func (r *reconciler) replaceUnknown(g *groupState) {
 	for _, a := range g.keep.sorted() {
@@ -99,7 +109,8 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 }
 
 // reconcileReconnecting resolves each allocation whose client reported
-// again after it was unknown (§5 step 5). It returns the live allocations
+// again after it was unknown (see docs/concepts/disconnected-clients.md,
+// "Reconnect"), step 5. It returns the live allocations
 // that lost to a kept original, already stopped, for the caller to remove
 // from its other sets.
 func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet) allocSet {
@@ -167,7 +178,8 @@ func (r *reconciler) keepReconnected(g *groupState, o *structs.Allocation) {
 }
 
 // replacementWins reports whether a live replacement beats the
-// reconnected original under the original's group strategy (§5).
+// reconnected original under the original's group strategy (see
+// docs/concepts/disconnected-clients.md, "Resolution strategies").
 func replacementWins(o, rep *structs.Allocation) bool {
 	if rep.Job != nil && o.Job != nil && rep.Job.Version > o.Job.Version {
 		return true
@@ -248,7 +260,9 @@ func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 
 // stopLost stops lost and expired allocations as lost. The count replaces
 // them (placeMissing) at once, except in groups whose client stops the
-// allocations itself after stop_on_client_after (§7): there the original
+// allocations itself after stop_on_client_after (see
+// docs/concepts/disconnected-clients.md, "stop_on_client_after"): there the
+// original
 // may still run on a node that merely lost its link, so the replacement
 // waits, through a follow-up evaluation, until the client has surely
 // stopped it; two copies never run at once.
@@ -325,7 +339,9 @@ func (r *reconciler) awaitClientStop(g *groupState, ignored allocSet) {
 // clientStopsAt returns when the client of an allocation lost at lostAt has
 // surely stopped it: lostAt + stop_on_client_after + the largest
 // kill_timeout of the group's tasks, read from the allocation's own job
-// version (§7). ok is false when the group has no stop_on_client_after, or
+// version (see docs/concepts/disconnected-clients.md,
+// "stop_on_client_after"). ok is false when the group has no
+// stop_on_client_after, or
 // has a lost window, which validation refuses together with it: an
 // allocation that may come back is not stopped by its client.
 func clientStopsAt(a *structs.Allocation, lostAt time.Time) (time.Time, bool) {

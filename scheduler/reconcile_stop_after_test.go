@@ -37,7 +37,8 @@ func lostAt(a *structs.Allocation, node *structs.Node, t time.Time, evalID strin
 	a.ModifyTime = t.UnixNano()
 }
 
-// Spec §7 on the servers' side: the allocations of a group whose client stops
+// "stop_on_client_after" (docs/concepts/disconnected-clients.md) on the
+// servers' side: the allocations of a group whose client stops
 // them after stop_on_client_after are lost like any other when their node
 // goes away, but their replacement waits until the client has surely
 // stopped them (lost + stop_on_client_after + the largest kill_timeout), so

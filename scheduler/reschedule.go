@@ -13,7 +13,8 @@ const (
 	rescheduleWindow = time.Second
 
 	// followupBatchWindow groups allocations whose follow-up times fall
-	// this close together into one evaluation (spec §4: "share one").
+	// this close together into one evaluation (see
+	// docs/concepts/disconnected-clients.md, "Disconnecting allocations").
 	followupBatchWindow = 5 * time.Second
 
 	// maxUnlimitedRescheduleEvents bounds the tracker of a group with
@@ -39,7 +40,8 @@ func lastEventTime(a *structs.Allocation) time.Time {
 // nextRescheduleTime is when the allocation may be replaced, counting its
 // group's delay from since. ok is false when its own job version's policy
 // forbids another attempt (disabled, or attempts used up in the interval;
-// attempts = 0 means never, spec §4).
+// attempts = 0 means never, see docs/concepts/disconnected-clients.md,
+// "Replacement while unknown").
 func nextRescheduleTime(a *structs.Allocation, since time.Time) (time.Time, bool) {
 	policy := a.LookupTaskGroup().ReschedulePolicy
 	if !policy.Enabled() || since.IsZero() {

@@ -131,7 +131,8 @@ func shuffleSeed(evalID string, index uint64) uint64 {
 // tasksUpdated reports whether moving an allocation of group from job a to
 // job b needs new tasks (a destructive update). Count, meta of the job and
 // group, reschedule and restart policies and the disconnect fields are
-// applied in place (spec §2: disconnect changes are in-place updates).
+// applied in place (disconnect changes are in-place updates, see
+// docs/concepts/disconnected-clients.md, "Configuration and validation").
 // TODO(in-place placement): a change of datacenters, node pool or
 // constraints is destructive for now; upstream re-checks the allocation's
 // own node instead and updates in place when it still fits.

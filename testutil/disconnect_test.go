@@ -290,7 +290,8 @@ func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
 	must.Eq(t, uint64(0), allocs[0].TaskStates["app"].Restarts)
 }
 
-// nomad alloc stop on an unknown allocation (spec §8): stopped on the
+// nomad alloc stop on an unknown allocation (see
+// docs/concepts/disconnected-clients.md, "Operator actions"): stopped on the
 // servers at once and replaced; its client stops it when it returns, and
 // it never runs again.
 func TestCluster_AllocStopWhileUnknown(t *testing.T) {

@@ -40,7 +40,8 @@ func stopAfterJob() *structs.Job {
 	return job
 }
 
-// Spec §7 end to end: a client cut off from the servers stops a
+// "stop_on_client_after" (docs/concepts/disconnected-clients.md) end to end:
+// a client cut off from the servers stops a
 // stop_after_client_disconnect allocation by itself once that long has
 // passed, while still cut off; the servers mark it lost and place its
 // replacement on the other client only at lost-time + stop_after + kill_timeout,

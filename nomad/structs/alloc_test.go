@@ -21,7 +21,8 @@ var (
 )
 
 // Every combination of desired and client status has the terminal
-// semantics of spec §1: stop and evict are server-terminal; complete,
+// semantics of "Vocabulary" (docs/concepts/disconnected-clients.md): stop and
+// evict are server-terminal; complete,
 // failed and lost are client-terminal; unknown is neither, so an
 // allocation on a disconnected node keeps counting toward its group.
 func TestAllocation_TerminalStatusTable(t *testing.T) {
@@ -89,7 +90,8 @@ func genAlloc(t *rapid.T) *structs.Allocation {
 	return a
 }
 
-// Property (spec §1, §9): unknown is never client-terminal, and an
+// Property (see docs/concepts/disconnected-clients.md, "Vocabulary",
+// "Mixed versions and upgrades"): unknown is never client-terminal, and an
 // allocation the server wants running whose client status is unknown is
 // never terminal, whatever else it carries. Code that treats unknown as
 // terminal would replace, uncount or garbage-collect a workload that may
@@ -124,7 +126,8 @@ func clientState(value string, at time.Time) *structs.AllocState {
 }
 
 // An allocation needs to reconnect exactly when the newest entry of its
-// status history is unknown (spec §1): a later entry with any other status
+// status history is unknown (see docs/concepts/disconnected-clients.md,
+// "Vocabulary"): a later entry with any other status
 // means the client has reported since, and the allocation must not be
 // treated as reconnecting again.
 func TestAllocation_NeedsToReconnect(t *testing.T) {
@@ -168,7 +171,9 @@ func TestAllocation_AppendStateKeepsHistory(t *testing.T) {
 }
 
 // The lost window comes from the legacy max_client_disconnect or the
-// disconnect block's lost_after (same meaning, spec §2) of the allocation's
+// disconnect block's lost_after (same meaning, see
+// docs/concepts/disconnected-clients.md, "Configuration and validation") of
+// the allocation's
 // own job version; zero or no window means the feature is off.
 func TestAllocation_DisconnectTimeout(t *testing.T) {
 	cases := []struct {
@@ -223,7 +228,8 @@ func TestAllocation_DisconnectTimeoutFromLastUnknown(t *testing.T) {
 }
 
 // Expiry happens exactly at last-unknown + window and not a nanosecond
-// before (spec §1): the heartbeat timer and the scheduler must agree on the
+// before (see docs/concepts/disconnected-clients.md, "Vocabulary"): the
+// heartbeat timer and the scheduler must agree on the
 // instant, or a node flips to down while the scheduler still waits.
 func TestAllocation_ExpiredAtBoundary(t *testing.T) {
 	a := allocWithWindow(ptr(time.Hour), nil)
@@ -337,7 +343,8 @@ func TestNewAllocatedResources(t *testing.T) {
 }
 
 // The recorded placement score is what the best_score reconcile strategy
-// compares (spec §5); a node with no recorded score has none.
+// compares (see docs/concepts/disconnected-clients.md,
+// "Resolution strategies"); a node with no recorded score has none.
 func TestAllocMetric_NodeScore(t *testing.T) {
 	m := fullAllocMetric()
 	score, ok := m.NodeScore("node-a")

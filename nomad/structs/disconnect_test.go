@@ -12,7 +12,9 @@ import (
 )
 
 // The legacy max_client_disconnect and the block's lost_after mean the same
-// (spec §2); the block wins when it sets a window, and zero means off.
+// (see docs/concepts/disconnected-clients.md,
+// "Configuration and validation"); the block wins when it sets a window, and
+// zero means off.
 func TestTaskGroup_LostAfter(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -34,7 +36,9 @@ func TestTaskGroup_LostAfter(t *testing.T) {
 }
 
 // stop_after_client_disconnect and stop_on_client_after mean the same
-// (spec §2, §7); unset means the client never stops the group on its own.
+// (see docs/concepts/disconnected-clients.md, "Configuration and validation",
+// "stop_on_client_after"); unset means the client never stops the group on
+// its own.
 func TestTaskGroup_StopOnClientAfter(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -56,7 +60,8 @@ func TestTaskGroup_StopOnClientAfter(t *testing.T) {
 }
 
 // A replacement may be placed while the original is unknown unless the
-// group says replace = false (spec §4); the default is true.
+// group says replace = false (see docs/concepts/disconnected-clients.md,
+// "Replacement while unknown"); the default is true.
 func TestTaskGroup_ReplaceOnDisconnect(t *testing.T) {
 	must.True(t, (*structs.TaskGroup)(nil).ReplaceOnDisconnect())
 	must.True(t, (&structs.TaskGroup{}).ReplaceOnDisconnect())
@@ -66,7 +71,8 @@ func TestTaskGroup_ReplaceOnDisconnect(t *testing.T) {
 }
 
 // The reconcile strategy defaults to best_score and otherwise is what the
-// group set (spec §5).
+// group set (see docs/concepts/disconnected-clients.md,
+// "Resolution strategies").
 func TestTaskGroup_ReconcileStrategy(t *testing.T) {
 	must.Eq(t, structs.ReconcileOptionBestScore, (*structs.TaskGroup)(nil).ReconcileStrategy())
 	must.Eq(t, structs.ReconcileOptionBestScore, (&structs.TaskGroup{}).ReconcileStrategy())
@@ -78,7 +84,9 @@ func TestTaskGroup_ReconcileStrategy(t *testing.T) {
 	must.Eq(t, []string{"best_score", "keep_original", "keep_replacement", "longest_running"}, structs.ReconcileOptions)
 }
 
-// The disconnect rules of spec §2, each alone: negative durations; a lost
+// The disconnect rules of "Configuration and validation"
+// (docs/concepts/disconnected-clients.md),
+// each alone: negative durations; a lost
 // window together with a client stop in any legacy/block mix; the legacy
 // and block spelling of the same setting together; a client stop on system
 // and sysbatch jobs; an unknown reconcile strategy (listing the four). A

@@ -10,9 +10,12 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-// Only down is a terminal node status (spec §1): a disconnected node's
+// Only down is a terminal node status (see
+// docs/concepts/disconnected-clients.md, "Vocabulary"): a disconnected node's
 // allocations may come back, so nothing may treat it like a down one. Only
-// a ready, undrained, eligible node takes placements (spec §4, §6).
+// a ready, undrained, eligible node takes placements (see
+// docs/concepts/disconnected-clients.md, "Replacement while unknown",
+// "Plan applier").
 func TestNode_StatusPredicates(t *testing.T) {
 	cases := []struct {
 		status          string

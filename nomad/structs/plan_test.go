@@ -94,7 +94,8 @@ func TestPlan_PopUpdate(t *testing.T) {
 
 // FullCommit compares what the applier committed with the plan, counting
 // allocations, so the worker knows to refresh and retry after a partial
-// commit (a node rejected because it went disconnected, spec §6).
+// commit (a node rejected because it went disconnected, see
+// docs/concepts/disconnected-clients.md, "Plan applier").
 func TestPlanResult_FullCommit(t *testing.T) {
 	n1a, n1b, n2 := mock.Alloc(), mock.Alloc(), mock.Alloc()
 	n1b.NodeID = n1a.NodeID

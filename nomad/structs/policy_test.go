@@ -142,7 +142,8 @@ func TestReschedulePolicy_Validate(t *testing.T) {
 }
 
 // Enabled decides whether a failed or lost allocation may be replaced at
-// all; attempts = 0 must really mean "never" (spec §4).
+// all; attempts = 0 must really mean "never"
+// (see docs/concepts/disconnected-clients.md, "Replacement while unknown").
 func TestReschedulePolicy_Enabled(t *testing.T) {
 	must.False(t, (*structs.ReschedulePolicy)(nil).Enabled())
 	must.False(t, (&structs.ReschedulePolicy{}).Enabled())

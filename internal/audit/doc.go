@@ -1,0 +1,19 @@
+// Package audit holds tests that keep the documentation honest about the
+// code as a whole, rather than about one package.
+//
+// TestStatusChecksAudit walks every non-test Go file of the module with go/ast
+// and go/types and compares the functions that check an allocation's or a
+// node's status (Allocation.TerminalStatus and its friends, comparisons with
+// the terminal and unknown status constants) with the audit tables of
+// website/content/docs/status-model.md, so the published list of "who treats
+// unknown how" cannot go stale.
+//
+// TestDocCitationsNameSections checks that code comments citing
+// website/content/docs/concepts/disconnected-clients.md name sections
+// (headings) the page really has.
+//
+// The package has no code of its own: it lives
+// apart so that no production package's tests depend on the layout of the
+// whole repository, and `go test ./internal/audit` is the one command that
+// checks the audit.
+package audit
