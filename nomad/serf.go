@@ -311,3 +311,20 @@ func (s *Server) SerfAddr() string {
 
 // ID returns this server's raft ID.
 func (s *Server) ID() string { return s.id }
+
+// Leave leaves the gossip pool gracefully; the leader then removes this
+// server from raft. A leader first hands over leadership so the cluster is
+// not left waiting for an election timeout.
+func (s *Server) Leave() error {
+	if s.serf == nil {
+		return nil
+	}
+	if s.IsLeader() {
+		if cfg, _, err := s.RaftConfiguration(); err == nil && len(cfg.Servers) > 1 {
+			if err := s.raft.LeadershipTransfer().Error(); err != nil {
+				s.logger.Warn("transferring leadership before leaving", "error", err)
+			}
+		}
+	}
+	return s.serf.Leave()
+}

@@ -38,6 +38,11 @@ type Agent struct {
 	// be removed on shutdown.
 	tempDataDir bool
 
+	// stopCh closes at shutdown; wg waits for the agent's own goroutines
+	// (retry_join).
+	stopCh chan struct{}
+	wg     sync.WaitGroup
+
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -52,7 +57,7 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	a := &Agent{config: cfg, logger: logger, dataDir: cfg.DataDir}
+	a := &Agent{config: cfg, logger: logger, dataDir: cfg.DataDir, stopCh: make(chan struct{})}
 	if err := a.start(); err != nil {
 		_ = a.Shutdown()
 		return nil, err
@@ -92,6 +97,9 @@ func (a *Agent) start() error {
 			return fmt.Errorf("starting server: %w", err)
 		}
 		rpc = a.server
+		if err := a.startJoin(); err != nil {
+			return err
+		}
 	} else {
 		remote, err := client.NewServerRPC(cfg.Client.Servers, nil)
 		if err != nil {
@@ -103,7 +111,8 @@ func (a *Agent) start() error {
 
 	// The HTTP listener comes before the client so that the client can
 	// advertise the actual address when the port was picked by the OS.
-	l, err := net.Listen("tcp", net.JoinHostPort(bindIP.String(), strconv.Itoa(cfg.Ports.HTTP)))
+	httpIP := listenIP(cfg.addresses().HTTP, bindIP)
+	l, err := net.Listen("tcp", net.JoinHostPort(httpIP.String(), strconv.Itoa(cfg.Ports.HTTP)))
 	if err != nil {
 		return fmt.Errorf("starting HTTP API: %w", err)
 	}
@@ -140,15 +149,39 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	sc.Region = cfg.Region
 	sc.Datacenter = cfg.Datacenter
 	sc.DataDir = filepath.Join(a.dataDir, "server")
+	if cfg.Server.DataDir != "" {
+		sc.DataDir = cfg.Server.DataDir
+	}
 	sc.DevMode = cfg.DevMode
 	sc.Version = Version
-	sc.RPCAddr = &net.TCPAddr{IP: bindIP, Port: cfg.Ports.RPC}
+	sc.RPCAddr = &net.TCPAddr{IP: listenIP(cfg.addresses().RPC, bindIP), Port: cfg.Ports.RPC}
+	sc.SerfAddr = &net.TCPAddr{IP: listenIP(cfg.addresses().Serf, bindIP), Port: cfg.Ports.Serf}
 	if adv := cfg.AdvertiseAddrs.RPC; adv != "" {
 		addr, err := advertiseAddr(adv, cfg.Ports.RPC)
 		if err != nil {
 			return nil, fmt.Errorf("advertise.rpc: %w", err)
 		}
 		sc.RPCAdvertise = addr
+	} else if sc.RPCAddr.IP.IsUnspecified() {
+		// Peers cannot dial 0.0.0.0: advertise the address the host
+		// would use to reach the others, as upstream does.
+		ip, err := defaultAdvertiseIP()
+		if err != nil {
+			return nil, err
+		}
+		sc.RPCAdvertise = &net.TCPAddr{IP: ip, Port: cfg.Ports.RPC}
+	}
+	if adv := cfg.AdvertiseAddrs.Serf; adv != "" {
+		addr, err := advertiseAddr(adv, cfg.Ports.Serf)
+		if err != nil {
+			return nil, fmt.Errorf("advertise.serf: %w", err)
+		}
+		sc.SerfAdvertise = addr
+	} else if sc.SerfAddr.IP.IsUnspecified() && sc.RPCAdvertise != nil {
+		sc.SerfAdvertise = &net.TCPAddr{IP: sc.RPCAdvertise.IP, Port: cfg.Ports.Serf}
+	}
+	if v := cfg.Server.RaftMultiplier; v > 0 {
+		sc.RaftMultiplier = v
 	}
 	if v := cfg.Server.BootstrapExpect; v > 0 {
 		sc.BootstrapExpect = v
@@ -234,6 +267,8 @@ func (a *Agent) DataDir() string { return a.dataDir }
 // client leaves its tasks running for the next agent to re-attach.
 func (a *Agent) Shutdown() error {
 	a.shutdownOnce.Do(func() {
+		close(a.stopCh)
+		a.wg.Wait()
 		var errs []error
 		if a.http != nil {
 			a.http.Shutdown()

@@ -350,6 +350,13 @@ wait:
 				continue
 			}
 			c.Ui.Output(fmt.Sprintf("==> Caught signal: %v", sig))
+			cfg := a.Config()
+			if (sig == os.Interrupt && cfg.LeaveOnInterrupt) || (sig == syscall.SIGTERM && cfg.LeaveOnTerminate) {
+				c.Ui.Output("==> Gracefully leaving the cluster...")
+				if err := a.Leave(); err != nil {
+					c.Ui.Error(fmt.Sprintf("==> Error leaving the cluster: %v", err))
+				}
+			}
 			break wait
 		case <-c.ShutdownCh:
 			break wait
