@@ -143,6 +143,11 @@ type groupState struct {
 	gone []*structs.Allocation
 	// successors maps an allocation to those that replaced it.
 	successors map[string][]*structs.Allocation
+	// chains are the group's replacement chains, each one instance.
+	chains chainSet
+	// replaced holds the allocations another member of their chain stands
+	// in for (chainSet.replaced).
+	replaced map[string]bool
 	// standIns stand for an unknown original: never stopped as excess.
 	standIns allocSet
 	// waiting are lost allocations that their client may still run until
@@ -171,13 +176,16 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 		all = all.difference(old)
 	}
 
-	successors := all.successors()
-	replaced := all.replaced(successors)
+	chains := all.chains()
+	replaced := chains.replaced(r.heard)
 	c := all.filterByTainted(taintFilter{now: r.in.Now, nodes: r.in.TaintedNodes, batch: r.isBatch(), replaced: replaced})
 	r.ignore(c.ignore, du)
 	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID)
 
-	g := &groupState{tg: tg, du: du, keep: resched.untainted, successors: successors, waiting: allocSet{}}
+	g := &groupState{
+		tg: tg, du: du, keep: resched.untainted, successors: all.successors(),
+		chains: chains, replaced: replaced, waiting: allocSet{},
+	}
 
 	// Lost and expired-unknown allocations stop as lost; the count below
 	// replaces them if the group is short (§4), once their client has
@@ -185,37 +193,15 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 	r.stopLost(g, c.lost.union(c.expiring))
 	r.awaitClientStop(g, c.ignore)
 
-	losers := r.reconcileReconnecting(g, c.reconnecting)
-	g.keep = g.keep.difference(losers)
-	resched.now = resched.now.difference(losers)
-	c.migrate = c.migrate.difference(losers)
-	c.disconnecting = c.disconnecting.difference(losers)
-
-	c.standby = c.standby.union(r.markDisconnecting(g, c.disconnecting, replaced))
-
-	// An operator stopped an unknown allocation that already has a live
-	// replacement (spec §8): stop it now; the replacement already stands
-	// for its instance, so nothing new is placed for it.
-	for _, a := range c.standby.sorted() {
-		if a.DesiredTransition.ShouldMigrate() {
-			r.stop(a, structs.AllocMigrating, "", du)
-			c.standby = c.standby.difference(allocSet{a.ID: a})
-		}
-	}
-
-	for _, a := range c.migrate.sorted() {
-		du.Migrate++
-		g.replacements = append(g.replacements, placementRequest{
-			name: a.Name, taskGroup: tg, previousAlloc: a,
-			stopPrevious: true, stopDesc: structs.AllocMigrating,
-		})
-	}
+	r.reconcileReconnecting(g, c.reconnecting)
+	standby := c.standby.union(r.markDisconnecting(g, c.disconnecting))
+	standby = r.stopByOperator(g, c.migrate, standby)
 	for _, a := range resched.now.sorted() {
 		r.rescheduleNow(g, a)
 	}
+	g.standIns = r.reviveStandby(g, standby)
 	r.replaceUnknown(g)
-	g.standIns = r.reviveStandby(g, c.standby)
-	r.ignore(c.standby.difference(g.keep).filter(func(a *structs.Allocation) bool {
+	r.ignore(standby.difference(g.keep).filter(func(a *structs.Allocation) bool {
 		_, marked := r.res.DisconnectUpdates[a.ID]
 		return !marked
 	}), du)
@@ -496,6 +482,16 @@ func (r *reconciler) addStop(req stopRequest, du *structs.DesiredUpdates) {
 func (r *reconciler) ignore(s allocSet, du *structs.DesiredUpdates) {
 	r.res.Ignore = append(r.res.Ignore, s.sorted()...)
 	du.Ignore += uint64(len(s))
+}
+
+// heard reports whether the servers hear from a live allocation's client:
+// it is not unknown, and its node is neither disconnected, down nor gone.
+func (r *reconciler) heard(a *structs.Allocation) bool {
+	if !isLive(a) || a.ClientStatus == structs.AllocClientStatusUnknown {
+		return false
+	}
+	node, tainted := r.in.TaintedNodes[a.NodeID]
+	return !tainted || (node != nil && !node.TerminalStatus() && node.Status != structs.NodeStatusDisconnected)
 }
 
 // sameVersion reports whether a runs the current job version.

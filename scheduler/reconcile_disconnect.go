@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"sort"
 	"time"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -18,10 +19,11 @@ import (
 // unknown, creates their disconnect-timeout follow-ups, and starts their
 // replacement when the group asks for one (§4).
 //
-// It returns the marked allocations that are already replaced (they came
-// back and went again before their reconnect was resolved): they wait on
+// It returns the marked allocations that another member of their chain
+// stands in for (a replacement whose own node dropped, or an original that
+// came back and went again before its reconnect was resolved): they wait on
 // standby like other replaced unknown allocations.
-func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet, replaced map[string]bool) allocSet {
+func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) allocSet {
 	standby := allocSet{}
 	if len(disconnecting) == 0 {
 		return standby
@@ -41,7 +43,7 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet, re
 		if expiry, ok := upd.DisconnectTimeout(); ok {
 			timeouts = append(timeouts, &delayedReschedule{alloc: upd, at: expiry})
 		}
-		if replaced[a.ID] {
+		if g.replaced[a.ID] {
 			standby[upd.ID] = upd
 			continue
 		}
@@ -98,15 +100,16 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 	}
 }
 
-// reconcileReconnecting resolves each allocation whose client reported
-// again after it was unknown (§5 step 5). It returns the live allocations
-// that lost to a kept original, already stopped, for the caller to remove
-// from its other sets.
-func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet) allocSet {
-	losers := allocSet{}
-	if len(reconnecting) == 0 {
-		return losers
-	}
+// reconcileReconnecting resolves the allocations whose client reported
+// again after they were unknown (§5 step 5). Each is first judged alone:
+// failed, finished, stopped and outdated ones are stopped. The others are
+// resolved chain by chain, as one unit per instance: with the members of
+// their chain that are heard from and counted, they contend for the
+// instance, and exactly one survives (survivor). Members still unknown take
+// no part: they are neither counted nor stopped, and are resolved the same
+// way when they return, or lost when their window ends.
+func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet) {
+	back := allocSet{}
 	for _, o := range reconnecting.sorted() {
 		switch {
 		case o.ClientStatus == structs.AllocClientStatusFailed:
@@ -122,37 +125,100 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 			r.stop(o, structs.AllocNotNeeded, o.ClientStatus, g.du)
 			g.gone = append(g.gone, o)
 
-		case o.DesiredTransition.ShouldMigrate() || o.DesiredTransition.ShouldReschedule() ||
-			o.Job == nil || o.Job.Version < r.in.Job.Version:
+		case o.DesiredTransition.ShouldMigrate():
+			r.stop(o, r.migrateDesc(o), "", g.du)
+			g.gone = append(g.gone, o)
+
+		case o.DesiredTransition.ShouldReschedule() || o.Job == nil || o.Job.Version < r.in.Job.Version:
 			r.stop(o, structs.AllocNotNeeded, "", g.du)
 			g.gone = append(g.gone, o)
 
 		default:
-			// Every live, counted member of the chain, not only the
-			// direct successor (upstream's bug #24165).
-			reps := chain(o.ID, g.successors, func(a *structs.Allocation) bool {
-				_, counted := g.keep[a.ID]
-				return counted && isLive(a)
-			})
-			originalWins := true
-			for _, rep := range reps {
-				if replacementWins(o, rep) {
-					originalWins = false
-					break
-				}
-			}
-			if !originalWins {
-				r.stop(o, structs.AllocNotNeeded, "", g.du)
-				continue
-			}
-			r.keepReconnected(g, o)
-			for _, rep := range reps {
-				losers[rep.ID] = rep
-				r.stop(rep, structs.AllocReconnected, "", g.du)
+			back[o.ID] = o
+		}
+	}
+	byChain := g.chains.byChain(back)
+	for _, root := range sortedRoots(byChain) {
+		counted := g.chains.members[root].filter(func(a *structs.Allocation) bool {
+			_, ok := g.keep[a.ID]
+			return ok && r.heard(a)
+		})
+		contenders := g.chains.ordered(byChain[root].union(counted))
+		keep := survivor(contenders)
+		for _, a := range contenders {
+			_, returned := back[a.ID]
+			switch {
+			case a.ID == keep.ID && returned:
+				r.keepReconnected(g, a)
+			case a.ID == keep.ID:
+			case returned:
+				r.stop(a, structs.AllocNotNeeded, "", g.du)
+			default:
+				delete(g.keep, a.ID)
+				r.dropPendingUpdate(a.ID)
+				r.stop(a, structs.AllocReconnected, "", g.du)
 			}
 		}
 	}
-	return losers
+}
+
+// survivor returns the one contender of a chain to keep. They are taken
+// oldest first (chainSet.ordered); each newer one takes the place of the
+// pick so far if it wins against it (replacementWins). Because the order is
+// the chain's, the result depends neither on map iteration nor on which
+// members came back in which evaluation.
+func survivor(ordered []*structs.Allocation) *structs.Allocation {
+	keep := ordered[0]
+	for _, a := range ordered[1:] {
+		if replacementWins(keep, a) {
+			keep = a
+		}
+	}
+	return keep
+}
+
+// stopByOperator stops the allocations an operator stopped (alloc stop
+// marks them for migration) and returns what is left of standby. One the
+// servers cannot reach (unknown, or on a disconnected node) is stopped at
+// once, whether or not a node can take its replacement: its client stops it
+// when it returns (§8). Its replacement is placed unless another member of
+// its chain already stands for the instance. One the servers reach is
+// stopped with its replacement, in the same plan, so that it keeps serving
+// while no node can take the replacement.
+func (r *reconciler) stopByOperator(g *groupState, migrate, standby allocSet) allocSet {
+	left := allocSet{}
+	for id, a := range standby {
+		if !a.DesiredTransition.ShouldMigrate() {
+			left[id] = a
+		}
+	}
+	for _, a := range standby.difference(left).sorted() {
+		r.stop(a, r.migrateDesc(a), "", g.du)
+	}
+	for _, a := range migrate.sorted() {
+		g.du.Migrate++
+		desc := r.migrateDesc(a)
+		if r.heard(a) {
+			g.replacements = append(g.replacements, placementRequest{
+				name: a.Name, taskGroup: g.tg, previousAlloc: a, stopPrevious: true, stopDesc: desc,
+			})
+			continue
+		}
+		r.stop(a, desc, "", g.du)
+		if !g.replaced[a.ID] {
+			g.replacements = append(g.replacements, placementRequest{name: a.Name, taskGroup: g.tg, previousAlloc: a})
+		}
+	}
+	return left
+}
+
+// migrateDesc is the description of an allocation stopped for its
+// migration: a drain moves it; otherwise an operator stopped it.
+func (r *reconciler) migrateDesc(a *structs.Allocation) string {
+	if node := r.in.TaintedNodes[a.NodeID]; node != nil && node.Drain {
+		return structs.AllocMigrating
+	}
+	return structs.AllocStopped
 }
 
 // keepReconnected keeps a reconnected original. The AllocState entry with
@@ -166,11 +232,11 @@ func (r *reconciler) keepReconnected(g *groupState, o *structs.Allocation) {
 	g.du.Reconnect++
 }
 
-// replacementWins reports whether a live replacement beats the
-// reconnected original under the original's group strategy (§5).
+// replacementWins reports whether a live replacement beats the original
+// (an older member of its chain) under the original's group strategy (§5).
 func replacementWins(o, rep *structs.Allocation) bool {
-	if rep.Job != nil && o.Job != nil && rep.Job.Version > o.Job.Version {
-		return true
+	if rep.Job != nil && o.Job != nil && rep.Job.Version != o.Job.Version {
+		return rep.Job.Version > o.Job.Version // the newer job version always wins
 	}
 	switch o.LookupTaskGroup().ReconcileStrategy() {
 	case structs.ReconcileOptionKeepOriginal:
@@ -223,27 +289,44 @@ func startedAt(a *structs.Allocation) time.Time {
 	return first
 }
 
-// reviveStandby puts back in the count the unknown originals whose every
-// live successor is being stopped in this evaluation (lost, or beaten by
-// another reconnect): once those are gone the original stands for its
-// instance again. It returns the live successors that keep standing in,
-// which a scale-down must leave alone: stopping one would only hand its
-// instance back to the unknown original.
+// reviveStandby decides, chain by chain, who stands for the instance of
+// the standby allocations (unknown, replaced). When nothing else of their
+// chain is left after this evaluation's stops, and no replacement is being
+// placed for a member, the newest of them counts again. Otherwise what is
+// left stands in for them, and is returned: a scale-down leaves those
+// alone, since stopping one would only hand the instance back to an
+// allocation that may never return.
 func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 	standIns := allocSet{}
-	for _, o := range standby.sorted() {
-		live := chain(o.ID, g.successors, func(a *structs.Allocation) bool {
-			return isLive(a) && !r.stopped[a.ID]
+	replacing := requestsSet(g.replacements)
+	byChain := g.chains.byChain(standby)
+	for _, root := range sortedRoots(byChain) {
+		waiting := byChain[root]
+		left := g.chains.members[root].filter(func(a *structs.Allocation) bool {
+			_, waits := waiting[a.ID]
+			_, replaced := replacing[a.ID]
+			return !waits && (replaced || (isLive(a) && !r.stopped[a.ID]))
 		})
-		if len(live) == 0 {
-			g.keep[o.ID] = o
+		if len(left) == 0 {
+			ordered := g.chains.ordered(waiting)
+			newest := ordered[len(ordered)-1]
+			g.keep[newest.ID] = newest
 			continue
 		}
-		for _, a := range live {
-			standIns[a.ID] = a
+		for id, a := range left {
+			standIns[id] = a
 		}
 	}
 	return standIns
+}
+
+func sortedRoots(m map[string]allocSet) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // stopLost stops lost and expired allocations as lost. The count replaces
