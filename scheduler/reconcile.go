@@ -138,7 +138,7 @@ type groupState struct {
 	// (migrate, reschedule, destructive); each counts as one.
 	replacements []placementRequest
 	destructive  []placementRequest
-	// gone are allocations stopped as lost or failed whose names and
+	// gone are allocations stopped as lost, failed or unreachable whose names and
 	// history the next placements take over.
 	gone []*structs.Allocation
 	// successors maps an allocation to those that replaced it.

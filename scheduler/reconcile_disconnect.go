@@ -181,8 +181,8 @@ func survivor(ordered []*structs.Allocation) *structs.Allocation {
 // marks them for migration) and returns what is left of standby. One the
 // servers cannot reach (unknown, or on a disconnected node) is stopped at
 // once, whether or not a node can take its replacement: its client stops it
-// when it returns (§8). Its replacement is placed unless another member of
-// its chain already stands for the instance. One the servers reach is
+// when it returns (§8), and the group replaces it if it falls short. One
+// the servers reach is
 // stopped with its replacement, in the same plan, so that it keeps serving
 // while no node can take the replacement.
 func (r *reconciler) stopByOperator(g *groupState, migrate, standby allocSet) allocSet {
@@ -204,10 +204,11 @@ func (r *reconciler) stopByOperator(g *groupState, migrate, standby allocSet) al
 			})
 			continue
 		}
+		// The count replaces it (placeMissing), as its successor, unless
+		// the group has enough without it: another member of its chain
+		// may stand in already, or the group was scaled down meanwhile.
 		r.stop(a, desc, "", g.du)
-		if !g.replaced[a.ID] {
-			g.replacements = append(g.replacements, placementRequest{name: a.Name, taskGroup: g.tg, previousAlloc: a})
-		}
+		g.gone = append(g.gone, a)
 	}
 	return left
 }
