@@ -122,8 +122,9 @@ type taintedSets struct {
 	// lost and replaced (see docs/concepts/disconnected-clients.md,
 	// "Disconnecting allocations").
 	expiring allocSet
-	// standby allocations are unknown and replaced: a live successor
-	// stands for their instance until they reconnect or expire.
+	// standby allocations are unknown and replaced: another live member
+	// of their chain stands for their instance until they reconnect or
+	// expire.
 	standby allocSet
 	// ignore allocations need nothing: already stopped by the server or
 	// lost.
@@ -140,8 +141,8 @@ type taintFilter struct {
 	// batch keeps the successful allocations of batch jobs counted even
 	// once stopped: a batch job's finished work is never redone.
 	batch bool
-	// replaced holds the allocations with a live successor (see
-	// allocSet.replaced).
+	// replaced holds the allocations another member of their chain stands
+	// in for (see chainSet.replaced).
 	replaced map[string]bool
 }
 
@@ -157,39 +158,85 @@ func (s allocSet) successors() map[string][]*structs.Allocation {
 	return out
 }
 
-// chain walks the replacement chain after id (id → R1 → R2 …) through
-// every member, finished ones included, and returns those keep accepts.
-func chain(id string, successors map[string][]*structs.Allocation, keep func(*structs.Allocation) bool) []*structs.Allocation {
-	var out []*structs.Allocation
-	seen := map[string]bool{id: true}
-	queue := []string{id}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, next := range successors[cur] {
-			if seen[next.ID] {
-				continue
-			}
-			seen[next.ID] = true
-			queue = append(queue, next.ID)
-			if keep(next) {
-				out = append(out, next)
-			}
+func isLive(a *structs.Allocation) bool { return !a.TerminalStatus() }
+
+// chainSet splits a group's allocations into replacement chains, O → R1 →
+// R2 …, linked by PreviousAllocation. A chain stands for one instance of
+// the group, so the reconciler counts and resolves it as one unit (see docs/concepts/disconnected-clients.md, "Reconnect"):
+// whichever members are heard from are compared, members still unknown wait.
+type chainSet struct {
+	rootOf  map[string]string   // allocation ID → its chain's first member
+	members map[string]allocSet // first member's ID → the whole chain
+	depth   map[string]int      // replacements between the member and its root
+}
+
+// chains returns the replacement chains of s. A PreviousAllocation outside
+// s (collected, or never known) starts a chain.
+func (s allocSet) chains() chainSet {
+	c := chainSet{rootOf: map[string]string{}, members: map[string]allocSet{}, depth: map[string]int{}}
+	for id, a := range s {
+		root, depth := a, 0
+		seen := map[string]bool{id: true}
+		for p := s[root.PreviousAllocation]; p != nil && !seen[p.ID]; p = s[p.PreviousAllocation] {
+			seen[p.ID] = true
+			root, depth = p, depth+1
 		}
+		c.rootOf[id], c.depth[id] = root.ID, depth
+		if c.members[root.ID] == nil {
+			c.members[root.ID] = allocSet{}
+		}
+		c.members[root.ID][id] = a
+	}
+	return c
+}
+
+// of returns the chain holding the allocation.
+func (c chainSet) of(id string) allocSet { return c.members[c.rootOf[id]] }
+
+// ordered returns the members of s oldest first: by place in their chain,
+// then creation. Whatever is decided from this order does not depend on map
+// iteration or on the order in which members came back.
+func (c chainSet) ordered(s allocSet) []*structs.Allocation {
+	out := s.sorted()
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if c.depth[a.ID] != c.depth[b.ID] {
+			return c.depth[a.ID] < c.depth[b.ID]
+		}
+		return a.CreateIndex < b.CreateIndex
+	})
+	return out
+}
+
+// byChain groups the members of s by chain, keyed by root ID.
+func (c chainSet) byChain(s allocSet) map[string]allocSet {
+	out := map[string]allocSet{}
+	for id, a := range s {
+		root := c.rootOf[id]
+		if out[root] == nil {
+			out[root] = allocSet{}
+		}
+		out[root][id] = a
 	}
 	return out
 }
 
-func isLive(a *structs.Allocation) bool { return !a.TerminalStatus() }
-
-// replaced returns the IDs of the members that have a live allocation
-// (desired run, not finished) anywhere down their replacement chain: that
-// successor stands for their instance while they are unknown.
-func (s allocSet) replaced(successors map[string][]*structs.Allocation) map[string]bool {
+// replaced returns the IDs of the members that another live member of
+// their chain stands in for: one that is heard from (anywhere in the
+// chain: a kept original stands in for the replacements that are still
+// unknown), or a newer one. So of a chain whose every live member is
+// unknown, only the newest counts.
+func (c chainSet) replaced(heard func(*structs.Allocation) bool) map[string]bool {
 	out := map[string]bool{}
-	for id := range s {
-		if len(chain(id, successors, isLive)) > 0 {
-			out[id] = true
+	for _, members := range c.members {
+		ordered := c.ordered(members)
+		for i, a := range ordered {
+			for j, b := range ordered {
+				if i != j && isLive(b) && (j > i || heard(b)) {
+					out[a.ID] = true
+					break
+				}
+			}
 		}
 	}
 	return out
@@ -257,6 +304,11 @@ func (s allocSet) filterByTainted(f taintFilter) taintedSets {
 		case disconnected && a.ClientStatus == structs.AllocClientStatusPending:
 			// It never started: there is nothing to resume.
 			out.lost[id] = a
+
+		case disconnected && a.ClientStatus == structs.AllocClientStatusRunning && a.DesiredTransition.ShouldMigrate():
+			// An operator stopped it as its node dropped: it is stopped
+			// now, not marked (see docs/concepts/disconnected-clients.md, "Operator actions").
+			out.migrate[id] = a
 
 		case disconnected && a.ClientStatus == structs.AllocClientStatusRunning:
 			out.disconnecting[id] = a

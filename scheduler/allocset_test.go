@@ -78,7 +78,7 @@ func TestAllocSet_FilterByTainted(t *testing.T) {
 	successor := mk(job, ready.ID, structs.AllocClientStatusRunning)
 	successor.PreviousAllocation = replaced.ID
 	withSucc := all.union(newAllocSet([]*structs.Allocation{successor}))
-	c := all.filterByTainted(taintFilter{now: testNow, nodes: tainted, replaced: withSucc.replaced(withSucc.successors())})
+	c := all.filterByTainted(taintFilter{now: testNow, nodes: tainted, replaced: withSucc.chains().replaced(isLive)})
 
 	must.Eq(t, ids(newAllocSet([]*structs.Allocation{untainted, onDrain, unknown, failedOnDown})), ids(c.untainted))
 	must.Eq(t, ids(newAllocSet([]*structs.Allocation{migrate})), ids(c.migrate))

@@ -24,10 +24,13 @@
 //     selection as a chain of small iterators, wired in NewGenericStack.
 //
 // Counting rule. Each instance of a group (a name, job.group[i]) is stood
-// for by one allocation. An unknown allocation keeps standing for its
-// instance until it is replaced (a live allocation descends from it through
-// PreviousAllocation); it then waits on standby and its successor stands
-// in. Neither an unknown allocation nor a stand-in is ever stopped as
+// for by one replacement chain (O → R1 → R2 …, linked by
+// PreviousAllocation; chainSet), counted once. An unknown member stands for
+// the instance only while no other live member is heard from and none is
+// newer; otherwise it waits on standby, neither counted nor stopped, and the
+// other member stands in. A chain whose members come back is resolved as
+// one unit to exactly one survivor (reconcileReconnecting). Neither an
+// unknown allocation nor a stand-in is ever stopped as
 // excess: stopping a stand-in would only hand its instance back to the
 // unknown original. So after an evaluation exactly Count instances stand,
 // or more only when more than Count of them are unknown. The exception: a

@@ -188,3 +188,73 @@ func TestServiceSched_DisconnectWithoutWindowIsLost(t *testing.T) {
 	must.Len(t, len(onDisc), schedtest.PlacedAllocs(h.Plans[len(h.Plans)-1]))
 	must.Eq(t, 4, counted(h.JobAllocs(job)))
 }
+
+// allocStop does what the Alloc.Stop RPC does: mark the allocation for
+// migration and create an alloc-stop evaluation, in one write; then runs
+// that evaluation.
+func allocStop(t *testing.T, h *schedtest.Harness, job *structs.Job, a *structs.Allocation) {
+	t.Helper()
+	yes := true
+	e := schedtest.JobEval(job, structs.EvalTriggerAllocStop)
+	must.NoError(t, h.State.UpdateAllocsDesiredTransitions(h.NextIndex(),
+		map[string]*structs.DesiredTransition{a.ID: {Migrate: &yes}}, []*structs.Evaluation{e}))
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, e))
+}
+
+// alloc stop of an unknown allocation with room elsewhere (see docs/concepts/disconnected-clients.md, "Operator actions"): it is
+// desired stop at once, described as an operator's stop (not a job
+// update), keeps its unknown client status until its client reports, and
+// a replacement linked to it is placed on a ready node.
+func TestServiceSched_AllocStopUnknown_WithRoom(t *testing.T) {
+	h, _, job, orig := disconnectFixture(t, "")
+	process(t, h, job, structs.EvalTriggerNodeUpdate)
+
+	allocStop(t, h, job, orig)
+
+	got, _ := h.State.AllocByID(nil, orig.ID)
+	must.Eq(t, structs.AllocDesiredStatusStop, got.DesiredStatus)
+	must.Eq(t, structs.AllocStopped, got.DesiredDescription)
+	must.Eq(t, structs.AllocClientStatusUnknown, got.ClientStatus)
+	placed := schedtest.PlacedAllocs(h.Plans[len(h.Plans)-1])
+	must.Len(t, 1, placed)
+	must.Eq(t, orig.ID, placed[0].PreviousAllocation)
+	must.Eq(t, orig.Name, placed[0].Name)
+	must.NotEq(t, orig.NodeID, placed[0].NodeID)
+	must.Eq(t, 3, counted(h.JobAllocs(job)))
+}
+
+// alloc stop of an unknown allocation with no node to take a replacement:
+// still desired stop at once (the seed waited for room), the evaluation
+// blocks for the replacement, which is placed once a node joins.
+func TestServiceSched_AllocStopUnknown_NoRoom(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	node := mock.Node()
+	h.UpsertNodes(node)
+	job := mock.Job()
+	job.TaskGroups[0].Count = 1
+	job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: time.Hour, Replace: new(bool)}
+	job = h.UpsertJob(job)
+	process(t, h, job, structs.EvalTriggerJobRegister)
+	setRunning(t, h, job)
+	orig := h.JobAllocs(job)[0]
+	h.SetNodeStatus(node.ID, structs.NodeStatusDisconnected)
+	process(t, h, job, structs.EvalTriggerNodeUpdate)
+
+	allocStop(t, h, job, orig)
+
+	got, _ := h.State.AllocByID(nil, orig.ID)
+	must.Eq(t, structs.AllocDesiredStatusStop, got.DesiredStatus)
+	must.Eq(t, structs.AllocStopped, got.DesiredDescription)
+	must.SliceEmpty(t, schedtest.PlacedAllocs(h.Plans[len(h.Plans)-1]))
+	last := h.LastEval()
+	must.MapContainsKey(t, last.FailedTGAllocs, "web")
+	must.NotEq(t, "", last.BlockedEval)
+
+	h.UpsertNodes(mock.Node())
+	blocked, err := h.State.EvalByID(nil, last.BlockedEval)
+	must.NoError(t, err)
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, blocked))
+	placed := schedtest.PlacedAllocs(h.Plans[len(h.Plans)-1])
+	must.Len(t, 1, placed)
+	must.Eq(t, 1, counted(h.JobAllocs(job)))
+}

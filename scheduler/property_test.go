@@ -28,58 +28,49 @@ func applyNodeState(n *structs.Node, state string) {
 	}
 }
 
-// counted is the number of a group's allocations standing for an
-// instance: desired run, not finished, and not an unknown original whose
-// replacement already stands in for it (see
-// docs/concepts/disconnected-clients.md, "Disconnecting allocations").
+// counted is the number of a group's instances: replacement chains with a
+// live member (desired run, not finished). A chain stands for one instance
+// however many of its members are unknown (see docs/concepts/disconnected-clients.md, "Reconnect").
 func counted(allocs []*structs.Allocation) int {
-	n, _ := standing(allocs)
+	n, _, _ := standing(allocs)
 	return n
 }
 
-// standing returns counted, and how many instances have an unknown member
-// (an unknown allocation, or the replacement standing in for one): those
-// are never stopped as excess (see docs/concepts/disconnected-clients.md,
-// "Disconnecting allocations"), so they set a floor under a scale-down.
-func standing(allocs []*structs.Allocation) (n, unknownInstances int) {
+// standing returns counted; how many instances have an unknown member,
+// which are never stopped as excess (see docs/concepts/disconnected-clients.md, "Disconnecting allocations") and so set a floor under a
+// scale-down; and the largest number of heard-from live members (not
+// unknown) of one chain, which must never exceed one: two copies of an
+// instance that the servers both hear from is a double.
+func standing(allocs []*structs.Allocation) (n, unknownInstances, maxHeard int) {
 	byID := map[string]*structs.Allocation{}
 	for _, a := range allocs {
 		byID[a.ID] = a
 	}
-	live := func(a *structs.Allocation) bool { return !a.TerminalStatus() }
-	root := func(a *structs.Allocation) string {
-		for p := byID[a.PreviousAllocation]; p != nil; p = byID[p.PreviousAllocation] {
-			a = p
-		}
-		return a.ID
-	}
-	replaced := map[string]bool{}
-	withUnknown := map[string]bool{}
+	live, withUnknown, heard := map[string]bool{}, map[string]bool{}, map[string]int{}
 	for _, a := range allocs {
-		if !live(a) {
+		if a.TerminalStatus() {
 			continue
 		}
+		root := rootOf(a, byID)
+		live[root] = true
 		if a.ClientStatus == structs.AllocClientStatusUnknown {
-			withUnknown[root(a)] = true
-		}
-		for p := byID[a.PreviousAllocation]; p != nil && !replaced[p.ID]; p = byID[p.PreviousAllocation] {
-			replaced[p.ID] = true
-		}
-	}
-	for _, a := range allocs {
-		if live(a) && !(a.ClientStatus == structs.AllocClientStatusUnknown && replaced[a.ID]) {
-			n++
+			withUnknown[root] = true
+		} else {
+			heard[root]++
+			maxHeard = max(maxHeard, heard[root])
 		}
 	}
-	return n, len(withUnknown)
+	return len(live), len(withUnknown), maxHeard
 }
 
 // Through any sequence of node status changes (down, disconnected,
 // draining, back) and rescales, with or without a disconnect window and
 // with slow or immediate reschedules: the scheduler never
-// places on a node that is not ready, and after each evaluation exactly
-// count allocations stand for the group (more only when more than count
-// instances are unknown, which are never stopped as excess). These are the two
+// places on a node that is not ready, after each evaluation exactly count
+// instances stand for the group (more only when more than count instances
+// are unknown, which are never stopped as excess), and no instance has two
+// copies the servers hear from. The reconnect paths are exercised by
+// TestProperty_HealAndSettle. These are the two
 // promises an edge operator relies on: no work sent into the void, no lost
 // or doubled instances.
 func TestProperty_ReadyNodesAndExactCount(t *testing.T) {
@@ -133,13 +124,12 @@ func TestProperty_ReadyNodesAndExactCount(t *testing.T) {
 					must.True(rt, node.Ready(), must.Sprintf("placed on %s node", node.Status))
 				}
 			}
-			// Unknown instances are never stopped as excess (see
-			// docs/concepts/disconnected-clients.md,
-			// "Disconnecting allocations"): a group
+			// Unknown instances are never stopped as excess (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"): a group
 			// scaled below them keeps them until they reconnect.
 			allocs := h.JobAllocs(job)
-			n, unknown := standing(allocs)
+			n, unknown, heard := standing(allocs)
 			must.Eq(rt, max(tg.Count, unknown), n, must.Sprintf("round %d: %d unknown instances", round, unknown))
+			must.True(rt, heard <= 1, must.Sprintf("round %d: %d heard-from copies of one instance", round, heard))
 
 			// The clients start what they were given, where they can talk;
 			// a reconnected client reports its unknown allocations running.

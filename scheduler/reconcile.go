@@ -39,12 +39,9 @@ type ReconcileResults struct {
 	// AttributeUpdates change only bookkeeping fields of an allocation
 	// (FollowupEvalID), keyed by allocation ID.
 	AttributeUpdates map[string]*structs.Allocation
-	// DisconnectUpdates mark allocations unknown (see
-	// docs/concepts/disconnected-clients.md, "Disconnecting allocations"),
-	// keyed by ID.
+	// DisconnectUpdates mark allocations unknown (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"), keyed by ID.
 	DisconnectUpdates map[string]*structs.Allocation
-	// ReconnectUpdates record that a reconnected original was kept (see
-	// docs/concepts/disconnected-clients.md, "Reconnect").
+	// ReconnectUpdates record that a reconnected original was kept (see docs/concepts/disconnected-clients.md, "Reconnect").
 	ReconnectUpdates map[string]*structs.Allocation
 	// Ignore are allocations that need nothing.
 	Ignore []*structs.Allocation
@@ -71,8 +68,7 @@ type placementRequest struct {
 	// replacement that finds no node.
 	stopPrevious bool
 	stopDesc     string
-	// keepPrevious leaves previousAlloc running (an unknown original, see
-	// docs/concepts/disconnected-clients.md, "Replacement while unknown"):
+	// keepPrevious leaves previousAlloc running (an unknown original; see "Disconnecting allocations" in docs/concepts/disconnected-clients.md):
 	// the scheduler only records the replacement as its NextAllocation.
 	keepPrevious bool
 	lost         bool
@@ -142,16 +138,20 @@ type groupState struct {
 	// (migrate, reschedule, destructive); each counts as one.
 	replacements []placementRequest
 	destructive  []placementRequest
-	// gone are allocations stopped as lost or failed whose names and
+	// gone are allocations stopped as lost, failed or unreachable whose names and
 	// history the next placements take over.
 	gone []*structs.Allocation
 	// successors maps an allocation to those that replaced it.
 	successors map[string][]*structs.Allocation
+	// chains are the group's replacement chains, each one instance.
+	chains chainSet
+	// replaced holds the allocations another member of their chain stands
+	// in for (chainSet.replaced).
+	replaced map[string]bool
 	// standIns stand for an unknown original: never stopped as excess.
 	standIns allocSet
 	// waiting are lost allocations that their client may still run until
-	// it stops them itself (see docs/concepts/disconnected-clients.md,
-	// "stop_on_client_after"): they hold their
+	// it stops them itself (see "stop_on_client_after" in docs/concepts/disconnected-clients.md): they hold their
 	// name and their place in the count until their replacement is due.
 	waiting allocSet
 }
@@ -176,55 +176,32 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 		all = all.difference(old)
 	}
 
-	successors := all.successors()
-	replaced := all.replaced(successors)
+	chains := all.chains()
+	replaced := chains.replaced(r.heard)
 	c := all.filterByTainted(taintFilter{now: r.in.Now, nodes: r.in.TaintedNodes, batch: r.isBatch(), replaced: replaced})
 	r.ignore(c.ignore, du)
 	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID)
 
-	g := &groupState{tg: tg, du: du, keep: resched.untainted, successors: successors, waiting: allocSet{}}
+	g := &groupState{
+		tg: tg, du: du, keep: resched.untainted, successors: all.successors(),
+		chains: chains, replaced: replaced, waiting: allocSet{},
+	}
 
 	// Lost and expired-unknown allocations stop as lost; the count below
-	// replaces them if the group is short (see
-	// docs/concepts/disconnected-clients.md, "Disconnecting allocations"),
-	// once their client has
-	// stopped them where the group has it do so (see
-	// docs/concepts/disconnected-clients.md, "stop_on_client_after").
+	// replaces them if the group is short (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"), once their client has
+	// stopped them where the group has it do so (see docs/concepts/disconnected-clients.md, "Client while disconnected").
 	r.stopLost(g, c.lost.union(c.expiring))
 	r.awaitClientStop(g, c.ignore)
 
-	losers := r.reconcileReconnecting(g, c.reconnecting)
-	g.keep = g.keep.difference(losers)
-	resched.now = resched.now.difference(losers)
-	c.migrate = c.migrate.difference(losers)
-	c.disconnecting = c.disconnecting.difference(losers)
-
-	c.standby = c.standby.union(r.markDisconnecting(g, c.disconnecting, replaced))
-
-	// An operator stopped an unknown allocation that already has a live
-	// replacement (see docs/concepts/disconnected-clients.md,
-	// "Operator actions"): stop it now; the replacement already stands
-	// for its instance, so nothing new is placed for it.
-	for _, a := range c.standby.sorted() {
-		if a.DesiredTransition.ShouldMigrate() {
-			r.stop(a, structs.AllocMigrating, "", du)
-			c.standby = c.standby.difference(allocSet{a.ID: a})
-		}
-	}
-
-	for _, a := range c.migrate.sorted() {
-		du.Migrate++
-		g.replacements = append(g.replacements, placementRequest{
-			name: a.Name, taskGroup: tg, previousAlloc: a,
-			stopPrevious: true, stopDesc: structs.AllocMigrating,
-		})
-	}
+	r.reconcileReconnecting(g, c.reconnecting)
+	standby := c.standby.union(r.markDisconnecting(g, c.disconnecting))
+	standby = r.stopByOperator(g, c.migrate, standby)
 	for _, a := range resched.now.sorted() {
 		r.rescheduleNow(g, a)
 	}
+	g.standIns = r.reviveStandby(g, standby)
 	r.replaceUnknown(g)
-	g.standIns = r.reviveStandby(g, c.standby)
-	r.ignore(c.standby.difference(g.keep).filter(func(a *structs.Allocation) bool {
+	r.ignore(standby.difference(g.keep).filter(func(a *structs.Allocation) bool {
 		_, marked := r.res.DisconnectUpdates[a.ID]
 		return !marked
 	}), du)
@@ -246,8 +223,7 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 
 // rescheduleNow replaces a failed or unknown allocation by a reschedule:
 // the failed one is stopped when its replacement is placed; the unknown one
-// keeps running until it reconnects or expires (see
-// docs/concepts/disconnected-clients.md, "Replacement while unknown").
+// keeps running until it reconnects or expires (see docs/concepts/disconnected-clients.md, "Disconnecting allocations").
 func (r *reconciler) rescheduleNow(g *groupState, a *structs.Allocation) {
 	g.du.RescheduleNow++
 	req := placementRequest{
@@ -470,8 +446,7 @@ func requestsSet(reqs []placementRequest) allocSet {
 }
 
 // stopAll stops every live allocation of a stopped job or removed group.
-// Unknown ones are stopped too: the client stops them when it returns
-// (see docs/concepts/disconnected-clients.md, "Operator actions").
+// Unknown ones are stopped too: the client stops them when it returns (see docs/concepts/disconnected-clients.md, "Operator actions").
 func (r *reconciler) stopAll(all allocSet, du *structs.DesiredUpdates) {
 	desc := structs.AllocNotNeeded
 	if r.in.Job.Stopped() {
@@ -507,6 +482,16 @@ func (r *reconciler) addStop(req stopRequest, du *structs.DesiredUpdates) {
 func (r *reconciler) ignore(s allocSet, du *structs.DesiredUpdates) {
 	r.res.Ignore = append(r.res.Ignore, s.sorted()...)
 	du.Ignore += uint64(len(s))
+}
+
+// heard reports whether the servers hear from a live allocation's client:
+// it is not unknown, and its node is neither disconnected, down nor gone.
+func (r *reconciler) heard(a *structs.Allocation) bool {
+	if !isLive(a) || a.ClientStatus == structs.AllocClientStatusUnknown {
+		return false
+	}
+	node, tainted := r.in.TaintedNodes[a.NodeID]
+	return !tainted || (node != nil && !node.TerminalStatus() && node.Status != structs.NodeStatusDisconnected)
 }
 
 // sameVersion reports whether a runs the current job version.

@@ -1,34 +1,27 @@
 package scheduler
 
 import (
+	"sort"
 	"time"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // This file holds the reconciler's rules for allocations whose node lost
-// contact with the servers: see docs/concepts/disconnected-clients.md,
-// "Disconnecting allocations" and "Replacement while unknown" (disconnecting,
-// unknown, expiring), "Reconnect" and "Resolution strategies"
-// (reconnecting), and "stop_on_client_after" (lost allocations whose client
-// stops them itself,
-// stop_on_client_after: their replacement waits).
-//
-// TODO("Mixed versions and upgrades" in
-// docs/concepts/disconnected-clients.md): take "disconnect feature enabled"
-// (all servers new enough) as
-// a ReconcilerInput field; until then a group's window is always honoured.
+// contact with the servers, as docs/concepts/disconnected-clients.md states
+// them: "Disconnecting allocations" (disconnecting, unknown, expiring),
+// "Reconnect" (reconnecting) and "stop_on_client_after" (lost allocations
+// whose client stops them itself: their replacement waits).
 
 // markDisconnecting marks running allocations on disconnected nodes
 // unknown, creates their disconnect-timeout follow-ups, and starts their
-// replacement when the group asks for one (see
-// docs/concepts/disconnected-clients.md, "Disconnecting allocations",
-// "Replacement while unknown").
+// replacement when the group asks for one (see docs/concepts/disconnected-clients.md, "Disconnecting allocations").
 //
-// It returns the marked allocations that are already replaced (they came
-// back and went again before their reconnect was resolved): they wait on
+// It returns the marked allocations that another member of their chain
+// stands in for (a replacement whose own node dropped, or an original that
+// came back and went again before its reconnect was resolved): they wait on
 // standby like other replaced unknown allocations.
-func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet, replaced map[string]bool) allocSet {
+func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) allocSet {
 	standby := allocSet{}
 	if len(disconnecting) == 0 {
 		return standby
@@ -48,7 +41,7 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet, re
 		if expiry, ok := upd.DisconnectTimeout(); ok {
 			timeouts = append(timeouts, &delayedReschedule{alloc: upd, at: expiry})
 		}
-		if replaced[a.ID] {
+		if g.replaced[a.ID] {
 			standby[upd.ID] = upd
 			continue
 		}
@@ -66,8 +59,7 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet, re
 	}
 
 	// The timeout evaluation is recorded on the allocation so that the
-	// server can cancel it when the whole set reconnects (see
-	// docs/concepts/disconnected-clients.md, "Reconnect"), step 3.
+	// server can cancel it when the whole set reconnects (see docs/concepts/disconnected-clients.md, "Reconnect").
 	evals, byAlloc := r.batchFollowups(timeouts, structs.EvalTriggerMaxDisconnectTimeout)
 	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
 	for id, evalID := range byAlloc {
@@ -81,9 +73,7 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet, re
 
 // replaceUnknown replaces the counted unknown allocations whose group
 // replaces on disconnect and whose reschedule delay, counted from the
-// moment they became unknown, has passed (see
-// docs/concepts/disconnected-clients.md, "Replacement while unknown"). With
-// replace = false, or
+// moment they became unknown, has passed (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"). With replace = false, or
 // with the attempts used up, they wait for their node or their expiry.
 func (r *reconciler) replaceUnknown(g *groupState) {
 	for _, a := range g.keep.sorted() {
@@ -108,16 +98,16 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 	}
 }
 
-// reconcileReconnecting resolves each allocation whose client reported
-// again after it was unknown (see docs/concepts/disconnected-clients.md,
-// "Reconnect"), step 5. It returns the live allocations
-// that lost to a kept original, already stopped, for the caller to remove
-// from its other sets.
-func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet) allocSet {
-	losers := allocSet{}
-	if len(reconnecting) == 0 {
-		return losers
-	}
+// reconcileReconnecting resolves the allocations whose client reported
+// again after they were unknown (see docs/concepts/disconnected-clients.md, "Reconnect"). Each is first judged alone:
+// failed, finished, stopped and outdated ones are stopped. The others are
+// resolved chain by chain, as one unit per instance: with the members of
+// their chain that are heard from and counted, they contend for the
+// instance, and exactly one survives (survivor). Members still unknown take
+// no part: they are neither counted nor stopped, and are resolved the same
+// way when they return, or lost when their window ends.
+func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet) {
+	back := allocSet{}
 	for _, o := range reconnecting.sorted() {
 		switch {
 		case o.ClientStatus == structs.AllocClientStatusFailed:
@@ -133,37 +123,101 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 			r.stop(o, structs.AllocNotNeeded, o.ClientStatus, g.du)
 			g.gone = append(g.gone, o)
 
-		case o.DesiredTransition.ShouldMigrate() || o.DesiredTransition.ShouldReschedule() ||
-			o.Job == nil || o.Job.Version < r.in.Job.Version:
+		case o.DesiredTransition.ShouldMigrate():
+			r.stop(o, r.migrateDesc(o), "", g.du)
+			g.gone = append(g.gone, o)
+
+		case o.DesiredTransition.ShouldReschedule() || o.Job == nil || o.Job.Version < r.in.Job.Version:
 			r.stop(o, structs.AllocNotNeeded, "", g.du)
 			g.gone = append(g.gone, o)
 
 		default:
-			// Every live, counted member of the chain, not only the
-			// direct successor (upstream's bug #24165).
-			reps := chain(o.ID, g.successors, func(a *structs.Allocation) bool {
-				_, counted := g.keep[a.ID]
-				return counted && isLive(a)
-			})
-			originalWins := true
-			for _, rep := range reps {
-				if replacementWins(o, rep) {
-					originalWins = false
-					break
-				}
-			}
-			if !originalWins {
-				r.stop(o, structs.AllocNotNeeded, "", g.du)
-				continue
-			}
-			r.keepReconnected(g, o)
-			for _, rep := range reps {
-				losers[rep.ID] = rep
-				r.stop(rep, structs.AllocReconnected, "", g.du)
+			back[o.ID] = o
+		}
+	}
+	byChain := g.chains.byChain(back)
+	for _, root := range sortedRoots(byChain) {
+		counted := g.chains.members[root].filter(func(a *structs.Allocation) bool {
+			_, ok := g.keep[a.ID]
+			return ok && r.heard(a)
+		})
+		contenders := g.chains.ordered(byChain[root].union(counted))
+		keep := survivor(contenders)
+		for _, a := range contenders {
+			_, returned := back[a.ID]
+			switch {
+			case a.ID == keep.ID && returned:
+				r.keepReconnected(g, a)
+			case a.ID == keep.ID:
+			case returned:
+				r.stop(a, structs.AllocNotNeeded, "", g.du)
+			default:
+				delete(g.keep, a.ID)
+				r.dropPendingUpdate(a.ID)
+				r.stop(a, structs.AllocReconnected, "", g.du)
 			}
 		}
 	}
-	return losers
+}
+
+// survivor returns the one contender of a chain to keep. They are taken
+// oldest first (chainSet.ordered); each newer one takes the place of the
+// pick so far if it wins against it (replacementWins). Because the order is
+// the chain's, the result depends neither on map iteration nor on which
+// members came back in which evaluation.
+func survivor(ordered []*structs.Allocation) *structs.Allocation {
+	keep := ordered[0]
+	for _, a := range ordered[1:] {
+		if replacementWins(keep, a) {
+			keep = a
+		}
+	}
+	return keep
+}
+
+// stopByOperator stops the allocations an operator stopped (alloc stop
+// marks them for migration) and returns what is left of standby. One the
+// servers cannot reach (unknown, or on a disconnected node) is stopped at
+// once, whether or not a node can take its replacement: its client stops it
+// when it returns (see docs/concepts/disconnected-clients.md, "Operator actions"), and the group replaces it if it falls short. One
+// the servers reach is
+// stopped with its replacement, in the same plan, so that it keeps serving
+// while no node can take the replacement.
+func (r *reconciler) stopByOperator(g *groupState, migrate, standby allocSet) allocSet {
+	left := allocSet{}
+	for id, a := range standby {
+		if !a.DesiredTransition.ShouldMigrate() {
+			left[id] = a
+		}
+	}
+	for _, a := range standby.difference(left).sorted() {
+		r.stop(a, r.migrateDesc(a), "", g.du)
+	}
+	for _, a := range migrate.sorted() {
+		g.du.Migrate++
+		desc := r.migrateDesc(a)
+		if r.heard(a) {
+			g.replacements = append(g.replacements, placementRequest{
+				name: a.Name, taskGroup: g.tg, previousAlloc: a, stopPrevious: true, stopDesc: desc,
+			})
+			continue
+		}
+		// The count replaces it (placeMissing), as its successor, unless
+		// the group has enough without it: another member of its chain
+		// may stand in already, or the group was scaled down meanwhile.
+		r.stop(a, desc, "", g.du)
+		g.gone = append(g.gone, a)
+	}
+	return left
+}
+
+// migrateDesc is the description of an allocation stopped for its
+// migration: a drain moves it; otherwise an operator stopped it.
+func (r *reconciler) migrateDesc(a *structs.Allocation) string {
+	if node := r.in.TaintedNodes[a.NodeID]; node != nil && node.Drain {
+		return structs.AllocMigrating
+	}
+	return structs.AllocStopped
 }
 
 // keepReconnected keeps a reconnected original. The AllocState entry with
@@ -177,12 +231,11 @@ func (r *reconciler) keepReconnected(g *groupState, o *structs.Allocation) {
 	g.du.Reconnect++
 }
 
-// replacementWins reports whether a live replacement beats the
-// reconnected original under the original's group strategy (see
-// docs/concepts/disconnected-clients.md, "Resolution strategies").
+// replacementWins reports whether a live replacement beats the original
+// (an older member of its chain) under the original's group strategy (see docs/concepts/disconnected-clients.md, "Reconnect").
 func replacementWins(o, rep *structs.Allocation) bool {
-	if rep.Job != nil && o.Job != nil && rep.Job.Version > o.Job.Version {
-		return true
+	if rep.Job != nil && o.Job != nil && rep.Job.Version != o.Job.Version {
+		return rep.Job.Version > o.Job.Version // the newer job version always wins
 	}
 	switch o.LookupTaskGroup().ReconcileStrategy() {
 	case structs.ReconcileOptionKeepOriginal:
@@ -235,34 +288,49 @@ func startedAt(a *structs.Allocation) time.Time {
 	return first
 }
 
-// reviveStandby puts back in the count the unknown originals whose every
-// live successor is being stopped in this evaluation (lost, or beaten by
-// another reconnect): once those are gone the original stands for its
-// instance again. It returns the live successors that keep standing in,
-// which a scale-down must leave alone: stopping one would only hand its
-// instance back to the unknown original.
+// reviveStandby decides, chain by chain, who stands for the instance of
+// the standby allocations (unknown, replaced). When nothing else of their
+// chain is left after this evaluation's stops, and no replacement is being
+// placed for a member, the newest of them counts again. Otherwise what is
+// left stands in for them, and is returned: a scale-down leaves those
+// alone, since stopping one would only hand the instance back to an
+// allocation that may never return.
 func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 	standIns := allocSet{}
-	for _, o := range standby.sorted() {
-		live := chain(o.ID, g.successors, func(a *structs.Allocation) bool {
-			return isLive(a) && !r.stopped[a.ID]
+	replacing := requestsSet(g.replacements)
+	byChain := g.chains.byChain(standby)
+	for _, root := range sortedRoots(byChain) {
+		waiting := byChain[root]
+		left := g.chains.members[root].filter(func(a *structs.Allocation) bool {
+			_, waits := waiting[a.ID]
+			_, replaced := replacing[a.ID]
+			return !waits && (replaced || (isLive(a) && !r.stopped[a.ID]))
 		})
-		if len(live) == 0 {
-			g.keep[o.ID] = o
+		if len(left) == 0 {
+			ordered := g.chains.ordered(waiting)
+			newest := ordered[len(ordered)-1]
+			g.keep[newest.ID] = newest
 			continue
 		}
-		for _, a := range live {
-			standIns[a.ID] = a
+		for id, a := range left {
+			standIns[id] = a
 		}
 	}
 	return standIns
 }
 
+func sortedRoots(m map[string]allocSet) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // stopLost stops lost and expired allocations as lost. The count replaces
 // them (placeMissing) at once, except in groups whose client stops the
-// allocations itself after stop_on_client_after (see
-// docs/concepts/disconnected-clients.md, "stop_on_client_after"): there the
-// original
+// allocations itself after stop_on_client_after (see docs/concepts/disconnected-clients.md, "Client while disconnected"): there the original
 // may still run on a node that merely lost its link, so the replacement
 // waits, through a follow-up evaluation, until the client has surely
 // stopped it; two copies never run at once.
@@ -339,9 +407,7 @@ func (r *reconciler) awaitClientStop(g *groupState, ignored allocSet) {
 // clientStopsAt returns when the client of an allocation lost at lostAt has
 // surely stopped it: lostAt + stop_on_client_after + the largest
 // kill_timeout of the group's tasks, read from the allocation's own job
-// version (see docs/concepts/disconnected-clients.md,
-// "stop_on_client_after"). ok is false when the group has no
-// stop_on_client_after, or
+// version (see docs/concepts/disconnected-clients.md, "Client while disconnected"). ok is false when the group has no stop_on_client_after, or
 // has a lost window, which validation refuses together with it: an
 // allocation that may come back is not stopped by its client.
 func clientStopsAt(a *structs.Allocation, lostAt time.Time) (time.Time, bool) {

@@ -503,7 +503,7 @@ func TestReconcile(t *testing.T) {
 			want: summary{stop: 1},
 			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
 				must.Eq(t, in.Allocs[0].ID, r.Stop[0].alloc.ID)
-				must.Eq(t, structs.AllocMigrating, r.Stop[0].statusDescription)
+				must.Eq(t, structs.AllocStopped, r.Stop[0].statusDescription)
 			},
 		},
 		{

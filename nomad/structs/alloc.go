@@ -39,7 +39,7 @@ const (
 	AllocRescheduled             = "alloc was rescheduled because it failed"
 	AllocMigrating               = "alloc is being migrated"
 	AllocUpdating                = "alloc is being updated due to job update"
-	AllocStopped                 = "alloc stopped by user"
+	AllocStopped                 = "alloc was stopped by an operator"
 	AllocNodeTainted             = "alloc not needed as node is tainted"
 	AllocJobStopped              = "alloc not needed since job was stopped"
 	AllocClientStatusUnknownDesc = AllocUnknown
