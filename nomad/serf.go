@@ -116,9 +116,12 @@ func (s *Server) setupSerf() error {
 	if s.config.SerfTimeScale > 0 {
 		scaleMemberlist(ml, s.config.SerfTimeScale)
 	}
-	logOut := s.logger.Named("serf").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
-	ml.LogOutput = logOut
-	conf.LogOutput = logOut
+	// A log.Logger without flags: serf's lines then start with their
+	// "[LEVEL]" and hclog files them at that level. A date prefix would
+	// hide the level and log memberlist's DEBUG chatter at INFO.
+	stdLog := s.logger.Named("serf").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	ml.LogOutput, ml.Logger = nil, stdLog
+	conf.LogOutput, conf.Logger = nil, stdLog
 	conf.MemberlistConfig = ml
 	conf.EventCh = s.serfEvents
 	conf.RejoinAfterLeave = true
