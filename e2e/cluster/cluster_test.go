@@ -1,0 +1,404 @@
+package cluster
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+)
+
+// sleepJob is a raw_exec job of count /bin/sleep tasks, one per client.
+func sleepJob(id string, count int) *nomadapi.Job {
+	job := nomadapi.NewServiceJob(id, id, "global", 50)
+	job.Datacenters = []string{"dc1"}
+	tg := nomadapi.NewTaskGroup("sleep", count)
+	tg.Constrain(&nomadapi.Constraint{Operand: "distinct_hosts", RTarget: "true"})
+	task := nomadapi.NewTask("sleep", "raw_exec")
+	task.SetConfig("command", "/bin/sleep")
+	task.SetConfig("args", []string{"3600"})
+	cpu, mem := 50, 32
+	task.Require(&nomadapi.Resources{CPU: &cpu, MemoryMB: &mem})
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+// taskRun is one running allocation as the servers and the process table
+// see it.
+type taskRun struct {
+	AllocID, NodeID string
+	PID             int
+	StartedAt       time.Time
+	Restarts        uint64
+}
+
+func (r taskRun) String() string {
+	return fmt.Sprintf("alloc %s on %s pid %d started %s restarts %d",
+		r.AllocID[:8], r.NodeID[:8], r.PID, r.StartedAt.Format(time.StampMicro), r.Restarts)
+}
+
+// runningTasks waits until the job has want allocations running, each
+// with exactly one task process, and returns them by alloc ID.
+func (c *cluster) runningTasks(jobID string, want int, timeout time.Duration) map[string]taskRun {
+	c.t.Helper()
+	var runs map[string]taskRun
+	pollUntil(c.t, timeout, fmt.Sprintf("%d allocations of %s running with a live task process", want, jobID), func() (bool, string) {
+		var err error
+		runs, err = c.tasks(jobID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(runs) == want, describe(runs)
+	})
+	return runs
+}
+
+// tasks returns the job's running allocations; an allocation that is not
+// running, or whose process is missing, is an error.
+func (c *cluster) tasks(jobID string) (map[string]taskRun, error) {
+	allocs, _, err := c.anyServer().api().Jobs().Allocations(jobID, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	runs := map[string]taskRun{}
+	for _, a := range allocs {
+		if a.DesiredStatus != "run" {
+			continue
+		}
+		ts := a.TaskStates["sleep"]
+		if a.ClientStatus != "running" || ts == nil {
+			return nil, fmt.Errorf("alloc %s is %s/%s", a.ID[:8], a.DesiredStatus, a.ClientStatus)
+		}
+		pids := pidsWithEnv("NOMAD_ALLOC_ID=" + a.ID + "\x00")
+		if len(pids) != 1 {
+			return nil, fmt.Errorf("alloc %s has task processes %v, want one", a.ID[:8], pids)
+		}
+		runs[a.ID] = taskRun{AllocID: a.ID, NodeID: a.NodeID, PID: pids[0], StartedAt: ts.StartedAt, Restarts: ts.Restarts}
+	}
+	return runs, nil
+}
+
+func describe(runs map[string]taskRun) string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.String())
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+// mustBeUnrestarted checks that now holds exactly the runs of before: the
+// same allocations, the same processes still alive, no restart.
+func mustBeUnrestarted(t *testing.T, before, now map[string]taskRun) {
+	t.Helper()
+	must.Eq(t, before, now, must.Sprintf("before: %s\nnow: %s", describe(before), describe(now)))
+	for _, r := range now {
+		must.True(t, alive(r.PID), must.Sprintf("task process %d of alloc %s is alive", r.PID, r.AllocID))
+		must.Eq(t, 0, r.Restarts)
+	}
+}
+
+// registerJob registers through the given agent's HTTP API and waits for
+// the job's allocations to run.
+func (c *cluster) registerJob(via *agentProc, job *nomadapi.Job) map[string]taskRun {
+	c.t.Helper()
+	_, _, err := via.api().Jobs().Register(job, nil)
+	must.NoError(c.t, err, must.Sprintf("registering %s through %s", *job.ID, via.name))
+	return c.runningTasks(*job.ID, *job.TaskGroups[0].Count, 30*time.Second)
+}
+
+func (c *cluster) follower() *agentProc {
+	leader := c.waitLeader(10*time.Second, "")
+	for _, s := range c.servers {
+		if s != leader && s.running() {
+			return s
+		}
+	}
+	c.t.Fatal("no running follower")
+	return nil
+}
+
+// holdFor checks cond over a window of wall time and fails at the first
+// violation. Some promises are about what does not happen (a node does not
+// go down, a task is not restarted): only waiting past the deadline that
+// would break them shows they hold.
+func holdFor(t *testing.T, d time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if err := cond(); err != nil {
+			t.Fatalf("%s: broken: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// nodesReady fails unless every client's node is ready.
+func (c *cluster) nodesReady() error {
+	nodes, _, err := c.anyServer().api().Nodes().List(nil)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if n.Status != "ready" {
+			return fmt.Errorf("node %s is %s", n.Name, n.Status)
+		}
+	}
+	if len(nodes) != len(c.clients) {
+		return fmt.Errorf("%d nodes, want %d", len(nodes), len(c.clients))
+	}
+	return nil
+}
+
+// Three servers and two clients, each its own process; the leader dies
+// with kill -9. The other two elect a new leader, the job's tasks keep
+// running untouched (same allocations, same processes, no restart) past
+// the clients' heartbeat deadline, the new leader schedules new work, and
+// the killed server rejoins on its old data dir.
+func TestCluster_LeaderKilledJobKeepsRunning(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 3, clients: 2})
+	t.Logf("three servers elected a leader %v after start", c.startServers())
+	c.startClients()
+
+	// Written through a follower: the write is forwarded to the leader.
+	before := c.registerJob(c.follower(), sleepJob("sleep", 2))
+	t.Logf("running: %s", describe(before))
+
+	old := c.waitLeader(10*time.Second, "")
+	killedAt := time.Now()
+	old.kill9()
+	leader := c.waitLeader(30*time.Second, old.rpcAddr())
+	t.Logf("kill -9 of leader %s: %s leads %v later", old.name, leader.name, time.Since(killedAt))
+
+	// min_heartbeat_ttl + heartbeat_grace is 4s: a client that failed to
+	// heartbeat another server would be down by then.
+	holdFor(t, 6*time.Second, "nodes ready and tasks unrestarted after the leader died", func() error {
+		if err := c.nodesReady(); err != nil {
+			return err
+		}
+		now, err := c.tasks("sleep")
+		if err != nil {
+			return err
+		}
+		if !maps.Equal(before, now) {
+			return fmt.Errorf("before: %s; now: %s", describe(before), describe(now))
+		}
+		return nil
+	})
+	now, err := c.tasks("sleep")
+	must.NoError(t, err)
+	mustBeUnrestarted(t, before, now)
+
+	c.registerJob(leader, sleepJob("after-failover", 1))
+
+	old.start()
+	pollUntil(t, 30*time.Second, "the killed server back, following the new leader", func() (bool, string) {
+		l := old.leader()
+		return l == leader.rpcAddr(), fmt.Sprintf("%s sees leader %q", old.name, l)
+	})
+	c.waitLeader(10*time.Second, "")
+}
+
+// stateIDs is every job, allocation, evaluation and node the servers
+// know, by ID.
+type stateIDs struct {
+	Jobs, Allocs, Evals, Nodes []string
+}
+
+// stateIDs reads as a user does, without stale: from the leader.
+func (c *cluster) stateIDs() stateIDs {
+	c.t.Helper()
+	api := c.anyServer().api()
+	var ids stateIDs
+	jobs, _, err := api.Jobs().List(nil)
+	must.NoError(c.t, err)
+	for _, j := range jobs {
+		ids.Jobs = append(ids.Jobs, j.ID)
+	}
+	allocs, _, err := api.Allocations().List(nil)
+	must.NoError(c.t, err)
+	for _, a := range allocs {
+		ids.Allocs = append(ids.Allocs, a.ID)
+	}
+	evals, _, err := api.Evaluations().List(nil)
+	must.NoError(c.t, err)
+	for _, e := range evals {
+		ids.Evals = append(ids.Evals, e.ID)
+	}
+	nodes, _, err := api.Nodes().List(nil)
+	must.NoError(c.t, err)
+	for _, n := range nodes {
+		ids.Nodes = append(ids.Nodes, n.ID)
+	}
+	for _, s := range [][]string{ids.Jobs, ids.Allocs, ids.Evals, ids.Nodes} {
+		slices.Sort(s)
+	}
+	return ids
+}
+
+// All three servers go down together, first stopped with SIGTERM and then
+// crashed with kill -9, and come back on their data dirs each time: every
+// job, allocation, evaluation and node is back with the same IDs, and the
+// clients' tasks never restarted.
+func TestCluster_FullRestartKeepsEverything(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 3, clients: 2})
+	c.startServers()
+	c.startClients()
+	before := c.registerJob(c.follower(), sleepJob("sleep", 2))
+	ids := c.stateIDs()
+	must.Eq(t, 1, len(ids.Jobs))
+	must.Eq(t, 2, len(ids.Allocs))
+	must.Eq(t, 2, len(ids.Nodes))
+	must.Positive(t, len(ids.Evals))
+
+	for _, how := range []string{"SIGTERM", "kill -9"} {
+		for _, s := range c.servers {
+			if how == "SIGTERM" {
+				s.stop()
+			} else {
+				s.kill9()
+			}
+		}
+		took := c.startServers()
+		t.Logf("all three servers stopped with %s and started again: leader after %v", how, took)
+
+		after := c.stateIDs()
+		must.Eq(t, ids, after, must.Sprintf("state after %s of every server", how))
+		pollUntil(t, 20*time.Second, "nodes ready after the restart", func() (bool, string) {
+			err := c.nodesReady()
+			return err == nil, fmt.Sprint(err)
+		})
+		now, err := c.tasks("sleep")
+		must.NoError(t, err)
+		mustBeUnrestarted(t, before, now)
+	}
+	for _, cl := range c.clients {
+		must.Eq(t, 1, cl.starts, must.Sprintf("%s was never restarted", cl.name))
+		must.True(t, cl.running())
+	}
+	// The restarted cluster still schedules.
+	c.registerJob(c.follower(), sleepJob("after-restart", 1))
+}
+
+// leaderWatch polls every running server's view of the leader and
+// records the spans in which none named one.
+type leaderWatch struct {
+	mu      sync.Mutex
+	gaps    []time.Duration
+	gapFrom time.Time
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func (c *cluster) watchLeader() *leaderWatch {
+	w := &leaderWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			// A follower names a dead leader until its heartbeat
+			// timeout: only a server that names itself leads.
+			known := false
+			for _, s := range c.servers {
+				if s.leader() == s.rpcAddr() {
+					known = true
+					break
+				}
+			}
+			w.mu.Lock()
+			switch {
+			case !known && w.gapFrom.IsZero():
+				w.gapFrom = time.Now()
+			case known && !w.gapFrom.IsZero():
+				w.gaps = append(w.gaps, time.Since(w.gapFrom))
+				w.gapFrom = time.Time{}
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+func (w *leaderWatch) finish() []time.Duration {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.gapFrom.IsZero() {
+		w.gaps = append(w.gaps, time.Since(w.gapFrom))
+	}
+	return w.gaps
+}
+
+// The servers are restarted one at a time, followers first and the leader
+// last, as an upgrade goes: each is stopped, started on its data dir, and
+// the next waits until it follows the leader again. A leader is known
+// throughout except for one election when the old leader stops, and every
+// allocation keeps running, unrestarted, the whole time.
+func TestCluster_RollingRestartKeepsLeaderAndAllocations(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 3, clients: 2})
+	c.startServers()
+	c.startClients()
+	before := c.registerJob(c.follower(), sleepJob("sleep", 2))
+
+	leader := c.waitLeader(10*time.Second, "")
+	order := []*agentProc{}
+	for _, s := range c.servers {
+		if s != leader {
+			order = append(order, s)
+		}
+	}
+	order = append(order, leader)
+
+	watch := c.watchLeader()
+	var taskErrs []string
+	tasksDone := make(chan struct{})
+	stopTasks := make(chan struct{})
+	go func() {
+		defer close(tasksDone)
+		for {
+			select {
+			case <-stopTasks:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			for _, r := range before {
+				if !alive(r.PID) {
+					taskErrs = append(taskErrs, fmt.Sprintf("task process %d of %s died", r.PID, r.AllocID[:8]))
+				}
+			}
+		}
+	}()
+
+	for _, s := range order {
+		start := time.Now()
+		s.stop()
+		s.start()
+		leader := c.waitLeader(30*time.Second, "")
+		t.Logf("restarted %s: back following %s after %v", s.name, leader.name, time.Since(start))
+		now, err := c.tasks("sleep")
+		must.NoError(t, err)
+		mustBeUnrestarted(t, before, now)
+	}
+	gaps := watch.finish()
+	close(stopTasks)
+	<-tasksDone
+	t.Logf("spans with no known leader during the rolling restart: %v", gaps)
+	must.SliceEmpty(t, taskErrs)
+	must.LessEq(t, 1, len(gaps), must.Sprintf("at most the old leader's stop costs an election: %v", gaps))
+	for _, g := range gaps {
+		must.Less(t, 10*time.Second, g, must.Sprintf("an election takes seconds: %v", gaps))
+	}
+	must.NoError(t, c.nodesReady())
+}
