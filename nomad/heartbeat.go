@@ -132,6 +132,15 @@ func (h *heartbeater) expired(nodeID string) {
 // run, running or unknown, whose group has a lost window not yet expired;
 // otherwise down.
 func (s *Server) missedHeartbeatStatus(node *structs.Node) (string, error) {
+	if ok, reason := s.disconnectGate(); !ok {
+		s.logger.Info("disconnect windows not honoured: node goes down", "node_id", node.ID, "reason", reason)
+		return structs.NodeStatusDown, nil
+	}
+	if !clientSupportsDisconnect(node) {
+		s.logger.Info("node's client is too old to reconnect: node goes down", "node_id", node.ID,
+			"client_version", node.Attributes["nomad.version"], "min_version", MinDisconnectVersion.String())
+		return structs.NodeStatusDown, nil
+	}
 	allocs, err := s.State().AllocsByNode(nil, node.ID)
 	if err != nil {
 		return "", err
