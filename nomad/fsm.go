@@ -86,7 +86,19 @@ func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
 	if req.Node.Status == structs.NodeStatusReady {
 		f.srv.blockedEvals.UnblockNode(req.Node.ID, index)
 	}
-	return nil
+	return f.upsertNodeEvals(index, req.Evals)
+}
+
+// upsertNodeEvals writes the node-update evaluations carried by a node's
+// registration or status change; they name the index of that change.
+func (f *nomadFSM) upsertNodeEvals(index uint64, evals []*structs.Evaluation) error {
+	if len(evals) == 0 {
+		return nil
+	}
+	for _, e := range evals {
+		e.NodeModifyIndex = index
+	}
+	return f.upsertEvals(index, evals)
 }
 
 func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
@@ -108,7 +120,7 @@ func (f *nomadFSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 	if req.Status == structs.NodeStatusReady {
 		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
 	}
-	return nil
+	return f.upsertNodeEvals(index, req.Evals)
 }
 
 func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
