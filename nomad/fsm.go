@@ -215,6 +215,13 @@ func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error 
 	if err := f.State().UpsertEvals(index, evals); err != nil {
 		return err
 	}
+	f.trackEvals(evals)
+	return nil
+}
+
+// trackEvals hands stored evaluations that need work to the broker or the
+// blocked-eval tracker.
+func (f *nomadFSM) trackEvals(evals []*structs.Evaluation) {
 	for _, e := range evals {
 		switch {
 		case e.ShouldEnqueue():
@@ -230,7 +237,6 @@ func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error 
 			f.srv.blockedEvals.Untrack(e.Namespace, e.JobID)
 		}
 	}
-	return nil
 }
 
 func (f *nomadFSM) applyEvalDelete(buf []byte, index uint64) any {
@@ -275,14 +281,7 @@ func (f *nomadFSM) applyPlanResults(buf []byte, index uint64) any {
 	if err := f.State().UpsertPlanResults(index, &req); err != nil {
 		return err
 	}
-	for _, e := range req.Evals {
-		switch {
-		case e.ShouldEnqueue():
-			f.srv.evalBroker.Enqueue(e)
-		case e.ShouldBlock():
-			f.srv.blockedEvals.Block(e)
-		}
-	}
+	f.trackEvals(req.Evals)
 	return nil
 }
 
