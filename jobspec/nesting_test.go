@@ -84,7 +84,7 @@ func TestParse_NestingAtLimitAndBracketsInText(t *testing.T) {
 	must.StrContains(t, lines[0], "nesting deeper than 64 levels")
 
 	text := strings.Repeat("(", 1000)
-	src := jobWithConfig(`"` + text + `"`) + "# " + text + "\n// " + text + "\n/* " + text + " */\n"
+	src := jobWithConfig(`"`+text+`"`) + "# " + text + "\n// " + text + "\n/* " + text + " */\n"
 	src = strings.Replace(src, `driver = "mock_driver"`, "driver = \"mock_driver\"\n      env {\n        A = <<EOT\n"+text+"\nEOT\n      }", 1)
 	job, err := jobspec.Parse("text.nomad.hcl", []byte(src))
 	must.NoError(t, err)
