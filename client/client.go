@@ -87,6 +87,9 @@ func NewClient(cfg *Config) (*Client, error) {
 		if r := bdb.Recovery(); r != nil {
 			c.logger.Error("client state file was damaged: moved it aside and started with an empty one",
 				"path", r.Path, "moved_to", r.MovedTo, "error", r.Err)
+			if r.IdentityErr != nil {
+				c.logger.Error("node identity not recovered: registering as a new node", "error", r.IdentityErr)
+			}
 		}
 		c.db = bdb
 	}

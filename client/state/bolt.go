@@ -50,7 +50,8 @@ type BoltStateDB struct {
 	mu     sync.RWMutex // guards closed against Close racing writers
 	closed bool
 
-	recovery *Recovery
+	recovery     *Recovery
+	identityPath string // IdentityFile, kept in step with meta/node_id
 }
 
 var _ StateDB = (*BoltStateDB)(nil)
@@ -67,6 +68,9 @@ type Recovery struct {
 	Path    string // where the database is, now a fresh one
 	MovedTo string // where the damaged file was kept
 	Err     error  // what was wrong with it
+	// IdentityErr says why the node identity could not be recovered
+	// from IdentityFile; the client then registers as a new node.
+	IdentityErr error
 }
 
 // Recovery reports the damaged file this database replaced, or nil.
@@ -81,8 +85,16 @@ func openBolt(stateDir string, now func() time.Time) (*BoltStateDB, error) {
 		return nil, fmt.Errorf("creating client state dir: %w", err)
 	}
 	db, err := openChecked(path)
+	if err == nil {
+		db.identityPath = filepath.Join(stateDir, IdentityFile)
+		if err := db.syncIdentityFile(); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		return db, nil
+	}
 	if !errors.Is(err, ErrCorrupt) {
-		return db, err
+		return nil, err
 	}
 	// Keep the damaged file for a post-mortem under a name that cannot
 	// collide with an earlier one, and start afresh: a client that does
@@ -96,6 +108,17 @@ func openBolt(stateDir string, now func() time.Time) (*BoltStateDB, error) {
 		return nil, ferr
 	}
 	db.recovery = &Recovery{Path: path, MovedTo: moved, Err: err}
+	db.identityPath = filepath.Join(stateDir, IdentityFile)
+	// An unreadable identity file leaves a new node: worse than the old
+	// identity, better than no client.
+	if id, ierr := readIdentity(db.identityPath); ierr != nil {
+		db.recovery.IdentityErr = ierr
+	} else if id.NodeID != "" {
+		if perr := db.PutNodeIdentity(id); perr != nil {
+			_ = db.Close()
+			return nil, perr
+		}
+	}
 	return db, nil
 }
 
@@ -145,6 +168,19 @@ func openChecked(path string) (db *BoltStateDB, err error) {
 		return nil, fmt.Errorf("initialising client state %s: %w", path, err)
 	}
 	return &BoltStateDB{db: bdb}, nil
+}
+
+// syncIdentityFile writes the identity file of a database from before
+// there was one.
+func (s *BoltStateDB) syncIdentityFile() error {
+	if _, err := os.Stat(s.identityPath); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	id, err := s.GetNodeIdentity()
+	if err != nil || id.NodeID == "" {
+		return err
+	}
+	return writeIdentity(s.identityPath, id)
 }
 
 // check verifies that the file holds every page its metadata names, then
@@ -215,7 +251,20 @@ func (s *BoltStateDB) GetNodeIdentity() (NodeIdentity, error) {
 }
 
 // PutNodeIdentity implements StateDB.
+// The identity file is written first: a crash between the two leaves the
+// file ahead of the database, never behind it.
 func (s *BoltStateDB) PutNodeIdentity(id NodeIdentity) error {
+	s.mu.RLock()
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if s.identityPath != "" {
+		if err := writeIdentity(s.identityPath, id); err != nil {
+			return err
+		}
+	}
 	return s.batch(func(tx *bolt.Tx) error {
 		b := tx.Bucket(metaBucket)
 		if err := b.Put(nodeIDKey, []byte(id.NodeID)); err != nil {

@@ -69,9 +69,12 @@ func TestOpenBolt_CorruptFileMovedAside(t *testing.T) {
 			must.NoError(t, err)
 			must.Eq(t, len(damaged), len(kept), must.Sprint("the damaged file is kept as it was"))
 
+			// The node keeps its identity, from the separate identity
+			// file, so it registers as the node it was rather than as a
+			// stranger that leaves its old self to time out as down.
 			id, err := db.GetNodeIdentity()
 			must.NoError(t, err)
-			must.Eq(t, NodeIdentity{}, id)
+			must.Eq(t, NodeIdentity{NodeID: "n1", SecretID: "s1"}, id)
 			must.NoError(t, db.PutAllocations(mock.Alloc()))
 		})
 	}
@@ -90,4 +93,41 @@ func TestOpenBolt_HealthyFileKept(t *testing.T) {
 	must.Len(t, 200, recs)
 	matches, _ := filepath.Glob(filepath.Join(dir, DBFile+".corrupt-*"))
 	must.SliceEmpty(t, matches)
+}
+
+// The identity file is written with the database, readable by its owner
+// only, and a damaged identity file beside a damaged database leaves the
+// client a new node rather than failing its start.
+func TestOpenBolt_IdentityFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filledDB(t, dir)
+	idPath := filepath.Join(dir, IdentityFile)
+	fi, err := os.Stat(idPath)
+	must.NoError(t, err)
+	must.Eq(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	must.NoError(t, os.Truncate(path, 4096))
+	must.NoError(t, os.WriteFile(idPath, []byte("{not json"), 0o600))
+	db, err := OpenBolt(dir)
+	must.NoError(t, err)
+	defer db.Close()
+	must.NotNil(t, db.Recovery())
+	id, err := db.GetNodeIdentity()
+	must.NoError(t, err)
+	must.Eq(t, NodeIdentity{}, id)
+}
+
+// A database from before the identity file gets one when it is opened,
+// so its first damage already finds the identity beside it.
+func TestOpenBolt_IdentityFileWrittenForOldDatabase(t *testing.T) {
+	dir := t.TempDir()
+	filledDB(t, dir)
+	idPath := filepath.Join(dir, IdentityFile)
+	must.NoError(t, os.Remove(idPath))
+	db, err := OpenBolt(dir)
+	must.NoError(t, err)
+	must.NoError(t, db.Close())
+	id, err := readIdentity(idPath)
+	must.NoError(t, err)
+	must.Eq(t, NodeIdentity{NodeID: "n1", SecretID: "s1"}, id)
 }
