@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"net"
 	"net/rpc"
@@ -218,13 +219,18 @@ func (s *Server) Shutdown() error {
 			s.logger.Warn("serf shutdown", "error", err)
 		}
 	}
-	if s.raftLayer != nil {
-		s.raftLayer.Close()
-	}
 	if s.raft != nil {
 		if err := s.raft.Shutdown().Error(); err != nil {
 			s.logger.Warn("raft shutdown", "error", err)
 		}
+	}
+	// Closing the transport (which closes the raft layer) after raft marks
+	// it shut down, so its accept loop ends quietly.
+	if c, ok := s.raftTransport.(io.Closer); ok {
+		_ = c.Close()
+	}
+	if s.raftLayer != nil {
+		s.raftLayer.Close()
 	}
 	if s.raftStores != nil {
 		if err := s.raftStores.close(); err != nil {
