@@ -278,7 +278,9 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 	t.Run("Node", func(t *testing.T) { roundTrip[api.Node, nomadapi.Node](t, filled[api.Node]()) })
 	t.Run("NodeListStub", func(t *testing.T) { roundTrip[api.NodeListStub, nomadapi.NodeListStub](t, filled[api.NodeListStub]()) })
 	t.Run("Evaluation", func(t *testing.T) { roundTrip[api.Evaluation, nomadapi.Evaluation](t, filled[api.Evaluation]()) })
-	t.Run("ServerMembers", func(t *testing.T) { roundTrip[api.ServerMembers, nomadapi.ServerMembers](t, filled[api.ServerMembers]()) })
+	t.Run("ServerMembers", func(t *testing.T) {
+		roundTrip[api.ServerMembers, nomadapi.ServerMembers](t, filled[api.ServerMembers]())
+	})
 	t.Run("RaftConfiguration", func(t *testing.T) {
 		roundTrip[api.RaftConfiguration, nomadapi.RaftConfiguration](t, filled[api.RaftConfiguration]())
 	})
