@@ -86,7 +86,19 @@ func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
 	if req.Node.Status == structs.NodeStatusReady {
 		f.srv.blockedEvals.UnblockNode(req.Node.ID, index)
 	}
-	return nil
+	return f.upsertNodeEvals(index, req.Evals)
+}
+
+// upsertNodeEvals writes the node-update evaluations carried by a node's
+// registration or status change; they name the index of that change.
+func (f *nomadFSM) upsertNodeEvals(index uint64, evals []*structs.Evaluation) error {
+	if len(evals) == 0 {
+		return nil
+	}
+	for _, e := range evals {
+		e.NodeModifyIndex = index
+	}
+	return f.upsertEvals(index, evals)
 }
 
 func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
@@ -108,7 +120,7 @@ func (f *nomadFSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 	if req.Status == structs.NodeStatusReady {
 		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
 	}
-	return nil
+	return f.upsertNodeEvals(index, req.Evals)
 }
 
 func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
@@ -203,6 +215,13 @@ func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error 
 	if err := f.State().UpsertEvals(index, evals); err != nil {
 		return err
 	}
+	f.trackEvals(evals)
+	return nil
+}
+
+// trackEvals hands stored evaluations that need work to the broker or the
+// blocked-eval tracker.
+func (f *nomadFSM) trackEvals(evals []*structs.Evaluation) {
 	for _, e := range evals {
 		switch {
 		case e.ShouldEnqueue():
@@ -218,7 +237,6 @@ func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error 
 			f.srv.blockedEvals.Untrack(e.Namespace, e.JobID)
 		}
 	}
-	return nil
 }
 
 func (f *nomadFSM) applyEvalDelete(buf []byte, index uint64) any {
@@ -263,14 +281,7 @@ func (f *nomadFSM) applyPlanResults(buf []byte, index uint64) any {
 	if err := f.State().UpsertPlanResults(index, &req); err != nil {
 		return err
 	}
-	for _, e := range req.Evals {
-		switch {
-		case e.ShouldEnqueue():
-			f.srv.evalBroker.Enqueue(e)
-		case e.ShouldBlock():
-			f.srv.blockedEvals.Block(e)
-		}
-	}
+	f.trackEvals(req.Evals)
 	return nil
 }
 

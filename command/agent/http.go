@@ -31,14 +31,18 @@ type HTTPServer struct {
 	listener net.Listener
 	srv      *http.Server
 	done     chan struct{}
+	limits   bodyLimits
 }
 
 // newHTTPServer serves the API on l until Shutdown.
 func newHTTPServer(a *Agent, rpc RPCer, l net.Listener, logger hclog.Logger) *HTTPServer {
-	s := &HTTPServer{agent: a, rpc: rpc, logger: logger.Named("http"), listener: l, done: make(chan struct{})}
+	s := &HTTPServer{agent: a, rpc: rpc, logger: logger.Named("http"), listener: l, done: make(chan struct{}), limits: defaultBodyLimits()}
+	// No server-wide ReadTimeout: it would cut blocking queries, which
+	// read nothing for minutes; readBody bounds the body alone.
 	s.srv = &http.Server{
 		Handler:           s.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: headerReadTimeout,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 	go func() {
@@ -120,18 +124,15 @@ func (s *HTTPServer) routes() *http.ServeMux {
 func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		release, err := s.limits.readBody(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer release()
 		obj, err := fn(w, r)
 		if err != nil {
-			code, msg := errorStatus(err)
-			if code >= 500 {
-				s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
-			} else {
-				s.logger.Debug("request rejected", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
-			}
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.Header().Set("X-Content-Type-Options", "nosniff")
-			w.WriteHeader(code)
-			fmt.Fprintln(w, msg)
+			s.writeError(w, r, err)
 			return
 		}
 		code := http.StatusOK
@@ -155,6 +156,22 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 		_, _ = w.Write(buf)
 		s.logger.Trace("request complete", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
 	})
+}
+
+// writeError answers with err's status and message as plain text.
+func (s *HTTPServer) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code, msg := errorStatus(err)
+	// An overloaded agent says so to each client, not to its log once
+	// per refused request, or a flood of requests becomes one of lines.
+	if code >= 500 && code != http.StatusServiceUnavailable {
+		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+	} else {
+		s.logger.Debug("request rejected", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, msg)
 }
 
 // withStatus is a JSON answer whose status is not 200 although the request

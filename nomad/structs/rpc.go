@@ -186,6 +186,9 @@ type JobEvaluationsResponse struct {
 type NodeRegisterRequest struct {
 	Node      *Node
 	UpdatedAt int64
+	// Evals are the node-update evaluations the registration causes,
+	// committed in the same raft entry so none is lost to a leader crash.
+	Evals []*Evaluation
 	WriteRequest
 }
 
@@ -195,6 +198,10 @@ type NodeUpdateStatusRequest struct {
 	Status    string
 	NodeEvent *NodeEvent
 	UpdatedAt int64
+	// Evals are the node-update evaluations the change causes, committed
+	// in the same raft entry: a node is never left disconnected or down
+	// without the evaluations that act on it.
+	Evals []*Evaluation
 	WriteRequest
 }
 
