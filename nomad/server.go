@@ -160,12 +160,13 @@ func NewServer(cfg *Config) (*Server, error) {
 
 func (s *Server) setupRPC() error {
 	for name, ep := range map[string]any{
-		"Job":    &Job{srv: s},
-		"Node":   &Node{srv: s},
-		"Alloc":  &Alloc{srv: s},
-		"Eval":   &Eval{srv: s},
-		"Plan":   &Plan{srv: s},
-		"Status": &Status{srv: s},
+		"Job":      &Job{srv: s},
+		"Node":     &Node{srv: s},
+		"Alloc":    &Alloc{srv: s},
+		"Eval":     &Eval{srv: s},
+		"Plan":     &Plan{srv: s},
+		"Status":   &Status{srv: s},
+		"Operator": &Operator{srv: s},
 	} {
 		if err := s.rpcServer.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)

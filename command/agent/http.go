@@ -102,8 +102,18 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/evaluation/{id}/allocations", s.evalAllocations)
 
 	handle("GET /v1/status/leader", s.statusLeader)
+	handle("GET /v1/status/peers", s.statusPeers)
 	handle("GET /v1/agent/self", s.agentSelf)
 	handle("GET /v1/agent/health", s.agentHealth)
+	handle("GET /v1/agent/members", s.agentMembers)
+	handle("GET /v1/agent/servers", s.agentServers)
+	for _, m := range []string{http.MethodPut, http.MethodPost} {
+		handle(m+" /v1/agent/join", s.agentJoin)
+		handle(m+" /v1/agent/force-leave", s.agentForceLeave)
+	}
+
+	handle("GET /v1/operator/raft/configuration", s.operatorRaftConfiguration)
+	handle("DELETE /v1/operator/raft/peer", s.operatorRaftPeer)
 	return mux
 }
 
@@ -200,7 +210,8 @@ func errorStatus(err error) (int, string) {
 	case errors.Is(err, structs.ErrUnknownJob),
 		errors.Is(err, structs.ErrUnknownNode),
 		errors.Is(err, structs.ErrUnknownAlloc),
-		errors.Is(err, structs.ErrUnknownEval):
+		errors.Is(err, structs.ErrUnknownEval),
+		errors.Is(err, structs.ErrUnknownPeer):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, structs.ErrPermissionDenied):
 		return http.StatusForbidden, err.Error()
@@ -232,7 +243,17 @@ func parseQueryOptions(r *http.Request, q *structs.QueryOptions) error {
 	q.Namespace = v.Get("namespace")
 	q.Region = v.Get("region")
 	q.Prefix = v.Get("prefix")
-	q.AllowStale = v.Has("stale")
+	// ?stale alone means true, as upstream; ?stale=false asks the leader.
+	if v.Has("stale") {
+		q.AllowStale = true
+		if s := v.Get("stale"); s != "" {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return codedErrorf(http.StatusBadRequest, "Invalid stale %q: use true or false", s)
+			}
+			q.AllowStale = b
+		}
+	}
 	return nil
 }
 
