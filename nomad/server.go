@@ -165,6 +165,7 @@ func (s *Server) setupRPC() error {
 		"Eval":   &Eval{srv: s},
 		"Plan":   &Plan{srv: s},
 		"Status": &Status{srv: s},
+		"System": &System{srv: s},
 	} {
 		if err := s.rpcServer.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)
