@@ -72,6 +72,9 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"eval":        func() (cli.Command, error) { return &EvalCommand{Meta: m()}, nil },
 		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m()}, nil },
 
+		"system":    func() (cli.Command, error) { return &SystemCommand{Meta: m()}, nil },
+		"system gc": func() (cli.Command, error) { return &SystemGCCommand{Meta: m()}, nil },
+
 		"version": func() (cli.Command, error) { return &VersionCommand{Meta: m()}, nil },
 
 		// Upstream's older top-level spellings, kept so scripts work.

@@ -98,6 +98,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/evaluation/{id}/allocations", s.evalAllocations)
 
 	handle("GET /v1/status/leader", s.statusLeader)
+	handle("PUT /v1/system/gc", s.systemGC)
 	handle("GET /v1/agent/self", s.agentSelf)
 	handle("GET /v1/agent/health", s.agentHealth)
 	return mux
