@@ -47,6 +47,17 @@ type gcPass struct {
 	snap   *state.StateSnapshot
 	now    time.Time
 	cutoff time.Time
+
+	// held caches, per job, the replacement chains with an unknown member
+	// (see chainHeld).
+	held map[structs.NamespacedID]*heldChains
+}
+
+// heldChains are a job's replacement chains, keyed by their first member,
+// that hold an unknown allocation.
+type heldChains struct {
+	rootOf map[string]string
+	held   map[string]bool
 }
 
 // garbage is what a collection removes.
@@ -132,7 +143,10 @@ func (p *gcPass) evalCollectable(ev *structs.Evaluation) (bool, []string, error)
 	collect := true
 	var ids []string
 	for _, a := range allocs {
-		ok := p.allocCollectable(a, job)
+		ok, err := p.allocCollectable(a, job)
+		if err != nil {
+			return false, nil, err
+		}
 		if ok && keepCurrent && a.CreateIndex >= job.JobModifyIndex {
 			ok = false
 		}
@@ -149,20 +163,67 @@ func (p *gcPass) evalCollectable(ev *structs.Evaluation) (bool, []string, error)
 // old enough. Only a terminal client status counts: unknown is never
 // terminal, and a server-side stop is not enough while the client may
 // still run the tasks. A failed allocation that its job will still
-// reschedule stays, since its replacement inherits its reschedule history.
-func (p *gcPass) allocCollectable(a *structs.Allocation, job *structs.Job) bool {
+// reschedule stays, since its replacement inherits its reschedule history,
+// and so does any member of a replacement chain that has an unknown
+// member (chainHeld).
+func (p *gcPass) allocCollectable(a *structs.Allocation, job *structs.Job) (bool, error) {
 	if !a.ClientTerminalStatus() || !p.old(objectTime(a.ModifyTime, a.CreateTime)) {
-		return false
+		return false, nil
+	}
+	if held, err := p.chainHeld(a); err != nil || held {
+		return false, err
 	}
 	if job == nil || job.Stop || job.Status == structs.JobStatusDead ||
 		a.ServerTerminalStatus() || a.ClientStatus != structs.AllocClientStatusFailed {
-		return true
+		return true, nil
 	}
 	tg := job.LookupTaskGroup(a.TaskGroup)
 	if tg == nil {
-		return true
+		return true, nil
 	}
-	return !p.awaitsReschedule(a, tg.ReschedulePolicy)
+	return !p.awaitsReschedule(a, tg.ReschedulePolicy), nil
+}
+
+// chainHeld reports whether a's replacement chain, the allocations of its
+// job linked by PreviousAllocation as the scheduler links them, has an
+// unknown member. Collecting a finished member in between would split the
+// chain in two, and when the unknown allocation came back the scheduler
+// would count two instances where there is one.
+func (p *gcPass) chainHeld(a *structs.Allocation) (bool, error) {
+	id := a.JobNamespacedID()
+	c, ok := p.held[id]
+	if !ok {
+		allocs, err := p.snap.AllocsByJob(nil, id.Namespace, id.ID, true)
+		if err != nil {
+			return false, err
+		}
+		c = chainsWithUnknown(allocs)
+		if p.held == nil {
+			p.held = map[structs.NamespacedID]*heldChains{}
+		}
+		p.held[id] = c
+	}
+	return c.held[c.rootOf[a.ID]], nil
+}
+
+func chainsWithUnknown(allocs []*structs.Allocation) *heldChains {
+	byID := make(map[string]*structs.Allocation, len(allocs))
+	for _, a := range allocs {
+		byID[a.ID] = a
+	}
+	c := &heldChains{rootOf: map[string]string{}, held: map[string]bool{}}
+	for _, a := range allocs {
+		root, seen := a, map[string]bool{a.ID: true}
+		for prev := byID[root.PreviousAllocation]; prev != nil && !seen[prev.ID]; prev = byID[prev.PreviousAllocation] {
+			seen[prev.ID] = true
+			root = prev
+		}
+		c.rootOf[a.ID] = root.ID
+		if a.ClientStatus == structs.AllocClientStatusUnknown {
+			c.held[root.ID] = true
+		}
+	}
+	return c
 }
 
 // awaitsReschedule reports whether a failed allocation may still be
@@ -233,8 +294,9 @@ func (p *gcPass) jobObjects(job *structs.Job) (evals, allocs []string, ok bool, 
 		return nil, nil, false, err
 	}
 	for _, a := range as {
-		if !p.allocCollectable(a, job) {
-			return nil, nil, false, nil
+		collect, err := p.allocCollectable(a, job)
+		if err != nil || !collect {
+			return nil, nil, false, err
 		}
 		allocs = append(allocs, a.ID)
 	}

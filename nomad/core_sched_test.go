@@ -233,6 +233,36 @@ func TestGC_BatchJobKeepsCurrentVersion(t *testing.T) {
 	must.Eq(t, []string{a2.ID}, g.allocs)
 }
 
+// A finished replacement between an unknown original and its live
+// successor stays: the scheduler links a chain through PreviousAllocation,
+// and collecting the middle member would make the original and the
+// successor look like two instances when the original comes back. Once
+// the original is lost, the middle member goes.
+func TestGC_ChainWithUnknownMemberHeld(t *testing.T) {
+	w := newGCWorld(t)
+	job := w.job(mock.Job(), gcT0)
+	ev := w.eval(job, structs.EvalStatusComplete, gcT0)
+	original := w.alloc(job, ev, "n1", structs.AllocClientStatusUnknown, structs.AllocDesiredStatusRun, gcT0)
+	middle := mock.Alloc()
+	middle.Job, middle.JobID, middle.TaskGroup, middle.EvalID, middle.NodeID = job, job.ID, job.TaskGroups[0].Name, ev.ID, "n2"
+	middle.ClientStatus, middle.DesiredStatus = structs.AllocClientStatusFailed, structs.AllocDesiredStatusStop
+	middle.PreviousAllocation = original.ID
+	must.NoError(t, w.st.UpsertAllocs(w.next(), []*structs.Allocation{middle}))
+	last := mock.Alloc()
+	last.Job, last.JobID, last.TaskGroup, last.EvalID, last.NodeID = job, job.ID, job.TaskGroups[0].Name, ev.ID, "n3"
+	last.ClientStatus = structs.AllocClientStatusRunning
+	last.PreviousAllocation = middle.ID
+	must.NoError(t, w.st.UpsertAllocs(w.next(), []*structs.Allocation{last}))
+	unrelated := w.alloc(job, ev, "n4", structs.AllocClientStatusComplete, structs.AllocDesiredStatusStop, gcT0)
+
+	must.Eq(t, []string{unrelated.ID}, w.forced(gcEvals).allocs)
+
+	lost := original.CopySkipJob()
+	lost.ClientStatus = structs.AllocClientStatusLost
+	must.NoError(t, w.st.UpsertAllocs(w.next(), []*structs.Allocation{lost}))
+	must.Eq(t, sorted(original.ID, middle.ID, unrelated.ID), sorted(w.forced(gcEvals).allocs...))
+}
+
 // A failed allocation its job will still reschedule stays even in a
 // forced collection: its replacement inherits its reschedule history.
 // Once replaced, it goes.

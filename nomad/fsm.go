@@ -173,7 +173,7 @@ func (f *nomadFSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 	for _, id := range deleted {
 		f.srv.blockedEvals.Untrack(id.Namespace, id.ID)
 	}
-	return deleted
+	return nil
 }
 
 func (f *nomadFSM) applyNodeBatchDeregister(buf []byte, index uint64) any {
@@ -181,11 +181,8 @@ func (f *nomadFSM) applyNodeBatchDeregister(buf []byte, index uint64) any {
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decoding node batch deregister: %w", err)
 	}
-	deleted, err := f.State().DeleteDownNodes(index, req.Nodes)
-	if err != nil {
-		return err
-	}
-	return deleted
+	_, err := f.State().DeleteDownNodes(index, req.Nodes)
+	return err
 }
 
 func (f *nomadFSM) applyAllocDesiredTransitions(buf []byte, index uint64) any {
