@@ -47,6 +47,8 @@ func TestEndpoints_MethodsAndPaths(t *testing.T) {
 			_, err := c.Allocations().Stop(&api.Allocation{ID: "a1"}, &api.QueryOptions{Namespace: "edge", Params: map[string]string{"no_shutdown_delay": "true"}})
 			return err
 		}, http.MethodPut, "/v1/allocation/a1/stop", url.Values{"namespace": {"edge"}, "no_shutdown_delay": {"true"}}},
+		{"system gc", ``, func(c *api.Client) error { return c.System().GarbageCollect() },
+			http.MethodPut, "/v1/system/gc", url.Values{}},
 		{"jobs parse", `{}`, func(c *api.Client) error { _, err := c.Jobs().ParseHCL(`job "x" {}`, true); return err },
 			http.MethodPost, "/v1/jobs/parse", url.Values{}},
 		{"job validate", `{}`, func(c *api.Client) error { _, _, err := c.Jobs().Validate(&api.Job{}, nil); return err },

@@ -82,6 +82,9 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"operator raft list-peers":  func() (cli.Command, error) { return &OperatorRaftListCommand{Meta: m()}, nil },
 		"operator raft remove-peer": func() (cli.Command, error) { return &OperatorRaftRemoveCommand{Meta: m()}, nil },
 
+		"system":    func() (cli.Command, error) { return &SystemCommand{Meta: m()}, nil },
+		"system gc": func() (cli.Command, error) { return &SystemGCCommand{Meta: m()}, nil },
+
 		"version": func() (cli.Command, error) { return &VersionCommand{Meta: m()}, nil },
 
 		// Upstream's older top-level spellings, kept so scripts work.

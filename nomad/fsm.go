@@ -69,6 +69,8 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applyJobBatchDeregister(buf, l.Index)
 	case structs.AllocUpdateDesiredTransitionRequestType:
 		return f.applyAllocDesiredTransitions(buf, l.Index)
+	case structs.NodeBatchDeregisterRequestType:
+		return f.applyNodeBatchDeregister(buf, l.Index)
 	}
 	// An unknown type means a newer server wrote this entry: refusing to
 	// go on is safer than silently diverging from the other servers.
@@ -176,13 +178,23 @@ func (f *nomadFSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decoding job batch deregister: %w", err)
 	}
-	for _, id := range req.Jobs {
-		if err := f.State().DeleteJob(index, id.Namespace, id.ID); err != nil {
-			return err
-		}
+	deleted, err := f.State().DeleteDeadJobs(index, req.Jobs)
+	if err != nil {
+		return err
+	}
+	for _, id := range deleted {
 		f.srv.blockedEvals.Untrack(id.Namespace, id.ID)
 	}
 	return nil
+}
+
+func (f *nomadFSM) applyNodeBatchDeregister(buf []byte, index uint64) any {
+	var req structs.NodeBatchDeregisterRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding node batch deregister: %w", err)
+	}
+	_, err := f.State().DeleteDownNodes(index, req.Nodes)
+	return err
 }
 
 func (f *nomadFSM) applyAllocDesiredTransitions(buf []byte, index uint64) any {

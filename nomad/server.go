@@ -167,6 +167,7 @@ func (s *Server) setupRPC() error {
 		"Plan":     &Plan{srv: s},
 		"Status":   &Status{srv: s},
 		"Operator": &Operator{srv: s},
+		"System":   &System{srv: s},
 	} {
 		if err := s.rpcServer.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)

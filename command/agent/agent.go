@@ -191,6 +191,15 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	if v := cfg.Server.RaftMultiplier; v > 0 {
 		sc.RaftMultiplier = v
 	}
+	if v := cfg.Server.EvalGCThreshold; v > 0 {
+		sc.EvalGCThreshold = v
+	}
+	if v := cfg.Server.JobGCThreshold; v > 0 {
+		sc.JobGCThreshold = v
+	}
+	if v := cfg.Server.NodeGCThreshold; v > 0 {
+		sc.NodeGCThreshold = v
+	}
 	if v := cfg.Server.BootstrapExpect; v > 0 {
 		sc.BootstrapExpect = v
 	}

@@ -103,6 +103,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 
 	handle("GET /v1/status/leader", s.statusLeader)
 	handle("GET /v1/status/peers", s.statusPeers)
+	handle("PUT /v1/system/gc", s.systemGC)
 	handle("GET /v1/agent/self", s.agentSelf)
 	handle("GET /v1/agent/health", s.agentHealth)
 	handle("GET /v1/agent/members", s.agentMembers)
