@@ -39,7 +39,7 @@ type opener struct {
 var openers = []opener{
 	{"(", ")", 1}, {"[", "]", 1}, {"{a = ", "}", 1}, {`"${`, `}"`, 2}, {"<<EOT\n${", "}\nEOT\n", 2},
 	{"!", "", 1}, {"- ", "", 1}, {"true ? 1 : ", "", 1}, {"f(1, ", ")", 1},
-	{`"%{ if true }${`, `}%{ endif }"`, 3}, {"[for x in [1]: ", "]", 1},
+	{`"%{ if true }${`, `}%{ endif }"`, 3}, {"[for x in y: ", "]", 1},
 }
 
 // For any nesting of HCL's constructs, CheckHCL refuses exactly the
