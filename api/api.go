@@ -126,6 +126,11 @@ type QueryOptions struct {
 	// Prefix filters list endpoints to IDs starting with it.
 	Prefix string
 
+	// AllowStale lets any server answer from its own state instead of
+	// asking the leader: faster, and possible without a leader, but it may
+	// lag by QueryMeta.LastContact.
+	AllowStale bool
+
 	// WaitIndex, when non-zero, makes the read a blocking query: the agent
 	// answers once its index for the data exceeds WaitIndex, or when
 	// WaitTime (agent default if zero) has passed.
@@ -258,6 +263,9 @@ func (r *request) applyQuery(q *QueryOptions) {
 	}
 	if q.Prefix != "" {
 		r.params.Set("prefix", q.Prefix)
+	}
+	if q.AllowStale {
+		r.params.Set("stale", "")
 	}
 	if q.WaitIndex != 0 {
 		r.params.Set("index", strconv.FormatUint(q.WaitIndex, 10))

@@ -278,6 +278,12 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 	t.Run("Node", func(t *testing.T) { roundTrip[api.Node, nomadapi.Node](t, filled[api.Node]()) })
 	t.Run("NodeListStub", func(t *testing.T) { roundTrip[api.NodeListStub, nomadapi.NodeListStub](t, filled[api.NodeListStub]()) })
 	t.Run("Evaluation", func(t *testing.T) { roundTrip[api.Evaluation, nomadapi.Evaluation](t, filled[api.Evaluation]()) })
+	t.Run("ServerMembers", func(t *testing.T) {
+		roundTrip[api.ServerMembers, nomadapi.ServerMembers](t, filled[api.ServerMembers]())
+	})
+	t.Run("RaftConfiguration", func(t *testing.T) {
+		roundTrip[api.RaftConfiguration, nomadapi.RaftConfiguration](t, filled[api.RaftConfiguration]())
+	})
 }
 
 // What an upstream agent (or the official client) sends, with every one of
@@ -294,6 +300,8 @@ func TestWire_OfficialJSONDecodesIntoOurs(t *testing.T) {
 	decodeTheirs[nomadapi.Node, api.Node](t)
 	decodeTheirs[nomadapi.NodeListStub, api.NodeListStub](t)
 	decodeTheirs[nomadapi.Evaluation, api.Evaluation](t)
+	decodeTheirs[nomadapi.ServerMembers, api.ServerMembers](t)
+	decodeTheirs[nomadapi.RaftConfiguration, api.RaftConfiguration](t)
 }
 
 // Canonicalize is differential-tested against the official client's: the

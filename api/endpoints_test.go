@@ -47,6 +47,8 @@ func TestEndpoints_MethodsAndPaths(t *testing.T) {
 			_, err := c.Allocations().Stop(&api.Allocation{ID: "a1"}, &api.QueryOptions{Namespace: "edge", Params: map[string]string{"no_shutdown_delay": "true"}})
 			return err
 		}, http.MethodPut, "/v1/allocation/a1/stop", url.Values{"namespace": {"edge"}, "no_shutdown_delay": {"true"}}},
+		{"system gc", ``, func(c *api.Client) error { return c.System().GarbageCollect() },
+			http.MethodPut, "/v1/system/gc", url.Values{}},
 		{"jobs parse", `{}`, func(c *api.Client) error { _, err := c.Jobs().ParseHCL(`job "x" {}`, true); return err },
 			http.MethodPost, "/v1/jobs/parse", url.Values{}},
 		{"job validate", `{}`, func(c *api.Client) error { _, _, err := c.Jobs().Validate(&api.Job{}, nil); return err },
@@ -71,6 +73,24 @@ func TestEndpoints_MethodsAndPaths(t *testing.T) {
 			http.MethodGet, "/v1/evaluation/e1/allocations", url.Values{}},
 		{"status leader", `""`, func(c *api.Client) error { _, err := c.Status().Leader(); return err },
 			http.MethodGet, "/v1/status/leader", url.Values{}},
+		{"status peers", `[]`, func(c *api.Client) error { _, err := c.Status().Peers(); return err },
+			http.MethodGet, "/v1/status/peers", url.Values{}},
+		{"agent members", `{}`, func(c *api.Client) error { _, err := c.Agent().Members(); return err },
+			http.MethodGet, "/v1/agent/members", url.Values{}},
+		{"agent servers", `[]`, func(c *api.Client) error { _, err := c.Agent().Servers(); return err },
+			http.MethodGet, "/v1/agent/servers", url.Values{}},
+		{"agent join", `{"num_joined":2}`, func(c *api.Client) error { _, err := c.Agent().Join("10.0.0.1", "10.0.0.2:4648"); return err },
+			http.MethodPut, "/v1/agent/join", url.Values{"address": {"10.0.0.1", "10.0.0.2:4648"}}},
+		{"agent force-leave", ``, func(c *api.Client) error { return c.Agent().ForceLeave("s3.global") },
+			http.MethodPut, "/v1/agent/force-leave", url.Values{"node": {"s3.global"}}},
+		{"raft configuration stale", `{}`, func(c *api.Client) error {
+			_, err := c.Operator().RaftGetConfiguration(&api.QueryOptions{AllowStale: true})
+			return err
+		}, http.MethodGet, "/v1/operator/raft/configuration", url.Values{"stale": {""}}},
+		{"raft remove peer by id", ``, func(c *api.Client) error { return c.Operator().RaftRemovePeerByID("id-1", nil) },
+			http.MethodDelete, "/v1/operator/raft/peer", url.Values{"id": {"id-1"}}},
+		{"raft remove peer by address", ``, func(c *api.Client) error { return c.Operator().RaftRemovePeerByAddress("10.0.0.3:4647", nil) },
+			http.MethodDelete, "/v1/operator/raft/peer", url.Values{"address": {"10.0.0.3:4647"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,4 +228,13 @@ func TestAllocation_TerminalStatus(t *testing.T) {
 		a := &api.Allocation{DesiredStatus: status}
 		must.Eq(t, want, a.ServerTerminalStatus(), must.Sprint(status))
 	}
+}
+
+// A join that reached some servers but not all reports both: the count,
+// and the agent's reason as the error.
+func TestAgent_JoinPartialFailure(t *testing.T) {
+	_, c := newFakeAgent(t, 200, `{"num_joined":1,"error":"10.0.0.2: connection refused"}`, nil)
+	n, err := c.Agent().Join("10.0.0.1", "10.0.0.2")
+	must.Eq(t, 1, n)
+	must.ErrorContains(t, err, "connection refused")
 }

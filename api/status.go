@@ -18,3 +18,12 @@ func (s *Status) Leader() (string, error) {
 	}
 	return leader, nil
 }
+
+// Peers returns the RPC addresses of the raft peers (GET /v1/status/peers).
+func (s *Status) Peers() ([]string, error) {
+	var peers []string
+	if _, err := s.client.query("/v1/status/peers", &peers, nil); err != nil {
+		return nil, err
+	}
+	return peers, nil
+}

@@ -80,9 +80,18 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.updater = newAllocUpdater(c.clock, c.sendAllocUpdates, c.logger.Named("alloc_sync"))
 
 	if c.db = conf.StateDB; c.db == nil {
-		if c.db, err = state.OpenBolt(conf.StateDir); err != nil {
+		bdb, err := state.OpenBolt(conf.StateDir)
+		if err != nil {
 			return nil, err
 		}
+		if r := bdb.Recovery(); r != nil {
+			c.logger.Error("client state file was damaged: moved it aside and started with an empty one",
+				"path", r.Path, "moved_to", r.MovedTo, "error", r.Err)
+			if r.IdentityErr != nil {
+				c.logger.Error("node identity not recovered: registering as a new node", "error", r.IdentityErr)
+			}
+		}
+		c.db = bdb
 	}
 	fail := func(err error) (*Client, error) {
 		_ = c.db.Close()

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/cli"
-
 	"github.com/nomad-edge/nomad/api"
 )
 
@@ -34,7 +32,7 @@ Usage: nomad alloc <subcommand> [options] [args]
 }
 
 // Run implements cli.Command.
-func (c *AllocCommand) Run(args []string) int { return cli.RunResultHelp }
+func (c *AllocCommand) Run(args []string) int { return c.runParent("alloc", args) }
 
 // AllocStatusCommand is `nomad alloc status`.
 type AllocStatusCommand struct {

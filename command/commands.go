@@ -72,6 +72,19 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"eval":        func() (cli.Command, error) { return &EvalCommand{Meta: m()}, nil },
 		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m()}, nil },
 
+		"server":             func() (cli.Command, error) { return &ServerCommand{Meta: m()}, nil },
+		"server members":     func() (cli.Command, error) { return &ServerMembersCommand{Meta: m()}, nil },
+		"server join":        func() (cli.Command, error) { return &ServerJoinCommand{Meta: m()}, nil },
+		"server force-leave": func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: m()}, nil },
+
+		"operator":                  func() (cli.Command, error) { return &OperatorCommand{Meta: m()}, nil },
+		"operator raft":             func() (cli.Command, error) { return &OperatorRaftCommand{Meta: m()}, nil },
+		"operator raft list-peers":  func() (cli.Command, error) { return &OperatorRaftListCommand{Meta: m()}, nil },
+		"operator raft remove-peer": func() (cli.Command, error) { return &OperatorRaftRemoveCommand{Meta: m()}, nil },
+
+		"system":    func() (cli.Command, error) { return &SystemCommand{Meta: m()}, nil },
+		"system gc": func() (cli.Command, error) { return &SystemGCCommand{Meta: m()}, nil },
+
 		"version": func() (cli.Command, error) { return &VersionCommand{Meta: m()}, nil },
 
 		// Upstream's older top-level spellings, kept so scripts work.

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/cli"
-
 	"github.com/nomad-edge/nomad/api"
 )
 
@@ -34,7 +32,7 @@ Usage: nomad eval <subcommand> [options] [args]
 }
 
 // Run implements cli.Command.
-func (c *EvalCommand) Run(args []string) int { return cli.RunResultHelp }
+func (c *EvalCommand) Run(args []string) int { return c.runParent("eval", args) }
 
 // EvalStatusCommand is `nomad eval status`.
 type EvalStatusCommand struct {

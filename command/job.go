@@ -2,8 +2,6 @@ package command
 
 import (
 	"strings"
-
-	"github.com/hashicorp/cli"
 )
 
 // JobCommand is `nomad job`, the parent of the job subcommands.
@@ -35,4 +33,4 @@ Usage: nomad job <subcommand> [options] [args]
 }
 
 // Run implements cli.Command.
-func (c *JobCommand) Run(args []string) int { return cli.RunResultHelp }
+func (c *JobCommand) Run(args []string) int { return c.runParent("job", args) }

@@ -21,9 +21,10 @@ func (c *JobStopCommand) Help() string {
 Usage: nomad job stop [options] <job>
 
   Stop a job: the servers stop all of its allocations. The job stays
-  registered, marked stopped, unless -purge is given (there is no garbage
-  collection yet). <job> is a job ID or a unique prefix of one; stopping a job named
-  by a prefix asks for confirmation unless -yes is given.
+  registered, marked stopped, until it is garbage collected (once dead for
+  server.job_gc_threshold, or by 'nomad system gc') or at once with -purge.
+  <job> is a job ID or a unique prefix of one; stopping a job named by a
+  prefix asks for confirmation unless -yes is given.
 
   The stop is scheduled by an evaluation, which is followed until it
   finishes, as with 'nomad job run'.

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/cli"
-
 	"github.com/nomad-edge/nomad/api"
 )
 
@@ -35,7 +33,7 @@ Usage: nomad node <subcommand> [options] [args]
 }
 
 // Run implements cli.Command.
-func (c *NodeCommand) Run(args []string) int { return cli.RunResultHelp }
+func (c *NodeCommand) Run(args []string) int { return c.runParent("node", args) }
 
 // NodeStatusCommand is `nomad node status`.
 type NodeStatusCommand struct {

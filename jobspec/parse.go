@@ -11,7 +11,12 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/nomad-edge/nomad/api"
+	"github.com/nomad-edge/nomad/helper/nesting"
 )
+
+// MaxNestingDepth is how deeply a job file may nest (blocks, brackets,
+// parentheses, interpolations, operators), counted from the top of the file.
+const MaxNestingDepth = nesting.MaxDepth
 
 // ParseFile reads and parses the job file at path. Diagnostics name the
 // file by path as given.
@@ -30,6 +35,11 @@ func ParseFile(path string) (*api.Job, error) {
 // The result is not canonicalized: unset fields stay nil so that the
 // server can tell them from explicit values.
 func Parse(filename string, src []byte) (*api.Job, error) {
+	// HCL's parser recurses once per level and a hostile file can
+	// overflow its stack: refuse deep files before it sees them.
+	if d := nesting.CheckHCL(src, filename, MaxNestingDepth); d != nil {
+		return nil, newParseError(hcl.Diagnostics{d})
+	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		// Decoding a body the parser could not make sense of only adds

@@ -67,6 +67,17 @@ type Config struct {
 	EvalNackInitialReenqueue    time.Duration
 	EvalNackSubsequentReenqueue time.Duration
 
+	// Garbage collection on the leader: how often each kind runs (0 turns
+	// it off) and how old a finished object must be before it goes.
+	// Upstream's defaults. A forced collection (System.GarbageCollect)
+	// ignores the thresholds.
+	EvalGCInterval  time.Duration
+	EvalGCThreshold time.Duration
+	JobGCInterval   time.Duration
+	JobGCThreshold  time.Duration
+	NodeGCInterval  time.Duration
+	NodeGCThreshold time.Duration
+
 	// Clock is the source of time for timers and stamps; tests inject a
 	// fake or run under testing/synctest.
 	Clock Clock
@@ -94,6 +105,12 @@ func DefaultConfig() *Config {
 		EvalDeliveryLimit:           3,
 		EvalNackInitialReenqueue:    1 * time.Second,
 		EvalNackSubsequentReenqueue: 20 * time.Second,
+		EvalGCInterval:              5 * time.Minute,
+		EvalGCThreshold:             time.Hour,
+		JobGCInterval:               5 * time.Minute,
+		JobGCThreshold:              4 * time.Hour,
+		NodeGCInterval:              5 * time.Minute,
+		NodeGCThreshold:             24 * time.Hour,
 		Version:                     "0.1.0",
 	}
 }

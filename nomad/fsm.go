@@ -69,6 +69,8 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applyJobBatchDeregister(buf, l.Index)
 	case structs.AllocUpdateDesiredTransitionRequestType:
 		return f.applyAllocDesiredTransitions(buf, l.Index)
+	case structs.NodeBatchDeregisterRequestType:
+		return f.applyNodeBatchDeregister(buf, l.Index)
 	}
 	// An unknown type means a newer server wrote this entry: refusing to
 	// go on is safer than silently diverging from the other servers.
@@ -86,7 +88,19 @@ func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
 	if req.Node.Status == structs.NodeStatusReady {
 		f.srv.blockedEvals.UnblockNode(req.Node.ID, index)
 	}
-	return nil
+	return f.upsertNodeEvals(index, req.Evals)
+}
+
+// upsertNodeEvals writes the node-update evaluations carried by a node's
+// registration or status change; they name the index of that change.
+func (f *nomadFSM) upsertNodeEvals(index uint64, evals []*structs.Evaluation) error {
+	if len(evals) == 0 {
+		return nil
+	}
+	for _, e := range evals {
+		e.NodeModifyIndex = index
+	}
+	return f.upsertEvals(index, evals)
 }
 
 func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
@@ -108,7 +122,7 @@ func (f *nomadFSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 	if req.Status == structs.NodeStatusReady {
 		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
 	}
-	return nil
+	return f.upsertNodeEvals(index, req.Evals)
 }
 
 func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
@@ -164,13 +178,23 @@ func (f *nomadFSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decoding job batch deregister: %w", err)
 	}
-	for _, id := range req.Jobs {
-		if err := f.State().DeleteJob(index, id.Namespace, id.ID); err != nil {
-			return err
-		}
+	deleted, err := f.State().DeleteDeadJobs(index, req.Jobs)
+	if err != nil {
+		return err
+	}
+	for _, id := range deleted {
 		f.srv.blockedEvals.Untrack(id.Namespace, id.ID)
 	}
 	return nil
+}
+
+func (f *nomadFSM) applyNodeBatchDeregister(buf []byte, index uint64) any {
+	var req structs.NodeBatchDeregisterRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding node batch deregister: %w", err)
+	}
+	_, err := f.State().DeleteDownNodes(index, req.Nodes)
+	return err
 }
 
 func (f *nomadFSM) applyAllocDesiredTransitions(buf []byte, index uint64) any {
@@ -203,6 +227,13 @@ func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error 
 	if err := f.State().UpsertEvals(index, evals); err != nil {
 		return err
 	}
+	f.trackEvals(evals)
+	return nil
+}
+
+// trackEvals hands stored evaluations that need work to the broker or the
+// blocked-eval tracker.
+func (f *nomadFSM) trackEvals(evals []*structs.Evaluation) {
 	for _, e := range evals {
 		switch {
 		case e.ShouldEnqueue():
@@ -218,7 +249,6 @@ func (f *nomadFSM) upsertEvals(index uint64, evals []*structs.Evaluation) error 
 			f.srv.blockedEvals.Untrack(e.Namespace, e.JobID)
 		}
 	}
-	return nil
 }
 
 func (f *nomadFSM) applyEvalDelete(buf []byte, index uint64) any {
@@ -263,14 +293,7 @@ func (f *nomadFSM) applyPlanResults(buf []byte, index uint64) any {
 	if err := f.State().UpsertPlanResults(index, &req); err != nil {
 		return err
 	}
-	for _, e := range req.Evals {
-		switch {
-		case e.ShouldEnqueue():
-			f.srv.evalBroker.Enqueue(e)
-		case e.ShouldBlock():
-			f.srv.blockedEvals.Block(e)
-		}
-	}
+	f.trackEvals(req.Evals)
 	return nil
 }
 

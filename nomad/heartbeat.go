@@ -7,6 +7,10 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
+// heartbeatRetryDelay is how soon a missed heartbeat is handled again when
+// writing its outcome failed (no quorum for a moment, a leader change).
+const heartbeatRetryDelay = time.Second
+
 // heartbeater keeps one TTL timer per live node on the leader. A client
 // that does not heartbeat within its TTL plus the grace period is marked
 // disconnected (when some allocation on it may still come back) or down.
@@ -14,11 +18,19 @@ type heartbeater struct {
 	srv *Server
 
 	mu     sync.Mutex
-	timers map[string]Timer
+	timers map[string]*nodeTimer
+	// gen numbers every arming, so an expiry that raced with a fresh
+	// heartbeat sees it is stale and neither acts nor drops the new timer.
+	gen uint64
+}
+
+type nodeTimer struct {
+	t   Timer
+	gen uint64
 }
 
 func newHeartbeater(s *Server) *heartbeater {
-	return &heartbeater{srv: s, timers: map[string]Timer{}}
+	return &heartbeater{srv: s, timers: map[string]*nodeTimer{}}
 }
 
 // reset (re)arms the node's timer and returns the TTL the client must keep
@@ -43,9 +55,39 @@ func (h *heartbeater) reset(nodeID string) (time.Duration, int) {
 
 func (h *heartbeater) armLocked(nodeID string, d time.Duration) {
 	if t, ok := h.timers[nodeID]; ok {
-		t.Stop()
+		t.t.Stop()
 	}
-	h.timers[nodeID] = h.srv.clock.AfterFunc(d, func() { h.expired(nodeID) })
+	h.gen++
+	gen := h.gen
+	h.timers[nodeID] = &nodeTimer{gen: gen, t: h.srv.clock.AfterFunc(d, func() { h.expired(nodeID, gen) })}
+}
+
+// current reports whether gen is still the node's timer.
+func (h *heartbeater) current(nodeID string, gen uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.timers[nodeID]
+	return ok && t.gen == gen
+}
+
+// rearm arms the node's timer again after d, unless a heartbeat replaced
+// timer gen meanwhile.
+func (h *heartbeater) rearm(nodeID string, gen uint64, d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.timers[nodeID]; ok && t.gen == gen {
+		h.armLocked(nodeID, d)
+	}
+}
+
+// clearGen drops the node's timer if it is still timer gen.
+func (h *heartbeater) clearGen(nodeID string, gen uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.timers[nodeID]; ok && t.gen == gen {
+		t.t.Stop()
+		delete(h.timers, nodeID)
+	}
 }
 
 // clear stops tracking a node (it went down or was removed).
@@ -53,13 +95,15 @@ func (h *heartbeater) clear(nodeID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if t, ok := h.timers[nodeID]; ok {
-		t.Stop()
+		t.t.Stop()
 		delete(h.timers, nodeID)
 	}
 }
 
 // initialize gives every live node the failover TTL after this server
-// becomes leader: clients need time to find the new leader.
+// becomes leader: clients need time to find the new leader. A disconnected
+// node gets it too; its window is kept in its allocations' unknown-since
+// times, so the leader change neither shortens nor restarts it.
 func (h *heartbeater) initialize() error {
 	iter, err := h.srv.State().Nodes(nil)
 	if err != nil {
@@ -82,65 +126,84 @@ func (h *heartbeater) stopAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for id, t := range h.timers {
-		t.Stop()
+		t.t.Stop()
 		delete(h.timers, id)
 	}
 }
 
-// expired runs when a node missed its heartbeat.
-func (h *heartbeater) expired(nodeID string) {
+// expired runs when timer gen of a node fired: the node missed its
+// heartbeat, or it is disconnected and due for a re-check.
+func (h *heartbeater) expired(nodeID string, gen uint64) {
 	s := h.srv
-	if !s.IsLeader() {
+	if !s.IsLeader() || !h.current(nodeID, gen) {
 		return
 	}
 	node, err := s.State().NodeByID(nil, nodeID)
 	if err != nil || node == nil || node.TerminalStatus() {
-		h.clear(nodeID)
+		h.clearGen(nodeID, gen)
 		return
 	}
-	status, err := s.missedHeartbeatStatus(node)
+	status, recheck, err := s.missedHeartbeatStatus(node)
 	if err != nil {
-		s.logger.Error("deciding node status after missed heartbeat", "node_id", nodeID, "error", err)
+		s.logger.Error("deciding node status after missed heartbeat; retrying", "node_id", nodeID, "error", err)
+		h.rearm(nodeID, gen, heartbeatRetryDelay)
 		return
 	}
-	s.logger.Warn("node missed its heartbeat", "node_id", nodeID, "status", status)
-	event := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeEventHeartbeatMissed, s.clock.Now())
 	if node.Status != status {
-		index, err := s.setNodeStatus(node, status, event)
-		if err != nil {
-			s.logger.Error("updating node status", "node_id", nodeID, "error", err)
+		event := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeEventHeartbeatMissed, s.clock.Now())
+		if _, _, err := s.setNodeStatus(node, status, event); err != nil {
+			// Never strand a node: try again after a short while.
+			s.logger.Error("updating node status; retrying", "node_id", nodeID, "error", err)
+			h.rearm(nodeID, gen, heartbeatRetryDelay)
 			return
 		}
-		if _, _, err := s.createNodeEvals(nodeID, index); err != nil {
-			s.logger.Error("creating node evaluations", "node_id", nodeID, "error", err)
-		}
+		s.logger.Info("node missed its heartbeats", "node_id", nodeID, "node_name", node.Name, "from", node.Status, "to", status)
 	}
 	if status == structs.NodeStatusDown {
-		h.clear(nodeID)
+		h.clearGen(nodeID, gen)
 		return
 	}
-	// A disconnected node keeps a timer: at each expiry the rule is
-	// applied again, so it goes down once the last window has passed.
-	h.mu.Lock()
-	h.armLocked(nodeID, s.config.MinHeartbeatTTL+s.config.HeartbeatGrace)
-	h.mu.Unlock()
+	// A disconnected node keeps a timer: the rule is applied again when
+	// its last window ends, or sooner (an allocation may have stopped).
+	h.rearm(nodeID, gen, min(recheck, s.config.MinHeartbeatTTL+s.config.HeartbeatGrace))
 }
 
-// missedHeartbeatStatus applies the rule of "Heartbeats and node status"
-// (docs/concepts/disconnected-clients.md): a node that missed its
-// heartbeat becomes disconnected iff it hosts an allocation that is desired
-// run, running or unknown, whose group has a lost window not yet expired;
-// otherwise down.
-func (s *Server) missedHeartbeatStatus(node *structs.Node) (string, error) {
+// missedHeartbeatStatus decides what a node that missed its heartbeat
+// becomes, and when a disconnected one must be looked at again.
+func (s *Server) missedHeartbeatStatus(node *structs.Node) (string, time.Duration, error) {
+	if ok, reason := s.disconnectGate(); !ok {
+		if node.Status != structs.NodeStatusDown {
+			s.logger.Info("disconnect windows not honoured: node goes down", "node_id", node.ID, "reason", reason)
+		}
+		return structs.NodeStatusDown, 0, nil
+	}
+	if !clientSupportsDisconnect(node) {
+		s.logger.Info("node's client is too old to reconnect: node goes down", "node_id", node.ID,
+			"client_version", node.Attributes["nomad.version"], "min_version", MinDisconnectVersion.String())
+		return structs.NodeStatusDown, 0, nil
+	}
 	allocs, err := s.State().AllocsByNode(nil, node.ID)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	now := s.clock.Now()
+	status, until := statusAfterMiss(node, allocs, now)
+	return status, until.Sub(now), nil
+}
+
+// statusAfterMiss is the rule of "Heartbeats and node status"
+// (docs/concepts/disconnected-clients.md): a node that missed its
+// heartbeat is disconnected while it hosts an allocation desired run that
+// is running or unknown, in a group with a lost window that has not run
+// out at now; otherwise it is down. For a disconnected node, until is when
+// the last such window runs out: then the rule must be applied again.
+// Pending, complete and failed allocations never hold a node disconnected.
+func statusAfterMiss(node *structs.Node, allocs []*structs.Allocation, now time.Time) (status string, until time.Time) {
 	for _, a := range allocs {
 		if a.DesiredStatus != structs.AllocDesiredStatusRun {
 			continue
 		}
+		var end time.Time
 		switch a.ClientStatus {
 		case structs.AllocClientStatusRunning:
 			// Not yet marked unknown by the scheduler: its window runs
@@ -149,14 +212,26 @@ func (s *Server) missedHeartbeatStatus(node *structs.Node) (string, error) {
 			if window <= 0 {
 				continue
 			}
-			if node.Status != structs.NodeStatusDisconnected || now.Before(time.Unix(node.StatusUpdatedAt, 0).Add(window)) {
-				return structs.NodeStatusDisconnected, nil
+			from := now
+			if node.Status == structs.NodeStatusDisconnected {
+				from = time.Unix(node.StatusUpdatedAt, 0)
 			}
+			end = from.Add(window)
 		case structs.AllocClientStatusUnknown:
-			if a.SupportsDisconnect() && !a.Expired(now) {
-				return structs.NodeStatusDisconnected, nil
+			t, ok := a.DisconnectTimeout()
+			if !ok {
+				continue
 			}
+			end = t
+		default:
+			continue
+		}
+		if now.Before(end) && end.After(until) {
+			until = end
 		}
 	}
-	return structs.NodeStatusDown, nil
+	if until.IsZero() {
+		return structs.NodeStatusDown, time.Time{}
+	}
+	return structs.NodeStatusDisconnected, until
 }

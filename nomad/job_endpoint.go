@@ -52,6 +52,7 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if err != nil {
 		return err
 	}
+	reply.Warnings = j.srv.disconnectWarning(args.Job)
 	reply.EvalID = args.Eval.ID
 	reply.EvalCreateIndex = index
 	reply.JobModifyIndex = index

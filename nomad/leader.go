@@ -48,8 +48,9 @@ func (s *Server) establishLeadership() error {
 	if err := s.heartbeats.initialize(); err != nil {
 		return err
 	}
-	s.wg.Add(4)
+	s.wg.Add(5)
 	go func() { defer s.wg.Done(); s.raftMembership(stopCh) }()
+	go func() { defer s.wg.Done(); s.runCoreGC(stopCh) }()
 	go func() { defer s.wg.Done(); s.planApply(stopCh) }()
 	go func() { defer s.wg.Done(); s.reapFailedEvals(stopCh) }()
 	go func() { defer s.wg.Done(); s.reapDupBlockedEvals(stopCh) }()

@@ -67,16 +67,17 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	} else {
 		node.Events = existing.Events
 	}
+	if transitionNeedsEvals(existing, node.Status) {
+		if args.Evals, err = n.srv.nodeEvals(node.ID); err != nil {
+			return err
+		}
+	}
 	_, index, err := n.srv.raftApply(structs.NodeRegisterRequestType, args)
 	if err != nil {
 		return err
 	}
-	if transitionNeedsEvals(existing, node.Status) {
-		ids, evalIndex, err := n.srv.createNodeEvals(node.ID, index)
-		if err != nil {
-			return err
-		}
-		reply.EvalIDs, reply.EvalCreateIndex = ids, evalIndex
+	if len(args.Evals) > 0 {
+		reply.EvalIDs, reply.EvalCreateIndex = evalIDs(args.Evals), index
 	}
 	reply.NodeModifyIndex = index
 	reply.Index = index
@@ -133,17 +134,13 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	}
 	args.Status = status
 	if node.Status != args.Status {
-		index, err := n.srv.setNodeStatus(node, args.Status, args.NodeEvent)
+		index, evals, err := n.srv.setNodeStatus(node, args.Status, args.NodeEvent)
 		if err != nil {
 			return err
 		}
 		reply.NodeModifyIndex = index
-		if transitionNeedsEvals(node, args.Status) {
-			ids, evalIndex, err := n.srv.createNodeEvals(node.ID, index)
-			if err != nil {
-				return err
-			}
-			reply.EvalIDs, reply.EvalCreateIndex = ids, evalIndex
+		if len(evals) > 0 {
+			reply.EvalIDs, reply.EvalCreateIndex = evalIDs(evals), index
 		}
 	}
 	reply.Index = reply.NodeModifyIndex
@@ -181,8 +178,10 @@ func (s *Server) heartbeatStatus(node *structs.Node, requested string) (string, 
 	return requested, nil
 }
 
-// setNodeStatus writes a node status change through raft.
-func (s *Server) setNodeStatus(node *structs.Node, status string, event *structs.NodeEvent) (uint64, error) {
+// setNodeStatus writes a node status change through raft, with the
+// node-update evaluations it needs in the same entry. It returns the
+// entry's index and those evaluations.
+func (s *Server) setNodeStatus(node *structs.Node, status string, event *structs.NodeEvent) (uint64, []*structs.Evaluation, error) {
 	now := s.clock.Now()
 	if event == nil {
 		msg := "Node status changed to " + status
@@ -192,17 +191,24 @@ func (s *Server) setNodeStatus(node *structs.Node, status string, event *structs
 		event = structs.NewNodeEvent(structs.NodeEventSubsystemCluster, msg, now)
 	}
 	req := &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: status, NodeEvent: event, UpdatedAt: now.Unix()}
+	if transitionNeedsEvals(node, status) {
+		evals, err := s.nodeEvals(node.ID)
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Evals = evals
+	}
 	_, index, err := s.raftApply(structs.NodeUpdateStatusRequestType, req)
-	return index, err
+	return index, req.Evals, err
 }
 
-// createNodeEvals creates a node-update evaluation for every job with
-// allocations on the node.
-func (s *Server) createNodeEvals(nodeID string, nodeIndex uint64) ([]string, uint64, error) {
+// nodeEvals builds a node-update evaluation for every job with allocations
+// on the node; the FSM stamps them with the index of the node's change.
+func (s *Server) nodeEvals(nodeID string) ([]*structs.Evaluation, error) {
 	st := s.State()
 	allocs, err := st.AllocsByNode(nil, nodeID)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	now := s.clock.Now()
 	seen := map[structs.NamespacedID]bool{}
@@ -215,7 +221,7 @@ func (s *Server) createNodeEvals(nodeID string, nodeIndex uint64) ([]string, uin
 		seen[key] = true
 		job, err := st.JobByID(nil, a.Namespace, a.JobID)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		if job == nil {
 			// The job was purged: the allocation's own copy still says how
@@ -226,21 +232,18 @@ func (s *Server) createNodeEvals(nodeID string, nodeIndex uint64) ([]string, uin
 			continue
 		}
 		ev := job.NewEval(structs.EvalTriggerNodeUpdate, now)
-		ev.NodeID, ev.NodeModifyIndex = nodeID, nodeIndex
+		ev.NodeID = nodeID
 		evals = append(evals, ev)
 	}
-	if len(evals) == 0 {
-		return nil, 0, nil
-	}
-	_, index, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals})
-	if err != nil {
-		return nil, 0, err
-	}
+	return evals, nil
+}
+
+func evalIDs(evals []*structs.Evaluation) []string {
 	ids := make([]string, len(evals))
 	for i, e := range evals {
 		ids[i] = e.ID
 	}
-	return ids, index, nil
+	return ids
 }
 
 // GetClientAllocs returns the node's allocation IDs with their

@@ -49,6 +49,7 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 	req := &structs.ApplyPlanResultsRequest{
 		Job:       plan.Job,
 		EvalID:    plan.EvalID,
+		Evals:     plan.FollowUpEvals,
 		UpdatedAt: s.clock.Now().UnixNano(),
 	}
 	for _, allocs := range result.NodeUpdate {

@@ -308,3 +308,37 @@ func TestEvaluatePlan_InitializingNodeTakesOnlyUpdates(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, "node is initializing", rejected[node.ID])
 }
+
+// A plan's follow-up evaluations commit in the plan's own raft entry: an
+// allocation marked unknown is never stored without the evaluation that
+// expires its window, whatever happens to the leader between two writes.
+func TestApplyPlan_FollowUpEvalsCommitWithThePlan(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	node := mock.Node()
+	var nresp structs.NodeUpdateResponse
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nresp))
+	ready := node.Copy()
+	ready.Status = structs.NodeStatusReady
+	must.NoError(t, s.State().UpsertNode(nresp.Index+1, ready))
+
+	alloc := mock.AllocForNode(node)
+	followUp := mock.Eval()
+	followUp.Status = structs.EvalStatusPending
+	followUp.WaitUntil = time.Now().Add(time.Hour)
+	plan := &structs.Plan{
+		EvalID:         structs.GenerateUUID(),
+		Job:            alloc.Job,
+		NodeAllocation: map[string][]*structs.Allocation{node.ID: {alloc}},
+		FollowUpEvals:  []*structs.Evaluation{followUp},
+	}
+	result, err := s.applyPlan(plan)
+	must.NoError(t, err)
+	must.MapLen(t, 1, result.NodeAllocation)
+
+	storedAlloc, err := s.State().AllocByID(nil, alloc.ID)
+	must.NoError(t, err)
+	storedEval, err := s.State().EvalByID(nil, followUp.ID)
+	must.NoError(t, err)
+	must.NotNil(t, storedEval)
+	must.Eq(t, storedAlloc.CreateIndex, storedEval.CreateIndex, must.Sprint("one raft entry holds both"))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"net"
 	"net/rpc"
@@ -159,12 +160,14 @@ func NewServer(cfg *Config) (*Server, error) {
 
 func (s *Server) setupRPC() error {
 	for name, ep := range map[string]any{
-		"Job":    &Job{srv: s},
-		"Node":   &Node{srv: s},
-		"Alloc":  &Alloc{srv: s},
-		"Eval":   &Eval{srv: s},
-		"Plan":   &Plan{srv: s},
-		"Status": &Status{srv: s},
+		"Job":      &Job{srv: s},
+		"Node":     &Node{srv: s},
+		"Alloc":    &Alloc{srv: s},
+		"Eval":     &Eval{srv: s},
+		"Plan":     &Plan{srv: s},
+		"Status":   &Status{srv: s},
+		"Operator": &Operator{srv: s},
+		"System":   &System{srv: s},
 	} {
 		if err := s.rpcServer.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)
@@ -218,13 +221,18 @@ func (s *Server) Shutdown() error {
 			s.logger.Warn("serf shutdown", "error", err)
 		}
 	}
-	if s.raftLayer != nil {
-		s.raftLayer.Close()
-	}
 	if s.raft != nil {
 		if err := s.raft.Shutdown().Error(); err != nil {
 			s.logger.Warn("raft shutdown", "error", err)
 		}
+	}
+	// Closing the transport (which closes the raft layer) after raft marks
+	// it shut down, so its accept loop ends quietly.
+	if c, ok := s.raftTransport.(io.Closer); ok {
+		_ = c.Close()
+	}
+	if s.raftLayer != nil {
+		s.raftLayer.Close()
 	}
 	if s.raftStores != nil {
 		if err := s.raftStores.close(); err != nil {

@@ -34,3 +34,25 @@ func (s *Status) Peers(args *structs.GenericRequest, reply *[]string) error {
 	*reply = out
 	return nil
 }
+
+// Members returns this server's view of the servers' gossip pool, as
+// GET /v1/agent/members and `nomad server members` show it. Gossip is
+// eventually consistent, so it is answered locally, never forwarded.
+func (s *Status) Members(args *structs.GenericRequest, reply *structs.ServerMembersResponse) error {
+	members := s.srv.Members()
+	out := make([]*structs.ServerMember, 0, len(members))
+	for _, m := range members {
+		out = append(out, &structs.ServerMember{
+			Name: m.Name, Addr: m.Addr.String(), Port: m.Port, Tags: m.Tags, Status: m.Status.String(),
+			ProtocolMin: m.ProtocolMin, ProtocolMax: m.ProtocolMax, ProtocolCur: m.ProtocolCur,
+			DelegateMin: m.DelegateMin, DelegateMax: m.DelegateMax, DelegateCur: m.DelegateCur,
+		})
+	}
+	*reply = structs.ServerMembersResponse{
+		ServerName:   s.srv.config.NodeName,
+		ServerRegion: s.srv.config.Region,
+		ServerDC:     s.srv.config.Datacenter,
+		Members:      out,
+	}
+	return nil
+}

@@ -204,17 +204,19 @@ func (s *GenericScheduler) process() (bool, error) {
 		}
 	}
 
-	// TODO(plan evals): the follow-ups belong in the plan's raft entry
-	// (ApplyPlanResultsRequest.Evals) so they commit with it; Plan has no
-	// field for them yet, so they are created first, as upstream does.
-	for _, e := range s.followUpEvals {
-		if err := s.planner.CreateEval(e); err != nil {
-			return false, fmt.Errorf("creating follow-up evaluation: %w", err)
+	// Follow-ups commit in the plan's raft entry; a plan that changes
+	// nothing has no entry, so its follow-ups are created on their own.
+	if s.plan.IsNoOp() {
+		for _, e := range s.followUpEvals {
+			if err := s.planner.CreateEval(e); err != nil {
+				return false, fmt.Errorf("creating follow-up evaluation: %w", err)
+			}
 		}
-	}
-
-	if s.plan.IsNoOp() && !s.eval.AnnotatePlan {
-		return true, nil
+		if !s.eval.AnnotatePlan {
+			return true, nil
+		}
+	} else {
+		s.plan.FollowUpEvals = s.followUpEvals
 	}
 	result, newState, err := s.planner.SubmitPlan(s.plan)
 	s.planResult = result

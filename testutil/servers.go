@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/nomad"
 )
 
@@ -33,12 +35,16 @@ type Servers struct {
 	Servers []*nomad.Server
 	dirs    []string
 	addrs   []string
+	serf    []int
 }
 
 // StartServers starts cfg.N servers, joins them and waits for a leader.
 func StartServers(t testing.TB, cfg ServersConfig) *Servers {
 	t.Helper()
 	level := cfg.LogLevel
+	if level == "" {
+		level = os.Getenv("NOMAD_TEST_LOG_LEVEL")
+	}
 	if level == "" {
 		level = "warn"
 	}
@@ -48,6 +54,7 @@ func StartServers(t testing.TB, cfg ServersConfig) *Servers {
 		Servers: make([]*nomad.Server, cfg.N),
 		dirs:    make([]string, cfg.N),
 		addrs:   make([]string, cfg.N),
+		serf:    make([]int, cfg.N),
 	}
 	for i := range cfg.N {
 		sc.dirs[i] = filepath.Join(t.TempDir(), fmt.Sprintf("server-%d", i))
@@ -74,7 +81,9 @@ func (sc *Servers) start(i, port int) {
 	c.DataDir = sc.dirs[i]
 	c.BootstrapExpect = sc.cfg.N
 	c.RPCAddr = &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: port}
-	c.SerfAddr = &net.TCPAddr{IP: net.ParseIP("127.0.0.1")}
+	// A restarted server keeps its gossip port, as a real one does: serf
+	// refuses a known name at a new address while the old one is suspect.
+	c.SerfAddr = &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: sc.serf[i]}
 	c.SerfTimeScale = 0.1
 	c.RaftElectionTimeout = 200 * time.Millisecond
 	c.NumSchedulers = 1
@@ -88,6 +97,8 @@ func (sc *Servers) start(i, port int) {
 	}
 	sc.Servers[i] = s
 	sc.addrs[i] = s.RPCAddr().String()
+	_, serfPort, _ := net.SplitHostPort(s.SerfAddr())
+	fmt.Sscan(serfPort, &sc.serf[i])
 }
 
 func (sc *Servers) joinAll() {
@@ -179,4 +190,47 @@ func (sc *Servers) WaitForLeaderExcept(skip int) int {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// AddClient starts a client that reaches every server over real RPC
+// through a FaultableRPC link, and waits until its node is registered.
+func (sc *Servers) AddClient(name string) (*client.Client, *FaultableRPC) {
+	sc.t.Helper()
+	var addrs []string
+	for i, s := range sc.Servers {
+		if s != nil {
+			addrs = append(addrs, sc.addrs[i])
+		}
+	}
+	remote, err := client.NewServerRPC(addrs, nil)
+	if err != nil {
+		sc.t.Fatalf("client %s: %v", name, err)
+	}
+	sc.t.Cleanup(remote.Shutdown)
+	link := NewFaultableRPC(remote)
+	dir := sc.t.TempDir()
+	cl, err := client.NewClient(&client.Config{
+		Logger:       sc.logger.Named(name),
+		RPCHandler:   link,
+		StateDir:     dir,
+		AllocDir:     dir + "/alloc",
+		NodeName:     name,
+		PluginConfig: map[string]map[string]any{"raw_exec": {"enabled": true}},
+	})
+	if err != nil {
+		sc.t.Fatalf("starting client %s: %v", name, err)
+	}
+	sc.t.Cleanup(func() { _ = cl.Destroy() })
+	select {
+	case <-cl.Ready():
+	case <-time.After(10 * time.Second):
+		sc.t.Fatalf("client %s not registered after 10s", name)
+	}
+	return cl, link
+}
+
+// Leader returns the server that leads now (waiting for one).
+func (sc *Servers) Leader() *nomad.Server {
+	sc.t.Helper()
+	return sc.Servers[sc.WaitForLeader()]
 }

@@ -110,3 +110,173 @@ func TestServers_FullRestart_StateSurvives(t *testing.T) {
 		must.NotNil(t, got, must.Sprintf("evaluation %s is back", ev.ID))
 	}
 }
+
+// shortHeartbeats gives every server sub-second heartbeat TTLs and a short
+// failover TTL, so a test sees a node missed and a leader change within
+// seconds.
+func shortHeartbeats(_ int, c *nomad.Config) {
+	c.MinHeartbeatTTL = 500 * time.Millisecond
+	c.HeartbeatGrace = 500 * time.Millisecond
+	c.FailoverHeartbeatTTL = 1500 * time.Millisecond
+	c.NumSchedulers = 2
+}
+
+// On a three-server cluster a client cut off past its TTL goes
+// disconnected when its job has a window, and a leader change during that
+// disconnect keeps the window: the node stays disconnected (not down) past
+// the new leader's failover TTL and its allocation stays unknown with the
+// same unknown-since time; healed, the allocation runs on, never
+// restarted. Without a window the node goes down and the allocation is
+// lost, as before the feature.
+func TestServers_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		window     time.Duration
+		wantNode   string
+		wantClient string
+	}{
+		{"window", time.Hour, structs.NodeStatusDisconnected, structs.AllocClientStatusUnknown},
+		{"no window", 0, structs.NodeStatusDown, structs.AllocClientStatusLost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := testutil.StartServers(t, testutil.ServersConfig{N: 3, Server: shortHeartbeats})
+			cl, link := sc.AddClient("edge-1")
+			job := disconnectJob()
+			job.TaskGroups[0].Disconnect.LostAfter = tc.window
+			job.TaskGroups[0].ReschedulePolicy = nil
+			var reg structs.JobRegisterResponse
+			must.NoError(t, sc.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+			var orig *structs.Allocation
+			poll(t, 10*time.Second, "allocation running", func() (bool, string) {
+				allocs, err := sc.Leader().State().AllocsByJob(nil, job.Namespace, job.ID, true)
+				must.NoError(t, err)
+				if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
+					orig = allocs[0]
+					return true, ""
+				}
+				return false, describe(allocs)
+			})
+
+			link.Cut(testutil.Blackhole)
+			state := func() (*structs.Node, *structs.Allocation) {
+				st := sc.Leader().State()
+				n, err := st.NodeByID(nil, cl.NodeID())
+				must.NoError(t, err)
+				a, err := st.AllocByID(nil, orig.ID)
+				must.NoError(t, err)
+				return n, a
+			}
+			poll(t, 10*time.Second, "node and allocation after the cut", func() (bool, string) {
+				n, a := state()
+				return n.Status == tc.wantNode && a.ClientStatus == tc.wantClient,
+					fmt.Sprintf("node %s, alloc %s", n.Status, a.ClientStatus)
+			})
+			if tc.window == 0 {
+				return
+			}
+			_, before := state()
+			since, _ := before.UnknownSince()
+
+			old := sc.WaitForLeader()
+			sc.Net.Isolate(sc.Addr(old))
+			next := sc.WaitForLeaderExcept(old)
+			// Past the new leader's failover TTL and several re-checks.
+			deadline := time.Now().Add(3 * time.Second)
+			for time.Now().Before(deadline) {
+				n, err := sc.Servers[next].State().NodeByID(nil, cl.NodeID())
+				must.NoError(t, err)
+				must.Eq(t, structs.NodeStatusDisconnected, n.Status, must.Sprint("a leader change must not mark a disconnected node down early"))
+				time.Sleep(100 * time.Millisecond)
+			}
+			a, err := sc.Servers[next].State().AllocByID(nil, orig.ID)
+			must.NoError(t, err)
+			must.Eq(t, structs.AllocClientStatusUnknown, a.ClientStatus)
+			gotSince, _ := a.UnknownSince()
+			must.Eq(t, since, gotSince, must.Sprint("the window runs from the first unknown, not from the leader change"))
+
+			sc.Net.Heal(sc.Addr(old))
+			link.Heal()
+			poll(t, 15*time.Second, "the original runs again after the heal", func() (bool, string) {
+				n, a := state()
+				return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusRunning && !a.NeedsToReconnect(),
+					fmt.Sprintf("node %s, alloc %s", n.Status, a.ClientStatus)
+			})
+			_, after := state()
+			must.Eq(t, uint64(0), after.TaskStates["app"].Restarts, must.Sprint("the task was not restarted"))
+		})
+	}
+}
+
+// While one server of the region advertises a version older than the
+// disconnect feature, windows are not honoured: a cut-off client's node
+// goes down and registration warns why. Once that server is upgraded (here:
+// restarted advertising the new version), the window is honoured again.
+// This is the rolling-upgrade path of an existing cluster.
+func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
+	oldVersion := "0.0.9"
+	sc := testutil.StartServers(t, testutil.ServersConfig{N: 3, Server: func(i int, c *nomad.Config) {
+		shortHeartbeats(i, c)
+		if i == 2 {
+			c.Version = oldVersion
+		}
+	}})
+	leader := sc.Leader()
+	poll(t, 10*time.Second, "the old server is seen in serf", func() (bool, string) {
+		for _, m := range leader.Members() {
+			if m.Tags["build"] == oldVersion {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(len(leader.Members()), " members")
+	})
+	cl, link := sc.AddClient("edge-1")
+	job := disconnectJob()
+	var reg structs.JobRegisterResponse
+	must.NoError(t, leader.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+	must.StrContains(t, reg.Warnings, "disconnect window is ignored")
+	must.StrContains(t, reg.Warnings, "server-2.global (0.0.9)")
+	poll(t, 10*time.Second, "allocation running", func() (bool, string) {
+		allocs, err := sc.Leader().State().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, describe(allocs)
+	})
+	link.Cut(testutil.Blackhole)
+	poll(t, 10*time.Second, "the node goes down, not disconnected", func() (bool, string) {
+		n, err := sc.Leader().State().NodeByID(nil, cl.NodeID())
+		must.NoError(t, err)
+		return n.Status == structs.NodeStatusDown, n.Status
+	})
+	link.Heal()
+	poll(t, 10*time.Second, "the node is back", func() (bool, string) {
+		n, err := sc.Leader().State().NodeByID(nil, cl.NodeID())
+		must.NoError(t, err)
+		return n.Status == structs.NodeStatusReady, n.Status
+	})
+
+	oldVersion = nomad.DefaultConfig().Version
+	sc.Stop(2)
+	sc.Restart(2)
+	poll(t, 10*time.Second, "every server advertises the new version", func() (bool, string) {
+		for _, m := range sc.Leader().Members() {
+			if (m.Status.String() == "alive" || m.Status.String() == "failed") && m.Tags["build"] != oldVersion {
+				return false, m.Name + " " + m.Tags["build"]
+			}
+		}
+		return true, ""
+	})
+	job2 := disconnectJob()
+	job2.ID = "edge-app-2"
+	must.NoError(t, sc.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job2}, &reg))
+	must.Eq(t, "", reg.Warnings)
+	poll(t, 10*time.Second, "second job running", func() (bool, string) {
+		allocs, err := sc.Leader().State().AllocsByJob(nil, job2.Namespace, job2.ID, true)
+		must.NoError(t, err)
+		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, describe(allocs)
+	})
+	link.Cut(testutil.Blackhole)
+	poll(t, 10*time.Second, "now the node goes disconnected", func() (bool, string) {
+		n, err := sc.Leader().State().NodeByID(nil, cl.NodeID())
+		must.NoError(t, err)
+		return n.Status == structs.NodeStatusDisconnected, n.Status
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,13 +30,38 @@ type AllocDir struct {
 	Dir       string
 	SharedDir string
 	LogDir    string
+
+	id string // as the server sent it, checked before any use on disk
 }
+
+// ErrUnsafeName is an allocation ID or task name that would not be one
+// directory of its own inside the alloc dir.
+var ErrUnsafeName = errors.New("unsafe name for a directory")
 
 // NewAllocDir returns the layout of allocID under root; nothing is created.
 func NewAllocDir(root, allocID string) *AllocDir {
 	dir := filepath.Join(root, allocID)
 	shared := filepath.Join(dir, SharedAllocName)
-	return &AllocDir{Dir: dir, SharedDir: shared, LogDir: filepath.Join(shared, LogDirName)}
+	return &AllocDir{Dir: dir, SharedDir: shared, LogDir: filepath.Join(shared, LogDirName), id: allocID}
+}
+
+// checkName refuses a name that is not a single, ordinary path element:
+// the client runs as root, and a name from the server (validated there,
+// but a server can be wrong or impersonated) must never place or remove
+// anything outside the alloc dir.
+func checkName(what, name string) error {
+	if name == "." || !filepath.IsLocal(name) || filepath.Base(name) != name || strings.ContainsAny(name, "\\\x00") {
+		return fmt.Errorf("%w: unsafe %s %q", ErrUnsafeName, what, name)
+	}
+	return nil
+}
+
+// checkTaskName also keeps tasks out of the directory the group shares.
+func checkTaskName(name string) error {
+	if name == SharedAllocName {
+		return fmt.Errorf("%w: unsafe task name %q: the shared directory has that name", ErrUnsafeName, name)
+	}
+	return checkName("task name", name)
 }
 
 // TaskDir is the layout of one task's directory.
@@ -69,6 +95,14 @@ func (d *AllocDir) TaskDir(task string) TaskDir {
 // all create directories under the same parent, and every syscall there
 // queues on that parent's lock.
 func (d *AllocDir) Build(tasks []string) error {
+	if err := checkName("allocation ID", d.id); err != nil {
+		return fmt.Errorf("building alloc dir: %w", err)
+	}
+	for _, t := range tasks {
+		if err := checkTaskName(t); err != nil {
+			return fmt.Errorf("building alloc dir: %w", err)
+		}
+	}
 	type dir struct {
 		path string
 		perm os.FileMode
@@ -113,6 +147,9 @@ func (d *AllocDir) Build(tasks []string) error {
 
 // Destroy removes the allocation's directory.
 func (d *AllocDir) Destroy() error {
+	if err := checkName("allocation ID", d.id); err != nil {
+		return fmt.Errorf("removing alloc dir: %w", err)
+	}
 	if err := os.RemoveAll(d.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing alloc dir: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -48,24 +49,113 @@ type BoltStateDB struct {
 
 	mu     sync.RWMutex // guards closed against Close racing writers
 	closed bool
+
+	recovery     *Recovery
+	identityPath string // IdentityFile, kept in step with meta/node_id
 }
 
 var _ StateDB = (*BoltStateDB)(nil)
 
-// OpenBolt opens (creating it if needed) the database under stateDir.
+// OpenBolt opens (creating it if needed) the database under stateDir. A
+// damaged file is moved aside and replaced with an empty database; see
+// Recovery.
 func OpenBolt(stateDir string) (*BoltStateDB, error) {
+	return openBolt(stateDir, time.Now)
+}
+
+// Recovery is a damaged state file found at start-up and moved aside.
+type Recovery struct {
+	Path    string // where the database is, now a fresh one
+	MovedTo string // where the damaged file was kept
+	Err     error  // what was wrong with it
+	// IdentityErr says why the node identity could not be recovered
+	// from IdentityFile; the client then registers as a new node.
+	IdentityErr error
+}
+
+// Recovery reports the damaged file this database replaced, or nil.
+func (s *BoltStateDB) Recovery() *Recovery { return s.recovery }
+
+// ErrCorrupt is a state file that cannot be used as it is.
+var ErrCorrupt = errors.New("client state file is damaged")
+
+func openBolt(stateDir string, now func() time.Time) (*BoltStateDB, error) {
 	path := filepath.Join(stateDir, DBFile)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating client state dir: %w", err)
 	}
+	db, err := openChecked(path)
+	if err == nil {
+		db.identityPath = filepath.Join(stateDir, IdentityFile)
+		if err := db.syncIdentityFile(); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		return db, nil
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		return nil, err
+	}
+	// Keep the damaged file for a post-mortem under a name that cannot
+	// collide with an earlier one, and start afresh: a client that does
+	// not start helps nobody, and the servers hold the allocations.
+	moved := path + ".corrupt-" + now().UTC().Format("20060102T150405Z")
+	if rerr := os.Rename(path, moved); rerr != nil {
+		return nil, fmt.Errorf("%w; moving it aside failed: %v", err, rerr)
+	}
+	db, ferr := openChecked(path)
+	if ferr != nil {
+		return nil, ferr
+	}
+	db.recovery = &Recovery{Path: path, MovedTo: moved, Err: err}
+	db.identityPath = filepath.Join(stateDir, IdentityFile)
+	// An unreadable identity file leaves a new node: worse than the old
+	// identity, better than no client.
+	if id, ierr := readIdentity(db.identityPath); ierr != nil {
+		db.recovery.IdentityErr = ierr
+	} else if id.NodeID != "" {
+		if perr := db.PutNodeIdentity(id); perr != nil {
+			_ = db.Close()
+			return nil, perr
+		}
+	}
+	return db, nil
+}
+
+// openChecked opens path and checks it, returning an error wrapping
+// ErrCorrupt when the file is damaged.
+//
+// bbolt maps the file into memory and trusts its metadata: pages that
+// the metadata points at beyond the end of a truncated file fault when
+// touched (SIGBUS), which kills the process. Such a fault during the open
+// becomes a panic here (debug.SetPanicOnFault) and is recovered; the size
+// check then makes sure nothing later touches a page past the end.
+func openChecked(path string) (db *BoltStateDB, err error) {
+	var bdb *bolt.DB
+	defer func() {
+		if r := recover(); r != nil {
+			// The mapping of the damaged file is abandoned, not unmapped:
+			// bbolt's state after a fault cannot be trusted to close.
+			db, err = nil, fmt.Errorf("%w: %s: reading it faulted: %v", ErrCorrupt, path, r)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+
 	// The timeout turns a second agent on the same data dir into an
 	// error instead of a hang on the file lock.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
-	if err != nil {
+	bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout), errors.Is(err, os.ErrPermission):
 		return nil, fmt.Errorf("opening client state %s: %w", path, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
 	}
-	db.MaxBatchDelay = maxBatchDelay
-	err = db.Update(func(tx *bolt.Tx) error {
+	if err := check(bdb, path); err != nil {
+		_ = bdb.Close()
+		return nil, err
+	}
+	bdb.MaxBatchDelay = maxBatchDelay
+	err = bdb.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{metaBucket, allocsBucket} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -74,10 +164,45 @@ func OpenBolt(stateDir string) (*BoltStateDB, error) {
 		return nil
 	})
 	if err != nil {
-		_ = db.Close()
+		_ = bdb.Close()
 		return nil, fmt.Errorf("initialising client state %s: %w", path, err)
 	}
-	return &BoltStateDB{db: db}, nil
+	return &BoltStateDB{db: bdb}, nil
+}
+
+// syncIdentityFile writes the identity file of a database from before
+// there was one.
+func (s *BoltStateDB) syncIdentityFile() error {
+	if _, err := os.Stat(s.identityPath); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	id, err := s.GetNodeIdentity()
+	if err != nil || id.NodeID == "" {
+		return err
+	}
+	return writeIdentity(s.identityPath, id)
+}
+
+// check verifies that the file holds every page its metadata names, then
+// runs bbolt's consistency check over them.
+func check(db *bolt.DB, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("opening client state %s: %w", path, err)
+	}
+	return db.View(func(tx *bolt.Tx) error {
+		if need := tx.Size(); fi.Size() < need {
+			return fmt.Errorf("%w: %s: truncated: %d bytes of %d", ErrCorrupt, path, fi.Size(), need)
+		}
+		var problems []error
+		for err := range tx.Check() {
+			problems = append(problems, err)
+		}
+		if len(problems) > 0 {
+			return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, errors.Join(problems...))
+		}
+		return nil
+	})
 }
 
 func encode(v any) ([]byte, error) {
@@ -126,7 +251,20 @@ func (s *BoltStateDB) GetNodeIdentity() (NodeIdentity, error) {
 }
 
 // PutNodeIdentity implements StateDB.
+// The identity file is written first: a crash between the two leaves the
+// file ahead of the database, never behind it.
 func (s *BoltStateDB) PutNodeIdentity(id NodeIdentity) error {
+	s.mu.RLock()
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if s.identityPath != "" {
+		if err := writeIdentity(s.identityPath, id); err != nil {
+			return err
+		}
+	}
 	return s.batch(func(tx *bolt.Tx) error {
 		b := tx.Bucket(metaBucket)
 		if err := b.Put(nodeIDKey, []byte(id.NodeID)); err != nil {

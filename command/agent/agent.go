@@ -38,6 +38,9 @@ type Agent struct {
 	// be removed on shutdown.
 	tempDataDir bool
 
+	// lock is held on dataDir while the agent runs.
+	lock *dataDirLock
+
 	// stopCh closes at shutdown; wg waits for the agent's own goroutines
 	// (retry_join).
 	stopCh chan struct{}
@@ -77,6 +80,11 @@ func (a *Agent) start() error {
 		}
 		a.dataDir, a.tempDataDir = dir, true
 	}
+	lock, err := lockDataDir(a.dataDir)
+	if err != nil {
+		return err
+	}
+	a.lock = lock
 	bindIP := net.ParseIP(cfg.BindAddr)
 	if bindIP == nil {
 		return fmt.Errorf("invalid bind address %q: must be an IP address", cfg.BindAddr)
@@ -182,6 +190,15 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	}
 	if v := cfg.Server.RaftMultiplier; v > 0 {
 		sc.RaftMultiplier = v
+	}
+	if v := cfg.Server.EvalGCThreshold; v > 0 {
+		sc.EvalGCThreshold = v
+	}
+	if v := cfg.Server.JobGCThreshold; v > 0 {
+		sc.JobGCThreshold = v
+	}
+	if v := cfg.Server.NodeGCThreshold; v > 0 {
+		sc.NodeGCThreshold = v
 	}
 	if v := cfg.Server.BootstrapExpect; v > 0 {
 		sc.BootstrapExpect = v
@@ -290,6 +307,7 @@ func (a *Agent) Shutdown() error {
 		if a.remote != nil {
 			a.remote.Shutdown()
 		}
+		a.lock.release()
 		if a.tempDataDir {
 			if err := os.RemoveAll(a.dataDir); err != nil {
 				errs = append(errs, fmt.Errorf("removing dev data dir: %w", err))

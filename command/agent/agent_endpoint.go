@@ -117,9 +117,103 @@ func (s *HTTPServer) agentHealth(w http.ResponseWriter, r *http.Request) (any, e
 
 // knownServers is what the client talks to: this agent's server, or the
 // configured remote servers.
-func (a *Agent) knownServers() string {
+func (a *Agent) knownServers() string { return strings.Join(a.serverAddrs(), ",") }
+
+// serverAddrs lists the RPC addresses this agent reaches the servers at:
+// its own server's, or a client-only agent's configured servers.
+func (a *Agent) serverAddrs() []string {
 	if a.server != nil {
-		return a.server.RPCAddr().String()
+		return []string{a.server.RPCAddr().String()}
 	}
-	return strings.Join(a.config.Client.Servers, ",")
+	return append([]string(nil), a.config.Client.Servers...)
+}
+
+// statusPeers handles GET /v1/status/peers: the RPC addresses of the raft
+// peers.
+func (s *HTTPServer) statusPeers(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.GenericRequest
+	if err := parseQueryOptions(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var peers []string
+	if err := s.rpc.RPC("Status.Peers", &args, &peers); err != nil {
+		return nil, err
+	}
+	return nonNil(peers), nil
+}
+
+// agentMembers handles GET /v1/agent/members: a server's view of the
+// servers' gossip pool. A client-only agent asks one of its servers, as
+// upstream's does.
+func (s *HTTPServer) agentMembers(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.GenericRequest
+	if err := parseQueryOptions(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var reply structs.ServerMembersResponse
+	if err := s.rpc.RPC("Status.Members", &args, &reply); err != nil {
+		return nil, err
+	}
+	reply.Members = nonNil(reply.Members)
+	return reply, nil
+}
+
+// errNotServer answers the agent endpoints that act on this agent's own
+// server (join, force-leave) on a client-only agent, with upstream's 501.
+func errNotServer(what string) error {
+	return codedErrorf(http.StatusNotImplemented, "this agent is not a server: send %s to a server agent's HTTP API", what)
+}
+
+// joinResult is the body of /v1/agent/join, upstream's: a failed join is
+// an answer (how many were reached, and why not more), not an HTTP error.
+type joinResult struct {
+	NumJoined int    `json:"num_joined"`
+	Error     string `json:"error"`
+}
+
+// agentJoin handles PUT/POST /v1/agent/join?address=...: this server joins
+// the gossip pool of the servers at the addresses (their serf ports).
+func (s *HTTPServer) agentJoin(w http.ResponseWriter, r *http.Request) (any, error) {
+	srv := s.agent.server
+	if srv == nil {
+		return nil, errNotServer("join requests")
+	}
+	addrs := r.URL.Query()["address"]
+	if len(addrs) == 0 {
+		return nil, codedErrorf(http.StatusBadRequest, "missing address to join: add ?address=host:port of a server's serf port")
+	}
+	for i, a := range addrs {
+		addrs[i] = serfJoinAddr(a)
+	}
+	n, err := srv.Join(addrs)
+	res := joinResult{NumJoined: n}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res, nil
+}
+
+// agentForceLeave handles PUT/POST /v1/agent/force-leave?node=...: a
+// failed server is marked left, so the leader drops it from raft now
+// instead of waiting for it to come back.
+func (s *HTTPServer) agentForceLeave(w http.ResponseWriter, r *http.Request) (any, error) {
+	srv := s.agent.server
+	if srv == nil {
+		return nil, errNotServer("force-leave requests")
+	}
+	q := r.URL.Query()
+	node := q.Get("node")
+	if node == "" {
+		return nil, codedErrorf(http.StatusBadRequest, "missing node to force leave: add ?node=<member name>")
+	}
+	if q.Has("prune") {
+		return nil, codedErrorf(http.StatusBadRequest, "prune is not supported: a forced-out member is forgotten after the reconnect timeout (24h)")
+	}
+	return nil, srv.ForceLeave(node)
+}
+
+// agentServers handles GET /v1/agent/servers: the RPC addresses this agent
+// reaches the servers at.
+func (s *HTTPServer) agentServers(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.agent.serverAddrs(), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/nomad-edge/nomad/helper/nesting"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -97,8 +98,14 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 	var file *hcl.File
 	var diags hcl.Diagnostics
 	if strings.HasSuffix(filename, ".json") {
+		if err := nesting.CheckJSON(src, nesting.MaxDepth); err != nil {
+			return nil, fmt.Errorf("%s: %w", filename, err)
+		}
 		file, diags = p.ParseJSON(src, filename)
 	} else {
+		if d := nesting.CheckHCL(src, filename, nesting.MaxDepth); d != nil {
+			return nil, &ConfigError{Diagnostics: hcl.Diagnostics{d}}
+		}
 		file, diags = p.ParseHCL(src, filename)
 	}
 	if diags.HasErrors() {

@@ -555,3 +555,14 @@ func TestDocsExamplesParse(t *testing.T) {
 		must.NoError(t, err, must.Sprint(body))
 	}
 }
+
+// An agent config nested deeper than the limit is refused with its
+// position, not parsed until the stack overflows.
+func TestParseConfig_DeepNestingRefused(t *testing.T) {
+	src := "name = " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + "\n"
+	_, err := ParseConfig("deep.hcl", []byte(src))
+	must.ErrorContains(t, err, "deep.hcl:1:")
+	must.ErrorContains(t, err, "64")
+	_, err = ParseConfig("deep.json", []byte(`{"name":`+strings.Repeat("[", 100000)+strings.Repeat("]", 100000)+`}`))
+	must.ErrorContains(t, err, "deep.json")
+}

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/nomad-edge/nomad/helper/nesting"
 )
 
 // maxRequestBody bounds a request body; a job is a few kilobytes.
@@ -35,6 +37,11 @@ func decodeBody(r *http.Request, out any) error {
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return codedErrorf(http.StatusBadRequest, "Request decode failed: empty request body")
+	}
+	// encoding/json and pruneUnknown recurse per level, and the paths
+	// they build grow with the depth: bound it before either runs.
+	if err := nesting.CheckJSON(data, nesting.MaxDepth); err != nil {
+		return codedErrorf(http.StatusBadRequest, "Request decode failed: %v", err)
 	}
 
 	var tree any

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/helper/nesting"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 func decodeString(t *testing.T, body string, out any) error {
@@ -79,4 +82,28 @@ func TestDecodeBody_Malformed(t *testing.T) {
 		must.Eq(t, http.StatusBadRequest, code, must.Sprintf("body %q", body))
 		must.StrContains(t, msg, want, must.Sprintf("body %q", body))
 	}
+}
+
+// A task config nested 40,000 deep (320 KB) once cost memory quadratic
+// in its depth (issue 5); it must be a 400 naming the limit, found
+// before anything is decoded.
+func TestDecodeBody_DeepNestingRefused(t *testing.T) {
+	const n = 40_000
+	config := strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n)
+	body := `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Config": ` + config + `}]}]}}`
+	var got jobRegisterBody
+	err := decodeString(t, body, &got)
+	must.Error(t, err)
+	code, msg := errorStatus(err)
+	must.Eq(t, http.StatusBadRequest, code)
+	must.StrContains(t, msg, "nesting deeper than 64 levels")
+
+	// At the limit the body decodes: the wrapping levels (the body, Job,
+	// TaskGroups and their elements, Tasks and theirs, Config) leave the
+	// rest to the config.
+	const wrapping = 7
+	config = strings.Repeat(`{"a":`, nesting.MaxDepth-wrapping) + "1" + strings.Repeat("}", nesting.MaxDepth-wrapping)
+	body = `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Config": {"c": ` + config + `}}]}]}}`
+	must.NoError(t, decodeString(t, body, &got))
+	must.Eq(t, nesting.MaxDepth-wrapping+1, structs.ValueDepth(got.Job.TaskGroups[0].Tasks[0].Config, 100))
 }

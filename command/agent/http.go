@@ -31,14 +31,18 @@ type HTTPServer struct {
 	listener net.Listener
 	srv      *http.Server
 	done     chan struct{}
+	limits   bodyLimits
 }
 
 // newHTTPServer serves the API on l until Shutdown.
 func newHTTPServer(a *Agent, rpc RPCer, l net.Listener, logger hclog.Logger) *HTTPServer {
-	s := &HTTPServer{agent: a, rpc: rpc, logger: logger.Named("http"), listener: l, done: make(chan struct{})}
+	s := &HTTPServer{agent: a, rpc: rpc, logger: logger.Named("http"), listener: l, done: make(chan struct{}), limits: defaultBodyLimits()}
+	// No server-wide ReadTimeout: it would cut blocking queries, which
+	// read nothing for minutes; readBody bounds the body alone.
 	s.srv = &http.Server{
 		Handler:           s.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: headerReadTimeout,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 	go func() {
@@ -98,8 +102,19 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/evaluation/{id}/allocations", s.evalAllocations)
 
 	handle("GET /v1/status/leader", s.statusLeader)
+	handle("GET /v1/status/peers", s.statusPeers)
+	handle("PUT /v1/system/gc", s.systemGC)
 	handle("GET /v1/agent/self", s.agentSelf)
 	handle("GET /v1/agent/health", s.agentHealth)
+	handle("GET /v1/agent/members", s.agentMembers)
+	handle("GET /v1/agent/servers", s.agentServers)
+	for _, m := range []string{http.MethodPut, http.MethodPost} {
+		handle(m+" /v1/agent/join", s.agentJoin)
+		handle(m+" /v1/agent/force-leave", s.agentForceLeave)
+	}
+
+	handle("GET /v1/operator/raft/configuration", s.operatorRaftConfiguration)
+	handle("DELETE /v1/operator/raft/peer", s.operatorRaftPeer)
 	return mux
 }
 
@@ -110,18 +125,15 @@ func (s *HTTPServer) routes() *http.ServeMux {
 func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		release, err := s.limits.readBody(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer release()
 		obj, err := fn(w, r)
 		if err != nil {
-			code, msg := errorStatus(err)
-			if code >= 500 {
-				s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
-			} else {
-				s.logger.Debug("request rejected", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
-			}
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.Header().Set("X-Content-Type-Options", "nosniff")
-			w.WriteHeader(code)
-			fmt.Fprintln(w, msg)
+			s.writeError(w, r, err)
 			return
 		}
 		code := http.StatusOK
@@ -145,6 +157,22 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 		_, _ = w.Write(buf)
 		s.logger.Trace("request complete", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
 	})
+}
+
+// writeError answers with err's status and message as plain text.
+func (s *HTTPServer) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code, msg := errorStatus(err)
+	// An overloaded agent says so to each client, not to its log once
+	// per refused request, or a flood of requests becomes one of lines.
+	if code >= 500 && code != http.StatusServiceUnavailable {
+		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+	} else {
+		s.logger.Debug("request rejected", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, msg)
 }
 
 // withStatus is a JSON answer whose status is not 200 although the request
@@ -183,7 +211,8 @@ func errorStatus(err error) (int, string) {
 	case errors.Is(err, structs.ErrUnknownJob),
 		errors.Is(err, structs.ErrUnknownNode),
 		errors.Is(err, structs.ErrUnknownAlloc),
-		errors.Is(err, structs.ErrUnknownEval):
+		errors.Is(err, structs.ErrUnknownEval),
+		errors.Is(err, structs.ErrUnknownPeer):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, structs.ErrPermissionDenied):
 		return http.StatusForbidden, err.Error()
@@ -215,7 +244,17 @@ func parseQueryOptions(r *http.Request, q *structs.QueryOptions) error {
 	q.Namespace = v.Get("namespace")
 	q.Region = v.Get("region")
 	q.Prefix = v.Get("prefix")
-	q.AllowStale = v.Has("stale")
+	// ?stale alone means true, as upstream; ?stale=false asks the leader.
+	if v.Has("stale") {
+		q.AllowStale = true
+		if s := v.Get("stale"); s != "" {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return codedErrorf(http.StatusBadRequest, "Invalid stale %q: use true or false", s)
+			}
+			q.AllowStale = b
+		}
+	}
 	return nil
 }
 

@@ -50,7 +50,8 @@ func serverClientStatus(existing, incoming *structs.Allocation) (string, string)
 // client's TaskStates, the client status (unless the write marks it lost or
 // unknown), NextAllocation when the write has none, and the job when the
 // write has none. A new allocation with a PreviousAllocation becomes that
-// allocation's NextAllocation. Summaries and job statuses follow.
+// allocation's NextAllocation. Histories are trimmed to their bounds
+// (Allocation.TrimHistory). Summaries and job statuses follow.
 func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
@@ -102,6 +103,7 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 	if updatedAt != 0 {
 		alloc.ModifyTime = updatedAt
 	}
+	alloc.TrimHistory()
 	if err := updateSummaryWithAllocTxn(txn, index, alloc, existing); err != nil {
 		return err
 	}
@@ -135,7 +137,8 @@ func linkPreviousAllocTxn(txn *writeTxn, index uint64, next *structs.Allocation)
 // UpdateAllocsFromClient merges what a client reports about its allocations
 // (Node.UpdateAlloc) into the stored ones: ClientStatus and
 // ClientDescription (subject to terminal statuses being final), TaskStates
-// when given, AllocStates appended, ModifyTime when given. ModifyIndex is
+// when given, AllocStates appended, ModifyTime when given; histories are
+// trimmed to their bounds (Allocation.TrimHistory). ModifyIndex is
 // set but AllocModifyIndex is not: nothing changed that the client must
 // pull. Unknown IDs are skipped: the allocation may have been garbage
 // collected while the update was in flight.
@@ -171,6 +174,7 @@ func updateAllocFromClientTxn(txn *writeTxn, index uint64, update *structs.Alloc
 		alloc.TaskStates = update.TaskStates
 	}
 	alloc.AllocStates = append(alloc.AllocStates, update.AllocStates...)
+	alloc.TrimHistory()
 	alloc.ModifyIndex = index
 	if update.ModifyTime != 0 {
 		alloc.ModifyTime = update.ModifyTime

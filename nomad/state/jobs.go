@@ -118,6 +118,54 @@ func deleteJobTxn(txn *writeTxn, namespace, jobID string) error {
 	return nil
 }
 
+// DeleteDeadJobs removes jobs the garbage collector found dead, with their
+// summaries, in one transaction. A job is removed only while it is still
+// dead and none of its evaluations or allocations is left (the collector
+// deletes those first): a job registered again since the collector looked
+// has a new evaluation and stays. Missing jobs are skipped. It returns the
+// jobs removed.
+func (s *StateStore) DeleteDeadJobs(index uint64, jobs []structs.NamespacedID) ([]structs.NamespacedID, error) {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	var deleted []structs.NamespacedID
+	for _, id := range jobs {
+		job, err := jobByIDTxn(txn.Txn, nil, id.Namespace, id.ID)
+		if err != nil {
+			return nil, err
+		}
+		if job == nil || job.Status != structs.JobStatusDead {
+			continue
+		}
+		left, err := jobHasObjectsTxn(txn.Txn, id)
+		if err != nil {
+			return nil, err
+		}
+		if left {
+			continue
+		}
+		if err := deleteJobTxn(txn, id.Namespace, id.ID); err != nil {
+			return nil, err
+		}
+		deleted = append(deleted, id)
+	}
+	return deleted, txn.commit()
+}
+
+// jobHasObjectsTxn reports whether any evaluation or allocation of the job
+// (of any incarnation) is stored.
+func jobHasObjectsTxn(txn *memdb.Txn, id structs.NamespacedID) (bool, error) {
+	for _, table := range []string{TableEvals, TableAllocs} {
+		raw, err := txn.First(table, indexJob, id.Namespace, id.ID)
+		if err != nil {
+			return false, fmt.Errorf("%s lookup: %w", table, err)
+		}
+		if raw != nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // JobByID returns the job, or nil when there is none.
 func (s *StateStore) JobByID(ws memdb.WatchSet, namespace, id string) (*structs.Job, error) {
 	return jobByIDTxn(s.db.Txn(false), ws, namespace, id)

@@ -2,6 +2,8 @@ package state
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -39,6 +41,9 @@ func upsertNodeTxn(txn *writeTxn, index uint64, node *structs.Node) error {
 		node.SchedulingEligibility = existing.SchedulingEligibility
 	} else {
 		node.CreateIndex = index
+		if over := len(node.Events) - structs.MaxRetainedNodeEvents; over > 0 {
+			node.Events = slices.Clone(node.Events[over:])
+		}
 		if len(node.Events) == 0 {
 			e := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeRegisterEventRegistered,
 				time.Unix(node.StatusUpdatedAt, 0))
@@ -69,6 +74,57 @@ func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
 		}
 	}
 	return txn.commit()
+}
+
+// DeleteDownNodes removes the nodes the garbage collector found down past
+// node_gc_threshold. nodes maps each node ID to the ModifyIndex the
+// collector saw. A node is removed only while it is unchanged since (same
+// ModifyIndex), still down, and holds no allocation whose client status is
+// not terminal: an unknown allocation keeps its node. Nodes that fail these
+// checks, or no longer exist, are skipped, so a collection that raced a
+// reconnect does nothing. It returns the IDs removed.
+func (s *StateStore) DeleteDownNodes(index uint64, nodes map[string]uint64) ([]string, error) {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	var deleted []string
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
+		node, err := nodeByIDTxn(txn.Txn, nil, id)
+		if err != nil {
+			return nil, err
+		}
+		if node == nil || node.ModifyIndex != nodes[id] || node.Status != structs.NodeStatusDown {
+			continue
+		}
+		live, err := hasLiveAllocTxn(txn.Txn, indexNode, id)
+		if err != nil {
+			return nil, err
+		}
+		if live {
+			continue
+		}
+		if err := txn.Delete(TableNodes, node); err != nil {
+			return nil, err
+		}
+		deleted = append(deleted, id)
+	}
+	return deleted, txn.commit()
+}
+
+// hasLiveAllocTxn reports whether any allocation found by index and args
+// has a client status that is not terminal (pending, running, unknown).
+// Server-terminal is not enough: an unknown allocation the scheduler
+// stopped may still be running on its disconnected client.
+func hasLiveAllocTxn(txn *memdb.Txn, index string, args ...any) (bool, error) {
+	iter, err := txn.Get(TableAllocs, index, args...)
+	if err != nil {
+		return false, fmt.Errorf("allocs lookup: %w", err)
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if !raw.(*structs.Allocation).ClientTerminalStatus() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // UpdateNodeStatus sets a node's status (heartbeat expiry, reconnect,

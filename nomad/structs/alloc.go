@@ -69,8 +69,10 @@ type Allocation struct {
 	ClientDescription  string
 	TaskStates         map[string]*TaskState
 
-	// AllocStates is the append-only history of server-observed client
-	// status changes (unknown, and the status after a reconnect).
+	// AllocStates is the history of server-observed client status changes
+	// (unknown, and the status after a reconnect), oldest first, at most
+	// MaxRetainedAllocStates of them: a node that flaps for a week must not
+	// grow its allocations without bound.
 	AllocStates []*AllocState
 
 	PreviousAllocation string
@@ -155,9 +157,37 @@ func AllocName(job, group string, idx uint) string { return fmt.Sprintf("%s.%s[%
 // LookupTaskGroup returns the allocation's group from its own job version.
 func (a *Allocation) LookupTaskGroup() *TaskGroup { return a.Job.LookupTaskGroup(a.TaskGroup) }
 
-// AppendState records a client status change observed by the server.
+// Bounds on the histories an allocation carries. Only the newest entries
+// decide anything (UnknownSince reads the last client status change), so
+// dropping the oldest never changes a decision.
+const (
+	MaxRetainedAllocStates = 10
+	// MaxRetainedTaskEvents is upstream's limit on a task's events, the
+	// same the client keeps.
+	MaxRetainedTaskEvents = 10
+)
+
+// AppendState records a client status change observed by the server,
+// keeping at most MaxRetainedAllocStates entries.
 func (a *Allocation) AppendState(field AllocStateField, value string, now time.Time) {
 	a.AllocStates = append(a.AllocStates, &AllocState{Field: field, Value: value, Time: now})
+	a.TrimHistory()
+}
+
+// TrimHistory drops the oldest AllocStates beyond MaxRetainedAllocStates
+// and the oldest events of each task beyond MaxRetainedTaskEvents. The
+// state store calls it on every write, whatever the writer sent. It writes
+// only what is over a bound, so a TaskState within bounds that is shared
+// with a stored allocation is left untouched.
+func (a *Allocation) TrimHistory() {
+	if len(a.AllocStates) > MaxRetainedAllocStates {
+		a.AllocStates = slices.Clone(a.AllocStates[len(a.AllocStates)-MaxRetainedAllocStates:])
+	}
+	for _, ts := range a.TaskStates {
+		if ts != nil && len(ts.Events) > MaxRetainedTaskEvents {
+			ts.Events = slices.Clone(ts.Events[len(ts.Events)-MaxRetainedTaskEvents:])
+		}
+	}
 }
 
 // UnknownSince returns when the allocation last became unknown, if that is

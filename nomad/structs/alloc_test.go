@@ -389,3 +389,21 @@ func TestClientSettable(t *testing.T) {
 		must.Eq(t, want, structs.ClientSettable(status), must.Sprintf("status %q", status))
 	}
 }
+
+// The status history is bounded, oldest dropped first, and what the
+// newest entry says still decides: an allocation that has flapped for a
+// week still knows it is unknown and since when.
+func TestAllocation_AppendStateBounded(t *testing.T) {
+	a := &structs.Allocation{}
+	for i := range 100 {
+		status := structs.AllocClientStatusRunning
+		if i%2 == 1 {
+			status = structs.AllocClientStatusUnknown
+		}
+		a.AppendState(structs.AllocStateFieldClientStatus, status, t0.Add(time.Duration(i)*time.Minute))
+	}
+	must.Len(t, structs.MaxRetainedAllocStates, a.AllocStates)
+	since, ok := a.UnknownSince()
+	must.True(t, ok)
+	must.Eq(t, t0.Add(99*time.Minute), since)
+}

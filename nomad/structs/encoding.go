@@ -26,12 +26,14 @@ const (
 	ApplyPlanResultsRequestType
 	JobBatchDeregisterRequestType
 	AllocUpdateDesiredTransitionRequestType
+	NodeBatchDeregisterRequestType
 )
 
 func (t MessageType) String() string {
 	names := [...]string{"NodeRegister", "NodeDeregister", "NodeUpdateStatus", "JobRegister",
 		"JobDeregister", "EvalUpdate", "EvalDelete", "AllocUpdate", "AllocClientUpdate",
-		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition"}
+		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
+		"NodeBatchDeregister"}
 	if int(t) < len(names) {
 		return names[t]
 	}

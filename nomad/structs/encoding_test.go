@@ -15,14 +15,14 @@ import (
 func raftRequests() map[structs.MessageType]any {
 	return map[structs.MessageType]any{
 		structs.NodeRegisterRequestType: &structs.NodeRegisterRequest{
-			Node: fullNode(), UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+			Node: fullNode(), UpdatedAt: t0.UnixNano(), Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
 		},
 		structs.NodeDeregisterRequestType: &structs.NodeSpecificRequest{
 			NodeID: "node-a", QueryOptions: fullQueryOptions(),
 		},
 		structs.NodeUpdateStatusRequestType: &structs.NodeUpdateStatusRequest{
 			NodeID: "node-a", Status: structs.NodeStatusDisconnected,
-			NodeEvent: fullNode().Events[0], UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+			NodeEvent: fullNode().Events[0], UpdatedAt: t0.UnixNano(), Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
 		},
 		structs.JobRegisterRequestType: &structs.JobRegisterRequest{
 			Job: fullJob(), EnforceIndex: true, JobModifyIndex: 3, Eval: fullEval(),
@@ -52,6 +52,13 @@ func raftRequests() map[structs.MessageType]any {
 		structs.JobBatchDeregisterRequestType: &structs.JobBatchDeregisterRequest{
 			Jobs: []structs.NamespacedID{{ID: "edge-app", Namespace: "fleet"}}, WriteRequest: fullWriteRequest(),
 		},
+		structs.AllocUpdateDesiredTransitionRequestType: &structs.AllocUpdateDesiredTransitionRequest{
+			Allocs: map[string]*structs.DesiredTransition{"alloc-1": {Migrate: new(true), Reschedule: new(true), ForceReschedule: new(true), NoShutdownDelay: new(true)}},
+			Evals:  []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
+		},
+		structs.NodeBatchDeregisterRequestType: &structs.NodeBatchDeregisterRequest{
+			Nodes: map[string]uint64{"node-a": 7}, WriteRequest: fullWriteRequest(),
+		},
 	}
 }
 
@@ -60,7 +67,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.JobBatchDeregisterRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.NodeBatchDeregisterRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))
@@ -127,5 +134,6 @@ func TestMessageType_String(t *testing.T) {
 	must.Eq(t, "NodeRegister", structs.NodeRegisterRequestType.String())
 	must.Eq(t, "ApplyPlanResults", structs.ApplyPlanResultsRequestType.String())
 	must.Eq(t, "JobBatchDeregister", structs.JobBatchDeregisterRequestType.String())
+	must.Eq(t, "NodeBatchDeregister", structs.NodeBatchDeregisterRequestType.String())
 	must.Eq(t, "MessageType(200)", structs.MessageType(200).String())
 }

@@ -44,6 +44,7 @@ var sentinels = []error{
 	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
+	ErrUnknownPeer,
 }
 
 // RPCError turns an error string received over RPC back into an error that

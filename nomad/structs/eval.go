@@ -34,9 +34,13 @@ const (
 	EvalTriggerReconnect            = "reconnect"
 )
 
-// Scheduler names for non-job evaluations.
+// Upstream's core job IDs; the leader's garbage collections go by these
+// names in logs.
 const (
-	CoreJobEvalGC = "eval-gc"
+	CoreJobEvalGC  = "eval-gc"
+	CoreJobJobGC   = "job-gc"
+	CoreJobNodeGC  = "node-gc"
+	CoreJobForceGC = "force-gc"
 )
 
 // Evaluation asks the scheduler to reconcile one job with the cluster.

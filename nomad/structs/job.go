@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -132,9 +133,15 @@ func (j *Job) Validate() error {
 		p.add("Missing job ID")
 	} else if len(j.ID) > 128 {
 		p.add("Job ID must be no more than 128 characters")
+	} else if msg := nameProblem("Job ID", j.ID); msg != "" {
+		p.add("%s", msg)
+	} else if strings.ContainsAny(j.ID, " \t\n\r") {
+		p.add("Job ID %q must not contain a space", j.ID)
 	}
 	if j.Name == "" {
 		p.add("Missing job name")
+	} else if msg := nameProblem("Job name", j.Name); msg != "" {
+		p.add("%s", msg)
 	}
 	switch j.Type {
 	case JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch:
@@ -168,6 +175,8 @@ func (j *Job) Validate() error {
 			p.add("Job task group %d missing name", i+1)
 		} else if seen[tg.Name] {
 			p.add("Job task group %d redefines '%s' from group %d", i+1, tg.Name, slices.IndexFunc(j.TaskGroups, func(g *TaskGroup) bool { return g.Name == tg.Name })+1)
+		} else if msg := nameProblem("Task group name", tg.Name); msg != "" {
+			p.add("%s", msg)
 		}
 		seen[tg.Name] = true
 		for _, msg := range tg.validate(j) {
@@ -302,6 +311,8 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	var p problems
 	if tg.Count < 0 {
 		p.add("Task group count can't be negative")
+	} else if tg.Count > MaxGroupCount {
+		p.add("Task group count %d exceeds the maximum of %d instances per group", tg.Count, MaxGroupCount)
 	}
 	if len(tg.Tasks) == 0 {
 		p.add("Missing tasks for task group")
@@ -337,6 +348,8 @@ func (tg *TaskGroup) validate(job *Job) []string {
 			p.add("Task %d missing name", i+1)
 		} else if seen[t.Name] {
 			p.add("Task %d redefines '%s'", i+1, t.Name)
+		} else if msg := taskNameProblem(t.Name); msg != "" {
+			p.add("%s", msg)
 		}
 		seen[t.Name] = true
 		if t.Leader {
@@ -439,6 +452,9 @@ func (t *Task) validate() []string {
 	}
 	if t.KillTimeout < 0 {
 		p.add("KillTimeout must be a positive value")
+	}
+	if ValueDepth(t.Config, MaxNestingDepth) > MaxNestingDepth {
+		p.add("Task config nests deeper than %d levels", MaxNestingDepth)
 	}
 	if t.Resources == nil {
 		p.add("Missing task resources")

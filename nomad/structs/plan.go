@@ -18,6 +18,12 @@ type Plan struct {
 
 	Annotations *PlanAnnotations
 
+	// FollowUpEvals are evaluations the scheduler created with this plan
+	// (disconnect timeouts, delayed reschedules, blocked placements). They
+	// commit in the plan's raft entry, so a leader crash can never leave
+	// an allocation marked unknown without the evaluation that expires it.
+	FollowUpEvals []*Evaluation
+
 	// SnapshotIndex is the state index the scheduler worked from.
 	SnapshotIndex uint64
 }

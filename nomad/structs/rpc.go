@@ -186,6 +186,9 @@ type JobEvaluationsResponse struct {
 type NodeRegisterRequest struct {
 	Node      *Node
 	UpdatedAt int64
+	// Evals are the node-update evaluations the registration causes,
+	// committed in the same raft entry so none is lost to a leader crash.
+	Evals []*Evaluation
 	WriteRequest
 }
 
@@ -195,6 +198,10 @@ type NodeUpdateStatusRequest struct {
 	Status    string
 	NodeEvent *NodeEvent
 	UpdatedAt int64
+	// Evals are the node-update evaluations the change causes, committed
+	// in the same raft entry: a node is never left disconnected or down
+	// without the evaluations that act on it.
+	Evals []*Evaluation
 	WriteRequest
 }
 
@@ -400,11 +407,27 @@ type PlanResponse struct {
 	WriteMeta
 }
 
-// JobBatchDeregisterRequest removes jobs (garbage collection).
+// JobBatchDeregisterRequest removes jobs (garbage collection). The FSM
+// removes a job only while it is still dead with no evaluation or
+// allocation left: one registered again since the collector looked stays.
 type JobBatchDeregisterRequest struct {
 	Jobs []NamespacedID
 	WriteRequest
 }
+
+// NodeBatchDeregisterRequest removes nodes the garbage collector found down
+// past node_gc_threshold. Nodes maps each node ID to the ModifyIndex the
+// collector saw: a node changed since (it came back, even if only to go
+// down again) stays, as does one still holding a live allocation.
+type NodeBatchDeregisterRequest struct {
+	Nodes map[string]uint64
+	WriteRequest
+}
+
+// MaxUUIDsPerWriteRequest bounds the IDs the garbage collector puts in one
+// raft entry (upstream's figure: about 256 KiB of UUIDs), so a large
+// collection never becomes one huge log entry.
+const MaxUUIDsPerWriteRequest = 7281
 
 // AllocStopRequest asks for one allocation to be stopped and replaced
 // (nomad alloc stop).

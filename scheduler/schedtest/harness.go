@@ -87,6 +87,13 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler
 			req.AllocsUpdated = append(req.AllocsUpdated, a.Copy())
 		}
 	}
+	if len(commit.NodeUpdate) > 0 || len(commit.NodeAllocation) > 0 {
+		// Follow-ups commit with the plan, as in the plan applier.
+		for _, e := range plan.FollowUpEvals {
+			req.Evals = append(req.Evals, e.Copy())
+		}
+		h.CreateEvals = append(h.CreateEvals, plan.FollowUpEvals...)
+	}
 	if err := h.State.UpsertPlanResults(index, req); err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,246 @@
+package command
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+
+	"github.com/nomad-edge/nomad/api"
+)
+
+// ServerCommand is `nomad server`, the parent of the server subcommands.
+type ServerCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *ServerCommand) Synopsis() string { return "Interact with servers" }
+
+// Help implements cli.Command.
+func (c *ServerCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad server <subcommand> [options] [args]
+
+  Inspect and manage the cluster's servers: who is in the gossip pool,
+  joining a server to the others, and forcing a failed server out.
+
+  List the servers:
+
+      $ nomad server members
+
+  Join a new server to a running one (its serf port, 4648 by default):
+
+      $ nomad server join 10.0.0.11
+
+  Force a failed server out of the cluster:
+
+      $ nomad server force-leave server-3.global
+
+  Run a subcommand with -help for its options.
+`)
+}
+
+// Run implements cli.Command.
+func (c *ServerCommand) Run(args []string) int { return c.runParent("server", args) }
+
+// ServerMembersCommand is `nomad server members`.
+type ServerMembersCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *ServerMembersCommand) Synopsis() string {
+	return "Display a list of the known servers and their status"
+}
+
+// Help implements cli.Command.
+func (c *ServerMembersCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad server members [options]
+
+  List the servers of the gossip pool as the agent's server sees them,
+  with their status, which one leads the region, and the version each
+  runs. A client-only agent asks one of its servers. Gossip is eventually
+  consistent: a server that just failed may still read "alive" for a few
+  seconds.
+
+` + generalOptions() + `
+
+Server Members Options:
+
+  -verbose
+    Also show each server's gossip protocol version and all its tags.
+    -detailed is accepted as an older spelling.
+`)
+}
+
+// Run implements cli.Command.
+func (c *ServerMembersCommand) Run(args []string) int {
+	var verbose, detailed bool
+	flags := c.FlagSet("server members")
+	flags.BoolVar(&verbose, "verbose", false, "")
+	flags.BoolVar(&detailed, "detailed", false, "")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if flags.NArg() != 0 {
+		return c.argsError("This command takes no arguments", "server members")
+	}
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return exitError
+	}
+	resp, err := client.Agent().Members()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error querying servers: %v", err))
+		return exitError
+	}
+	leader, err := client.Status().Leader()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error determining the leader: %v", err))
+		return exitError
+	}
+	api.SortAgentMembers(resp.Members)
+	c.Ui.Output(formatMembers(resp, leader, verbose || detailed))
+	return exitOK
+}
+
+// memberRPCAddr is the RPC address a server member advertises, which is
+// what the leader is named by.
+func memberRPCAddr(m *api.AgentMember) string {
+	ip := m.Tags["rpc_addr"]
+	if ip == "" {
+		ip = m.Addr
+	}
+	return net.JoinHostPort(ip, m.Tags["port"])
+}
+
+// formatMembers lays out the members table; leader is the RPC address of
+// the leader of the answering server's region ("" when there is none).
+func formatMembers(resp *api.ServerMembers, leader string, verbose bool) string {
+	head := "Name|Address|Port|Status|Leader|Raft Version|Build|Datacenter|Region"
+	if verbose {
+		head = "Name|Address|Port|Status|Leader|Protocol|Raft Version|Build|Datacenter|Region|Tags"
+	}
+	lines := []string{head}
+	for _, m := range resp.Members {
+		isLeader := leader != "" && m.Tags["region"] == resp.ServerRegion && memberRPCAddr(m) == leader
+		if verbose {
+			lines = append(lines, fmt.Sprintf("%s|%s|%d|%s|%t|%d|%s|%s|%s|%s|%s",
+				m.Name, m.Addr, m.Port, m.Status, isLeader, m.ProtocolCur, m.Tags["raft_vsn"],
+				m.Tags["build"], m.Tags["dc"], m.Tags["region"], formatTags(m.Tags)))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s|%s|%d|%s|%t|%s|%s|%s|%s",
+			m.Name, m.Addr, m.Port, m.Status, isLeader, m.Tags["raft_vsn"],
+			m.Tags["build"], m.Tags["dc"], m.Tags["region"]))
+	}
+	return formatList(lines)
+}
+
+// formatTags renders tags as sorted k=v pairs, so the output is stable.
+func formatTags(tags map[string]string) string {
+	pairs := make([]string, 0, len(tags))
+	for k, v := range tags {
+		pairs = append(pairs, k+"="+v)
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, ",")
+}
+
+// ServerJoinCommand is `nomad server join`.
+type ServerJoinCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *ServerJoinCommand) Synopsis() string { return "Join server nodes together" }
+
+// Help implements cli.Command.
+func (c *ServerJoinCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad server join [options] <addr> [<addr>...]
+
+  Ask the agent's server to join the gossip pool of the servers at the
+  given addresses: host or host:port of their serf port (4648 when no
+  port is given). Joining one server of a cluster is enough; gossip
+  finds the rest, and the leader adds the new server to raft. The agent
+  must be a server.
+
+` + generalOptions())
+}
+
+// Run implements cli.Command.
+func (c *ServerJoinCommand) Run(args []string) int {
+	flags := c.FlagSet("server join")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if flags.NArg() == 0 {
+		return c.argsError("This command takes at least one argument: <addr>", "server join")
+	}
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return exitError
+	}
+	n, err := client.Agent().Join(flags.Args()...)
+	if err != nil {
+		if n > 0 {
+			c.Ui.Output(fmt.Sprintf("Joined %d servers successfully", n))
+		}
+		c.Ui.Error(fmt.Sprintf("Error: %v", err))
+		return exitError
+	}
+	c.Ui.Output(fmt.Sprintf("Joined %d servers successfully", n))
+	return exitOK
+}
+
+// ServerForceLeaveCommand is `nomad server force-leave`.
+type ServerForceLeaveCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *ServerForceLeaveCommand) Synopsis() string {
+	return "Force a server into the 'left' state"
+}
+
+// Help implements cli.Command.
+func (c *ServerForceLeaveCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad server force-leave [options] <node>
+
+  Mark a failed server as having left the cluster, so the leader removes
+  it from raft now instead of waiting for it to come back (or for the
+  dead-server cleanup). <node> is the member name "nomad server members"
+  shows, such as "server-3.global". A server that is still running
+  rejoins by itself; to remove one for good, stop it first. The agent must
+  be a server.
+
+` + generalOptions())
+}
+
+// Run implements cli.Command.
+func (c *ServerForceLeaveCommand) Run(args []string) int {
+	flags := c.FlagSet("server force-leave")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if flags.NArg() != 1 {
+		return c.argsError("This command takes one argument: <node>", "server force-leave")
+	}
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return exitError
+	}
+	node := flags.Arg(0)
+	if err := client.Agent().ForceLeave(node); err != nil {
+		c.Ui.Error(fmt.Sprintf("Error force-leaving server %s: %v", node, err))
+		return exitError
+	}
+	return exitOK
+}
