@@ -204,6 +204,7 @@ func TestCluster_LeaderKilledJobKeepsRunning(t *testing.T) {
 		return l == leader.rpcAddr(), fmt.Sprintf("%s sees leader %q", old.name, l)
 	})
 	c.waitLeader(10*time.Second, "")
+	c.waitVoters(30 * time.Second)
 }
 
 // stateIDs is every job, allocation, evaluation and node the servers
@@ -351,6 +352,7 @@ func TestCluster_RollingRestartKeepsLeaderAndAllocations(t *testing.T) {
 	c.startServers()
 	c.startClients()
 	before := c.registerJob(c.follower(), sleepJob("sleep", 2))
+	c.waitVoters(10 * time.Second)
 
 	leader := c.waitLeader(10*time.Second, "")
 	order := []*agentProc{}
@@ -386,7 +388,8 @@ func TestCluster_RollingRestartKeepsLeaderAndAllocations(t *testing.T) {
 		s.stop()
 		s.start()
 		leader := c.waitLeader(30*time.Second, "")
-		t.Logf("restarted %s: back following %s after %v", s.name, leader.name, time.Since(start))
+		c.waitVoters(30 * time.Second)
+		t.Logf("restarted %s: a voter again, following %s, %v after its stop", s.name, leader.name, time.Since(start))
 		now, err := c.tasks("sleep")
 		must.NoError(t, err)
 		mustBeUnrestarted(t, before, now)

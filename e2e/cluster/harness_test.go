@@ -213,6 +213,8 @@ type cluster struct {
 	dir     string
 	servers []*agentProc
 	clients []*agentProc
+	// extra are agents a test made itself (addAgent).
+	extra []*agentProc
 }
 
 // clusterOpts shapes a cluster; zero values are the defaults.
@@ -375,6 +377,35 @@ func (c *cluster) waitLeader(timeout time.Duration, notThis string) *agentProc {
 		return leader != nil && leader.running(), fmt.Sprintf("leader views: %v", views)
 	})
 	return leader
+}
+
+// waitVoters waits until the leader's raft configuration holds exactly
+// every server of the cluster, each a voter, and one of them
+// leader: a restarted server is then back in the cluster, not merely up.
+func (c *cluster) waitVoters(timeout time.Duration) {
+	c.t.Helper()
+	want := map[string]bool{}
+	for _, s := range c.servers {
+		want[s.rpcAddr()] = true
+	}
+	pollUntil(c.t, timeout, "every server a voter in the raft configuration", func() (bool, string) {
+		cfg, err := c.anyServer().api().Operator().RaftGetConfiguration(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		voters, leaders := 0, 0
+		for _, srv := range cfg.Servers {
+			seen = append(seen, fmt.Sprintf("%s voter=%v leader=%v", srv.Address, srv.Voter, srv.Leader))
+			if want[srv.Address] && srv.Voter {
+				voters++
+			}
+			if srv.Leader {
+				leaders++
+			}
+		}
+		return voters == len(want) && len(cfg.Servers) == len(want) && leaders == 1, strings.Join(seen, "; ")
+	})
 }
 
 func (c *cluster) serverByRPC(addr string) *agentProc {

@@ -1,0 +1,174 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+)
+
+// addAgent adds an agent of the test's own making to the cluster, so the
+// cluster's cleanup kills it and prints its log.
+func (c *cluster) addAgent(name string, p ports, config string) *agentProc {
+	a := newAgentProc(c.t, c.dir, name, p, config)
+	c.extra = append(c.extra, a)
+	return a
+}
+
+// mustNotPanic fails if an agent's log shows a Go panic or crash.
+func mustNotPanic(t *testing.T, a *agentProc) {
+	t.Helper()
+	log := a.log()
+	for _, sign := range []string{"panic:", "goroutine ", "fatal error:"} {
+		must.StrNotContains(t, log, sign, must.Sprintf("%s crashed instead of reporting an error", a.name))
+	}
+}
+
+// A second agent on a data dir in use exits at once with an error that
+// names the data dir and the PID of the agent holding it; the first keeps
+// running. Both a server and a client-only agent are refused.
+func TestBadInput_TwoAgentsOneDataDir(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 1, clients: 1})
+	c.startServers()
+	c.startClients()
+
+	for _, first := range []*agentProc{c.servers[0], c.clients[0]} {
+		cfg, err := os.ReadFile(first.cfgPath)
+		must.NoError(t, err)
+		p := freePorts(t)
+		// The same file with other ports: only the data dir is shared.
+		second := strings.NewReplacer(
+			fmt.Sprintf("http = %d", first.ports.HTTP), fmt.Sprintf("http = %d", p.HTTP),
+			fmt.Sprintf("rpc  = %d", first.ports.RPC), fmt.Sprintf("rpc  = %d", p.RPC),
+			fmt.Sprintf("serf = %d", first.ports.Serf), fmt.Sprintf("serf = %d", p.Serf),
+		).Replace(string(cfg))
+		must.StrContains(t, second, first.dataDir)
+		dup := c.addAgent(first.name+"-again", p, second)
+		dup.start()
+		code := dup.waitExit(15 * time.Second)
+		must.NotEq(t, 0, code, must.Sprintf("a second agent on %s must not run", first.dataDir))
+		must.StrContains(t, dup.log(), fmt.Sprintf("data_dir %s is in use by another agent (pid %d)", first.dataDir, first.pid()))
+		mustNotPanic(t, dup)
+		must.True(t, first.running(), must.Sprintf("%s keeps running", first.name))
+	}
+	c.waitLeader(5*time.Second, "")
+}
+
+// Servers that disagree on bootstrap_expect never bootstrap: no leader
+// appears, and each server's log says why.
+func TestBadInput_BootstrapExpectDisagrees(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 3, expect: func(i int) int { return []int{3, 3, 5}[i] }})
+	for _, s := range c.servers {
+		s.start()
+	}
+	pollUntil(t, 20*time.Second, "every server logs the disagreement", func() (bool, string) {
+		var missing []string
+		for _, s := range c.servers {
+			if !strings.Contains(s.log(), "servers disagree on bootstrap_expect") {
+				missing = append(missing, s.name)
+			}
+		}
+		return len(missing) == 0, fmt.Sprintf("no disagreement logged by %v", missing)
+	})
+	// Serf has seen all three: a cluster that would bootstrap has done so
+	// by now. Watch a few election timeouts longer to be sure none does.
+	holdFor(t, 4*time.Second, "no leader among servers that disagree", func() error {
+		for _, s := range c.servers {
+			if !s.running() {
+				return fmt.Errorf("%s exited", s.name)
+			}
+			if l := s.leader(); l != "" {
+				return fmt.Errorf("%s names leader %s", s.name, l)
+			}
+		}
+		return nil
+	})
+	for _, s := range c.servers {
+		must.StrContains(t, s.log(), "peer_bootstrap_expect=")
+		mustNotPanic(t, s)
+	}
+}
+
+// A damaged raft.db (garbled pages, or cut short) stops the server at
+// start with an error naming the file, and a non-zero exit; never a
+// panic. Put back, the same file starts the server with its job.
+func TestBadInput_CorruptRaftFile(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 1})
+	s := c.servers[0]
+	c.startServers()
+	_, _, err := s.api().Jobs().Register(sleepJob("kept", 1), nil)
+	must.NoError(t, err)
+	s.stop()
+
+	path := filepath.Join(s.dataDir, "server", "raft", "raft.db")
+	good, err := os.ReadFile(path)
+	must.NoError(t, err)
+	page := os.Getpagesize()
+	must.Greater(t, 3*page, len(good), must.Sprint("raft.db holds more than its meta pages"))
+
+	garbled := append([]byte{}, good...)
+	for i := 2 * page; i < len(garbled); i++ {
+		garbled[i] = byte(i*31 + 7)
+	}
+	for _, damage := range []struct {
+		name string
+		data []byte
+	}{
+		{"garbled pages", garbled},
+		{"cut short", good[:page+page/2]},
+	} {
+		must.NoError(t, os.WriteFile(path, damage.data, 0o600))
+		s.start()
+		code := s.waitExit(20 * time.Second)
+		must.NotEq(t, 0, code, must.Sprintf("%s: the server must not run", damage.name))
+		must.StrContains(t, s.log(), "raft store "+path)
+		mustNotPanic(t, s)
+	}
+
+	must.NoError(t, os.WriteFile(path, good, 0o600))
+	c.startServers()
+	job, _, err := s.api().Jobs().Info("kept", nil)
+	must.NoError(t, err)
+	must.Eq(t, "kept", *job.ID)
+}
+
+var retryLine = regexp.MustCompile(`failed to register node; will retry: retry_in=([0-9.]+[a-zµ]+)`)
+
+// A client whose servers are all unreachable keeps running and retrying,
+// and says so once per backoff step, the steps growing: not a tight loop
+// that floods the log.
+func TestBadInput_ClientWithoutServers(t *testing.T) {
+	c := newCluster(t, clusterOpts{})
+	// Ports nobody listens on: taken free, then left closed.
+	dead := []string{strconv.Quote(fmt.Sprintf("127.0.0.1:%d", freePort(t, false))), strconv.Quote(fmt.Sprintf("127.0.0.1:%d", freePort(t, false)))}
+	p := ports{HTTP: freePort(t, false)}
+	cl := c.addAgent("lonely-client", p, clientConfig("lonely-client", p, dead))
+	cl.start()
+
+	const window = 8 * time.Second
+	holdFor(t, window, "the client keeps running without servers", func() error {
+		if !cl.running() {
+			return fmt.Errorf("exited with code %d", cl.cmd.ProcessState.ExitCode())
+		}
+		return nil
+	})
+	lines := retryLine.FindAllStringSubmatch(cl.log(), -1)
+	// Backoff from 1s doubling (jittered into the upper half of each
+	// step): 3 to 5 attempts fit in 8s. A tight loop would log hundreds.
+	must.Between(t, 2, len(lines), 6, must.Sprintf("retry lines in %v:\n%s", window, cl.log()))
+	var prev time.Duration
+	for _, l := range lines {
+		d, err := time.ParseDuration(l[1])
+		must.NoError(t, err)
+		must.GreaterEq(t, prev, d, must.Sprintf("each step waits at least as long as the one before: %v", lines))
+		prev = d
+	}
+	must.StrContains(t, cl.log(), "no server reachable")
+	mustNotPanic(t, cl)
+}
