@@ -222,6 +222,8 @@ type clusterOpts struct {
 	servers, clients int
 	// expect returns server i's bootstrap_expect; nil is `servers` for all.
 	expect func(i int) int
+	// serverExtra is appended to every server's config file.
+	serverExtra string
 }
 
 // newCluster writes every agent's config and registers the cleanup that
@@ -250,7 +252,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 			expect = o.expect(i)
 		}
 		name := fmt.Sprintf("server-%d", i+1)
-		c.servers = append(c.servers, newAgentProc(t, c.dir, name, p, serverConfig(name, p, expect, join)))
+		c.servers = append(c.servers, newAgentProc(t, c.dir, name, p, serverConfig(name, p, expect, join)+o.serverExtra))
 	}
 	for i := range o.clients {
 		name := fmt.Sprintf("client-%d", i+1)
