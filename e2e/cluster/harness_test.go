@@ -9,12 +9,14 @@ package cluster
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,31 +49,70 @@ func TestMain(m *testing.M) {
 type ports struct{ HTTP, RPC, Serf int }
 
 // freePorts picks ports that are free now for TCP and, for serf's gossip,
-// UDP too. The OS picks them, so parallel runs do not collide.
+// UDP too.
 func freePorts(t *testing.T) ports {
 	t.Helper()
 	return ports{HTTP: freePort(t, false), RPC: freePort(t, false), Serf: freePort(t, true)}
 }
 
+// handedOut are the ports given to agents of this test binary, so that
+// no two agents are told the same port.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
+
+// freePort picks a random port below the kernel's ephemeral range that is
+// free now. Below that range no outgoing connection takes it as its
+// source port and no listener on port 0 is given it, so it stays free
+// while an agent is down between a stop and a start on the same ports.
 func freePort(t *testing.T, udpToo bool) int {
 	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		must.NoError(t, err)
-		port := l.Addr().(*net.TCPAddr).Port
-		if !udpToo {
-			l.Close()
-			return port
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	low, high := 20000, ephemeralLow()
+	if high-low < 1000 {
+		low = 1024
+	}
+	for range 200 {
+		port := low + rand.IntN(high-low)
+		if handedOut[port] || !portFree(port, udpToo) {
+			continue
 		}
+		handedOut[port] = true
+		return port
+	}
+	t.Fatalf("no free port on 127.0.0.1 in [%d, %d) after 200 tries", low, high)
+	return 0
+}
+
+func portFree(port int, udpToo bool) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return false
+	}
+	defer l.Close()
+	if udpToo {
 		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port
+		if err != nil {
+			return false
+		}
+		u.Close()
+	}
+	return true
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range.
+func ephemeralLow() int {
+	buf, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(buf)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				return n
+			}
 		}
 	}
-	t.Fatal("no free TCP+UDP port on 127.0.0.1 after 50 tries")
-	return 0
+	return 32768
 }
 
 // agentProc is one agent process, which a test may kill and start again
@@ -88,6 +129,8 @@ type agentProc struct {
 
 	cmd    *exec.Cmd
 	exited chan struct{}
+	// stopping is set when the test itself stops or kills the process.
+	stopping bool
 }
 
 func newAgentProc(t *testing.T, base, name string, p ports, config string) *agentProc {
@@ -110,6 +153,7 @@ func (a *agentProc) start() {
 	a.t.Helper()
 	must.False(a.t, a.running(), must.Sprintf("%s is already running", a.name))
 	a.starts++
+	a.stopping = false
 	logf, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	must.NoError(a.t, err)
 	fmt.Fprintf(logf, "\n===== e2e: start #%d of %s at %s =====\n", a.starts, a.name, time.Now().Format(time.RFC3339Nano))
@@ -146,6 +190,7 @@ func (a *agentProc) kill9() {
 	if !a.running() {
 		return
 	}
+	a.stopping = true
 	_ = a.cmd.Process.Kill()
 	<-a.exited
 }
@@ -156,6 +201,7 @@ func (a *agentProc) stop() {
 	if !a.running() {
 		return
 	}
+	a.stopping = true
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-a.exited:
@@ -176,6 +222,18 @@ func (a *agentProc) waitExit(timeout time.Duration) int {
 		a.t.Fatalf("%s still running after %v; it should have exited", a.name, timeout)
 		return 0
 	}
+}
+
+// mustNotHaveDied fails the test, with the end of the agent's log, when
+// the agent exited without the test stopping it: a cluster missing a
+// member for that reason would otherwise time out saying less.
+func (a *agentProc) mustNotHaveDied() {
+	a.t.Helper()
+	if a.cmd == nil || a.running() || a.stopping {
+		return
+	}
+	log := a.log()
+	a.t.Fatalf("%s exited by itself with code %d; its log ends:\n%s", a.name, a.cmd.ProcessState.ExitCode(), log[max(0, len(log)-3000):])
 }
 
 func (a *agentProc) log() string {
@@ -365,6 +423,7 @@ func (c *cluster) waitLeader(timeout time.Duration, notThis string) *agentProc {
 		views := map[string]string{}
 		agreed := ""
 		for _, s := range c.servers {
+			s.mustNotHaveDied()
 			if !s.running() {
 				continue
 			}
@@ -441,6 +500,9 @@ func (c *cluster) startClients() {
 		cl.start()
 	}
 	pollUntil(c.t, 30*time.Second, "every client's node ready", func() (bool, string) {
+		for _, cl := range c.clients {
+			cl.mustNotHaveDied()
+		}
 		nodes, _, err := c.anyServer().api().Nodes().List(nil)
 		if err != nil {
 			return false, err.Error()
