@@ -207,6 +207,73 @@ func TestCluster_LeaderKilledJobKeepsRunning(t *testing.T) {
 	c.waitVoters(30 * time.Second)
 }
 
+// Every client talks to the first server of its client.servers list
+// until it fails. That server dies with kill -9 (leader or not): the
+// clients move to another server before their heartbeat deadline, their
+// nodes stay ready and their tasks untouched, and they keep reporting:
+// a task that exits is seen complete through the surviving servers.
+func TestCluster_ClientsServerKilled(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 3, clients: 2})
+	c.startServers()
+	c.startClients()
+	before := c.registerJob(c.servers[1], sleepJob("sleep", 2))
+
+	first := c.servers[0]
+	wasLeader := c.waitLeader(10*time.Second, "") == first
+	first.kill9()
+	c.waitLeader(30*time.Second, first.rpcAddr())
+	t.Logf("killed %s, the clients' server (leader: %v)", first.name, wasLeader)
+
+	// Past the longest heartbeat deadline of any node (its TTL plus the
+	// 2s heartbeat_grace), a node whose heartbeats went nowhere is down.
+	var window time.Duration
+	for _, cl := range c.clients {
+		self, err := cl.api().Agent().Self()
+		must.NoError(t, err)
+		ttl, err := time.ParseDuration(self.Stats["client"]["heartbeat_ttl"])
+		must.NoError(t, err)
+		window = max(window, ttl+2*time.Second+time.Second)
+	}
+	t.Logf("watching the nodes for %v", window)
+	holdFor(t, window, "nodes ready and tasks unrestarted after the clients' server died", func() error {
+		if err := c.nodesReady(); err != nil {
+			return err
+		}
+		now, err := c.tasks("sleep")
+		if err != nil {
+			return err
+		}
+		if !maps.Equal(before, now) {
+			return fmt.Errorf("before: %s; now: %s", describe(before), describe(now))
+		}
+		return nil
+	})
+
+	// The clients still report task state: a short task is seen finished.
+	short := sleepJob("short", 1)
+	short.Type = strPtr("batch")
+	short.TaskGroups[0].Tasks[0].Config["args"] = []string{"1"}
+	_, _, err := c.servers[2].api().Jobs().Register(short, nil)
+	must.NoError(t, err)
+	pollUntil(t, 30*time.Second, "the short batch task reported complete", func() (bool, string) {
+		allocs, _, err := c.servers[2].api().Jobs().Allocations("short", false, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(allocs) == 1 && allocs[0].ClientStatus == "complete", fmt.Sprintf("%d allocs: %v", len(allocs), statuses(allocs))
+	})
+}
+
+func strPtr(s string) *string { return &s }
+
+func statuses(allocs []*nomadapi.AllocationListStub) []string {
+	var out []string
+	for _, a := range allocs {
+		out = append(out, a.ID[:8]+"="+a.ClientStatus)
+	}
+	return out
+}
+
 // stateIDs is every job, allocation, evaluation and node the servers
 // know, by ID.
 type stateIDs struct {
