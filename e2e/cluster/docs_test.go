@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -84,4 +85,18 @@ func TestDocs_ProductionClusterGuideRuns(t *testing.T) {
 	c.waitVoters(10 * time.Second)
 	c.startClients()
 	c.registerJob(c.servers[1], sleepJob("guide", 1))
+}
+
+// The README's cluster files parse as they are shown.
+func TestDocs_ReadmeClusterFilesParse(t *testing.T) {
+	src, err := os.ReadFile("../../README.md")
+	must.NoError(t, err)
+	blocks := strings.Split(string(src), "```hcl\n")[1:]
+	must.SliceNotEmpty(t, blocks)
+	for i, b := range blocks {
+		body, _, ok := strings.Cut(b, "```")
+		must.True(t, ok)
+		_, err := agent.ParseConfig(fmt.Sprintf("README-block-%d.hcl", i+1), []byte(body))
+		must.NoError(t, err, must.Sprint(body))
+	}
 }
