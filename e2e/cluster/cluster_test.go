@@ -3,6 +3,8 @@ package cluster
 import (
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -478,4 +480,62 @@ func rollingRestart(t *testing.T, serverExtra string, maxGaps int) {
 		must.Less(t, 10*time.Second, g, must.Sprintf("an election takes seconds: %v", gaps))
 	}
 	must.NoError(t, c.nodesReady())
+}
+
+// A server whose data dir is lost comes back empty on its old address,
+// with a new raft ID. The leader replaces the old entry with the new one
+// (raft allows one entry per address), the server receives the state, and
+// it counts in a quorum: with the leader killed afterwards, it and the
+// third server elect a new one.
+func TestCluster_WipedServerRejoins(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 3})
+	c.startServers()
+	_, _, err := c.servers[0].api().Jobs().Register(sleepJob("kept", 1), nil)
+	must.NoError(t, err)
+
+	wiped := c.follower()
+	oldID := serverID(t, wiped)
+	wiped.kill9()
+	must.NoError(t, os.RemoveAll(wiped.dataDir))
+	wiped.start()
+	newID := serverID(t, wiped)
+	must.NotEq(t, oldID, newID)
+	pollUntil(t, 30*time.Second, "the new ID in raft in place of the old", func() (bool, string) {
+		cfg, err := c.anyServer().api().Operator().RaftGetConfiguration(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		var ids []string
+		for _, s := range cfg.Servers {
+			ids = append(ids, s.ID)
+		}
+		return slices.Contains(ids, newID) && !slices.Contains(ids, oldID),
+			fmt.Sprintf("raft IDs %v; old %s, new %s", ids, oldID, newID)
+	})
+	c.waitVoters(30 * time.Second)
+
+	pollUntil(t, 10*time.Second, "the wiped server has the job again", func() (bool, string) {
+		jobs, _, err := wiped.api().Jobs().List(&nomadapi.QueryOptions{AllowStale: true})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(jobs) == 1 && jobs[0].ID == "kept", fmt.Sprintf("%d jobs", len(jobs))
+	})
+
+	old := c.waitLeader(10*time.Second, "")
+	old.kill9()
+	leader := c.waitLeader(30*time.Second, old.rpcAddr())
+	t.Logf("after the wipe and a leader kill, %s leads", leader.name)
+}
+
+// serverID is the raft ID a server keeps in its data dir.
+func serverID(t *testing.T, s *agentProc) string {
+	t.Helper()
+	var id string
+	pollUntil(t, 10*time.Second, s.name+"'s server ID file", func() (bool, string) {
+		buf, err := os.ReadFile(filepath.Join(s.dataDir, "server", "node-id"))
+		id = strings.TrimSpace(string(buf))
+		return err == nil && id != "", fmt.Sprint(err)
+	})
+	return id
 }
