@@ -539,3 +539,116 @@ func serverID(t *testing.T, s *agentProc) string {
 	})
 	return id
 }
+
+// mockJob is a small job whose task runs in the client process
+// (mock_driver), so dozens of them cost no processes.
+func mockJob(id string) *nomadapi.Job {
+	job := nomadapi.NewServiceJob(id, id, "global", 50)
+	job.Datacenters = []string{"dc1"}
+	tg := nomadapi.NewTaskGroup("g", 1)
+	task := nomadapi.NewTask("t", "mock_driver")
+	task.SetConfig("run_for", "1h")
+	cpu, mem := 10, 10
+	task.Require(&nomadapi.Resources{CPU: &cpu, MemoryMB: &mem})
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+// Jobs are registered without pause, through the followers, while the
+// leader dies with kill -9. Every registration that was acknowledged is
+// there afterwards, and each such job runs exactly one allocation: no
+// write is lost with the old leader and no evaluation it was working on
+// is placed twice by the new one.
+func TestCluster_AcknowledgedWritesSurviveLeaderKill(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 3, clients: 2})
+	c.startServers()
+	c.startClients()
+	old := c.waitLeader(10*time.Second, "")
+	var followers []*agentProc
+	for _, s := range c.servers {
+		if s != old {
+			followers = append(followers, s)
+		}
+	}
+
+	var (
+		mu      sync.Mutex
+		acked   []string
+		fails   int
+		lastErr error
+	)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			id := fmt.Sprintf("w-%03d", i)
+			_, _, err := followers[i%2].api().Jobs().Register(mockJob(id), nil)
+			mu.Lock()
+			if err == nil {
+				acked = append(acked, id)
+			} else {
+				fails, lastErr = fails+1, err
+			}
+			mu.Unlock()
+			if err != nil {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}()
+	pollUntil(t, 20*time.Second, "some writes acknowledged", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 10, fmt.Sprintf("%d acknowledged", len(acked))
+	})
+	old.kill9()
+	c.waitLeader(30*time.Second, old.rpcAddr())
+	pollUntil(t, 20*time.Second, "writes acknowledged by the new leader", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 30, fmt.Sprintf("%d acknowledged", len(acked))
+	})
+	close(stop)
+	<-done
+	t.Logf("%d registrations acknowledged, %d refused while there was no leader (last: %v)", len(acked), fails, lastErr)
+
+	api := followers[0].api()
+	pollUntil(t, 30*time.Second, "every acknowledged job with one running allocation", func() (bool, string) {
+		jobs, _, err := api.Jobs().List(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		have := map[string]bool{}
+		for _, j := range jobs {
+			have[j.ID] = true
+		}
+		allocs, _, err := api.Allocations().List(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		perJob := map[string]int{}
+		for _, a := range allocs {
+			if a.ClientStatus == "running" && a.DesiredStatus == "run" {
+				perJob[a.JobID]++
+			}
+		}
+		for _, id := range acked {
+			if !have[id] {
+				t.Fatalf("acknowledged job %s is gone after the leader died", id)
+			}
+			if perJob[id] > 1 {
+				t.Fatalf("job %s runs %d allocations, want 1", id, perJob[id])
+			}
+			if perJob[id] != 1 {
+				return false, fmt.Sprintf("job %s has %d running allocations", id, perJob[id])
+			}
+		}
+		return true, ""
+	})
+}
