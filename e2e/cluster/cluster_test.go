@@ -652,3 +652,46 @@ func TestCluster_AcknowledgedWritesSurviveLeaderKill(t *testing.T) {
 		return true, ""
 	})
 }
+
+// The whole site goes down: client agents stopped, servers killed. The
+// clients come back first, while no server answers, then the servers.
+// Every node is back ready under its ID and every task is the process it
+// was, re-attached, never restarted.
+func TestCluster_WholeSiteRestartClientsFirst(t *testing.T) {
+	c := newCluster(t, clusterOpts{servers: 3, clients: 2})
+	c.startServers()
+	c.startClients()
+	before := c.registerJob(c.follower(), sleepJob("sleep", 2))
+	ids := c.stateIDs()
+
+	for _, cl := range c.clients {
+		cl.stop()
+	}
+	for _, s := range c.servers {
+		s.kill9()
+	}
+	for _, r := range before {
+		must.True(t, alive(r.PID), must.Sprintf("task %d outlives its client agent", r.PID))
+	}
+	for _, cl := range c.clients {
+		cl.start()
+	}
+	pollUntil(t, 20*time.Second, "the clients retrying their servers", func() (bool, string) {
+		n := 0
+		for _, cl := range c.clients {
+			cl.mustNotHaveDied()
+			if strings.Contains(cl.log(), "will retry") {
+				n++
+			}
+		}
+		return n == len(c.clients), fmt.Sprintf("%d of %d clients retrying", n, len(c.clients))
+	})
+	c.startServers()
+	pollUntil(t, 60*time.Second, "nodes ready again", func() (bool, string) {
+		err := c.nodesReady()
+		return err == nil, fmt.Sprint(err)
+	})
+	must.Eq(t, ids, c.stateIDs())
+	now := c.runningTasks("sleep", 2, 30*time.Second)
+	mustBeUnrestarted(t, before, now)
+}
