@@ -34,6 +34,8 @@ func mustNotPanic(t *testing.T, a *agentProc) {
 // names the data dir and the PID of the agent holding it; the first keeps
 // running. Both a server and a client-only agent are refused.
 func TestBadInput_TwoAgentsOneDataDir(t *testing.T) {
+	// Mostly waiting on single processes: these run side by side.
+	t.Parallel()
 	c := newCluster(t, clusterOpts{servers: 1, clients: 1})
 	c.startServers()
 	c.startClients()
@@ -63,6 +65,8 @@ func TestBadInput_TwoAgentsOneDataDir(t *testing.T) {
 // Servers that disagree on bootstrap_expect never bootstrap: no leader
 // appears, and each server's log says why.
 func TestBadInput_BootstrapExpectDisagrees(t *testing.T) {
+	// Mostly waiting on single processes: these run side by side.
+	t.Parallel()
 	c := newCluster(t, clusterOpts{servers: 3, expect: func(i int) int { return []int{3, 3, 5}[i] }})
 	for _, s := range c.servers {
 		s.start()
@@ -99,6 +103,8 @@ func TestBadInput_BootstrapExpectDisagrees(t *testing.T) {
 // start with an error naming the file, and a non-zero exit; never a
 // panic. Put back, the same file starts the server with its job.
 func TestBadInput_CorruptRaftFile(t *testing.T) {
+	// Mostly waiting on single processes: these run side by side.
+	t.Parallel()
 	c := newCluster(t, clusterOpts{servers: 1})
 	s := c.servers[0]
 	c.startServers()
@@ -144,6 +150,8 @@ var retryLine = regexp.MustCompile(`failed to register node; will retry: retry_i
 // and says so once per backoff step, the steps growing: not a tight loop
 // that floods the log.
 func TestBadInput_ClientWithoutServers(t *testing.T) {
+	// Mostly waiting on single processes: these run side by side.
+	t.Parallel()
 	c := newCluster(t, clusterOpts{})
 	// Ports nobody listens on: taken free, then left closed.
 	dead := []string{strconv.Quote(fmt.Sprintf("127.0.0.1:%d", freePort(t, false))), strconv.Quote(fmt.Sprintf("127.0.0.1:%d", freePort(t, false)))}
