@@ -162,7 +162,7 @@ func TestBadInput_ClientWithoutServers(t *testing.T) {
 	const window = 8 * time.Second
 	holdFor(t, window, "the client keeps running without servers", func() error {
 		if !cl.running() {
-			return fmt.Errorf("exited with code %d", cl.cmd.ProcessState.ExitCode())
+			return fmt.Errorf("exited with code %d", cl.exitCode())
 		}
 		return nil
 	})

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -127,10 +128,27 @@ type agentProc struct {
 	ports   ports
 	starts  int
 
+	// mu guards cur: watchers in other goroutines ask whether the agent
+	// runs while the test restarts it.
+	mu  sync.Mutex
+	cur *run
+}
+
+// run is one start of an agent's process.
+type run struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	// stopping is set when the test itself stops or kills the process.
-	stopping bool
+	stopping atomic.Bool
+}
+
+func (r *run) done() bool {
+	select {
+	case <-r.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 func newAgentProc(t *testing.T, base, name string, p ports, config string) *agentProc {
@@ -148,63 +166,69 @@ func newAgentProc(t *testing.T, base, name string, p ports, config string) *agen
 	return a
 }
 
+func (a *agentProc) current() *run {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cur
+}
+
 // start runs `nomad agent -config <file>`; the config names everything.
 func (a *agentProc) start() {
 	a.t.Helper()
 	must.False(a.t, a.running(), must.Sprintf("%s is already running", a.name))
 	a.starts++
-	a.stopping = false
 	logf, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	must.NoError(a.t, err)
 	fmt.Fprintf(logf, "\n===== e2e: start #%d of %s at %s =====\n", a.starts, a.name, time.Now().Format(time.RFC3339Nano))
-	a.cmd = exec.Command(nomadBin, "agent", "-config", a.cfgPath)
-	a.cmd.Stdout, a.cmd.Stderr = logf, logf
-	must.NoError(a.t, a.cmd.Start())
-	exited := make(chan struct{})
-	a.exited = exited
-	cmd := a.cmd
+	r := &run{cmd: exec.Command(nomadBin, "agent", "-config", a.cfgPath), exited: make(chan struct{})}
+	r.cmd.Stdout, r.cmd.Stderr = logf, logf
+	must.NoError(a.t, r.cmd.Start())
 	go func() {
-		_ = cmd.Wait()
+		_ = r.cmd.Wait()
 		logf.Close()
-		close(exited)
+		close(r.exited)
 	}()
+	a.mu.Lock()
+	a.cur = r
+	a.mu.Unlock()
 }
 
 func (a *agentProc) running() bool {
-	if a.cmd == nil {
-		return false
-	}
-	select {
-	case <-a.exited:
-		return false
-	default:
-		return true
-	}
+	r := a.current()
+	return r != nil && !r.done()
 }
 
-func (a *agentProc) pid() int { return a.cmd.Process.Pid }
+func (a *agentProc) pid() int { return a.current().cmd.Process.Pid }
+
+func (a *agentProc) signal(sig os.Signal) {
+	if r := a.current(); r != nil && !r.done() {
+		_ = r.cmd.Process.Signal(sig)
+	}
+}
 
 // kill9 is a crash: SIGKILL, nothing flushed, nothing said to peers.
 func (a *agentProc) kill9() {
 	a.t.Helper()
-	if !a.running() {
+	r := a.current()
+	if r == nil || r.done() {
 		return
 	}
-	a.stopping = true
-	_ = a.cmd.Process.Kill()
-	<-a.exited
+	r.stopping.Store(true)
+	_ = r.cmd.Process.Kill()
+	<-r.exited
 }
 
 // stop is an operator's stop: SIGTERM, then SIGKILL after 20s.
 func (a *agentProc) stop() {
 	a.t.Helper()
-	if !a.running() {
+	r := a.current()
+	if r == nil || r.done() {
 		return
 	}
-	a.stopping = true
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	r.stopping.Store(true)
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-a.exited:
+	case <-r.exited:
 	case <-time.After(20 * time.Second):
 		a.t.Errorf("%s did not stop within 20s of SIGTERM; killing it", a.name)
 		a.kill9()
@@ -215,13 +239,23 @@ func (a *agentProc) stop() {
 // code, failing the test if it is still running after timeout.
 func (a *agentProc) waitExit(timeout time.Duration) int {
 	a.t.Helper()
+	r := a.current()
 	select {
-	case <-a.exited:
-		return a.cmd.ProcessState.ExitCode()
+	case <-r.exited:
+		return r.cmd.ProcessState.ExitCode()
 	case <-time.After(timeout):
 		a.t.Fatalf("%s still running after %v; it should have exited", a.name, timeout)
 		return 0
 	}
+}
+
+// exitCode is the exit code of the last run, or -1 while it runs.
+func (a *agentProc) exitCode() int {
+	r := a.current()
+	if r == nil || !r.done() {
+		return -1
+	}
+	return r.cmd.ProcessState.ExitCode()
 }
 
 // mustNotHaveDied fails the test, with the end of the agent's log, when
@@ -229,11 +263,12 @@ func (a *agentProc) waitExit(timeout time.Duration) int {
 // member for that reason would otherwise time out saying less.
 func (a *agentProc) mustNotHaveDied() {
 	a.t.Helper()
-	if a.cmd == nil || a.running() || a.stopping {
+	r := a.current()
+	if r == nil || !r.done() || r.stopping.Load() {
 		return
 	}
 	log := a.log()
-	a.t.Fatalf("%s exited by itself with code %d; its log ends:\n%s", a.name, a.cmd.ProcessState.ExitCode(), log[max(0, len(log)-3000):])
+	a.t.Fatalf("%s exited by itself with code %d; its log ends:\n%s", a.name, r.cmd.ProcessState.ExitCode(), log[max(0, len(log)-3000):])
 }
 
 func (a *agentProc) log() string {
@@ -378,12 +413,12 @@ func (c *cluster) all() []*agentProc {
 
 func (c *cluster) cleanup() {
 	for _, a := range c.all() {
-		if c.t.Failed() && a.running() {
+		if r := a.current(); c.t.Failed() && r != nil && !r.done() {
 			// A Go process dumps every goroutine's stack on SIGQUIT: the
 			// log then shows where a stuck agent was stuck.
-			_ = a.cmd.Process.Signal(syscall.SIGQUIT)
+			a.signal(syscall.SIGQUIT)
 			select {
-			case <-a.exited:
+			case <-r.exited:
 			case <-time.After(2 * time.Second):
 			}
 		}
