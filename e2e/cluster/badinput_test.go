@@ -99,9 +99,9 @@ func TestBadInput_BootstrapExpectDisagrees(t *testing.T) {
 	}
 }
 
-// A damaged raft.db (garbled pages, or cut short) stops the server at
-// start with an error naming the file, and a non-zero exit; never a
-// panic. Put back, the same file starts the server with its job.
+// A damaged raft.db (garbled pages, or cut short) or server ID file stops
+// the server at start with an error naming the file, and a non-zero exit;
+// never a panic. Put back, the same files start the server with its job.
 func TestBadInput_CorruptRaftFile(t *testing.T) {
 	// Mostly waiting on single processes: these run side by side.
 	t.Parallel()
@@ -138,6 +138,19 @@ func TestBadInput_CorruptRaftFile(t *testing.T) {
 	}
 
 	must.NoError(t, os.WriteFile(path, good, 0o600))
+
+	// The server's raft ID file, garbled, is refused too: a server that
+	// made up a new ID would be a stranger to its own raft log.
+	idPath := filepath.Join(s.dataDir, "server", "node-id")
+	id, err := os.ReadFile(idPath)
+	must.NoError(t, err)
+	must.NoError(t, os.WriteFile(idPath, []byte("\x00\x01not an id"), 0o600))
+	s.start()
+	must.NotEq(t, 0, s.waitExit(20*time.Second))
+	must.StrContains(t, s.log(), "server ID file "+idPath+" is corrupt")
+	mustNotPanic(t, s)
+	must.NoError(t, os.WriteFile(idPath, id, 0o600))
+
 	c.startServers()
 	job, _, err := s.api().Jobs().Info("kept", nil)
 	must.NoError(t, err)
