@@ -51,7 +51,7 @@ type ports struct{ HTTP, RPC, Serf int }
 
 // freePorts picks ports that are free now for TCP and, for serf's gossip,
 // UDP too.
-func freePorts(t *testing.T) ports {
+func freePorts(t testing.TB) ports {
 	t.Helper()
 	return ports{HTTP: freePort(t, false), RPC: freePort(t, false), Serf: freePort(t, true)}
 }
@@ -67,7 +67,7 @@ var (
 // free now. Below that range no outgoing connection takes it as its
 // source port and no listener on port 0 is given it, so it stays free
 // while an agent is down between a stop and a start on the same ports.
-func freePort(t *testing.T, udpToo bool) int {
+func freePort(t testing.TB, udpToo bool) int {
 	t.Helper()
 	handedOutMu.Lock()
 	defer handedOutMu.Unlock()
@@ -120,7 +120,7 @@ func ephemeralLow() int {
 // on the same data dir and config. Its output goes to a log file that
 // outlives restarts.
 type agentProc struct {
-	t       *testing.T
+	t       testing.TB
 	name    string
 	dataDir string
 	cfgPath string
@@ -151,7 +151,7 @@ func (r *run) done() bool {
 	}
 }
 
-func newAgentProc(t *testing.T, base, name string, p ports, config string) *agentProc {
+func newAgentProc(t testing.TB, base, name string, p ports, config string) *agentProc {
 	t.Helper()
 	a := &agentProc{
 		t:       t,
@@ -302,7 +302,7 @@ func (a *agentProc) leader() string {
 
 // cluster is N servers and M clients of one region on loopback.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	servers []*agentProc
 	clients []*agentProc
@@ -322,7 +322,7 @@ type clusterOpts struct {
 // newCluster writes every agent's config and registers the cleanup that
 // kills each process by PID (and the tasks the clients started), printing
 // every agent's log when the test failed. It starts nothing.
-func newCluster(t *testing.T, o clusterOpts) *cluster {
+func newCluster(t testing.TB, o clusterOpts) *cluster {
 	t.Helper()
 	c := &cluster{t: t, dir: t.TempDir()}
 	sp := make([]ports, o.servers)
@@ -556,7 +556,7 @@ func (c *cluster) startClients() {
 
 // pollUntil checks cond until it holds; on timeout it fails with what it
 // last saw. Real processes take real time: there is no event to wait on.
-func pollUntil(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
+func pollUntil(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) time.Duration {
 	t.Helper()
 	start := time.Now()
 	var seen string
