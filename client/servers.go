@@ -39,8 +39,10 @@ var _ ServerManager = (*ServerRPC)(nil)
 
 // ServerRPC is the RPCHandler of a client that reaches its servers over
 // the network: msgpack RPC over one yamux session per server. A call whose
-// link fails is retried on the next server (each server at most once per
-// call); an error a server answered with is returned as is.
+// link fails, or that a server without a leader refused (it may be on the
+// minority side of a partition), is retried on the next server, each at
+// most once per call; any other error a server answered with is returned
+// as is.
 //
 // The servers it starts with (client.servers) are a seed: once a server
 // reports the region's servers, those are used first, and the seed only
@@ -83,13 +85,13 @@ func (s *ServerRPC) RPC(method string, args, reply any) error {
 		}
 		tried[addr] = true
 		err := s.pool.RPC(addr, method, args, reply, wait)
-		if err == nil || !errors.Is(err, pool.ErrTransport) {
+		if err == nil || !unreachable(err) {
 			return err
 		}
 		lastErr = err
 		s.rotate(addr)
 	}
-	return fmt.Errorf("no server reachable: %w", lastErr)
+	return fmt.Errorf("no server could serve %s: %w", method, lastErr)
 }
 
 // maxAttempts bounds the servers one call tries, so that a client whose own
