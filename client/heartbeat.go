@@ -13,9 +13,8 @@ const (
 	registerRetryBase = 1 * time.Second
 	registerRetryMax  = 30 * time.Second
 
-	// Failed heartbeats are retried quickly: on an LTE link that has just
-	// come back, the sooner a heartbeat lands the sooner the node is
-	// ready again. The cap keeps a long outage from costing battery.
+	// Backoff for calls a server refused; calls no server answered are
+	// retried every linkRetry instead.
 	heartbeatRetryBase = 500 * time.Millisecond
 	heartbeatRetryMax  = 10 * time.Second
 
@@ -152,8 +151,8 @@ func (c *Client) heartbeatUntilReregister() bool {
 	}
 }
 
-// linkBack is called when the servers answer again after an outage, or
-// took a registration. What waited on the link goes now rather than at the
+// linkBack is called when the servers answer again after an outage. What
+// waited on the link goes now rather than at the
 // end of its retry wait: queued status updates, and a fresh allocation
 // watch (the one in flight may be stuck on a connection that died). For a
 // TTL from now, every status push is followed by a heartbeat: a node that
