@@ -88,7 +88,7 @@ func (n *Node) fillHeartbeat(nodeID string, reply *structs.NodeUpdateResponse) e
 	var live int
 	reply.HeartbeatTTL, live = n.srv.heartbeats.reset(nodeID)
 	reply.LeaderRPCAddr = n.srv.Leader()
-	reply.Servers = []*structs.NodeServerInfo{{RPCAdvertiseAddr: n.srv.rpcAdvertise.String(), Datacenter: n.srv.config.Datacenter}}
+	reply.Servers = n.srv.clientServers()
 	// The heartbeat timers already count the live nodes; walking the node
 	// table on every heartbeat would cost O(nodes) per client per TTL.
 	reply.NumNodes = int32(live)

@@ -2,9 +2,11 @@ package testutil_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -279,4 +281,42 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 		must.NoError(t, err)
 		return n.Status == structs.NodeStatusDisconnected, n.Status
 	})
+}
+
+// A client configured with one server learns the region's other servers
+// from its first heartbeat, and when that server dies it heartbeats
+// through another, so its node stays ready: operators list one or two
+// servers in client.servers, and a fleet must outlive the loss of them.
+func TestServers_ClientLearnsServersAndFailsOver(t *testing.T) {
+	sc := testutil.StartServers(t, testutil.ServersConfig{N: 3, Server: func(_ int, c *nomad.Config) {
+		c.MinHeartbeatTTL = time.Second
+	}})
+	rpc, err := client.NewServerRPC([]string{sc.Addr(0)}, nil)
+	must.NoError(t, err)
+	t.Cleanup(rpc.Shutdown)
+	dir := t.TempDir()
+	cl, err := client.NewClient(&client.Config{
+		RPCHandler: rpc, StateDir: dir, AllocDir: filepath.Join(dir, "alloc"), NodeName: "edge-1",
+	})
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Destroy() })
+	select {
+	case <-cl.Ready():
+	case <-time.After(15 * time.Second):
+		t.Fatal("client not ready within 15s")
+	}
+	poll(t, 10*time.Second, "the client knows all three servers", func() (bool, string) {
+		got := rpc.Servers()
+		return len(got) == 3, fmt.Sprint(got)
+	})
+
+	sc.Stop(0)
+	stopped := time.Now()
+	leader := sc.WaitForLeaderExcept(0)
+	poll(t, 15*time.Second, "heartbeats through another server", func() (bool, string) {
+		return cl.LastHeartbeat().After(stopped), fmt.Sprintf("last heartbeat %v before the stop", stopped.Sub(cl.LastHeartbeat()))
+	})
+	node, err := sc.Servers[leader].State().NodeByID(nil, cl.NodeID())
+	must.NoError(t, err)
+	must.Eq(t, structs.NodeStatusReady, node.Status)
 }

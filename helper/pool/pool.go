@@ -44,7 +44,17 @@ type ConnPool struct {
 
 	mu       sync.Mutex
 	sessions map[string]*yamux.Session
+	dialing  map[string]*dialCall
 	closed   bool
+}
+
+// dialCall is a dial in progress that every caller for the address waits
+// on: a dial into a dead link must hold up neither calls to other servers
+// nor a second dial to the same one.
+type dialCall struct {
+	done chan struct{}
+	s    *yamux.Session
+	err  error
 }
 
 // ErrPoolClosed is returned after Shutdown.
@@ -66,18 +76,50 @@ func NewPool(cfg Config) *ConnPool {
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = 30 * time.Second
 	}
-	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}}
+	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}, dialing: map[string]*dialCall{}}
 }
 
+// session returns the open session to addr, dialing it (once, whoever
+// asks meanwhile) when there is none.
 func (p *ConnPool) session(addr string) (*yamux.Session, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
+		p.mu.Unlock()
 		return nil, ErrPoolClosed
 	}
 	if s, ok := p.sessions[addr]; ok && !s.IsClosed() {
+		p.mu.Unlock()
 		return s, nil
 	}
+	call, ok := p.dialing[addr]
+	if !ok {
+		call = &dialCall{done: make(chan struct{})}
+		p.dialing[addr] = call
+		go p.dialFor(addr, call)
+	}
+	p.mu.Unlock()
+	<-call.done
+	return call.s, call.err
+}
+
+// dialFor dials addr and publishes the session for the waiting callers.
+func (p *ConnPool) dialFor(addr string, call *dialCall) {
+	s, err := p.dial(addr)
+	p.mu.Lock()
+	delete(p.dialing, addr)
+	if err == nil && p.closed {
+		s.Close()
+		s, err = nil, ErrPoolClosed
+	}
+	if err == nil {
+		p.sessions[addr] = s
+	}
+	call.s, call.err = s, err
+	p.mu.Unlock()
+	close(call.done)
+}
+
+func (p *ConnPool) dial(addr string) (*yamux.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.DialTimeout)
 	defer cancel()
 	conn, err := p.cfg.Dialer.DialContext(ctx, "tcp", addr)
@@ -93,9 +135,8 @@ func (p *ConnPool) session(addr string) (*yamux.Session, error) {
 	s, err := yamux.Client(conn, ycfg)
 	if err != nil {
 		conn.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w: starting session to %s: %w", ErrTransport, addr, err)
 	}
-	p.sessions[addr] = s
 	return s, nil
 }
 
