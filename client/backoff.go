@@ -56,10 +56,11 @@ func linkRetryDelay(elapsed time.Duration) time.Duration {
 }
 
 // unreachable reports whether err means that no server could answer (the
-// link failed, or the servers have no leader yet), as opposed to a server
+// link failed, the servers have no leader yet, or the one asked is
+// stopping), as opposed to a server
 // refusing the request.
 func unreachable(err error) bool {
-	return errors.Is(err, pool.ErrTransport) || errors.Is(err, structs.ErrNotLeader)
+	return errors.Is(err, pool.ErrTransport) || errors.Is(err, structs.ErrNotLeader) || errors.Is(err, structs.ErrServerShutdown)
 }
 
 // retrier chooses the wait after a failed call: linkRetryDelay while the

@@ -44,11 +44,45 @@ func (s *Server) listen() {
 	}
 }
 
+// trackConn records an accepted connection so Shutdown can close it: a
+// stopped server must not keep answering on connections it accepted
+// before. It reports false once the server is shutting down.
+func (s *Server) trackConn(c net.Conn) bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if s.conns == nil {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrackConn(c net.Conn) {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	delete(s.conns, c)
+}
+
+// closeConns closes every accepted connection and refuses new ones.
+func (s *Server) closeConns() {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+}
+
 // firstByteTimeout bounds how long a new connection may stay silent before
 // saying what it is, so idle strangers cannot hold connections.
 const firstByteTimeout = 10 * time.Second
 
 func (s *Server) handleConn(conn net.Conn) {
+	if !s.trackConn(conn) {
+		conn.Close()
+		return
+	}
+	defer s.untrackConn(conn)
 	buf := make([]byte, 1)
 	_ = conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
 	if _, err := io.ReadFull(conn, buf); err != nil {
@@ -237,7 +271,7 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 			return err
 		}
 		if s.isShutdown() {
-			return errors.New("server shutting down")
+			return structs.ErrServerShutdown
 		}
 	}
 }

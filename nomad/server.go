@@ -2,7 +2,7 @@ package nomad
 
 import (
 	"context"
-	"errors"
+
 	"fmt"
 	"io"
 	"math/rand"
@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // Server is a Nomad server: it holds the replicated state, and while it is
@@ -43,8 +44,11 @@ type Server struct {
 	bootstrapped atomic.Bool
 	reconcileCh  chan struct{}
 
-	rpcServer    *rpc.Server
-	rpcListener  net.Listener
+	rpcServer   *rpc.Server
+	rpcListener net.Listener
+	// conns are the accepted RPC connections, closed at shutdown.
+	connsMu      sync.Mutex
+	conns        map[net.Conn]struct{}
 	rpcAdvertise net.Addr
 	connPool     *pool.ConnPool
 
@@ -98,6 +102,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		shutdownCh:  make(chan struct{}),
 		serfEvents:  make(chan serf.Event, 256),
 		reconcileCh: make(chan struct{}, 1),
+		conns:       map[net.Conn]struct{}{},
 		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
 	}
 
@@ -216,6 +221,7 @@ func (s *Server) Shutdown() error {
 	}
 	close(s.shutdownCh)
 	s.rpcListener.Close()
+	s.closeConns()
 	if s.serf != nil {
 		if err := s.serf.Shutdown(); err != nil {
 			s.logger.Warn("serf shutdown", "error", err)
@@ -273,7 +279,7 @@ func (s *Server) WaitForLeader(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.shutdownCh:
-			return errors.New("server shut down")
+			return structs.ErrServerShutdown
 		}
 	}
 }
