@@ -112,25 +112,66 @@ func (s *Server) handleConn(conn net.Conn) {
 		if err != nil {
 			return
 		}
-		go s.serveStream(stream)
+		go s.serveStream(stream, sess.CloseChan())
 	}
 }
 
-func (s *Server) serveStream(stream net.Conn) {
-	c := msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle)
+// serveStream serves the one call a stream carries (the pool opens a
+// stream per call). The call's context ends when the caller closes its end
+// of the stream, when the connection goes, or at shutdown: a blocking
+// query or a forward whose caller hung up stops at once.
+func (s *Server) serveStream(stream net.Conn, sessionDone <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &ctxCodec{ServerCodec: msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle), ctx: ctx}
 	defer c.Close()
-	for {
-		if err := s.rpcServer.ServeRequest(c); err != nil {
-			return
-		}
+	c.onRequest = func() {
+		// The handler does not read the stream while it runs: anything
+		// read now, data or end of stream, means the caller is done.
+		go func() {
+			var b [1]byte
+			_, _ = stream.Read(b[:])
+			cancel()
+		}()
 	}
+	go func() {
+		select {
+		case <-sessionDone:
+		case <-s.shutdownCh:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	_ = s.rpcServer.ServeRequest(c)
+}
+
+// ctxCodec sets a context on the request it decodes.
+type ctxCodec struct {
+	rpc.ServerCodec
+	ctx       context.Context
+	onRequest func()
+}
+
+func (c *ctxCodec) ReadRequestBody(body any) error {
+	if err := c.ServerCodec.ReadRequestBody(body); err != nil {
+		return err
+	}
+	structs.WithRequestContext(body, c.ctx)
+	if c.onRequest != nil {
+		c.onRequest()
+	}
+	return nil
 }
 
 // RPC serves a call in process, as the dev agent's client and HTTP API do.
 // Arguments and replies go through msgpack exactly as over the network, so
 // the caller never shares memory with the state store.
+//
+// The caller's context, carried by args (structs.RequestContext), goes
+// with the call: a blocking query or a forward to the leader ends when it
+// does.
 func (s *Server) RPC(method string, args, reply any) error {
-	c := &inmemCodec{method: method}
+	c := &inmemCodec{method: method, ctx: structs.RequestContext(args)}
 	if err := codec.NewEncoderBytes(&c.args, structs.MsgpackHandle).Encode(args); err != nil {
 		return fmt.Errorf("encoding %s args: %w", method, err)
 	}
@@ -138,6 +179,10 @@ func (s *Server) RPC(method string, args, reply any) error {
 		return err
 	}
 	if c.err != "" {
+		if err := c.ctx.Err(); err != nil {
+			// The caller gave up; say so in its own terms.
+			return fmt.Errorf("%s: %s: %w", method, c.err, err)
+		}
 		return structs.RPCError(c.err)
 	}
 	return codec.NewDecoderBytes(c.reply, structs.MsgpackHandle).Decode(reply)
@@ -146,6 +191,7 @@ func (s *Server) RPC(method string, args, reply any) error {
 // inmemCodec is an rpc.ServerCodec over byte slices for one call.
 type inmemCodec struct {
 	method string
+	ctx    context.Context
 	args   []byte
 	reply  []byte
 	err    string
@@ -160,7 +206,11 @@ func (c *inmemCodec) ReadRequestBody(body any) error {
 	if body == nil {
 		return nil
 	}
-	return codec.NewDecoder(bytes.NewReader(c.args), structs.MsgpackHandle).Decode(body)
+	if err := codec.NewDecoder(bytes.NewReader(c.args), structs.MsgpackHandle).Decode(body); err != nil {
+		return err
+	}
+	structs.WithRequestContext(body, c.ctx)
+	return nil
 }
 
 func (c *inmemCodec) WriteResponse(r *rpc.Response, body any) error {
@@ -226,7 +276,7 @@ type queryFn func(ws memdb.WatchSet, st *state.StateStore) (uint64, error)
 // it read changes, until the index passes MinQueryIndex or MaxQueryTime
 // passes. A timeout is not an error: the reply holds the latest result.
 func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
-	ctx := context.Background()
+	ctx := opts.Context()
 	if opts.MinQueryIndex > 0 {
 		wait := opts.MaxQueryTime
 		if wait <= 0 {

@@ -1,6 +1,7 @@
 package testutil_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -319,4 +320,32 @@ func TestServers_ClientLearnsServersAndFailsOver(t *testing.T) {
 	node, err := sc.Servers[leader].State().NodeByID(nil, cl.NodeID())
 	must.NoError(t, err)
 	must.Eq(t, structs.NodeStatusReady, node.Status)
+}
+
+// A blocking query made on a follower is forwarded to the leader; when its
+// caller goes away the forwarded call ends too, on both servers, instead
+// of holding a stream open for its whole MaxQueryTime.
+func TestServers_ForwardedBlockingQueryEndsWithCaller(t *testing.T) {
+	sc := testutil.StartServers(t, testutil.ServersConfig{N: 3})
+	leader := sc.WaitForLeader()
+	follower := sc.Servers[(leader+1)%3]
+	var first structs.JobListResponse
+	must.NoError(t, follower.RPC("Job.List", &structs.JobListRequest{}, &first))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req := &structs.JobListRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index + 1000, MaxQueryTime: time.Hour}}
+	req.SetContext(ctx)
+	done := make(chan error, 1)
+	go func() {
+		var resp structs.JobListResponse
+		done <- follower.RPC("Job.List", req, &resp)
+	}()
+	// Whether the forward has reached the leader yet or not, it must end.
+	cancel()
+	select {
+	case err := <-done:
+		must.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the forwarded blocking query outlived its caller")
+	}
 }

@@ -154,12 +154,25 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 		return fmt.Errorf("%w: opening stream to %s: %w", ErrTransport, addr, err)
 	}
 	defer stream.Close()
-	_ = stream.SetDeadline(time.Now().Add(p.cfg.CallTimeout + maxQueryTime))
+	deadline := time.Now().Add(p.cfg.CallTimeout + maxQueryTime)
+	// The caller's context (carried by args) bounds the call too: when it
+	// ends, the call returns at once and the stream is closed, which tells
+	// the server to stop serving it; the session, healthy, stays.
+	ctx := structs.RequestContext(args)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = stream.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = stream.SetDeadline(time.Now()) })
+	defer stop()
 	codec := msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle)
 	err = msgpackrpc.CallWithCodec(codec, method, args, reply)
 	var serverErr rpc.ServerError
 	if errors.As(err, &serverErr) {
 		return structs.RPCError(string(serverErr))
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("rpc %s to %s: %w", method, addr, ctx.Err())
 	}
 	if err != nil {
 		p.drop(addr, s)
