@@ -53,10 +53,15 @@ type ReconcileResults struct {
 	DesiredFollowupEvals map[string][]*structs.Evaluation
 }
 
-// placementRequest asks for one new allocation of a group.
+// placementRequest asks for one new allocation of a group or, when
+// missing is set, for that many new instances under the lowest free names
+// of names. The names are taken only as allocations are placed, so that a
+// group far larger than the cluster costs what fits, not its count.
 type placementRequest struct {
 	name      string
 	taskGroup *structs.TaskGroup
+	missing   int
+	names     *nameIndex
 	// previousAlloc is the allocation this one replaces, if any.
 	previousAlloc *structs.Allocation
 	// reschedule extends previousAlloc's reschedule tracker by an attempt
@@ -404,25 +409,31 @@ func (r *reconciler) placeMissing(g *groupState) {
 	if missing <= 0 {
 		return
 	}
+	g.du.Place += uint64(missing)
 	names := newNameIndex(r.in.Job.ID, g.tg.Name, g.tg.Count, g.keep, requestsSet(g.replacements), requestsSet(g.destructive), g.waiting)
 	for _, a := range g.gone {
 		if missing == 0 {
-			break
+			return
 		}
-		if names.used[a.Index()] > 0 {
+		if !names.take(a) {
 			continue
 		}
-		names.used[a.Index()]++
 		g.replacements = append(g.replacements, placementRequest{
 			name: a.Name, taskGroup: g.tg, previousAlloc: a, lost: a.ClientStatus != structs.AllocClientStatusFailed,
 		})
-		g.du.Place++
 		missing--
 	}
-	for _, name := range names.next(missing) {
-		g.replacements = append(g.replacements, placementRequest{name: name, taskGroup: g.tg})
-		g.du.Place++
+	if missing > 0 {
+		g.replacements = append(g.replacements, placementRequest{taskGroup: g.tg, missing: missing, names: names})
 	}
+}
+
+// instances is the number of allocations the request asks for.
+func (p placementRequest) instances() int {
+	if p.names != nil {
+		return p.missing
+	}
+	return 1
 }
 
 func dropIndexes(in []placementRequest, drop map[int]bool) []placementRequest {

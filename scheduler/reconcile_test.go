@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"maps"
 	"sort"
 	"testing"
 	"time"
@@ -72,19 +73,39 @@ func summarize(r ReconcileResults) summary {
 	for _, evals := range r.DesiredFollowupEvals {
 		n += len(evals)
 	}
+	place := 0
+	for _, p := range r.Place {
+		place += p.instances()
+	}
 	return summary{
-		place: len(r.Place), destructive: len(r.DestructiveUpdate), stop: len(r.Stop),
+		place: place, destructive: len(r.DestructiveUpdate), stop: len(r.Stop),
 		inplace: len(r.InplaceUpdate), disconnect: len(r.DisconnectUpdates),
 		reconnect: len(r.ReconnectUpdates), attr: len(r.AttributeUpdates), followups: n,
 	}
 }
 
+// placeNames returns the names the placements would take if all fit.
 func placeNames(r ReconcileResults) []string {
 	var out []string
 	for _, p := range r.Place {
-		out = append(out, p.name)
+		out = append(out, requestNames(p)...)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// requestNames returns the names of a request's allocations, leaving the
+// request as it was.
+func requestNames(p placementRequest) []string {
+	if p.names == nil {
+		return []string{p.name}
+	}
+	names := *p.names
+	names.used = maps.Clone(p.names.used)
+	out := make([]string, p.missing)
+	for i := range out {
+		out[i] = names.next()
+	}
 	return out
 }
 
