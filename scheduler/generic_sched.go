@@ -253,38 +253,36 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now,
 	})
 	if s.eval.AnnotatePlan {
-		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates}
+		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates()}
 	}
-	for _, st := range res.Stop {
-		s.plan.AppendStoppedAlloc(st.alloc, st.statusDescription, st.clientStatus, st.followupEvalID)
-	}
-	for _, m := range []map[string]*structs.Allocation{res.DisconnectUpdates, res.ReconnectUpdates, res.AttributeUpdates} {
-		for _, a := range sortedAllocs(m) {
-			s.plan.AppendAlloc(a)
+	for _, g := range res.Groups {
+		for _, st := range g.Stop {
+			s.plan.AppendStoppedAlloc(st.alloc, st.statusDescription, st.clientStatus, st.followupEvalID)
 		}
 	}
-	for _, a := range res.InplaceUpdate {
-		s.plan.AppendAlloc(a)
-	}
-	groups := make([]string, 0, len(res.DesiredFollowupEvals))
-	for g := range res.DesiredFollowupEvals {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	for _, g := range groups {
-		s.followUpEvals = append(s.followUpEvals, res.DesiredFollowupEvals[g]...)
+	for _, g := range res.Groups {
+		for _, a := range sortedAllocs(g.Updates) {
+			s.plan.AppendAlloc(a)
+		}
+		s.followUpEvals = append(s.followUpEvals, g.FollowupEvals...)
 	}
 
 	if s.job.Stopped() {
 		return nil
 	}
-	for _, p := range res.DestructiveUpdate {
-		s.queuedAllocs[p.taskGroup.Name]++
+	// Destructive updates go first, in every group, so that the nodes they
+	// free are counted before anything new is placed.
+	var reqs []placementRequest
+	for _, g := range res.Groups {
+		reqs = append(reqs, g.DestructiveUpdate...)
 	}
-	for _, p := range res.Place {
+	for _, g := range res.Groups {
+		reqs = append(reqs, g.Place...)
+	}
+	for _, p := range reqs {
 		s.queuedAllocs[p.taskGroup.Name] += p.instances()
 	}
-	return s.computePlacements(index, append(res.DestructiveUpdate, res.Place...))
+	return s.computePlacements(index, reqs)
 }
 
 // markStoppedLost records as lost the allocations the server already
