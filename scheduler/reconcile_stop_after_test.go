@@ -285,7 +285,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 			if in.Now.IsZero() {
 				in.Now = testNow
 			}
-			r := flatten(Reconcile(in))
+			r := reconcileChecked(t, in)
 			must.Eq(t, tc.want, summarize(r))
 			if tc.check != nil {
 				tc.check(t, in, r)

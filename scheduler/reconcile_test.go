@@ -75,6 +75,17 @@ type flatResults struct {
 	DesiredFollowupEvals                                  map[string][]*structs.Evaluation
 }
 
+// reconcileChecked runs the reconciler, checks what its results promise
+// (checkExclusive) and flattens them.
+func reconcileChecked(t *testing.T, in ReconcilerInput) flatResults {
+	t.Helper()
+	res := Reconcile(in)
+	for _, g := range res.Groups {
+		checkExclusive(t, g)
+	}
+	return flatten(res)
+}
+
 func flatten(r ReconcileResults) flatResults {
 	out := flatResults{
 		DisconnectUpdates: allocSet{}, ReconnectUpdates: allocSet{}, AttributeUpdates: allocSet{}, Ignore: allocSet{},
@@ -694,7 +705,7 @@ func TestReconcile(t *testing.T) {
 			if in.Now.IsZero() {
 				in.Now = testNow
 			}
-			r := flatten(Reconcile(in))
+			r := reconcileChecked(t, in)
 			must.Eq(t, tc.want, summarize(r))
 			if tc.check != nil {
 				tc.check(t, in, r)
@@ -726,7 +737,7 @@ func TestReconcile_FollowupsBatched(t *testing.T) {
 	failedAt(allocs[0], testNow.Add(-2*time.Second))
 	failedAt(allocs[1], testNow.Add(-time.Second))
 	failedAt(allocs[2], testNow.Add(20*time.Second))
-	r := flatten(Reconcile(ReconcilerInput{Job: job, Allocs: allocs, Now: testNow}))
+	r := reconcileChecked(t, ReconcilerInput{Job: job, Allocs: allocs, Now: testNow})
 	evals := followups(r)
 	must.Len(t, 2, evals)
 	must.Eq(t, r.AttributeUpdates[allocs[0].ID].FollowupEvalID, r.AttributeUpdates[allocs[1].ID].FollowupEvalID)
