@@ -78,11 +78,13 @@ type decisions struct {
 	stopped allocSet
 	// changed holds the newest copy of each allocation changed in place:
 	// a second change to the same allocation edits that copy.
-	changed                                    allocSet
+	changed allocSet
+	// What changed; each a subset of changed.
 	inplace, disconnected, reconnected, tagged allocSet
-	ignored                                    allocSet
-	delayed                                    allocSet
-	followups                                  []*structs.Evaluation
+	ignored allocSet
+	// delayed are replaced by a follow-up evaluation.
+	delayed   allocSet
+	followups []*structs.Evaluation
 }
 
 func newDecisions() decisions {
