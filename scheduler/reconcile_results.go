@@ -81,7 +81,7 @@ type decisions struct {
 	changed allocSet
 	// What changed; each a subset of changed.
 	inplace, disconnected, reconnected, tagged allocSet
-	ignored allocSet
+	ignored                                    allocSet
 	// delayed are replaced by a follow-up evaluation.
 	delayed   allocSet
 	followups []*structs.Evaluation
