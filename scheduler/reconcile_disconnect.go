@@ -28,15 +28,12 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 	}
 	now := r.in.Now
 	var timeouts, later []*delayedReschedule
-	updates := map[string]*structs.Allocation{}
 	for _, a := range disconnecting.sorted() {
-		upd := a.Copy()
+		upd := g.change(a)
 		upd.ClientStatus = structs.AllocClientStatusUnknown
 		upd.ClientDescription = structs.AllocUnknown
 		upd.AppendState(structs.AllocStateFieldClientStatus, structs.AllocClientStatusUnknown, now)
-		r.res.DisconnectUpdates[upd.ID] = upd
-		updates[upd.ID] = upd
-		g.du.Disconnect++
+		g.disconnected[upd.ID] = upd
 
 		if expiry, ok := upd.DisconnectTimeout(); ok {
 			timeouts = append(timeouts, &delayedReschedule{alloc: upd, at: expiry})
@@ -61,13 +58,13 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 	// The timeout evaluation is recorded on the allocation so that the
 	// server can cancel it when the whole set reconnects (see docs/concepts/disconnected-clients.md, "Reconnect").
 	evals, byAlloc := r.batchFollowups(timeouts, structs.EvalTriggerMaxDisconnectTimeout)
-	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
+	g.followups = append(g.followups, evals...)
 	for id, evalID := range byAlloc {
-		updates[id].FollowupEvalID = evalID
+		g.disconnected[id].FollowupEvalID = evalID
 	}
 	// The replacement's own follow-up is found again by time, not by
 	// FollowupEvalID: see replaceUnknown.
-	r.rescheduleLater(g, later, structs.EvalTriggerRetryFailedAlloc, false)
+	r.rescheduleLater(g, later, false)
 	return standby
 }
 
@@ -80,7 +77,7 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if a.ClientStatus != structs.AllocClientStatusUnknown {
 			continue
 		}
-		if _, marked := r.res.DisconnectUpdates[a.ID]; marked {
+		if _, marked := g.disconnected[a.ID]; marked {
 			continue // decided by markDisconnecting in this evaluation
 		}
 		if !a.LookupTaskGroup().ReplaceOnDisconnect() {
@@ -112,7 +109,7 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 		switch {
 		case o.ClientStatus == structs.AllocClientStatusFailed:
 			// Its replacement, if any, stays; if none, the count places one.
-			r.stop(o, structs.AllocRescheduled, structs.AllocClientStatusFailed, g.du)
+			r.stop(g, o, structs.AllocRescheduled, structs.AllocClientStatusFailed)
 			g.gone = append(g.gone, o)
 
 		case o.ClientTerminalStatus() && r.isBatch():
@@ -120,15 +117,15 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 			r.keepReconnected(g, o)
 
 		case o.ClientTerminalStatus():
-			r.stop(o, structs.AllocNotNeeded, o.ClientStatus, g.du)
+			r.stop(g, o, structs.AllocNotNeeded, o.ClientStatus)
 			g.gone = append(g.gone, o)
 
 		case o.DesiredTransition.ShouldMigrate():
-			r.stop(o, r.migrateDesc(o), "", g.du)
+			r.stop(g, o, r.migrateDesc(o), "")
 			g.gone = append(g.gone, o)
 
 		case o.DesiredTransition.ShouldReschedule() || o.Job == nil || o.Job.Version < r.in.Job.Version:
-			r.stop(o, structs.AllocNotNeeded, "", g.du)
+			r.stop(g, o, structs.AllocNotNeeded, "")
 			g.gone = append(g.gone, o)
 
 		default:
@@ -150,11 +147,10 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 				r.keepReconnected(g, a)
 			case a.ID == keep.ID:
 			case returned:
-				r.stop(a, structs.AllocNotNeeded, "", g.du)
+				r.stop(g, a, structs.AllocNotNeeded, "")
 			default:
 				delete(g.keep, a.ID)
-				r.dropPendingUpdate(a.ID)
-				r.stop(a, structs.AllocReconnected, "", g.du)
+				r.stop(g, a, structs.AllocReconnected, "")
 			}
 		}
 	}
@@ -191,21 +187,20 @@ func (r *reconciler) stopByOperator(g *groupState, migrate, standby allocSet) al
 		}
 	}
 	for _, a := range standby.difference(left).sorted() {
-		r.stop(a, r.migrateDesc(a), "", g.du)
+		r.stop(g, a, r.migrateDesc(a), "")
 	}
 	for _, a := range migrate.sorted() {
-		g.du.Migrate++
 		desc := r.migrateDesc(a)
 		if r.heard(a) {
 			g.replacements = append(g.replacements, placementRequest{
-				name: a.Name, taskGroup: g.tg, previousAlloc: a, stopPrevious: true, stopDesc: desc,
+				name: a.Name, taskGroup: g.tg, previousAlloc: a, stopPrevious: true, stopDesc: desc, migrate: true,
 			})
 			continue
 		}
 		// The count replaces it (placeMissing), as its successor, unless
 		// the group has enough without it: another member of its chain
 		// may stand in already, or the group was scaled down meanwhile.
-		r.stop(a, desc, "", g.du)
+		g.decisions.stop(stopRequest{alloc: a, statusDescription: desc, migrate: true})
 		g.gone = append(g.gone, a)
 	}
 	return left
@@ -224,11 +219,10 @@ func (r *reconciler) migrateDesc(a *structs.Allocation) string {
 // its current status ends its "needs to reconnect" state, so later job
 // updates apply to it like to any other allocation.
 func (r *reconciler) keepReconnected(g *groupState, o *structs.Allocation) {
-	upd := o.Copy()
+	upd := g.change(o)
 	upd.AppendState(structs.AllocStateFieldClientStatus, o.ClientStatus, r.in.Now)
-	r.res.ReconnectUpdates[upd.ID] = upd
+	g.reconnected[upd.ID] = upd
 	g.keep[upd.ID] = upd
-	g.du.Reconnect++
 }
 
 // replacementWins reports whether a live replacement beats the original
@@ -304,7 +298,7 @@ func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 		left := g.chains.members[root].filter(func(a *structs.Allocation) bool {
 			_, waits := waiting[a.ID]
 			_, replaced := replacing[a.ID]
-			return !waits && (replaced || (isLive(a) && !r.stopped[a.ID]))
+			return !waits && (replaced || (isLive(a) && g.stopped[a.ID] == nil))
 		})
 		if len(left) == 0 {
 			ordered := g.chains.ordered(waiting)
@@ -342,7 +336,7 @@ func (r *reconciler) stopLost(g *groupState, lost allocSet) {
 		// exactly the second copy this delay exists to prevent.
 		at, ok := clientStopsAt(a, now)
 		if !ok {
-			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost, g.du)
+			r.stop(g, a, structs.AllocLost, structs.AllocClientStatusLost)
 			g.gone = append(g.gone, a)
 			continue
 		}
@@ -355,13 +349,13 @@ func (r *reconciler) stopLost(g *groupState, lost allocSet) {
 	// The evaluation is recorded on the stopped allocation: when it runs,
 	// its allocations are due whatever the clocks say (awaitClientStop).
 	evals, byAlloc := r.batchFollowups(later, structs.EvalTriggerRetryFailedAlloc)
-	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
-	g.du.RescheduleLater += uint64(len(later))
+	g.followups = append(g.followups, evals...)
 	for _, l := range later {
-		r.addStop(stopRequest{
+		g.delayed[l.alloc.ID] = l.alloc
+		g.decisions.stop(stopRequest{
 			alloc: l.alloc, statusDescription: structs.AllocLost,
 			clientStatus: structs.AllocClientStatusLost, followupEvalID: byAlloc[l.alloc.ID],
-		}, g.du)
+		})
 	}
 }
 
@@ -400,7 +394,7 @@ func (r *reconciler) awaitClientStop(g *groupState, ignored allocSet) {
 	}
 	if len(later) > 0 {
 		evals, _ := r.batchFollowups(later, structs.EvalTriggerRetryFailedAlloc)
-		r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
+		g.followups = append(g.followups, evals...)
 	}
 }
 
