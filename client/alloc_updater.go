@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/nomad-edge/nomad/client/clock"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"github.com/nomad-edge/nomad/helper/clock"
 
 	"fmt"
 	"io"
@@ -91,7 +92,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = RealClock{}
+		cfg.Clock = clock.Real()
 	}
 	s := &Server{
 		config:      cfg,

@@ -9,9 +9,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/nomad-edge/nomad/client/clock"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
