@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/nomad-edge/nomad/nomad/state"
@@ -73,6 +74,9 @@ func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.Eva
 }
 
 // Dequeue hands a worker the next evaluation for its schedulers.
+// maxDequeueTimeout bounds how long one Eval.Dequeue waits for work.
+const maxDequeueTimeout = 5 * time.Second
+
 func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequeueResponse) error {
 	if done, err := e.srv.forward("Eval.Dequeue", args, reply); done {
 		return err
@@ -80,7 +84,13 @@ func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequ
 	if len(args.Schedulers) == 0 {
 		return fmt.Errorf("%w: dequeue requires at least one scheduler type", structs.ErrMissingField)
 	}
-	ev, token, err := e.srv.evalBroker.Dequeue(args.Schedulers, args.Timeout)
+	// A dequeue holds a goroutine while it waits: bound it, whatever the
+	// caller asked (zero would wait forever).
+	timeout := args.Timeout
+	if timeout <= 0 || timeout > maxDequeueTimeout {
+		timeout = maxDequeueTimeout
+	}
+	ev, token, err := e.srv.evalBroker.Dequeue(args.Schedulers, timeout)
 	if err != nil {
 		return err
 	}
