@@ -125,6 +125,10 @@ func (s *HTTPServer) routes() *http.ServeMux {
 func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if err := checkOrigin(r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		release, err := s.limits.readBody(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
