@@ -254,14 +254,15 @@ func (c *Client) nodeInfo() allocrunner.NodeInfo {
 
 func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.NodeInfo) (*allocrunner.AllocRunner, error) {
 	return allocrunner.NewAllocRunner(allocrunner.Config{
-		Logger:       c.logger,
-		Clock:        c.clock,
-		Alloc:        alloc,
-		AllocDirRoot: c.cfg.AllocDir,
-		Node:         node,
-		StateDB:      c.db,
-		Drivers:      c,
-		StateUpdater: c.updater,
+		Logger:         c.logger,
+		Clock:          c.clock,
+		Alloc:          alloc,
+		AllocDirRoot:   c.cfg.AllocDir,
+		Node:           node,
+		StateDB:        c.db,
+		Drivers:        c,
+		StateUpdater:   c.updater,
+		MaxKillTimeout: c.cfg.MaxKillTimeout,
 	})
 }
 

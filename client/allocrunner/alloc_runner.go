@@ -41,6 +41,8 @@ type Config struct {
 	StateDB      state.StateDB
 	Drivers      DriverManager
 	StateUpdater StateUpdater
+	// MaxKillTimeout caps each task's kill_timeout; zero means no cap.
+	MaxKillTimeout time.Duration
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -135,6 +137,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			driverErr: derr,
 			db:        cfg.StateDB,
 			notify:    ar.requestUpdate,
+			maxKill:   cfg.MaxKillTimeout,
 		}))
 	}
 	return ar, nil

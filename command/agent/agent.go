@@ -230,19 +230,20 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		}
 	}
 	return &client.Config{
-		Logger:       a.logger,
-		RPCHandler:   rpc,
-		StateDir:     filepath.Join(a.dataDir, "client"),
-		AllocDir:     filepath.Join(a.dataDir, "alloc"),
-		NodeName:     cfg.nodeName(),
-		Datacenter:   cfg.Datacenter,
-		NodeClass:    cfg.Client.NodeClass,
-		NodePool:     cfg.Client.NodePool,
-		Region:       cfg.Region,
-		Meta:         cfg.Client.Meta,
-		HTTPAddr:     httpAddr,
-		Version:      Version,
-		PluginConfig: cfg.PluginConfigs(),
+		Logger:         a.logger,
+		RPCHandler:     rpc,
+		StateDir:       filepath.Join(a.dataDir, "client"),
+		AllocDir:       filepath.Join(a.dataDir, "alloc"),
+		NodeName:       cfg.nodeName(),
+		Datacenter:     cfg.Datacenter,
+		NodeClass:      cfg.Client.NodeClass,
+		NodePool:       cfg.Client.NodePool,
+		Region:         cfg.Region,
+		Meta:           cfg.Client.Meta,
+		HTTPAddr:       httpAddr,
+		Version:        Version,
+		PluginConfig:   cfg.PluginConfigs(),
+		MaxKillTimeout: cfg.Client.MaxKillTimeout,
 	}
 }
 

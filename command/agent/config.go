@@ -131,6 +131,9 @@ type ClientConfig struct {
 	// Options are upstream's "namespace.option" client settings.
 	Options          map[string]string
 	NetworkInterface string
+	// MaxKillTimeout caps every task's kill_timeout on this client, so a
+	// job cannot make the agent wait for ever to stop it.
+	MaxKillTimeout time.Duration
 }
 
 // PluginConfig is one `plugin "<driver>" { config { ... } }` block. Config
@@ -180,7 +183,8 @@ func DefaultConfig() *Config {
 			JobGCThreshold:         DefaultJobGCThreshold,
 		},
 		Client: &ClientConfig{
-			ServerJoin: &ServerJoin{RetryInterval: DefaultRetryInterval},
+			ServerJoin:     &ServerJoin{RetryInterval: DefaultRetryInterval},
+			MaxKillTimeout: 30 * time.Second,
 		},
 	}
 }
@@ -282,6 +286,9 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	setString(&o.NodeClass, cl.NodeClass)
 	setString(&o.NodePool, cl.NodePool)
 	setString(&o.NetworkInterface, cl.NetworkInterface)
+	if cl.MaxKillTimeout > 0 {
+		o.MaxKillTimeout = cl.MaxKillTimeout
+	}
 	o.Meta = mergeMap(o.Meta, cl.Meta)
 	o.Options = mergeMap(o.Options, cl.Options)
 }

@@ -399,7 +399,7 @@ func (b *block) joinAttrs(j *ServerJoin) {
 
 func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
-		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface"},
+		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"},
 		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
 		maps:        []string{"meta", "options"},
 		unsupported: unsupportedClient,
@@ -414,6 +414,7 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b.str("node_class", &c.NodeClass)
 	b.str("node_pool", &c.NodePool)
 	b.str("network_interface", &c.NetworkInterface)
+	b.duration("max_kill_timeout", &c.MaxKillTimeout)
 	c.Meta = b.mapping("meta")
 	c.Options = b.mapping("options")
 	if blk := b.sub("server_join"); blk != nil {

@@ -100,7 +100,6 @@ var unsupportedClient = map[string]string{
 	"host_volume":                 "",
 	"host_volumes_dir":            "",
 	"max_dynamic_port":            "",
-	"max_kill_timeout":            "",
 	"memory_total_mb":             "",
 	"min_dynamic_port":            "",
 	"network_speed":               "",

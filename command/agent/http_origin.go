@@ -41,4 +41,3 @@ func checkOrigin(r *http.Request) error {
 	}
 	return nil
 }
-
