@@ -69,6 +69,7 @@ type GenericScheduler struct {
 	failedTGAllocs map[string]*structs.AllocMetric
 	queuedAllocs   map[string]int
 	placed         map[string]string // new allocation ID → group
+	reconnects     []reconnectOutcome
 }
 
 // NewServiceScheduler returns the scheduler for service jobs.
@@ -223,6 +224,7 @@ func (s *GenericScheduler) process() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("submitting plan: %w", err)
 	}
+	logReconnectOutcomes(s.logger, s.reconnects, result)
 	s.adjustQueued(result)
 	if newState != nil {
 		s.logger.Debug("refreshing state after partial plan rejection")
@@ -252,6 +254,7 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		Job: s.job, Allocs: allocs, TaintedNodes: tainted,
 		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now,
 	})
+	s.reconnects = reconnectOutcomes(s.job, res)
 	if s.eval.AnnotatePlan {
 		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates()}
 	}

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -435,4 +437,86 @@ func tasksDead(a *structs.Allocation) bool {
 		}
 	}
 	return true
+}
+
+// reconnectOutcome is what an evaluation decided for an allocation whose
+// client reported again after it was unknown, or for a replacement that
+// gave way to it: logged once its plan commits, so an operator can follow
+// a reconnect in the server log.
+type reconnectOutcome struct {
+	alloc *structs.Allocation
+	msg   string
+	rule  string
+}
+
+// reconnectOutcomes reads the reconnect decisions from the reconciler's
+// results for job (nil when purged): kept originals, stopped originals and
+// stopped replacements.
+func reconnectOutcomes(job *structs.Job, res ReconcileResults) []reconnectOutcome {
+	var out []reconnectOutcome
+	for _, g := range res.Groups {
+		for _, a := range sortedAllocs(g.Reconnect) {
+			if u, ok := g.Updates[a.ID]; ok {
+				a = u
+			}
+			rule := a.LookupTaskGroup().ReconcileStrategy()
+			if a.ClientTerminalStatus() {
+				rule = "finished while disconnected"
+			}
+			out = append(out, reconnectOutcome{alloc: a, msg: "allocation resumed after its node reconnected", rule: rule})
+		}
+		for _, st := range g.Stop {
+			a := st.alloc
+			switch {
+			case st.statusDescription == structs.AllocReconnected:
+				out = append(out, reconnectOutcome{alloc: a, msg: "replacement stopped: its original reconnected and was kept",
+					rule: a.LookupTaskGroup().ReconcileStrategy()})
+			case a.NeedsToReconnect() && a.ClientStatus != structs.AllocClientStatusUnknown:
+				out = append(out, reconnectOutcome{alloc: a, msg: "reconnected allocation stopped", rule: stopRule(job, a, st)})
+			}
+		}
+	}
+	return out
+}
+
+// stopRule names why a reconnected allocation was stopped, in the terms of
+// docs/concepts/disconnected-clients.md, "Reconnect".
+func stopRule(job *structs.Job, a *structs.Allocation, st stopRequest) string {
+	switch {
+	case job == nil || job.Stopped():
+		return "job stopped"
+	case a.Job == nil || a.Job.Version < job.Version:
+		return "older job version"
+	case a.ClientStatus == structs.AllocClientStatusFailed:
+		return "failed while disconnected"
+	case a.ClientTerminalStatus():
+		return "finished while disconnected"
+	case st.statusDescription == structs.AllocStopped || st.statusDescription == structs.AllocMigrating:
+		return st.statusDescription
+	case a.DesiredTransition.ShouldReschedule():
+		return "rescheduled while disconnected"
+	}
+	return a.LookupTaskGroup().ReconcileStrategy() + ": a member of its replacement chain is kept"
+}
+
+// logReconnectOutcomes logs at INFO the outcomes whose allocation the
+// committed plan holds; what a rejected part of a plan decided is logged
+// when a later attempt commits it.
+func logReconnectOutcomes(logger hclog.Logger, outcomes []reconnectOutcome, result *structs.PlanResult) {
+	if len(outcomes) == 0 || result == nil {
+		return
+	}
+	committed := map[string]bool{}
+	for _, m := range []map[string][]*structs.Allocation{result.NodeUpdate, result.NodeAllocation} {
+		for _, allocs := range m {
+			for _, a := range allocs {
+				committed[a.ID] = true
+			}
+		}
+	}
+	for _, o := range outcomes {
+		if committed[o.alloc.ID] {
+			logger.Info(o.msg, "alloc_id", o.alloc.ID, "alloc_name", o.alloc.Name, "node_id", o.alloc.NodeID, "rule", o.rule)
+		}
+	}
 }
