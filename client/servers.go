@@ -30,10 +30,16 @@ type ServerRPC struct {
 // NewServerRPC returns a handler for the given server RPC addresses
 // (host:port). dialer may be nil for the real network.
 func NewServerRPC(servers []string, dialer pool.Dialer) (*ServerRPC, error) {
+	return NewServerRPCWithPool(servers, pool.Config{Dialer: dialer})
+}
+
+// NewServerRPCWithPool is NewServerRPC with the connection pool's settings
+// spelled out: TLS (tlsutil.Config.OutgoingRPC) for servers with tls.rpc.
+func NewServerRPCWithPool(servers []string, cfg pool.Config) (*ServerRPC, error) {
 	if len(servers) == 0 {
 		return nil, errors.New("no servers to connect to: set client.servers")
 	}
-	return &ServerRPC{pool: pool.NewPool(pool.Config{Dialer: dialer}), servers: append([]string(nil), servers...)}, nil
+	return &ServerRPC{pool: pool.NewPool(cfg), servers: append([]string(nil), servers...)}, nil
 }
 
 // RPC implements RPCHandler.

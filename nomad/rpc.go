@@ -48,20 +48,32 @@ func (s *Server) listen() {
 // saying what it is, so idle strangers cannot hold connections.
 const firstByteTimeout = 10 * time.Second
 
-func (s *Server) handleConn(conn net.Conn) {
-	buf := make([]byte, 1)
-	_ = conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
-	if _, err := io.ReadFull(conn, buf); err != nil {
+func (s *Server) handleConn(raw net.Conn) {
+	conn, kind, peer, err := s.openConn(raw)
+	if err != nil {
+		s.logger.Warn("refused RPC connection", "remote", raw.RemoteAddr(), "error", err)
+		raw.Close()
+		return
+	}
+	switch {
+	case kind == pool.RPCRaft && s.raftLayer != nil:
+		// Raft entries rewrite the cluster's state: with TLS, only a
+		// server certificate may carry them.
+		if peer.tls && !peer.server {
+			s.logger.Warn("refused raft connection from a non-server certificate", "remote", conn.RemoteAddr())
+			conn.Close()
+			return
+		}
+		s.raftLayer.handoff(conn)
+		return
+	case kind != pool.RPCMultiplex:
+		s.logger.Warn("unrecognized RPC byte", "byte", kind, "remote", conn.RemoteAddr())
 		conn.Close()
 		return
 	}
-	_ = conn.SetReadDeadline(time.Time{})
-	switch {
-	case buf[0] == pool.RPCRaft && s.raftLayer != nil:
-		s.raftLayer.handoff(conn)
-		return
-	case buf[0] != pool.RPCMultiplex:
-		s.logger.Warn("unrecognized RPC byte", "byte", buf[0], "remote", conn.RemoteAddr())
+	srv, err := s.connRPCServer(peer)
+	if err != nil {
+		s.logger.Error("setting up RPC endpoints for a connection", "error", err)
 		conn.Close()
 		return
 	}
@@ -78,15 +90,15 @@ func (s *Server) handleConn(conn net.Conn) {
 		if err != nil {
 			return
 		}
-		go s.serveStream(stream)
+		go serveStream(srv, stream)
 	}
 }
 
-func (s *Server) serveStream(stream net.Conn) {
+func serveStream(srv *rpc.Server, stream net.Conn) {
 	c := msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle)
 	defer c.Close()
 	for {
-		if err := s.rpcServer.ServeRequest(c); err != nil {
+		if err := srv.ServeRequest(c); err != nil {
 			return
 		}
 	}
