@@ -50,6 +50,10 @@ const firstByteTimeout = 10 * time.Second
 
 func (s *Server) handleConn(raw net.Conn) {
 	conn, kind, peer, err := s.openConn(raw)
+	if errors.Is(err, errSilentConn) {
+		raw.Close()
+		return
+	}
 	if err != nil {
 		s.logger.Warn("refused RPC connection", "remote", raw.RemoteAddr(), "error", err)
 		raw.Close()

@@ -41,6 +41,10 @@ type rpcTLS struct {
 // connection that does not start a TLS handshake.
 var ErrPlaintextRefused = errors.New("plaintext RPC connection refused: this server requires TLS (tls.rpc = true)")
 
+// errSilentConn marks a connection that closed or idled before saying
+// anything: port scanners and TCP health checks, not worth a log line.
+var errSilentConn = errors.New("connection sent nothing")
+
 // newRPCTLS builds the server's TLS side from cfg; nil when RPC TLS is off.
 func newRPCTLS(cfg *tlsutil.Config, region string) (*rpcTLS, error) {
 	if cfg == nil || !cfg.EnableRPC {
@@ -75,7 +79,7 @@ func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
 	_ = conn.SetDeadline(time.Now().Add(firstByteTimeout))
 	kind, err := readByte(conn)
 	if err != nil {
-		return nil, 0, rpcPeer{}, err
+		return nil, 0, rpcPeer{}, fmt.Errorf("%w: %w", errSilentConn, err)
 	}
 	switch {
 	case kind != pool.RPCTLS && s.tls != nil:
