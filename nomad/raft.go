@@ -32,8 +32,9 @@ const raftDirName = "raft"
 const raftStoreOpenTimeout = 2 * time.Second
 
 // raftLayer is the raft.StreamLayer that shares the RPC port: the RPC
-// accept loop hands it every connection whose first byte is pool.RPCRaft,
-// and its Dial writes that byte before raft speaks.
+// accept loop hands it every connection whose first byte is pool.RPCRaft
+// (inside TLS with tls.rpc), and its Dial writes that byte before raft
+// speaks.
 type raftLayer struct {
 	addr   net.Addr
 	dialer pool.Dialer
