@@ -60,14 +60,26 @@ type ServerRPC struct {
 // NewServerRPC returns a handler for the given server RPC addresses
 // (host:port). dialer may be nil for the real network.
 func NewServerRPC(servers []string, dialer pool.Dialer) (*ServerRPC, error) {
+	return NewServerRPCWithPool(servers, pool.Config{Dialer: dialer})
+}
+
+// NewServerRPCWithPool is NewServerRPC with the connection pool's settings
+// spelled out: TLS (tlsutil.Config.OutgoingRPC) for servers with tls.rpc.
+func NewServerRPCWithPool(servers []string, cfg pool.Config) (*ServerRPC, error) {
 	if len(servers) == 0 {
 		return nil, errors.New("no servers to connect to: set client.servers")
 	}
+	// A link that cannot answer must fail fast so the client tries the
+	// next server (and heals in about a second); TLS settings are the
+	// caller's.
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = ClientDialTimeout
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = ClientCallTimeout
+	}
 	seed := slices.Compact(slices.Clone(servers))
-	return &ServerRPC{
-		pool: pool.NewPool(pool.Config{Dialer: dialer, DialTimeout: ClientDialTimeout, CallTimeout: ClientCallTimeout}),
-		seed: seed, servers: slices.Clone(seed),
-	}, nil
+	return &ServerRPC{pool: pool.NewPool(cfg), seed: seed, servers: slices.Clone(seed)}, nil
 }
 
 // RPC implements RPCHandler.

@@ -77,25 +77,41 @@ func (s *Server) closeConns() {
 // saying what it is, so idle strangers cannot hold connections.
 const firstByteTimeout = 10 * time.Second
 
-func (s *Server) handleConn(conn net.Conn) {
-	if !s.trackConn(conn) {
-		conn.Close()
+func (s *Server) handleConn(raw net.Conn) {
+	if !s.trackConn(raw) {
+		raw.Close()
 		return
 	}
-	defer s.untrackConn(conn)
-	buf := make([]byte, 1)
-	_ = conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
-	if _, err := io.ReadFull(conn, buf); err != nil {
-		conn.Close()
+	defer s.untrackConn(raw)
+	conn, kind, peer, err := s.openConn(raw)
+	if errors.Is(err, errSilentConn) {
+		raw.Close()
 		return
 	}
-	_ = conn.SetReadDeadline(time.Time{})
+	if err != nil {
+		s.logger.Warn("refused RPC connection", "remote", raw.RemoteAddr(), "error", err)
+		raw.Close()
+		return
+	}
 	switch {
-	case buf[0] == pool.RPCRaft && s.raftLayer != nil:
+	case kind == pool.RPCRaft && s.raftLayer != nil:
+		// Raft entries rewrite the cluster's state: with TLS, only a
+		// server certificate may carry them.
+		if peer.tls && !peer.server {
+			s.logger.Warn("refused raft connection from a non-server certificate", "remote", conn.RemoteAddr())
+			conn.Close()
+			return
+		}
 		s.raftLayer.handoff(conn)
 		return
-	case buf[0] != pool.RPCMultiplex:
-		s.logger.Warn("unrecognized RPC byte", "byte", buf[0], "remote", conn.RemoteAddr())
+	case kind != pool.RPCMultiplex:
+		s.logger.Warn("unrecognized RPC byte", "byte", kind, "remote", conn.RemoteAddr())
+		conn.Close()
+		return
+	}
+	srv, err := s.connRPCServer(peer)
+	if err != nil {
+		s.logger.Error("setting up RPC endpoints for a connection", "error", err)
 		conn.Close()
 		return
 	}
@@ -112,7 +128,7 @@ func (s *Server) handleConn(conn net.Conn) {
 		if err != nil {
 			return
 		}
-		go s.serveStream(stream, sess.CloseChan())
+		go s.serveStream(srv, stream, sess.CloseChan())
 	}
 }
 
@@ -120,7 +136,7 @@ func (s *Server) handleConn(conn net.Conn) {
 // stream per call). The call's context ends when the caller closes its end
 // of the stream, when the connection goes, or at shutdown: a blocking
 // query or a forward whose caller hung up stops at once.
-func (s *Server) serveStream(stream net.Conn, sessionDone <-chan struct{}) {
+func (s *Server) serveStream(srv *rpc.Server, stream net.Conn, sessionDone <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := &ctxCodec{ServerCodec: msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle), ctx: ctx}
@@ -142,7 +158,7 @@ func (s *Server) serveStream(stream net.Conn, sessionDone <-chan struct{}) {
 		}
 		cancel()
 	}()
-	_ = s.rpcServer.ServeRequest(c)
+	_ = srv.ServeRequest(c)
 }
 
 // ctxCodec sets a context on the request it decodes.

@@ -46,6 +46,7 @@ type Server struct {
 	reconcileCh  chan struct{}
 
 	rpcServer   *rpc.Server
+	tls         *rpcTLS
 	rpcListener net.Listener
 	// conns are the accepted RPC connections, closed at shutdown.
 	connsMu      sync.Mutex
@@ -94,12 +95,17 @@ func NewServer(cfg *Config) (*Server, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
+	rpcTLS, err := newRPCTLS(cfg.TLS, cfg.Region)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		config:      cfg,
+		tls:         rpcTLS,
 		logger:      cfg.Logger.Named("server"),
 		clock:       cfg.Clock,
 		rpcServer:   rpc.NewServer(),
-		connPool:    pool.NewPool(pool.Config{Dialer: cfg.Dialer}),
+		connPool:    pool.NewPool(pool.Config{Dialer: cfg.Dialer, TLS: rpcTLS.outgoingTLS()}),
 		shutdownCh:  make(chan struct{}),
 		serfEvents:  make(chan serf.Event, 256),
 		reconcileCh: make(chan struct{}, 1),
@@ -107,7 +113,6 @@ func NewServer(cfg *Config) (*Server, error) {
 		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
 	}
 
-	var err error
 	s.evalBroker, err = NewEvalBroker(EvalBrokerConfig{
 		NackTimeout:         cfg.EvalNackTimeout,
 		InitialNackDelay:    cfg.EvalNackInitialReenqueue,
@@ -165,19 +170,8 @@ func NewServer(cfg *Config) (*Server, error) {
 }
 
 func (s *Server) setupRPC() error {
-	for name, ep := range map[string]any{
-		"Job":      &Job{srv: s},
-		"Node":     &Node{srv: s},
-		"Alloc":    &Alloc{srv: s},
-		"Eval":     &Eval{srv: s},
-		"Plan":     &Plan{srv: s},
-		"Status":   &Status{srv: s},
-		"Operator": &Operator{srv: s},
-		"System":   &System{srv: s},
-	} {
-		if err := s.rpcServer.RegisterName(name, ep); err != nil {
-			return fmt.Errorf("registering %s endpoint: %w", name, err)
-		}
+	if err := s.registerEndpoints(s.rpcServer, rpcPeer{local: true}); err != nil {
+		return err
 	}
 	addr := s.config.RPCAddr
 	if addr == nil {
@@ -194,6 +188,26 @@ func (s *Server) setupRPC() error {
 			a = &net.TCPAddr{IP: a.IP, Port: l.Addr().(*net.TCPAddr).Port}
 		}
 		s.rpcAdvertise = a
+	}
+	return nil
+}
+
+// registerEndpoints registers every RPC endpoint on srv, those that check
+// their caller bound to peer.
+func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
+	for name, ep := range map[string]any{
+		"Job":      &Job{srv: s},
+		"Node":     &Node{srv: s},
+		"Alloc":    &Alloc{srv: s},
+		"Eval":     &Eval{srv: s, peer: peer},
+		"Plan":     &Plan{srv: s, peer: peer},
+		"Status":   &Status{srv: s},
+		"Operator": &Operator{srv: s},
+		"System":   &System{srv: s},
+	} {
+		if err := srv.RegisterName(name, ep); err != nil {
+			return fmt.Errorf("registering %s endpoint: %w", name, err)
+		}
 	}
 	return nil
 }

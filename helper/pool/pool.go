@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,8 @@ type Config struct {
 	// CallTimeout bounds a call that gets no answer (a blackholed link)
 	// beyond the request's own MaxQueryTime.
 	CallTimeout time.Duration
+	// TLS, when set, carries every connection inside TLS (RPCTLS).
+	TLS *tls.Config
 }
 
 // ConnPool keeps one multiplexed session per address.
@@ -122,13 +125,9 @@ func (p *ConnPool) dialFor(addr string, call *dialCall) {
 func (p *ConnPool) dial(addr string) (*yamux.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.DialTimeout)
 	defer cancel()
-	conn, err := p.cfg.Dialer.DialContext(ctx, "tcp", addr)
+	conn, err := Dial(ctx, DialInput{Dialer: p.cfg.Dialer, Addr: addr, TLS: p.cfg.TLS, Kind: RPCMultiplex})
 	if err != nil {
 		return nil, fmt.Errorf("%w: dialing %s: %w", ErrTransport, addr, err)
-	}
-	if _, err := conn.Write([]byte{RPCMultiplex}); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("%w: writing to %s: %w", ErrTransport, addr, err)
 	}
 	ycfg := yamux.DefaultConfig()
 	ycfg.LogOutput = io.Discard
