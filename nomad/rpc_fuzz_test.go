@@ -69,7 +69,7 @@ func FuzzRPCFrame(f *testing.F) {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatal("a frame kept the server busy for 10s")
+			t.Fatalf("a frame kept the server busy for 10s: %q", frame[:min(len(frame), 120)])
 		}
 	})
 }
