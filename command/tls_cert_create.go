@@ -1,6 +1,7 @@
 package command
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -155,7 +156,7 @@ func certRole(server, client, cli bool) (tlsutil.Role, error) {
 		}
 	}
 	if n != 1 {
-		return "", fmt.Errorf("Exactly one of -server, -client or -cli is required")
+		return "", errors.New("exactly one of -server, -client or -cli is required")
 	}
 	return role, nil
 }

@@ -68,7 +68,7 @@ func TestTLS_CreateFilesAndUseThem(t *testing.T) {
 	}
 	code, _, stderr = runLocal(t, tlsCertCreate, "-server", "-client")
 	must.Eq(t, 1, code)
-	must.StrContains(t, stderr, "Exactly one of -server, -client or -cli")
+	must.StrContains(t, stderr, "exactly one of -server, -client or -cli")
 
 	srv := readCert(t, "global-server-nomad.pem")
 	must.Eq(t, []string{"server.global.nomad", "localhost", "nomad.example.com"}, srv.DNSNames)

@@ -20,6 +20,7 @@ import (
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	bolt "go.etcd.io/bbolt"
+	boltErrors "go.etcd.io/bbolt/errors"
 )
 
 // raftDirName is where a server keeps its raft log, stable store and
@@ -122,7 +123,7 @@ func openRaftStores(dir string, dev bool, logOut io.Writer) (*raftStores, error)
 		BoltOptions: &bolt.Options{Timeout: raftStoreOpenTimeout, NoFreelistSync: true},
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, boltErrors.ErrTimeout) {
 			return nil, fmt.Errorf("raft store %s is locked by another process (is another agent using this data_dir?)", path)
 		}
 		return nil, fmt.Errorf("opening raft store %s: %w", path, err)

@@ -190,9 +190,6 @@ func (s allocSet) chains() chainSet {
 	return c
 }
 
-// of returns the chain holding the allocation.
-func (c chainSet) of(id string) allocSet { return c.members[c.rootOf[id]] }
-
 // ordered returns the members of s oldest first: by place in their chain,
 // then creation. Whatever is decided from this order does not depend on map
 // iteration or on the order in which members came back.

@@ -249,7 +249,7 @@ func parseAgentFlags(args []string) (*agentFlags, error) {
 		return nil, fmt.Errorf("Error parsing flags: %v", err)
 	}
 	if flags.NArg() > 0 {
-		return nil, fmt.Errorf("This command takes no arguments; got %q", flags.Args())
+		return nil, fmt.Errorf("this command takes no arguments; got %q", flags.Args())
 	}
 	fl.configPaths = configPaths
 	cfg.Server.ServerJoin.RetryJoin = retryJoin
