@@ -116,6 +116,10 @@ type RescheduleEvent struct {
 	RescheduleTime int64
 	PrevAllocID    string
 	PrevNodeID     string
+	// Delay is the reschedule delay this attempt waited. Upstream's client
+	// library has no such field (its server sends it all the same); the
+	// next delay of an exponential or fibonacci policy grows from it.
+	Delay time.Duration
 }
 
 // AllocationMetric explains a placement decision (or a failure to place).

@@ -59,12 +59,17 @@ type Config struct {
 	// blocking queries legitimately hold a request open for minutes. Nil
 	// means a client built on a clone of http.DefaultTransport.
 	HttpClient *http.Client
+
+	// TLSConfig is for agents serving HTTPS; nil takes DefaultConfig's,
+	// read from NOMAD_CACERT, NOMAD_CLIENT_CERT and the like.
+	TLSConfig *TLSConfig
 }
 
 // DefaultConfig returns a Config filled from the environment (NOMAD_ADDR,
-// NOMAD_REGION, NOMAD_NAMESPACE), falling back to DefaultAddress.
+// NOMAD_REGION, NOMAD_NAMESPACE and the TLS variables), falling back to
+// DefaultAddress.
 func DefaultConfig() *Config {
-	c := &Config{Address: DefaultAddress}
+	c := &Config{Address: DefaultAddress, TLSConfig: tlsConfigFromEnv()}
 	if v := os.Getenv(EnvAddress); v != "" {
 		c.Address = v
 	}
@@ -105,6 +110,13 @@ func NewClient(cfg *Config) (*Client, error) {
 	hc := cfg.HttpClient
 	if hc == nil {
 		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	tlsCfg := cfg.TLSConfig
+	if tlsCfg == nil {
+		tlsCfg = def.TLSConfig
+	}
+	if err := configureTLS(hc, tlsCfg); err != nil {
+		return nil, fmt.Errorf("TLS: %w", err)
 	}
 	return &Client{
 		base:       base,

@@ -143,11 +143,15 @@ type NodeListStub struct {
 	SchedulingEligibility string
 	Status                string
 	StatusDescription     string
-	Drivers               map[string]*DriverInfo
-	NodeResources         *NodeResources         `json:",omitempty"`
-	ReservedResources     *NodeReservedResources `json:",omitempty"`
-	CreateIndex           uint64
-	ModifyIndex           uint64
+	// StatusUpdatedAt is when Status last changed, in Unix seconds. Upstream's
+	// list rows have no such field; `node status` shows from it how long a
+	// node has been disconnected.
+	StatusUpdatedAt   int64
+	Drivers           map[string]*DriverInfo
+	NodeResources     *NodeResources         `json:",omitempty"`
+	ReservedResources *NodeReservedResources `json:",omitempty"`
+	CreateIndex       uint64
+	ModifyIndex       uint64
 }
 
 // Nodes is the handle on the node endpoints.

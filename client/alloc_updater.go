@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/nomad-edge/nomad/client/clock"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -29,6 +29,8 @@ type allocUpdater struct {
 	clock  clock.Clock
 	send   func(updates []*structs.Allocation) error
 	logger hclog.Logger
+	// onSent, when set, is called after every batch the servers took.
+	onSent func()
 
 	mu      sync.Mutex
 	pending map[string]*structs.Allocation
@@ -83,7 +85,7 @@ func signal(ch chan struct{}) {
 
 // run sends batches until shutdownCh is closed.
 func (u *allocUpdater) run(shutdownCh <-chan struct{}) {
-	bo := backoff{base: allocSyncRetryBase, max: allocSyncRetryMax}
+	r := newRetrier(allocSyncRetryBase, allocSyncRetryMax)
 	for {
 		select {
 		case <-u.wake:
@@ -103,14 +105,24 @@ func (u *allocUpdater) run(shutdownCh <-chan struct{}) {
 			updates = append(updates, a)
 		}
 		wait := allocSyncInterval
+		start := u.clock.Now()
 		if err := u.send(updates); err != nil {
 			u.requeue(batch)
-			wait = bo.next()
-			u.logger.Warn("failed to update allocations; will retry", "allocs", len(updates), "retry_in", wait, "error", err)
+			wait = r.next(err, u.clock.Now().Sub(start))
+			// The heartbeat loop reports an unreachable link; a refusal
+			// is this loop's own news.
+			log := u.logger.Warn
+			if unreachable(err) {
+				log = u.logger.Debug
+			}
+			log("failed to update allocations; will retry", "allocs", len(updates), "retry_in", wait, "error", err)
 			signal(u.wake)
 		} else {
-			bo.reset()
+			r.reset()
 			u.logger.Debug("updated allocations", "allocs", len(updates))
+			if u.onSent != nil {
+				u.onSent()
+			}
 		}
 		if !u.sleep(wait, shutdownCh) {
 			return

@@ -30,37 +30,79 @@ func (c *Client) watchAllocations() {
 	case <-c.shutdownCh:
 		return
 	}
-	bo := backoff{base: watchRetryBase, max: watchRetryMax}
+	r := newRetrier(watchRetryBase, watchRetryMax)
 	var index uint64
 	for {
-		req := &structs.NodeSpecificRequest{
-			NodeID: c.NodeID(),
-			QueryOptions: structs.QueryOptions{
-				Region:        c.cfg.Region,
-				MinQueryIndex: index,
-				MaxQueryTime:  structs.DefaultBlockingQueryTime,
-				AuthToken:     c.secretID(),
-			},
+		if c.watchFromScratch.Swap(false) {
+			index = 0
 		}
-		var resp structs.NodeClientAllocsResponse
-		err := c.rpc(methodGetClientAllocs, req, &resp)
-		if err == nil {
-			err = c.syncAllocs(resp.Allocs)
-		}
+		start := c.clock.Now()
+		resp, err := c.listAllocs(index)
 		if errors.Is(err, errShutdown) {
 			return
 		}
+		if errors.Is(err, errAbandoned) {
+			continue
+		}
+		if err == nil && resp.Index < index {
+			// The servers are behind what this client saw: they lost
+			// their state, or were restored from an older snapshot. The
+			// list stands as theirs; waiting for them to pass the old
+			// index would leave its changes unseen for a whole query.
+			c.logger.Warn("servers' state is older than this client's; listing allocations afresh",
+				"index", resp.Index, "previous_index", index)
+		}
+		if err == nil {
+			err = c.syncAllocs(resp.Allocs)
+		}
 		if err != nil {
-			wait := bo.next()
-			c.logger.Warn("failed to fetch allocations; will retry", "retry_in", wait, "error", err)
-			if !c.sleep(wait) {
+			wait := r.next(err, c.clock.Now().Sub(start))
+			log := c.logger.Warn
+			if unreachable(err) {
+				log = c.logger.Debug
+			}
+			log("failed to fetch allocations; will retry", "retry_in", wait, "error", err)
+			if !c.sleepOrKick(wait) {
 				return
 			}
 			continue
 		}
-		bo.reset()
+		r.reset()
 		index = resp.Index
 	}
+}
+
+// listAllocs is one blocking Node.GetClientAllocs from index, abandoned
+// when the watch is kicked.
+func (c *Client) listAllocs(index uint64) (*structs.NodeClientAllocsResponse, error) {
+	req := &structs.NodeSpecificRequest{
+		NodeID: c.NodeID(),
+		QueryOptions: structs.QueryOptions{
+			Region:        c.cfg.Region,
+			MinQueryIndex: index,
+			MaxQueryTime:  structs.DefaultBlockingQueryTime,
+			AuthToken:     c.secretID(),
+		},
+	}
+	var resp structs.NodeClientAllocsResponse
+	if err := c.rpcUnless(c.watchKick, methodGetClientAllocs, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// sleepOrKick waits d, or less if the watch is kicked; false means the
+// client is shutting down.
+func (c *Client) sleepOrKick(d time.Duration) bool {
+	t := c.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-c.watchKick:
+	case <-c.shutdownCh:
+		return false
+	}
+	return true
 }
 
 // syncAllocs brings the runners in line with the servers' list.

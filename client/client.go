@@ -4,16 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/client/allocrunner"
-	"github.com/nomad-edge/nomad/client/clock"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -36,12 +38,20 @@ type Client struct {
 	hbMu          sync.RWMutex
 	heartbeatTTL  time.Duration
 	lastHeartbeat time.Time // monotonic: when the servers last heard us
+	// settleUntil ends the window after an outage in which every status
+	// push is followed by a heartbeat (see linkBack).
+	settleUntil time.Time
 	// startedAt stands in for lastHeartbeat until the first heartbeat.
 	startedAt time.Time
 
 	readyCh     chan struct{}
 	readyOnce   sync.Once
 	nodeChanged chan struct{} // the node must be re-registered
+	beatNow     chan struct{} // heartbeat without waiting for the interval
+	// watchKick restarts the allocation watch at once; with
+	// watchFromScratch set it starts from index 0.
+	watchKick        chan struct{}
+	watchFromScratch atomic.Bool
 
 	allocMu sync.RWMutex
 	allocs  map[string]*allocrunner.AllocRunner
@@ -73,11 +83,14 @@ func NewClient(cfg *Config) (*Client, error) {
 		startedAt:   conf.Clock.Now(),
 		readyCh:     make(chan struct{}),
 		nodeChanged: make(chan struct{}, 1),
+		beatNow:     make(chan struct{}, 1),
+		watchKick:   make(chan struct{}, 1),
 		allocs:      make(map[string]*allocrunner.AllocRunner),
 		finished:    make(map[string]uint64),
 		shutdownCh:  make(chan struct{}),
 	}
 	c.updater = newAllocUpdater(c.clock, c.sendAllocUpdates, c.logger.Named("alloc_sync"))
+	c.updater.onSent = c.allocsPushed
 
 	if c.db = conf.StateDB; c.db == nil {
 		bdb, err := state.OpenBolt(conf.StateDir)
@@ -112,6 +125,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.startLoop(func() { c.updater.run(c.shutdownCh) })
 	c.startLoop(c.fingerprintDriversPeriodically)
 	c.startLoop(c.stopWhenCutOff)
+	c.startLoop(c.rebalanceServersPeriodically)
 	c.logger.Info("client started", "node_id", c.NodeID(), "restored_allocs", c.NumAllocs())
 	return c, nil
 }
@@ -240,14 +254,15 @@ func (c *Client) nodeInfo() allocrunner.NodeInfo {
 
 func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.NodeInfo) (*allocrunner.AllocRunner, error) {
 	return allocrunner.NewAllocRunner(allocrunner.Config{
-		Logger:       c.logger,
-		Clock:        c.clock,
-		Alloc:        alloc,
-		AllocDirRoot: c.cfg.AllocDir,
-		Node:         node,
-		StateDB:      c.db,
-		Drivers:      c,
-		StateUpdater: c.updater,
+		Logger:         c.logger,
+		Clock:          c.clock,
+		Alloc:          alloc,
+		AllocDirRoot:   c.cfg.AllocDir,
+		Node:           node,
+		StateDB:        c.db,
+		Drivers:        c,
+		StateUpdater:   c.updater,
+		MaxKillTimeout: c.cfg.MaxKillTimeout,
 	})
 }
 
@@ -255,6 +270,33 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 // client shuts down, so that a blocking query or a call into a dead link
 // never holds up Shutdown.
 func (c *Client) rpc(method string, args, reply any) error {
+	return c.rpcUnless(nil, method, args, reply)
+}
+
+// errAbandoned ends a call given up through rpcUnless.
+var errAbandoned = errors.New("call abandoned")
+
+// rpcUnless is rpc that also gives up when abandon fires. The call goes on
+// into its own reply, so the caller's reply is never written late.
+func (c *Client) rpcUnless(abandon <-chan struct{}, method string, args, reply any) error {
+	if abandon == nil {
+		return c.call(method, args, reply)
+	}
+	own := reflect.New(reflect.TypeOf(reply).Elem())
+	done := make(chan error, 1)
+	go func() { done <- c.call(method, args, own.Interface()) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			reflect.ValueOf(reply).Elem().Set(own.Elem())
+		}
+		return err
+	case <-abandon:
+		return errAbandoned
+	}
+}
+
+func (c *Client) call(method string, args, reply any) error {
 	done := make(chan error, 1)
 	go func() { done <- c.cfg.RPCHandler.RPC(method, args, reply) }()
 	select {

@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/nomad-edge/nomad/client/clock"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/registry"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -50,6 +51,11 @@ type Config struct {
 	// Version is the agent's version, advertised as nomad.version.
 	Version string
 
+	// MaxKillTimeout caps every task's kill_timeout (client
+	// max_kill_timeout, upstream's default 30s): a job cannot make the
+	// client wait longer than this for a task to stop before SIGKILL.
+	MaxKillTimeout time.Duration
+
 	// PluginConfig is each driver's agent config block by driver name,
 	// e.g. {"raw_exec": {"enabled": true}}.
 	PluginConfig map[string]map[string]any
@@ -69,6 +75,8 @@ type Config struct {
 const (
 	DefaultDatacenter = "dc1"
 	DefaultVersion    = "0.1.0"
+	// DefaultMaxKillTimeout is upstream's client max_kill_timeout.
+	DefaultMaxKillTimeout = 30 * time.Second
 )
 
 // withDefaults returns a copy of c with defaults filled, or an error naming
@@ -111,6 +119,9 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if out.Region == "" {
 		out.Region = structs.DefaultRegion
+	}
+	if out.MaxKillTimeout <= 0 {
+		out.MaxKillTimeout = DefaultMaxKillTimeout
 	}
 	if out.Version == "" {
 		out.Version = DefaultVersion

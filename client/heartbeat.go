@@ -13,14 +13,17 @@ const (
 	registerRetryBase = 1 * time.Second
 	registerRetryMax  = 30 * time.Second
 
-	// Failed heartbeats are retried quickly: on an LTE link that has just
-	// come back, the sooner a heartbeat lands the sooner the node is
-	// ready again. The cap keeps a long outage from costing battery.
+	// Backoff for calls a server refused; calls no server answered are
+	// retried every linkRetry instead.
 	heartbeatRetryBase = 500 * time.Millisecond
 	heartbeatRetryMax  = 10 * time.Second
 
 	// defaultHeartbeatTTL is assumed when a server returns no TTL.
 	defaultHeartbeatTTL = 10 * time.Second
+
+	// serverRebalanceInterval is how often, plus up to half again, the
+	// client reshuffles its servers.
+	serverRebalanceInterval = 5 * time.Minute
 
 	// driverFingerprintInterval is how often drivers are asked whether
 	// they are still usable.
@@ -51,11 +54,13 @@ func (c *Client) registerAndHeartbeat() {
 	}
 }
 
-// registerUntilDone registers the node, retrying with backoff until it
-// succeeds; false means the client is shutting down.
+// registerUntilDone registers the node, retrying until it succeeds; false
+// means the client is shutting down.
 func (c *Client) registerUntilDone() bool {
-	bo := backoff{base: registerRetryBase, max: registerRetryMax}
+	r := newRetrier(registerRetryBase, registerRetryMax)
+	var out outage
 	for {
+		start := c.clock.Now()
 		err := c.register()
 		if err == nil {
 			return true
@@ -63,8 +68,10 @@ func (c *Client) registerUntilDone() bool {
 		if errors.Is(err, errShutdown) {
 			return false
 		}
-		wait := bo.next()
-		c.logger.Warn("failed to register node; will retry", "retry_in", wait, "error", err)
+		wait := r.next(err, c.clock.Now().Sub(start))
+		if !unreachable(err) || out.failed(c.clock.Now()) {
+			c.logger.Info("failed to register node; will retry", "retry_in", wait, "error", err)
+		}
 		if !c.sleep(wait) {
 			return false
 		}
@@ -84,47 +91,56 @@ func (c *Client) register() error {
 	if err := c.rpc(methodNodeRegister, req, &resp); err != nil {
 		return err
 	}
-	c.heartbeatOK(resp.HeartbeatTTL)
+	c.heartbeatOK(&resp)
 	c.logger.Info("node registered", "node_id", node.ID, "heartbeat_ttl", resp.HeartbeatTTL)
-	// Updates refused while the servers did not know the node can go now.
-	c.updater.retryNow()
+	c.settle()
+	if c.watchFromScratch.Load() {
+		signal(c.watchKick)
+	}
 	return nil
 }
 
 // heartbeatUntilReregister heartbeats until the node must be registered
 // again (true) or the client shuts down (false).
 func (c *Client) heartbeatUntilReregister() bool {
-	bo := backoff{base: heartbeatRetryBase, max: heartbeatRetryMax}
-	failing := false
+	r := newRetrier(heartbeatRetryBase, heartbeatRetryMax)
+	var out outage
 	for {
-		var wait time.Duration
+		start := c.clock.Now()
 		err := c.heartbeat()
+		now := c.clock.Now()
+		var wait time.Duration
 		switch {
 		case err == nil:
-			if failing {
-				c.logger.Info("heartbeat succeeded again")
-				// Queued status updates need not wait out their
-				// backoff now that the servers are reachable.
-				c.updater.retryNow()
+			if d := out.ended(now); d > 0 {
+				c.logger.Info("servers reachable again", "outage", d)
+				c.linkBack()
 			}
-			failing = false
-			bo.reset()
+			r.reset()
 			c.readyOnce.Do(func() { close(c.readyCh) })
 			wait = heartbeatInterval(c.HeartbeatTTL())
 		case errors.Is(err, errShutdown):
 			return false
 		case errors.Is(err, structs.ErrUnknownNode):
 			c.logger.Warn("servers do not know this node; registering again")
+			// They lost their state: once registered, the allocation
+			// list is asked for afresh rather than from an index those
+			// servers may never reach, so that what they no longer know
+			// of is stopped now, not after a blocking query times out.
+			c.watchFromScratch.Store(true)
 			return true
 		default:
-			failing = true
-			wait = bo.next()
-			c.logger.Warn("failed to heartbeat; will retry", "retry_in", wait, "since_last_heartbeat",
-				c.clock.Now().Sub(c.LastHeartbeat()), "error", err)
+			wait = r.next(err, now.Sub(start))
+			if out.failed(now) {
+				c.logger.Info("failed to heartbeat; will retry", "retry_in", wait,
+					"since_last_heartbeat", now.Sub(c.LastHeartbeat()), "error", err)
+			}
 		}
 		t := c.clock.NewTimer(wait)
 		select {
 		case <-t.C():
+		case <-c.beatNow:
+			t.Stop()
 		case <-c.nodeChanged:
 			t.Stop()
 			return true
@@ -132,6 +148,42 @@ func (c *Client) heartbeatUntilReregister() bool {
 			t.Stop()
 			return false
 		}
+	}
+}
+
+// linkBack is called when the servers answer again after an outage. What
+// waited on the link goes now rather than at the
+// end of its retry wait: queued status updates, and a fresh allocation
+// watch (the one in flight may be stuck on a connection that died). For a
+// TTL from now, every status push is followed by a heartbeat: a node that
+// comes back from disconnected is initializing until the servers have its
+// allocations' true state, and the heartbeat after that push is what makes
+// it ready, so it must not wait for the next regular beat.
+func (c *Client) linkBack() {
+	c.settle()
+	signal(c.watchKick)
+}
+
+// settle opens the window in which status pushes are followed by a
+// heartbeat, and sends queued updates now.
+func (c *Client) settle() {
+	ttl := c.HeartbeatTTL()
+	if ttl <= 0 {
+		ttl = defaultHeartbeatTTL
+	}
+	c.hbMu.Lock()
+	c.settleUntil = c.clock.Now().Add(ttl)
+	c.hbMu.Unlock()
+	c.updater.retryNow()
+}
+
+// allocsPushed is the updater's hook after a successful Node.UpdateAlloc.
+func (c *Client) allocsPushed() {
+	c.hbMu.RLock()
+	settling := c.clock.Now().Before(c.settleUntil)
+	c.hbMu.RUnlock()
+	if settling {
+		signal(c.beatNow)
 	}
 }
 
@@ -146,18 +198,41 @@ func (c *Client) heartbeat() error {
 	if err := c.rpc(methodNodeUpdateStatus, req, &resp); err != nil {
 		return err
 	}
-	c.heartbeatOK(resp.HeartbeatTTL)
+	c.heartbeatOK(&resp)
 	return nil
 }
 
-// heartbeatOK records that the servers heard the node now.
-func (c *Client) heartbeatOK(ttl time.Duration) {
+// heartbeatOK records that the servers heard the node now, and the
+// servers they reported.
+func (c *Client) heartbeatOK(resp *structs.NodeUpdateResponse) {
 	now := c.clock.Now()
 	c.hbMu.Lock()
-	defer c.hbMu.Unlock()
 	c.lastHeartbeat = now
-	if ttl > 0 {
-		c.heartbeatTTL = ttl
+	if resp.HeartbeatTTL > 0 {
+		c.heartbeatTTL = resp.HeartbeatTTL
+	}
+	c.hbMu.Unlock()
+	if m, ok := c.cfg.RPCHandler.(ServerManager); ok && len(resp.Servers) > 0 {
+		addrs := make([]string, 0, len(resp.Servers))
+		for _, s := range resp.Servers {
+			if s != nil && s.RPCAdvertiseAddr != "" {
+				addrs = append(addrs, s.RPCAdvertiseAddr)
+			}
+		}
+		m.SetServers(addrs)
+	}
+}
+
+// rebalanceServersPeriodically reshuffles the servers the client uses, as
+// upstream does, so that the clients of a region spread over the servers
+// again after failovers and over servers that joined later.
+func (c *Client) rebalanceServersPeriodically() {
+	m, ok := c.cfg.RPCHandler.(ServerManager)
+	if !ok {
+		return
+	}
+	for c.sleep(serverRebalanceInterval + jitter(serverRebalanceInterval/2)) {
+		m.Rebalance()
 	}
 }
 

@@ -95,7 +95,8 @@ func (c *AllocStatusCommand) Run(args []string) int {
 		return exitError
 	}
 
-	c.Ui.Output(formatKV(c.header(client, alloc, view{verbose: verbose, now: time.Now()})))
+	v := view{verbose: verbose, now: time.Now()}
+	c.Ui.Output(formatKV(allocHeader(alloc, c.serverFacts(client, alloc), v)))
 	for _, name := range slices.Sorted(maps.Keys(alloc.TaskStates)) {
 		c.Ui.Output("")
 		c.Ui.Output(formatTask(alloc, name))
@@ -112,7 +113,33 @@ func (c *AllocStatusCommand) Run(args []string) int {
 	return exitOK
 }
 
-func (c *AllocStatusCommand) header(client *api.Client, a *api.Allocation, v view) []string {
+// allocFacts is what the servers know beyond the allocation itself that
+// its status explains: its node, and its pending follow-up evaluation. Either
+// is nil when it could not be read; the header then leaves its lines out.
+type allocFacts struct {
+	node     *api.Node
+	followup *api.Evaluation
+}
+
+// serverFacts reads the allocation's node (only when the allocation is
+// unknown: that is when its node's status explains it) and its follow-up
+// evaluation.
+func (c *AllocStatusCommand) serverFacts(client *api.Client, a *api.Allocation) allocFacts {
+	var f allocFacts
+	if a.ClientStatus == api.AllocClientStatusUnknown && a.NodeID != "" {
+		if n, _, err := client.Nodes().Info(a.NodeID, nil); err == nil {
+			f.node = n
+		}
+	}
+	if a.FollowupEvalID != "" {
+		if e, _, err := client.Evaluations().Info(a.FollowupEvalID, nil); err == nil {
+			f.followup = e
+		}
+	}
+	return f
+}
+
+func allocHeader(a *api.Allocation, f allocFacts, v view) []string {
 	var version uint64
 	if a.Job != nil && a.Job.Version != nil {
 		version = *a.Job.Version
@@ -127,11 +154,14 @@ func (c *AllocStatusCommand) header(client *api.Client, a *api.Allocation, v vie
 		fmt.Sprintf("Job Version|%d", version),
 		"Client Status|" + a.ClientStatus,
 		"Client Description|" + a.ClientDescription,
-		"Desired Status|" + a.DesiredStatus,
-		"Desired Description|" + a.DesiredDescription,
-		"Created|" + v.age(a.CreateTime),
-		"Modified|" + v.age(a.ModifyTime),
 	}
+	lines = append(lines, unknownLines(a, f.node, v)...)
+	lines = append(lines,
+		"Desired Status|"+a.DesiredStatus,
+		"Desired Description|"+a.DesiredDescription,
+		"Created|"+v.age(a.CreateTime),
+		"Modified|"+v.age(a.ModifyTime),
+	)
 	if a.PreviousAllocation != "" {
 		lines = append(lines, "Rescheduled Alloc ID|"+v.id(a.PreviousAllocation))
 	}
@@ -141,15 +171,67 @@ func (c *AllocStatusCommand) header(client *api.Client, a *api.Allocation, v vie
 	if t := a.RescheduleTracker; t != nil && len(t.Events) > 0 {
 		lines = append(lines, "Reschedule Attempts|"+rescheduleAttempts(a, len(t.Events)))
 	}
-	if a.FollowupEvalID != "" {
-		// The follow-up evaluation is when the servers will reschedule.
-		// A canceled one (the allocation reconnected) no longer applies.
-		if eval, _, err := client.Evaluations().Info(a.FollowupEvalID, nil); err == nil && !eval.WaitUntil.IsZero() &&
-			eval.Status == api.EvalStatusPending {
-			lines = append(lines, "Reschedule Eligibility|"+prettyTimeDiff(eval.WaitUntil, v.now))
-		}
+	if s := rescheduleEligibility(a, f.followup, v); s != "" {
+		lines = append(lines, "Reschedule Eligibility|"+s)
 	}
 	return lines
+}
+
+// unknownLines explain an unknown allocation: since when its node has been
+// out of contact (what the task states below date from), since when the
+// servers hold it unknown, and when it becomes lost unless its node
+// reconnects.
+func unknownLines(a *api.Allocation, node *api.Node, v view) []string {
+	if a.ClientStatus != api.AllocClientStatusUnknown {
+		return nil
+	}
+	var lines []string
+	if node != nil {
+		s := node.Status
+		if node.StatusUpdatedAt != 0 {
+			if v.verbose {
+				s += " since"
+			}
+			s += " " + v.at(time.Unix(node.StatusUpdatedAt, 0))
+		}
+		if node.Status == api.NodeStatusInit {
+			s += " (reconnecting: its client is reporting its allocations)"
+		}
+		lines = append(lines, "Node Status|"+s)
+	}
+	if since, ok := a.UnknownSince(); ok {
+		lines = append(lines, "Unknown Since|"+v.at(since))
+	}
+	if at, ok := a.LostAt(); ok && !a.ServerTerminalStatus() {
+		lines = append(lines, "Lost After|"+v.at(at)+", unless its node reconnects")
+	}
+	return lines
+}
+
+// rescheduleEligibility is when the servers will place a replacement, as
+// upstream shows it from the follow-up evaluation. An unknown allocation's
+// follow-up is the end of its disconnect window, which is not when it is
+// replaced: that time comes from the group's rules (NextReplacement), and
+// an allocation that has its replacement already shows none.
+func rescheduleEligibility(a *api.Allocation, followup *api.Evaluation, v view) string {
+	if a.ClientStatus == api.AllocClientStatusUnknown {
+		r, ok := a.NextReplacement()
+		switch {
+		case !ok:
+			return ""
+		case r.WhenLost:
+			return v.at(r.At) + " (when lost)"
+		case !r.At.After(v.now):
+			return "now (waiting for a node that can take the replacement)"
+		}
+		return v.at(r.At)
+	}
+	// A canceled follow-up (the allocation reconnected) no longer applies.
+	if followup == nil || followup.WaitUntil.IsZero() || followup.Status != api.EvalStatusPending ||
+		!followup.WaitUntil.After(v.now) {
+		return ""
+	}
+	return v.at(followup.WaitUntil)
 }
 
 // rescheduleAttempts renders "used/allowed" within the group's policy,
@@ -171,7 +253,13 @@ func rescheduleAttempts(a *api.Allocation, used int) string {
 func formatTask(a *api.Allocation, name string) string {
 	st := a.TaskStates[name]
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task %q is %q\n", name, st.State)
+	fmt.Fprintf(&b, "Task %q is %q", name, st.State)
+	if a.ClientStatus == api.AllocClientStatusUnknown {
+		// The servers have not heard from the client since its node
+		// disconnected: this is its last report, not the task's state now.
+		b.WriteString(" (last reported by its client before its node disconnected)")
+	}
+	b.WriteString("\n")
 
 	b.WriteString("Task Resources:\n")
 	lines := []string{"CPU|Memory|Disk"}

@@ -82,6 +82,16 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"operator raft list-peers":  func() (cli.Command, error) { return &OperatorRaftListCommand{Meta: m()}, nil },
 		"operator raft remove-peer": func() (cli.Command, error) { return &OperatorRaftRemoveCommand{Meta: m()}, nil },
 
+		"operator gossip":                  func() (cli.Command, error) { return &OperatorGossipCommand{Meta: m()}, nil },
+		"operator gossip keyring":          func() (cli.Command, error) { return &OperatorGossipKeyringCommand{Meta: m()}, nil },
+		"operator gossip keyring generate": func() (cli.Command, error) { return &OperatorGossipKeyringGenerateCommand{Meta: m()}, nil },
+
+		"tls":             func() (cli.Command, error) { return &TLSCommand{Meta: m()}, nil },
+		"tls ca":          func() (cli.Command, error) { return &TLSCACommand{Meta: m()}, nil },
+		"tls ca create":   func() (cli.Command, error) { return &TLSCACreateCommand{Meta: m()}, nil },
+		"tls cert":        func() (cli.Command, error) { return &TLSCertCommand{Meta: m()}, nil },
+		"tls cert create": func() (cli.Command, error) { return &TLSCertCreateCommand{Meta: m()}, nil },
+
 		"system":    func() (cli.Command, error) { return &SystemCommand{Meta: m()}, nil },
 		"system gc": func() (cli.Command, error) { return &SystemGCCommand{Meta: m()}, nil },
 

@@ -72,6 +72,17 @@ func (v view) age(nano int64) string {
 	return prettyTimeDiff(time.Unix(0, nano), v.now)
 }
 
+// at renders an instant: absolute when verbose, else relative to now.
+func (v view) at(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	if v.verbose {
+		return formatTime(t)
+	}
+	return prettyTimeDiff(t, v.now)
+}
+
 // formatTime renders t like upstream ("" for the zero time).
 func formatTime(t time.Time) string {
 	if t.IsZero() {
@@ -96,12 +107,17 @@ func prettyTimeDiff(then, now time.Time) string {
 		return ""
 	}
 	d := now.Sub(then).Round(time.Second)
-	suffix := " ago"
 	if d < 0 {
-		d, suffix = -d, " from now"
+		return prettyDuration(-d) + " from now"
 	}
-	if d == 0 {
-		return "0s" + suffix
+	return prettyDuration(d) + " ago"
+}
+
+// prettyDuration renders d in its two largest units, rounded down to the
+// second, with no gaps: "0s", "2m10s", "1h" rather than "1h0m" or "1h3s".
+func prettyDuration(d time.Duration) string {
+	if d < time.Second {
+		return "0s"
 	}
 	units := []struct {
 		name string
@@ -123,10 +139,10 @@ func prettyTimeDiff(then, now time.Time) string {
 			parts = append(parts, fmt.Sprintf("%d%s", n, u.name))
 			d -= n * u.size
 		} else if len(parts) > 0 {
-			break // no gaps: "1h" rather than "1h0m" or "1h3s"
+			break
 		}
 	}
-	return strings.Join(parts, "") + suffix
+	return strings.Join(parts, "")
 }
 
 // formatMB renders megabytes the way upstream's humanized sizes read.

@@ -19,6 +19,14 @@ type Meta struct {
 	address   string
 	region    string
 	namespace string
+
+	// TLS flags; each overrides its NOMAD_* variable.
+	caCert        string
+	caPath        string
+	clientCert    string
+	clientKey     string
+	tlsServerName string
+	tlsSkipVerify bool
 }
 
 // FlagSet returns a flag set with the common flags. Errors are reported by
@@ -29,6 +37,12 @@ func (m *Meta) FlagSet(name string) *flag.FlagSet {
 	f.StringVar(&m.address, "address", "", "")
 	f.StringVar(&m.region, "region", "", "")
 	f.StringVar(&m.namespace, "namespace", "", "")
+	f.StringVar(&m.caCert, "ca-cert", "", "")
+	f.StringVar(&m.caPath, "ca-path", "", "")
+	f.StringVar(&m.clientCert, "client-cert", "", "")
+	f.StringVar(&m.clientKey, "client-key", "", "")
+	f.StringVar(&m.tlsServerName, "tls-server-name", "", "")
+	f.BoolVar(&m.tlsSkipVerify, "tls-skip-verify", false, "")
 	return f
 }
 
@@ -44,6 +58,21 @@ func (m *Meta) Client() (*api.Client, error) {
 	}
 	if m.namespace != "" {
 		cfg.Namespace = m.namespace
+	}
+	t := cfg.TLSConfig
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{
+		{&t.CACert, m.caCert}, {&t.CAPath, m.caPath}, {&t.ClientCert, m.clientCert},
+		{&t.ClientKey, m.clientKey}, {&t.TLSServerName, m.tlsServerName},
+	} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
+	}
+	if m.tlsSkipVerify {
+		t.Insecure = true
 	}
 	return api.NewClient(cfg)
 }
@@ -90,5 +119,28 @@ General Options:
 
   -namespace=<namespace>
     The namespace to use. Overrides NOMAD_NAMESPACE. Default: "default".
+
+  -ca-cert=<path>
+    The CA certificate (PEM) to verify the agent's HTTPS certificate
+    with. Overrides NOMAD_CACERT.
+
+  -ca-path=<path>
+    A directory of CA certificates (PEM) to verify the agent's HTTPS
+    certificate with. Overrides NOMAD_CAPATH.
+
+  -client-cert=<path>
+    The certificate (PEM) to present to an agent with
+    verify_https_client. Overrides NOMAD_CLIENT_CERT.
+
+  -client-key=<path>
+    The private key (PEM) of -client-cert. Overrides NOMAD_CLIENT_KEY.
+
+  -tls-server-name=<name>
+    The name to verify the agent's certificate against, when it is not
+    the host of -address. Overrides NOMAD_TLS_SERVER_NAME.
+
+  -tls-skip-verify
+    Do not verify the agent's certificate. Not for production.
+    Overrides NOMAD_SKIP_VERIFY.
 `)
 }

@@ -91,7 +91,7 @@ func (c *NodeStatusCommand) Run(args []string) int {
 			c.Ui.Output("No nodes registered")
 			return exitOK
 		}
-		c.Ui.Output(formatNodeList(nodes, view{verbose: verbose}))
+		c.Ui.Output(formatNodeList(nodes, view{verbose: verbose, now: time.Now()}))
 		return exitOK
 	}
 
@@ -110,7 +110,7 @@ func (c *NodeStatusCommand) Run(args []string) int {
 		if len(matches) == 0 {
 			c.Ui.Error(fmt.Sprintf("No node(s) with prefix %q found", prefix))
 		} else {
-			c.Ui.Error(fmt.Sprintf("Prefix matched multiple nodes\n\n%s", formatNodeList(matches, view{verbose: verbose})))
+			c.Ui.Error(fmt.Sprintf("Prefix matched multiple nodes\n\n%s", formatNodeList(matches, view{verbose: verbose, now: time.Now()})))
 		}
 		return exitError
 	}
@@ -128,25 +128,59 @@ func (c *NodeStatusCommand) Run(args []string) int {
 	return exitOK
 }
 
+// formatNodeList renders the node table with upstream's columns. When a
+// listed node is disconnected, a last column says for how long: whether it
+// may still come back within its allocations' windows is what an operator
+// looks at first.
 func formatNodeList(nodes []*api.NodeListStub, v view) string {
-	var lines []string
+	header := "ID|Node Pool|DC|Name|Class|Drain|Eligibility|Status"
 	if v.verbose {
-		lines = append(lines, "ID|Node Pool|DC|Name|Class|Address|Version|Drain|Eligibility|Status")
-	} else {
-		lines = append(lines, "ID|Node Pool|DC|Name|Class|Drain|Eligibility|Status")
+		header = "ID|Node Pool|DC|Name|Class|Address|Version|Drain|Eligibility|Status"
 	}
+	since := slices.ContainsFunc(nodes, func(n *api.NodeListStub) bool { return n.Status == api.NodeStatusDisconnected })
+	if since {
+		header += "|Disconnected For"
+	}
+	lines := []string{header}
 	for _, node := range nodes {
+		var line string
 		if v.verbose {
-			lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%v|%s|%s",
+			line = fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%v|%s|%s",
 				v.id(node.ID), node.NodePool, node.Datacenter, node.Name, node.NodeClass,
-				node.Address, node.Version, node.Drain, node.SchedulingEligibility, node.Status))
+				node.Address, node.Version, node.Drain, node.SchedulingEligibility, node.Status)
 		} else {
-			lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%s|%v|%s|%s",
+			line = fmt.Sprintf("%s|%s|%s|%s|%s|%v|%s|%s",
 				v.id(node.ID), node.NodePool, node.Datacenter, node.Name, node.NodeClass,
-				node.Drain, node.SchedulingEligibility, node.Status))
+				node.Drain, node.SchedulingEligibility, node.Status)
 		}
+		if since {
+			line += "|" + disconnectedFor(node.Status, node.StatusUpdatedAt, v.now)
+		}
+		lines = append(lines, line)
 	}
 	return formatList(lines)
+}
+
+// disconnectedFor is how long a disconnected node has been so ("2m10s"),
+// from its status change time (Unix seconds); "" for any other status.
+func disconnectedFor(status string, updatedAt int64, now time.Time) string {
+	if status != api.NodeStatusDisconnected || updatedAt == 0 {
+		return ""
+	}
+	return prettyDuration(max(now.Sub(time.Unix(updatedAt, 0)), 0))
+}
+
+// nodeStatusLine is the node detail's status: for a disconnected node, with
+// since when.
+func nodeStatusLine(node *api.Node, v view) string {
+	if node.Status != api.NodeStatusDisconnected || node.StatusUpdatedAt == 0 {
+		return node.Status
+	}
+	t := time.Unix(node.StatusUpdatedAt, 0)
+	if v.verbose {
+		return fmt.Sprintf("%s (since %s)", node.Status, formatTime(t))
+	}
+	return fmt.Sprintf("%s (since %s ago)", node.Status, disconnectedFor(node.Status, node.StatusUpdatedAt, v.now))
 }
 
 func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
@@ -165,7 +199,7 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
 		"DC|" + node.Datacenter,
 		fmt.Sprintf("Drain|%v", node.Drain),
 		"Eligibility|" + node.SchedulingEligibility,
-		"Status|" + node.Status,
+		"Status|" + nodeStatusLine(node, v),
 		"Drivers|" + strings.Join(healthy, ","),
 	}))
 

@@ -1,34 +1,19 @@
 package nomad
 
-import "time"
+import (
+	"time"
 
-// Clock is the server's source of time for timers that decide behaviour
-// (nack timeouts, delayed evaluations, dequeue timeouts). It is injected so
-// tests can replace it; the real clock also runs on synctest's fake time
-// because it is built on the time package.
-type Clock interface {
-	Now() time.Time
-	AfterFunc(d time.Duration, f func()) Timer
-}
+	"github.com/nomad-edge/nomad/helper/clock"
+)
 
-// Timer is the handle of a Clock.AfterFunc call. Stop and Reset report
-// whether the timer was still pending, exactly as *time.Timer does: false
-// means f has already been started (or the timer was stopped).
-type Timer interface {
-	Stop() bool
-	Reset(d time.Duration) bool
-}
-
-// RealClock is the Clock backed by the time package.
-type RealClock struct{}
-
-var _ Clock = RealClock{}
-
-// Now returns time.Now().
-func (RealClock) Now() time.Time { return time.Now() }
-
-// AfterFunc wraps time.AfterFunc.
-func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+// Clock and Timer are the one clock of package clock, shared with the
+// client and drivers: the server's timers that decide behaviour (nack
+// timeouts, delayed evaluations, heartbeat TTLs, GC intervals) run on it,
+// so tests can fake it or run under testing/synctest.
+type (
+	Clock = clock.Clock
+	Timer = clock.Timer
+)
 
 // clockExpiry returns a channel closed after d on clock, or nil (never
 // closed) when d <= 0, and a function releasing the timer.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/helper/tlsutil"
 )
 
 // Config is the server's configuration, filled by the agent from its HCL
@@ -45,6 +46,13 @@ type Config struct {
 	// DeadServerCleanup is how long a server stays failed in serf before the
 	// leader removes it from raft.
 	DeadServerCleanup time.Duration
+
+	// TLS, with EnableRPC, carries RPC and raft inside mutual TLS and
+	// refuses plaintext connections.
+	TLS *tlsutil.Config
+	// SerfEncryptKey, when set, encrypts gossip (server.encrypt): 16, 24
+	// or 32 bytes, the same on every server.
+	SerfEncryptKey []byte
 
 	// Dialer opens the server's outgoing connections (raft, forwarded
 	// RPCs); tests pass a faultable one.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"sync"
 	"time"
 
@@ -58,7 +59,7 @@ type EvalBrokerConfig struct {
 	DeliveryLimit int
 
 	// Clock drives the nack timers, delays and dequeue timeouts. Nil means
-	// RealClock.
+	// clock.Real().
 	Clock Clock
 }
 
@@ -160,7 +161,7 @@ func NewEvalBroker(cfg EvalBrokerConfig) (*EvalBroker, error) {
 		return nil, errors.New("eval broker: nack delays must not be negative")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = RealClock{}
+		cfg.Clock = clock.Real()
 	}
 	b := &EvalBroker{cfg: cfg}
 	b.resetLocked()

@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/nomad-edge/nomad/nomad/state"
@@ -13,6 +14,9 @@ import (
 // (dequeue, ack, nack, update) for scheduling workers.
 type Eval struct {
 	srv *Server
+	// peer is who calls through this instance: the work protocol is for
+	// servers only (requireServer).
+	peer rpcPeer
 }
 
 // GetEval returns one evaluation.
@@ -73,14 +77,26 @@ func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.Eva
 }
 
 // Dequeue hands a worker the next evaluation for its schedulers.
+// maxDequeueTimeout bounds how long one Eval.Dequeue waits for work.
+const maxDequeueTimeout = 5 * time.Second
+
 func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequeueResponse) error {
+	if err := e.srv.requireServer(e.peer, "Eval.Dequeue"); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Dequeue", args, reply); done {
 		return err
 	}
 	if len(args.Schedulers) == 0 {
 		return fmt.Errorf("%w: dequeue requires at least one scheduler type", structs.ErrMissingField)
 	}
-	ev, token, err := e.srv.evalBroker.Dequeue(args.Schedulers, args.Timeout)
+	// A dequeue holds a goroutine while it waits: bound it, whatever the
+	// caller asked (zero would wait forever).
+	timeout := args.Timeout
+	if timeout <= 0 || timeout > maxDequeueTimeout {
+		timeout = maxDequeueTimeout
+	}
+	ev, token, err := e.srv.evalBroker.Dequeue(args.Schedulers, timeout)
 	if err != nil {
 		return err
 	}
@@ -99,6 +115,9 @@ func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequ
 
 // Ack completes an evaluation.
 func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer(e.peer, "Eval.Ack"); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Ack", args, reply); done {
 		return err
 	}
@@ -107,6 +126,9 @@ func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse)
 
 // Nack returns an evaluation to the broker for redelivery.
 func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer(e.peer, "Eval.Nack"); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Nack", args, reply); done {
 		return err
 	}
@@ -115,6 +137,9 @@ func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse
 
 // Update writes the outcome of an outstanding evaluation.
 func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer(e.peer, "Eval.Update"); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Update", args, reply); done {
 		return err
 	}
@@ -129,6 +154,9 @@ func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 
 // Create writes follow-up evaluations made by a scheduler.
 func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer(e.peer, "Eval.Create"); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Create", args, reply); done {
 		return err
 	}
@@ -150,6 +178,9 @@ func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 // Reblock puts a blocked evaluation back in the blocked set after a
 // scheduler found it still cannot place.
 func (e *Eval) Reblock(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer(e.peer, "Eval.Reblock"); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Reblock", args, reply); done {
 		return err
 	}

@@ -88,7 +88,7 @@ func (n *Node) fillHeartbeat(nodeID string, reply *structs.NodeUpdateResponse) e
 	var live int
 	reply.HeartbeatTTL, live = n.srv.heartbeats.reset(nodeID)
 	reply.LeaderRPCAddr = n.srv.Leader()
-	reply.Servers = []*structs.NodeServerInfo{{RPCAdvertiseAddr: n.srv.rpcAdvertise.String(), Datacenter: n.srv.config.Datacenter}}
+	reply.Servers = n.srv.clientServers()
 	// The heartbeat timers already count the live nodes; walking the node
 	// table on every heartbeat would cost O(nodes) per client per TTL.
 	reply.NumNodes = int32(live)
@@ -138,6 +138,7 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 		if err != nil {
 			return err
 		}
+		n.logTransition(node, args.Status)
 		reply.NodeModifyIndex = index
 		if len(evals) > 0 {
 			reply.EvalIDs, reply.EvalCreateIndex = evalIDs(evals), index
@@ -149,6 +150,24 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 		return nil
 	}
 	return n.fillHeartbeat(args.NodeID, reply)
+}
+
+// logTransition logs, once per change, a node status change its client's
+// heartbeat made: a disconnected node back in contact, and one ready again
+// once it has reported its allocations. (Missed heartbeats are logged by
+// the heartbeater.)
+func (n *Node) logTransition(old *structs.Node, to string) {
+	now := n.srv.clock.Now()
+	kv := []any{"node_id", old.ID, "node_name", old.Name, "from", old.Status, "to", to}
+	switch {
+	case old.Status == structs.NodeStatusDisconnected:
+		away := now.Sub(time.Unix(old.StatusUpdatedAt, 0)).Round(time.Second)
+		n.srv.logger.Info("node reconnected; waiting for its allocation updates", append(kv, "disconnected_for", away)...)
+	case to == structs.NodeStatusReady:
+		n.srv.logger.Info("node ready", kv...)
+	default:
+		n.srv.logger.Info("node status changed by its client", kv...)
+	}
 }
 
 // heartbeatStatus decides the status a node gets when its client asks for
@@ -306,6 +325,7 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	reconnectedJobs := map[structs.NamespacedID]bool{}
 	timeoutEvals := map[string]bool{}
 	args.Evals = nil
+	var back []string // previously unknown, in the order reported
 	for _, a := range args.Alloc {
 		a.ModifyTime = now.UnixNano()
 		stored, err := st.AllocByID(nil, a.ID)
@@ -317,6 +337,9 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		}
 		if stored == nil {
 			continue
+		}
+		if stored.ClientStatus == structs.AllocClientStatusUnknown {
+			back = append(back, a.ID)
 		}
 		if stored.ClientStatus == structs.AllocClientStatusUnknown && !reconnectedJobs[stored.JobNamespacedID()] {
 			// The servers held it as unknown: its client is back and the
@@ -358,6 +381,12 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	_, index, err := n.srv.raftApply(structs.AllocClientUpdateRequestType, args)
 	if err != nil {
 		return err
+	}
+	if len(back) > 0 {
+		// One line per push, not per allocation: a node may bring back
+		// thousands. The scheduler's reconnect evaluations decide them.
+		n.srv.logger.Info("allocations reported again after their node reconnected", "node_id", args.NodeID,
+			"allocs", len(back), "first_alloc_id", back[0], "reconnect_evals", len(reconnectedJobs))
 	}
 	reply.Index = index
 	return nil

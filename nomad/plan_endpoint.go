@@ -9,10 +9,15 @@ import (
 // Plan is the Plan.* RPC endpoint.
 type Plan struct {
 	srv *Server
+	// peer is who calls through this instance; only servers may plan.
+	peer rpcPeer
 }
 
 // Submit queues a scheduler's plan for the applier and waits for the result.
 func (p *Plan) Submit(args *structs.PlanRequest, reply *structs.PlanResponse) error {
+	if err := p.srv.requireServer(p.peer, "Plan.Submit"); err != nil {
+		return err
+	}
 	if done, err := p.srv.forward("Plan.Submit", args, reply); done {
 		return err
 	}

@@ -3,6 +3,7 @@ package nomad
 import (
 	"container/heap"
 	"errors"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"sync"
 	"time"
 
@@ -73,7 +74,7 @@ func (p *pendingPlan) respond(result *structs.PlanResult, err error) {
 
 // NewPlanQueue returns a disabled plan queue.
 func NewPlanQueue() (*PlanQueue, error) {
-	return &PlanQueue{clock: RealClock{}}, nil
+	return &PlanQueue{clock: clock.Real()}, nil
 }
 
 // Enabled reports whether the queue accepts plans.

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	bolt "go.etcd.io/bbolt"
+	boltErrors "go.etcd.io/bbolt/errors"
 )
 
 // raftDirName is where a server keeps its raft log, stable store and
@@ -30,11 +32,13 @@ const raftDirName = "raft"
 const raftStoreOpenTimeout = 2 * time.Second
 
 // raftLayer is the raft.StreamLayer that shares the RPC port: the RPC
-// accept loop hands it every connection whose first byte is pool.RPCRaft,
-// and its Dial writes that byte before raft speaks.
+// accept loop hands it every connection whose first byte is pool.RPCRaft
+// (inside TLS with tls.rpc), and its Dial writes that byte before raft
+// speaks.
 type raftLayer struct {
 	addr   net.Addr
 	dialer pool.Dialer
+	tls    *tls.Config
 
 	conns    chan net.Conn
 	closeMu  sync.Mutex
@@ -44,11 +48,11 @@ type raftLayer struct {
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
 
-func newRaftLayer(addr net.Addr, dialer pool.Dialer) *raftLayer {
+func newRaftLayer(addr net.Addr, dialer pool.Dialer, tlsCfg *tls.Config) *raftLayer {
 	if dialer == nil {
 		dialer = &net.Dialer{}
 	}
-	return &raftLayer{addr: addr, dialer: dialer, conns: make(chan net.Conn), closedCh: make(chan struct{})}
+	return &raftLayer{addr: addr, dialer: dialer, tls: tlsCfg, conns: make(chan net.Conn), closedCh: make(chan struct{})}
 }
 
 // handoff gives an accepted connection to raft; it closes the connection
@@ -90,15 +94,7 @@ func (l *raftLayer) Addr() net.Addr { return l.addr }
 func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	conn, err := l.dialer.DialContext(ctx, "tcp", string(address))
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.Write([]byte{pool.RPCRaft}); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return conn, nil
+	return pool.Dial(ctx, pool.DialInput{Dialer: l.dialer, Addr: string(address), TLS: l.tls, Kind: pool.RPCRaft})
 }
 
 // raftStores are the log, stable and snapshot stores of one server, and
@@ -129,7 +125,7 @@ func openRaftStores(dir string, dev bool, logger hclog.Logger) (*raftStores, err
 		BoltOptions: &bolt.Options{Timeout: raftStoreOpenTimeout, NoFreelistSync: true},
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, boltErrors.ErrTimeout) {
 			return nil, errRaftStoreLocked(path)
 		}
 		return nil, fmt.Errorf("opening raft store %s: %w", path, err)
@@ -186,7 +182,7 @@ func (s *Server) setupRaft() error {
 	if s.config.DevMode {
 		_, trans = raft.NewInmemTransport(raft.ServerAddress(s.rpcAdvertise.String()))
 	} else {
-		s.raftLayer = newRaftLayer(s.rpcAdvertise, s.config.Dialer)
+		s.raftLayer = newRaftLayer(s.rpcAdvertise, s.config.Dialer, s.tls.outgoingTLS())
 		trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream:  s.raftLayer,
 			MaxPool: 3,

@@ -9,6 +9,7 @@ import (
 
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	bolt "go.etcd.io/bbolt"
+	boltErrors "go.etcd.io/bbolt/errors"
 )
 
 // checkRaftStore reads every page of the raft store at path before it is
@@ -25,7 +26,7 @@ func checkRaftStore(path string) error {
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: raftStoreOpenTimeout})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, boltErrors.ErrTimeout) {
 			return errRaftStoreLocked(path)
 		}
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {

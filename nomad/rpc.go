@@ -44,24 +44,74 @@ func (s *Server) listen() {
 	}
 }
 
+// trackConn records an accepted connection so Shutdown can close it: a
+// stopped server must not keep answering on connections it accepted
+// before. It reports false once the server is shutting down.
+func (s *Server) trackConn(c net.Conn) bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if s.conns == nil {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrackConn(c net.Conn) {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	delete(s.conns, c)
+}
+
+// closeConns closes every accepted connection and refuses new ones.
+func (s *Server) closeConns() {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+}
+
 // firstByteTimeout bounds how long a new connection may stay silent before
 // saying what it is, so idle strangers cannot hold connections.
 const firstByteTimeout = 10 * time.Second
 
-func (s *Server) handleConn(conn net.Conn) {
-	buf := make([]byte, 1)
-	_ = conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
-	if _, err := io.ReadFull(conn, buf); err != nil {
+func (s *Server) handleConn(raw net.Conn) {
+	if !s.trackConn(raw) {
+		raw.Close()
+		return
+	}
+	defer s.untrackConn(raw)
+	conn, kind, peer, err := s.openConn(raw)
+	if errors.Is(err, errSilentConn) {
+		raw.Close()
+		return
+	}
+	if err != nil {
+		s.logger.Warn("refused RPC connection", "remote", raw.RemoteAddr(), "error", err)
+		raw.Close()
+		return
+	}
+	switch {
+	case kind == pool.RPCRaft && s.raftLayer != nil:
+		// Raft entries rewrite the cluster's state: with TLS, only a
+		// server certificate may carry them.
+		if peer.tls && !peer.server {
+			s.logger.Warn("refused raft connection from a non-server certificate", "remote", conn.RemoteAddr())
+			conn.Close()
+			return
+		}
+		s.raftLayer.handoff(conn)
+		return
+	case kind != pool.RPCMultiplex:
+		s.logger.Warn("unrecognized RPC byte", "byte", kind, "remote", conn.RemoteAddr())
 		conn.Close()
 		return
 	}
-	_ = conn.SetReadDeadline(time.Time{})
-	switch {
-	case buf[0] == pool.RPCRaft && s.raftLayer != nil:
-		s.raftLayer.handoff(conn)
-		return
-	case buf[0] != pool.RPCMultiplex:
-		s.logger.Warn("unrecognized RPC byte", "byte", buf[0], "remote", conn.RemoteAddr())
+	srv, err := s.connRPCServer(peer)
+	if err != nil {
+		s.logger.Error("setting up RPC endpoints for a connection", "error", err)
 		conn.Close()
 		return
 	}
@@ -78,25 +128,66 @@ func (s *Server) handleConn(conn net.Conn) {
 		if err != nil {
 			return
 		}
-		go s.serveStream(stream)
+		go s.serveStream(srv, stream, sess.CloseChan())
 	}
 }
 
-func (s *Server) serveStream(stream net.Conn) {
-	c := msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle)
+// serveStream serves the one call a stream carries (the pool opens a
+// stream per call). The call's context ends when the caller closes its end
+// of the stream, when the connection goes, or at shutdown: a blocking
+// query or a forward whose caller hung up stops at once.
+func (s *Server) serveStream(srv *rpc.Server, stream net.Conn, sessionDone <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &ctxCodec{ServerCodec: msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle), ctx: ctx}
 	defer c.Close()
-	for {
-		if err := s.rpcServer.ServeRequest(c); err != nil {
-			return
-		}
+	c.onRequest = func() {
+		// The handler does not read the stream while it runs: anything
+		// read now, data or end of stream, means the caller is done.
+		go func() {
+			var b [1]byte
+			_, _ = stream.Read(b[:])
+			cancel()
+		}()
 	}
+	go func() {
+		select {
+		case <-sessionDone:
+		case <-s.shutdownCh:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	_ = srv.ServeRequest(c)
+}
+
+// ctxCodec sets a context on the request it decodes.
+type ctxCodec struct {
+	rpc.ServerCodec
+	ctx       context.Context
+	onRequest func()
+}
+
+func (c *ctxCodec) ReadRequestBody(body any) error {
+	if err := c.ServerCodec.ReadRequestBody(body); err != nil {
+		return err
+	}
+	structs.WithRequestContext(body, c.ctx)
+	if c.onRequest != nil {
+		c.onRequest()
+	}
+	return nil
 }
 
 // RPC serves a call in process, as the dev agent's client and HTTP API do.
 // Arguments and replies go through msgpack exactly as over the network, so
 // the caller never shares memory with the state store.
+//
+// The caller's context, carried by args (structs.RequestContext), goes
+// with the call: a blocking query or a forward to the leader ends when it
+// does.
 func (s *Server) RPC(method string, args, reply any) error {
-	c := &inmemCodec{method: method}
+	c := &inmemCodec{method: method, ctx: structs.RequestContext(args)}
 	if err := codec.NewEncoderBytes(&c.args, structs.MsgpackHandle).Encode(args); err != nil {
 		return fmt.Errorf("encoding %s args: %w", method, err)
 	}
@@ -104,6 +195,10 @@ func (s *Server) RPC(method string, args, reply any) error {
 		return err
 	}
 	if c.err != "" {
+		if err := c.ctx.Err(); err != nil {
+			// The caller gave up; say so in its own terms.
+			return fmt.Errorf("%s: %s: %w", method, c.err, err)
+		}
 		return structs.RPCError(c.err)
 	}
 	return codec.NewDecoderBytes(c.reply, structs.MsgpackHandle).Decode(reply)
@@ -112,6 +207,7 @@ func (s *Server) RPC(method string, args, reply any) error {
 // inmemCodec is an rpc.ServerCodec over byte slices for one call.
 type inmemCodec struct {
 	method string
+	ctx    context.Context
 	args   []byte
 	reply  []byte
 	err    string
@@ -126,7 +222,11 @@ func (c *inmemCodec) ReadRequestBody(body any) error {
 	if body == nil {
 		return nil
 	}
-	return codec.NewDecoder(bytes.NewReader(c.args), structs.MsgpackHandle).Decode(body)
+	if err := codec.NewDecoder(bytes.NewReader(c.args), structs.MsgpackHandle).Decode(body); err != nil {
+		return err
+	}
+	structs.WithRequestContext(body, c.ctx)
+	return nil
 }
 
 func (c *inmemCodec) WriteResponse(r *rpc.Response, body any) error {
@@ -192,7 +292,7 @@ type queryFn func(ws memdb.WatchSet, st *state.StateStore) (uint64, error)
 // it read changes, until the index passes MinQueryIndex or MaxQueryTime
 // passes. A timeout is not an error: the reply holds the latest result.
 func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
-	ctx := context.Background()
+	ctx := opts.Context()
 	if opts.MinQueryIndex > 0 {
 		wait := opts.MaxQueryTime
 		if wait <= 0 {
@@ -237,7 +337,7 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 			return err
 		}
 		if s.isShutdown() {
-			return errors.New("server shutting down")
+			return structs.ErrServerShutdown
 		}
 	}
 }

@@ -113,6 +113,7 @@ func (s *Server) setupSerf() error {
 		ml.AdvertiseAddr = a.IP.String()
 		ml.AdvertisePort = a.Port
 	}
+	ml.SecretKey = s.config.SerfEncryptKey
 	if s.config.SerfTimeScale > 0 {
 		scaleMemberlist(ml, s.config.SerfTimeScale)
 	}

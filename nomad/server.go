@@ -2,7 +2,8 @@ package nomad
 
 import (
 	"context"
-	"errors"
+	"github.com/nomad-edge/nomad/helper/clock"
+
 	"fmt"
 	"io"
 	"math/rand"
@@ -17,6 +18,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // Server is a Nomad server: it holds the replicated state, and while it is
@@ -43,8 +45,12 @@ type Server struct {
 	bootstrapped atomic.Bool
 	reconcileCh  chan struct{}
 
-	rpcServer    *rpc.Server
-	rpcListener  net.Listener
+	rpcServer   *rpc.Server
+	tls         *rpcTLS
+	rpcListener net.Listener
+	// conns are the accepted RPC connections, closed at shutdown.
+	connsMu      sync.Mutex
+	conns        map[net.Conn]struct{}
 	rpcAdvertise net.Addr
 	connPool     *pool.ConnPool
 
@@ -87,21 +93,26 @@ func NewServer(cfg *Config) (*Server, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = RealClock{}
+		cfg.Clock = clock.Real()
+	}
+	rpcTLS, err := newRPCTLS(cfg.TLS, cfg.Region)
+	if err != nil {
+		return nil, err
 	}
 	s := &Server{
 		config:      cfg,
+		tls:         rpcTLS,
 		logger:      cfg.Logger.Named("server"),
 		clock:       cfg.Clock,
 		rpcServer:   rpc.NewServer(),
-		connPool:    pool.NewPool(pool.Config{Dialer: cfg.Dialer}),
+		connPool:    pool.NewPool(pool.Config{Dialer: cfg.Dialer, TLS: rpcTLS.outgoingTLS()}),
 		shutdownCh:  make(chan struct{}),
 		serfEvents:  make(chan serf.Event, 256),
 		reconcileCh: make(chan struct{}, 1),
+		conns:       map[net.Conn]struct{}{},
 		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
 	}
 
-	var err error
 	s.evalBroker, err = NewEvalBroker(EvalBrokerConfig{
 		NackTimeout:         cfg.EvalNackTimeout,
 		InitialNackDelay:    cfg.EvalNackInitialReenqueue,
@@ -159,19 +170,8 @@ func NewServer(cfg *Config) (*Server, error) {
 }
 
 func (s *Server) setupRPC() error {
-	for name, ep := range map[string]any{
-		"Job":      &Job{srv: s},
-		"Node":     &Node{srv: s},
-		"Alloc":    &Alloc{srv: s},
-		"Eval":     &Eval{srv: s},
-		"Plan":     &Plan{srv: s},
-		"Status":   &Status{srv: s},
-		"Operator": &Operator{srv: s},
-		"System":   &System{srv: s},
-	} {
-		if err := s.rpcServer.RegisterName(name, ep); err != nil {
-			return fmt.Errorf("registering %s endpoint: %w", name, err)
-		}
+	if err := s.registerEndpoints(s.rpcServer, rpcPeer{local: true}); err != nil {
+		return err
 	}
 	addr := s.config.RPCAddr
 	if addr == nil {
@@ -188,6 +188,26 @@ func (s *Server) setupRPC() error {
 			a = &net.TCPAddr{IP: a.IP, Port: l.Addr().(*net.TCPAddr).Port}
 		}
 		s.rpcAdvertise = a
+	}
+	return nil
+}
+
+// registerEndpoints registers every RPC endpoint on srv, those that check
+// their caller bound to peer.
+func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
+	for name, ep := range map[string]any{
+		"Job":      &Job{srv: s},
+		"Node":     &Node{srv: s},
+		"Alloc":    &Alloc{srv: s},
+		"Eval":     &Eval{srv: s, peer: peer},
+		"Plan":     &Plan{srv: s, peer: peer},
+		"Status":   &Status{srv: s},
+		"Operator": &Operator{srv: s},
+		"System":   &System{srv: s},
+	} {
+		if err := srv.RegisterName(name, ep); err != nil {
+			return fmt.Errorf("registering %s endpoint: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -216,6 +236,7 @@ func (s *Server) Shutdown() error {
 	}
 	close(s.shutdownCh)
 	s.rpcListener.Close()
+	s.closeConns()
 	if s.serf != nil {
 		if err := s.serf.Shutdown(); err != nil {
 			s.logger.Warn("serf shutdown", "error", err)
@@ -273,7 +294,7 @@ func (s *Server) WaitForLeader(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.shutdownCh:
-			return errors.New("server shut down")
+			return structs.ErrServerShutdown
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/scheduler"
@@ -77,15 +78,45 @@ func (w *worker) sendAck(evalID, token string, ack bool) {
 	if ack {
 		method = "Eval.Ack"
 	}
-	var resp structs.GenericResponse
-	if err := w.srv.RPC(method, &structs.EvalAckRequest{EvalID: evalID, Token: token}, &resp); err != nil {
-		w.logger.Warn("failed to "+method, "eval_id", evalID, "error", err)
+	// An ack or nack lost to a leader change would leave the evaluation
+	// outstanding until the broker's nack timeout (a minute): retry while
+	// no leader answers, briefly, then give up to the timeout.
+	delay := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		var resp structs.GenericResponse
+		err := w.srv.RPC(method, &structs.EvalAckRequest{EvalID: evalID, Token: token}, &resp)
+		if err == nil {
+			return
+		}
+		retry := errors.Is(err, structs.ErrNoLeader) || errors.Is(err, pool.ErrTransport)
+		if !retry || attempt == ackAttempts || w.srv.isShutdown() {
+			w.logger.Warn("failed to "+method, "eval_id", evalID, "error", err, "attempts", attempt)
+			return
+		}
+		select {
+		case <-time.After(delay):
+		case <-w.srv.shutdownCh:
+			return
+		}
+		delay = min(delay*2, time.Second)
 	}
 }
+
+// ackAttempts bounds how often a worker tries to ack or nack one
+// evaluation while no leader answers (about 5 s in all).
+const ackAttempts = 8
 
 func (w *worker) snapshotMinIndex(index uint64) (*state.StateSnapshot, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// Shutdown must not wait out a follower catching up.
+	go func() {
+		select {
+		case <-w.srv.shutdownCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	return w.srv.State().SnapshotMinIndex(ctx, index)
 }
 

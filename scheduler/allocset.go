@@ -190,9 +190,6 @@ func (s allocSet) chains() chainSet {
 	return c
 }
 
-// of returns the chain holding the allocation.
-func (c chainSet) of(id string) allocSet { return c.members[c.rootOf[id]] }
-
 // ordered returns the members of s oldest first: by place in their chain,
 // then creation. Whatever is decided from this order does not depend on map
 // iteration or on the order in which members came back.
@@ -380,6 +377,9 @@ type nameIndex struct {
 	job, group string
 	count      int
 	used       map[uint]int
+	// free is at or below the lowest index that may be unused, so that
+	// taking names one at a time costs what the names skipped, once.
+	free uint
 }
 
 func newNameIndex(job, group string, count int, in ...allocSet) *nameIndex {
@@ -392,24 +392,30 @@ func newNameIndex(job, group string, count int, in ...allocSet) *nameIndex {
 	return n
 }
 
-// next returns k unused names, lowest index first; past the group's count
-// it keeps counting up.
-func (n *nameIndex) next(k int) []string {
-	out := make([]string, 0, k)
-	for i := uint(0); len(out) < k; i++ {
-		if n.used[i] > 0 {
-			continue
-		}
-		n.used[i]++
-		out = append(out, structs.AllocName(n.job, n.group, i))
+// next takes the lowest unused name; past the group's count it keeps
+// counting up.
+func (n *nameIndex) next() string {
+	for n.used[n.free] > 0 {
+		n.free++
 	}
-	return out
+	n.used[n.free]++
+	return structs.AllocName(n.job, n.group, n.free)
+}
+
+// take marks a name in use, reporting false when it already was.
+func (n *nameIndex) take(a *structs.Allocation) bool {
+	if n.used[a.Index()] > 0 {
+		return false
+	}
+	n.used[a.Index()]++
+	return true
 }
 
 // release marks a stopped allocation's index free again.
 func (n *nameIndex) release(a *structs.Allocation) {
 	if i := a.Index(); n.used[i] > 0 {
 		n.used[i]--
+		n.free = min(n.free, i)
 	}
 }
 

@@ -99,7 +99,7 @@ func TestNameIndex(t *testing.T) {
 	n := newNameIndex(job.ID, "web", 4, s)
 	must.Eq(t, []string{
 		structs.AllocName(job.ID, "web", 1), structs.AllocName(job.ID, "web", 3), structs.AllocName(job.ID, "web", 4),
-	}, n.next(3))
+	}, []string{n.next(), n.next(), n.next()})
 
 	dup := allocsFor(job, 2, structs.AllocClientStatusRunning)[1] // a second "[1]"
 	allocs[4].ClientStatus = structs.AllocClientStatusUnknown

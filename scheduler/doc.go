@@ -19,7 +19,13 @@
 //   - reconcile.go, reconcile_disconnect.go, allocset.go, reschedule.go:
 //     the reconciler, a pure function from (job, allocations, tainted
 //     nodes, now) to a ReconcileResults value, written as set algebra on
-//     allocSet.
+//     allocSet. Each rule records its decisions (reconcile_results.go:
+//     stops, changes in place, ignores, placements) into named sets; the
+//     group's GroupResults and its DesiredUpdates counts are read from the
+//     final sets once, so a later rule that overrides an earlier one (a
+//     scale-down stopping a reconnected allocation) needs no bookkeeping.
+//   - testdata/reconcile/*.txt: reconciler scenarios with golden results
+//     (reconcile_golden_test.go; go test ./scheduler -run Golden -rewrite).
 //   - feasible.go, constraint.go, rank.go, stack.go, context.go: node
 //     selection as a chain of small iterators, wired in NewGenericStack.
 //

@@ -17,10 +17,9 @@ import (
 // are unknown, R2 runs. Four nodes, so there is always room for an R3 that
 // must never come.
 type chainFixture struct {
-	h          *schedtest.Harness
-	job        *structs.Job
-	o, r1, r2  *structs.Allocation
-	placements int // allocations placed so far
+	h         *schedtest.Harness
+	job       *structs.Job
+	o, r1, r2 *structs.Allocation
 }
 
 func newChainFixture(t *testing.T, strategy string) *chainFixture {

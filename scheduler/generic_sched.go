@@ -69,6 +69,7 @@ type GenericScheduler struct {
 	failedTGAllocs map[string]*structs.AllocMetric
 	queuedAllocs   map[string]int
 	placed         map[string]string // new allocation ID → group
+	reconnects     []reconnectOutcome
 }
 
 // NewServiceScheduler returns the scheduler for service jobs.
@@ -223,6 +224,7 @@ func (s *GenericScheduler) process() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("submitting plan: %w", err)
 	}
+	logReconnectOutcomes(s.logger, s.reconnects, result)
 	s.adjustQueued(result)
 	if newState != nil {
 		s.logger.Debug("refreshing state after partial plan rejection")
@@ -252,39 +254,38 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		Job: s.job, Allocs: allocs, TaintedNodes: tainted,
 		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now,
 	})
+	s.reconnects = reconnectOutcomes(s.job, res)
 	if s.eval.AnnotatePlan {
-		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates}
+		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates()}
 	}
-	for _, st := range res.Stop {
-		s.plan.AppendStoppedAlloc(st.alloc, st.statusDescription, st.clientStatus, st.followupEvalID)
-	}
-	for _, m := range []map[string]*structs.Allocation{res.DisconnectUpdates, res.ReconnectUpdates, res.AttributeUpdates} {
-		for _, a := range sortedAllocs(m) {
-			s.plan.AppendAlloc(a)
+	for _, g := range res.Groups {
+		for _, st := range g.Stop {
+			s.plan.AppendStoppedAlloc(st.alloc, st.statusDescription, st.clientStatus, st.followupEvalID)
 		}
 	}
-	for _, a := range res.InplaceUpdate {
-		s.plan.AppendAlloc(a)
-	}
-	groups := make([]string, 0, len(res.DesiredFollowupEvals))
-	for g := range res.DesiredFollowupEvals {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	for _, g := range groups {
-		s.followUpEvals = append(s.followUpEvals, res.DesiredFollowupEvals[g]...)
+	for _, g := range res.Groups {
+		for _, a := range sortedAllocs(g.Updates) {
+			s.plan.AppendAlloc(a)
+		}
+		s.followUpEvals = append(s.followUpEvals, g.FollowupEvals...)
 	}
 
 	if s.job.Stopped() {
 		return nil
 	}
-	for _, p := range res.DestructiveUpdate {
-		s.queuedAllocs[p.taskGroup.Name]++
+	// Destructive updates go first, in every group, so that the nodes they
+	// free are counted before anything new is placed.
+	var reqs []placementRequest
+	for _, g := range res.Groups {
+		reqs = append(reqs, g.DestructiveUpdate...)
 	}
-	for _, p := range res.Place {
-		s.queuedAllocs[p.taskGroup.Name]++
+	for _, g := range res.Groups {
+		reqs = append(reqs, g.Place...)
 	}
-	return s.computePlacements(index, append(res.DestructiveUpdate, res.Place...))
+	for _, p := range reqs {
+		s.queuedAllocs[p.taskGroup.Name] += p.instances()
+	}
+	return s.computePlacements(index, reqs)
 }
 
 // markStoppedLost records as lost the allocations the server already
@@ -302,8 +303,10 @@ func (s *GenericScheduler) markStoppedLost(allocs []*structs.Allocation, tainted
 	}
 }
 
-// computePlacements picks a node for each request and adds the new
-// allocations to the plan.
+// computePlacements picks a node for each requested allocation and adds
+// the new allocations to the plan. Once a group has failed to fit, the rest
+// of it would too: its remaining allocations are only counted, so that the
+// work is what can be placed, not the group's count.
 func (s *GenericScheduler) computePlacements(index uint64, reqs []placementRequest) error {
 	if len(reqs) == 0 {
 		return nil
@@ -315,57 +318,68 @@ func (s *GenericScheduler) computePlacements(index uint64, reqs []placementReque
 	s.stack.SetNodes(nodes, shuffleSeed(s.eval.ID, index))
 
 	for _, p := range reqs {
-		tg := p.taskGroup
-		if m, failed := s.failedTGAllocs[tg.Name]; failed {
-			// The group already failed to fit: the rest would too.
-			m.CoalescedFailures++
-			continue
-		}
-		// Stop first so that the node the old allocation frees counts.
-		if p.stopPrevious {
-			s.plan.AppendStoppedAlloc(p.previousAlloc, p.stopDesc, "", "")
-		}
-		option := s.stack.Select(tg, selectOptions{penaltyNodes: penaltyNodes(p)})
-		metrics := s.ctx.Metrics()
-		metrics.NodesAvailable = maps.Clone(metrics.NodesAvailable)
-		if option == nil {
-			if p.stopPrevious {
-				s.plan.PopUpdate(p.previousAlloc)
+		for left := p.instances(); left > 0; left-- {
+			if m, failed := s.failedTGAllocs[p.taskGroup.Name]; failed {
+				m.CoalescedFailures += left
+				break
 			}
-			if s.failedTGAllocs == nil {
-				s.failedTGAllocs = map[string]*structs.AllocMetric{}
-			}
-			s.failedTGAllocs[tg.Name] = metrics
-			continue
+			s.placeOne(p)
 		}
-		alloc := &structs.Allocation{
-			ID:                 structs.GenerateUUID(),
-			Namespace:          s.job.Namespace,
-			EvalID:             s.eval.ID,
-			Name:               p.name,
-			JobID:              s.job.ID,
-			Job:                s.job,
-			TaskGroup:          tg.Name,
-			NodeID:             option.Node.ID,
-			NodeName:           option.Node.Name,
-			AllocatedResources: structs.NewAllocatedResources(tg),
-			Metrics:            metrics,
-			DesiredStatus:      structs.AllocDesiredStatusRun,
-			ClientStatus:       structs.AllocClientStatusPending,
-			CreateTime:         s.now.UnixNano(),
-			ModifyTime:         s.now.UnixNano(),
-		}
-		if prev := p.previousAlloc; prev != nil {
-			alloc.PreviousAllocation = prev.ID
-			if p.reschedule {
-				alloc.RescheduleTracker = extendRescheduleTracker(prev, s.now, p.rescheduleDelay)
-			}
-			s.linkNext(prev, alloc.ID)
-		}
-		s.plan.AppendAlloc(alloc)
-		s.placed[alloc.ID] = tg.Name
 	}
 	return nil
+}
+
+// placeOne places one allocation of the request, or records in
+// failedTGAllocs why the group fits nowhere.
+func (s *GenericScheduler) placeOne(p placementRequest) {
+	tg := p.taskGroup
+	// Stop first so that the node the old allocation frees counts.
+	if p.stopPrevious {
+		s.plan.AppendStoppedAlloc(p.previousAlloc, p.stopDesc, "", "")
+	}
+	option := s.stack.Select(tg, selectOptions{penaltyNodes: penaltyNodes(p)})
+	metrics := s.ctx.Metrics()
+	metrics.NodesAvailable = maps.Clone(metrics.NodesAvailable)
+	if option == nil {
+		if p.stopPrevious {
+			s.plan.PopUpdate(p.previousAlloc)
+		}
+		if s.failedTGAllocs == nil {
+			s.failedTGAllocs = map[string]*structs.AllocMetric{}
+		}
+		s.failedTGAllocs[tg.Name] = metrics
+		return
+	}
+	name := p.name
+	if p.names != nil {
+		name = p.names.next()
+	}
+	alloc := &structs.Allocation{
+		ID:                 structs.GenerateUUID(),
+		Namespace:          s.job.Namespace,
+		EvalID:             s.eval.ID,
+		Name:               name,
+		JobID:              s.job.ID,
+		Job:                s.job,
+		TaskGroup:          tg.Name,
+		NodeID:             option.Node.ID,
+		NodeName:           option.Node.Name,
+		AllocatedResources: structs.NewAllocatedResources(tg),
+		Metrics:            metrics,
+		DesiredStatus:      structs.AllocDesiredStatusRun,
+		ClientStatus:       structs.AllocClientStatusPending,
+		CreateTime:         s.now.UnixNano(),
+		ModifyTime:         s.now.UnixNano(),
+	}
+	if prev := p.previousAlloc; prev != nil {
+		alloc.PreviousAllocation = prev.ID
+		if p.reschedule {
+			alloc.RescheduleTracker = extendRescheduleTracker(prev, s.now, p.rescheduleDelay)
+		}
+		s.linkNext(prev, alloc.ID)
+	}
+	s.plan.AppendAlloc(alloc)
+	s.placed[alloc.ID] = tg.Name
 }
 
 // linkNext records the replacement on the replaced allocation's entry in

@@ -22,41 +22,32 @@ type ReconcilerInput struct {
 	Now          time.Time
 }
 
-// ReconcileResults is what the reconciler wants done. The generic
-// scheduler turns it into a plan and follow-up evaluations.
+// ReconcileResults is what the reconciler wants done: one GroupResults
+// per group, in name order. The generic scheduler turns it into a plan and
+// follow-up evaluations.
 type ReconcileResults struct {
-	// Place are new allocations: missing instances, replacements of lost,
-	// failed, migrating and unknown ones.
-	Place []placementRequest
-	// DestructiveUpdate replace an allocation of an older job version by
-	// one of the current version with the same name.
-	DestructiveUpdate []placementRequest
-	// Stop are allocations to stop.
-	Stop []stopRequest
-	// InplaceUpdate are allocations moved to the current job version
-	// without restarting them.
-	InplaceUpdate []*structs.Allocation
-	// AttributeUpdates change only bookkeeping fields of an allocation
-	// (FollowupEvalID), keyed by allocation ID.
-	AttributeUpdates map[string]*structs.Allocation
-	// DisconnectUpdates mark allocations unknown (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"), keyed by ID.
-	DisconnectUpdates map[string]*structs.Allocation
-	// ReconnectUpdates record that a reconnected original was kept (see docs/concepts/disconnected-clients.md, "Reconnect").
-	ReconnectUpdates map[string]*structs.Allocation
-	// Ignore are allocations that need nothing.
-	Ignore []*structs.Allocation
-	// DesiredTGUpdates counts the decisions per group, for plan
-	// annotations and `job plan`.
-	DesiredTGUpdates map[string]*structs.DesiredUpdates
-	// DesiredFollowupEvals are evaluations to create with the plan, per
-	// group: reschedule-later (alloc-failure) and disconnect-timeout ones.
-	DesiredFollowupEvals map[string][]*structs.Evaluation
+	Groups []*GroupResults
 }
 
-// placementRequest asks for one new allocation of a group.
+// DesiredTGUpdates counts the decisions per group, for plan annotations
+// and `job plan`.
+func (r ReconcileResults) DesiredTGUpdates() map[string]*structs.DesiredUpdates {
+	out := make(map[string]*structs.DesiredUpdates, len(r.Groups))
+	for _, g := range r.Groups {
+		out[g.Name] = g.DesiredUpdates()
+	}
+	return out
+}
+
+// placementRequest asks for one new allocation of a group or, when
+// missing is set, for that many new instances under the lowest free names
+// of names. The names are taken only as allocations are placed, so that a
+// group far larger than the cluster costs what fits, not its count.
 type placementRequest struct {
 	name      string
 	taskGroup *structs.TaskGroup
+	missing   int
+	names     *nameIndex
 	// previousAlloc is the allocation this one replaces, if any.
 	previousAlloc *structs.Allocation
 	// reschedule extends previousAlloc's reschedule tracker by an attempt
@@ -72,6 +63,9 @@ type placementRequest struct {
 	// the scheduler only records the replacement as its NextAllocation.
 	keepPrevious bool
 	lost         bool
+	// migrate moves previousAlloc off a draining node, or away from where
+	// an operator stopped it.
+	migrate bool
 }
 
 // stopRequest asks to stop one allocation.
@@ -81,23 +75,14 @@ type stopRequest struct {
 	// clientStatus, when set, overrides the client status (lost, failed).
 	clientStatus   string
 	followupEvalID string
+	// migrate stops an allocation a drain or an operator moves.
+	migrate bool
 }
 
 // Reconcile compares the job with its allocations and returns what must
 // change. It is a pure function of its input.
 func Reconcile(in ReconcilerInput) ReconcileResults {
-	r := &reconciler{
-		in:      in,
-		inplace: map[string]bool{},
-		stopped: map[string]bool{},
-		res: ReconcileResults{
-			AttributeUpdates:     map[string]*structs.Allocation{},
-			DisconnectUpdates:    map[string]*structs.Allocation{},
-			ReconnectUpdates:     map[string]*structs.Allocation{},
-			DesiredTGUpdates:     map[string]*structs.DesiredUpdates{},
-			DesiredFollowupEvals: map[string][]*structs.Evaluation{},
-		},
-	}
+	r := &reconciler{in: in}
 	groups := byTaskGroup(in.Allocs)
 	if in.Job != nil {
 		for _, tg := range in.Job.TaskGroups {
@@ -111,17 +96,15 @@ func Reconcile(in ReconcilerInput) ReconcileResults {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	var res ReconcileResults
 	for _, name := range names {
-		r.computeGroup(name, groups[name])
+		res.Groups = append(res.Groups, r.computeGroup(name, groups[name]))
 	}
-	return r.res
+	return res
 }
 
 type reconciler struct {
-	in      ReconcilerInput
-	res     ReconcileResults
-	inplace map[string]bool // IDs in res.InplaceUpdate
-	stopped map[string]bool // IDs in res.Stop
+	in ReconcilerInput
 }
 
 func (r *reconciler) isBatch() bool {
@@ -130,8 +113,8 @@ func (r *reconciler) isBatch() bool {
 
 // groupState is the working state of one group while it is reconciled.
 type groupState struct {
+	decisions
 	tg *structs.TaskGroup
-	du *structs.DesiredUpdates
 	// keep is counted toward the group: it holds what stays in place.
 	keep allocSet
 	// replacements are 1:1 replacements of allocations not in keep
@@ -156,15 +139,18 @@ type groupState struct {
 	waiting allocSet
 }
 
-func (r *reconciler) computeGroup(name string, all allocSet) {
-	du := &structs.DesiredUpdates{}
-	r.res.DesiredTGUpdates[name] = du
+func (g *groupState) results() *GroupResults {
+	return g.decisions.results(g.tg.Name, g.keep, g.replacements, g.destructive)
+}
 
+func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	tg := r.in.Job.LookupTaskGroup(name)
 	if r.in.Job.Stopped() || tg == nil {
-		r.stopAll(all, du)
-		return
+		d := newDecisions()
+		r.stopAll(&d, all)
+		return d.results(name, nil, nil, nil)
 	}
+	g := &groupState{decisions: newDecisions(), tg: tg, waiting: allocSet{}}
 
 	if r.isBatch() {
 		// A finished allocation of an older batch version neither counts
@@ -172,20 +158,17 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 		old := all.filter(func(a *structs.Allocation) bool {
 			return a.TerminalStatus() && !r.sameVersion(a)
 		})
-		r.ignore(old, du)
+		g.ignore(old)
 		all = all.difference(old)
 	}
 
-	chains := all.chains()
-	replaced := chains.replaced(r.heard)
-	c := all.filterByTainted(taintFilter{now: r.in.Now, nodes: r.in.TaintedNodes, batch: r.isBatch(), replaced: replaced})
-	r.ignore(c.ignore, du)
+	g.chains = all.chains()
+	g.replaced = g.chains.replaced(r.heard)
+	g.successors = all.successors()
+	c := all.filterByTainted(taintFilter{now: r.in.Now, nodes: r.in.TaintedNodes, batch: r.isBatch(), replaced: g.replaced})
+	g.ignore(c.ignore)
 	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID)
-
-	g := &groupState{
-		tg: tg, du: du, keep: resched.untainted, successors: all.successors(),
-		chains: chains, replaced: replaced, waiting: allocSet{},
-	}
+	g.keep = resched.untainted
 
 	// Lost and expired-unknown allocations stop as lost; the count below
 	// replaces them if the group is short (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"), once their client has
@@ -201,31 +184,19 @@ func (r *reconciler) computeGroup(name string, all allocSet) {
 	}
 	g.standIns = r.reviveStandby(g, standby)
 	r.replaceUnknown(g)
-	r.ignore(standby.difference(g.keep).filter(func(a *structs.Allocation) bool {
-		_, marked := r.res.DisconnectUpdates[a.ID]
-		return !marked
-	}), du)
-	r.rescheduleLater(g, resched.later, structs.EvalTriggerRetryFailedAlloc, true)
+	g.ignore(standby.difference(g.keep, g.disconnected))
+	r.rescheduleLater(g, resched.later, true)
 
 	r.scaleDown(g)
 	r.computeUpdates(g)
 	r.placeMissing(g)
-
-	r.res.Place = append(r.res.Place, g.replacements...)
-	r.res.DestructiveUpdate = append(r.res.DestructiveUpdate, g.destructive...)
-	du.DestructiveUpdate += uint64(len(g.destructive))
-	for id, a := range g.keep {
-		if _, changed := r.pendingUpdate(id); !changed && !r.inplace[a.ID] {
-			du.Ignore++
-		}
-	}
+	return g.results()
 }
 
 // rescheduleNow replaces a failed or unknown allocation by a reschedule:
 // the failed one is stopped when its replacement is placed; the unknown one
 // keeps running until it reconnects or expires (see docs/concepts/disconnected-clients.md, "Disconnecting allocations").
 func (r *reconciler) rescheduleNow(g *groupState, a *structs.Allocation) {
-	g.du.RescheduleNow++
 	req := placementRequest{
 		name: a.Name, taskGroup: g.tg, previousAlloc: a, reschedule: true,
 		rescheduleDelay: rescheduleDelay(a.LookupTaskGroup().ReschedulePolicy, a.RescheduleTracker),
@@ -242,22 +213,19 @@ func (r *reconciler) rescheduleNow(g *groupState, a *structs.Allocation) {
 // to replace later. tagAllocs records the evaluation on each allocation
 // (FollowupEvalID) so that it is replaced when that evaluation runs and no
 // second follow-up is created meanwhile.
-func (r *reconciler) rescheduleLater(g *groupState, later []*delayedReschedule, trigger string, tagAllocs bool) {
+func (r *reconciler) rescheduleLater(g *groupState, later []*delayedReschedule, tagAllocs bool) {
 	if len(later) == 0 {
 		return
 	}
-	evals, byAlloc := r.batchFollowups(later, trigger)
-	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
-	if trigger == structs.EvalTriggerRetryFailedAlloc {
-		g.du.RescheduleLater += uint64(len(later))
-	}
-	if !tagAllocs {
-		return
-	}
+	evals, byAlloc := r.batchFollowups(later, structs.EvalTriggerRetryFailedAlloc)
+	g.followups = append(g.followups, evals...)
 	for _, l := range later {
-		upd := l.alloc.Copy()
-		upd.FollowupEvalID = byAlloc[l.alloc.ID]
-		r.res.AttributeUpdates[upd.ID] = upd
+		g.delayed[l.alloc.ID] = l.alloc
+		if tagAllocs {
+			upd := g.change(l.alloc)
+			upd.FollowupEvalID = byAlloc[l.alloc.ID]
+			g.tagged[upd.ID] = upd
+		}
 	}
 }
 
@@ -315,38 +283,13 @@ func (r *reconciler) computeUpdates(g *groupState) {
 			})
 			continue
 		}
-		upd := a.Copy()
-		if prior, ok := r.pendingUpdate(a.ID); ok {
-			upd = prior
-		}
+		upd := g.change(a)
 		upd.Job = r.in.Job
 		upd.EvalID = r.in.EvalID
 		upd.AllocatedResources = structs.NewAllocatedResources(g.tg)
 		g.keep[a.ID] = upd
-		r.dropPendingUpdate(a.ID)
-		r.res.InplaceUpdate = append(r.res.InplaceUpdate, upd)
-		r.inplace[upd.ID] = true
-		g.du.InPlaceUpdate++
+		g.inplace[upd.ID] = upd
 	}
-}
-
-// pendingUpdate returns an update of the allocation already in the
-// results, so that a second change is folded into it.
-func (r *reconciler) pendingUpdate(id string) (*structs.Allocation, bool) {
-	for _, m := range []map[string]*structs.Allocation{r.res.DisconnectUpdates, r.res.ReconnectUpdates, r.res.AttributeUpdates} {
-		if a, ok := m[id]; ok {
-			return a, true
-		}
-	}
-	return nil, false
-}
-
-// dropPendingUpdate removes the update of id from the maps it was folded
-// out of, keeping the counters right: the in-place update carries it.
-func (r *reconciler) dropPendingUpdate(id string) {
-	delete(r.res.AttributeUpdates, id)
-	delete(r.res.ReconnectUpdates, id)
-	delete(r.res.DisconnectUpdates, id)
 }
 
 // scaleDown stops the counted allocations beyond the group's count. A
@@ -365,7 +308,6 @@ func (r *reconciler) scaleDown(g *groupState) {
 	for _, p := range g.replacements {
 		if p.keepPrevious {
 			g.keep[p.previousAlloc.ID] = p.previousAlloc
-			g.du.RescheduleNow--
 			continue
 		}
 		kept = append(kept, p)
@@ -389,9 +331,8 @@ func (r *reconciler) scaleDown(g *groupState) {
 			drop[i] = true
 		} else {
 			delete(g.keep, a.ID)
-			r.dropPendingUpdate(a.ID)
 		}
-		r.stop(a, structs.AllocNotNeeded, "", g.du)
+		r.stop(g, a, structs.AllocNotNeeded, "")
 	}
 	g.replacements = dropIndexes(g.replacements, drop)
 }
@@ -407,22 +348,27 @@ func (r *reconciler) placeMissing(g *groupState) {
 	names := newNameIndex(r.in.Job.ID, g.tg.Name, g.tg.Count, g.keep, requestsSet(g.replacements), requestsSet(g.destructive), g.waiting)
 	for _, a := range g.gone {
 		if missing == 0 {
-			break
+			return
 		}
-		if names.used[a.Index()] > 0 {
+		if !names.take(a) {
 			continue
 		}
-		names.used[a.Index()]++
 		g.replacements = append(g.replacements, placementRequest{
 			name: a.Name, taskGroup: g.tg, previousAlloc: a, lost: a.ClientStatus != structs.AllocClientStatusFailed,
 		})
-		g.du.Place++
 		missing--
 	}
-	for _, name := range names.next(missing) {
-		g.replacements = append(g.replacements, placementRequest{name: name, taskGroup: g.tg})
-		g.du.Place++
+	if missing > 0 {
+		g.replacements = append(g.replacements, placementRequest{taskGroup: g.tg, missing: missing, names: names})
 	}
+}
+
+// instances is the number of allocations the request asks for.
+func (p placementRequest) instances() int {
+	if p.names != nil {
+		return p.missing
+	}
+	return 1
 }
 
 func dropIndexes(in []placementRequest, drop map[int]bool) []placementRequest {
@@ -447,41 +393,30 @@ func requestsSet(reqs []placementRequest) allocSet {
 
 // stopAll stops every live allocation of a stopped job or removed group.
 // Unknown ones are stopped too: the client stops them when it returns (see docs/concepts/disconnected-clients.md, "Operator actions").
-func (r *reconciler) stopAll(all allocSet, du *structs.DesiredUpdates) {
+func (r *reconciler) stopAll(d *decisions, all allocSet) {
 	desc := structs.AllocNotNeeded
 	if r.in.Job.Stopped() {
 		desc = structs.AllocJobStopped
 	}
 	for _, a := range all.sorted() {
 		if a.TerminalStatus() {
-			r.res.Ignore = append(r.res.Ignore, a)
-			du.Ignore++
+			d.ignored[a.ID] = a
 			continue
 		}
 		node, tainted := r.in.TaintedNodes[a.NodeID]
 		gone := tainted && (node == nil || node.TerminalStatus())
 		disconnected := tainted && node != nil && node.Status == structs.NodeStatusDisconnected
 		if gone || (disconnected && !a.SupportsDisconnect()) {
-			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost, du)
+			d.stop(stopRequest{alloc: a, statusDescription: structs.AllocLost, clientStatus: structs.AllocClientStatusLost})
 			continue
 		}
-		r.stop(a, desc, "", du)
+		d.stop(stopRequest{alloc: a, statusDescription: desc})
 	}
 }
 
-func (r *reconciler) stop(a *structs.Allocation, desc, clientStatus string, du *structs.DesiredUpdates) {
-	r.addStop(stopRequest{alloc: a, statusDescription: desc, clientStatus: clientStatus}, du)
-}
-
-func (r *reconciler) addStop(req stopRequest, du *structs.DesiredUpdates) {
-	r.res.Stop = append(r.res.Stop, req)
-	r.stopped[req.alloc.ID] = true
-	du.Stop++
-}
-
-func (r *reconciler) ignore(s allocSet, du *structs.DesiredUpdates) {
-	r.res.Ignore = append(r.res.Ignore, s.sorted()...)
-	du.Ignore += uint64(len(s))
+// stop stops a with the description and, when set, the client status.
+func (r *reconciler) stop(g *groupState, a *structs.Allocation, desc, clientStatus string) {
+	g.decisions.stop(stopRequest{alloc: a, statusDescription: desc, clientStatus: clientStatus})
 }
 
 // heard reports whether the servers hear from a live allocation's client:

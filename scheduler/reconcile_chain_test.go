@@ -47,7 +47,7 @@ func TestReconcile_ChainMembersBackTogether(t *testing.T) {
 			rng := rand.New(rand.NewSource(1))
 			for range 20 {
 				rng.Shuffle(len(in.Allocs), func(i, j int) { in.Allocs[i], in.Allocs[j] = in.Allocs[j], in.Allocs[i] })
-				r := Reconcile(in)
+				r := reconcileChecked(t, in)
 				must.Len(t, 2, r.Stop)
 				must.SliceEmpty(t, r.Place)
 				stopped := map[string]string{}
@@ -82,7 +82,7 @@ func TestReconcile_ChainMiddleStillUnknown(t *testing.T) {
 	unknownSinceT(m[1], node, testNow.Add(-5*time.Minute))
 	in.TaintedNodes = map[string]*structs.Node{node.ID: node}
 
-	r := Reconcile(in)
+	r := reconcileChecked(t, in)
 	must.Eq(t, summary{stop: 1, reconnect: 1}, summarize(r))
 	must.Eq(t, m[2].ID, r.Stop[0].alloc.ID)
 	must.Eq(t, structs.AllocReconnected, r.Stop[0].statusDescription)
@@ -92,7 +92,7 @@ func TestReconcile_ChainMiddleStillUnknown(t *testing.T) {
 	m2 := m[2].Copy()
 	m2.DesiredStatus = structs.AllocDesiredStatusStop
 	in.Allocs = []*structs.Allocation{kept, m[1], m2}
-	must.Eq(t, summary{}, summarize(Reconcile(in)))
+	must.Eq(t, summary{}, summarize(reconcileChecked(t, in)))
 }
 
 // Every strategy of "Reconnect" (docs/concepts/disconnected-clients.md), pairwise: a newer job version always wins
@@ -158,7 +158,7 @@ func TestReconcile_OlderOriginalLosesToNewerReplacement(t *testing.T) {
 	rep.Job = newer
 	in.Job = newer
 
-	r := Reconcile(in)
+	r := reconcileChecked(t, in)
 	must.Eq(t, summary{stop: 1}, summarize(r))
 	must.Eq(t, o.ID, r.Stop[0].alloc.ID)
 	must.Eq(t, structs.AllocNotNeeded, r.Stop[0].statusDescription)
@@ -176,7 +176,7 @@ func TestReconcile_AllocStopUnknown(t *testing.T) {
 	yes := true
 	allocs[0].DesiredTransition.Migrate = &yes
 
-	r := Reconcile(ReconcilerInput{Job: job, Allocs: allocs, Now: testNow, TaintedNodes: map[string]*structs.Node{node.ID: node}})
+	r := reconcileChecked(t, ReconcilerInput{Job: job, Allocs: allocs, Now: testNow, TaintedNodes: map[string]*structs.Node{node.ID: node}})
 	must.Eq(t, summary{stop: 1, place: 1}, summarize(r))
 	must.Eq(t, allocs[0].ID, r.Stop[0].alloc.ID)
 	must.Eq(t, structs.AllocStopped, r.Stop[0].statusDescription)

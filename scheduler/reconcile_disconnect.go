@@ -4,6 +4,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -28,15 +30,12 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 	}
 	now := r.in.Now
 	var timeouts, later []*delayedReschedule
-	updates := map[string]*structs.Allocation{}
 	for _, a := range disconnecting.sorted() {
-		upd := a.Copy()
+		upd := g.change(a)
 		upd.ClientStatus = structs.AllocClientStatusUnknown
 		upd.ClientDescription = structs.AllocUnknown
 		upd.AppendState(structs.AllocStateFieldClientStatus, structs.AllocClientStatusUnknown, now)
-		r.res.DisconnectUpdates[upd.ID] = upd
-		updates[upd.ID] = upd
-		g.du.Disconnect++
+		g.disconnected[upd.ID] = upd
 
 		if expiry, ok := upd.DisconnectTimeout(); ok {
 			timeouts = append(timeouts, &delayedReschedule{alloc: upd, at: expiry})
@@ -61,13 +60,13 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 	// The timeout evaluation is recorded on the allocation so that the
 	// server can cancel it when the whole set reconnects (see docs/concepts/disconnected-clients.md, "Reconnect").
 	evals, byAlloc := r.batchFollowups(timeouts, structs.EvalTriggerMaxDisconnectTimeout)
-	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
+	g.followups = append(g.followups, evals...)
 	for id, evalID := range byAlloc {
-		updates[id].FollowupEvalID = evalID
+		g.disconnected[id].FollowupEvalID = evalID
 	}
 	// The replacement's own follow-up is found again by time, not by
 	// FollowupEvalID: see replaceUnknown.
-	r.rescheduleLater(g, later, structs.EvalTriggerRetryFailedAlloc, false)
+	r.rescheduleLater(g, later, false)
 	return standby
 }
 
@@ -80,7 +79,7 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if a.ClientStatus != structs.AllocClientStatusUnknown {
 			continue
 		}
-		if _, marked := r.res.DisconnectUpdates[a.ID]; marked {
+		if _, marked := g.disconnected[a.ID]; marked {
 			continue // decided by markDisconnecting in this evaluation
 		}
 		if !a.LookupTaskGroup().ReplaceOnDisconnect() {
@@ -112,7 +111,7 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 		switch {
 		case o.ClientStatus == structs.AllocClientStatusFailed:
 			// Its replacement, if any, stays; if none, the count places one.
-			r.stop(o, structs.AllocRescheduled, structs.AllocClientStatusFailed, g.du)
+			r.stop(g, o, structs.AllocRescheduled, structs.AllocClientStatusFailed)
 			g.gone = append(g.gone, o)
 
 		case o.ClientTerminalStatus() && r.isBatch():
@@ -120,15 +119,15 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 			r.keepReconnected(g, o)
 
 		case o.ClientTerminalStatus():
-			r.stop(o, structs.AllocNotNeeded, o.ClientStatus, g.du)
+			r.stop(g, o, structs.AllocNotNeeded, o.ClientStatus)
 			g.gone = append(g.gone, o)
 
 		case o.DesiredTransition.ShouldMigrate():
-			r.stop(o, r.migrateDesc(o), "", g.du)
+			r.stop(g, o, r.migrateDesc(o), "")
 			g.gone = append(g.gone, o)
 
 		case o.DesiredTransition.ShouldReschedule() || o.Job == nil || o.Job.Version < r.in.Job.Version:
-			r.stop(o, structs.AllocNotNeeded, "", g.du)
+			r.stop(g, o, structs.AllocNotNeeded, "")
 			g.gone = append(g.gone, o)
 
 		default:
@@ -150,11 +149,10 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 				r.keepReconnected(g, a)
 			case a.ID == keep.ID:
 			case returned:
-				r.stop(a, structs.AllocNotNeeded, "", g.du)
+				r.stop(g, a, structs.AllocNotNeeded, "")
 			default:
 				delete(g.keep, a.ID)
-				r.dropPendingUpdate(a.ID)
-				r.stop(a, structs.AllocReconnected, "", g.du)
+				r.stop(g, a, structs.AllocReconnected, "")
 			}
 		}
 	}
@@ -191,21 +189,20 @@ func (r *reconciler) stopByOperator(g *groupState, migrate, standby allocSet) al
 		}
 	}
 	for _, a := range standby.difference(left).sorted() {
-		r.stop(a, r.migrateDesc(a), "", g.du)
+		r.stop(g, a, r.migrateDesc(a), "")
 	}
 	for _, a := range migrate.sorted() {
-		g.du.Migrate++
 		desc := r.migrateDesc(a)
 		if r.heard(a) {
 			g.replacements = append(g.replacements, placementRequest{
-				name: a.Name, taskGroup: g.tg, previousAlloc: a, stopPrevious: true, stopDesc: desc,
+				name: a.Name, taskGroup: g.tg, previousAlloc: a, stopPrevious: true, stopDesc: desc, migrate: true,
 			})
 			continue
 		}
 		// The count replaces it (placeMissing), as its successor, unless
 		// the group has enough without it: another member of its chain
 		// may stand in already, or the group was scaled down meanwhile.
-		r.stop(a, desc, "", g.du)
+		g.decisions.stop(stopRequest{alloc: a, statusDescription: desc, migrate: true})
 		g.gone = append(g.gone, a)
 	}
 	return left
@@ -224,11 +221,10 @@ func (r *reconciler) migrateDesc(a *structs.Allocation) string {
 // its current status ends its "needs to reconnect" state, so later job
 // updates apply to it like to any other allocation.
 func (r *reconciler) keepReconnected(g *groupState, o *structs.Allocation) {
-	upd := o.Copy()
+	upd := g.change(o)
 	upd.AppendState(structs.AllocStateFieldClientStatus, o.ClientStatus, r.in.Now)
-	r.res.ReconnectUpdates[upd.ID] = upd
+	g.reconnected[upd.ID] = upd
 	g.keep[upd.ID] = upd
-	g.du.Reconnect++
 }
 
 // replacementWins reports whether a live replacement beats the original
@@ -304,7 +300,7 @@ func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 		left := g.chains.members[root].filter(func(a *structs.Allocation) bool {
 			_, waits := waiting[a.ID]
 			_, replaced := replacing[a.ID]
-			return !waits && (replaced || (isLive(a) && !r.stopped[a.ID]))
+			return !waits && (replaced || (isLive(a) && g.stopped[a.ID] == nil))
 		})
 		if len(left) == 0 {
 			ordered := g.chains.ordered(waiting)
@@ -342,7 +338,7 @@ func (r *reconciler) stopLost(g *groupState, lost allocSet) {
 		// exactly the second copy this delay exists to prevent.
 		at, ok := clientStopsAt(a, now)
 		if !ok {
-			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost, g.du)
+			r.stop(g, a, structs.AllocLost, structs.AllocClientStatusLost)
 			g.gone = append(g.gone, a)
 			continue
 		}
@@ -355,13 +351,13 @@ func (r *reconciler) stopLost(g *groupState, lost allocSet) {
 	// The evaluation is recorded on the stopped allocation: when it runs,
 	// its allocations are due whatever the clocks say (awaitClientStop).
 	evals, byAlloc := r.batchFollowups(later, structs.EvalTriggerRetryFailedAlloc)
-	r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
-	g.du.RescheduleLater += uint64(len(later))
+	g.followups = append(g.followups, evals...)
 	for _, l := range later {
-		r.addStop(stopRequest{
+		g.delayed[l.alloc.ID] = l.alloc
+		g.decisions.stop(stopRequest{
 			alloc: l.alloc, statusDescription: structs.AllocLost,
 			clientStatus: structs.AllocClientStatusLost, followupEvalID: byAlloc[l.alloc.ID],
-		}, g.du)
+		})
 	}
 }
 
@@ -400,7 +396,7 @@ func (r *reconciler) awaitClientStop(g *groupState, ignored allocSet) {
 	}
 	if len(later) > 0 {
 		evals, _ := r.batchFollowups(later, structs.EvalTriggerRetryFailedAlloc)
-		r.res.DesiredFollowupEvals[g.tg.Name] = append(r.res.DesiredFollowupEvals[g.tg.Name], evals...)
+		g.followups = append(g.followups, evals...)
 	}
 }
 
@@ -441,4 +437,86 @@ func tasksDead(a *structs.Allocation) bool {
 		}
 	}
 	return true
+}
+
+// reconnectOutcome is what an evaluation decided for an allocation whose
+// client reported again after it was unknown, or for a replacement that
+// gave way to it: logged once its plan commits, so an operator can follow
+// a reconnect in the server log.
+type reconnectOutcome struct {
+	alloc *structs.Allocation
+	msg   string
+	rule  string
+}
+
+// reconnectOutcomes reads the reconnect decisions from the reconciler's
+// results for job (nil when purged): kept originals, stopped originals and
+// stopped replacements.
+func reconnectOutcomes(job *structs.Job, res ReconcileResults) []reconnectOutcome {
+	var out []reconnectOutcome
+	for _, g := range res.Groups {
+		for _, a := range sortedAllocs(g.Reconnect) {
+			if u, ok := g.Updates[a.ID]; ok {
+				a = u
+			}
+			rule := a.LookupTaskGroup().ReconcileStrategy()
+			if a.ClientTerminalStatus() {
+				rule = "finished while disconnected"
+			}
+			out = append(out, reconnectOutcome{alloc: a, msg: "allocation resumed after its node reconnected", rule: rule})
+		}
+		for _, st := range g.Stop {
+			a := st.alloc
+			switch {
+			case st.statusDescription == structs.AllocReconnected:
+				out = append(out, reconnectOutcome{alloc: a, msg: "replacement stopped: its original reconnected and was kept",
+					rule: a.LookupTaskGroup().ReconcileStrategy()})
+			case a.NeedsToReconnect() && a.ClientStatus != structs.AllocClientStatusUnknown:
+				out = append(out, reconnectOutcome{alloc: a, msg: "reconnected allocation stopped", rule: stopRule(job, a, st)})
+			}
+		}
+	}
+	return out
+}
+
+// stopRule names why a reconnected allocation was stopped, in the terms of
+// docs/concepts/disconnected-clients.md, "Reconnect".
+func stopRule(job *structs.Job, a *structs.Allocation, st stopRequest) string {
+	switch {
+	case job == nil || job.Stopped():
+		return "job stopped"
+	case a.Job == nil || a.Job.Version < job.Version:
+		return "older job version"
+	case a.ClientStatus == structs.AllocClientStatusFailed:
+		return "failed while disconnected"
+	case a.ClientTerminalStatus():
+		return "finished while disconnected"
+	case st.statusDescription == structs.AllocStopped || st.statusDescription == structs.AllocMigrating:
+		return st.statusDescription
+	case a.DesiredTransition.ShouldReschedule():
+		return "rescheduled while disconnected"
+	}
+	return a.LookupTaskGroup().ReconcileStrategy() + ": a member of its replacement chain is kept"
+}
+
+// logReconnectOutcomes logs at INFO the outcomes whose allocation the
+// committed plan holds; what a rejected part of a plan decided is logged
+// when a later attempt commits it.
+func logReconnectOutcomes(logger hclog.Logger, outcomes []reconnectOutcome, result *structs.PlanResult) {
+	if len(outcomes) == 0 || result == nil {
+		return
+	}
+	committed := map[string]bool{}
+	for _, m := range []map[string][]*structs.Allocation{result.NodeUpdate, result.NodeAllocation} {
+		for _, allocs := range m {
+			for _, a := range allocs {
+				committed[a.ID] = true
+			}
+		}
+	}
+	for _, o := range outcomes {
+		if committed[o.alloc.ID] {
+			logger.Info(o.msg, "alloc_id", o.alloc.ID, "alloc_name", o.alloc.Name, "node_id", o.alloc.NodeID, "rule", o.rule)
+		}
+	}
 }

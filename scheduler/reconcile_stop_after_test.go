@@ -52,7 +52,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 		name  string
 		setup func() ReconcilerInput
 		want  summary
-		check func(t *testing.T, in ReconcilerInput, r ReconcileResults)
+		check func(t *testing.T, in ReconcilerInput, r flatResults)
 	}{
 		{
 			name: "lost on a down node: stopped as lost now, replacement waits for a follow-up",
@@ -63,7 +63,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: tainted, EvalID: "node-eval", EvalPriority: 50}
 			},
 			want: summary{stop: 1, followups: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				e := followups(r)[0]
 				must.Eq(t, structs.EvalTriggerRetryFailedAlloc, e.TriggeredBy)
 				must.Eq(t, due, e.WaitUntil, must.Sprint("lost + stop_on_client_after + largest kill_timeout"))
@@ -95,7 +95,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 			// A pending allocation may have started on a client whose
 			// report never arrived: it waits like a running one.
 			want: summary{stop: 2, followups: 1},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, due, followups(r)[0].WaitUntil)
 				must.Eq(t, r.Stop[0].followupEvalID, r.Stop[1].followupEvalID, must.Sprint("one evaluation for both"))
 			},
@@ -111,7 +111,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: tainted}
 			},
 			want: summary{stop: 1, followups: 1},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, testNow.Add(time.Minute+structs.DefaultKillTimeout), followups(r)[0].WaitUntil)
 			},
 		},
@@ -126,7 +126,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: tainted}
 			},
 			want: summary{stop: 1, followups: 1},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, testNow.Add(900*time.Millisecond), followups(r)[0].WaitUntil)
 			},
 		},
@@ -141,7 +141,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: tainted, EvalID: "other-eval"}
 			},
 			want: summary{followups: 1},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, due.Add(-30*time.Second), followups(r)[0].WaitUntil)
 				must.Eq(t, uint64(3), r.DesiredTGUpdates["web"].Ignore)
 				must.Eq(t, uint64(0), r.DesiredTGUpdates["web"].Place)
@@ -157,7 +157,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: tainted}
 			},
 			want: summary{place: 2, followups: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				must.Eq(t, []string{structs.AllocName(in.Job.ID, "web", 3), structs.AllocName(in.Job.ID, "web", 4)}, placeNames(r))
 			},
 		},
@@ -170,7 +170,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: tainted, EvalID: "other-eval"}
 			},
 			want: summary{place: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				p := r.Place[0]
 				must.Eq(t, in.Allocs[1].ID, p.previousAlloc.ID)
 				must.Eq(t, in.Allocs[1].Name, p.name)
@@ -248,7 +248,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: tainted}
 			},
 			want: summary{followups: 1},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, due.Add(-10*time.Second), followups(r)[0].WaitUntil)
 			},
 		},
@@ -285,7 +285,7 @@ func TestReconcile_StopOnClientAfter(t *testing.T) {
 			if in.Now.IsZero() {
 				in.Now = testNow
 			}
-			r := Reconcile(in)
+			r := reconcileChecked(t, in)
 			must.Eq(t, tc.want, summarize(r))
 			if tc.check != nil {
 				tc.check(t, in, r)

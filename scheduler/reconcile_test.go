@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"maps"
 	"sort"
 	"testing"
 	"time"
@@ -62,33 +63,97 @@ func unknownSinceT(a *structs.Allocation, node *structs.Node, t time.Time) {
 	a.AllocStates = []*structs.AllocState{{Field: structs.AllocStateFieldClientStatus, Value: structs.AllocClientStatusUnknown, Time: t}}
 }
 
+// flatResults is the results of every group together, in the shape the
+// table tests read.
+type flatResults struct {
+	Place, DestructiveUpdate                              []placementRequest
+	Stop                                                  []stopRequest
+	InplaceUpdate                                         []*structs.Allocation
+	DisconnectUpdates, ReconnectUpdates, AttributeUpdates allocSet
+	Ignore                                                allocSet
+	DesiredTGUpdates                                      map[string]*structs.DesiredUpdates
+	DesiredFollowupEvals                                  map[string][]*structs.Evaluation
+}
+
+// reconcileChecked runs the reconciler, checks what its results promise
+// (checkExclusive) and flattens them.
+func reconcileChecked(t *testing.T, in ReconcilerInput) flatResults {
+	t.Helper()
+	res := Reconcile(in)
+	for _, g := range res.Groups {
+		checkExclusive(t, g)
+	}
+	return flatten(res)
+}
+
+func flatten(r ReconcileResults) flatResults {
+	out := flatResults{
+		DisconnectUpdates: allocSet{}, ReconnectUpdates: allocSet{}, AttributeUpdates: allocSet{}, Ignore: allocSet{},
+		DesiredTGUpdates: r.DesiredTGUpdates(), DesiredFollowupEvals: map[string][]*structs.Evaluation{},
+	}
+	for _, g := range r.Groups {
+		out.Place = append(out.Place, g.Place...)
+		out.DestructiveUpdate = append(out.DestructiveUpdate, g.DestructiveUpdate...)
+		out.Stop = append(out.Stop, g.Stop...)
+		out.InplaceUpdate = append(out.InplaceUpdate, g.InplaceUpdate.sorted()...)
+		out.DisconnectUpdates = out.DisconnectUpdates.union(g.Disconnect)
+		out.ReconnectUpdates = out.ReconnectUpdates.union(g.Reconnect)
+		out.AttributeUpdates = out.AttributeUpdates.union(g.FollowupTagged)
+		out.Ignore = out.Ignore.union(g.Ignore)
+		if len(g.FollowupEvals) > 0 {
+			out.DesiredFollowupEvals[g.Name] = g.FollowupEvals
+		}
+	}
+	return out
+}
+
 // summary is the shape of a ReconcileResults, for table assertions.
 type summary struct {
 	place, destructive, stop, inplace, disconnect, reconnect, attr, followups int
 }
 
-func summarize(r ReconcileResults) summary {
+func summarize(r flatResults) summary {
 	n := 0
 	for _, evals := range r.DesiredFollowupEvals {
 		n += len(evals)
 	}
+	place := 0
+	for _, p := range r.Place {
+		place += p.instances()
+	}
 	return summary{
-		place: len(r.Place), destructive: len(r.DestructiveUpdate), stop: len(r.Stop),
+		place: place, destructive: len(r.DestructiveUpdate), stop: len(r.Stop),
 		inplace: len(r.InplaceUpdate), disconnect: len(r.DisconnectUpdates),
 		reconnect: len(r.ReconnectUpdates), attr: len(r.AttributeUpdates), followups: n,
 	}
 }
 
-func placeNames(r ReconcileResults) []string {
+// placeNames returns the names the placements would take if all fit.
+func placeNames(r flatResults) []string {
 	var out []string
 	for _, p := range r.Place {
-		out = append(out, p.name)
+		out = append(out, requestNames(p)...)
 	}
 	sort.Strings(out)
 	return out
 }
 
-func stopIndexes(r ReconcileResults) []uint {
+// requestNames returns the names of a request's allocations, leaving the
+// request as it was.
+func requestNames(p placementRequest) []string {
+	if p.names == nil {
+		return []string{p.name}
+	}
+	names := *p.names
+	names.used = maps.Clone(p.names.used)
+	out := make([]string, p.missing)
+	for i := range out {
+		out[i] = names.next()
+	}
+	return out
+}
+
+func stopIndexes(r flatResults) []uint {
 	var out []uint
 	for _, s := range r.Stop {
 		out = append(out, s.alloc.Index())
@@ -97,7 +162,7 @@ func stopIndexes(r ReconcileResults) []uint {
 	return out
 }
 
-func followups(r ReconcileResults) []*structs.Evaluation {
+func followups(r flatResults) []*structs.Evaluation {
 	var out []*structs.Evaluation
 	for _, evals := range r.DesiredFollowupEvals {
 		out = append(out, evals...)
@@ -114,7 +179,7 @@ func TestReconcile(t *testing.T) {
 		name  string
 		setup func() ReconcilerInput
 		want  summary
-		check func(t *testing.T, in ReconcilerInput, r ReconcileResults)
+		check func(t *testing.T, in ReconcilerInput, r flatResults)
 	}{
 		{
 			name: "initial placement fills names from zero",
@@ -122,7 +187,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: mock.Job()}
 			},
 			want: summary{place: 10},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				must.Eq(t, structs.AllocName(in.Job.ID, "web", 0), placeNames(r)[0])
 				must.Eq(t, uint64(10), r.DesiredTGUpdates["web"].Place)
 			},
@@ -136,7 +201,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs}
 			},
 			want: summary{place: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				must.Eq(t, []string{structs.AllocName(in.Job.ID, "web", 3)}, placeNames(r))
 			},
 		},
@@ -147,7 +212,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocsFor(job, 5, structs.AllocClientStatusRunning)}
 			},
 			want: summary{place: 5},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				for i, n := range placeNames(r) {
 					must.Eq(t, structs.AllocName(in.Job.ID, "web", uint(5+i)), n)
 				}
@@ -166,7 +231,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs}
 			},
 			want: summary{stop: 7, inplace: 3},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, []uint{3, 4, 5, 6, 7, 8, 9}, stopIndexes(r))
 				must.Eq(t, structs.AllocNotNeeded, r.Stop[0].statusDescription)
 			},
@@ -184,7 +249,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: map[string]*structs.Node{node.ID: node}}
 			},
 			want: summary{stop: 2},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, []uint{1, 2}, stopIndexes(r))
 			},
 		},
@@ -200,7 +265,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: map[string]*structs.Node{down.ID: down}}
 			},
 			want: summary{place: 3, stop: 3},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				for _, s := range r.Stop {
 					must.Eq(t, structs.AllocClientStatusLost, s.clientStatus)
 					must.Eq(t, structs.AllocLost, s.statusDescription)
@@ -231,7 +296,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs}
 			},
 			want: summary{place: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				p := r.Place[0]
 				must.Eq(t, in.Allocs[2].ID, p.previousAlloc.ID)
 				must.True(t, p.reschedule)
@@ -250,7 +315,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, EvalID: "eval-1", EvalPriority: 70}
 			},
 			want: summary{attr: 1, followups: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				e := followups(r)[0]
 				must.Eq(t, structs.EvalTriggerRetryFailedAlloc, e.TriggeredBy)
 				must.Eq(t, testNow.Add(-time.Second).Add(30*time.Second), e.WaitUntil)
@@ -294,7 +359,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs}
 			},
 			want: summary{destructive: 10},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				for _, d := range r.DestructiveUpdate {
 					must.True(t, d.stopPrevious)
 					must.Eq(t, structs.AllocUpdating, d.stopDesc)
@@ -316,7 +381,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, EvalID: "eval-3"}
 			},
 			want: summary{inplace: 10},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				for _, a := range r.InplaceUpdate {
 					must.Eq(t, in.Job, a.Job)
 					must.Eq(t, "eval-3", a.EvalID)
@@ -336,7 +401,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: map[string]*structs.Node{node.ID: node}}
 			},
 			want: summary{stop: 9},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, structs.AllocJobStopped, r.Stop[0].statusDescription)
 			},
 		},
@@ -360,7 +425,7 @@ func TestReconcile(t *testing.T) {
 			// The default service policy waits 30s before a replacement:
 			// one batched follow-up for the timeout, one for the replacement.
 			want: summary{disconnect: 2, followups: 2},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				evals := followups(r)
 				must.Eq(t, structs.EvalTriggerRetryFailedAlloc, evals[0].TriggeredBy)
 				must.Eq(t, testNow.Add(30*time.Second), evals[0].WaitUntil)
@@ -391,7 +456,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, Now: testNow, TaintedNodes: map[string]*structs.Node{node.ID: node}}
 			},
 			want: summary{disconnect: 1, place: 1, followups: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				p := r.Place[0]
 				must.True(t, p.keepPrevious)
 				must.False(t, p.stopPrevious)
@@ -421,7 +486,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, TaintedNodes: map[string]*structs.Node{node.ID: node}}
 			},
 			want: summary{stop: 1, place: 1},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, structs.AllocClientStatusLost, r.Stop[0].clientStatus)
 			},
 		},
@@ -436,7 +501,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, Now: testNow, TaintedNodes: map[string]*structs.Node{node.ID: node}}
 			},
 			want: summary{},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, uint64(10), r.DesiredTGUpdates["web"].Ignore)
 			},
 		},
@@ -450,7 +515,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, Now: testNow, TaintedNodes: map[string]*structs.Node{node.ID: node}}
 			},
 			want: summary{place: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				must.True(t, r.Place[0].keepPrevious)
 				must.Eq(t, in.Allocs[0].Name, r.Place[0].name)
 			},
@@ -467,7 +532,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, Now: testNow, TaintedNodes: map[string]*structs.Node{node.ID: node}}
 			},
 			want: summary{stop: 1},
-			check: func(t *testing.T, _ ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, _ ReconcilerInput, r flatResults) {
 				must.Eq(t, []uint{9}, stopIndexes(r))
 				must.Eq(t, uint64(0), r.DesiredTGUpdates["web"].RescheduleNow)
 			},
@@ -501,7 +566,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: append(allocs, repl), Now: testNow, TaintedNodes: map[string]*structs.Node{node.ID: node}}
 			},
 			want: summary{stop: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				must.Eq(t, in.Allocs[0].ID, r.Stop[0].alloc.ID)
 				must.Eq(t, structs.AllocStopped, r.Stop[0].statusDescription)
 			},
@@ -548,7 +613,7 @@ func TestReconcile(t *testing.T) {
 				return ReconcilerInput{Job: job, Allocs: allocs, Now: testNow, TaintedNodes: map[string]*structs.Node{node.ID: node}}
 			},
 			want: summary{stop: 1, place: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				must.Eq(t, in.Allocs[0].ID, r.Stop[0].alloc.ID)
 				must.Eq(t, structs.AllocClientStatusLost, r.Stop[0].clientStatus)
 				must.Eq(t, structs.AllocLost, r.Stop[0].statusDescription)
@@ -574,7 +639,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			want: summary{stop: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				must.Eq(t, in.Allocs[0].ID, r.Stop[0].alloc.ID)
 				must.Eq(t, structs.AllocNotNeeded, r.Stop[0].statusDescription)
 			},
@@ -586,7 +651,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			want: summary{stop: 1, reconnect: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				o := in.Allocs[0]
 				must.Eq(t, structs.AllocReconnected, r.Stop[0].statusDescription)
 				must.NotEq(t, o.ID, r.Stop[0].alloc.ID)
@@ -615,7 +680,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			want: summary{stop: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				must.Eq(t, in.Allocs[0].ID, r.Stop[0].alloc.ID)
 			},
 		},
@@ -627,7 +692,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			want: summary{stop: 1},
-			check: func(t *testing.T, in ReconcilerInput, r ReconcileResults) {
+			check: func(t *testing.T, in ReconcilerInput, r flatResults) {
 				must.Eq(t, in.Allocs[0].ID, r.Stop[0].alloc.ID)
 				must.Eq(t, structs.AllocClientStatusFailed, r.Stop[0].clientStatus)
 				must.Eq(t, structs.AllocRescheduled, r.Stop[0].statusDescription)
@@ -640,7 +705,7 @@ func TestReconcile(t *testing.T) {
 			if in.Now.IsZero() {
 				in.Now = testNow
 			}
-			r := Reconcile(in)
+			r := reconcileChecked(t, in)
 			must.Eq(t, tc.want, summarize(r))
 			if tc.check != nil {
 				tc.check(t, in, r)
@@ -672,7 +737,7 @@ func TestReconcile_FollowupsBatched(t *testing.T) {
 	failedAt(allocs[0], testNow.Add(-2*time.Second))
 	failedAt(allocs[1], testNow.Add(-time.Second))
 	failedAt(allocs[2], testNow.Add(20*time.Second))
-	r := Reconcile(ReconcilerInput{Job: job, Allocs: allocs, Now: testNow})
+	r := reconcileChecked(t, ReconcilerInput{Job: job, Allocs: allocs, Now: testNow})
 	evals := followups(r)
 	must.Len(t, 2, evals)
 	must.Eq(t, r.AttributeUpdates[allocs[0].ID].FollowupEvalID, r.AttributeUpdates[allocs[1].ID].FollowupEvalID)

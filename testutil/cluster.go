@@ -20,6 +20,8 @@ type ClusterConfig struct {
 	Server func(*nomad.Config)
 	// LogLevel for every agent; "warn" by default.
 	LogLevel string
+	// Client adjusts client i's config (node meta for affinities...).
+	Client func(i int, cfg *client.Config)
 }
 
 // Cluster is one dev-mode server and clients in the test process. Each
@@ -63,14 +65,18 @@ func NewCluster(t testing.TB, cfg ClusterConfig) *Cluster {
 	for i := 0; i < cfg.Clients; i++ {
 		link := NewFaultableRPC(srv)
 		dir := t.TempDir()
-		cl, err := client.NewClient(&client.Config{
+		ccfg := &client.Config{
 			Logger:       logger.Named(fmt.Sprintf("client-%d", i)),
 			RPCHandler:   link,
 			StateDir:     dir,
 			AllocDir:     dir + "/alloc",
 			NodeName:     fmt.Sprintf("client-%d", i),
 			PluginConfig: map[string]map[string]any{"raw_exec": {"enabled": true}},
-		})
+		}
+		if cfg.Client != nil {
+			cfg.Client(i, ccfg)
+		}
+		cl, err := client.NewClient(ccfg)
 		if err != nil {
 			t.Fatalf("starting client %d: %v", i, err)
 		}

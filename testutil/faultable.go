@@ -1,10 +1,12 @@
 package testutil
 
 import (
-	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
+
+	"github.com/nomad-edge/nomad/helper/pool"
 )
 
 // RPCHandler is how a client reaches the servers.
@@ -25,8 +27,10 @@ const (
 	Reset
 )
 
-// ErrPartitioned is returned by calls over a cut link.
-var ErrPartitioned = errors.New("testutil: link partitioned")
+// ErrPartitioned is returned by calls over a cut link. It is a transport
+// error, as a dead link is to the client's real RPC handler, so the client
+// retries it as it would a real partition.
+var ErrPartitioned = fmt.Errorf("testutil: link partitioned: %w", pool.ErrTransport)
 
 // FaultableRPC wraps a client's link to the servers. Cutting it fails new
 // calls and the calls in flight (a blocking query loses its connection),

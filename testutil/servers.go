@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad"
 )
 
@@ -22,6 +24,9 @@ type ServersConfig struct {
 	Server func(i int, c *nomad.Config)
 	// LogLevel for every server; "warn" by default.
 	LogLevel string
+	// ClientTLS, when set, is what AddClient's clients dial the servers
+	// with (servers whose Server hook enabled tls.rpc refuse plaintext).
+	ClientTLS *tls.Config
 }
 
 // Servers are production servers in the test process: raft on disk in
@@ -202,7 +207,7 @@ func (sc *Servers) AddClient(name string) (*client.Client, *FaultableRPC) {
 			addrs = append(addrs, sc.addrs[i])
 		}
 	}
-	remote, err := client.NewServerRPC(addrs, nil)
+	remote, err := client.NewServerRPCWithPool(addrs, pool.Config{TLS: sc.cfg.ClientTLS})
 	if err != nil {
 		sc.t.Fatalf("client %s: %v", name, err)
 	}

@@ -1,10 +1,13 @@
 package testutil_test
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -279,4 +282,70 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 		must.NoError(t, err)
 		return n.Status == structs.NodeStatusDisconnected, n.Status
 	})
+}
+
+// A client configured with one server learns the region's other servers
+// from its first heartbeat, and when that server dies it heartbeats
+// through another, so its node stays ready: operators list one or two
+// servers in client.servers, and a fleet must outlive the loss of them.
+func TestServers_ClientLearnsServersAndFailsOver(t *testing.T) {
+	sc := testutil.StartServers(t, testutil.ServersConfig{N: 3, Server: func(_ int, c *nomad.Config) {
+		c.MinHeartbeatTTL = time.Second
+	}})
+	rpc, err := client.NewServerRPC([]string{sc.Addr(0)}, nil)
+	must.NoError(t, err)
+	t.Cleanup(rpc.Shutdown)
+	dir := t.TempDir()
+	cl, err := client.NewClient(&client.Config{
+		RPCHandler: rpc, StateDir: dir, AllocDir: filepath.Join(dir, "alloc"), NodeName: "edge-1",
+	})
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Destroy() })
+	select {
+	case <-cl.Ready():
+	case <-time.After(15 * time.Second):
+		t.Fatal("client not ready within 15s")
+	}
+	poll(t, 10*time.Second, "the client knows all three servers", func() (bool, string) {
+		got := rpc.Servers()
+		return len(got) == 3, fmt.Sprint(got)
+	})
+
+	sc.Stop(0)
+	stopped := time.Now()
+	leader := sc.WaitForLeaderExcept(0)
+	poll(t, 15*time.Second, "heartbeats through another server", func() (bool, string) {
+		return cl.LastHeartbeat().After(stopped), fmt.Sprintf("last heartbeat %v before the stop", stopped.Sub(cl.LastHeartbeat()))
+	})
+	node, err := sc.Servers[leader].State().NodeByID(nil, cl.NodeID())
+	must.NoError(t, err)
+	must.Eq(t, structs.NodeStatusReady, node.Status)
+}
+
+// A blocking query made on a follower is forwarded to the leader; when its
+// caller goes away the forwarded call ends too, on both servers, instead
+// of holding a stream open for its whole MaxQueryTime.
+func TestServers_ForwardedBlockingQueryEndsWithCaller(t *testing.T) {
+	sc := testutil.StartServers(t, testutil.ServersConfig{N: 3})
+	leader := sc.WaitForLeader()
+	follower := sc.Servers[(leader+1)%3]
+	var first structs.JobListResponse
+	must.NoError(t, follower.RPC("Job.List", &structs.JobListRequest{}, &first))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req := &structs.JobListRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index + 1000, MaxQueryTime: time.Hour}}
+	req.SetContext(ctx)
+	done := make(chan error, 1)
+	go func() {
+		var resp structs.JobListResponse
+		done <- follower.RPC("Job.List", req, &resp)
+	}()
+	// Whether the forward has reached the leader yet or not, it must end.
+	cancel()
+	select {
+	case err := <-done:
+		must.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the forwarded blocking query outlived its caller")
+	}
 }

@@ -9,9 +9,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/nomad-edge/nomad/client/clock"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -41,6 +41,8 @@ type Config struct {
 	StateDB      state.StateDB
 	Drivers      DriverManager
 	StateUpdater StateUpdater
+	// MaxKillTimeout caps each task's kill_timeout; zero means no cap.
+	MaxKillTimeout time.Duration
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -135,6 +137,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			driverErr: derr,
 			db:        cfg.StateDB,
 			notify:    ar.requestUpdate,
+			maxKill:   cfg.MaxKillTimeout,
 		}))
 	}
 	return ar, nil
@@ -425,13 +428,10 @@ func (ar *AllocRunner) allTasksDead() bool {
 func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	ar.mu.Lock()
 	wasStopped := ar.alloc.ServerTerminalStatus()
-	wasUnknown := ar.alloc.ClientStatus == structs.AllocClientStatusUnknown
+	reconnected := newDisconnect(ar.alloc, alloc)
 	ar.alloc = alloc
 	ar.mu.Unlock()
 
-	// One Reconnected event per return, even if the server changes the
-	// allocation again before it hears the client's report.
-	reconnected := alloc.ClientStatus == structs.AllocClientStatusUnknown && !wasUnknown
 	stop := alloc.ServerTerminalStatus() && !wasStopped && ar.started.Load()
 	if !reconnected && !stop {
 		return
@@ -449,6 +449,24 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 			ar.killTasks(nil)
 		}
 	}()
+}
+
+// newDisconnect reports whether next, from the server, says the allocation
+// went unknown in a disconnect that old did not know of. One Reconnected
+// event per return, even if the server changes the allocation again before
+// it hears the client's report; and one for every return, although the
+// client's own reports never reach its copy of the allocation (they do not
+// move AllocModifyIndex), so old may still say unknown from the last one.
+func newDisconnect(old, next *structs.Allocation) bool {
+	if next.ClientStatus != structs.AllocClientStatusUnknown {
+		return false
+	}
+	if old.ClientStatus != structs.AllocClientStatusUnknown {
+		return true
+	}
+	was, _ := old.UnknownSince()
+	since, ok := next.UnknownSince()
+	return ok && !since.Equal(was)
 }
 
 // Shutdown stops the runner and leaves the tasks running, for a client that

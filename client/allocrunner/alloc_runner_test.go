@@ -73,6 +73,7 @@ func (m driverMap) Driver(name string) (drivers.Driver, error) {
 }
 
 type harness struct {
+	maxKill time.Duration
 	db      *state.MemDB
 	rec     *recorder
 	drivers driverMap
@@ -89,13 +90,14 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 	t.Helper()
 	must.NoError(t, h.db.PutAllocations(a))
 	ar, err := NewAllocRunner(Config{
-		Logger:       clienttest.Logger(),
-		Alloc:        a,
-		AllocDirRoot: h.root,
-		Node:         NodeInfo{ID: "node-1", Name: "n1", Datacenter: "dc1", Region: "global"},
-		StateDB:      h.db,
-		Drivers:      h.drivers,
-		StateUpdater: h.rec,
+		Logger:         clienttest.Logger(),
+		Alloc:          a,
+		AllocDirRoot:   h.root,
+		Node:           NodeInfo{ID: "node-1", Name: "n1", Datacenter: "dc1", Region: "global"},
+		StateDB:        h.db,
+		Drivers:        h.drivers,
+		StateUpdater:   h.rec,
+		MaxKillTimeout: h.maxKill,
 	})
 	must.NoError(t, err)
 	return ar
@@ -182,6 +184,30 @@ func TestAllocRunner_KillTimeout(t *testing.T) {
 		ts := got.TaskStates["web"]
 		must.Eq(t, []string{structs.TaskReceived, structs.TaskSetup, structs.TaskStarted, structs.TaskKilling, structs.TaskKilled}, eventTypesOf(ts))
 		must.Eq(t, "Sent interrupt. Waiting 7s before force killing", ts.Events[3].DisplayMessage)
+	})
+}
+
+// A job's kill_timeout is capped by the client's max_kill_timeout: a job
+// asking for an hour cannot make its client wait an hour to stop a task
+// that ignores its signal (an agent shutdown or a drain would hang).
+func TestAllocRunner_KillTimeoutCappedByClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.maxKill = 30 * time.Second
+		a := clienttest.MockAlloc("node-1", map[string]any{"run_for": "0s", "kill_after": "2h"})
+		a.Job.TaskGroups[0].Tasks[0].KillTimeout = time.Hour
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+
+		stopped := a.Copy()
+		stopped.DesiredStatus = structs.AllocDesiredStatusStop
+		start := time.Now()
+		ar.Update(stopped)
+		got := h.rec.waitStatus(t, a.ID, structs.AllocClientStatusComplete)
+		must.Eq(t, 30*time.Second, time.Since(start))
+		must.StrContains(t, got.TaskStates["web"].Events[3].DisplayMessage, "Waiting 30s before force killing")
 	})
 }
 

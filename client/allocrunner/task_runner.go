@@ -9,9 +9,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/nomad-edge/nomad/client/clock"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -35,6 +35,8 @@ type taskRunnerConfig struct {
 	// notify is called after every state change, on the goroutine that
 	// made it; it must not block.
 	notify func()
+	// maxKill caps the task's kill_timeout; zero means no cap.
+	maxKill time.Duration
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -51,6 +53,7 @@ type TaskRunner struct {
 	node     NodeInfo
 	driver   drivers.Driver
 	driveErr error
+	maxKill  time.Duration
 	db       state.StateDB
 	notify   func()
 	restarts *RestartTracker
@@ -87,6 +90,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		driveErr:   cfg.driverErr,
 		db:         cfg.db,
 		notify:     cfg.notify,
+		maxKill:    cfg.maxKill,
 		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
 		state:      &structs.TaskState{State: structs.TaskStatePending},
 		killCh:     make(chan struct{}),
@@ -470,6 +474,9 @@ func (tr *TaskRunner) stopAndMarkKilled() {
 	timeout := tr.task.KillTimeout
 	if timeout <= 0 {
 		timeout = structs.DefaultKillTimeout
+	}
+	if tr.maxKill > 0 && timeout > tr.maxKill {
+		timeout = tr.maxKill
 	}
 	e := newEvent(structs.TaskKilling, tr.clock.Now())
 	e.KillTimeout = timeout

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -32,6 +33,8 @@ type FakeServer struct {
 	nodes   map[string]*structs.Node
 	allocs  map[string]*structs.Allocation
 	errs    map[string]error
+	cut     bool
+	cutCh   chan struct{} // closed when the link is cut
 	changed chan struct{} // closed and replaced when the index moves
 	// observed is closed and replaced on every recorded call or change,
 	// heartbeats included, for WaitFor.
@@ -53,6 +56,7 @@ func NewFakeServer() *FakeServer {
 		nodes:      make(map[string]*structs.Node),
 		allocs:     make(map[string]*structs.Allocation),
 		errs:       make(map[string]error),
+		cutCh:      make(chan struct{}),
 		changed:    make(chan struct{}),
 		observed:   make(chan struct{}),
 		closed:     make(chan struct{}),
@@ -90,6 +94,44 @@ func (s *FakeServer) SetError(method string, err error) {
 	}
 }
 
+// ErrUnreachable is what every call returns while the link is cut; it is a
+// transport error, as a dead link is to the client's real RPC handler.
+var ErrUnreachable = fmt.Errorf("%w: fake server unreachable", pool.ErrTransport)
+
+// Cut makes the server unreachable: every call, the blocking queries in
+// flight included, fails with ErrUnreachable until Heal.
+func (s *FakeServer) Cut() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.cut {
+		s.cut = true
+		close(s.cutCh)
+	}
+}
+
+// Heal makes the server reachable again.
+func (s *FakeServer) Heal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cut {
+		s.cut = false
+		s.cutCh = make(chan struct{})
+	}
+}
+
+// LoseState empties the server as a server that lost its data dir is: no
+// nodes, no allocations, and the index starts again from zero.
+func (s *FakeServer) LoseState() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.nodes)
+	clear(s.allocs)
+	s.index = 0
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.observeLocked()
+}
+
 // bumpLocked advances the index and wakes blocking queries and waiters.
 func (s *FakeServer) bumpLocked() uint64 {
 	s.index++
@@ -108,11 +150,24 @@ func (s *FakeServer) observeLocked() {
 // RPC implements client.RPCHandler.
 func (s *FakeServer) RPC(method string, args, reply any) error {
 	s.mu.Lock()
-	err := s.errs[method]
+	err, cut, cutCh := s.errs[method], s.cut, s.cutCh
 	s.mu.Unlock()
+	if cut {
+		return ErrUnreachable
+	}
 	if err != nil {
 		return err
 	}
+	err = s.call(method, args, reply)
+	select {
+	case <-cutCh:
+		return ErrUnreachable // the answer was lost with the link
+	default:
+		return err
+	}
+}
+
+func (s *FakeServer) call(method string, args, reply any) error {
 	switch method {
 	case "Node.Register":
 		return s.register(args.(*structs.NodeRegisterRequest), reply.(*structs.NodeUpdateResponse))
@@ -172,13 +227,33 @@ func (s *FakeServer) updateStatus(args *structs.NodeUpdateStatusRequest, reply *
 	}
 	s.heartbeats[args.NodeID] = append(s.heartbeats[args.NodeID], time.Now())
 	s.observeLocked()
-	if n.Status != args.Status {
-		n.Status = args.Status
+	if status := s.heartbeatStatusLocked(n, args.Status); n.Status != status {
+		n.Status = status
 		s.bumpLocked()
 	}
 	reply.Index = s.index
 	reply.HeartbeatTTL = s.ttl
 	return nil
+}
+
+// heartbeatStatusLocked is the status a heartbeat asking for requested
+// gives, as the real servers decide it: a node back from disconnected is
+// initializing until none of its allocations is unknown any more.
+func (s *FakeServer) heartbeatStatusLocked(n *structs.Node, requested string) string {
+	if requested != structs.NodeStatusReady {
+		return requested
+	}
+	switch n.Status {
+	case structs.NodeStatusDisconnected:
+		return structs.NodeStatusInit
+	case structs.NodeStatusInit:
+		for _, a := range s.allocs {
+			if a.NodeID == n.ID && a.ClientStatus == structs.AllocClientStatusUnknown && !a.ServerTerminalStatus() {
+				return structs.NodeStatusInit
+			}
+		}
+	}
+	return requested
 }
 
 // wait blocks until the index passes min, maxWait passes, or the server
@@ -202,6 +277,9 @@ func (s *FakeServer) waitLocked(min uint64, maxWait time.Duration, index func() 
 			s.mu.Lock()
 			return
 		case <-s.closed:
+			s.mu.Lock()
+			return
+		case <-s.cutCh:
 			s.mu.Lock()
 			return
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad"
 )
 
@@ -109,7 +110,11 @@ func (a *Agent) start() error {
 			return err
 		}
 	} else {
-		remote, err := client.NewServerRPC(cfg.Client.Servers, nil)
+		outTLS, err := a.outgoingRPCTLS()
+		if err != nil {
+			return err
+		}
+		remote, err := client.NewServerRPCWithPool(cfg.Client.Servers, pool.Config{TLS: outTLS})
 		if err != nil {
 			return err
 		}
@@ -123,6 +128,9 @@ func (a *Agent) start() error {
 	l, err := net.Listen("tcp", net.JoinHostPort(httpIP.String(), strconv.Itoa(cfg.Ports.HTTP)))
 	if err != nil {
 		return fmt.Errorf("starting HTTP API: %w", err)
+	}
+	if l, err = a.httpsListener(l); err != nil {
+		return err
 	}
 	a.http = newHTTPServer(a, rpc, l, a.logger)
 
@@ -218,6 +226,14 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	if v := cfg.Server.MaxHeartbeatsPerSecond; v > 0 {
 		sc.MaxHeartbeatsPerSecond = v
 	}
+	if cfg.TLSConfig != nil && cfg.TLSConfig.EnableRPC {
+		sc.TLS = cfg.tlsutilConfig()
+	}
+	key, err := cfg.Server.encryptKey()
+	if err != nil {
+		return nil, err
+	}
+	sc.SerfEncryptKey = key
 	return sc, nil
 }
 
@@ -230,19 +246,20 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		}
 	}
 	return &client.Config{
-		Logger:       a.logger,
-		RPCHandler:   rpc,
-		StateDir:     filepath.Join(a.dataDir, "client"),
-		AllocDir:     filepath.Join(a.dataDir, "alloc"),
-		NodeName:     cfg.nodeName(),
-		Datacenter:   cfg.Datacenter,
-		NodeClass:    cfg.Client.NodeClass,
-		NodePool:     cfg.Client.NodePool,
-		Region:       cfg.Region,
-		Meta:         cfg.Client.Meta,
-		HTTPAddr:     httpAddr,
-		Version:      Version,
-		PluginConfig: cfg.PluginConfigs(),
+		Logger:         a.logger,
+		RPCHandler:     rpc,
+		StateDir:       filepath.Join(a.dataDir, "client"),
+		AllocDir:       filepath.Join(a.dataDir, "alloc"),
+		NodeName:       cfg.nodeName(),
+		Datacenter:     cfg.Datacenter,
+		NodeClass:      cfg.Client.NodeClass,
+		NodePool:       cfg.Client.NodePool,
+		Region:         cfg.Region,
+		Meta:           cfg.Client.Meta,
+		HTTPAddr:       httpAddr,
+		Version:        Version,
+		PluginConfig:   cfg.PluginConfigs(),
+		MaxKillTimeout: cfg.Client.MaxKillTimeout,
 	}
 }
 

@@ -19,7 +19,7 @@ func (s *HTTPServer) statusLeader(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	var leader string
-	if err := s.rpc.RPC("Status.Leader", &args, &leader); err != nil && !errors.Is(err, structs.ErrNoLeader) {
+	if err := s.call(r, "Status.Leader", &args, &leader); err != nil && !errors.Is(err, structs.ErrNoLeader) {
 		return nil, err
 	}
 	return leader, nil
@@ -136,7 +136,7 @@ func (s *HTTPServer) statusPeers(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var peers []string
-	if err := s.rpc.RPC("Status.Peers", &args, &peers); err != nil {
+	if err := s.call(r, "Status.Peers", &args, &peers); err != nil {
 		return nil, err
 	}
 	return nonNil(peers), nil
@@ -151,7 +151,7 @@ func (s *HTTPServer) agentMembers(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	var reply structs.ServerMembersResponse
-	if err := s.rpc.RPC("Status.Members", &args, &reply); err != nil {
+	if err := s.call(r, "Status.Members", &args, &reply); err != nil {
 		return nil, err
 	}
 	reply.Members = nonNil(reply.Members)

@@ -40,7 +40,7 @@ func (s *HTTPServer) allocStop(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	args := &structs.AllocStopRequest{AllocID: r.PathValue("id"), NoShutdownDelay: noDelay, WriteRequest: writeRequest(r)}
 	var reply structs.AllocStopResponse
-	if err := s.rpc.RPC("Alloc.Stop", args, &reply); err != nil {
+	if err := s.call(r, "Alloc.Stop", args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

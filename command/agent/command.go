@@ -106,6 +106,10 @@ Server options:
   -raft-protocol=<num>
     The raft protocol version; only 3 is supported.
 
+  -encrypt=<key>
+    The base64 key that encrypts gossip between servers (server.encrypt);
+    make one with 'nomad operator gossip keyring generate'.
+
 Client options:
 
   -client
@@ -199,7 +203,7 @@ type agentFlags struct {
 // the operator the flag exists upstream, where Go's flag package would only
 // say it is not defined.
 var unsupportedFlags = []string{
-	"encrypt", "rejoin", "state-dir", "alloc-dir", "plugin-dir", "network-speed",
+	"rejoin", "state-dir", "alloc-dir", "plugin-dir", "network-speed",
 	"log-json", "log-include-location", "acl-", "consul-", "vault-",
 }
 
@@ -233,6 +237,7 @@ func parseAgentFlags(args []string) (*agentFlags, error) {
 	flags.Var(&startJoin, "join", "")
 	flags.IntVar(&cfg.Server.ServerJoin.RetryMax, "retry-max", 0, "")
 	flags.DurationVar(&cfg.Server.ServerJoin.RetryInterval, "retry-interval", 0, "")
+	flags.StringVar(&cfg.Server.EncryptKey, "encrypt", "", "")
 
 	flags.BoolVar(&cfg.Client.Enabled, "client", false, "")
 	flags.StringVar(&servers, "servers", "", "")
@@ -244,7 +249,7 @@ func parseAgentFlags(args []string) (*agentFlags, error) {
 		return nil, fmt.Errorf("Error parsing flags: %v", err)
 	}
 	if flags.NArg() > 0 {
-		return nil, fmt.Errorf("This command takes no arguments; got %q", flags.Args())
+		return nil, fmt.Errorf("this command takes no arguments; got %q", flags.Args())
 	}
 	fl.configPaths = configPaths
 	cfg.Server.ServerJoin.RetryJoin = retryJoin

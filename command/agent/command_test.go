@@ -164,7 +164,8 @@ func TestCommand_FlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-encrypt=abc", "-dev"}, "-encrypt is not supported by this version"},
+		{[]string{"-rejoin", "-dev"}, "-rejoin is not supported by this version"},
+		{[]string{"-dev", "-encrypt", "abc"}, "server.encrypt must be base64"},
 		{[]string{"-dev", "--consul-address", "1.2.3.4:8500"}, "-consul-address is not supported by this version"},
 		{[]string{"-dev", "-meta", "novalue"}, `-meta "novalue" must be KEY=VALUE`},
 		{[]string{"-dev", "-raft-protocol", "2"}, "server.raft_protocol 2 is not supported by this version"},

@@ -42,6 +42,8 @@ type Config struct {
 	Server         *ServerConfig
 	Client         *ClientConfig
 	Plugins        []*PluginConfig
+	// TLSConfig is the `tls` block.
+	TLSConfig *TLSConfig
 
 	// DisableUpdateCheck and DisableAnonymousSignature are accepted so
 	// that upstream configs load: this agent never checks for updates, so
@@ -105,6 +107,23 @@ type ServerConfig struct {
 	NodeGCThreshold time.Duration
 	EvalGCThreshold time.Duration
 	JobGCThreshold  time.Duration
+	// EncryptKey is the base64 gossip key (server.encrypt, -encrypt). It
+	// is a secret: /v1/agent/self never shows it, as upstream's.
+	EncryptKey string `json:"-"`
+}
+
+// TLSConfig is the `tls` block: mutual TLS for RPC and raft, HTTPS for the
+// API. Its field names are upstream's /v1/agent/self keys.
+type TLSConfig struct {
+	EnableHTTP           bool
+	EnableRPC            bool
+	VerifyServerHostname bool
+	VerifyHTTPSClient    bool
+	CAFile               string
+	CertFile             string
+	KeyFile              string
+	// TLSMinVersion is "tls12" (the default) or "tls13".
+	TLSMinVersion string
 }
 
 // ServerJoin is the `server_join` block of the server (serf addresses of
@@ -131,6 +150,9 @@ type ClientConfig struct {
 	// Options are upstream's "namespace.option" client settings.
 	Options          map[string]string
 	NetworkInterface string
+	// MaxKillTimeout caps every task's kill_timeout on this client, so a
+	// job cannot make the agent wait for ever to stop it.
+	MaxKillTimeout time.Duration
 }
 
 // PluginConfig is one `plugin "<driver>" { config { ... } }` block. Config
@@ -180,8 +202,10 @@ func DefaultConfig() *Config {
 			JobGCThreshold:         DefaultJobGCThreshold,
 		},
 		Client: &ClientConfig{
-			ServerJoin: &ServerJoin{RetryInterval: DefaultRetryInterval},
+			ServerJoin:     &ServerJoin{RetryInterval: DefaultRetryInterval},
+			MaxKillTimeout: 30 * time.Second,
 		},
+		TLSConfig: &TLSConfig{},
 	}
 }
 
@@ -238,6 +262,7 @@ func (c *Config) Merge(b *Config) *Config {
 	}
 	out.Server.merge(b.Server)
 	out.Client.merge(b.Client)
+	out.TLSConfig.merge(b.TLSConfig)
 	for _, p := range b.Plugins {
 		out.mergePlugin(p)
 	}
@@ -264,6 +289,21 @@ func (o *ServerConfig) merge(s *ServerConfig) {
 	setDuration(&o.NodeGCThreshold, s.NodeGCThreshold)
 	setDuration(&o.EvalGCThreshold, s.EvalGCThreshold)
 	setDuration(&o.JobGCThreshold, s.JobGCThreshold)
+	setString(&o.EncryptKey, s.EncryptKey)
+}
+
+func (o *TLSConfig) merge(t *TLSConfig) {
+	if t == nil {
+		return
+	}
+	setBool(&o.EnableHTTP, t.EnableHTTP)
+	setBool(&o.EnableRPC, t.EnableRPC)
+	setBool(&o.VerifyServerHostname, t.VerifyServerHostname)
+	setBool(&o.VerifyHTTPSClient, t.VerifyHTTPSClient)
+	setString(&o.CAFile, t.CAFile)
+	setString(&o.CertFile, t.CertFile)
+	setString(&o.KeyFile, t.KeyFile)
+	setString(&o.TLSMinVersion, t.TLSMinVersion)
 }
 
 func (o *ClientConfig) merge(cl *ClientConfig) {
@@ -282,6 +322,9 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	setString(&o.NodeClass, cl.NodeClass)
 	setString(&o.NodePool, cl.NodePool)
 	setString(&o.NetworkInterface, cl.NetworkInterface)
+	if cl.MaxKillTimeout > 0 {
+		o.MaxKillTimeout = cl.MaxKillTimeout
+	}
 	o.Meta = mergeMap(o.Meta, cl.Meta)
 	o.Options = mergeMap(o.Options, cl.Options)
 }
@@ -367,6 +410,10 @@ func (c *Config) copy() *Config {
 		out.Client.Options = maps.Clone(c.Client.Options)
 	}
 	out.Client.ServerJoin = out.Client.ServerJoin.copy()
+	out.TLSConfig = &TLSConfig{}
+	if c.TLSConfig != nil {
+		*out.TLSConfig = *c.TLSConfig
+	}
 	out.Plugins = nil
 	for _, p := range c.Plugins {
 		out.Plugins = append(out.Plugins, &PluginConfig{Name: p.Name, Config: maps.Clone(p.Config)})
@@ -422,6 +469,9 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Server.validate()...)
 	errs = append(errs, c.Client.validate()...)
+	if err := c.tlsutilConfig().Check(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -439,6 +489,9 @@ func (s *ServerConfig) validate() []error {
 	}
 	if s.MaxHeartbeatsPerSecond < 0 {
 		add("server.max_heartbeats_per_second can't be negative")
+	}
+	if _, err := s.encryptKey(); err != nil {
+		errs = append(errs, err)
 	}
 	// 0 means the default, for configs built in code.
 	if s.RaftProtocol != 0 && s.RaftProtocol != DefaultRaftProtocol {

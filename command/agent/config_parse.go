@@ -267,7 +267,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		},
 		blocks: []hcl.BlockHeaderSchema{
 			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
-			{Type: "server"}, {Type: "client"},
+			{Type: "server"}, {Type: "client"}, {Type: "tls"},
 			{Type: "plugin", LabelNames: []string{"driver"}},
 		},
 		unsupported: unsupportedTopLevel,
@@ -311,6 +311,9 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	if blk := b.sub("client"); blk != nil {
 		c.Client = d.client(blk.Body)
 	}
+	if blk := b.sub("tls"); blk != nil {
+		c.TLSConfig = d.tls(blk.Body)
+	}
 	for _, blk := range b.content.Blocks {
 		if blk.Type != "plugin" {
 			continue
@@ -335,7 +338,7 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 			"enabled", "bootstrap_expect", "data_dir", "heartbeat_grace", "min_heartbeat_ttl",
 			"max_heartbeats_per_second", "failover_heartbeat_ttl", "num_schedulers",
 			"raft_protocol", "raft_multiplier",
-			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold",
+			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold", "encrypt",
 		}, joinKeys),
 		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
 		unsupported: unsupportedServer,
@@ -360,6 +363,11 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 	b.duration("node_gc_threshold", &s.NodeGCThreshold)
 	b.duration("eval_gc_threshold", &s.EvalGCThreshold)
 	b.duration("job_gc_threshold", &s.JobGCThreshold)
+	if b.str("encrypt", &s.EncryptKey) {
+		if _, err := s.encryptKey(); err != nil {
+			d.errorf(b.attr("encrypt").Expr.Range(), "%v", err)
+		}
+	}
 
 	if blk := b.sub("server_join"); blk != nil {
 		s.ServerJoin = d.serverJoin(blk.Body, "server.server_join.", true)
@@ -399,7 +407,7 @@ func (b *block) joinAttrs(j *ServerJoin) {
 
 func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
-		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface"},
+		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"},
 		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
 		maps:        []string{"meta", "options"},
 		unsupported: unsupportedClient,
@@ -414,12 +422,38 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b.str("node_class", &c.NodeClass)
 	b.str("node_pool", &c.NodePool)
 	b.str("network_interface", &c.NetworkInterface)
+	b.duration("max_kill_timeout", &c.MaxKillTimeout)
 	c.Meta = b.mapping("meta")
 	c.Options = b.mapping("options")
 	if blk := b.sub("server_join"); blk != nil {
 		c.ServerJoin = d.serverJoin(blk.Body, "client.server_join.", false)
 	}
 	return c
+}
+
+// tls decodes the tls block; file paths are made absolute, as data_dir.
+func (d *configDecoder) tls(body hcl.Body) *TLSConfig {
+	b := d.open(body, "tls.", bodySpec{
+		attrs: []string{
+			"http", "rpc", "ca_file", "cert_file", "key_file",
+			"verify_server_hostname", "verify_https_client", "tls_min_version",
+		},
+		unsupported: unsupportedTLS,
+	})
+	t := &TLSConfig{}
+	b.boolean("http", &t.EnableHTTP)
+	b.boolean("rpc", &t.EnableRPC)
+	b.dir("ca_file", &t.CAFile)
+	b.dir("cert_file", &t.CertFile)
+	b.dir("key_file", &t.KeyFile)
+	b.boolean("verify_server_hostname", &t.VerifyServerHostname)
+	b.boolean("verify_https_client", &t.VerifyHTTPSClient)
+	if b.str("tls_min_version", &t.TLSMinVersion) {
+		if _, ok := tlsMinVersions[t.TLSMinVersion]; !ok || t.TLSMinVersion == "" {
+			d.errorf(b.attr("tls_min_version").Expr.Range(), "tls.tls_min_version must be \"tls12\" or \"tls13\", not %q (older versions are not supported)", t.TLSMinVersion)
+		}
+	}
+	return t
 }
 
 func (d *configDecoder) plugin(body hcl.Body, name string) *PluginConfig {

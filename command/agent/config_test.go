@@ -277,11 +277,11 @@ func TestParseConfig_UnsupportedRefusedByName(t *testing.T) {
 	hclSrc := `
 log_json = true
 tls {
-  http = true
+  rpc_upgrade_mode = true
 }
 server {
   enabled = true
-  encrypt = "k3y"
+  non_voting_server = true
 }
 client {
   state_dir = "/tmp/x"
@@ -298,8 +298,8 @@ client {
 	msg := err.Error()
 	for _, want := range []string{
 		"agent.hcl:2:1: log_json is not supported by this version",
-		"agent.hcl:3:1: tls is not supported by this version; traffic between agents is not encrypted",
-		"agent.hcl:8:3: server.encrypt is not supported by this version; gossip is not encrypted",
+		"agent.hcl:4:3: tls.rpc_upgrade_mode is not supported by this version; a server with tls.rpc refuses plaintext",
+		"agent.hcl:8:3: server.non_voting_server is not supported by this version",
 		"agent.hcl:11:3: client.state_dir is not supported by this version",
 		"agent.hcl:12:3: client.host_volume is not supported by this version",
 		"agent.hcl:16:5: client.server_join.start_join is not supported for clients, as upstream; use retry_join",
@@ -565,4 +565,61 @@ func TestParseConfig_DeepNestingRefused(t *testing.T) {
 	must.ErrorContains(t, err, "64")
 	_, err = ParseConfig("deep.json", []byte(`{"name":`+strings.Repeat("[", 100000)+strings.Repeat("]", 100000)+`}`))
 	must.ErrorContains(t, err, "deep.json")
+}
+
+// The tls block takes upstream's keys; file paths become absolute, and
+// the gossip key is checked where it is written.
+func TestParseConfig_TLSAndEncrypt(t *testing.T) {
+	src := `
+tls {
+  http = true
+  rpc  = true
+  ca_file   = "certs/nomad-agent-ca.pem"
+  cert_file = "/etc/nomad/global-server-nomad.pem"
+  key_file  = "/etc/nomad/global-server-nomad-key.pem"
+  verify_server_hostname = true
+  verify_https_client    = true
+  tls_min_version        = "tls13"
+}
+server {
+  encrypt = "cg8StVXbQJ0gPvMd9o7yrg=="
+}
+`
+	c, err := ParseConfig("agent.hcl", []byte(src))
+	must.NoError(t, err)
+	wd, _ := os.Getwd()
+	must.Eq(t, &TLSConfig{
+		EnableHTTP: true, EnableRPC: true, VerifyServerHostname: true, VerifyHTTPSClient: true,
+		CAFile:        filepath.Join(wd, "certs/nomad-agent-ca.pem"),
+		CertFile:      "/etc/nomad/global-server-nomad.pem",
+		KeyFile:       "/etc/nomad/global-server-nomad-key.pem",
+		TLSMinVersion: "tls13",
+	}, c.TLSConfig)
+	key, err := c.Server.encryptKey()
+	must.NoError(t, err)
+	must.Len(t, 16, key)
+
+	merged := DefaultConfig().Merge(c)
+	must.True(t, merged.TLSConfig.EnableRPC)
+	must.Eq(t, "cg8StVXbQJ0gPvMd9o7yrg==", merged.Server.EncryptKey)
+
+	_, err = ParseConfig("agent.hcl", []byte(`
+tls {
+  tls_min_version = "tls10"
+}
+server {
+  encrypt = "c2hvcnQ="
+}`))
+	must.ErrorContains(t, err, `agent.hcl:3:21: tls.tls_min_version must be "tls12" or "tls13", not "tls10"`)
+	must.ErrorContains(t, err, "agent.hcl:6:13: server.encrypt must decode to 16, 24 or 32 bytes, not 5")
+}
+
+// A tls block that enables TLS without its files fails validation naming
+// each missing key, before anything starts.
+func TestValidate_TLSNeedsFiles(t *testing.T) {
+	c := DevConfig()
+	c.TLSConfig = &TLSConfig{EnableRPC: true, CAFile: "/nonexistent/ca.pem"}
+	err := c.Validate()
+	must.ErrorContains(t, err, "tls.cert_file is required")
+	must.ErrorContains(t, err, "tls.key_file is required")
 }

@@ -1,7 +1,7 @@
 package agent
 
 // Upstream's agent config keys that this version cannot honour, with a
-// hint where one helps. They are refused by name ("tls is not supported by
+// hint where one helps. They are refused by name ("vault is not supported by
 // this version") rather than as unknown keys, so an operator bringing an
 // upstream config learns that the setting exists and does nothing here,
 // instead of hunting for a typo. Keys neither here nor implemented are
@@ -28,7 +28,6 @@ var unsupportedTopLevel = map[string]string{
 	"sentinel":                  "",
 	"syslog_facility":           "",
 	"telemetry":                 "no metrics are exported",
-	"tls":                       "traffic between agents is not encrypted: keep it on a private network",
 	"ui":                        "there is no web UI",
 	"vault":                     "there is no Vault integration",
 }
@@ -45,7 +44,6 @@ var unsupportedServer = map[string]string{
 	"deployment_gc_threshold":       "there are no deployments",
 	"enable_event_broker":           "",
 	"enabled_schedulers":            "",
-	"encrypt":                       "gossip is not encrypted: keep the serf port on a private network",
 	"event_buffer_size":             "",
 	"job_default_priority":          "",
 	"job_gc_interval":               "",
@@ -70,6 +68,12 @@ var unsupportedServer = map[string]string{
 	"search":                        "",
 	"start_timeout":                 "",
 	"upgrade_version":               "",
+}
+
+var unsupportedTLS = map[string]string{
+	"rpc_upgrade_mode":                "a server with tls.rpc refuses plaintext at once; upgrade every agent together",
+	"tls_cipher_suites":               "Go's default cipher suites are used",
+	"tls_prefer_server_cipher_suites": "",
 }
 
 var unsupportedClient = map[string]string{
@@ -100,7 +104,6 @@ var unsupportedClient = map[string]string{
 	"host_volume":                 "",
 	"host_volumes_dir":            "",
 	"max_dynamic_port":            "",
-	"max_kill_timeout":            "",
 	"memory_total_mb":             "",
 	"min_dynamic_port":            "",
 	"network_speed":               "",

@@ -125,6 +125,10 @@ func (s *HTTPServer) routes() *http.ServeMux {
 func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if err := checkOrigin(r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		release, err := s.limits.readBody(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -291,7 +295,7 @@ func (s *HTTPServer) query(w http.ResponseWriter, r *http.Request, c readCall) e
 	if err := parseQueryOptions(r, c.Opts); err != nil {
 		return err
 	}
-	if err := s.rpc.RPC(c.Method, c.Args, c.Reply); err != nil {
+	if err := s.call(r, c.Method, c.Args, c.Reply); err != nil {
 		return err
 	}
 	setMeta(w, c.Meta)
@@ -305,4 +309,12 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// call makes an RPC on behalf of an HTTP request: the request's context
+// rides on args, so a blocking query or a forward to the leader ends when
+// the HTTP client goes away.
+func (s *HTTPServer) call(r *http.Request, method string, args, reply any) error {
+	structs.WithRequestContext(args, r.Context())
+	return s.rpc.RPC(method, args, reply)
 }

@@ -49,7 +49,7 @@ func (s *HTTPServer) jobRegister(w http.ResponseWriter, r *http.Request) (any, e
 		WriteRequest:   structs.WriteRequest{Region: job.Region, Namespace: job.Namespace},
 	}
 	var reply structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Register", args, &reply); err != nil {
+	if err := s.call(r, "Job.Register", args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)
@@ -89,7 +89,7 @@ func (s *HTTPServer) jobValidate(w http.ResponseWriter, r *http.Request) (any, e
 	job := s.structJob(r, body.Job, body.WriteRequest)
 	args := &structs.JobValidateRequest{Job: job, WriteRequest: structs.WriteRequest{Region: job.Region, Namespace: job.Namespace}}
 	var reply structs.JobValidateResponse
-	if err := s.rpc.RPC("Job.Validate", args, &reply); err != nil {
+	if err := s.call(r, "Job.Validate", args, &reply); err != nil {
 		return nil, err
 	}
 	reply.ValidationErrors = nonNil(reply.ValidationErrors)
@@ -198,7 +198,7 @@ func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any,
 	}
 	args := &structs.JobDeregisterRequest{JobID: r.PathValue("id"), Purge: purge, WriteRequest: writeRequest(r)}
 	var reply structs.JobDeregisterResponse
-	if err := s.rpc.RPC("Job.Deregister", args, &reply); err != nil {
+	if err := s.call(r, "Job.Deregister", args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

@@ -32,8 +32,8 @@ func (s *HTTPServer) operatorRaftPeer(w http.ResponseWriter, r *http.Request) (a
 	var reply struct{}
 	if id != "" {
 		args := structs.RaftPeerByIDRequest{ID: id, WriteRequest: writeRequest(r)}
-		return nil, s.rpc.RPC("Operator.RaftRemovePeerByID", &args, &reply)
+		return nil, s.call(r, "Operator.RaftRemovePeerByID", &args, &reply)
 	}
 	args := structs.RaftPeerByAddressRequest{Address: addr, WriteRequest: writeRequest(r)}
-	return nil, s.rpc.RPC("Operator.RaftRemovePeerByAddress", &args, &reply)
+	return nil, s.call(r, "Operator.RaftRemovePeerByAddress", &args, &reply)
 }

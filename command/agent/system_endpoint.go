@@ -11,7 +11,7 @@ import (
 // nothing from it.
 func (s *HTTPServer) systemGC(w http.ResponseWriter, r *http.Request) (any, error) {
 	var resp structs.GenericResponse
-	if err := s.rpc.RPC("System.GarbageCollect", &structs.GenericRequest{}, &resp); err != nil {
+	if err := s.call(r, "System.GarbageCollect", &structs.GenericRequest{}, &resp); err != nil {
 		return nil, err
 	}
 	setIndex(w, resp.Index)

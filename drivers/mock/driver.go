@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,24 +26,24 @@ const HandleVersion = 1
 // Driver is the mock driver. It is safe for concurrent use.
 type Driver struct {
 	logger hclog.Logger
-	clock  Clock
+	clock  clock.Clock
 	tasks  *tasks.Set[*taskHandle]
 }
 
 var _ drivers.Driver = (*Driver)(nil)
 
 // New builds the driver. The agent's plugin config must be empty: the mock
-// driver has no agent-level options. A nil clock means RealClock.
-func New(opts drivers.Options, clock Clock) (*Driver, error) {
+// driver has no agent-level options. A nil clock means clock.Real().
+func New(opts drivers.Options, clk clock.Clock) (*Driver, error) {
 	if err := drivers.NewConfigDecoder(opts.Config).Err(); err != nil {
 		return nil, fmt.Errorf("plugin %q config: %w", Name, err)
 	}
-	if clock == nil {
-		clock = RealClock()
+	if clk == nil {
+		clk = clock.Real()
 	}
 	return &Driver{
 		logger: opts.LoggerOrNull().Named(Name),
-		clock:  clock,
+		clock:  clk,
 		tasks:  tasks.NewSet[*taskHandle](),
 	}, nil
 }
@@ -221,20 +222,20 @@ func (d *Driver) InspectTask(taskID string) (*drivers.TaskStatus, error) {
 type taskHandle struct {
 	*tasks.Task
 	cfg        taskConfig
-	clock      Clock
+	clock      clock.Clock
 	logger     hclog.Logger
 	stdoutPath string
 
 	mu          sync.Mutex
-	runTimer    Timer // run_for
-	stopTimer   Timer // kill_after or the stop timeout
-	stdoutTimer Timer // next stdout repeat
+	runTimer    clock.Timer // run_for
+	stopTimer   clock.Timer // kill_after or the stop timeout
+	stdoutTimer clock.Timer // next stdout repeat
 }
 
 // schedule arms *slot to call f after dur, unless the task has exited. Checking
 // under mu, which exit also takes, guarantees that no timer armed after the
 // exit survives it.
-func (h *taskHandle) schedule(slot *Timer, dur time.Duration, f func()) {
+func (h *taskHandle) schedule(slot *clock.Timer, dur time.Duration, f func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.Exited() {
@@ -250,7 +251,7 @@ func (h *taskHandle) exit(res *drivers.ExitResult) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, t := range []Timer{h.runTimer, h.stopTimer, h.stdoutTimer} {
+	for _, t := range []clock.Timer{h.runTimer, h.stopTimer, h.stdoutTimer} {
 		if t != nil {
 			t.Stop()
 		}

@@ -3,6 +3,7 @@ package mock
 import (
 	"context"
 	"encoding/json"
+	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -384,7 +385,7 @@ func TestManyTasksAreCheap(t *testing.T) {
 // TestInjectedClock checks the Clock seam for callers that cannot run in a
 // synctest bubble: time moves only when the fake clock is advanced.
 func TestInjectedClock(t *testing.T) {
-	clk := newManualClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := clocktest.NewManual(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	d, err := New(drivers.Options{}, clk)
 	must.NoError(t, err)
 	cfg := newTaskConfig("web", map[string]any{"run_for": "30s"})

@@ -210,7 +210,8 @@ func TestCluster_LeaderKilledJobKeepsRunning(t *testing.T) {
 }
 
 // Every client talks to the first server of its client.servers list
-// until it fails. That server dies with kill -9 (leader or not): the
+// until it fails (learning the region's servers keeps the one in use
+// first). That server dies with kill -9 (leader or not): the
 // clients move to another server before their heartbeat deadline, their
 // nodes stay ready and their tasks untouched, and they keep reporting:
 // a task that exits is seen complete through the surviving servers.

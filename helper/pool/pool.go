@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,8 @@ type Config struct {
 	// CallTimeout bounds a call that gets no answer (a blackholed link)
 	// beyond the request's own MaxQueryTime.
 	CallTimeout time.Duration
+	// TLS, when set, carries every connection inside TLS (RPCTLS).
+	TLS *tls.Config
 }
 
 // ConnPool keeps one multiplexed session per address.
@@ -44,7 +47,17 @@ type ConnPool struct {
 
 	mu       sync.Mutex
 	sessions map[string]*yamux.Session
+	dialing  map[string]*dialCall
 	closed   bool
+}
+
+// dialCall is a dial in progress that every caller for the address waits
+// on: a dial into a dead link must hold up neither calls to other servers
+// nor a second dial to the same one.
+type dialCall struct {
+	done chan struct{}
+	s    *yamux.Session
+	err  error
 }
 
 // ErrPoolClosed is returned after Shutdown.
@@ -66,36 +79,63 @@ func NewPool(cfg Config) *ConnPool {
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = 30 * time.Second
 	}
-	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}}
+	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}, dialing: map[string]*dialCall{}}
 }
 
+// session returns the open session to addr, dialing it (once, whoever
+// asks meanwhile) when there is none.
 func (p *ConnPool) session(addr string) (*yamux.Session, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
+		p.mu.Unlock()
 		return nil, ErrPoolClosed
 	}
 	if s, ok := p.sessions[addr]; ok && !s.IsClosed() {
+		p.mu.Unlock()
 		return s, nil
 	}
+	call, ok := p.dialing[addr]
+	if !ok {
+		call = &dialCall{done: make(chan struct{})}
+		p.dialing[addr] = call
+		go p.dialFor(addr, call)
+	}
+	p.mu.Unlock()
+	<-call.done
+	return call.s, call.err
+}
+
+// dialFor dials addr and publishes the session for the waiting callers.
+func (p *ConnPool) dialFor(addr string, call *dialCall) {
+	s, err := p.dial(addr)
+	p.mu.Lock()
+	delete(p.dialing, addr)
+	if err == nil && p.closed {
+		s.Close()
+		s, err = nil, ErrPoolClosed
+	}
+	if err == nil {
+		p.sessions[addr] = s
+	}
+	call.s, call.err = s, err
+	p.mu.Unlock()
+	close(call.done)
+}
+
+func (p *ConnPool) dial(addr string) (*yamux.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.DialTimeout)
 	defer cancel()
-	conn, err := p.cfg.Dialer.DialContext(ctx, "tcp", addr)
+	conn, err := Dial(ctx, DialInput{Dialer: p.cfg.Dialer, Addr: addr, TLS: p.cfg.TLS, Kind: RPCMultiplex})
 	if err != nil {
 		return nil, fmt.Errorf("%w: dialing %s: %w", ErrTransport, addr, err)
-	}
-	if _, err := conn.Write([]byte{RPCMultiplex}); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("%w: writing to %s: %w", ErrTransport, addr, err)
 	}
 	ycfg := yamux.DefaultConfig()
 	ycfg.LogOutput = io.Discard
 	s, err := yamux.Client(conn, ycfg)
 	if err != nil {
 		conn.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w: starting session to %s: %w", ErrTransport, addr, err)
 	}
-	p.sessions[addr] = s
 	return s, nil
 }
 
@@ -113,12 +153,25 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 		return fmt.Errorf("%w: opening stream to %s: %w", ErrTransport, addr, err)
 	}
 	defer stream.Close()
-	_ = stream.SetDeadline(time.Now().Add(p.cfg.CallTimeout + maxQueryTime))
+	deadline := time.Now().Add(p.cfg.CallTimeout + maxQueryTime)
+	// The caller's context (carried by args) bounds the call too: when it
+	// ends, the call returns at once and the stream is closed, which tells
+	// the server to stop serving it; the session, healthy, stays.
+	ctx := structs.RequestContext(args)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = stream.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = stream.SetDeadline(time.Now()) })
+	defer stop()
 	codec := msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle)
 	err = msgpackrpc.CallWithCodec(codec, method, args, reply)
 	var serverErr rpc.ServerError
 	if errors.As(err, &serverErr) {
 		return structs.RPCError(string(serverErr))
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("rpc %s to %s: %w", method, addr, ctx.Err())
 	}
 	if err != nil {
 		p.drop(addr, s)

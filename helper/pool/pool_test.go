@@ -460,3 +460,46 @@ func TestPool_UsesConfiguredDialer(t *testing.T) {
 	must.Eq(t, int32(1), a.accepts.Load())
 	must.Eq(t, int32(1), b.accepts.Load())
 }
+
+// stuckForDialer hangs dials to one address until its context ends and
+// dials every other address for real.
+type stuckForDialer struct {
+	stuck string
+	dials atomic.Int32
+}
+
+func (d *stuckForDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if addr == d.stuck {
+		d.dials.Add(1)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	var nd net.Dialer
+	return nd.DialContext(ctx, network, addr)
+}
+
+// A dial into a dead link holds up neither a call to another server nor a
+// second dial to the same one: a client that fails over, or whose
+// heartbeat and allocation watch both need the link, must not queue behind
+// a dial that is going nowhere.
+func TestPool_StuckDialBlocksOnlyItsAddress(t *testing.T) {
+	srv := newTestServer(t)
+	dialer := &stuckForDialer{stuck: "192.0.2.1:4647"}
+	p := newPool(t, pool.Config{Dialer: dialer, DialTimeout: 2 * time.Second})
+
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := callNode(p, dialer.stuck)
+			errs <- err
+		}()
+	}
+	start := time.Now()
+	_, err := callNode(p, srv.addr)
+	must.NoError(t, err)
+	must.Less(t, time.Second, time.Since(start), must.Sprint("the healthy server answered behind the stuck dial"))
+	for range 2 {
+		must.ErrorIs(t, <-errs, context.DeadlineExceeded)
+	}
+	must.Eq(t, int32(1), dialer.dials.Load(), must.Sprint("the two callers shared one dial"))
+}

@@ -26,6 +26,9 @@ var (
 	ErrTokenMismatch    = errors.New("evaluation token does not match")
 	ErrMissingField     = errors.New("missing required field")
 	ErrInvalidRequest   = errors.New("invalid request")
+	// ErrServerShutdown answers calls that reach a server while it stops;
+	// a client tries another server.
+	ErrServerShutdown = errors.New("server shutting down")
 )
 
 // Refusals of a node RPC. Each is an ErrPermissionDenied, so the HTTP API
@@ -44,7 +47,7 @@ var sentinels = []error{
 	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
-	ErrUnknownPeer,
+	ErrUnknownPeer, ErrServerShutdown,
 }
 
 // RPCError turns an error string received over RPC back into an error that

@@ -143,6 +143,7 @@ func (n *Node) Stub() *NodeListStub {
 		SchedulingEligibility: n.SchedulingEligibility,
 		Status:                n.Status,
 		StatusDescription:     n.StatusDescription,
+		StatusUpdatedAt:       n.StatusUpdatedAt,
 		Drivers:               n.Drivers,
 		NodeResources:         n.NodeResources,
 		ReservedResources:     n.ReservedResources,
@@ -174,11 +175,14 @@ type NodeListStub struct {
 	SchedulingEligibility string
 	Status                string
 	StatusDescription     string
-	Drivers               map[string]*DriverInfo
-	NodeResources         *NodeResources         `json:",omitempty"`
-	ReservedResources     *NodeReservedResources `json:",omitempty"`
-	CreateIndex           uint64
-	ModifyIndex           uint64
+	// StatusUpdatedAt (Unix seconds) is ours only: `node status` lists how
+	// long a node has been disconnected.
+	StatusUpdatedAt   int64
+	Drivers           map[string]*DriverInfo
+	NodeResources     *NodeResources         `json:",omitempty"`
+	ReservedResources *NodeReservedResources `json:",omitempty"`
+	CreateIndex       uint64
+	ModifyIndex       uint64
 }
 
 // NodeEvent is one entry of a node's history.

@@ -53,7 +53,8 @@ func TestNode_Stub(t *testing.T) {
 		Address: "10.1.2.3", ID: n.ID, Attributes: n.Attributes, Datacenter: n.Datacenter, Name: n.Name,
 		NodeClass: n.NodeClass, NodePool: n.NodePool, Version: "0.1.0", Drain: n.Drain,
 		SchedulingEligibility: n.SchedulingEligibility, Status: n.Status, StatusDescription: n.StatusDescription,
-		Drivers: n.Drivers, NodeResources: n.NodeResources, ReservedResources: n.ReservedResources,
+		StatusUpdatedAt: n.StatusUpdatedAt,
+		Drivers:         n.Drivers, NodeResources: n.NodeResources, ReservedResources: n.ReservedResources,
 		CreateIndex: n.CreateIndex, ModifyIndex: n.ModifyIndex,
 	}, s)
 

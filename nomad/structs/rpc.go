@@ -1,6 +1,9 @@
 package structs
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // QueryOptions are the common parameters of read RPCs. MinQueryIndex and
 // MaxQueryTime make a blocking query: the server waits until its state
@@ -17,6 +20,9 @@ type QueryOptions struct {
 	// here for the node RPCs (Node.GetClientAllocs, Node.UpdateStatus,
 	// Node.UpdateAlloc), which refuse a missing or wrong one.
 	AuthToken string
+
+	// ctx is the caller's context (see Context); never encoded.
+	ctx context.Context
 }
 
 // Blocking query limits.
@@ -63,6 +69,9 @@ type WriteRequest struct {
 	// clear it before a request goes through raft: a credential has no
 	// business in the replicated log.
 	AuthToken string
+
+	// ctx is the caller's context (see Context); never encoded.
+	ctx context.Context
 }
 
 // RequestNamespace returns the namespace, defaulting to "default".

@@ -54,7 +54,7 @@ func NewDevAgent(t testing.TB, configure func(*agent.Config)) *Agent {
 		}
 		out.close()
 	})
-	ta := &Agent{Agent: a, HTTPAddr: "http://" + a.HTTPAddr().String()}
+	ta := &Agent{Agent: a, HTTPAddr: a.HTTPScheme() + "://" + a.HTTPAddr().String()}
 
 	if c := a.Client(); c != nil {
 		select {

@@ -12,11 +12,18 @@ type Clock interface {
 
 	// NewTimer returns a timer that fires once after d.
 	NewTimer(d time.Duration) Timer
+
+	// AfterFunc calls f in its own goroutine after d, like time.AfterFunc.
+	// It never calls f before returning, so a caller may arm a timer while
+	// holding a lock that f takes. The returned Timer's C is nil.
+	AfterFunc(d time.Duration, f func()) Timer
 }
 
-// Timer is a one-shot timer, like time.Timer.
+// Timer is a one-shot timer, like time.Timer. Stop and Reset report
+// whether the timer was still pending, exactly as *time.Timer's do: false
+// means it has fired (or its function has started) or was stopped.
 type Timer interface {
-	// C receives the time once the timer fires.
+	// C receives the time once the timer fires; nil for AfterFunc timers.
 	C() <-chan time.Time
 	// Stop prevents the timer from firing; it reports whether it did.
 	Stop() bool
@@ -33,6 +40,8 @@ type realClock struct{}
 func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.AfterFunc(d, f)} }
 
 type realTimer struct{ t *time.Timer }
 

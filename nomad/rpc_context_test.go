@@ -1,0 +1,54 @@
+package nomad
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/shoenig/test/must"
+)
+
+// A blocking query ends when its caller's context does, not after its
+// MaxQueryTime: an HTTP client that hung up must not pin a goroutine and a
+// watch set on the server for minutes.
+func TestBlockingQuery_EndsWithCallerContext(t *testing.T) {
+	s := testServer(t, nil)
+	var first structs.JobListResponse
+	must.NoError(t, s.RPC("Job.List", &structs.JobListRequest{}, &first))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req := &structs.JobListRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index, MaxQueryTime: time.Hour}}
+	req.SetContext(ctx)
+	done := make(chan error, 1)
+	go func() {
+		var resp structs.JobListResponse
+		done <- s.RPC("Job.List", req, &resp)
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("returned before the caller went away: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case err := <-done:
+		must.NoError(t, err, must.Sprint("a canceled blocking query answers with what it has"))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the blocking query outlived its caller")
+	}
+}
+
+// The context a request carries is never encoded: it stays in the process
+// that made it, and the far side sets its own.
+func TestRequestContext_NotEncoded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := &structs.JobListRequest{}
+	req.SetContext(ctx)
+	buf, err := structs.Encode(structs.EvalUpdateRequestType, req)
+	must.NoError(t, err)
+	var got structs.JobListRequest
+	must.NoError(t, structs.Decode(buf[1:], &got))
+	must.NoError(t, got.Context().Err(), must.Sprint("the decoded request has its own, live context"))
+}

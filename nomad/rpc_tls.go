@@ -1,0 +1,139 @@
+package nomad
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/rpc"
+	"time"
+
+	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/helper/tlsutil"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// rpcPeer is what a server knows about who is calling: the server itself,
+// or the other end of one network connection. net/rpc hands endpoints
+// nothing but their arguments, so every network connection gets its own
+// rpc.Server whose endpoints carry the connection's rpcPeer (see
+// registerEndpoints); in-process calls use the server's own, with
+// local set.
+type rpcPeer struct {
+	// local marks calls the server makes to itself (its workers, its HTTP
+	// API, a dev agent's client).
+	local bool
+	// tls is set when the connection is TLS with a certificate the CA
+	// signed; server when that certificate is a server's of this region.
+	tls    bool
+	server bool
+}
+
+// rpcTLS holds the server's TLS configurations while tls.rpc is enabled.
+type rpcTLS struct {
+	incoming *tls.Config
+	outgoing *tls.Config
+	region   string
+}
+
+// ErrPlaintextRefused is why a server with tls.rpc enabled drops a
+// connection that does not start a TLS handshake.
+var ErrPlaintextRefused = errors.New("plaintext RPC connection refused: this server requires TLS (tls.rpc = true)")
+
+// errSilentConn marks a connection that closed or idled before saying
+// anything: port scanners and TCP health checks, not worth a log line.
+var errSilentConn = errors.New("connection sent nothing")
+
+// newRPCTLS builds the server's TLS side from cfg; nil when RPC TLS is off.
+func newRPCTLS(cfg *tlsutil.Config, region string) (*rpcTLS, error) {
+	if cfg == nil || !cfg.EnableRPC {
+		return nil, nil
+	}
+	c := *cfg
+	c.Region = region
+	in, err := c.IncomingRPC()
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.OutgoingRPC()
+	if err != nil {
+		return nil, err
+	}
+	return &rpcTLS{incoming: in, outgoing: out, region: region}, nil
+}
+
+// outgoingTLS is what the server dials other servers with, or nil.
+func (t *rpcTLS) outgoingTLS() *tls.Config {
+	if t == nil {
+		return nil
+	}
+	return t.outgoing
+}
+
+// openConn reads what an accepted connection is, doing the TLS handshake
+// first when it asks for one, and returns the connection to use from then
+// on (the TLS one, when it is) with its kind and peer. With tls.rpc
+// enabled anything but TLS is refused.
+func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
+	_ = conn.SetDeadline(time.Now().Add(firstByteTimeout))
+	kind, err := readByte(conn)
+	if err != nil {
+		return nil, 0, rpcPeer{}, fmt.Errorf("%w: %w", errSilentConn, err)
+	}
+	switch {
+	case kind != pool.RPCTLS && s.tls != nil:
+		return nil, 0, rpcPeer{}, ErrPlaintextRefused
+	case kind != pool.RPCTLS:
+		_ = conn.SetDeadline(time.Time{})
+		return conn, kind, rpcPeer{}, nil
+	case s.tls == nil:
+		return nil, 0, rpcPeer{}, errors.New("TLS RPC connection refused: this server has tls.rpc disabled")
+	}
+	tconn := tls.Server(conn, s.tls.incoming)
+	if err := tconn.Handshake(); err != nil {
+		return nil, 0, rpcPeer{}, fmt.Errorf("TLS handshake: %w", err)
+	}
+	if kind, err = readByte(tconn); err != nil {
+		return nil, 0, rpcPeer{}, err
+	}
+	if kind == pool.RPCTLS {
+		return nil, 0, rpcPeer{}, errors.New("TLS inside TLS refused")
+	}
+	_ = conn.SetDeadline(time.Time{})
+	cs := tconn.ConnectionState()
+	return tconn, kind, rpcPeer{tls: true, server: tlsutil.IsServer(cs, s.tls.region)}, nil
+}
+
+func readByte(r io.Reader) (byte, error) {
+	var b [1]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return 0, err
+	}
+	return b[0], nil
+}
+
+// connRPCServer returns the rpc.Server for one network connection, its
+// endpoints bound to peer.
+func (s *Server) connRPCServer(peer rpcPeer) (*rpc.Server, error) {
+	srv := rpc.NewServer()
+	if err := s.registerEndpoints(srv, peer); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// ErrServerOnlyRPC refuses a scheduling RPC from a caller that is not a
+// server: with TLS on, only a server certificate may hold evaluations or
+// submit plans.
+var ErrServerOnlyRPC = fmt.Errorf("%w: only servers may call this RPC", structs.ErrPermissionDenied)
+
+// requireServer lets through the server's own calls, and, when TLS tells
+// peers apart, callers holding a server certificate. Without TLS there is
+// no way to tell, and every caller passes.
+func (s *Server) requireServer(peer rpcPeer, method string) error {
+	if peer.local || s.tls == nil || peer.server {
+		return nil
+	}
+	return fmt.Errorf("%w: %s needs a server certificate (server.%s.nomad)", ErrServerOnlyRPC, method, s.config.Region)
+}

@@ -1,0 +1,510 @@
+package scheduler
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the golden results of testdata/reconcile/*.txt")
+
+// TestReconcileGolden runs the scenarios in testdata/reconcile: each file
+// describes a job, its nodes and allocations, and holds the reconciler's
+// answer under every "reconcile" command. A change to a rule shows up as a
+// diff of these files, which a reviewer reads as a story
+// (go test ./scheduler -run Golden -rewrite regenerates them).
+//
+// A file is a list of commands, one a line ("name key=value ..."); a
+// "reconcile" is followed by "----" and its expected output, which ends at
+// a blank line. Lines starting with # are comments. Commands:
+//
+//	job count=N [version=N] [lost_after=D] [replace=BOOL] [reconcile=STRATEGY] [stop_after=D]
+//	node ID [status=ready|disconnected|down|gone] [drain]
+//	alloc ID idx=N [node=ID] [client=STATUS] [desired=run|stop] [prev=ID] [version=N]
+//	      [unknown_since=D] [failed_at=D] [started=D] [score=F] [created=N] [migrate]
+//	reconcile [now=D]
+//
+// Durations are relative to the scenario's now and may be negative.
+func TestReconcileGolden(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "reconcile", "*.txt"))
+	must.NoError(t, err)
+	must.SliceNotEmpty(t, files)
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			runScenarioFile(t, file)
+		})
+	}
+}
+
+// directive is one command of a scenario file and its expected output.
+type directive struct {
+	line     int
+	cmd      string
+	args     map[string]string
+	pos      []string // positional arguments, in order
+	expected string
+}
+
+func parseScenario(path string) ([]*directive, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []*directive
+	var cur *directive
+	inOutput := false
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case inOutput && line == "":
+			inOutput, cur = false, nil
+		case inOutput:
+			cur.expected += line + "\n"
+		case line == "----":
+			if cur == nil {
+				return nil, fmt.Errorf("%s:%d: ---- without a command", path, n)
+			}
+			inOutput = true
+		case line == "" || strings.HasPrefix(line, "#"):
+			cur = nil
+		default:
+			fields := strings.Fields(line)
+			cur = &directive{line: n, cmd: fields[0], args: map[string]string{}}
+			for _, f := range fields[1:] {
+				if k, v, ok := strings.Cut(f, "="); ok {
+					cur.args[k] = v
+				} else {
+					cur.pos = append(cur.pos, f)
+					cur.args[f] = "true"
+				}
+			}
+			out = append(out, cur)
+		}
+	}
+	return out, sc.Err()
+}
+
+// writeScenario writes the directives back with their new output.
+func writeScenario(path string, ds []*directive, outputs map[*directive]string) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(src), "\n")
+	var b strings.Builder
+	byLine := map[int]*directive{}
+	for _, d := range ds {
+		byLine[d.line] = d
+	}
+	for i := 0; i < len(lines); i++ {
+		b.WriteString(lines[i])
+		if i < len(lines)-1 {
+			b.WriteString("\n")
+		}
+		d, ok := byLine[i+1]
+		if !ok || d.cmd != "reconcile" {
+			continue
+		}
+		// Skip the old output, if any, and write the new one.
+		j := i + 1
+		if j < len(lines) && lines[j] == "----" {
+			for j++; j < len(lines) && lines[j] != ""; j++ {
+			}
+		}
+		b.WriteString("----\n" + outputs[d])
+		if j >= len(lines) || lines[j] != "" {
+			b.WriteString("\n")
+		}
+		i = j - 1
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// scenario is the world a file builds up.
+type scenario struct {
+	job    *structs.Job
+	nodes  map[string]*structs.Node // nil value: the node is gone
+	allocs map[string]*structs.Allocation
+	now    time.Time
+}
+
+func runScenarioFile(t *testing.T, path string) {
+	ds, err := parseScenario(path)
+	must.NoError(t, err)
+	s := &scenario{nodes: map[string]*structs.Node{}, allocs: map[string]*structs.Allocation{}, now: testNow}
+	outputs := map[*directive]string{}
+	for _, d := range ds {
+		where := fmt.Sprintf("%s:%d", path, d.line)
+		var err error
+		switch d.cmd {
+		case "job":
+			err = s.setJob(d)
+		case "node":
+			err = s.setNode(d)
+		case "alloc":
+			err = s.setAlloc(d)
+		case "reconcile":
+			var out string
+			out, err = s.reconcile(t, d)
+			outputs[d] = out
+			if err == nil && !*rewrite && out != d.expected {
+				t.Errorf("%s: reconcile\n--- want\n%s--- got\n%s", where, d.expected, out)
+			}
+		default:
+			err = fmt.Errorf("unknown command %q", d.cmd)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+	}
+	if *rewrite {
+		must.NoError(t, writeScenario(path, ds, outputs))
+	}
+}
+
+func (d *directive) duration(key string) (time.Duration, bool, error) {
+	v, ok := d.args[key]
+	if !ok {
+		return 0, false, nil
+	}
+	dur, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", key, err)
+	}
+	return dur, true, nil
+}
+
+func (d *directive) int(key string, def int) (int, error) {
+	v, ok := d.args[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	return n, nil
+}
+
+func (s *scenario) setJob(d *directive) error {
+	job := mock.Job()
+	job.ID = "example"
+	tg := job.TaskGroups[0]
+	var err error
+	if tg.Count, err = d.int("count", 1); err != nil {
+		return err
+	}
+	version, err := d.int("version", 0)
+	if err != nil {
+		return err
+	}
+	job.Version = uint64(version)
+	lost, hasLost, err := d.duration("lost_after")
+	if err != nil {
+		return err
+	}
+	stop, hasStop, err := d.duration("stop_after")
+	if err != nil {
+		return err
+	}
+	if hasLost || hasStop || d.args["replace"] != "" || d.args["reconcile"] != "" {
+		tg.Disconnect = &structs.DisconnectStrategy{LostAfter: lost, Reconcile: d.args["reconcile"]}
+		if hasStop {
+			tg.Disconnect.StopOnClientAfter = &stop
+		}
+		if v := d.args["replace"]; v != "" {
+			replace, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("replace: %w", err)
+			}
+			tg.Disconnect.Replace = &replace
+		}
+	}
+	s.job = job
+	return nil
+}
+
+func (s *scenario) setNode(d *directive) error {
+	if len(d.pos) == 0 {
+		return fmt.Errorf("node needs an ID")
+	}
+	id := d.pos[0]
+	status := d.args["status"]
+	if status == "gone" {
+		s.nodes[id] = nil
+		return nil
+	}
+	n := mock.Node()
+	n.ID, n.Name = id, id
+	if status != "" {
+		n.Status = status
+	}
+	n.Drain = d.args["drain"] == "true"
+	s.nodes[id] = n
+	return nil
+}
+
+func (s *scenario) setAlloc(d *directive) error {
+	if s.job == nil {
+		return fmt.Errorf("alloc before job")
+	}
+	if len(d.pos) == 0 {
+		return fmt.Errorf("alloc needs an ID")
+	}
+	id := d.pos[0]
+	idx, err := d.int("idx", 0)
+	if err != nil {
+		return err
+	}
+	created, err := d.int("created", 100+len(s.allocs))
+	if err != nil {
+		return err
+	}
+	job := s.job
+	if v, err := d.int("version", int(job.Version)); err != nil {
+		return err
+	} else if uint64(v) != job.Version {
+		job = job.Copy()
+		job.Version = uint64(v)
+	}
+	tg := job.TaskGroups[0]
+	a := &structs.Allocation{
+		ID: id, Namespace: job.Namespace, EvalID: "eval-" + id,
+		Name:   structs.AllocName(job.ID, tg.Name, uint(idx)),
+		NodeID: cmpOr(d.args["node"], "n-"+id), JobID: job.ID, Job: job, TaskGroup: tg.Name,
+		AllocatedResources: structs.NewAllocatedResources(tg),
+		Metrics:            &structs.AllocMetric{},
+		DesiredStatus:      cmpOr(d.args["desired"], structs.AllocDesiredStatusRun),
+		ClientStatus:       cmpOr(d.args["client"], structs.AllocClientStatusRunning),
+		PreviousAllocation: d.args["prev"],
+		CreateIndex:        uint64(created),
+	}
+	if since, ok, err := d.duration("unknown_since"); err != nil {
+		return err
+	} else if ok {
+		a.AllocStates = []*structs.AllocState{{Field: structs.AllocStateFieldClientStatus, Value: structs.AllocClientStatusUnknown, Time: s.now.Add(since)}}
+	}
+	if at, ok, err := d.duration("failed_at"); err != nil {
+		return err
+	} else if ok {
+		failedAt(a, s.now.Add(at))
+	}
+	if at, ok, err := d.duration("started"); err != nil {
+		return err
+	} else if ok {
+		a.TaskStates = map[string]*structs.TaskState{"web": {State: structs.TaskStateRunning, StartedAt: s.now.Add(at)}}
+	}
+	if v := d.args["score"]; v != "" {
+		score, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("score: %w", err)
+		}
+		a.Metrics.ScoreMetaData = []*structs.NodeScoreMeta{{NodeID: a.NodeID, NormScore: score}}
+	}
+	if d.args["migrate"] == "true" {
+		yes := true
+		a.DesiredTransition.Migrate = &yes
+	}
+	if prev := s.allocs[a.PreviousAllocation]; prev != nil {
+		prev.NextAllocation = a.ID
+	}
+	s.allocs[id] = a
+	return nil
+}
+
+func cmpOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// tainted returns the nodes the reconciler is told about, as
+// taintedNodes reads them from the state store.
+func (s *scenario) tainted() map[string]*structs.Node {
+	out := map[string]*structs.Node{}
+	for id, n := range s.nodes {
+		if n == nil || n.Status != structs.NodeStatusReady || n.Drain || n.SchedulingEligibility == structs.NodeSchedulingIneligible {
+			out[id] = n
+		}
+	}
+	return out
+}
+
+func (s *scenario) reconcile(t *testing.T, d *directive) (string, error) {
+	now := s.now
+	if at, ok, err := d.duration("now"); err != nil {
+		return "", err
+	} else if ok {
+		now = s.now.Add(at)
+	}
+	allocs := slices.Collect(maps.Values(s.allocs))
+	sort.Slice(allocs, func(i, j int) bool { return allocs[i].ID < allocs[j].ID })
+	// The reconciler must not change its input: copies go in.
+	in := make([]*structs.Allocation, len(allocs))
+	for i, a := range allocs {
+		in[i] = a.Copy()
+	}
+	res := Reconcile(ReconcilerInput{Job: s.job, Allocs: in, TaintedNodes: s.tainted(), EvalID: "eval-now", Now: now})
+	for _, g := range res.Groups {
+		checkExclusive(t, g)
+	}
+	return describeResults(res, now), nil
+}
+
+// checkExclusive asserts what GroupResults promises: an allocation is
+// stopped, updated or ignored, never two of these.
+func checkExclusive(t *testing.T, g *GroupResults) {
+	t.Helper()
+	seen := map[string]string{}
+	mark := func(id, what string) {
+		if prior, ok := seen[id]; ok {
+			t.Errorf("group %s: allocation %s is both %s and %s", g.Name, id, prior, what)
+		}
+		seen[id] = what
+	}
+	for _, s := range g.Stop {
+		mark(s.alloc.ID, "stopped")
+	}
+	for id := range g.Updates {
+		mark(id, "updated")
+	}
+	for id := range g.Ignore {
+		mark(id, "ignored")
+	}
+}
+
+// describeResults prints the results in a stable, readable form: the
+// counts, then one line per decision. Generated evaluations are named e1,
+// e2, ... in the order the group lists them; times are relative to now.
+func describeResults(res ReconcileResults, now time.Time) string {
+	var b strings.Builder
+	for _, g := range res.Groups {
+		evals := map[string]string{}
+		for i, e := range g.FollowupEvals {
+			evals[e.ID] = fmt.Sprintf("e%d", i+1)
+		}
+		fmt.Fprintf(&b, "group %s: %s\n", g.Name, describeCounts(g.DesiredUpdates()))
+		for _, s := range g.Stop {
+			fmt.Fprintf(&b, "  stop %s %q", s.alloc.ID, s.statusDescription)
+			if s.clientStatus != "" {
+				fmt.Fprintf(&b, " client=%s", s.clientStatus)
+			}
+			if s.followupEvalID != "" {
+				fmt.Fprintf(&b, " followup=%s", evals[s.followupEvalID])
+			}
+			if s.migrate {
+				b.WriteString(" migrate")
+			}
+			b.WriteString("\n")
+		}
+		for _, a := range sortedAllocs(g.Updates) {
+			var what []string
+			for _, set := range []struct {
+				name string
+				s    allocSet
+			}{{"inplace", g.InplaceUpdate}, {"disconnect", g.Disconnect}, {"reconnect", g.Reconnect}, {"followup", g.FollowupTagged}} {
+				if _, ok := set.s[a.ID]; ok {
+					what = append(what, set.name)
+				}
+			}
+			fmt.Fprintf(&b, "  update %s %s client=%s", a.ID, strings.Join(what, ","), a.ClientStatus)
+			if a.FollowupEvalID != "" {
+				fmt.Fprintf(&b, " followup=%s", evals[a.FollowupEvalID])
+			}
+			b.WriteString("\n")
+		}
+		for _, p := range g.DestructiveUpdate {
+			fmt.Fprintf(&b, "  destructive %s replaces %s\n", shortName(p.name), p.previousAlloc.ID)
+		}
+		for _, p := range g.Place {
+			b.WriteString("  " + describePlacement(p) + "\n")
+		}
+		if len(g.Ignore) > 0 {
+			fmt.Fprintf(&b, "  ignore %s\n", strings.Join(slices.Sorted(maps.Keys(g.Ignore)), " "))
+		}
+		if len(g.RescheduleLater) > 0 {
+			fmt.Fprintf(&b, "  later %s\n", strings.Join(slices.Sorted(maps.Keys(g.RescheduleLater)), " "))
+		}
+		for _, e := range g.FollowupEvals {
+			at := e.WaitUntil.Sub(now)
+			sign := "+"
+			if at < 0 {
+				sign = ""
+			}
+			fmt.Fprintf(&b, "  eval %s %s at now%s%s\n", evals[e.ID], e.TriggeredBy, sign, at)
+		}
+	}
+	return b.String()
+}
+
+func describeCounts(du *structs.DesiredUpdates) string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		n    uint64
+	}{
+		{"place", du.Place}, {"stop", du.Stop}, {"ignore", du.Ignore}, {"migrate", du.Migrate},
+		{"inplace", du.InPlaceUpdate}, {"destructive", du.DestructiveUpdate},
+		{"disconnect", du.Disconnect}, {"reconnect", du.Reconnect},
+		{"reschedule-now", du.RescheduleNow}, {"reschedule-later", du.RescheduleLater},
+	} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", c.name, c.n))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " ")
+}
+
+func describePlacement(p placementRequest) string {
+	if p.names != nil {
+		names := requestNames(p)
+		for i := range names {
+			names[i] = shortName(names[i])
+		}
+		return "place " + strings.Join(names, " ")
+	}
+	out := "place " + shortName(p.name)
+	if prev := p.previousAlloc; prev != nil {
+		out += " replaces " + prev.ID
+	}
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{{"reschedule", p.reschedule}, {"keep-previous", p.keepPrevious}, {"lost", p.lost}, {"migrate", p.migrate}} {
+		if f.on {
+			out += " " + f.name
+		}
+	}
+	if p.stopPrevious {
+		out += fmt.Sprintf(" stop-previous=%q", p.stopDesc)
+	}
+	return out
+}
+
+// shortName drops the job ID from an allocation name: "web[2]".
+func shortName(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}

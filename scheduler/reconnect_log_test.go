@@ -1,0 +1,55 @@
+package scheduler_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/scheduler"
+	"github.com/nomad-edge/nomad/scheduler/schedtest"
+)
+
+// An operator reads in the server log what a reconnect decided, once, with
+// the rule that decided it: the original resumed under the group's
+// strategy and its replacement stopped. A later evaluation of the settled
+// job logs nothing more.
+func TestServiceSched_ReconnectLogged(t *testing.T) {
+	h, _, job, orig := disconnectFixture(t, structs.ReconcileOptionKeepOriginal)
+	process(t, h, job, structs.EvalTriggerNodeUpdate)
+	h.Now = h.Now.Add(31 * time.Second)
+	process(t, h, job, structs.EvalTriggerRetryFailedAlloc)
+	repl := schedtest.PlacedAllocs(h.Plans[len(h.Plans)-1])[0]
+
+	h.Now = h.Now.Add(time.Minute)
+	h.SetNodeStatus(orig.NodeID, structs.NodeStatusReady)
+	back := orig.Copy()
+	back.ClientStatus = structs.AllocClientStatusRunning
+	must.NoError(t, h.State.UpdateAllocsFromClient(h.NextIndex(), []*structs.Allocation{back}))
+
+	var out bytes.Buffer
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &out})
+	run := func(trigger string) {
+		t.Helper()
+		e := schedtest.JobEval(job, trigger)
+		h.UpsertEval(e)
+		snap, err := h.State.Snapshot()
+		must.NoError(t, err)
+		must.NoError(t, scheduler.NewServiceScheduler(scheduler.Config{State: snap, Planner: h, Now: h.Clock(), Logger: logger}).Process(e))
+	}
+	run(structs.EvalTriggerReconnect)
+	log := out.String()
+	must.StrContains(t, log, "allocation resumed after its node reconnected: eval_id=")
+	must.StrContains(t, log, "alloc_id="+orig.ID)
+	must.StrContains(t, log, "rule=keep_original")
+	must.StrContains(t, log, "replacement stopped: its original reconnected and was kept")
+	must.StrContains(t, log, "alloc_id="+repl.ID)
+	must.Eq(t, 2, strings.Count(log, "[INFO]"), must.Sprint(log))
+
+	run(structs.EvalTriggerJobRegister)
+	must.Eq(t, 2, strings.Count(out.String(), "[INFO]"), must.Sprint("nothing more once settled: ", out.String()))
+}
