@@ -31,7 +31,8 @@ type MemClusterConfig struct {
 	// time makes them free.
 	Server func(i int, c *nomad.Config)
 	Client func(i int, c *client.Config)
-	// LogLevel for every agent; NOMAD_TEST_LOG_LEVEL or "warn" by default.
+	// LogLevel for every agent; NOMAD_TEST_LOG_LEVEL or "off" by default
+	// (raft logs every failed send to a partitioned peer at ERROR).
 	LogLevel string
 }
 
@@ -71,7 +72,7 @@ func NewMemCluster(t *testing.T, cfg MemClusterConfig) *MemCluster {
 		level = os.Getenv("NOMAD_TEST_LOG_LEVEL")
 	}
 	if level == "" {
-		level = "warn"
+		level = "off"
 	}
 	c := &MemCluster{
 		t: t, cfg: cfg, Net: NewMemNet(),
