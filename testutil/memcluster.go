@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -81,7 +82,7 @@ func NewMemCluster(t *testing.T, cfg MemClusterConfig) *MemCluster {
 	}
 	// Cleanups run last-registered first: clients go before the servers,
 	// and the network, closing whatever connections remain, goes last.
-	t.Cleanup(c.Net.Close)
+	t.Cleanup(c.drain)
 	t.Cleanup(func() {
 		for _, s := range c.Servers {
 			if s != nil {
@@ -109,6 +110,20 @@ func NewMemCluster(t *testing.T, cfg MemClusterConfig) *MemCluster {
 		}
 	}
 	return c
+}
+
+// drainTime is how much fake time the harness lets pass after shutdown.
+// A bubble's clock stops when its test function returns, and goroutines
+// still waiting on a timer then are a deadlock: memberlist's probe
+// goroutine, for one, outlives Shutdown until its ack timer (a probe
+// interval) fires.
+const drainTime = time.Minute
+
+// drain closes the network and lets the stragglers' timers run out.
+func (c *MemCluster) drain() {
+	c.Net.Close()
+	time.Sleep(drainTime)
+	synctest.Wait()
 }
 
 func (c *MemCluster) startServer(i int) {
@@ -216,6 +231,26 @@ func (c *MemCluster) WaitForLeaderExcept(skip int) int {
 
 // Leader returns the server that leads now, waiting for one.
 func (c *MemCluster) Leader() *nomad.Server { return c.Servers[c.WaitForLeader()] }
+
+// Bubble runs f in a testing/synctest bubble (synctest.Test) and, before
+// and after, empties yamux's pool of timers. yamux v0.1.2 keeps idle
+// timers in a package-level sync.Pool: one made in a bubble and handed to
+// a goroutine of another bubble, or of a real-time test, is fatal ("select
+// on synctest channel from outside bubble"). A sync.Pool drops what it
+// holds after two collections, so two runtime.GC calls with no bubble
+// running clear it. Tests of this package run one at a time (no
+// t.Parallel), which is what makes that enough.
+func Bubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	dropPooledTimers()
+	defer dropPooledTimers()
+	synctest.Test(t, f)
+}
+
+func dropPooledTimers() {
+	runtime.GC()
+	runtime.GC()
+}
 
 // Settle lets d of fake time pass and then waits until every goroutine
 // of the bubble is blocked, so what a test reads next is the state the

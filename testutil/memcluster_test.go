@@ -3,7 +3,6 @@ package testutil_test
 import (
 	"fmt"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/nomad-edge/nomad/nomad"
@@ -18,7 +17,7 @@ import (
 // leader on fake time, and a client registers; the harness itself must
 // work before any test on it can be believed.
 func TestMemCluster_ElectsLeaderAndRegistersClient(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	testutil.Bubble(t, func(t *testing.T) {
 		start := time.Now()
 		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 3, Clients: 1})
 		must.NotNil(t, c.Leader())
@@ -59,7 +58,7 @@ func memRunOne(t *testing.T, c *testutil.MemCluster, s *nomad.Server, job *struc
 // up. This is the fault an operator's cluster meets when one server's
 // network fails.
 func TestMemCluster_LeaderPartitioned_NewLeaderKeepsState(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	testutil.Bubble(t, func(t *testing.T) {
 		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 3})
 		leader := c.WaitForLeader()
 		follower := (leader + 1) % 3
@@ -121,7 +120,7 @@ func memClientAlloc(t *testing.T, c *testutil.MemCluster, i int, id string) *str
 // the network returns the original is kept (keep_original), its task was
 // never restarted, and the replacement is stopped.
 func TestMemCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	testutil.Bubble(t, func(t *testing.T) {
 		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 3, Clients: 2})
 		st := func() *state.StateStore { return c.Leader().State() }
 		job := disconnectJob()
@@ -186,4 +185,77 @@ func mustAlloc(t *testing.T, st *state.StateStore, id string) *structs.Allocatio
 	must.NoError(t, err)
 	must.NotNil(t, a, must.Sprintf("allocation %s", id))
 	return a
+}
+
+// On three servers with upstream's timings (10 s minimum TTL, 10 s grace,
+// 5 min failover TTL), a client cut off past its TTL goes disconnected
+// when its job has a window, and a leader change during that disconnect
+// keeps the window: for longer than the new leader's failover TTL the
+// node stays disconnected (not down) and its allocation unknown with the
+// same unknown-since time; healed, the allocation runs on, never
+// restarted. Without a window the node goes down and the allocation is
+// lost, as before the feature.
+func TestMemCluster_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		window     time.Duration
+		wantNode   string
+		wantClient string
+	}{
+		{"window", time.Hour, structs.NodeStatusDisconnected, structs.AllocClientStatusUnknown},
+		{"no window", 0, structs.NodeStatusDown, structs.AllocClientStatusLost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testutil.Bubble(t, func(t *testing.T) {
+				c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 3, Clients: 1})
+				cl := c.Clients[0]
+				job := disconnectJob()
+				job.TaskGroups[0].Disconnect.LostAfter = tc.window
+				job.TaskGroups[0].ReschedulePolicy = nil
+				orig, _ := memRunOne(t, c, c.Leader(), job)
+
+				c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
+				status := func(s *nomad.Server) (*structs.Node, *structs.Allocation) {
+					n, err := s.State().NodeByID(nil, cl.NodeID())
+					must.NoError(t, err)
+					return n, mustAlloc(t, s.State(), orig.ID)
+				}
+				testutil.Eventually(t, 2*time.Minute, "node and allocation after the cut", func() (bool, string) {
+					n, a := status(c.Leader())
+					return n.Status == tc.wantNode && a.ClientStatus == tc.wantClient, fmt.Sprintf("node %s, alloc %s", n.Status, a.ClientStatus)
+				})
+				if tc.window == 0 {
+					return
+				}
+				_, before := status(c.Leader())
+				since, _ := before.UnknownSince()
+
+				old := c.WaitForLeader()
+				c.Net.Isolate(testutil.ServerHost(old), testutil.Reset)
+				next := c.WaitForLeaderExcept(old)
+				// Past the new leader's failover TTL, its grace, and
+				// the re-checks after it, checked every fake second.
+				failover := nomad.DefaultConfig().FailoverHeartbeatTTL + nomad.DefaultConfig().HeartbeatGrace
+				for end := time.Now().Add(failover + time.Minute); time.Now().Before(end); {
+					testutil.Settle(time.Second)
+					n, a := status(c.Servers[next])
+					must.Eq(t, structs.NodeStatusDisconnected, n.Status, must.Sprint("a leader change must not mark a disconnected node down early"))
+					must.Eq(t, structs.AllocClientStatusUnknown, a.ClientStatus)
+				}
+				_, a := status(c.Servers[next])
+				gotSince, _ := a.UnknownSince()
+				must.Eq(t, since, gotSince, must.Sprint("the window runs from the first unknown, not from the leader change"))
+
+				c.Net.Heal(testutil.ServerHost(old))
+				c.Net.Heal(testutil.ClientHost(0))
+				testutil.Eventually(t, 2*time.Minute, "the original runs again after the heal", func() (bool, string) {
+					n, a := status(c.Leader())
+					return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusRunning && !a.NeedsToReconnect(),
+						fmt.Sprintf("node %s, alloc %s", n.Status, a.ClientStatus)
+				})
+				_, after := status(c.Leader())
+				must.Eq(t, uint64(0), after.TaskStates["app"].Restarts, must.Sprint("the task was not restarted"))
+			})
+		})
+	}
 }
