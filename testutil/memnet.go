@@ -244,6 +244,8 @@ func (c *memConn) Close() error {
 func (c *memConn) closeLocked() {
 	c.once.Do(func() {
 		delete(c.net.conns, c)
+		// A closed end fails writes, blackholed or not.
+		c.stalled.Store(false)
 		_ = c.Conn.Close()
 	})
 }
