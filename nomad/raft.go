@@ -170,7 +170,7 @@ func (s *Server) raftConfig() *raft.Config {
 
 func (s *Server) setupRaft() error {
 	conf := s.raftConfig()
-	stores, err := openRaftStores(filepath.Join(s.config.DataDir, raftDirName), s.config.DevMode, s.logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
+	stores, err := openRaftStores(filepath.Join(s.config.DataDir, raftDirName), s.config.DevMode || s.config.InMemory, s.logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
 	if err != nil {
 		return err
 	}
