@@ -222,3 +222,40 @@ func TestServers_ForwardedBlockingQueryEndsWithCaller(t *testing.T) {
 		t.Fatal("the forwarded blocking query outlived its caller")
 	}
 }
+
+// An evaluation a worker holds when its leader is cut off is handed out
+// again by the next leader, and the old worker's plan, carrying the old
+// leader's token, is refused there: the work is redone once, never applied
+// twice.
+func TestServers_LeaderChange_EvalRedeliveredPlanNotAppliedTwice(t *testing.T) {
+	sc := testutil.StartServers(t, testutil.ServersConfig{N: 3, Server: func(_ int, c *nomad.Config) {
+		c.NumSchedulers = 0
+	}})
+	old := sc.WaitForLeader()
+	job := registerJob(t, sc.Servers[old])
+	dq := &structs.EvalDequeueRequest{Schedulers: []string{structs.JobTypeService}, Timeout: time.Second}
+	var held structs.EvalDequeueResponse
+	must.NoError(t, sc.Servers[old].RPC("Eval.Dequeue", dq, &held))
+	must.NotNil(t, held.Eval)
+	must.Eq(t, job.ID, held.Eval.JobID)
+
+	sc.Net.Isolate(sc.Addr(old))
+	next := sc.WaitForLeaderExcept(old)
+	other := 3 - old - next
+
+	plan := &structs.Plan{EvalID: held.Eval.ID, EvalToken: held.Token, Job: job,
+		NodeAllocation: map[string][]*structs.Allocation{}}
+	var pr structs.PlanResponse
+	err := sc.Servers[other].RPC("Plan.Submit", &structs.PlanRequest{Plan: plan}, &pr)
+	must.Error(t, err, must.Sprint("a plan with the old leader's token is refused"))
+
+	var again structs.EvalDequeueResponse
+	poll(t, 10*time.Second, "the evaluation is handed out again", func() (bool, string) {
+		again = structs.EvalDequeueResponse{}
+		if err := sc.Servers[next].RPC("Eval.Dequeue", dq, &again); err != nil {
+			return false, err.Error()
+		}
+		return again.Eval != nil && again.Eval.ID == held.Eval.ID, fmt.Sprintf("%+v", again.Eval)
+	})
+	must.NotEq(t, held.Token, again.Token)
+}
