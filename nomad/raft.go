@@ -172,7 +172,7 @@ func (s *Server) raftConfig() *raft.Config {
 
 func (s *Server) setupRaft() error {
 	conf := s.raftConfig()
-	stores, err := openRaftStores(filepath.Join(s.config.DataDir, raftDirName), s.config.DevMode, s.logger.Named("raft"))
+	stores, err := openRaftStores(filepath.Join(s.config.DataDir, raftDirName), s.config.DevMode || s.config.InMemory, s.logger.Named("raft"))
 	if err != nil {
 		return err
 	}

@@ -109,6 +109,7 @@ func (s *Server) setupSerf() error {
 	}
 	ml.BindAddr = bind.IP.String()
 	ml.BindPort = bind.Port
+	ml.Transport = s.config.SerfTransport
 	if a := s.config.SerfAdvertise; a != nil {
 		ml.AdvertiseAddr = a.IP.String()
 		ml.AdvertisePort = a.Port
@@ -128,11 +129,13 @@ func (s *Server) setupSerf() error {
 	conf.RejoinAfterLeave = true
 	// Servers that failed are forgotten after a day, as upstream's.
 	conf.ReconnectTimeout = 24 * time.Hour
-	dir := filepath.Join(s.config.DataDir, serfSnapshotSubdir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("creating serf dir %s: %w", dir, err)
+	if !s.config.InMemory {
+		dir := filepath.Join(s.config.DataDir, serfSnapshotSubdir)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("creating serf dir %s: %w", dir, err)
+		}
+		conf.SnapshotPath = filepath.Join(dir, "local.snapshot")
 	}
-	conf.SnapshotPath = filepath.Join(dir, "local.snapshot")
 	sf, err := serf.Create(conf)
 	if err != nil {
 		return fmt.Errorf("starting serf on %s:%d: %w", ml.BindAddr, ml.BindPort, err)
