@@ -213,15 +213,8 @@ func TestBadInput_ClientWithoutServers(t *testing.T) {
 // A client whose state file is damaged while it is stopped starts anyway:
 // the file is moved aside, the node keeps its ID (from the identity file
 // beside it), and the allocation placed on it is still one allocation
-// running one task process, not two.
+// running the one task process it had, re-attached, not a second copy.
 func TestBadInput_CorruptClientState(t *testing.T) {
-	if os.Getenv("NOMAD_E2E_KNOWN_BUGS") == "" {
-		// Known bug: with its state file gone the client no longer knows
-		// the raw_exec task it started, starts the allocation's task again
-		// and leaves the first process running: two copies. Set
-		// NOMAD_E2E_KNOWN_BUGS=1 to run this; remove the skip with the fix.
-		t.Skip("known bug: a client that lost its state file runs a second copy of its tasks")
-	}
 	c := newCluster(t, clusterOpts{servers: 1, clients: 1})
 	c.startServers()
 	c.startClients()
@@ -274,6 +267,17 @@ func TestBadInput_CorruptClientState(t *testing.T) {
 		}
 		return nil
 	})
+	// The client re-attached to the task it had started: same allocation,
+	// same process, no restart. (Its start time is read back from the
+	// process table, to the kernel's clock tick.)
 	now, err := c.tasks("sleep")
-	t.Logf("after the state loss: %s (err %v); before: %s", describe(now), err, describe(before))
+	must.NoError(t, err)
+	must.MapLen(t, 1, now)
+	for id, r := range before {
+		got, ok := now[id]
+		must.True(t, ok, must.Sprintf("alloc %s still the job's allocation: %s", id[:8], describe(now)))
+		must.Eq(t, r.PID, got.PID)
+		must.Eq(t, 0, got.Restarts)
+		must.Less(t, 100*time.Millisecond, got.StartedAt.Sub(r.StartedAt).Abs())
+	}
 }
