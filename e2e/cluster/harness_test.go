@@ -42,8 +42,34 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	// Every test kills its agents; one left running is a harness bug that
+	// would hold ports and CPU after the run. Say so, fail, and kill it.
+	if left := pidsWithCmdline(nomadBin); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "agents outlived their tests (killed now): pids %v\n", left)
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// pidsWithCmdline finds processes whose command line mentions s.
+func pidsWithCmdline(s string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmd, []byte(s)) && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // ports are one agent's listeners.
@@ -408,7 +434,7 @@ plugin "raw_exec" {
 }
 
 func (c *cluster) all() []*agentProc {
-	return append(append([]*agentProc{}, c.servers...), c.clients...)
+	return append(append(append([]*agentProc{}, c.servers...), c.clients...), c.extra...)
 }
 
 func (c *cluster) cleanup() {
