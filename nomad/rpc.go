@@ -251,14 +251,51 @@ func (c *inmemCodec) Close() error { return nil }
 // forward sends a write (or consistent read) to the leader when this server
 // is not it. handled is true when the call was forwarded.
 func (s *Server) forward(method string, args, reply any) (handled bool, err error) {
-	if s.IsLeader() {
+	leader, err := s.leaderForCall(structs.RequestContext(args))
+	if err != nil {
+		return true, err
+	}
+	if leader == "" {
 		return false, nil
 	}
-	leader := string(s.raft.Leader())
-	if leader == "" {
-		return true, structs.ErrNoLeader
-	}
 	return true, s.connPool.RPC(leader, method, args, reply, 0)
+}
+
+// rpcHoldTimeout is how long a call that needs the leader waits for one
+// during an election, as upstream's does: a `job run` made while the
+// servers elect should succeed a moment later, not fail.
+const rpcHoldTimeout = 5 * time.Second
+
+// leaderForCall returns the leader's address to forward a call to, or ""
+// when this server leads and serves it. While no leader is known (or this
+// server is still taking up leadership) it waits up to rpcHoldTimeout, or
+// until the caller's context ends.
+//
+// The hold runs on the time package, not the server's Clock: it bounds a
+// wait on raft and the network, which a test's manual clock does not move.
+func (s *Server) leaderForCall(ctx context.Context) (string, error) {
+	deadline := time.Now().Add(rpcHoldTimeout)
+	for {
+		if s.IsLeader() {
+			return "", nil
+		}
+		if l := string(s.raft.Leader()); l != "" && l != s.rpcAdvertise.String() {
+			return l, nil
+		}
+		if !time.Now().Before(deadline) {
+			return "", structs.ErrNoLeader
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return "", ctx.Err()
+		case <-s.shutdownCh:
+			t.Stop()
+			return "", structs.ErrServerShutdown
+		}
+	}
 }
 
 // forwardQuery sends a read to the leader unless this server leads or the
@@ -268,9 +305,12 @@ func (s *Server) forwardQuery(method string, opts *structs.QueryOptions, args, r
 	if opts.AllowStale || s.IsLeader() {
 		return false, nil
 	}
-	leader := string(s.raft.Leader())
+	leader, err := s.leaderForCall(opts.Context())
+	if err != nil {
+		return true, err
+	}
 	if leader == "" {
-		return true, structs.ErrNoLeader
+		return false, nil
 	}
 	return true, s.connPool.RPC(leader, method, args, reply, opts.BlockingTime())
 }
