@@ -55,6 +55,14 @@ type Config struct {
 	// or 32 bytes, the same on every server.
 	SerfEncryptKey []byte
 
+	// RPCHandshakeTimeout bounds how long a new RPC connection may take
+	// to say what it is and finish TLS (limits.rpc_handshake_timeout);
+	// 0 waits for ever.
+	RPCHandshakeTimeout time.Duration
+	// RPCMaxConnsPerClient caps the RPC connections one IP may hold open
+	// (limits.rpc_max_conns_per_client); 0 is no limit.
+	RPCMaxConnsPerClient int
+
 	// Dialer opens the server's outgoing connections (raft, forwarded
 	// RPCs); tests pass a faultable one.
 	Dialer pool.Dialer
@@ -132,6 +140,8 @@ func DefaultConfig() *Config {
 		JobGCThreshold:              4 * time.Hour,
 		NodeGCInterval:              5 * time.Minute,
 		NodeGCThreshold:             24 * time.Hour,
+		RPCHandshakeTimeout:         DefaultRPCHandshakeTimeout,
+		RPCMaxConnsPerClient:        DefaultRPCMaxConnsPerClient,
 		Version:                     "0.1.0",
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/rpc"
 	"runtime/debug"
@@ -24,6 +23,7 @@ import (
 // (out of file descriptors, most often) back off up to a second, logging
 // once per step, instead of spinning and flooding the log.
 func (s *Server) listen() {
+	limiter := s.newConnLimiter()
 	var delay time.Duration
 	for {
 		conn, err := s.rpcListener.Accept()
@@ -41,7 +41,13 @@ func (s *Server) listen() {
 			continue
 		}
 		delay = 0
-		go s.handleConn(conn)
+		limited, err := limiter.Accept(conn)
+		if err != nil {
+			// The limiter logs, at most once per IP per interval.
+			conn.Close()
+			continue
+		}
+		go s.handleConn(limited)
 	}
 }
 
@@ -73,10 +79,6 @@ func (s *Server) closeConns() {
 	}
 	s.conns = nil
 }
-
-// firstByteTimeout bounds how long a new connection may stay silent before
-// saying what it is, so idle strangers cannot hold connections.
-const firstByteTimeout = 10 * time.Second
 
 func (s *Server) handleConn(raw net.Conn) {
 	if !s.trackConn(raw) {
@@ -116,9 +118,7 @@ func (s *Server) handleConn(raw net.Conn) {
 		conn.Close()
 		return
 	}
-	cfg := yamux.DefaultConfig()
-	cfg.LogOutput = io.Discard
-	sess, err := yamux.Server(conn, cfg)
+	sess, err := yamux.Server(conn, yamuxConfig())
 	if err != nil {
 		conn.Close()
 		return

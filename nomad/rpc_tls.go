@@ -76,7 +76,11 @@ func (t *rpcTLS) outgoingTLS() *tls.Config {
 // on (the TLS one, when it is) with its kind and peer. With tls.rpc
 // enabled anything but TLS is refused.
 func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
-	_ = conn.SetDeadline(time.Now().Add(firstByteTimeout))
+	// Idle strangers must not hold connections: the first byte and the
+	// TLS handshake get RPCHandshakeTimeout together.
+	if d := s.config.RPCHandshakeTimeout; d > 0 {
+		_ = conn.SetDeadline(time.Now().Add(d))
+	}
 	kind, err := readByte(conn)
 	if err != nil {
 		return nil, 0, rpcPeer{}, fmt.Errorf("%w: %w", errSilentConn, err)

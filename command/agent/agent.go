@@ -129,6 +129,11 @@ func (a *Agent) start() error {
 	if err != nil {
 		return fmt.Errorf("starting HTTP API: %w", err)
 	}
+	l = limitHTTPListener(l, httpLimitsInput{
+		MaxPerClient: cfg.connLimits().HTTPMaxConnsPerClient,
+		Plaintext:    a.HTTPScheme() == "http",
+		Logger:       a.logger.Named("http"),
+	})
 	if l, err = a.httpsListener(l); err != nil {
 		return err
 	}
@@ -226,6 +231,9 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	if v := cfg.Server.MaxHeartbeatsPerSecond; v > 0 {
 		sc.MaxHeartbeatsPerSecond = v
 	}
+	lim := cfg.connLimits()
+	sc.RPCHandshakeTimeout = lim.RPCHandshakeTimeout
+	sc.RPCMaxConnsPerClient = lim.RPCMaxConnsPerClient
 	if cfg.TLSConfig != nil && cfg.TLSConfig.EnableRPC {
 		sc.TLS = cfg.tlsutilConfig()
 	}

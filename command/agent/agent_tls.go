@@ -30,7 +30,7 @@ func (a *Agent) httpsListener(l net.Listener) (net.Listener, error) {
 		l.Close()
 		return nil, fmt.Errorf("tls: %w", err)
 	}
-	return tls.NewListener(l, cfg), nil
+	return newTLSHandshakeListener(l, cfg, a.config.connLimits().HTTPSHandshakeTimeout), nil
 }
 
 // HTTPScheme is "https" when the API is served over TLS, else "http".

@@ -44,6 +44,9 @@ type Config struct {
 	Plugins        []*PluginConfig
 	// TLSConfig is the `tls` block.
 	TLSConfig *TLSConfig
+	// Limits is the `limits` block: per-client connection caps and
+	// handshake timeouts.
+	Limits *Limits
 
 	// DisableUpdateCheck and DisableAnonymousSignature are accepted so
 	// that upstream configs load: this agent never checks for updates, so
@@ -206,6 +209,7 @@ func DefaultConfig() *Config {
 			MaxKillTimeout: 30 * time.Second,
 		},
 		TLSConfig: &TLSConfig{},
+		Limits:    defaultLimits(),
 	}
 }
 
@@ -263,6 +267,7 @@ func (c *Config) Merge(b *Config) *Config {
 	out.Server.merge(b.Server)
 	out.Client.merge(b.Client)
 	out.TLSConfig.merge(b.TLSConfig)
+	out.Limits.merge(b.Limits)
 	for _, p := range b.Plugins {
 		out.mergePlugin(p)
 	}
@@ -414,6 +419,7 @@ func (c *Config) copy() *Config {
 	if c.TLSConfig != nil {
 		*out.TLSConfig = *c.TLSConfig
 	}
+	out.Limits = c.Limits.copy()
 	out.Plugins = nil
 	for _, p := range c.Plugins {
 		out.Plugins = append(out.Plugins, &PluginConfig{Name: p.Name, Config: maps.Clone(p.Config)})

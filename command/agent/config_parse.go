@@ -267,7 +267,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		},
 		blocks: []hcl.BlockHeaderSchema{
 			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
-			{Type: "server"}, {Type: "client"}, {Type: "tls"},
+			{Type: "server"}, {Type: "client"}, {Type: "tls"}, {Type: "limits"},
 			{Type: "plugin", LabelNames: []string{"driver"}},
 		},
 		unsupported: unsupportedTopLevel,
@@ -313,6 +313,9 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	}
 	if blk := b.sub("tls"); blk != nil {
 		c.TLSConfig = d.tls(blk.Body)
+	}
+	if blk := b.sub("limits"); blk != nil {
+		c.Limits = d.limits(blk.Body)
 	}
 	for _, blk := range b.content.Blocks {
 		if blk.Type != "plugin" {

@@ -16,7 +16,6 @@ var unsupportedTopLevel = map[string]string{
 	"enable_syslog":             "logs go to standard error",
 	"http_api_response_headers": "",
 	"keyring":                   "",
-	"limits":                    "",
 	"log_file":                  "logs go to standard error",
 	"log_include_location":      "",
 	"log_json":                  "",
