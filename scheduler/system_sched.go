@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"maps"
+	"sort"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -151,10 +152,20 @@ func (s *SystemScheduler) computeJobAllocs() error {
 	}
 	markStoppedLost(s.plan, allocs, tainted)
 
-	if s.job.Stopped() {
-		for _, a := range newAllocSet(allocs).filterByTerminal().sorted() {
-			s.plan.AppendStoppedAlloc(a, structs.AllocJobStopped, "", "")
+	// Stopping works as for any job (reconciler.stopAll): unknown
+	// allocations are stopped too, lost where their node is gone.
+	r := &reconciler{in: ReconcilerInput{
+		Job: s.job, TaintedNodes: tainted, EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now,
+	}}
+	stopAll := func(set allocSet) {
+		d := newDecisions()
+		r.stopAll(&d, set)
+		for _, st := range d.stops {
+			s.plan.AppendStoppedAlloc(st.alloc, st.statusDescription, st.clientStatus, "")
 		}
+	}
+	if s.job.Stopped() {
+		stopAll(newAllocSet(allocs))
 		return nil
 	}
 	nodes, err := readyNodesFor(s.state, s.job)
@@ -172,35 +183,17 @@ func (s *SystemScheduler) computeJobAllocs() error {
 		}
 	}
 	// Groups no longer in the job lose their allocations.
-	for name, set := range groups {
+	for _, name := range sortedGroupNames(groups) {
 		if s.job.LookupTaskGroup(name) == nil {
-			for _, a := range set.filterByTerminal().sorted() {
-				s.plan.AppendStoppedAlloc(a, structs.AllocNotNeeded, "", "")
-			}
+			stopAll(groups[name])
 		}
 	}
-	r := &reconciler{in: ReconcilerInput{Job: s.job, EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now}}
 	evals, byAlloc := r.batchFollowups(timeouts, structs.EvalTriggerMaxDisconnectTimeout)
 	s.followUpEvals = append(s.followUpEvals, evals...)
 	for _, t := range timeouts {
 		t.alloc.FollowupEvalID = byAlloc[t.alloc.ID]
 	}
 	return nil
-}
-
-// markStoppedLost records as lost the allocations the server already
-// stopped but whose down node never confirmed it, so that summaries do
-// not count them as running forever.
-func markStoppedLost(plan *structs.Plan, allocs []*structs.Allocation, tainted map[string]*structs.Node) {
-	for _, a := range allocs {
-		node, ok := tainted[a.NodeID]
-		if !ok || (node != nil && !node.TerminalStatus()) {
-			continue
-		}
-		if a.ServerTerminalStatus() && !a.ClientTerminalStatus() {
-			plan.AppendStoppedAlloc(a, a.DesiredDescription, structs.AllocClientStatusLost, "")
-		}
-	}
 }
 
 // placeOn places one allocation of tg on node, if the node is feasible.
@@ -277,4 +270,13 @@ func (s *SystemScheduler) setStatus(status, desc string) error {
 		return fmt.Errorf("updating evaluation: %w", err)
 	}
 	return nil
+}
+
+func sortedGroupNames(groups map[string]allocSet) []string {
+	names := make([]string, 0, len(groups))
+	for n := range groups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }

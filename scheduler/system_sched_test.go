@@ -389,7 +389,9 @@ func TestSystemSched_DestructiveUpdateWhileDisconnected(t *testing.T) {
 }
 
 func TestSystemSched_JobStop(t *testing.T) {
-	f, _ := disconnectSystem(t, structs.JobTypeSystem)
+	f, unknown := disconnectSystem(t, structs.JobTypeSystem)
+	downAlloc := liveByNode(f.h, f.job)[f.nodes[1].ID][0]
+	f.h.SetNodeStatus(f.nodes[1].ID, structs.NodeStatusDown)
 	stopped := f.job.Copy()
 	stopped.Stop = true
 	stopped = f.h.UpsertJob(stopped)
@@ -398,6 +400,12 @@ func TestSystemSched_JobStop(t *testing.T) {
 
 	for _, a := range f.h.JobAllocs(f.job) {
 		must.Eq(t, structs.AllocDesiredStatusStop, a.DesiredStatus, must.Sprintf("alloc %s, unknown ones included", a.ID))
+		switch a.ID {
+		case unknown.ID:
+			must.Eq(t, structs.AllocClientStatusUnknown, a.ClientStatus, must.Sprint("its client stops it on return"))
+		case downAlloc.ID:
+			must.Eq(t, structs.AllocClientStatusLost, a.ClientStatus)
+		}
 	}
 }
 
