@@ -175,6 +175,12 @@ func (s *SystemScheduler) computeJobAllocs() error {
 	groups := byTaskGroup(allocs)
 	var timeouts []*delayedReschedule
 	for _, tg := range s.job.TaskGroups {
+		if tg.Count == 0 {
+			// A group switched off (upstream's blue/green of system
+			// jobs): it runs nowhere.
+			stopAll(groups[tg.Name])
+			continue
+		}
 		d := s.diffGroup(tg, groups[tg.Name], tainted, nodes)
 		timeouts = append(timeouts, d.timeouts...)
 		for _, n := range d.place {

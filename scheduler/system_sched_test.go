@@ -429,3 +429,17 @@ func TestSystemSched_NodeLeavesTarget(t *testing.T) {
 	must.Eq(t, structs.AllocNotNeeded, stopped[0].DesiredDescription)
 	must.Len(t, 1, liveByNode(f.h, f.job)[ineligible.ID])
 }
+
+// A group of count 0 runs nowhere: it is how a system job's groups are
+// switched over one at a time.
+func TestSystemSched_CountZeroRunsNowhere(t *testing.T) {
+	f := newSystemFixture(t, structs.JobTypeSystem, 0)
+	off := f.job.Copy()
+	off.TaskGroups[0].Count = 0
+	off = f.h.UpsertJob(off)
+
+	processSystem(t, f.h, off, structs.EvalTriggerJobRegister)
+
+	must.MapEmpty(t, liveByNode(f.h, off))
+	must.SliceEmpty(t, schedtest.PlacedAllocs(f.h.Plans[len(f.h.Plans)-1]))
+}
