@@ -31,6 +31,9 @@ type Client struct {
 	db      state.StateDB
 	drivers map[string]drivers.Driver
 	updater *allocUpdater
+	// adoptOrphans is set when the state database was lost: the tasks it
+	// named may still run, and are found by their environment.
+	adoptOrphans bool
 
 	nodeMu sync.RWMutex
 	node   *structs.Node
@@ -98,8 +101,9 @@ func NewClient(cfg *Config) (*Client, error) {
 			return nil, err
 		}
 		if r := bdb.Recovery(); r != nil {
-			c.logger.Error("client state file was damaged: moved it aside and started with an empty one",
+			c.logger.Error("client state file was damaged: moved it aside and started with an empty one; tasks still running will be re-attached as the servers assign them",
 				"path", r.Path, "moved_to", r.MovedTo, "error", r.Err)
+			c.adoptOrphans = true
 			if r.IdentityErr != nil {
 				c.logger.Error("node identity not recovered: registering as a new node", "error", r.IdentityErr)
 			}
@@ -263,6 +267,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		Drivers:        c,
 		StateUpdater:   c.updater,
 		MaxKillTimeout: c.cfg.MaxKillTimeout,
+		AdoptOrphans:   c.adoptOrphans,
 	})
 }
 

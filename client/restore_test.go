@@ -2,7 +2,9 @@ package client
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -194,4 +196,63 @@ func TestClient_RawExecSurvivesRestart(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// A client whose state file was truncated (a power cut during a write)
+// keeps its node identity from the identity file; when the servers hand it
+// its allocation again it finds the raw_exec process still running from
+// before by its environment and re-attaches to it, instead of starting a
+// second copy beside an orphan nobody would ever stop.
+func TestClient_LostStateAdoptsRunningTask(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("raw_exec needs Linux")
+	}
+	sleepBin := "/bin/sleep"
+	if _, err := os.Stat(sleepBin); err != nil {
+		t.Skipf("no %s: %v", sleepBin, err)
+	}
+	srv := clienttest.NewFakeServer()
+	defer srv.Close()
+	opts := testClientOpts{
+		useBolt:  true,
+		stateDir: t.TempDir(),
+		allocDir: t.TempDir(),
+		plugins:  map[string]map[string]any{"raw_exec": {"enabled": true}},
+	}
+	c1 := newTestClient(t, srv, opts)
+	waitReady(t, c1)
+	a := clienttest.MockAlloc(c1.NodeID(), nil)
+	task := a.Job.TaskGroups[0].Tasks[0]
+	task.Driver = "raw_exec"
+	task.Config = map[string]any{"command": sleepBin, "args": []any{"600"}}
+	srv.UpsertAllocs(a)
+	waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
+	taskID := a.ID + "/web"
+	st, err := c1.drivers["raw_exec"].InspectTask(taskID)
+	must.NoError(t, err)
+	pid, err := strconv.Atoi(st.DriverAttributes["pid"])
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	nodeID := c1.NodeID()
+	must.NoError(t, c1.Shutdown())
+
+	must.NoError(t, os.Truncate(filepath.Join(opts.stateDir, state.DBFile), 100))
+	c2 := newTestClient(t, srv, opts)
+	defer c2.Destroy()
+	must.Eq(t, nodeID, c2.NodeID(), must.Sprint("the node identity survives the lost state"))
+	var seen string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := c2.drivers["raw_exec"].InspectTask(taskID)
+		if err == nil && st.DriverAttributes["recovered"] == "true" {
+			must.Eq(t, strconv.Itoa(pid), st.DriverAttributes["pid"], must.Sprint("the same process, not a second copy"))
+			break
+		}
+		seen = fmt.Sprintf("inspect: %v; %s", err, clienttest.DescribeAlloc(srv.Alloc(a.ID)))
+		if time.Now().After(deadline) {
+			t.Fatalf("task not adopted within 30s; last seen: %s", seen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 }

@@ -93,6 +93,18 @@ type Resources struct {
 	MemoryMB  int
 }
 
+// TaskFinder is implemented by drivers whose tasks can be found without a
+// persisted handle. A client whose state database was lost (a truncated
+// file after a power cut) asks it before starting a task the servers
+// assign, so that a task still running from before is adopted instead of
+// started a second time beside its orphan.
+type TaskFinder interface {
+	// FindTask returns the handle of a running task that an earlier client
+	// process started for cfg, re-attached as RecoverTask would, or
+	// ErrTaskNotFound.
+	FindTask(cfg *TaskConfig) (*TaskHandle, error)
+}
+
 // TaskConfig is everything a driver needs to start one task.
 type TaskConfig struct {
 	// ID uniquely identifies the task on this node: "<allocID>/<taskName>".

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/memberlist"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/helper/tlsutil"
 )
@@ -57,6 +58,18 @@ type Config struct {
 	// Dialer opens the server's outgoing connections (raft, forwarded
 	// RPCs); tests pass a faultable one.
 	Dialer pool.Dialer
+
+	// RPCListener, when set, is accepted on instead of listening on
+	// RPCAddr; its Addr must be a *net.TCPAddr. With SerfTransport and
+	// InMemory it lets a test run a cluster on an in-memory network
+	// (under testing/synctest, where real sockets would not be fake-timed).
+	RPCListener net.Listener
+	// SerfTransport, when set, carries gossip instead of UDP and TCP on
+	// SerfAddr.
+	SerfTransport memberlist.Transport
+	// InMemory keeps raft's stores and the serf snapshot in memory, while
+	// raft and serf still run as a cluster (DevMode is a cluster of one).
+	InMemory bool
 
 	// NumSchedulers is the number of scheduling workers; one per core by
 	// default.

@@ -24,6 +24,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if args.Job == nil {
 		return fmt.Errorf("%w: missing job for registration", structs.ErrMissingField)
 	}
+	if nulls := structs.NullElements("Job", args.Job); len(nulls) > 0 {
+		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, &structs.ValidationError{Problems: nulls})
+	}
 	args.Job.Canonicalize()
 	if problems := j.srv.jobProblems(args.Job); len(problems) > 0 {
 		// The sentinel prefix survives the RPC, so callers on the far side
@@ -94,6 +97,11 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValidateResponse) error {
 	if args.Job == nil {
 		return fmt.Errorf("%w: missing job", structs.ErrMissingField)
+	}
+	if nulls := structs.NullElements("Job", args.Job); len(nulls) > 0 {
+		reply.ValidationErrors = nulls
+		reply.Error = (&structs.ValidationError{Problems: nulls}).Error()
+		return nil
 	}
 	args.Job.Canonicalize()
 	reply.DriverConfigValidated = false

@@ -25,6 +25,11 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if node == nil || node.ID == "" {
 		return fmt.Errorf("%w: missing node ID for client registration", structs.ErrMissingField)
 	}
+	// A `null` driver or event would be dereferenced later by the
+	// scheduler, far from this request: refuse it here.
+	if nulls := structs.NullElements("Node", node); len(nulls) > 0 {
+		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, &structs.ValidationError{Problems: nulls})
+	}
 	if node.Datacenter == "" {
 		return fmt.Errorf("%w: missing datacenter for client registration", structs.ErrMissingField)
 	}
@@ -325,6 +330,9 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	}
 	if len(args.Alloc) == 0 {
 		return fmt.Errorf("%w: must update at least one allocation", structs.ErrMissingField)
+	}
+	if nulls := structs.NullElements("Alloc", args.Alloc); len(nulls) > 0 {
+		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, &structs.ValidationError{Problems: nulls})
 	}
 	st := n.srv.State()
 	if err := n.authorizeAllocUpdate(st, args); err != nil {

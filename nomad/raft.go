@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -109,7 +108,7 @@ type raftStores struct {
 
 // openRaftStores opens the on-disk stores under dir, or in-memory ones for
 // a dev server. A store that cannot be opened is reported with its path.
-func openRaftStores(dir string, dev bool, logOut io.Writer) (*raftStores, error) {
+func openRaftStores(dir string, dev bool, logger hclog.Logger) (*raftStores, error) {
 	if dev {
 		store := raft.NewInmemStore()
 		return &raftStores{log: store, stable: store, snaps: raft.NewInmemSnapshotStore(), close: func() error { return nil }}, nil
@@ -118,17 +117,20 @@ func openRaftStores(dir string, dev bool, logOut io.Writer) (*raftStores, error)
 		return nil, fmt.Errorf("creating raft dir %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, "raft.db")
-	store, err := raftboltdb.New(raftboltdb.Options{
+	if err := checkRaftStore(path); err != nil {
+		return nil, err
+	}
+	store, err := openBoltStore(raftboltdb.Options{
 		Path:        path,
 		BoltOptions: &bolt.Options{Timeout: raftStoreOpenTimeout, NoFreelistSync: true},
 	})
 	if err != nil {
 		if errors.Is(err, boltErrors.ErrTimeout) {
-			return nil, fmt.Errorf("raft store %s is locked by another process (is another agent using this data_dir?)", path)
+			return nil, errRaftStoreLocked(path)
 		}
 		return nil, fmt.Errorf("opening raft store %s: %w", path, err)
 	}
-	snaps, err := raft.NewFileSnapshotStore(dir, 2, logOut)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger.Named("snapshot"))
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("opening raft snapshots in %s: %w", dir, err)
@@ -170,7 +172,7 @@ func (s *Server) raftConfig() *raft.Config {
 
 func (s *Server) setupRaft() error {
 	conf := s.raftConfig()
-	stores, err := openRaftStores(filepath.Join(s.config.DataDir, raftDirName), s.config.DevMode, s.logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
+	stores, err := openRaftStores(filepath.Join(s.config.DataDir, raftDirName), s.config.DevMode || s.config.InMemory, s.logger.Named("raft"))
 	if err != nil {
 		return err
 	}

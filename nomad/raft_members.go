@@ -74,6 +74,10 @@ func (s *Server) reconcilePeers(failedSince map[string]time.Time) {
 			if member && cur.Address == addr {
 				continue
 			}
+			if err := s.removeStaleAddress(inRaft, id, addr); err != nil {
+				s.logger.Warn("removing a stale raft entry before adding a server", "name", p.Name, "address", addr, "error", err)
+				continue
+			}
 			if err := s.raft.AddVoter(id, addr, 0, 0).Error(); err != nil {
 				s.logger.Warn("adding server to raft", "name", p.Name, "error", err)
 				continue
@@ -107,6 +111,25 @@ func (s *Server) reconcilePeers(failedSince map[string]time.Time) {
 		s.removeRaftPeer(p, "dead")
 		delete(failedSince, p.ID)
 	}
+}
+
+// removeStaleAddress removes the raft entry that holds addr under an ID
+// other than id. A server whose data dir was wiped comes back on its old
+// address with a new ID; raft refuses two entries for one address, so
+// without this the server could never be added again, and the old entry,
+// unknown to serf, would stay a voter forever.
+func (s *Server) removeStaleAddress(inRaft map[raft.ServerID]raft.Server, id raft.ServerID, addr raft.ServerAddress) error {
+	for oldID, srv := range inRaft {
+		if srv.Address != addr || oldID == id {
+			continue
+		}
+		if err := s.raft.RemoveServer(oldID, 0, 0).Error(); err != nil {
+			return err
+		}
+		delete(inRaft, oldID)
+		s.logger.Info("stale raft entry removed: its address now belongs to another server", "id", oldID, "address", addr, "new_id", id)
+	}
+	return nil
 }
 
 func (s *Server) removeRaftPeer(p *serverParts, why string) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/rpc"
+	"runtime/debug"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -139,6 +140,14 @@ func (s *Server) handleConn(raw net.Conn) {
 func (s *Server) serveStream(srv *rpc.Server, stream net.Conn, sessionDone <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// A request no endpoint expected must cost its caller the stream, not
+	// the server its life: the port faces strangers.
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("RPC handler panicked; closing the stream", "remote", stream.RemoteAddr(), "panic", r, "stack", string(debug.Stack()))
+			stream.Close()
+		}
+	}()
 	c := &ctxCodec{ServerCodec: msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle), ctx: ctx}
 	defer c.Close()
 	c.onRequest = func() {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -51,4 +52,19 @@ func TestRequestContext_NotEncoded(t *testing.T) {
 	var got structs.JobListRequest
 	must.NoError(t, structs.Decode(buf[1:], &got))
 	must.NoError(t, got.Context().Err(), must.Sprint("the decoded request has its own, live context"))
+}
+
+// A job with `null` where a group or task belongs, as a stranger can send
+// over RPC, is refused as invalid, naming the holes; it never reaches the
+// code that fills in defaults (which would dereference them).
+func TestJobRegister_NullEntriesRefused(t *testing.T) {
+	s := testServer(t, nil)
+	job := mock.Job()
+	job.TaskGroups = append(job.TaskGroups, nil)
+	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks, nil)
+	var resp structs.JobRegisterResponse
+	err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &resp)
+	must.ErrorIs(t, err, structs.ErrInvalidRequest)
+	must.ErrorContains(t, err, "Job.TaskGroups[1] is null")
+	must.ErrorContains(t, err, "Job.TaskGroups[0].Tasks[1] is null")
 }

@@ -109,6 +109,7 @@ func (s *Server) setupSerf() error {
 	}
 	ml.BindAddr = bind.IP.String()
 	ml.BindPort = bind.Port
+	ml.Transport = s.config.SerfTransport
 	if a := s.config.SerfAdvertise; a != nil {
 		ml.AdvertiseAddr = a.IP.String()
 		ml.AdvertisePort = a.Port
@@ -117,19 +118,24 @@ func (s *Server) setupSerf() error {
 	if s.config.SerfTimeScale > 0 {
 		scaleMemberlist(ml, s.config.SerfTimeScale)
 	}
-	logOut := s.logger.Named("serf").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
-	ml.LogOutput = logOut
-	conf.LogOutput = logOut
+	// A log.Logger without flags: serf's lines then start with their
+	// "[LEVEL]" and hclog files them at that level. A date prefix would
+	// hide the level and log memberlist's DEBUG chatter at INFO.
+	stdLog := s.logger.Named("serf").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	ml.LogOutput, ml.Logger = nil, stdLog
+	conf.LogOutput, conf.Logger = nil, stdLog
 	conf.MemberlistConfig = ml
 	conf.EventCh = s.serfEvents
 	conf.RejoinAfterLeave = true
 	// Servers that failed are forgotten after a day, as upstream's.
 	conf.ReconnectTimeout = 24 * time.Hour
-	dir := filepath.Join(s.config.DataDir, serfSnapshotSubdir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("creating serf dir %s: %w", dir, err)
+	if !s.config.InMemory {
+		dir := filepath.Join(s.config.DataDir, serfSnapshotSubdir)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("creating serf dir %s: %w", dir, err)
+		}
+		conf.SnapshotPath = filepath.Join(dir, "local.snapshot")
 	}
-	conf.SnapshotPath = filepath.Join(dir, "local.snapshot")
 	sf, err := serf.Create(conf)
 	if err != nil {
 		return fmt.Errorf("starting serf on %s:%d: %w", ml.BindAddr, ml.BindPort, err)

@@ -177,9 +177,13 @@ func (s *Server) setupRPC() error {
 	if addr == nil {
 		addr = &net.TCPAddr{IP: net.ParseIP("127.0.0.1")}
 	}
-	l, err := net.ListenTCP("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("RPC listener on %s: %w", addr, err)
+	l := s.config.RPCListener
+	if l == nil {
+		tl, err := net.ListenTCP("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("RPC listener on %s: %w", addr, err)
+		}
+		l = tl
 	}
 	s.rpcListener = l
 	s.rpcAdvertise = l.Addr()

@@ -90,7 +90,9 @@ func (sc *Servers) start(i, port int) {
 	// refuses a known name at a new address while the old one is suspect.
 	c.SerfAddr = &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: sc.serf[i]}
 	c.SerfTimeScale = 0.1
-	c.RaftElectionTimeout = 200 * time.Millisecond
+	// Short enough for quick elections, long enough that a loaded CI machine
+	// (the race detector on two cores) does not lose its leader mid-test.
+	c.RaftElectionTimeout = 500 * time.Millisecond
 	c.NumSchedulers = 1
 	c.Dialer = sc.Net.Dialer(func() string { return sc.addrs[i] })
 	if sc.cfg.Server != nil {

@@ -35,47 +35,6 @@ func waitForJob(t *testing.T, s *nomad.Server, job *structs.Job, what string) {
 	})
 }
 
-// Three servers elect one leader; a job registered through a follower
-// lands on all of them; when the leader is cut off from the others, they
-// elect a new leader within a few election timeouts and keep the job, and
-// the old leader, healed, follows and catches up. This is the fault an
-// operator's cluster meets when one server's network fails.
-func TestServers_LeaderPartitioned_NewLeaderKeepsState(t *testing.T) {
-	sc := testutil.StartServers(t, testutil.ServersConfig{N: 3})
-	leader := sc.WaitForLeader()
-	follower := (leader + 1) % 3
-
-	job := registerJob(t, sc.Servers[follower])
-	for i, s := range sc.Servers {
-		waitForJob(t, s, job, fmt.Sprintf("server %d has the job", i))
-	}
-
-	cut := time.Now()
-	sc.Net.Isolate(sc.Addr(leader))
-	next := sc.WaitForLeaderExcept(leader)
-	elected := time.Since(cut)
-	must.NotEq(t, leader, next)
-	// Election timeout is 200ms in the harness: a new leader within a few
-	// of them, not after minutes.
-	must.Less(t, 5*time.Second, elected, must.Sprintf("new leader after %v", elected))
-	got, err := sc.Servers[next].State().JobByID(nil, job.Namespace, job.ID)
-	must.NoError(t, err)
-	must.NotNil(t, got)
-
-	// A write through the remaining follower lands while the old leader
-	// is away.
-	other := 3 - leader - next
-	job2 := registerJob(t, sc.Servers[other])
-	waitForJob(t, sc.Servers[next], job2, "the new leader has the second job")
-
-	sc.Net.Heal(sc.Addr(leader))
-	waitForJob(t, sc.Servers[leader], job2, "the healed old leader caught up")
-	poll(t, 10*time.Second, "the old leader follows the new one", func() (bool, string) {
-		l := sc.Servers[leader].Leader()
-		return !sc.Servers[leader].IsLeader() && l != "", "leader " + l
-	})
-}
-
 // All three servers stopped and started again on their data dirs come back
 // with every job, node and evaluation, without bootstrapping again: the
 // cluster's state lives on disk, not in memory.
@@ -122,92 +81,6 @@ func shortHeartbeats(_ int, c *nomad.Config) {
 	c.HeartbeatGrace = 500 * time.Millisecond
 	c.FailoverHeartbeatTTL = 1500 * time.Millisecond
 	c.NumSchedulers = 2
-}
-
-// On a three-server cluster a client cut off past its TTL goes
-// disconnected when its job has a window, and a leader change during that
-// disconnect keeps the window: the node stays disconnected (not down) past
-// the new leader's failover TTL and its allocation stays unknown with the
-// same unknown-since time; healed, the allocation runs on, never
-// restarted. Without a window the node goes down and the allocation is
-// lost, as before the feature.
-func TestServers_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		window     time.Duration
-		wantNode   string
-		wantClient string
-	}{
-		{"window", time.Hour, structs.NodeStatusDisconnected, structs.AllocClientStatusUnknown},
-		{"no window", 0, structs.NodeStatusDown, structs.AllocClientStatusLost},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			sc := testutil.StartServers(t, testutil.ServersConfig{N: 3, Server: shortHeartbeats})
-			cl, link := sc.AddClient("edge-1")
-			job := disconnectJob()
-			job.TaskGroups[0].Disconnect.LostAfter = tc.window
-			job.TaskGroups[0].ReschedulePolicy = nil
-			var reg structs.JobRegisterResponse
-			must.NoError(t, sc.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-			var orig *structs.Allocation
-			poll(t, 10*time.Second, "allocation running", func() (bool, string) {
-				allocs, err := sc.Leader().State().AllocsByJob(nil, job.Namespace, job.ID, true)
-				must.NoError(t, err)
-				if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
-					orig = allocs[0]
-					return true, ""
-				}
-				return false, describe(allocs)
-			})
-
-			link.Cut(testutil.Blackhole)
-			state := func() (*structs.Node, *structs.Allocation) {
-				st := sc.Leader().State()
-				n, err := st.NodeByID(nil, cl.NodeID())
-				must.NoError(t, err)
-				a, err := st.AllocByID(nil, orig.ID)
-				must.NoError(t, err)
-				return n, a
-			}
-			poll(t, 10*time.Second, "node and allocation after the cut", func() (bool, string) {
-				n, a := state()
-				return n.Status == tc.wantNode && a.ClientStatus == tc.wantClient,
-					fmt.Sprintf("node %s, alloc %s", n.Status, a.ClientStatus)
-			})
-			if tc.window == 0 {
-				return
-			}
-			_, before := state()
-			since, _ := before.UnknownSince()
-
-			old := sc.WaitForLeader()
-			sc.Net.Isolate(sc.Addr(old))
-			next := sc.WaitForLeaderExcept(old)
-			// Past the new leader's failover TTL and several re-checks.
-			deadline := time.Now().Add(3 * time.Second)
-			for time.Now().Before(deadline) {
-				n, err := sc.Servers[next].State().NodeByID(nil, cl.NodeID())
-				must.NoError(t, err)
-				must.Eq(t, structs.NodeStatusDisconnected, n.Status, must.Sprint("a leader change must not mark a disconnected node down early"))
-				time.Sleep(100 * time.Millisecond)
-			}
-			a, err := sc.Servers[next].State().AllocByID(nil, orig.ID)
-			must.NoError(t, err)
-			must.Eq(t, structs.AllocClientStatusUnknown, a.ClientStatus)
-			gotSince, _ := a.UnknownSince()
-			must.Eq(t, since, gotSince, must.Sprint("the window runs from the first unknown, not from the leader change"))
-
-			sc.Net.Heal(sc.Addr(old))
-			link.Heal()
-			poll(t, 15*time.Second, "the original runs again after the heal", func() (bool, string) {
-				n, a := state()
-				return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusRunning && !a.NeedsToReconnect(),
-					fmt.Sprintf("node %s, alloc %s", n.Status, a.ClientStatus)
-			})
-			_, after := state()
-			must.Eq(t, uint64(0), after.TaskStates["app"].Restarts, must.Sprint("the task was not restarted"))
-		})
-	}
 }
 
 // While one server of the region advertises a version older than the
@@ -348,4 +221,41 @@ func TestServers_ForwardedBlockingQueryEndsWithCaller(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the forwarded blocking query outlived its caller")
 	}
+}
+
+// An evaluation a worker holds when its leader is cut off is handed out
+// again by the next leader, and the old worker's plan, carrying the old
+// leader's token, is refused there: the work is redone once, never applied
+// twice.
+func TestServers_LeaderChange_EvalRedeliveredPlanNotAppliedTwice(t *testing.T) {
+	sc := testutil.StartServers(t, testutil.ServersConfig{N: 3, Server: func(_ int, c *nomad.Config) {
+		c.NumSchedulers = 0
+	}})
+	old := sc.WaitForLeader()
+	job := registerJob(t, sc.Servers[old])
+	dq := &structs.EvalDequeueRequest{Schedulers: []string{structs.JobTypeService}, Timeout: time.Second}
+	var held structs.EvalDequeueResponse
+	must.NoError(t, sc.Servers[old].RPC("Eval.Dequeue", dq, &held))
+	must.NotNil(t, held.Eval)
+	must.Eq(t, job.ID, held.Eval.JobID)
+
+	sc.Net.Isolate(sc.Addr(old))
+	next := sc.WaitForLeaderExcept(old)
+	other := 3 - old - next
+
+	plan := &structs.Plan{EvalID: held.Eval.ID, EvalToken: held.Token, Job: job,
+		NodeAllocation: map[string][]*structs.Allocation{}}
+	var pr structs.PlanResponse
+	err := sc.Servers[other].RPC("Plan.Submit", &structs.PlanRequest{Plan: plan}, &pr)
+	must.Error(t, err, must.Sprint("a plan with the old leader's token is refused"))
+
+	var again structs.EvalDequeueResponse
+	poll(t, 10*time.Second, "the evaluation is handed out again", func() (bool, string) {
+		again = structs.EvalDequeueResponse{}
+		if err := sc.Servers[next].RPC("Eval.Dequeue", dq, &again); err != nil {
+			return false, err.Error()
+		}
+		return again.Eval != nil && again.Eval.ID == held.Eval.ID, fmt.Sprintf("%+v", again.Eval)
+	})
+	must.NotEq(t, held.Token, again.Token)
 }

@@ -43,6 +43,10 @@ type Config struct {
 	StateUpdater StateUpdater
 	// MaxKillTimeout caps each task's kill_timeout; zero means no cap.
 	MaxKillTimeout time.Duration
+	// AdoptOrphans makes each task, before its first start, look for a
+	// process an earlier client left running for it: set when the client
+	// lost its state database and no longer has the tasks' handles.
+	AdoptOrphans bool
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -138,6 +142,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			db:        cfg.StateDB,
 			notify:    ar.requestUpdate,
 			maxKill:   cfg.MaxKillTimeout,
+			adopt:     cfg.AdoptOrphans,
 		}))
 	}
 	return ar, nil

@@ -37,6 +37,9 @@ type taskRunnerConfig struct {
 	notify func()
 	// maxKill caps the task's kill_timeout; zero means no cap.
 	maxKill time.Duration
+	// adopt asks the driver for a task left running by an earlier client
+	// before the first start (the client lost its state database).
+	adopt bool
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -54,6 +57,7 @@ type TaskRunner struct {
 	driver   drivers.Driver
 	driveErr error
 	maxKill  time.Duration
+	adopt    bool
 	db       state.StateDB
 	notify   func()
 	restarts *RestartTracker
@@ -91,6 +95,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		db:         cfg.db,
 		notify:     cfg.notify,
 		maxKill:    cfg.maxKill,
+		adopt:      cfg.adopt,
 		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
 		state:      &structs.TaskState{State: structs.TaskStatePending},
 		killCh:     make(chan struct{}),
@@ -327,6 +332,25 @@ func (tr *TaskRunner) recover(h *drivers.TaskHandle) (running, more bool) {
 }
 
 // start starts the task and records its handle.
+// findOrphan asks the driver for a task an earlier client process started
+// for this allocation and task, when the client lost the state that named
+// it. It returns nil when there is none or the driver cannot look.
+func (tr *TaskRunner) findOrphan() *drivers.TaskHandle {
+	finder, ok := tr.driver.(drivers.TaskFinder)
+	if !ok {
+		return nil
+	}
+	h, err := finder.FindTask(tr.taskConfig())
+	if err != nil {
+		if !errors.Is(err, drivers.ErrTaskNotFound) {
+			tr.logger.Warn("looking for a task left running by an earlier client", "error", err)
+		}
+		return nil
+	}
+	tr.logger.Info("re-attached to a task left running by an earlier client")
+	return h
+}
+
 func (tr *TaskRunner) start() error {
 	now := tr.clock.Now()
 	tr.mu.Lock()
@@ -341,6 +365,21 @@ func (tr *TaskRunner) start() error {
 
 	err := tr.driveErr
 	var h *drivers.TaskHandle
+	if err == nil && firstStart && tr.adopt {
+		if h = tr.findOrphan(); h != nil {
+			tr.setHandle(h)
+			startedAt := h.StartedAt
+			tr.update(func(st *structs.TaskState) {
+				st.State = structs.TaskStateRunning
+				st.StartedAt = startedAt.UTC()
+				e := newEvent(structs.TaskStarted, tr.clock.Now())
+				e.Message = "Re-attached to the task an earlier client left running (its state was lost)"
+				e.DisplayMessage = e.Message
+				appendEvent(st, e)
+			})
+			return nil
+		}
+	}
 	if err == nil {
 		cfg := tr.taskConfig()
 		h, err = tr.driver.StartTask(cfg)

@@ -53,3 +53,24 @@ func TestHTTP_HostileRequestsAreRefused(t *testing.T) {
 	code, _ = rawRequest(t, http.MethodGet, a.HTTPAddr+"/v1/agent/health", "")
 	must.Eq(t, http.StatusOK, code)
 }
+
+// JSON `null` where a group, task or constraint belongs is a 400 naming
+// the hole, through every door that takes a job, never a panic.
+func TestHTTP_NullEntriesRefused(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	for _, body := range []string{
+		`{"Job": {"ID": "n", "TaskGroups": [null]}}`,
+		`{"Job": {"ID": "n", "TaskGroups": [{"Name": "g", "Tasks": [null]}]}}`,
+		`{"Job": {"ID": "n", "Constraints": [null], "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "mock_driver", "Affinities": [null]}]}]}}`,
+	} {
+		for _, path := range []string{"/v1/jobs", "/v1/validate/job"} {
+			code, msg := rawRequest(t, http.MethodPut, a.HTTPAddr+path, body)
+			if path == "/v1/validate/job" && code == http.StatusOK {
+				must.StrContains(t, msg, "null", must.Sprintf("%s %s", path, body))
+				continue
+			}
+			must.Eq(t, http.StatusBadRequest, code, must.Sprintf("%s %s: %s", path, body, msg))
+			must.StrContains(t, msg, "null")
+		}
+	}
+}

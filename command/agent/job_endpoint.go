@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -39,7 +40,10 @@ func (s *HTTPServer) jobRegister(w http.ResponseWriter, r *http.Request) (any, e
 	if id := r.PathValue("id"); id != "" && (body.Job.ID == nil || *body.Job.ID != id) {
 		return nil, codedErrorf(http.StatusBadRequest, "Job ID does not match the path: %q", id)
 	}
-	job := s.structJob(r, body.Job, body.WriteRequest)
+	job, err := s.structJob(r, body.Job, body.WriteRequest)
+	if err != nil {
+		return nil, err
+	}
 	// The server validates and lists every problem; its error keeps the
 	// invalid-request sentinel across the RPC, so it becomes a 400.
 	args := &structs.JobRegisterRequest{
@@ -58,7 +62,13 @@ func (s *HTTPServer) jobRegister(w http.ResponseWriter, r *http.Request) (any, e
 
 // structJob converts a wire job, taking its namespace and region from the
 // request when the job names none.
-func (s *HTTPServer) structJob(r *http.Request, job *api.Job, body api.WriteRequest) *structs.Job {
+//
+// A job with `null` where a group, task or other object belongs is refused
+// here, naming each hole, before the conversion dereferences it.
+func (s *HTTPServer) structJob(r *http.Request, job *api.Job, body api.WriteRequest) (*structs.Job, error) {
+	if nulls := structs.NullElements("Job", job); len(nulls) > 0 {
+		return nil, fmt.Errorf("%w: %w", structs.ErrInvalidRequest, &structs.ValidationError{Problems: nulls})
+	}
 	wr := writeRequest(r)
 	if job.Namespace == nil {
 		if ns := firstNonEmpty(body.Namespace, wr.Namespace); ns != "" {
@@ -72,7 +82,7 @@ func (s *HTTPServer) structJob(r *http.Request, job *api.Job, body api.WriteRequ
 	}
 	out := APIJobToStructJob(job)
 	out.Canonicalize()
-	return out
+	return out, nil
 }
 
 // jobValidate handles PUT|POST /v1/validate/job. Problems with the job are
@@ -86,7 +96,10 @@ func (s *HTTPServer) jobValidate(w http.ResponseWriter, r *http.Request) (any, e
 	if body.Job == nil {
 		return nil, codedErrorf(http.StatusBadRequest, "Job must be specified")
 	}
-	job := s.structJob(r, body.Job, body.WriteRequest)
+	job, err := s.structJob(r, body.Job, body.WriteRequest)
+	if err != nil {
+		return nil, err
+	}
 	args := &structs.JobValidateRequest{Job: job, WriteRequest: structs.WriteRequest{Region: job.Region, Namespace: job.Namespace}}
 	var reply structs.JobValidateResponse
 	if err := s.call(r, "Job.Validate", args, &reply); err != nil {

@@ -1,0 +1,101 @@
+package rawexec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nomad-edge/nomad/drivers"
+)
+
+var _ drivers.TaskFinder = (*Driver)(nil)
+
+// FindTask implements drivers.TaskFinder: it looks for a process group
+// leader whose environment names cfg's allocation and task
+// (NOMAD_ALLOC_ID, NOMAD_TASK_NAME: the client sets both on every task) and
+// re-attaches to it. Only group leaders count: the driver makes each task
+// the leader of its own group, so a task's children are never mistaken for
+// it.
+func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	if cfg == nil || cfg.ID == "" || cfg.AllocID == "" || cfg.Name == "" {
+		return nil, fmt.Errorf("%w: finding a task needs its ID, allocation and name", drivers.ErrInvalidHandle)
+	}
+	if !platformSupported {
+		return nil, drivers.ErrTaskNotFound
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("finding task %q: %w", cfg.ID, err)
+	}
+	want := [][]byte{[]byte("NOMAD_ALLOC_ID=" + cfg.AllocID), []byte("NOMAD_TASK_NAME=" + cfg.Name)}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 1 || pid == os.Getpid() {
+			continue
+		}
+		st, err := readProcStat(pid)
+		if err != nil || st.Pgid != pid || st.exited() {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !hasAll(bytes.Split(env, []byte{0}), want) {
+			continue
+		}
+		handle := &drivers.TaskHandle{
+			Version:   HandleVersion,
+			Config:    cfg.Copy(),
+			State:     drivers.TaskStateRunning,
+			StartedAt: processStartedAt(st.StartTime),
+		}
+		ts := taskState{Pid: pid, Pgid: pid, StartTime: st.StartTime, BootID: bootID()}
+		if err := handle.SetDriverState(ts); err != nil {
+			return nil, err
+		}
+		if err := d.RecoverTask(handle); err != nil {
+			return nil, err
+		}
+		d.logger.Info("found a task left running by an earlier client", "task_id", cfg.ID, "pid", pid)
+		return handle, nil
+	}
+	return nil, drivers.ErrTaskNotFound
+}
+
+func hasAll(vars [][]byte, want [][]byte) bool {
+	for _, w := range want {
+		found := false
+		for _, v := range vars {
+			if bytes.Equal(v, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// processStartedAt turns a process's start tick (field 22 of its stat)
+// into a time, from the boot time in /proc/stat. Linux counts those ticks
+// at USER_HZ, 100 per second on every architecture it exposes to user
+// space. When the boot time cannot be read it returns now.
+func processStartedAt(ticks uint64) time.Time {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Now()
+	}
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		if v, ok := bytes.CutPrefix(line, []byte("btime ")); ok {
+			boot, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			if err != nil {
+				break
+			}
+			const userHZ = 100
+			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / userHZ)
+		}
+	}
+	return time.Now()
+}

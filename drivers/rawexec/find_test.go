@@ -1,0 +1,52 @@
+package rawexec
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/shoenig/test/must"
+)
+
+// A client whose state database was lost finds the tasks an earlier
+// client process left running by their environment, and re-attaches to
+// them with their true start time instead of starting a second copy: an
+// edge device that lost power mid-write must not run its workload twice.
+// A task of another allocation is never taken for it.
+func TestFindTask_ByEnvironment(t *testing.T) {
+	if !platformSupported {
+		t.Skip("raw_exec needs Linux")
+	}
+	cfg := newTaskConfig(t, "sleep", "30")
+	id := structs.GenerateUUID()
+	cfg.AllocID, cfg.ID = id, id+"/web"
+	cfg.Env = map[string]string{"NOMAD_ALLOC_ID": id, "NOMAD_TASK_NAME": "web"}
+	first := newTestDriver(t)
+	h, err := first.StartTask(cfg)
+	must.NoError(t, err)
+	var started taskState
+	must.NoError(t, h.GetDriverState(&started))
+
+	// The state that named the task is gone: a new driver, no handle.
+	other := cfg.Copy()
+	other.AllocID, other.ID = structs.GenerateUUID(), "other/web"
+	second := newTestDriver(t)
+	_, err = second.FindTask(other)
+	must.True(t, errors.Is(err, drivers.ErrTaskNotFound), must.Sprintf("another allocation's task is not adopted: %v", err))
+
+	found, err := second.FindTask(cfg)
+	must.NoError(t, err)
+	var got taskState
+	must.NoError(t, found.GetDriverState(&got))
+	must.Eq(t, started.Pid, got.Pid)
+	must.Eq(t, started.StartTime, got.StartTime)
+	must.Less(t, time.Second, found.StartedAt.Sub(h.StartedAt).Abs(), must.Sprint("the process's own start time, from its stat"))
+
+	// Re-attached: the second driver waits on it and can stop it.
+	must.NoError(t, second.StopTask(cfg.ID, time.Second, "SIGTERM"))
+	if st, err := readProcStat(started.Pid); err == nil {
+		must.True(t, st.exited(), must.Sprint("the adopted process was stopped"))
+	}
+}
