@@ -443,3 +443,19 @@ func TestSystemSched_CountZeroRunsNowhere(t *testing.T) {
 	must.MapEmpty(t, liveByNode(f.h, off))
 	must.SliceEmpty(t, schedtest.PlacedAllocs(f.h.Plans[len(f.h.Plans)-1]))
 }
+
+// A purged system job's allocations are stopped from the evaluation
+// alone (job-deregister): the job is gone from the state.
+func TestSystemSched_PurgedJobStopped(t *testing.T) {
+	f := newSystemFixture(t, structs.JobTypeSystem, 0)
+	must.NoError(t, f.h.State.DeleteJob(f.h.NextIndex(), f.job.Namespace, f.job.ID))
+
+	processSystem(t, f.h, f.job, structs.EvalTriggerJobDeregister)
+
+	allocs := f.h.JobAllocs(f.job)
+	must.Len(t, 3, allocs)
+	for _, a := range allocs {
+		must.Eq(t, structs.AllocDesiredStatusStop, a.DesiredStatus)
+		must.Eq(t, structs.AllocJobStopped, a.DesiredDescription)
+	}
+}
