@@ -125,7 +125,7 @@ func DefaultConfig() *Config {
 		RaftMultiplier:              1,
 		DeadServerCleanup:           time.Minute,
 		NumSchedulers:               runtime.NumCPU(),
-		EnabledSchedulers:           []string{"service", "batch"},
+		EnabledSchedulers:           []string{"service", "batch", "system", "sysbatch"},
 		MinHeartbeatTTL:             10 * time.Second,
 		MaxHeartbeatsPerSecond:      50,
 		HeartbeatGrace:              10 * time.Second,

@@ -77,6 +77,11 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 			return err
 		}
 	}
+	if node.Status == structs.NodeStatusReady && (existing == nil || existing.Status != node.Status) {
+		if args.Evals, err = n.srv.systemJobEvals(node.ID, args.Evals); err != nil {
+			return err
+		}
+	}
 	_, index, err := n.srv.raftApply(structs.NodeRegisterRequestType, args)
 	if err != nil {
 		return err
@@ -217,6 +222,13 @@ func (s *Server) setNodeStatus(node *structs.Node, status string, event *structs
 	req := &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: status, NodeEvent: event, UpdatedAt: now.Unix()}
 	if transitionNeedsEvals(node, status) {
 		evals, err := s.nodeEvals(node.ID)
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Evals = evals
+	}
+	if status == structs.NodeStatusReady {
+		evals, err := s.systemJobEvals(node.ID, req.Evals)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -136,7 +136,6 @@ func TestServer_MissedHeartbeat_NodeDown(t *testing.T) {
 func TestServer_JobRegister_UnsupportedNamed(t *testing.T) {
 	s := testServer(t, nil)
 	job := mock.Job()
-	job.Type = structs.JobTypeSystem
 	job.Region = "eu"
 	job.TaskGroups[0].ReschedulePolicy = nil
 	job.TaskGroups[0].Tasks[0].Resources.Cores = 2
@@ -144,14 +143,13 @@ func TestServer_JobRegister_UnsupportedNamed(t *testing.T) {
 	var resp structs.JobRegisterResponse
 	err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &resp)
 	must.ErrorIs(t, err, structs.ErrInvalidRequest)
-	must.ErrorContains(t, err, `job type "system" is not supported yet`)
 	must.ErrorContains(t, err, `no path to region "eu"`)
 	must.ErrorContains(t, err, `resources.cores is not supported yet`)
 	must.ErrorContains(t, err, `"distinct_property" is not supported yet`)
 
 	var v structs.JobValidateResponse
 	must.NoError(t, s.RPC("Job.Validate", &structs.JobValidateRequest{Job: job}, &v))
-	must.Len(t, 4, v.ValidationErrors)
+	must.Len(t, 3, v.ValidationErrors)
 }
 
 // A node hosting a running allocation with a lost window is disconnected,

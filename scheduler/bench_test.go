@@ -92,3 +92,45 @@ func BenchmarkServiceSched_CountBeyondCapacity(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSystemSched_5000 measures the system scheduler over 5,000 ready
+// nodes: "place" is the first evaluation (5,000 single-node selections and
+// the plan), "settled" one more evaluation that finds nothing to do.
+func BenchmarkSystemSched_5000(b *testing.B) {
+	setup := func(b *testing.B) (*schedtest.Harness, *structs.Job) {
+		h := schedtest.NewHarness(b)
+		for range 5000 {
+			h.UpsertNodes(mock.Node())
+		}
+		return h, h.UpsertJob(systemJob(structs.JobTypeSystem, 0))
+	}
+	b.Run("place", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			h, job := setup(b)
+			eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
+			h.UpsertEval(eval)
+			b.StartTimer()
+
+			must.NoError(b, h.Process(scheduler.NewSystemScheduler, eval))
+
+			b.StopTimer()
+			must.Len(b, 5000, schedtest.PlacedAllocs(h.Plans[0]))
+			b.StartTimer()
+		}
+	})
+	b.Run("settled", func(b *testing.B) {
+		h, job := setup(b)
+		eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
+		h.UpsertEval(eval)
+		must.NoError(b, h.Process(scheduler.NewSystemScheduler, eval))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			must.NoError(b, h.Process(scheduler.NewSystemScheduler, schedtest.JobEval(job, structs.EvalTriggerNodeUpdate)))
+		}
+		b.StopTimer()
+		must.Len(b, 1, h.Plans)
+	})
+}

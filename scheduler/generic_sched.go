@@ -248,7 +248,7 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 	if err != nil {
 		return err
 	}
-	s.markStoppedLost(allocs, tainted)
+	markStoppedLost(s.plan, allocs, tainted)
 
 	res := Reconcile(ReconcilerInput{
 		Job: s.job, Allocs: allocs, TaintedNodes: tainted,
@@ -286,21 +286,6 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		s.queuedAllocs[p.taskGroup.Name] += p.instances()
 	}
 	return s.computePlacements(index, reqs)
-}
-
-// markStoppedLost records as lost the allocations the server already
-// stopped but whose down node never confirmed it, so that summaries do
-// not count them as running forever.
-func (s *GenericScheduler) markStoppedLost(allocs []*structs.Allocation, tainted map[string]*structs.Node) {
-	for _, a := range allocs {
-		node, ok := tainted[a.NodeID]
-		if !ok || (node != nil && !node.TerminalStatus()) {
-			continue
-		}
-		if a.ServerTerminalStatus() && !a.ClientTerminalStatus() {
-			s.plan.AppendStoppedAlloc(a, a.DesiredDescription, structs.AllocClientStatusLost, "")
-		}
-	}
 }
 
 // computePlacements picks a node for each requested allocation and adds

@@ -82,10 +82,11 @@ var (
 )
 
 // BuiltinSchedulers maps an evaluation type (the job type) to its factory.
-// TODO(system): add "system" and "sysbatch".
 var BuiltinSchedulers = map[string]Factory{
-	structs.JobTypeService: NewServiceScheduler,
-	structs.JobTypeBatch:   NewBatchScheduler,
+	structs.JobTypeService:  NewServiceScheduler,
+	structs.JobTypeBatch:    NewBatchScheduler,
+	structs.JobTypeSystem:   NewSystemScheduler,
+	structs.JobTypeSysBatch: NewSysBatchScheduler,
 }
 
 // SchedulerNames lists the built-in schedulers, sorted; the worker asks

@@ -166,3 +166,18 @@ func taskChanged(a, b *structs.Task) bool {
 		!reflect.DeepEqual(a.Resources, b.Resources) || !reflect.DeepEqual(a.Meta, b.Meta) ||
 		!reflect.DeepEqual(a.Constraints, b.Constraints) || !reflect.DeepEqual(a.Affinities, b.Affinities)
 }
+
+// markStoppedLost records as lost the allocations the server already
+// stopped but whose down node never confirmed it, so that summaries do
+// not count them as running forever.
+func markStoppedLost(plan *structs.Plan, allocs []*structs.Allocation, tainted map[string]*structs.Node) {
+	for _, a := range allocs {
+		node, ok := tainted[a.NodeID]
+		if !ok || (node != nil && !node.TerminalStatus()) {
+			continue
+		}
+		if a.ServerTerminalStatus() && !a.ClientTerminalStatus() {
+			plan.AppendStoppedAlloc(a, a.DesiredDescription, structs.AllocClientStatusLost, "")
+		}
+	}
+}

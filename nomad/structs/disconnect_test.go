@@ -165,6 +165,7 @@ func TestJob_Validate_DisconnectRules(t *testing.T) {
 			if tc.jobType != "" {
 				job.Type = tc.jobType
 				job.TaskGroups[0].ReschedulePolicy = structs.NewReschedulePolicy(tc.jobType)
+				job.TaskGroups[0].Count = 1
 			}
 			tg := job.TaskGroups[0]
 			tg.MaxClientDisconnect, tg.StopAfterClientDisconnect, tg.Disconnect = tc.legacy, tc.legStop, tc.block

@@ -313,6 +313,8 @@ func (tg *TaskGroup) validate(job *Job) []string {
 		p.add("Task group count can't be negative")
 	} else if tg.Count > MaxGroupCount {
 		p.add("Task group count %d exceeds the maximum of %d instances per group", tg.Count, MaxGroupCount)
+	} else if job != nil && (job.Type == JobTypeSystem || job.Type == JobTypeSysBatch) && tg.Count > 1 {
+		p.add("Task group count %d can't exceed 1 for %s jobs: they run one allocation per eligible node", tg.Count, job.Type)
 	}
 	if len(tg.Tasks) == 0 {
 		p.add("Missing tasks for task group")
