@@ -158,6 +158,10 @@ type agentProc struct {
 	// runs while the test restarts it.
 	mu  sync.Mutex
 	cur *run
+	// client is made once: a client per call would leave its idle
+	// keep-alive connections open until the agent's per-IP limit refuses
+	// the test (limits.http_max_conns_per_client).
+	client *nomadapi.Client
 }
 
 // run is one start of an agent's process.
@@ -308,9 +312,14 @@ func (a *agentProc) serfAddr() string { return fmt.Sprintf("127.0.0.1:%d", a.por
 
 // api is the official Go client pointed at this agent.
 func (a *agentProc) api() *nomadapi.Client {
-	c, err := nomadapi.NewClient(&nomadapi.Config{Address: a.httpAddr(), WaitTime: time.Second})
-	must.NoError(a.t, err)
-	return c
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.client == nil {
+		c, err := nomadapi.NewClient(&nomadapi.Config{Address: a.httpAddr(), WaitTime: time.Second})
+		must.NoError(a.t, err)
+		a.client = c
+	}
+	return a.client
 }
 
 // leader is this agent's view of the leader's RPC address; "" when it
