@@ -54,6 +54,10 @@ type Config struct {
 	// or 32 bytes, the same on every server.
 	SerfEncryptKey []byte
 
+	// ACLEnabled makes every user-facing endpoint check the caller's ACL
+	// token (acl.enabled).
+	ACLEnabled bool
+
 	// Dialer opens the server's outgoing connections (raft, forwarded
 	// RPCs); tests pass a faultable one.
 	Dialer pool.Dialer

@@ -26,7 +26,7 @@ var (
 	ErrTokenNotFound = fmt.Errorf("%w: ACL token not found", ErrPermissionDenied)
 	// ErrACLBootstrapped refuses a second bootstrap: the first token is
 	// made once, and further ones by a management token.
-	ErrACLBootstrapped = fmt.Errorf("%w: ACL bootstrap already done", ErrInvalidRequest)
+	ErrACLBootstrapped  = fmt.Errorf("%w: ACL bootstrap already done", ErrInvalidRequest)
 	ErrUnknownACLToken  = errors.New("ACL token not found by accessor")
 	ErrUnknownACLPolicy = errors.New("ACL policy not found")
 )
