@@ -44,6 +44,8 @@ type Config struct {
 	Plugins        []*PluginConfig
 	// TLSConfig is the `tls` block.
 	TLSConfig *TLSConfig
+	// ACL is the `acl` block.
+	ACL *ACLConfig
 
 	// DisableUpdateCheck and DisableAnonymousSignature are accepted so
 	// that upstream configs load: this agent never checks for updates, so
@@ -110,6 +112,13 @@ type ServerConfig struct {
 	// EncryptKey is the base64 gossip key (server.encrypt, -encrypt). It
 	// is a secret: /v1/agent/self never shows it, as upstream's.
 	EncryptKey string `json:"-"`
+}
+
+// ACLConfig is the `acl` block: with Enabled, every API and RPC endpoint
+// checks the caller's ACL token. Every server and client of a cluster
+// must agree.
+type ACLConfig struct {
+	Enabled bool
 }
 
 // TLSConfig is the `tls` block: mutual TLS for RPC and raft, HTTPS for the
@@ -206,6 +215,7 @@ func DefaultConfig() *Config {
 			MaxKillTimeout: 30 * time.Second,
 		},
 		TLSConfig: &TLSConfig{},
+		ACL:       &ACLConfig{},
 	}
 }
 
@@ -263,6 +273,9 @@ func (c *Config) Merge(b *Config) *Config {
 	out.Server.merge(b.Server)
 	out.Client.merge(b.Client)
 	out.TLSConfig.merge(b.TLSConfig)
+	if b.ACL != nil {
+		setBool(&out.ACL.Enabled, b.ACL.Enabled)
+	}
 	for _, p := range b.Plugins {
 		out.mergePlugin(p)
 	}
@@ -413,6 +426,10 @@ func (c *Config) copy() *Config {
 	out.TLSConfig = &TLSConfig{}
 	if c.TLSConfig != nil {
 		*out.TLSConfig = *c.TLSConfig
+	}
+	out.ACL = &ACLConfig{}
+	if c.ACL != nil {
+		*out.ACL = *c.ACL
 	}
 	out.Plugins = nil
 	for _, p := range c.Plugins {

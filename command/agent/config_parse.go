@@ -267,7 +267,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		},
 		blocks: []hcl.BlockHeaderSchema{
 			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
-			{Type: "server"}, {Type: "client"}, {Type: "tls"},
+			{Type: "server"}, {Type: "client"}, {Type: "tls"}, {Type: "acl"},
 			{Type: "plugin", LabelNames: []string{"driver"}},
 		},
 		unsupported: unsupportedTopLevel,
@@ -313,6 +313,11 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	}
 	if blk := b.sub("tls"); blk != nil {
 		c.TLSConfig = d.tls(blk.Body)
+	}
+	if blk := b.sub("acl"); blk != nil {
+		c.ACL = &ACLConfig{}
+		ab := d.open(blk.Body, "acl.", bodySpec{attrs: []string{"enabled"}, unsupported: unsupportedACL})
+		ab.boolean("enabled", &c.ACL.Enabled)
 	}
 	for _, blk := range b.content.Blocks {
 		if blk.Type != "plugin" {
