@@ -51,6 +51,10 @@ func TestAgent_TLS_ACL_EndToEnd(t *testing.T) {
 	_, err = anon.Agent().Self()
 	must.ErrorContains(t, err, "403")
 
+	// Header only: a secret in the URL would end up in access logs.
+	_, _, err = anon.Jobs().List(&nomadapi.QueryOptions{Params: map[string]string{"token": mgmtTok.SecretID}})
+	must.ErrorContains(t, err, "403")
+
 	mgmt := newClient(dev.HTTPAddr, mgmtTok.SecretID)
 	_, err = mgmt.ACLPolicies().Upsert(&nomadapi.ACLPolicy{
 		Name: "readonly", Description: "read jobs", Rules: `namespace "default" { policy = "read" }`,
