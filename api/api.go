@@ -26,6 +26,7 @@ const (
 	EnvAddress   = "NOMAD_ADDR"
 	EnvRegion    = "NOMAD_REGION"
 	EnvNamespace = "NOMAD_NAMESPACE"
+	EnvToken     = "NOMAD_TOKEN"
 )
 
 // Header names of the blocking-query protocol.
@@ -39,6 +40,8 @@ const (
 	// HeaderLastContact is the milliseconds since the answering server last
 	// heard from the leader; large values mean a possibly stale read.
 	HeaderLastContact = "X-Nomad-LastContact"
+	// HeaderToken carries the caller's ACL secret.
+	HeaderToken = "X-Nomad-Token"
 )
 
 // maxErrorBody caps how much of a non-2xx body is kept in an error, so a
@@ -63,6 +66,10 @@ type Config struct {
 	// TLSConfig is for agents serving HTTPS; nil takes DefaultConfig's,
 	// read from NOMAD_CACERT, NOMAD_CLIENT_CERT and the like.
 	TLSConfig *TLSConfig
+
+	// SecretID is the ACL token sent with every request whose options
+	// carry none (NOMAD_TOKEN by default).
+	SecretID string
 }
 
 // DefaultConfig returns a Config filled from the environment (NOMAD_ADDR,
@@ -75,6 +82,7 @@ func DefaultConfig() *Config {
 	}
 	c.Region = os.Getenv(EnvRegion)
 	c.Namespace = os.Getenv(EnvNamespace)
+	c.SecretID = os.Getenv(EnvToken)
 	return c
 }
 
@@ -83,6 +91,7 @@ type Client struct {
 	base       *url.URL
 	region     string
 	namespace  string
+	secretID   string
 	httpClient *http.Client
 }
 
@@ -122,6 +131,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		base:       base,
 		region:     cfg.Region,
 		namespace:  cfg.Namespace,
+		secretID:   cfg.SecretID,
 		httpClient: hc,
 	}, nil
 }
@@ -148,6 +158,10 @@ type QueryOptions struct {
 	// WaitTime (agent default if zero) has passed.
 	WaitIndex uint64
 	WaitTime  time.Duration
+
+	// AuthToken, when set, is the ACL secret of this request instead of
+	// the client's.
+	AuthToken string
 
 	// Params are extra query parameters, set after the ones above so that a
 	// caller can reach endpoint options this client has no field for.
@@ -179,6 +193,9 @@ func (o *QueryOptions) Context() context.Context {
 type WriteOptions struct {
 	Region    string
 	Namespace string
+	// AuthToken, when set, is the ACL secret of this request instead of
+	// the client's.
+	AuthToken string
 
 	ctx context.Context
 }
@@ -238,13 +255,14 @@ type request struct {
 	path   string
 	params url.Values
 	body   any
+	token  string
 	ctx    context.Context
 }
 
 // newRequest starts a request for path (which may carry its own query
 // string, e.g. "?purge=true") with the client's default region and namespace.
 func (c *Client) newRequest(method, path string) (*request, error) {
-	r := &request{method: method, params: url.Values{}, ctx: context.Background()}
+	r := &request{method: method, params: url.Values{}, token: c.secretID, ctx: context.Background()}
 	p, q, _ := strings.Cut(path, "?")
 	r.path = p
 	if q != "" {
@@ -290,6 +308,9 @@ func (r *request) applyQuery(q *QueryOptions) {
 	for k, v := range q.Params {
 		r.params.Set(k, v)
 	}
+	if q.AuthToken != "" {
+		r.token = q.AuthToken
+	}
 	r.ctx = q.Context()
 }
 
@@ -302,6 +323,9 @@ func (r *request) applyWrite(w *WriteOptions) {
 	}
 	if w.Namespace != "" {
 		r.params.Set("namespace", w.Namespace)
+	}
+	if w.AuthToken != "" {
+		r.token = w.AuthToken
 	}
 	r.ctx = w.Context()
 }
@@ -334,6 +358,9 @@ func (c *Client) do(r *request) (*http.Response, time.Duration, error) {
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.token != "" {
+		req.Header.Set(HeaderToken, r.token)
 	}
 
 	start := time.Now()

@@ -160,6 +160,7 @@ func (c *Client) pullAllocs(ids []string, pullIndex uint64) ([]*structs.Allocati
 			Region:        c.cfg.Region,
 			MinQueryIndex: pullIndex - 1,
 			MaxQueryTime:  pullQueryTime,
+			AuthToken:     c.secretID(),
 		},
 	}
 	var resp structs.AllocsGetResponse

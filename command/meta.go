@@ -19,6 +19,7 @@ type Meta struct {
 	address   string
 	region    string
 	namespace string
+	token     string
 
 	// TLS flags; each overrides its NOMAD_* variable.
 	caCert        string
@@ -37,6 +38,7 @@ func (m *Meta) FlagSet(name string) *flag.FlagSet {
 	f.StringVar(&m.address, "address", "", "")
 	f.StringVar(&m.region, "region", "", "")
 	f.StringVar(&m.namespace, "namespace", "", "")
+	f.StringVar(&m.token, "token", "", "")
 	f.StringVar(&m.caCert, "ca-cert", "", "")
 	f.StringVar(&m.caPath, "ca-path", "", "")
 	f.StringVar(&m.clientCert, "client-cert", "", "")
@@ -58,6 +60,9 @@ func (m *Meta) Client() (*api.Client, error) {
 	}
 	if m.namespace != "" {
 		cfg.Namespace = m.namespace
+	}
+	if m.token != "" {
+		cfg.SecretID = m.token
 	}
 	t := cfg.TLSConfig
 	for _, f := range []struct {
@@ -119,6 +124,10 @@ General Options:
 
   -namespace=<namespace>
     The namespace to use. Overrides NOMAD_NAMESPACE. Default: "default".
+
+  -token=<secret-id>
+    The ACL token's secret ID, sent as X-Nomad-Token. Overrides
+    NOMAD_TOKEN.
 
   -ca-cert=<path>
     The CA certificate (PEM) to verify the agent's HTTPS certificate

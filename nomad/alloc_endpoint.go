@@ -1,10 +1,12 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -19,6 +21,10 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 	if done, err := a.srv.forwardQuery("Alloc.List", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	allowed, err := a.srv.authorizeList(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		iter, err := st.AllocsByIDPrefix(ws, args.RequestNamespace(), args.Prefix)
 		if err != nil {
@@ -26,7 +32,9 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 		}
 		reply.Allocations = []*structs.AllocListStub{}
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			reply.Allocations = append(reply.Allocations, raw.(*structs.Allocation).Stub())
+			if alloc := raw.(*structs.Allocation); allowed(alloc.Namespace) {
+				reply.Allocations = append(reply.Allocations, alloc.Stub())
+			}
 		}
 		sort.Slice(reply.Allocations, func(i, j int) bool {
 			return reply.Allocations[i].CreateIndex > reply.Allocations[j].CreateIndex
@@ -40,10 +48,19 @@ func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.Sing
 	if done, err := a.srv.forwardQuery("Alloc.GetAlloc", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	canRead, err := a.srv.readJobCheck(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		alloc, err := st.AllocByID(ws, args.AllocID)
 		if err != nil {
 			return 0, err
+		}
+		if alloc != nil {
+			if err := canRead(alloc.Namespace); err != nil {
+				return 0, err
+			}
 		}
 		reply.Alloc = alloc
 		if alloc != nil {
@@ -60,6 +77,14 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 	if done, err := a.srv.forwardQuery("Alloc.GetAllocs", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	canRead, err := a.srv.readJobCheck(args.AuthToken)
+	if errors.Is(err, structs.ErrTokenNotFound) {
+		// Not an ACL token: a client's node secret, checked per allocation.
+		canRead, err = func(string) error { return structs.ErrPermissionDenied }, nil
+	}
+	if err != nil {
+		return err
+	}
 	return a.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		reply.Allocs = make([]*structs.Allocation, 0, len(args.AllocIDs))
 		var index uint64
@@ -68,7 +93,7 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 			if err != nil {
 				return 0, err
 			}
-			if alloc == nil {
+			if alloc == nil || !a.srv.mayPullAlloc(st, args.AuthToken, alloc, canRead) {
 				continue
 			}
 			reply.Allocs = append(reply.Allocs, alloc)
@@ -99,6 +124,10 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 	if alloc == nil {
 		return fmt.Errorf("%w: %s", structs.ErrUnknownAlloc, args.AllocID)
 	}
+	if err := a.srv.authorize(args.AuthToken, nsCap(alloc.Namespace, acl.NamespaceCapabilityAllocLifecycle)); err != nil {
+		return err
+	}
+	args.AuthToken = ""
 	if alloc.TerminalStatus() {
 		return fmt.Errorf("%w: allocation %s is already finished (desired %s, client %s)",
 			structs.ErrInvalidRequest, alloc.ID, alloc.DesiredStatus, alloc.ClientStatus)

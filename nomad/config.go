@@ -62,6 +62,9 @@ type Config struct {
 	// RPCMaxConnsPerClient caps the RPC connections one IP may hold open
 	// (limits.rpc_max_conns_per_client); 0 is no limit.
 	RPCMaxConnsPerClient int
+	// ACLEnabled makes every user-facing endpoint check the caller's ACL
+	// token (acl.enabled).
+	ACLEnabled bool
 
 	// Dialer opens the server's outgoing connections (raft, forwarded
 	// RPCs); tests pass a faultable one.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -24,10 +25,19 @@ func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleE
 	if done, err := e.srv.forwardQuery("Eval.GetEval", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	canRead, err := e.srv.readJobCheck(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		ev, err := st.EvalByID(ws, args.EvalID)
 		if err != nil {
 			return 0, err
+		}
+		if ev != nil {
+			if err := canRead(ev.Namespace); err != nil {
+				return 0, err
+			}
 		}
 		reply.Eval = ev
 		if ev != nil {
@@ -42,6 +52,10 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 	if done, err := e.srv.forwardQuery("Eval.List", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	allowed, err := e.srv.authorizeList(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		iter, err := st.EvalsByIDPrefix(ws, args.RequestNamespace(), args.Prefix)
 		if err != nil {
@@ -49,7 +63,9 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 		}
 		reply.Evaluations = []*structs.Evaluation{}
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			reply.Evaluations = append(reply.Evaluations, raw.(*structs.Evaluation))
+			if ev := raw.(*structs.Evaluation); allowed(ev.Namespace) {
+				reply.Evaluations = append(reply.Evaluations, ev)
+			}
 		}
 		sort.Slice(reply.Evaluations, func(i, j int) bool {
 			return reply.Evaluations[i].CreateIndex > reply.Evaluations[j].CreateIndex
@@ -63,6 +79,10 @@ func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.Eva
 	if done, err := e.srv.forwardQuery("Eval.Allocations", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	canRead, err := e.srv.readJobCheck(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return e.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		allocs, err := st.AllocsByEval(ws, args.EvalID)
 		if err != nil {
@@ -70,6 +90,9 @@ func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.Eva
 		}
 		reply.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
 		for _, a := range allocs {
+			if err := canRead(a.Namespace); err != nil {
+				return 0, err
+			}
 			reply.Allocations = append(reply.Allocations, a.Stub())
 		}
 		return st.Index(state.TableAllocs)

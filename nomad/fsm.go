@@ -72,6 +72,9 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 	case structs.NodeBatchDeregisterRequestType:
 		return f.applyNodeBatchDeregister(buf, l.Index)
 	}
+	if resp, ok := f.applyACL(t, buf, l.Index); ok {
+		return resp
+	}
 	// An unknown type means a newer server wrote this entry: refusing to
 	// go on is safer than silently diverging from the other servers.
 	panic(fmt.Errorf("raft entry %d has unknown message type %d", l.Index, t))

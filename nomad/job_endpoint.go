@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -28,6 +29,10 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, &structs.ValidationError{Problems: nulls})
 	}
 	args.Job.Canonicalize()
+	if err := j.srv.authorize(args.AuthToken, nsCap(args.Job.Namespace, acl.NamespaceCapabilitySubmitJob)); err != nil {
+		return err
+	}
+	args.AuthToken = ""
 	if problems := j.srv.jobProblems(args.Job); len(problems) > 0 {
 		// The sentinel prefix survives the RPC, so callers on the far side
 		// still see an invalid request (HTTP 400), not a server fault.
@@ -68,6 +73,10 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	if done, err := j.srv.forward("Job.Deregister", args, reply); done {
 		return err
 	}
+	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilitySubmitJob)); err != nil {
+		return err
+	}
+	args.AuthToken = ""
 	if args.JobID == "" {
 		return fmt.Errorf("%w: missing job ID for deregistering", structs.ErrMissingField)
 	}
@@ -104,6 +113,9 @@ func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValid
 		return nil
 	}
 	args.Job.Canonicalize()
+	if err := j.srv.authorize(args.AuthToken, nsCap(args.Job.Namespace, acl.NamespaceCapabilityReadJob)); err != nil {
+		return err
+	}
 	reply.DriverConfigValidated = false
 	if problems := j.srv.jobProblems(args.Job); len(problems) > 0 {
 		reply.ValidationErrors = problems
@@ -115,6 +127,9 @@ func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValid
 // GetJob returns one job, blocking on it when asked.
 func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
 	if done, err := j.srv.forwardQuery("Job.GetJob", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -135,6 +150,10 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 	if done, err := j.srv.forwardQuery("Job.List", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	allowed, err := j.srv.authorizeList(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityListJobs)
+	if err != nil {
+		return err
+	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		iter, err := st.JobsByIDPrefix(ws, args.RequestNamespace(), args.Prefix)
 		if err != nil {
@@ -143,6 +162,9 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 		reply.Jobs = []*structs.JobListStub{}
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
 			job := raw.(*structs.Job)
+			if !allowed(job.Namespace) {
+				continue
+			}
 			summary, err := st.JobSummaryByID(ws, job.Namespace, job.ID)
 			if err != nil {
 				return 0, err
@@ -156,6 +178,9 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 // Allocations lists a job's allocations.
 func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAllocationsResponse) error {
 	if done, err := j.srv.forwardQuery("Job.Allocations", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -184,6 +209,9 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEv
 	if done, err := j.srv.forwardQuery("Job.Evaluations", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
+		return err
+	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		evals, err := st.EvalsByJob(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
@@ -198,6 +226,9 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEv
 // Summary returns a job's allocation counts.
 func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummaryResponse) error {
 	if done, err := j.srv.forwardQuery("Job.Summary", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -218,6 +249,9 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 // running, and are counted apart in Unknown.
 func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobScaleStatusResponse) error {
 	if done, err := j.srv.forwardQuery("Job.ScaleStatus", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -503,6 +504,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 	if done, err := n.srv.forwardQuery("Node.List", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	if err := n.srv.authorize(args.AuthToken, permNodeRead); err != nil {
+		return err
+	}
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		iter, err := st.NodesByIDPrefix(ws, args.Prefix)
 		if err != nil {
@@ -519,6 +523,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 // GetNode returns one node, without its secret.
 func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
 	if done, err := n.srv.forwardQuery("Node.GetNode", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	if err := n.srv.authorize(args.AuthToken, permNodeRead); err != nil {
 		return err
 	}
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -539,11 +546,19 @@ func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeA
 	if done, err := n.srv.forwardQuery("Node.GetAllocs", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	if err := n.srv.authorize(args.AuthToken, permNodeRead); err != nil {
+		return err
+	}
+	allowed, err := n.srv.nsFilter(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		allocs, err := st.AllocsByNode(ws, args.NodeID)
 		if err != nil {
 			return 0, err
 		}
+		allocs = slices.DeleteFunc(allocs, func(a *structs.Allocation) bool { return !allowed(a.Namespace) })
 		sort.Slice(allocs, func(a, b int) bool { return allocs[a].CreateIndex > allocs[b].CreateIndex })
 		reply.Allocs = allocs
 		var index uint64

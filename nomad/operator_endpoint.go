@@ -27,6 +27,9 @@ func (op *Operator) RaftGetConfiguration(args *structs.GenericRequest, reply *st
 	if done, err := op.srv.forwardQuery("Operator.RaftGetConfiguration", &args.QueryOptions, args, reply); done {
 		return err
 	}
+	if err := op.srv.authorize(args.AuthToken, permOperatorRead); err != nil {
+		return err
+	}
 	cfg, index, err := op.srv.RaftConfiguration()
 	if err != nil {
 		return err
@@ -63,6 +66,9 @@ func (op *Operator) RaftRemovePeerByID(args *structs.RaftPeerByIDRequest, reply 
 	if done, err := op.srv.forward("Operator.RaftRemovePeerByID", args, reply); done {
 		return err
 	}
+	if err := op.srv.authorize(args.AuthToken, permOperatorWrite); err != nil {
+		return err
+	}
 	if args.ID == "" {
 		return fmt.Errorf("%w: raft peer ID", structs.ErrMissingField)
 	}
@@ -73,6 +79,9 @@ func (op *Operator) RaftRemovePeerByID(args *structs.RaftPeerByIDRequest, reply 
 // (host:port), for a peer whose ID the operator does not know.
 func (op *Operator) RaftRemovePeerByAddress(args *structs.RaftPeerByAddressRequest, reply *struct{}) error {
 	if done, err := op.srv.forward("Operator.RaftRemovePeerByAddress", args, reply); done {
+		return err
+	}
+	if err := op.srv.authorize(args.AuthToken, permOperatorWrite); err != nil {
 		return err
 	}
 	if args.Address == "" {

@@ -15,6 +15,9 @@ func (s *System) GarbageCollect(args *structs.GenericRequest, reply *structs.Gen
 	if handled, err := s.srv.forward("System.GarbageCollect", args, reply); handled {
 		return err
 	}
+	if err := s.srv.authorize(args.AuthToken, permManagement); err != nil {
+		return err
+	}
 	if err := s.srv.forceGC(); err != nil {
 		return err
 	}

@@ -242,6 +242,7 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 		return nil, err
 	}
 	sc.SerfEncryptKey = key
+	sc.ACLEnabled = cfg.ACL != nil && cfg.ACL.Enabled
 	return sc, nil
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"github.com/nomad-edge/nomad/acl"
 	"net"
 	"net/http"
 	"strconv"
@@ -44,6 +45,9 @@ type agentMember struct {
 
 // agentSelf handles GET /v1/agent/self.
 func (s *HTTPServer) agentSelf(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.authorize(r, (*acl.ACL).AllowAgentRead, "agent read"); err != nil {
+		return nil, err
+	}
 	cfg := s.agent.config
 	m := agentMember{
 		Name:   cfg.nodeName() + "." + cfg.Region,
@@ -146,6 +150,9 @@ func (s *HTTPServer) statusPeers(w http.ResponseWriter, r *http.Request) (any, e
 // servers' gossip pool. A client-only agent asks one of its servers, as
 // upstream's does.
 func (s *HTTPServer) agentMembers(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.authorize(r, (*acl.ACL).AllowNodeRead, "node read"); err != nil {
+		return nil, err
+	}
 	var args structs.GenericRequest
 	if err := parseQueryOptions(r, &args.QueryOptions); err != nil {
 		return nil, err
@@ -174,6 +181,9 @@ type joinResult struct {
 // agentJoin handles PUT/POST /v1/agent/join?address=...: this server joins
 // the gossip pool of the servers at the addresses (their serf ports).
 func (s *HTTPServer) agentJoin(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.authorize(r, (*acl.ACL).AllowAgentWrite, "agent write"); err != nil {
+		return nil, err
+	}
 	srv := s.agent.server
 	if srv == nil {
 		return nil, errNotServer("join requests")
@@ -197,6 +207,9 @@ func (s *HTTPServer) agentJoin(w http.ResponseWriter, r *http.Request) (any, err
 // failed server is marked left, so the leader drops it from raft now
 // instead of waiting for it to come back.
 func (s *HTTPServer) agentForceLeave(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.authorize(r, (*acl.ACL).AllowOperatorWrite, "operator write"); err != nil {
+		return nil, err
+	}
 	srv := s.agent.server
 	if srv == nil {
 		return nil, errNotServer("force-leave requests")
@@ -215,5 +228,8 @@ func (s *HTTPServer) agentForceLeave(w http.ResponseWriter, r *http.Request) (an
 // agentServers handles GET /v1/agent/servers: the RPC addresses this agent
 // reaches the servers at.
 func (s *HTTPServer) agentServers(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.authorize(r, (*acl.ACL).AllowAgentRead, "agent read"); err != nil {
+		return nil, err
+	}
 	return s.agent.serverAddrs(), nil
 }

@@ -110,6 +110,10 @@ Server options:
     The base64 key that encrypts gossip between servers (server.encrypt);
     make one with 'nomad operator gossip keyring generate'.
 
+  -acl-enabled
+    Check ACL tokens on every API and RPC call (acl.enabled); make the
+    first management token with 'nomad acl bootstrap'.
+
 Client options:
 
   -client
@@ -204,7 +208,7 @@ type agentFlags struct {
 // say it is not defined.
 var unsupportedFlags = []string{
 	"rejoin", "state-dir", "alloc-dir", "plugin-dir", "network-speed",
-	"log-json", "log-include-location", "acl-", "consul-", "vault-",
+	"log-json", "log-include-location", "acl-replication-token", "consul-", "vault-",
 }
 
 func parseAgentFlags(args []string) (*agentFlags, error) {
@@ -214,6 +218,7 @@ func parseAgentFlags(args []string) (*agentFlags, error) {
 	fl := &agentFlags{cfg: &Config{
 		Server: &ServerConfig{ServerJoin: &ServerJoin{}},
 		Client: &ClientConfig{},
+		ACL:    &ACLConfig{},
 	}}
 	cfg := fl.cfg
 	var configPaths, retryJoin, startJoin, meta stringSlice
@@ -238,6 +243,7 @@ func parseAgentFlags(args []string) (*agentFlags, error) {
 	flags.IntVar(&cfg.Server.ServerJoin.RetryMax, "retry-max", 0, "")
 	flags.DurationVar(&cfg.Server.ServerJoin.RetryInterval, "retry-interval", 0, "")
 	flags.StringVar(&cfg.Server.EncryptKey, "encrypt", "", "")
+	flags.BoolVar(&cfg.ACL.Enabled, "acl-enabled", false, "")
 
 	flags.BoolVar(&cfg.Client.Enabled, "client", false, "")
 	flags.StringVar(&servers, "servers", "", "")

@@ -47,6 +47,8 @@ type Config struct {
 	// Limits is the `limits` block: per-client connection caps and
 	// handshake timeouts.
 	Limits *Limits
+	// ACL is the `acl` block.
+	ACL *ACLConfig
 
 	// DisableUpdateCheck and DisableAnonymousSignature are accepted so
 	// that upstream configs load: this agent never checks for updates, so
@@ -113,6 +115,13 @@ type ServerConfig struct {
 	// EncryptKey is the base64 gossip key (server.encrypt, -encrypt). It
 	// is a secret: /v1/agent/self never shows it, as upstream's.
 	EncryptKey string `json:"-"`
+}
+
+// ACLConfig is the `acl` block: with Enabled, every API and RPC endpoint
+// checks the caller's ACL token. Every server and client of a cluster
+// must agree.
+type ACLConfig struct {
+	Enabled bool
 }
 
 // TLSConfig is the `tls` block: mutual TLS for RPC and raft, HTTPS for the
@@ -210,6 +219,7 @@ func DefaultConfig() *Config {
 		},
 		TLSConfig: &TLSConfig{},
 		Limits:    defaultLimits(),
+		ACL:       &ACLConfig{},
 	}
 }
 
@@ -268,6 +278,9 @@ func (c *Config) Merge(b *Config) *Config {
 	out.Client.merge(b.Client)
 	out.TLSConfig.merge(b.TLSConfig)
 	out.Limits.merge(b.Limits)
+	if b.ACL != nil {
+		setBool(&out.ACL.Enabled, b.ACL.Enabled)
+	}
 	for _, p := range b.Plugins {
 		out.mergePlugin(p)
 	}
@@ -420,6 +433,10 @@ func (c *Config) copy() *Config {
 		*out.TLSConfig = *c.TLSConfig
 	}
 	out.Limits = c.Limits.copy()
+	out.ACL = &ACLConfig{}
+	if c.ACL != nil {
+		*out.ACL = *c.ACL
+	}
 	out.Plugins = nil
 	for _, p := range c.Plugins {
 		out.Plugins = append(out.Plugins, &PluginConfig{Name: p.Name, Config: maps.Clone(p.Config)})

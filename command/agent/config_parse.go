@@ -267,7 +267,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		},
 		blocks: []hcl.BlockHeaderSchema{
 			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
-			{Type: "server"}, {Type: "client"}, {Type: "tls"}, {Type: "limits"},
+			{Type: "server"}, {Type: "client"}, {Type: "tls"}, {Type: "limits"}, {Type: "acl"},
 			{Type: "plugin", LabelNames: []string{"driver"}},
 		},
 		unsupported: unsupportedTopLevel,
@@ -316,6 +316,11 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	}
 	if blk := b.sub("limits"); blk != nil {
 		c.Limits = d.limits(blk.Body)
+	}
+	if blk := b.sub("acl"); blk != nil {
+		c.ACL = &ACLConfig{}
+		ab := d.open(blk.Body, "acl.", bodySpec{attrs: []string{"enabled"}, unsupported: unsupportedACL})
+		ab.boolean("enabled", &c.ACL.Enabled)
 	}
 	for _, blk := range b.content.Blocks {
 		if blk.Type != "plugin" {

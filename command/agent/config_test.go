@@ -623,3 +623,18 @@ func TestValidate_TLSNeedsFiles(t *testing.T) {
 	must.ErrorContains(t, err, "tls.cert_file is required")
 	must.ErrorContains(t, err, "tls.key_file is required")
 }
+
+// The acl block takes upstream's enabled; its token and policy caches
+// and replication are refused by name, since this version has neither.
+func TestParseConfig_ACL(t *testing.T) {
+	cfg, err := ParseConfig("acl.hcl", []byte("acl {\n  enabled = true\n}\n"))
+	must.NoError(t, err)
+	must.True(t, cfg.ACL.Enabled)
+	must.True(t, DefaultConfig().Merge(cfg).ACL.Enabled)
+
+	_, err = ParseConfig("acl.hcl", []byte("acl {\n  enabled = true\n  token_ttl = \"30s\"\n}\n"))
+	must.ErrorContains(t, err, "acl.hcl:3:")
+	must.ErrorContains(t, err, "acl.token_ttl is not supported by this version")
+	_, err = ParseConfig("acl.hcl", []byte("acl {\n  enabld = true\n}\n"))
+	must.ErrorContains(t, err, "acl.hcl:2:")
+}

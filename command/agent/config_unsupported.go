@@ -8,7 +8,6 @@ package agent
 // reported as unknown, with HCL's "did you mean" suggestion.
 
 var unsupportedTopLevel = map[string]string{
-	"acl":                       "there are no ACLs: protect the HTTP and RPC ports by network placement",
 	"audit":                     "",
 	"autopilot":                 "",
 	"consul":                    "there is no Consul integration",
@@ -33,7 +32,7 @@ var unsupportedTopLevel = map[string]string{
 
 var unsupportedServer = map[string]string{
 	"acl_token_gc_threshold":        "",
-	"authoritative_region":          "there is one region and no ACLs",
+	"authoritative_region":          "there is one region: ACLs are not replicated",
 	"batch_eval_gc_threshold":       "",
 	"client_introduction":           "",
 	"csi_plugin_gc_threshold":       "",
@@ -73,6 +72,15 @@ var unsupportedTLS = map[string]string{
 	"rpc_upgrade_mode":                "a server with tls.rpc refuses plaintext at once; upgrade every agent together",
 	"tls_cipher_suites":               "Go's default cipher suites are used",
 	"tls_prefer_server_cipher_suites": "",
+}
+
+var unsupportedACL = map[string]string{
+	"token_ttl":                "tokens are read from the servers' state on every request",
+	"policy_ttl":               "policies are read from the servers' state on every request",
+	"role_ttl":                 "there are no ACL roles",
+	"replication_token":        "there is one region: ACLs are not replicated",
+	"token_min_expiration_ttl": "tokens do not expire",
+	"token_max_expiration_ttl": "tokens do not expire",
 }
 
 var unsupportedClient = map[string]string{

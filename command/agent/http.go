@@ -113,6 +113,20 @@ func (s *HTTPServer) routes() *http.ServeMux {
 		handle(m+" /v1/agent/force-leave", s.agentForceLeave)
 	}
 
+	handle("GET /v1/acl/policies", s.aclPolicies)
+	handle("GET /v1/acl/policy/{name}", s.aclPolicyGet)
+	handle("DELETE /v1/acl/policy/{name}", s.aclPolicyDelete)
+	handle("GET /v1/acl/tokens", s.aclTokens)
+	handle("GET /v1/acl/token/self", s.aclTokenSelf)
+	handle("GET /v1/acl/token/{id}", s.aclTokenGet)
+	handle("DELETE /v1/acl/token/{id}", s.aclTokenDelete)
+	for _, m := range []string{http.MethodPut, http.MethodPost} {
+		handle(m+" /v1/acl/bootstrap", s.aclBootstrap)
+		handle(m+" /v1/acl/policy/{name}", s.aclPolicyPut)
+		handle(m+" /v1/acl/token", s.aclTokenPut)
+		handle(m+" /v1/acl/token/{id}", s.aclTokenPut)
+	}
+
 	handle("GET /v1/operator/raft/configuration", s.operatorRaftConfiguration)
 	handle("DELETE /v1/operator/raft/peer", s.operatorRaftPeer)
 	return mux
@@ -210,13 +224,16 @@ func errorStatus(err error) (int, string) {
 	case errors.As(err, &validation),
 		errors.Is(err, structs.ErrInvalidRequest),
 		errors.Is(err, structs.ErrMissingField),
-		errors.Is(err, structs.ErrTokenMismatch):
+		errors.Is(err, structs.ErrTokenMismatch),
+		errors.Is(err, structs.ErrACLDisabled):
 		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, structs.ErrUnknownJob),
 		errors.Is(err, structs.ErrUnknownNode),
 		errors.Is(err, structs.ErrUnknownAlloc),
 		errors.Is(err, structs.ErrUnknownEval),
-		errors.Is(err, structs.ErrUnknownPeer):
+		errors.Is(err, structs.ErrUnknownPeer),
+		errors.Is(err, structs.ErrUnknownACLToken),
+		errors.Is(err, structs.ErrUnknownACLPolicy):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, structs.ErrPermissionDenied):
 		return http.StatusForbidden, err.Error()
@@ -316,5 +333,8 @@ func nonNil[T any](s []T) []T {
 // the HTTP client goes away.
 func (s *HTTPServer) call(r *http.Request, method string, args, reply any) error {
 	structs.WithRequestContext(args, r.Context())
+	if t, ok := args.(structs.AuthTokenSetter); ok && requestToken(r) != "" {
+		t.SetAuthToken(requestToken(r))
+	}
 	return s.rpc.RPC(method, args, reply)
 }

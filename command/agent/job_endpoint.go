@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nomad-edge/nomad/acl"
 	"net/http"
 	"strconv"
 
@@ -111,6 +112,11 @@ func (s *HTTPServer) jobValidate(w http.ResponseWriter, r *http.Request) (any, e
 
 // jobParse handles PUT|POST /v1/jobs/parse: HCL in, wire job out.
 func (s *HTTPServer) jobParse(w http.ResponseWriter, r *http.Request) (any, error) {
+	ns := writeRequest(r).RequestNamespace()
+	allow := func(a *acl.ACL) bool { return a.AllowNamespaceOperation(ns, acl.NamespaceCapabilityParseJob) }
+	if err := s.authorize(r, allow, fmt.Sprintf("parse-job in namespace %q", ns)); err != nil {
+		return nil, err
+	}
 	var body api.JobsParseRequest
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err

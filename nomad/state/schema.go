@@ -10,12 +10,14 @@ import (
 // Table names. They are also the keys of the index table, so a blocking
 // query passes one of them to Index to learn how fresh its answer is.
 const (
-	TableIndex      = "index"
-	TableNodes      = "nodes"
-	TableJobs       = "jobs"
-	TableJobSummary = "job_summary"
-	TableEvals      = "evals"
-	TableAllocs     = "allocs"
+	TableIndex       = "index"
+	TableNodes       = "nodes"
+	TableJobs        = "jobs"
+	TableJobSummary  = "job_summary"
+	TableEvals       = "evals"
+	TableAllocs      = "allocs"
+	TableACLPolicies = "acl_policy"
+	TableACLTokens   = "acl_token"
 )
 
 // Index names. memdb requires every table to have a unique "id" index; the
@@ -26,6 +28,7 @@ const (
 	indexNode         = "node"
 	indexNodeTerminal = "node_terminal"
 	indexEval         = "eval"
+	indexSecret       = "secret"
 
 	// prefixSuffix turns an index name into memdb's prefix scan of it.
 	prefixSuffix = "_prefix"
@@ -42,12 +45,14 @@ type IndexEntry struct {
 func schema() *memdb.DBSchema {
 	return &memdb.DBSchema{
 		Tables: map[string]*memdb.TableSchema{
-			TableIndex:      indexTableSchema(),
-			TableNodes:      nodeTableSchema(),
-			TableJobs:       jobTableSchema(),
-			TableJobSummary: jobSummaryTableSchema(),
-			TableEvals:      evalTableSchema(),
-			TableAllocs:     allocTableSchema(),
+			TableIndex:       indexTableSchema(),
+			TableNodes:       nodeTableSchema(),
+			TableJobs:        jobTableSchema(),
+			TableJobSummary:  jobSummaryTableSchema(),
+			TableEvals:       evalTableSchema(),
+			TableAllocs:      allocTableSchema(),
+			TableACLPolicies: aclPolicyTableSchema(),
+			TableACLTokens:   aclTokenTableSchema(),
 		},
 	}
 }

@@ -21,10 +21,12 @@ const (
 	SnapshotJobSummary
 	SnapshotEval
 	SnapshotAlloc
+	SnapshotACLPolicy
+	SnapshotACLToken
 )
 
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc"}
+	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -51,6 +53,10 @@ func NewSnapshotObject(kind SnapshotKind) (any, error) {
 		return new(structs.Evaluation), nil
 	case SnapshotAlloc:
 		return new(structs.Allocation), nil
+	case SnapshotACLPolicy:
+		return new(structs.ACLPolicy), nil
+	case SnapshotACLToken:
+		return new(structs.ACLToken), nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 }
@@ -67,6 +73,8 @@ var snapshotTables = []struct {
 	{TableJobSummary, SnapshotJobSummary},
 	{TableEvals, SnapshotEval},
 	{TableAllocs, SnapshotAlloc},
+	{TableACLPolicies, SnapshotACLPolicy},
+	{TableACLTokens, SnapshotACLToken},
 }
 
 // Persist streams every object of the snapshot to enc, tagged with its
@@ -167,6 +175,16 @@ func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
 		var v *structs.Allocation
 		if v, ok = obj.(*structs.Allocation); ok {
 			err = r.AllocRestore(v)
+		}
+	case SnapshotACLPolicy:
+		var v *structs.ACLPolicy
+		if v, ok = obj.(*structs.ACLPolicy); ok {
+			err = r.insert(TableACLPolicies, v)
+		}
+	case SnapshotACLToken:
+		var v *structs.ACLToken
+		if v, ok = obj.(*structs.ACLToken); ok {
+			err = r.insert(TableACLTokens, v)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))

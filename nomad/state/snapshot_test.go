@@ -32,6 +32,8 @@ func populated(t *testing.T) *StateStore {
 	must.NoError(t, s.UpdateAllocsFromClient(13, []*structs.Allocation{running}))
 	markUnknown(t, s, 14, allocs[0].ID)
 	must.NoError(t, s.UpdateAllocsFromClient(15, []*structs.Allocation{clientUpdate(allocs[1].ID, structs.AllocClientStatusFailed)}))
+	must.NoError(t, s.BootstrapACLTokens(16, mockManagementToken()))
+	must.NoError(t, s.UpsertACLPolicies(17, []*structs.ACLPolicy{{Name: "ro", Rules: `node { policy = "read" }`}}))
 	return s
 }
 

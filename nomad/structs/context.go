@@ -51,3 +51,14 @@ func WithRequestContext(args any, ctx context.Context) {
 		c.SetContext(ctx)
 	}
 }
+
+// SetAuthToken sets the caller's secret.
+func (q *QueryOptions) SetAuthToken(token string) { q.AuthToken = token }
+
+// SetAuthToken sets the caller's secret.
+func (w *WriteRequest) SetAuthToken(token string) { w.AuthToken = token }
+
+// AuthTokenSetter is a request that carries its caller's secret.
+type AuthTokenSetter interface {
+	SetAuthToken(string)
+}

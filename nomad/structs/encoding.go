@@ -27,13 +27,19 @@ const (
 	JobBatchDeregisterRequestType
 	AllocUpdateDesiredTransitionRequestType
 	NodeBatchDeregisterRequestType
+	ACLPolicyUpsertRequestType
+	ACLPolicyDeleteRequestType
+	ACLTokenUpsertRequestType
+	ACLTokenDeleteRequestType
+	ACLTokenBootstrapRequestType
 )
 
 func (t MessageType) String() string {
 	names := [...]string{"NodeRegister", "NodeDeregister", "NodeUpdateStatus", "JobRegister",
 		"JobDeregister", "EvalUpdate", "EvalDelete", "AllocUpdate", "AllocClientUpdate",
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
-		"NodeBatchDeregister"}
+		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
+		"ACLTokenDelete", "ACLTokenBootstrap"}
 	if int(t) < len(names) {
 		return names[t]
 	}

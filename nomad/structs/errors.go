@@ -45,6 +45,7 @@ var (
 // ErrPermissionDenied, whose text they start with.
 var sentinels = []error{
 	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus,
+	ErrTokenNotFound, ErrACLBootstrapped, ErrACLDisabled, ErrUnknownACLToken, ErrUnknownACLPolicy,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
 	ErrUnknownPeer, ErrServerShutdown,

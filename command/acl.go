@@ -1,0 +1,160 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/nomad-edge/nomad/api"
+)
+
+// ACLCommand is `nomad acl`, the parent of the ACL subcommands.
+type ACLCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *ACLCommand) Synopsis() string { return "Interact with ACL policies and tokens" }
+
+// Help implements cli.Command.
+func (c *ACLCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad acl <subcommand> [options]
+
+  Manage the access control system: bootstrap it, write policies and make
+  tokens that hold them. The agents need acl { enabled = true }.
+
+  Make the first management token (once per cluster):
+
+      $ nomad acl bootstrap
+
+  Write a policy and a token holding it:
+
+      $ nomad acl policy apply -description "read jobs" readonly readonly.hcl
+      $ nomad acl token create -name ci -policy readonly
+
+  Run a subcommand with -help for its options.
+`)
+}
+
+// Run implements cli.Command.
+func (c *ACLCommand) Run(args []string) int { return cli.RunResultHelp }
+
+// ACLPolicyCommand is `nomad acl policy`.
+type ACLPolicyCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *ACLPolicyCommand) Synopsis() string { return "Interact with ACL policies" }
+
+// Help implements cli.Command.
+func (c *ACLPolicyCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad acl policy <subcommand> [options]
+
+  Write, list, read and delete ACL policies: apply, list, info, delete.
+`)
+}
+
+// Run implements cli.Command.
+func (c *ACLPolicyCommand) Run(args []string) int { return cli.RunResultHelp }
+
+// ACLTokenCommand is `nomad acl token`.
+type ACLTokenCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *ACLTokenCommand) Synopsis() string { return "Interact with ACL tokens" }
+
+// Help implements cli.Command.
+func (c *ACLTokenCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad acl token <subcommand> [options]
+
+  Make, list, read and delete ACL tokens: create, list, info, self, delete.
+`)
+}
+
+// Run implements cli.Command.
+func (c *ACLTokenCommand) Run(args []string) int { return cli.RunResultHelp }
+
+// ACLBootstrapCommand is `nomad acl bootstrap`.
+type ACLBootstrapCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *ACLBootstrapCommand) Synopsis() string { return "Bootstrap the ACL system for initial token" }
+
+// Help implements cli.Command.
+func (c *ACLBootstrapCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad acl bootstrap [options]
+
+  Make the first management token and print it. It works once per
+  cluster; keep the secret ID safe, as it may do anything.
+
+` + generalOptions())
+}
+
+// Run implements cli.Command.
+func (c *ACLBootstrapCommand) Run(args []string) int {
+	client, code, ok := c.setup("acl bootstrap", args, 0, c)
+	if !ok {
+		return code
+	}
+	tok, _, err := client.ACLTokens().Bootstrap(nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error bootstrapping: %v", err))
+		return exitError
+	}
+	c.Ui.Output(formatToken(tok))
+	return 0
+}
+
+// setup parses the common flags of a command taking exactly nargs
+// arguments and returns a client.
+func (m *Meta) setup(name string, args []string, nargs int, c helpCommand) (*api.Client, int, bool) {
+	flags := m.FlagSet(name)
+	if !m.parseFlags(flags, args, c) {
+		return nil, exitError, false
+	}
+	return m.clientFor(name, flags.NArg(), nargs)
+}
+
+func (m *Meta) clientFor(name string, got, want int) (*api.Client, int, bool) {
+	if got != want {
+		if want == 0 {
+			return nil, m.argsError("This command takes no arguments", name), false
+		}
+		return nil, m.argsError(fmt.Sprintf("This command takes %d argument(s)", want), name), false
+	}
+	client, err := m.Client()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return nil, exitError, false
+	}
+	return client, 0, true
+}
+
+// formatToken renders a token in upstream's layout.
+func formatToken(t *api.ACLToken) string {
+	policies := "n/a"
+	if len(t.Policies) > 0 {
+		policies = fmt.Sprint(t.Policies)
+	}
+	return formatKV([]string{
+		"Accessor ID|" + t.AccessorID,
+		"Secret ID|" + t.SecretID,
+		"Name|" + t.Name,
+		"Type|" + t.Type,
+		fmt.Sprintf("Global|%t", t.Global),
+		"Create Time|" + t.CreateTime.String(),
+		fmt.Sprintf("Create Index|%d", t.CreateIndex),
+		fmt.Sprintf("Modify Index|%d", t.ModifyIndex),
+		"Policies|" + policies,
+	})
+}

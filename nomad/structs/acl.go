@@ -1,0 +1,226 @@
+package structs
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// ACL token types, as upstream.
+const (
+	ACLClientToken     = "client"
+	ACLManagementToken = "management"
+)
+
+// AnonymousPolicyName is the policy a request without a token gets, when
+// an operator has written one (upstream's convention).
+const AnonymousPolicyName = "anonymous"
+
+// ACL errors. Their texts are upstream's where it has one.
+var (
+	//lint:ignore ST1005 upstream's text, seen by clients
+	ErrACLDisabled = errors.New("ACL support disabled")
+	// ErrTokenNotFound answers a secret no token has: a 403, as upstream,
+	// so a guessed secret learns nothing a missing one would not.
+	ErrTokenNotFound = fmt.Errorf("%w: ACL token not found", ErrPermissionDenied)
+	// ErrACLBootstrapped refuses a second bootstrap: the first token is
+	// made once, and further ones by a management token.
+	ErrACLBootstrapped  = fmt.Errorf("%w: ACL bootstrap already done", ErrInvalidRequest)
+	ErrUnknownACLToken  = errors.New("ACL token not found by accessor")
+	ErrUnknownACLPolicy = errors.New("ACL policy not found")
+)
+
+// ACLToken is a credential: its SecretID authenticates a request, its
+// AccessorID names it in lists and logs. A management token may do
+// anything; a client token what its policies allow.
+type ACLToken struct {
+	AccessorID  string
+	SecretID    string
+	Name        string
+	Type        string
+	Policies    []string
+	Global      bool
+	CreateTime  time.Time
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// IsManagement reports whether the token may do anything.
+func (t *ACLToken) IsManagement() bool { return t.Type == ACLManagementToken }
+
+// Stub is the token without its secret, for lists.
+func (t *ACLToken) Stub() *ACLTokenListStub {
+	return &ACLTokenListStub{
+		AccessorID: t.AccessorID, Name: t.Name, Type: t.Type, Policies: t.Policies,
+		Global: t.Global, CreateTime: t.CreateTime, CreateIndex: t.CreateIndex, ModifyIndex: t.ModifyIndex,
+	}
+}
+
+// Validate checks a token an operator asks to create or update.
+func (t *ACLToken) Validate() error {
+	var p problems
+	if len(t.Name) > 256 {
+		p.add("token name longer than 256 characters")
+	}
+	switch t.Type {
+	case ACLClientToken:
+		if len(t.Policies) == 0 {
+			p.add("client token missing policies")
+		}
+	case ACLManagementToken:
+		if len(t.Policies) != 0 {
+			p.add("management token cannot be associated with policies")
+		}
+	default:
+		p.add("token type must be %q or %q, not %q", ACLClientToken, ACLManagementToken, t.Type)
+	}
+	return p.err()
+}
+
+// ACLTokenListStub is a token in a list: everything but the secret.
+type ACLTokenListStub struct {
+	AccessorID  string
+	Name        string
+	Type        string
+	Policies    []string
+	Global      bool
+	CreateTime  time.Time
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// ACLPolicy is a named set of rules in the policy language (package acl).
+type ACLPolicy struct {
+	Name        string
+	Description string
+	Rules       string
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// Stub is the policy without its rules, for lists.
+func (p *ACLPolicy) Stub() *ACLPolicyListStub {
+	return &ACLPolicyListStub{Name: p.Name, Description: p.Description, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex}
+}
+
+var validPolicyName = regexp.MustCompile(`^[a-zA-Z0-9-]{1,128}$`)
+
+// ValidateName checks a policy's name (upstream's rule: letters, digits
+// and dashes, at most 128).
+func (p *ACLPolicy) ValidateName() error {
+	if !validPolicyName.MatchString(p.Name) {
+		return fmt.Errorf("%w: invalid policy name %q: use 1 to 128 letters, digits and dashes", ErrInvalidRequest, p.Name)
+	}
+	if len(p.Description) > 256 {
+		return fmt.Errorf("%w: policy %q: description longer than 256 characters", ErrInvalidRequest, p.Name)
+	}
+	return nil
+}
+
+// ACLPolicyListStub is a policy in a list.
+type ACLPolicyListStub struct {
+	Name        string
+	Description string
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// ACLTokenBootstrapRequest makes the first management token. The endpoint
+// fills Token (secrets and time) before the request goes through raft.
+type ACLTokenBootstrapRequest struct {
+	Token *ACLToken
+	WriteRequest
+}
+
+// ACLTokenUpsertRequest creates or updates tokens.
+type ACLTokenUpsertRequest struct {
+	Tokens []*ACLToken
+	WriteRequest
+}
+
+// ACLTokenUpsertResponse returns the tokens as stored, secrets included.
+type ACLTokenUpsertResponse struct {
+	Tokens []*ACLToken
+	WriteMeta
+}
+
+// ACLTokenDeleteRequest deletes tokens by accessor ID.
+type ACLTokenDeleteRequest struct {
+	AccessorIDs []string
+	WriteRequest
+}
+
+// ACLTokenSpecificRequest reads one token by accessor ID.
+type ACLTokenSpecificRequest struct {
+	AccessorID string
+	QueryOptions
+}
+
+// ACLTokenSingleResponse is one token, or nil.
+type ACLTokenSingleResponse struct {
+	Token *ACLToken
+	QueryMeta
+}
+
+// ACLTokenListRequest lists tokens.
+type ACLTokenListRequest struct {
+	QueryOptions
+}
+
+// ACLTokenListResponse is a list of tokens without their secrets.
+type ACLTokenListResponse struct {
+	Tokens []*ACLTokenListStub
+	QueryMeta
+}
+
+// ResolveACLTokenRequest asks what the caller's AuthToken may do: the
+// agent's own endpoints (which make no RPC) check with it.
+type ResolveACLTokenRequest struct {
+	QueryOptions
+}
+
+// ResolveACLTokenResponse is the caller's token (nil for anonymous) and
+// the policies it holds; Enabled is false when the servers run without
+// ACLs.
+type ResolveACLTokenResponse struct {
+	Enabled  bool
+	Token    *ACLToken
+	Policies []*ACLPolicy
+	QueryMeta
+}
+
+// ACLPolicyUpsertRequest creates or updates policies.
+type ACLPolicyUpsertRequest struct {
+	Policies []*ACLPolicy
+	WriteRequest
+}
+
+// ACLPolicyDeleteRequest deletes policies by name.
+type ACLPolicyDeleteRequest struct {
+	Names []string
+	WriteRequest
+}
+
+// ACLPolicySpecificRequest reads one policy by name.
+type ACLPolicySpecificRequest struct {
+	Name string
+	QueryOptions
+}
+
+// ACLPolicySingleResponse is one policy, or nil.
+type ACLPolicySingleResponse struct {
+	Policy *ACLPolicy
+	QueryMeta
+}
+
+// ACLPolicyListRequest lists policies.
+type ACLPolicyListRequest struct {
+	QueryOptions
+}
+
+// ACLPolicyListResponse is a list of policies without their rules.
+type ACLPolicyListResponse struct {
+	Policies []*ACLPolicyListStub
+	QueryMeta
+}
