@@ -71,6 +71,12 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applyAllocDesiredTransitions(buf, l.Index)
 	case structs.NodeBatchDeregisterRequestType:
 		return f.applyNodeBatchDeregister(buf, l.Index)
+	case structs.NodeUpdateDrainRequestType:
+		return f.applyNodeUpdateDrain(buf, l.Index)
+	case structs.NodeUpdateEligibilityRequestType:
+		return f.applyNodeUpdateEligibility(buf, l.Index)
+	case structs.NodePurgeRequestType:
+		return f.applyNodePurge(buf, l.Index)
 	}
 	// An unknown type means a newer server wrote this entry: refusing to
 	// go on is safer than silently diverging from the other servers.

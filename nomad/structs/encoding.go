@@ -27,13 +27,16 @@ const (
 	JobBatchDeregisterRequestType
 	AllocUpdateDesiredTransitionRequestType
 	NodeBatchDeregisterRequestType
+	NodeUpdateDrainRequestType
+	NodeUpdateEligibilityRequestType
+	NodePurgeRequestType
 )
 
 func (t MessageType) String() string {
 	names := [...]string{"NodeRegister", "NodeDeregister", "NodeUpdateStatus", "JobRegister",
 		"JobDeregister", "EvalUpdate", "EvalDelete", "AllocUpdate", "AllocClientUpdate",
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
-		"NodeBatchDeregister"}
+		"NodeBatchDeregister", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -59,6 +60,21 @@ func raftRequests() map[structs.MessageType]any {
 		structs.NodeBatchDeregisterRequestType: &structs.NodeBatchDeregisterRequest{
 			Nodes: map[string]uint64{"node-a": 7}, WriteRequest: fullWriteRequest(),
 		},
+		structs.NodeUpdateDrainRequestType: &structs.NodeUpdateDrainRequest{
+			NodeID: "node-a", DrainStrategy: &structs.DrainStrategy{
+				DrainSpec:     structs.DrainSpec{Deadline: time.Hour, IgnoreSystemJobs: true},
+				ForceDeadline: t0.Add(time.Hour), StartedAt: t0,
+			},
+			MarkEligible: true, Meta: map[string]string{"reason": "kernel"}, Complete: true,
+			NodeEvent: fullNode().Events[0], UpdatedAt: t0, WriteRequest: fullWriteRequest(),
+		},
+		structs.NodeUpdateEligibilityRequestType: &structs.NodeUpdateEligibilityRequest{
+			NodeID: "node-a", Eligibility: structs.NodeSchedulingIneligible,
+			NodeEvent: fullNode().Events[0], UpdatedAt: t0, WriteRequest: fullWriteRequest(),
+		},
+		structs.NodePurgeRequestType: &structs.NodePurgeRequest{
+			NodeID: "node-a", Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
+		},
 	}
 }
 
@@ -67,7 +83,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.NodeBatchDeregisterRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.NodePurgeRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))
