@@ -24,10 +24,13 @@ func (c *NodeCommand) Help() string {
 	return strings.TrimSpace(`
 Usage: nomad node <subcommand> [options] [args]
 
-  Inspect the client nodes of the cluster.
+  Inspect and operate the client nodes of the cluster.
 
       $ nomad node status
       $ nomad node status <node id>
+      $ nomad node drain -enable <node id>
+      $ nomad node eligibility -disable <node id>
+      $ nomad node purge <node id>
 
   Run a subcommand with -help for its options.
 `)
