@@ -112,3 +112,21 @@ func TestFormatDrain(t *testing.T) {
 	must.Eq(t, "true; force drain", formatDrain(&api.Node{Drain: true, DrainStrategy: &api.DrainStrategy{DrainSpec: api.DrainSpec{Deadline: -1}, ForceDeadline: at}}))
 	must.Eq(t, "true; "+formatTime(at)+" deadline", formatDrain(&api.Node{Drain: true, DrainStrategy: &api.DrainStrategy{DrainSpec: api.DrainSpec{Deadline: time.Hour}, ForceDeadline: at}}))
 }
+
+// -force stops what the node runs even with nowhere to move it, and the
+// monitor follows the drain to its end.
+func TestNodeDrain_ForceWithNowhereToGo(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	nodeID := a.Client().NodeID()
+	code, out, _ := run(t, a, jobRun, writeJob(t, "web", "mock_driver", `run_for = "5m"`))
+	must.Eq(t, 0, code, must.Sprint(out))
+	alloc := waitRunning(t, a, "web", 1)[0]
+
+	code, out, errOut := run(t, a, nodeDrain, "-enable", "-yes", "-force", nodeID)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, `Node "`+nodeID+`" drain complete`)
+	got, _, err := apiClient(t, a).Allocations().Info(alloc.ID, nil)
+	must.NoError(t, err)
+	must.Eq(t, api.AllocDesiredStatusStop, got.DesiredStatus)
+	must.Eq(t, "alloc is being migrated", got.DesiredDescription)
+}

@@ -41,9 +41,10 @@ func (s *Server) runDrainer(stopCh <-chan struct{}) {
 		}
 	}()
 	logger := s.logger.Named("drainer")
+	forced := map[string]time.Time{}
 	for ctx.Err() == nil {
 		ws := memdb.NewWatchSet()
-		next, err := s.drainPass(ws)
+		next, err := s.drainPass(ws, forced)
 		if err != nil {
 			logger.Error("node drain pass failed", "error", err)
 			next = drainRetry
@@ -65,8 +66,10 @@ func (s *Server) drainerWait(ctx context.Context, ws memdb.WatchSet, d time.Dura
 }
 
 // drainPass does one round of work for every draining node and returns
-// how long until the nearest deadline (zero when none is pending).
-func (s *Server) drainPass(ws memdb.WatchSet) (time.Duration, error) {
+// how long until the nearest deadline (zero when none is pending). forced
+// holds, per node, the deadline whose passing the drainer already acted
+// on; a new leader acts on it once more, which is harmless.
+func (s *Server) drainPass(ws memdb.WatchSet, forced map[string]time.Time) (time.Duration, error) {
 	st := s.State()
 	iter, err := st.Nodes(ws)
 	if err != nil {
@@ -79,12 +82,19 @@ func (s *Server) drainPass(ws memdb.WatchSet) (time.Duration, error) {
 		if node.DrainStrategy == nil {
 			continue
 		}
-		plan, err := planNodeDrain(ws, st, node, now)
+		_, deadline := node.DrainStrategy.DeadlineTime()
+		plan, err := planNodeDrain(ws, st, node, drainClock{now: now, forcedDone: forced[node.ID].Equal(deadline)})
 		if err != nil {
 			return 0, err
 		}
 		if err := s.applyDrainPlan(node, plan, now); err != nil {
 			return 0, err
+		}
+		switch {
+		case plan.forced:
+			forced[node.ID] = deadline
+		case plan.done:
+			delete(forced, node.ID)
 		}
 		if has, at := node.DrainStrategy.DeadlineTime(); has && at.After(now) {
 			if d := at.Sub(now); next == 0 || d < next {
@@ -101,6 +111,17 @@ type drainPlan struct {
 	migrate []*structs.Allocation
 	// done ends the drain: nothing it covers is left on the node.
 	done bool
+	// forced says migrate holds everything left at the deadline, marked
+	// before or not: the scheduler then stops them without waiting for
+	// their replacements' placement.
+	forced bool
+}
+
+// drainClock is the time of a pass and whether the node's passed deadline
+// was already acted on.
+type drainClock struct {
+	now        time.Time
+	forcedDone bool
 }
 
 // planNodeDrain decides which of node's allocations move now. Service
@@ -110,7 +131,7 @@ type drainPlan struct {
 // node disconnected) are not serving, so they all move at once. A
 // disconnected node's drain completes only when it returns or goes down:
 // until then its client may still run what the servers stopped.
-func planNodeDrain(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, now time.Time) (drainPlan, error) {
+func planNodeDrain(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, clk drainClock) (drainPlan, error) {
 	if node.Status == structs.NodeStatusDown {
 		return drainPlan{done: true}, nil
 	}
@@ -120,7 +141,7 @@ func planNodeDrain(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, 
 	}
 	d := node.DrainStrategy
 	has, deadline := d.DeadlineTime()
-	forced := has && !now.Before(deadline)
+	forced := has && !clk.now.Before(deadline)
 	var left, system []*structs.Allocation
 	for _, a := range allocs {
 		if a.TerminalStatus() {
@@ -139,7 +160,10 @@ func planNodeDrain(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, 
 		return drainPlan{done: node.Status != structs.NodeStatusDisconnected}, nil
 	}
 	var plan drainPlan
-	if forced {
+	switch {
+	case forced && !clk.forcedDone:
+		return drainPlan{migrate: append(left, system...), forced: true}, nil
+	case forced:
 		plan.migrate = unmarked(append(left, system...))
 		return plan, nil
 	}

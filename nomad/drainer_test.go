@@ -55,7 +55,7 @@ func TestPlanNodeDrain_OnePerGroupUnknownAllAtOnce(t *testing.T) {
 	a1, a2 := allocOf(job, structs.AllocClientStatusRunning), allocOf(job, structs.AllocClientStatusRunning)
 	b1 := allocOf(other, structs.AllocClientStatusRunning)
 	st, node := drainFixture(t, structs.DrainSpec{}, structs.NodeStatusReady, a1, a2, b1)
-	plan, err := planNodeDrain(nil, st, node, drainNow)
+	plan, err := planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.False(t, plan.done)
 	must.Len(t, 2, plan.migrate, must.Sprint(ids(plan.migrate)))
@@ -71,14 +71,14 @@ func TestPlanNodeDrain_OnePerGroupUnknownAllAtOnce(t *testing.T) {
 	must.NoError(t, st.UpdateAllocsDesiredTransitions(13, map[string]*structs.DesiredTransition{
 		plan.migrate[0].ID: {Migrate: &yes}, plan.migrate[1].ID: {Migrate: &yes},
 	}, nil))
-	plan, err = planNodeDrain(nil, st, node, drainNow)
+	plan, err = planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.Len(t, 0, plan.migrate, must.Sprint("group ", marked, " waits: ", ids(plan.migrate)))
 
 	u1, u2 := allocOf(job, structs.AllocClientStatusUnknown), allocOf(job, structs.AllocClientStatusUnknown)
 	u1.TaskGroup, u2.TaskGroup = "web", "web"
 	st, node = drainFixture(t, structs.DrainSpec{}, structs.NodeStatusDisconnected, u1, u2)
-	plan, err = planNodeDrain(nil, st, node, drainNow)
+	plan, err = planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.Len(t, 2, plan.migrate)
 }
@@ -88,14 +88,23 @@ func TestPlanNodeDrain_OnePerGroupUnknownAllAtOnce(t *testing.T) {
 func TestPlanNodeDrain_BatchWaitsForDeadline(t *testing.T) {
 	a := allocOf(mock.BatchJob(), structs.AllocClientStatusRunning)
 	st, node := drainFixture(t, structs.DrainSpec{Deadline: time.Hour}, structs.NodeStatusReady, a)
-	plan, err := planNodeDrain(nil, st, node, drainNow)
+	plan, err := planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.Len(t, 0, plan.migrate)
 	must.False(t, plan.done)
 
-	plan, err = planNodeDrain(nil, st, node, drainNow.Add(time.Hour))
+	plan, err = planNodeDrain(nil, st, node, drainClock{now: drainNow.Add(time.Hour)})
 	must.NoError(t, err)
 	must.Eq(t, []string{a.ID}, ids(plan.migrate))
+	must.True(t, plan.forced)
+
+	// Once the deadline was acted on, what is marked is not sent again.
+	yes := true
+	must.NoError(t, st.UpdateAllocsDesiredTransitions(30, map[string]*structs.DesiredTransition{a.ID: {Migrate: &yes}}, nil))
+	plan, err = planNodeDrain(nil, st, node, drainClock{now: drainNow.Add(time.Hour), forcedDone: true})
+	must.NoError(t, err)
+	must.Len(t, 0, plan.migrate)
+	must.False(t, plan.forced)
 }
 
 // System allocations go last, and stay when the drain ignores them.
@@ -105,19 +114,19 @@ func TestPlanNodeDrain_SystemLastOrIgnored(t *testing.T) {
 	svc := allocOf(mock.Job(), structs.AllocClientStatusRunning)
 	s := allocOf(sys, structs.AllocClientStatusRunning)
 	st, node := drainFixture(t, structs.DrainSpec{}, structs.NodeStatusReady, svc, s)
-	plan, err := planNodeDrain(nil, st, node, drainNow)
+	plan, err := planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.Eq(t, []string{svc.ID}, ids(plan.migrate))
 
 	svc.DesiredStatus = structs.AllocDesiredStatusStop
 	must.NoError(t, st.UpsertAllocs(20, []*structs.Allocation{svc}))
-	plan, err = planNodeDrain(nil, st, node, drainNow)
+	plan, err = planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.Eq(t, []string{s.ID}, ids(plan.migrate))
 
 	st, node = drainFixture(t, structs.DrainSpec{IgnoreSystemJobs: true}, structs.NodeStatusReady,
 		allocOf(sys, structs.AllocClientStatusRunning))
-	plan, err = planNodeDrain(nil, st, node, drainNow)
+	plan, err = planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.True(t, plan.done)
 }
@@ -128,21 +137,21 @@ func TestPlanNodeDrain_DisconnectedWaitsForNode(t *testing.T) {
 	a := allocOf(mock.Job(), structs.AllocClientStatusUnknown)
 	a.DesiredStatus = structs.AllocDesiredStatusStop
 	st, node := drainFixture(t, structs.DrainSpec{}, structs.NodeStatusDisconnected, a)
-	plan, err := planNodeDrain(nil, st, node, drainNow)
+	plan, err := planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.False(t, plan.done)
 
 	for _, status := range []string{structs.NodeStatusReady, structs.NodeStatusDown} {
 		n := node.Copy()
 		n.Status = status
-		plan, err = planNodeDrain(nil, st, n, drainNow)
+		plan, err = planNodeDrain(nil, st, n, drainClock{now: drainNow})
 		must.NoError(t, err)
 		must.True(t, plan.done, must.Sprint(status))
 	}
 	// A down node's drain ends whatever it still holds: its allocations are lost.
 	b := allocOf(mock.Job(), structs.AllocClientStatusRunning)
 	st, node = drainFixture(t, structs.DrainSpec{}, structs.NodeStatusDown, b)
-	plan, err = planNodeDrain(nil, st, node, drainNow)
+	plan, err = planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.True(t, plan.done)
 }

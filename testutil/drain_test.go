@@ -100,6 +100,35 @@ func TestCluster_Drain_DeadlineStopsRemaining(t *testing.T) {
 	waitDrainComplete(t, c, original.NodeID)
 }
 
+// A service allocation with nowhere to go keeps serving while the drain
+// waits, and is stopped at the deadline anyway.
+func TestCluster_Drain_DeadlineStopsUnplaceable(t *testing.T) {
+	c := twoClients(t)
+	job := disconnectJob()
+	original, i := runOne(t, c, job)
+	other := c.Clients[1-i].NodeID()
+	var elig structs.NodeEligibilityUpdateResponse
+	must.NoError(t, c.Server.RPC("Node.UpdateEligibility", &structs.NodeUpdateEligibilityRequest{
+		NodeID: other, Eligibility: structs.NodeSchedulingIneligible,
+	}, &elig))
+	drainNode(t, c, original.NodeID, &structs.DrainSpec{Deadline: 2 * time.Second})
+	n, err := c.Server.State().NodeByID(nil, original.NodeID)
+	must.NoError(t, err)
+	deadline := n.DrainStrategy.ForceDeadline
+	poll(t, 15*time.Second, "marked for migration", func() (bool, string) {
+		a, err := c.Server.State().AllocByID(nil, original.ID)
+		must.NoError(t, err)
+		return a.DesiredTransition.ShouldMigrate(), "not marked"
+	})
+	poll(t, 15*time.Second, "stopped at the deadline", func() (bool, string) {
+		a, err := c.Server.State().AllocByID(nil, original.ID)
+		must.NoError(t, err)
+		return a.DesiredStatus == structs.AllocDesiredStatusStop, a.DesiredStatus
+	})
+	must.False(t, deadline.After(time.Now()), must.Sprint("not stopped before the deadline"))
+	waitDrainComplete(t, c, original.NodeID)
+}
+
 // A drain of a disconnected node is accepted (see
 // docs/concepts/disconnected-clients.md, "Operator actions"): its unknown
 // allocation is stopped and replaced at once, and the drain completes when
