@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
 )
 
 var drainNow = time.Unix(1_700_000_000, 0)
@@ -154,4 +156,73 @@ func TestPlanNodeDrain_DisconnectedWaitsForNode(t *testing.T) {
 	plan, err = planNodeDrain(nil, st, node, drainClock{now: drainNow})
 	must.NoError(t, err)
 	must.True(t, plan.done)
+}
+
+// Whatever a node holds, one pass before the deadline marks at most
+// drainMaxParallel reachable service allocations per group (counting those
+// already moving), no batch one, and no system one while others remain;
+// and the drain is done exactly when nothing it covers is left on a node
+// that is not disconnected.
+func TestPlanNodeDrain_Invariants(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		types := []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}
+		jobs := map[string]*structs.Job{}
+		for _, typ := range types {
+			j := mock.Job()
+			j.Type = typ
+			jobs[typ] = j
+		}
+		n := rapid.IntRange(0, 8).Draw(rt, "allocs")
+		var allocs []*structs.Allocation
+		for i := range n {
+			typ := rapid.SampledFrom(types).Draw(rt, fmt.Sprintf("type%d", i))
+			client := rapid.SampledFrom([]string{structs.AllocClientStatusRunning, structs.AllocClientStatusPending,
+				structs.AllocClientStatusUnknown, structs.AllocClientStatusComplete}).Draw(rt, fmt.Sprintf("client%d", i))
+			a := allocOf(jobs[typ], client)
+			if rapid.Bool().Draw(rt, fmt.Sprintf("stopped%d", i)) {
+				a.DesiredStatus = structs.AllocDesiredStatusStop
+			}
+			if rapid.Bool().Draw(rt, fmt.Sprintf("marked%d", i)) {
+				yes := true
+				a.DesiredTransition.Migrate = &yes
+			}
+			allocs = append(allocs, a)
+		}
+		status := rapid.SampledFrom([]string{structs.NodeStatusReady, structs.NodeStatusDisconnected}).Draw(rt, "status")
+		ignore := rapid.Bool().Draw(rt, "ignoreSystem")
+		st, node := drainFixture(t, structs.DrainSpec{Deadline: time.Hour, IgnoreSystemJobs: ignore}, status, allocs...)
+		plan, err := planNodeDrain(nil, st, node, drainClock{now: drainNow})
+		must.NoError(rt, err)
+
+		left, nonSystemLeft := 0, false
+		moving := 0
+		for _, a := range allocs {
+			if a.TerminalStatus() || (ignore && a.Job.Type == structs.JobTypeSystem) {
+				continue
+			}
+			left++
+			nonSystemLeft = nonSystemLeft || a.Job.Type != structs.JobTypeSystem
+			if a.Job.Type == structs.JobTypeService && (a.DesiredTransition.ShouldMigrate() || a.ClientStatus == structs.AllocClientStatusPending) {
+				moving++
+			}
+		}
+		must.Eq(rt, left == 0 && status != structs.NodeStatusDisconnected, plan.done)
+		reachable := 0
+		for _, a := range plan.migrate {
+			must.False(rt, a.TerminalStatus())
+			must.False(rt, a.DesiredTransition.ShouldMigrate(), must.Sprint("marked twice"))
+			switch a.Job.Type {
+			case structs.JobTypeBatch:
+				must.Eq(rt, structs.AllocClientStatusUnknown, a.ClientStatus, must.Sprint("batch moved before the deadline"))
+			case structs.JobTypeSystem:
+				must.False(rt, ignore)
+				must.False(rt, nonSystemLeft, must.Sprint("system moved while others remain"))
+			case structs.JobTypeService:
+				if a.ClientStatus != structs.AllocClientStatusUnknown {
+					reachable++
+				}
+			}
+		}
+		must.LessEq(rt, max(drainMaxParallel-moving, 0), reachable) // reachable ≤ the budget
+	})
 }
