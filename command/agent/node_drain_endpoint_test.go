@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -65,4 +67,25 @@ func TestHTTP_NodeDrainEligibilityPurge_OfficialClient(t *testing.T) {
 	_, _, err = c.Nodes().Info(nodeID, nil)
 	must.Error(t, err)
 	must.True(t, strings.Contains(err.Error(), "404"), must.Sprint(err))
+}
+
+// Bad drain and eligibility bodies are 400s naming the field.
+func TestHTTP_NodeDrainEligibility_BadInput(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	nodeID := a.Client().NodeID()
+	cases := []struct{ path, body, want string }{
+		{"/eligibility", `{"Eligibility": "maybe"}`, "Eligibility"},
+		{"/drain", `{"DrainSpec": {"Deadline": 1, "Bogus": 1}}`, "DrainSpec.Bogus"},
+		{"/drain", `{"DrainSpec": {"Deadline": "1h"}}`, "Deadline"},
+	}
+	for _, tc := range cases {
+		req, err := http.NewRequest(http.MethodPut, a.HTTPAddr+"/v1/node/"+nodeID+tc.path, strings.NewReader(tc.body))
+		must.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		must.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		must.Eq(t, http.StatusBadRequest, resp.StatusCode, must.Sprint(tc.body, ": ", string(body)))
+		must.StrContains(t, string(body), tc.want)
+	}
 }
