@@ -72,6 +72,9 @@ Drain Options:
   -monitor
     Follow the node's drain in progress without changing it.
 
+  -self
+    Drain the node of the agent the command talks to; no <node> argument.
+
   -yes
     Do not ask for confirmation.
 `)
@@ -80,7 +83,7 @@ Drain Options:
 // nodeDrainFlags are the parsed flags of `nomad node drain`.
 type nodeDrainFlags struct {
 	enable, disable, force, noDeadline, ignoreSystem bool
-	keepIneligible, detach, monitor, yes             bool
+	keepIneligible, detach, monitor, yes, self       bool
 	deadline                                         time.Duration
 	meta                                             map[string]string
 }
@@ -98,6 +101,7 @@ func (c *NodeDrainCommand) Run(args []string) int {
 	flags.BoolVar(&f.detach, "detach", false, "")
 	flags.BoolVar(&f.monitor, "monitor", false, "")
 	flags.BoolVar(&f.yes, "yes", false, "")
+	flags.BoolVar(&f.self, "self", false, "")
 	flags.DurationVar(&f.deadline, "deadline", time.Hour, "")
 	flags.Func("meta", "", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
@@ -115,17 +119,9 @@ func (c *NodeDrainCommand) Run(args []string) int {
 		c.Ui.Error("For additional help try 'nomad node drain -help'")
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <node>", "node drain")
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	node, ok := c.resolveNode(client, flags.Arg(0))
-	if !ok {
-		return exitError
+	client, node, code := c.nodeArg(flags.Args(), f.self, "node drain")
+	if node == nil {
+		return code
 	}
 	if f.monitor {
 		return newDrainMonitor(c.Ui, client).monitor(node.ID, 0)
@@ -229,32 +225,28 @@ Eligibility Options:
 
   -disable
     Make the node ineligible for scheduling.
+
+  -self
+    Act on the node of the agent the command talks to; no <node> argument.
 `)
 }
 
 // Run implements cli.Command.
 func (c *NodeEligibilityCommand) Run(args []string) int {
-	var enable, disable bool
+	var enable, disable, self bool
 	flags := c.FlagSet("node eligibility")
 	flags.BoolVar(&enable, "enable", false, "")
 	flags.BoolVar(&disable, "disable", false, "")
+	flags.BoolVar(&self, "self", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
 	if enable == disable {
 		return c.argsError("Exactly one of -enable or -disable must be given", "node eligibility")
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <node>", "node eligibility")
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	node, ok := c.resolveNode(client, flags.Arg(0))
-	if !ok {
-		return exitError
+	client, node, code := c.nodeArg(flags.Args(), self, "node eligibility")
+	if node == nil {
+		return code
 	}
 	if _, err := client.Nodes().ToggleEligibility(node.ID, enable, nil); err != nil {
 		c.Ui.Error(fmt.Sprintf("Error updating scheduling eligibility: %v", err))
@@ -316,4 +308,40 @@ func (c *NodePurgeCommand) Run(args []string) int {
 		c.Ui.Output(fmt.Sprintf("Evaluations created: %s", strings.Join(resp.EvalIDs, ", ")))
 	}
 	return exitOK
+}
+
+// nodeArg resolves the node a command acts on: its one argument, or with
+// self the node of the agent it talks to. node is nil, with the exit code,
+// when there is none.
+func (m *Meta) nodeArg(args []string, self bool, command string) (*api.Client, *api.NodeListStub, int) {
+	switch {
+	case self && len(args) != 0:
+		return nil, nil, m.argsError("With -self this command takes no argument", command)
+	case !self && len(args) != 1:
+		return nil, nil, m.argsError("This command takes one argument: <node>", command)
+	}
+	client, err := m.Client()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return nil, nil, exitError
+	}
+	var prefix string
+	if self {
+		agent, err := client.Agent().Self()
+		if err != nil {
+			m.Ui.Error(fmt.Sprintf("Error querying agent info: %v", err))
+			return nil, nil, exitError
+		}
+		if prefix = agent.Stats["client"]["node_id"]; prefix == "" {
+			m.Ui.Error("-self: the agent is not running a client")
+			return nil, nil, exitError
+		}
+	} else {
+		prefix = args[0]
+	}
+	node, ok := m.resolveNode(client, prefix)
+	if !ok {
+		return nil, nil, exitError
+	}
+	return client, node, exitOK
 }

@@ -37,7 +37,7 @@ func TestNodeDrain_EligibilityPurge(t *testing.T) {
 	must.StrContains(t, out, "Drain      Node drain complete")
 	must.Eq(t, []string{"Time", "Subsystem", "Message", "Details"}, columns(strings.Split(strings.Split(out, "Node Events\n")[1], "\n")[0]))
 
-	code, out, errOut = run(t, a, nodeEligibility, "-enable", nodeID)
+	code, out, errOut = run(t, a, nodeEligibility, "-enable", "-self")
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.StrContains(t, out, `Node "`+nodeID+`" scheduling eligibility set: eligible for scheduling`)
 	code, out, _ = run(t, a, nodeStatus)
@@ -88,12 +88,13 @@ func TestNodeDrain_FlagErrors(t *testing.T) {
 	a := agenttest.NewDevAgent(t, nil)
 	nodeID := a.Client().NodeID()
 	cases := map[string][]string{
-		"Exactly one of -enable or -disable": {nodeID},
-		"-force and -no-deadline":            {"-enable", "-force", "-no-deadline", nodeID},
-		"-deadline -1m0s: must be positive":  {"-enable", "-deadline", "-1m", nodeID},
-		"only apply with -enable":            {"-disable", "-force", nodeID},
-		"-monitor cannot be combined":        {"-monitor", "-enable", nodeID},
-		"No node(s) with prefix":             {"-disable", "ffff"},
+		"Exactly one of -enable or -disable":        {nodeID},
+		"-force and -no-deadline":                   {"-enable", "-force", "-no-deadline", nodeID},
+		"-deadline -1m0s: must be positive":         {"-enable", "-deadline", "-1m", nodeID},
+		"only apply with -enable":                   {"-disable", "-force", nodeID},
+		"-monitor cannot be combined":               {"-monitor", "-enable", nodeID},
+		"No node(s) with prefix":                    {"-disable", "ffff"},
+		"With -self this command takes no argument": {"-disable", "-self", nodeID},
 	}
 	for want, args := range cases {
 		code, _, errOut := run(t, a, nodeDrain, args...)
