@@ -161,7 +161,7 @@ func (f nodeDrainFlags) check() error {
 	case f.monitor:
 		return nil
 	case f.enable == f.disable:
-		return fmt.Errorf("Exactly one of -enable or -disable must be given")
+		return fmt.Errorf("exactly one of -enable or -disable must be given")
 	case f.disable && (f.force || f.noDeadline || f.ignoreSystem):
 		return fmt.Errorf("-force, -no-deadline and -ignore-system only apply with -enable")
 	case f.force && f.noDeadline:

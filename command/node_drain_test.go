@@ -67,6 +67,7 @@ func TestNodeDrain_DetachAndDisable(t *testing.T) {
 	must.Eq(t, 0, code)
 	must.StrContains(t, out, "Drain       = true; no deadline; ignoring system jobs")
 	code, out, _ = run(t, a, nodeStatus)
+	must.Eq(t, 0, code)
 	must.Eq(t, []string{"true", "ineligible", "ready"}, columns(strings.Split(strings.TrimSpace(out), "\n")[1])[5:8])
 
 	code, _, errOut = run(t, a, nodeEligibility, "-enable", nodeID)
@@ -88,7 +89,7 @@ func TestNodeDrain_FlagErrors(t *testing.T) {
 	a := agenttest.NewDevAgent(t, nil)
 	nodeID := a.Client().NodeID()
 	cases := map[string][]string{
-		"Exactly one of -enable or -disable":        {nodeID},
+		"exactly one of -enable or -disable":        {nodeID},
 		"-force and -no-deadline":                   {"-enable", "-force", "-no-deadline", nodeID},
 		"-deadline -1m0s: must be positive":         {"-enable", "-deadline", "-1m", nodeID},
 		"only apply with -enable":                   {"-disable", "-force", nodeID},
