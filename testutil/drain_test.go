@@ -196,3 +196,29 @@ func TestCluster_EligibilityAndPurge(t *testing.T) {
 	must.Nil(t, n)
 	must.ErrorIs(t, c.Server.RPC("Node.Purge", &structs.NodePurgeRequest{NodeID: "missing"}, &purge), structs.ErrUnknownNode)
 }
+
+// A disconnected node's drain also completes when the node goes down
+// instead of returning (its disconnect window runs out).
+func TestCluster_Drain_DisconnectedNodeGoesDown(t *testing.T) {
+	c := twoClients(t)
+	st := c.Server.State
+	job := disconnectJob()
+	no := false
+	job.TaskGroups[0].Disconnect.Replace = &no
+	job.TaskGroups[0].Disconnect.LostAfter = 3 * time.Second
+	original, cut := runOne(t, c, job)
+	c.Links[cut].Cut(testutil.Blackhole)
+	poll(t, 15*time.Second, "original unknown", func() (bool, string) {
+		a, err := st().AllocByID(nil, original.ID)
+		must.NoError(t, err)
+		return a.ClientStatus == structs.AllocClientStatusUnknown, a.ClientStatus
+	})
+	drainNode(t, c, original.NodeID, &structs.DrainSpec{Deadline: time.Hour})
+	replacedOn(t, c, job, original)
+	poll(t, 20*time.Second, "node down", func() (bool, string) {
+		n, err := st().NodeByID(nil, original.NodeID)
+		must.NoError(t, err)
+		return n.Status == structs.NodeStatusDown, n.Status
+	})
+	waitDrainComplete(t, c, original.NodeID)
+}
