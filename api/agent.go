@@ -111,3 +111,20 @@ func (a *Agent) Servers() ([]string, error) {
 	}
 	return out, nil
 }
+
+// AgentSelf is the body of /v1/agent/self: the agent's configuration, its
+// gossip member, and stats ("client" holds "node_id" on a client agent).
+type AgentSelf struct {
+	Config map[string]any               `json:"config"`
+	Member AgentMember                  `json:"member"`
+	Stats  map[string]map[string]string `json:"stats"`
+}
+
+// Self returns what the agent says about itself (GET /v1/agent/self).
+func (a *Agent) Self() (*AgentSelf, error) {
+	var out AgentSelf
+	if _, err := a.client.query("/v1/agent/self", &out, nil); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

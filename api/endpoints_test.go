@@ -65,6 +65,16 @@ func TestEndpoints_MethodsAndPaths(t *testing.T) {
 			http.MethodGet, "/v1/node/n1", url.Values{}},
 		{"node allocations", `[]`, func(c *api.Client) error { _, _, err := c.Nodes().Allocations("n1", nil); return err },
 			http.MethodGet, "/v1/node/n1/allocations", url.Values{}},
+		{"node drain", `{}`, func(c *api.Client) error {
+			_, err := c.Nodes().UpdateDrain("n1", &api.DrainSpec{Deadline: 1}, false, nil)
+			return err
+		}, http.MethodPut, "/v1/node/n1/drain", url.Values{}},
+		{"node eligibility", `{}`, func(c *api.Client) error { _, err := c.Nodes().ToggleEligibility("n1", true, nil); return err },
+			http.MethodPut, "/v1/node/n1/eligibility", url.Values{}},
+		{"node purge", `{}`, func(c *api.Client) error { _, err := c.Nodes().Purge("n1", nil); return err },
+			http.MethodPut, "/v1/node/n1/purge", url.Values{}},
+		{"agent self", `{}`, func(c *api.Client) error { _, err := c.Agent().Self(); return err },
+			http.MethodGet, "/v1/agent/self", url.Values{}},
 		{"evals list", `[]`, func(c *api.Client) error { _, _, err := c.Evaluations().List(nil); return err },
 			http.MethodGet, "/v1/evaluations", url.Values{}},
 		{"eval info", `{}`, func(c *api.Client) error { _, _, err := c.Evaluations().Info("e1", nil); return err },

@@ -43,6 +43,8 @@ type Node struct {
 	NodeClass             string
 	NodePool              string
 	Drain                 bool
+	DrainStrategy         *DrainStrategy
+	LastDrain             *DrainMetadata
 	SchedulingEligibility string
 	Status                string
 	StatusDescription     string
@@ -140,6 +142,7 @@ type NodeListStub struct {
 	NodePool              string
 	Version               string
 	Drain                 bool
+	LastDrain             *DrainMetadata `json:",omitempty"`
 	SchedulingEligibility string
 	Status                string
 	StatusDescription     string

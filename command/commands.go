@@ -66,8 +66,11 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"alloc":        func() (cli.Command, error) { return &AllocCommand{Meta: m()}, nil },
 		"alloc status": func() (cli.Command, error) { return &AllocStatusCommand{Meta: m()}, nil },
 
-		"node":        func() (cli.Command, error) { return &NodeCommand{Meta: m()}, nil },
-		"node status": func() (cli.Command, error) { return &NodeStatusCommand{Meta: m()}, nil },
+		"node":             func() (cli.Command, error) { return &NodeCommand{Meta: m()}, nil },
+		"node status":      func() (cli.Command, error) { return &NodeStatusCommand{Meta: m()}, nil },
+		"node drain":       func() (cli.Command, error) { return &NodeDrainCommand{Meta: m()}, nil },
+		"node eligibility": func() (cli.Command, error) { return &NodeEligibilityCommand{Meta: m()}, nil },
+		"node purge":       func() (cli.Command, error) { return &NodePurgeCommand{Meta: m()}, nil },
 
 		"eval":        func() (cli.Command, error) { return &EvalCommand{Meta: m()}, nil },
 		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m()}, nil },

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,10 +24,13 @@ func (c *NodeCommand) Help() string {
 	return strings.TrimSpace(`
 Usage: nomad node <subcommand> [options] [args]
 
-  Inspect the client nodes of the cluster.
+  Inspect and operate the client nodes of the cluster.
 
       $ nomad node status
       $ nomad node status <node id>
+      $ nomad node drain -enable <node id>
+      $ nomad node eligibility -disable <node id>
+      $ nomad node purge <node id>
 
   Run a subcommand with -help for its options.
 `)
@@ -197,7 +201,7 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
 		"Node Pool|" + node.NodePool,
 		"Class|" + node.NodeClass,
 		"DC|" + node.Datacenter,
-		fmt.Sprintf("Drain|%v", node.Drain),
+		"Drain|" + formatDrain(node),
 		"Eligibility|" + node.SchedulingEligibility,
 		"Status|" + nodeStatusLine(node, v),
 		"Drivers|" + strings.Join(healthy, ","),
@@ -213,11 +217,23 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
 		b.WriteString(formatList(lines))
 	}
 
+	if v.verbose && node.LastDrain != nil {
+		b.WriteString("\n\nLast Drain\n")
+		b.WriteString(formatLastDrain(node.LastDrain))
+	}
+
 	if len(node.Events) > 0 {
 		lines := []string{"Time|Subsystem|Message"}
+		if v.verbose {
+			lines[0] += "|Details"
+		}
 		for i := len(node.Events) - 1; i >= 0; i-- {
 			e := node.Events[i]
-			lines = append(lines, fmt.Sprintf("%s|%s|%s", formatTime(e.Timestamp), e.Subsystem, e.Message))
+			line := fmt.Sprintf("%s|%s|%s", formatTime(e.Timestamp), e.Subsystem, e.Message)
+			if v.verbose {
+				line += "|" + formatKVMap(e.Details)
+			}
+			lines = append(lines, line)
 		}
 		b.WriteString("\n\nNode Events\n")
 		b.WriteString(formatList(lines))
@@ -264,4 +280,50 @@ func formatNodeResources(node *api.Node, allocs []*api.Allocation) string {
 		"CPU|Memory|Disk",
 		fmt.Sprintf("%d/%d MHz|%s/%s|%s/%s", cpu, totalCPU, formatMB(mem), formatMB(totalMem), formatMB(disk), formatMB(totalDisk)),
 	})
+}
+
+// formatDrain is the node detail's Drain line: false, or true with the
+// drain's deadline and options.
+func formatDrain(node *api.Node) string {
+	d := node.DrainStrategy
+	if d == nil {
+		return strconv.FormatBool(node.Drain)
+	}
+	parts := []string{"true"}
+	switch {
+	case d.Deadline < 0:
+		parts = append(parts, "force drain")
+	case d.ForceDeadline.IsZero():
+		parts = append(parts, "no deadline")
+	default:
+		parts = append(parts, formatTime(d.ForceDeadline)+" deadline")
+	}
+	if d.IgnoreSystemJobs {
+		parts = append(parts, "ignoring system jobs")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// formatLastDrain renders a node's last drain: its status, when it
+// started and last changed, and its metadata.
+func formatLastDrain(m *api.DrainMetadata) string {
+	return formatKV([]string{
+		"Status|" + m.Status,
+		"Started|" + formatTime(m.StartedAt),
+		"Updated|" + formatTime(m.UpdatedAt),
+		"Meta|" + formatKVMap(m.Meta),
+	})
+}
+
+// formatKVMap renders a string map as k=v pairs sorted by key, or
+// "<none>".
+func formatKVMap(m map[string]string) string {
+	if len(m) == 0 {
+		return "<none>"
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nomad-edge/nomad/api"
 )
@@ -65,5 +66,29 @@ func (m *Meta) resolveAlloc(client *api.Client, prefix string, v view) (*api.All
 		rows = append(rows, rowFromStub(a))
 	}
 	m.Ui.Error(fmt.Sprintf("Prefix matched multiple allocations\n\n%s", formatAllocRows(rows, v)))
+	return nil, false
+}
+
+// resolveNode finds the one node an ID or unique prefix names, printing
+// why not when there is no single answer.
+func (m *Meta) resolveNode(client *api.Client, prefix string) (*api.NodeListStub, bool) {
+	if err := checkPrefix("Node", prefix); err != nil {
+		m.Ui.Error(err.Error())
+		return nil, false
+	}
+	nodes, _, err := client.Nodes().List(&api.QueryOptions{Prefix: prefix})
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error querying nodes: %v", err))
+		return nil, false
+	}
+	node, ok, matches := pickByPrefix(nodes, func(n *api.NodeListStub) string { return n.ID }, prefix)
+	if ok {
+		return node, true
+	}
+	if len(matches) == 0 {
+		m.Ui.Error(fmt.Sprintf("No node(s) with prefix or id %q found", prefix))
+		return nil, false
+	}
+	m.Ui.Error(fmt.Sprintf("Prefix matched multiple nodes\n\n%s", formatNodeList(matches, view{now: time.Now()})))
 	return nil, false
 }

@@ -71,6 +71,12 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applyAllocDesiredTransitions(buf, l.Index)
 	case structs.NodeBatchDeregisterRequestType:
 		return f.applyNodeBatchDeregister(buf, l.Index)
+	case structs.NodeUpdateDrainRequestType:
+		return f.applyNodeUpdateDrain(buf, l.Index)
+	case structs.NodeUpdateEligibilityRequestType:
+		return f.applyNodeUpdateEligibility(buf, l.Index)
+	case structs.NodePurgeRequestType:
+		return f.applyNodePurge(buf, l.Index)
 	}
 	if resp, ok := f.applyACL(t, buf, l.Index); ok {
 		return resp

@@ -54,6 +54,7 @@ func (s *Server) establishLeadership() error {
 	go func() { defer s.wg.Done(); s.planApply(stopCh) }()
 	go func() { defer s.wg.Done(); s.reapFailedEvals(stopCh) }()
 	go func() { defer s.wg.Done(); s.reapDupBlockedEvals(stopCh) }()
+	s.startDrainer(stopCh)
 	s.logger.Info("cluster leadership acquired")
 	return nil
 }

@@ -193,7 +193,7 @@ func (r *reconciler) stopByOperator(g *groupState, migrate, standby allocSet) al
 	}
 	for _, a := range migrate.sorted() {
 		desc := r.migrateDesc(a)
-		if r.heard(a) {
+		if r.heard(a) && !r.drainDeadlinePassed(a) {
 			g.replacements = append(g.replacements, placementRequest{
 				name: a.Name, taskGroup: g.tg, previousAlloc: a, stopPrevious: true, stopDesc: desc, migrate: true,
 			})
@@ -206,6 +206,17 @@ func (r *reconciler) stopByOperator(g *groupState, migrate, standby allocSet) al
 		g.gone = append(g.gone, a)
 	}
 	return left
+}
+
+// drainDeadlinePassed reports whether a's node is draining past its
+// deadline: then a is stopped whether or not its replacement can be placed.
+func (r *reconciler) drainDeadlinePassed(a *structs.Allocation) bool {
+	node := r.in.TaintedNodes[a.NodeID]
+	if node == nil {
+		return false
+	}
+	has, at := node.DrainStrategy.DeadlineTime()
+	return has && !r.in.Now.Before(at)
 }
 
 // migrateDesc is the description of an allocation stopped for its

@@ -81,6 +81,9 @@ func (s *HTTPServer) routes() *http.ServeMux {
 		handle(m+" /v1/jobs/parse", s.jobParse)
 		handle(m+" /v1/validate/job", s.jobValidate)
 		handle(m+" /v1/allocation/{id}/stop", s.allocStop)
+		handle(m+" /v1/node/{id}/drain", s.nodeDrain)
+		handle(m+" /v1/node/{id}/eligibility", s.nodeEligibility)
+		handle(m+" /v1/node/{id}/purge", s.nodePurge)
 	}
 	handle("GET /v1/jobs", s.jobList)
 	handle("GET /v1/job/{id}", s.jobGet)

@@ -38,6 +38,8 @@ func upsertNodeTxn(txn *writeTxn, index uint64, node *structs.Node) error {
 		node.CreateIndex = existing.CreateIndex
 		node.Events = existing.Events
 		node.Drain = existing.Drain
+		node.DrainStrategy = existing.DrainStrategy
+		node.LastDrain = existing.LastDrain
 		node.SchedulingEligibility = existing.SchedulingEligibility
 	} else {
 		node.CreateIndex = index
@@ -159,13 +161,23 @@ func (s *StateStore) UpdateNodeEligibility(index uint64, nodeID, eligibility str
 	})
 }
 
-// NodeDrainUpdate starts or ends a node drain.
+// NodeDrainUpdate starts, updates or ends a node drain.
 type NodeDrainUpdate struct {
 	// Drain starts the drain when true (the node becomes ineligible) and
 	// ends it when false.
 	Drain bool
+	// Strategy is the drain's deadline and options; set with Drain.
+	Strategy *structs.DrainStrategy
 	// MarkEligible, when ending a drain, makes the node eligible again.
 	MarkEligible bool
+	// Complete, when ending a drain, says it finished rather than was
+	// canceled; LastDrain records which.
+	Complete bool
+	// Meta and AccessorID are recorded on LastDrain when a drain starts.
+	Meta       map[string]string
+	AccessorID string
+	// UpdatedAt is the server's time of the change, carried through raft.
+	UpdatedAt time.Time
 	// Event, when not nil, is appended to the node's history.
 	Event *structs.NodeEvent
 }
@@ -174,15 +186,54 @@ type NodeDrainUpdate struct {
 // of a re-registering node, so this is the way to change it.
 func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, u NodeDrainUpdate) error {
 	return s.updateNode(index, nodeID, u.Event, func(n *structs.Node) error {
+		wasDraining := n.Drain
 		n.Drain = u.Drain
 		switch {
 		case u.Drain:
 			n.SchedulingEligibility = structs.NodeSchedulingIneligible
+			n.DrainStrategy = u.Strategy.Copy()
 		case u.MarkEligible:
 			n.SchedulingEligibility = structs.NodeSchedulingEligible
 		}
+		if !u.Drain {
+			n.DrainStrategy = nil
+		}
+		n.LastDrain = lastDrain(n.LastDrain, wasDraining, u)
 		return nil
 	})
+}
+
+// lastDrain is the node's LastDrain after u: a new record when a drain
+// starts, the same one updated otherwise.
+func lastDrain(prev *structs.DrainMetadata, wasDraining bool, u NodeDrainUpdate) *structs.DrainMetadata {
+	if u.Drain && (!wasDraining || prev == nil) {
+		started := u.UpdatedAt
+		if u.Strategy != nil && !u.Strategy.StartedAt.IsZero() {
+			started = u.Strategy.StartedAt
+		}
+		return &structs.DrainMetadata{
+			StartedAt: started, UpdatedAt: u.UpdatedAt, Status: structs.DrainStatusDraining,
+			AccessorID: u.AccessorID, Meta: maps.Clone(u.Meta),
+		}
+	}
+	if prev == nil {
+		return nil
+	}
+	m := prev.Copy()
+	m.UpdatedAt = u.UpdatedAt
+	switch {
+	case u.Drain:
+		if u.Meta != nil {
+			m.Meta = maps.Clone(u.Meta)
+		}
+	case !wasDraining:
+		return prev
+	case u.Complete:
+		m.Status = structs.DrainStatusComplete
+	default:
+		m.Status = structs.DrainStatusCanceled
+	}
+	return m
 }
 
 // updateNode applies change to a copy of a stored node, appends event and

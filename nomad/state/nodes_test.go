@@ -145,6 +145,40 @@ func TestUpdateNodeDrainAndEligibility(t *testing.T) {
 	must.ErrorIs(t, s.UpdateNodeEligibility(17, node.ID, "maybe", nil), structs.ErrInvalidRequest)
 }
 
+// LastDrain records each drain: when it started, its metadata, and whether
+// it completed or was canceled; a client re-registering keeps the drain.
+func TestUpdateNodeDrain_LastDrain(t *testing.T) {
+	s := testStateStore(t)
+	node := mock.Node()
+	must.NoError(t, s.UpsertNode(10, node))
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	d := &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}, ForceDeadline: t0.Add(time.Hour), StartedAt: t0}
+	must.NoError(t, s.UpdateNodeDrain(11, node.ID, NodeDrainUpdate{
+		Drain: true, Strategy: d, Meta: map[string]string{"why": "kernel"}, UpdatedAt: t0,
+	}))
+	re := node.Copy()
+	re.DrainStrategy, re.Drain = nil, false
+	must.NoError(t, s.UpsertNode(13, re))
+	out, _ := s.NodeByID(nil, node.ID)
+	must.Eq(t, d, out.DrainStrategy)
+	must.Eq(t, &structs.DrainMetadata{StartedAt: t0, UpdatedAt: t0, Status: structs.DrainStatusDraining,
+		Meta: map[string]string{"why": "kernel"}}, out.LastDrain)
+
+	t1 := t0.Add(time.Minute)
+	must.NoError(t, s.UpdateNodeDrain(14, node.ID, NodeDrainUpdate{Complete: true, UpdatedAt: t1}))
+	out, _ = s.NodeByID(nil, node.ID)
+	must.Nil(t, out.DrainStrategy)
+	must.Eq(t, structs.NodeSchedulingIneligible, out.SchedulingEligibility)
+	must.Eq(t, structs.DrainStatusComplete, out.LastDrain.Status)
+	must.Eq(t, t1, out.LastDrain.UpdatedAt)
+
+	must.NoError(t, s.UpdateNodeDrain(15, node.ID, NodeDrainUpdate{Drain: true, Strategy: d, UpdatedAt: t1}))
+	must.NoError(t, s.UpdateNodeDrain(16, node.ID, NodeDrainUpdate{MarkEligible: true, UpdatedAt: t1}))
+	out, _ = s.NodeByID(nil, node.ID)
+	must.Eq(t, structs.DrainStatusCanceled, out.LastDrain.Status)
+	must.True(t, out.Ready())
+}
+
 // The CLI resolves short node IDs by prefix.
 func TestNodesByIDPrefix(t *testing.T) {
 	s := testStateStore(t)

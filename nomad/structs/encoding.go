@@ -32,6 +32,9 @@ const (
 	ACLTokenUpsertRequestType
 	ACLTokenDeleteRequestType
 	ACLTokenBootstrapRequestType
+	NodeUpdateDrainRequestType
+	NodeUpdateEligibilityRequestType
+	NodePurgeRequestType
 )
 
 func (t MessageType) String() string {
@@ -39,7 +42,7 @@ func (t MessageType) String() string {
 		"JobDeregister", "EvalUpdate", "EvalDelete", "AllocUpdate", "AllocClientUpdate",
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
 		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
-		"ACLTokenDelete", "ACLTokenBootstrap"}
+		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge"}
 	if int(t) < len(names) {
 		return names[t]
 	}

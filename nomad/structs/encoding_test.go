@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -59,6 +60,36 @@ func raftRequests() map[structs.MessageType]any {
 		structs.NodeBatchDeregisterRequestType: &structs.NodeBatchDeregisterRequest{
 			Nodes: map[string]uint64{"node-a": 7}, WriteRequest: fullWriteRequest(),
 		},
+		structs.ACLPolicyUpsertRequestType: &structs.ACLPolicyUpsertRequest{
+			Policies: []*structs.ACLPolicy{fullACLPolicy()}, WriteRequest: fullWriteRequest(),
+		},
+		structs.ACLPolicyDeleteRequestType: &structs.ACLPolicyDeleteRequest{
+			Names: []string{"readers"}, WriteRequest: fullWriteRequest(),
+		},
+		structs.ACLTokenUpsertRequestType: &structs.ACLTokenUpsertRequest{
+			Tokens: []*structs.ACLToken{fullACLToken()}, WriteRequest: fullWriteRequest(),
+		},
+		structs.ACLTokenDeleteRequestType: &structs.ACLTokenDeleteRequest{
+			AccessorIDs: []string{"accessor-1"}, WriteRequest: fullWriteRequest(),
+		},
+		structs.ACLTokenBootstrapRequestType: &structs.ACLTokenBootstrapRequest{
+			Token: fullACLToken(), WriteRequest: fullWriteRequest(),
+		},
+		structs.NodeUpdateDrainRequestType: &structs.NodeUpdateDrainRequest{
+			NodeID: "node-a", DrainStrategy: &structs.DrainStrategy{
+				DrainSpec:     structs.DrainSpec{Deadline: time.Hour, IgnoreSystemJobs: true},
+				ForceDeadline: t0.Add(time.Hour), StartedAt: t0,
+			},
+			MarkEligible: true, Meta: map[string]string{"reason": "kernel"}, Complete: true,
+			NodeEvent: fullNode().Events[0], UpdatedAt: t0, WriteRequest: fullWriteRequest(),
+		},
+		structs.NodeUpdateEligibilityRequestType: &structs.NodeUpdateEligibilityRequest{
+			NodeID: "node-a", Eligibility: structs.NodeSchedulingIneligible,
+			NodeEvent: fullNode().Events[0], UpdatedAt: t0, WriteRequest: fullWriteRequest(),
+		},
+		structs.NodePurgeRequestType: &structs.NodePurgeRequest{
+			NodeID: "node-a", Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
+		},
 	}
 }
 
@@ -67,7 +98,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.NodeBatchDeregisterRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.NodePurgeRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))
@@ -136,4 +167,13 @@ func TestMessageType_String(t *testing.T) {
 	must.Eq(t, "JobBatchDeregister", structs.JobBatchDeregisterRequestType.String())
 	must.Eq(t, "NodeBatchDeregister", structs.NodeBatchDeregisterRequestType.String())
 	must.Eq(t, "MessageType(200)", structs.MessageType(200).String())
+}
+
+func fullACLPolicy() *structs.ACLPolicy {
+	return &structs.ACLPolicy{Name: "readers", Description: "read jobs", Rules: `namespace "default" { policy = "read" }`, CreateIndex: 3, ModifyIndex: 4}
+}
+
+func fullACLToken() *structs.ACLToken {
+	return &structs.ACLToken{AccessorID: "accessor-1", SecretID: "secret-1", Name: "ci", Type: structs.ACLClientToken,
+		Policies: []string{"readers"}, Global: true, CreateTime: t0, CreateIndex: 5, ModifyIndex: 6}
 }

@@ -58,6 +58,8 @@ type Node struct {
 	NodeClass             string
 	NodePool              string
 	Drain                 bool
+	DrainStrategy         *DrainStrategy
+	LastDrain             *DrainMetadata
 	SchedulingEligibility string
 	Status                string
 	StatusDescription     string
@@ -85,6 +87,8 @@ func (n *Node) Copy() *Node {
 	c.Attributes = maps.Clone(n.Attributes)
 	c.Links = maps.Clone(n.Links)
 	c.Meta = maps.Clone(n.Meta)
+	c.DrainStrategy = n.DrainStrategy.Copy()
+	c.LastDrain = n.LastDrain.Copy()
 	if n.NodeResources != nil {
 		r := *n.NodeResources
 		c.NodeResources = &r
@@ -140,6 +144,7 @@ func (n *Node) Stub() *NodeListStub {
 		NodePool:              n.NodePool,
 		Version:               n.Attributes["nomad.version"],
 		Drain:                 n.Drain,
+		LastDrain:             n.LastDrain,
 		SchedulingEligibility: n.SchedulingEligibility,
 		Status:                n.Status,
 		StatusDescription:     n.StatusDescription,
@@ -172,6 +177,7 @@ type NodeListStub struct {
 	NodePool              string
 	Version               string
 	Drain                 bool
+	LastDrain             *DrainMetadata `json:",omitempty"`
 	SchedulingEligibility string
 	Status                string
 	StatusDescription     string

@@ -51,7 +51,7 @@ func TestNode_Stub(t *testing.T) {
 	s := n.Stub()
 	must.Eq(t, &structs.NodeListStub{
 		Address: "10.1.2.3", ID: n.ID, Attributes: n.Attributes, Datacenter: n.Datacenter, Name: n.Name,
-		NodeClass: n.NodeClass, NodePool: n.NodePool, Version: "0.1.0", Drain: n.Drain,
+		NodeClass: n.NodeClass, NodePool: n.NodePool, Version: "0.1.0", Drain: n.Drain, LastDrain: n.LastDrain,
 		SchedulingEligibility: n.SchedulingEligibility, Status: n.Status, StatusDescription: n.StatusDescription,
 		StatusUpdatedAt: n.StatusUpdatedAt,
 		Drivers:         n.Drivers, NodeResources: n.NodeResources, ReservedResources: n.ReservedResources,
