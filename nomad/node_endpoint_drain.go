@@ -155,7 +155,12 @@ func (n *Node) operatorNode(nodeID string) (*structs.Node, error) {
 // so work that waited for room can use it.
 func (s *Server) eligibleNodeEvals(nodeID string) ([]string, uint64, error) {
 	evals, err := s.nodeEvals(nodeID)
-	if err != nil || len(evals) == 0 {
+	if err != nil {
+		return nil, 0, err
+	}
+	// A node made eligible again takes the system jobs it has no
+	// allocation of yet.
+	if evals, err = s.systemJobEvals(nodeID, evals); err != nil || len(evals) == 0 {
 		return nil, 0, err
 	}
 	_, index, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals})
