@@ -26,8 +26,6 @@ func nsCap(ns, c string) permission {
 var (
 	permNodeRead      = permission{(*acl.ACL).AllowNodeRead, "node read"}
 	permNodeWrite     = permission{(*acl.ACL).AllowNodeWrite, "node write"}
-	permAgentRead     = permission{(*acl.ACL).AllowAgentRead, "agent read"}
-	permAgentWrite    = permission{(*acl.ACL).AllowAgentWrite, "agent write"}
 	permOperatorRead  = permission{(*acl.ACL).AllowOperatorRead, "operator read"}
 	permOperatorWrite = permission{(*acl.ACL).AllowOperatorWrite, "operator write"}
 	permManagement    = permission{(*acl.ACL).IsManagement, "a management token"}

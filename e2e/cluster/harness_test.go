@@ -308,7 +308,6 @@ func (a *agentProc) log() string {
 
 func (a *agentProc) httpAddr() string { return fmt.Sprintf("http://127.0.0.1:%d", a.ports.HTTP) }
 func (a *agentProc) rpcAddr() string  { return fmt.Sprintf("127.0.0.1:%d", a.ports.RPC) }
-func (a *agentProc) serfAddr() string { return fmt.Sprintf("127.0.0.1:%d", a.ports.Serf) }
 
 // api is the official Go client pointed at this agent.
 func (a *agentProc) api() *nomadapi.Client {

@@ -19,7 +19,6 @@ const AnonymousPolicyName = "anonymous"
 
 // ACL errors. Their texts are upstream's where it has one.
 var (
-	//lint:ignore ST1005 upstream's text, seen by clients
 	ErrACLDisabled = errors.New("ACL support disabled")
 	// ErrTokenNotFound answers a secret no token has: a 403, as upstream,
 	// so a guessed secret learns nothing a missing one would not.
