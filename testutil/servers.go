@@ -151,6 +151,26 @@ func (sc *Servers) Restart(i int) {
 	}
 }
 
+// WaitCaughtUp waits until server i's state has reached what the leader had
+// committed when the wait began. A server back from a stop can lag for
+// seconds (the leader backs off replicating to a peer that was away), and
+// its workers would hold evaluations meanwhile; tests that are not about
+// that latency wait it out here.
+func (sc *Servers) WaitCaughtUp(i int) {
+	sc.t.Helper()
+	leader := sc.Servers[sc.WaitForLeader()]
+	want, err := leader.State().LatestIndex()
+	if err != nil {
+		sc.t.Fatalf("leader's index: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := sc.Servers[i].State().SnapshotMinIndex(ctx, want); err != nil {
+		got, _ := sc.Servers[i].State().LatestIndex()
+		sc.t.Fatalf("server %d did not catch up to index %d within 30s (at %d): %v", i, want, got, err)
+	}
+}
+
 // Addr returns server i's RPC address.
 func (sc *Servers) Addr(i int) string { return sc.addrs[i] }
 

@@ -132,6 +132,7 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 	oldVersion = nomad.DefaultConfig().Version
 	sc.Stop(2)
 	sc.Restart(2)
+	sc.WaitCaughtUp(2)
 	poll(t, 10*time.Second, "every server advertises the new version", func() (bool, string) {
 		for _, m := range sc.Leader().Members() {
 			if (m.Status.String() == "alive" || m.Status.String() == "failed") && m.Tags["build"] != oldVersion {
