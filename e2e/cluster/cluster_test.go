@@ -476,10 +476,17 @@ func rollingRestart(t *testing.T, serverExtra string, maxGaps int) {
 	<-tasksDone
 	t.Logf("spans with no known leader during the rolling restart: %v", gaps)
 	must.SliceEmpty(t, taskErrs)
-	must.LessEq(t, maxGaps, len(gaps), must.Sprintf("spans without a leader: %v", gaps))
+	// A leader that hands over before it stops (leave_on_terminate) leaves
+	// at most a blink (the transfer itself, tens of milliseconds, seen by
+	// a 50 ms poll) instead of an election.
+	var long []time.Duration
 	for _, g := range gaps {
 		must.Less(t, 10*time.Second, g, must.Sprintf("an election takes seconds: %v", gaps))
+		if g > 500*time.Millisecond {
+			long = append(long, g)
+		}
 	}
+	must.LessEq(t, maxGaps, len(long), must.Sprintf("spans without a leader longer than a handover: %v", gaps))
 	must.NoError(t, c.nodesReady())
 }
 
