@@ -182,7 +182,15 @@ func TestCluster_EligibilityAndPurge(t *testing.T) {
 	must.ErrorIs(t, err, structs.ErrInvalidRequest)
 	must.StrContains(t, err.Error(), "Eligibility")
 
-	drainNode(t, c, nodeID, &structs.DrainSpec{})
+	// A job pinned to the node keeps the drain going (its allocation has
+	// nowhere to move before the deadline), so the refusal is checked
+	// while the node really drains.
+	pinned := disconnectJob()
+	pinned.ID = "pinned"
+	pinned.Constraints = []*structs.Constraint{{LTarget: "${node.unique.name}", RTarget: node().Name, Operand: "="}}
+	runOne(t, c, pinned)
+	drainNode(t, c, nodeID, &structs.DrainSpec{Deadline: time.Hour})
+	must.NotNil(t, node().DrainStrategy, must.Sprint("the drain is still going"))
 	must.ErrorIs(t, setElig(structs.NodeSchedulingEligible), structs.ErrInvalidRequest)
 	var resp structs.NodeDrainUpdateResponse
 	must.NoError(t, c.Server.RPC("Node.UpdateDrain", &structs.NodeUpdateDrainRequest{NodeID: nodeID, MarkEligible: true}, &resp))

@@ -80,7 +80,9 @@ func TestByteBudget(t *testing.T) {
 // is free again afterwards. (Issue 5's 150 bodies of 15 MiB, scaled down
 // with the budget so the test stays small.)
 func TestHTTP_ConcurrentBodiesStayWithinBudget(t *testing.T) {
-	limits := bodyLimits{budget: newByteBudget(4 << 20), wait: time.Minute, readTimeout: time.Minute}
+	// The wait is generous: under the race detector parsing a 1 MiB job
+	// file takes long, and a request must wait its turn, not give up.
+	limits := bodyLimits{budget: newByteBudget(4 << 20), wait: 10 * time.Minute, readTimeout: 10 * time.Minute}
 	srv := limitedServer(t, limits)
 	body := parseBody(t, 1<<20)
 
