@@ -501,3 +501,87 @@ func envSeconds(t *testing.T, name string, def int) int {
 	}
 	return n
 }
+
+func (nc *netCluster) nodeID(name string) string {
+	nc.t.Helper()
+	nodes, _, err := nc.anyServer().api().Nodes().List(nil)
+	must.NoError(nc.t, err)
+	for _, n := range nodes {
+		if n.Name == name {
+			return n.ID
+		}
+	}
+	nc.t.Fatalf("no node %s", name)
+	return ""
+}
+
+// A system job's allocation on a cut-off node goes unknown and is never
+// placed elsewhere (the other node has its own); on the heal it resumes.
+func TestPartition_SystemJob(t *testing.T) {
+	nc := newNetCluster(t, 3, 2)
+	nc.start()
+	job := edgeJob("agent", 1, time.Hour)
+	job.Type = new("system")
+	job.TaskGroups[0].Count = nil
+	job.TaskGroups[0].ReschedulePolicy = nil
+	job.TaskGroups[0].Constraints = nil
+	_, _, err := nc.anyServer().api().Jobs().Register(job, nil)
+	must.NoError(t, err)
+	as := nc.waitAllocs("agent", "one allocation per node", settle, func(as []allocView) bool {
+		return len(as) == 2 && len(running(as)) == 2
+	})
+	cutOff, other := as[0], as[1]
+
+	heal := nc.cut(cutOff.Node, linkDown)
+	nc.waitNode(cutOff.Node, "disconnected", settle)
+	nc.waitAllocs("agent", "the cut node's allocation unknown", settle, func(as []allocView) bool {
+		return len(as) == 2 && find(as, cutOff.ID).Client == "unknown"
+	})
+	holdFor(t, 3*time.Second, "nothing placed elsewhere", func() error {
+		as, err := nc.allocs("agent")
+		if err == nil && len(as) != 2 {
+			err = fmt.Errorf("%d allocations: %s", len(as), describeAllocs(as))
+		}
+		return err
+	})
+	heal()
+	nc.waitNode(cutOff.Node, "ready", settle)
+	final := nc.waitAllocs("agent", "both running", settle, func(as []allocView) bool { return len(running(as)) == 2 && len(as) == 2 })
+	mustResume(t, cutOff, final)
+	mustResume(t, other, final)
+}
+
+// A drain of a disconnected node is accepted: its unknown allocation is
+// stopped and replaced on the other node, and the drain completes when
+// the node returns (its task then killed).
+func TestPartition_DrainDisconnectedNode(t *testing.T) {
+	nc := newNetCluster(t, 3, 2)
+	nc.start()
+	job := edgeJob("drained", 1, time.Hour)
+	job.TaskGroups[0].ReschedulePolicy = nil // the drain, not a reschedule, moves it
+	orig := nc.run(job)[0]
+
+	heal := nc.cut(orig.Node, linkDown)
+	nc.waitNode(orig.Node, "disconnected", settle)
+	id := nc.nodeID(orig.Node)
+	api := nc.anyServer().api()
+	_, err := api.Nodes().UpdateDrain(id, &nomadapi.DrainSpec{Deadline: time.Minute}, false, nil)
+	must.NoError(t, err)
+	nc.waitAllocs("drained", "the unknown allocation migrated", settle, func(as []allocView) bool {
+		r := running(as)
+		return len(as) == 2 && find(as, orig.ID).Desired == "stop" && len(r) == 1 && r[0].Node != orig.Node
+	})
+
+	heal()
+	nc.waitNode(orig.Node, "ready", settle)
+	nc.waitAllocs("drained", "the original's task killed on its return", settle, func(as []allocView) bool {
+		return find(as, orig.ID).PID == 0 && len(running(as)) == 1
+	})
+	pollUntil(t, settle, "the drain complete", func() (bool, string) {
+		n, _, err := api.Nodes().Info(id, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.DrainStrategy == nil, fmt.Sprintf("drain strategy %+v", n.DrainStrategy)
+	})
+}
