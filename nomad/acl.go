@@ -125,7 +125,7 @@ func (s *Server) authorizeList(secret, ns, c string) (func(ns string) bool, erro
 	if ns == state.AllNamespaces {
 		return s.nsFilter(secret)
 	}
-	if err := s.authorize(secret, nsCap(ns, c)); err != nil {
+	if err := s.authorizeNamespace(secret, ns, c); err != nil {
 		return nil, err
 	}
 	return func(string) bool { return true }, nil
