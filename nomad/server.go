@@ -69,6 +69,9 @@ type Server struct {
 
 	rand *lockedRand
 
+	// aclCache keeps compiled ACL policies; see resolveToken.
+	aclCache *aclCache
+
 	shutdown   atomic.Bool
 	shutdownCh chan struct{}
 	wg         sync.WaitGroup
@@ -111,6 +114,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		reconcileCh: make(chan struct{}, 1),
 		conns:       map[net.Conn]struct{}{},
 		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
+		aclCache:    newACLCache(aclCacheSize),
 	}
 
 	s.evalBroker, err = NewEvalBroker(EvalBrokerConfig{
