@@ -2,11 +2,13 @@ package state
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
 )
 
 // A new store already has the default namespace, so every job submitted
@@ -110,4 +112,69 @@ func nsNames(ns []*structs.Namespace) []string {
 		out[i] = n.Name
 	}
 	return out
+}
+
+// After any sequence of namespace upserts and deletes and of job
+// registers and stops, in any order: the default namespace exists, every
+// job that is not dead is in a namespace that exists (no live job is
+// orphaned by a delete), and a delete succeeds exactly when the model
+// says it may.
+func TestProperty_NamespacesNeverOrphanLiveJobs(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := testStateStore(t)
+		names := []string{"default", "fleet", "lab"}
+		exists := map[string]bool{"default": true}
+		live := map[string]bool{} // namespace/job of a job that is not dead
+		jobsIn := func(ns string) bool {
+			for k, v := range live {
+				if v && strings.HasPrefix(k, ns+"/") {
+					return true
+				}
+			}
+			return false
+		}
+		index := uint64(10)
+		for range rapid.IntRange(1, 40).Draw(t, "steps") {
+			index++
+			ns := rapid.SampledFrom(names).Draw(t, "ns")
+			jobID := rapid.SampledFrom([]string{"a", "b"}).Draw(t, "job")
+			switch rapid.IntRange(0, 3).Draw(t, "op") {
+			case 0:
+				must.NoError(t, s.UpsertNamespaces(index, []*structs.Namespace{{Name: ns}}))
+				exists[ns] = true
+			case 1:
+				err := s.DeleteNamespaces(index, []string{ns})
+				mayDelete := ns != structs.DefaultNamespace && exists[ns] && !jobsIn(ns)
+				must.Eq(t, mayDelete, err == nil, must.Sprintf("delete %s: %v", ns, err))
+				if err == nil {
+					exists[ns] = false
+				}
+			case 2:
+				if s.NamespaceExists(ns) != nil {
+					continue // the FSM refuses it; the endpoint never sends it
+				}
+				job := mock.Job()
+				job.ID, job.Namespace = jobID, ns
+				must.NoError(t, s.UpsertJob(index, 0, job))
+				live[ns+"/"+jobID] = true
+			case 3:
+				job, err := s.JobByID(nil, ns, jobID)
+				must.NoError(t, err)
+				if job == nil {
+					continue
+				}
+				stopped := job.Copy()
+				stopped.Stop = true
+				must.NoError(t, s.UpsertJob(index, 0, stopped))
+				live[ns+"/"+jobID] = false
+			}
+			must.NoError(t, s.NamespaceExists(structs.DefaultNamespace))
+			jobs := drain[*structs.Job](t, mustIter(s.Jobs(nil)))
+			for _, j := range jobs {
+				if j.Status != structs.JobStatusDead {
+					must.NoError(t, s.NamespaceExists(j.Namespace), must.Sprintf("live job %s", j.ID))
+				}
+			}
+		}
+	})
 }
