@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -119,4 +120,46 @@ func TestAgent_Namespaces_ACL(t *testing.T) {
 	must.NoError(t, err)
 	_, _, err = anon.Namespaces().List(nil)
 	must.NoError(t, err, must.Sprint("the list is filtered, not refused"))
+
+	_, err = mgmt.ACLPolicies().Upsert(&nomadapi.ACLPolicy{Name: "fleet-writer", Rules: `namespace "fleet" { policy = "write" }`}, nil)
+	must.NoError(t, err)
+	writerTok, _, err := mgmt.ACLTokens().Create(&nomadapi.ACLToken{Name: "w", Type: "client", Policies: []string{"fleet-writer"}}, nil)
+	must.NoError(t, err)
+	writer, err := nomadapi.NewClient(&nomadapi.Config{Address: dev.HTTPAddr, SecretID: writerTok.SecretID})
+	must.NoError(t, err)
+	_, err = writer.Namespaces().Register(&nomadapi.Namespace{Name: "fleet", Description: "mine now"}, nil)
+	must.ErrorContains(t, err, "403")
+	must.ErrorContains(t, err, "management token")
+	_, err = writer.Namespaces().Delete("fleet", nil)
+	must.ErrorContains(t, err, "403")
+	seen, _, err := writer.Namespaces().List(nil)
+	must.NoError(t, err)
+	must.Len(t, 1, seen)
+	must.Eq(t, "fleet", seen[0].Name)
+}
+
+// GET /v1/namespaces is a blocking query: a watcher waiting on the index
+// it last saw is answered when a namespace is written, with the new index.
+func TestAgent_Namespaces_Blocking(t *testing.T) {
+	dev := agenttest.NewDevAgent(t, nil)
+	c, err := nomadapi.NewClient(&nomadapi.Config{Address: dev.HTTPAddr})
+	must.NoError(t, err)
+	_, qm, err := c.Namespaces().List(nil)
+	must.NoError(t, err)
+	type answer struct {
+		list []*nomadapi.Namespace
+		qm   *nomadapi.QueryMeta
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		list, meta, err := c.Namespaces().List(&nomadapi.QueryOptions{WaitIndex: qm.LastIndex, WaitTime: time.Minute})
+		done <- answer{list, meta, err}
+	}()
+	_, err = c.Namespaces().Register(&nomadapi.Namespace{Name: "fleet"}, nil)
+	must.NoError(t, err)
+	got := <-done
+	must.NoError(t, got.err)
+	must.Greater(t, qm.LastIndex, got.qm.LastIndex)
+	must.Len(t, 2, got.list)
 }
