@@ -81,6 +81,9 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 	if resp, ok := f.applyACL(t, buf, l.Index); ok {
 		return resp
 	}
+	if resp, ok := f.applyNamespace(t, buf, l.Index); ok {
+		return resp
+	}
 	// An unknown type means a newer server wrote this entry: refusing to
 	// go on is safer than silently diverging from the other servers.
 	panic(fmt.Errorf("raft entry %d has unknown message type %d", l.Index, t))
@@ -140,6 +143,12 @@ func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
 		return fmt.Errorf("decoding job register: %w", err)
 	}
 	st := f.State()
+	// The endpoint checked the namespace too, but a delete of it may have
+	// gone through raft in between; the FSM is the one writer, so this
+	// check and the write below see the same state.
+	if err := st.NamespaceExists(req.Job.Namespace); err != nil {
+		return err
+	}
 	if err := st.UpsertJob(index, req.SubmitTime, req.Job); err != nil {
 		return err
 	}
@@ -352,52 +361,18 @@ func (f *nomadFSM) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
+// restoreRecord decodes the next object of the stream, of the given kind,
+// into the restore. Every kind the store persists is known here through
+// state.NewSnapshotObject, so a new table cannot be forgotten.
 func restoreRecord(r *state.StateRestore, dec *codec.Decoder, kind state.SnapshotKind) error {
-	decodeInto := func(obj any) error {
-		if err := dec.Decode(obj); err != nil {
-			return fmt.Errorf("decoding snapshot record of kind %d: %w", kind, err)
-		}
-		return nil
+	obj, err := state.NewSnapshotObject(kind)
+	if err != nil {
+		return fmt.Errorf("snapshot record: %w", err)
 	}
-	switch kind {
-	case state.SnapshotNode:
-		var n structs.Node
-		if err := decodeInto(&n); err != nil {
-			return err
-		}
-		return r.NodeRestore(&n)
-	case state.SnapshotJob:
-		var j structs.Job
-		if err := decodeInto(&j); err != nil {
-			return err
-		}
-		return r.JobRestore(&j)
-	case state.SnapshotEval:
-		var e structs.Evaluation
-		if err := decodeInto(&e); err != nil {
-			return err
-		}
-		return r.EvalRestore(&e)
-	case state.SnapshotAlloc:
-		var a structs.Allocation
-		if err := decodeInto(&a); err != nil {
-			return err
-		}
-		return r.AllocRestore(&a)
-	case state.SnapshotJobSummary:
-		var s structs.JobSummary
-		if err := decodeInto(&s); err != nil {
-			return err
-		}
-		return r.JobSummaryRestore(&s)
-	case state.SnapshotIndex:
-		var e state.IndexEntry
-		if err := decodeInto(&e); err != nil {
-			return err
-		}
-		return r.IndexRestore(&e)
+	if err := dec.Decode(obj); err != nil {
+		return fmt.Errorf("decoding snapshot record of kind %s: %w", kind, err)
 	}
-	return fmt.Errorf("snapshot has unknown record kind %d", kind)
+	return r.RestoreObject(kind, obj)
 }
 
 type fsmSnapshot struct {

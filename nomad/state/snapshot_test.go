@@ -34,6 +34,7 @@ func populated(t *testing.T) *StateStore {
 	must.NoError(t, s.UpdateAllocsFromClient(15, []*structs.Allocation{clientUpdate(allocs[1].ID, structs.AllocClientStatusFailed)}))
 	must.NoError(t, s.BootstrapACLTokens(16, mockManagementToken()))
 	must.NoError(t, s.UpsertACLPolicies(17, []*structs.ACLPolicy{{Name: "ro", Rules: `node { policy = "read" }`}}))
+	must.NoError(t, s.UpsertNamespaces(18, []*structs.Namespace{{Name: "fleet", Meta: map[string]string{"site": "north"}}}))
 	return s
 }
 

@@ -35,6 +35,8 @@ const (
 	NodeUpdateDrainRequestType
 	NodeUpdateEligibilityRequestType
 	NodePurgeRequestType
+	NamespaceUpsertRequestType
+	NamespaceDeleteRequestType
 )
 
 func (t MessageType) String() string {
@@ -42,7 +44,8 @@ func (t MessageType) String() string {
 		"JobDeregister", "EvalUpdate", "EvalDelete", "AllocUpdate", "AllocClientUpdate",
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
 		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
-		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge"}
+		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
+		"NamespaceUpsert", "NamespaceDelete"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -90,6 +90,16 @@ func raftRequests() map[structs.MessageType]any {
 		structs.NodePurgeRequestType: &structs.NodePurgeRequest{
 			NodeID: "node-a", Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
 		},
+		structs.NamespaceUpsertRequestType: &structs.NamespaceUpsertRequest{
+			Namespaces: []*structs.Namespace{{
+				Name: "fleet", Description: "edge fleet", Quota: "q", Meta: map[string]string{"team": "edge"},
+				CreateIndex: 3, ModifyIndex: 4,
+			}},
+			WriteRequest: fullWriteRequest(),
+		},
+		structs.NamespaceDeleteRequestType: &structs.NamespaceDeleteRequest{
+			Namespaces: []string{"fleet"}, WriteRequest: fullWriteRequest(),
+		},
 	}
 }
 
@@ -98,7 +108,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.NodePurgeRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.NamespaceDeleteRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))
