@@ -1,0 +1,385 @@
+package cluster
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+)
+
+var (
+	chaosDuration = flag.Duration("chaos.duration", 0, "run TestChaos for this long (0: skip it)")
+	chaosSeed     = flag.Uint64("chaos.seed", 0, "TestChaos's seed (0: a random one, printed)")
+)
+
+// chaosJob is one job of the chaos run and what the checker expects of it.
+type chaosJob struct {
+	job *nomadapi.Job
+	// system: one allocation per ready node instead of count.
+	system bool
+}
+
+// chaosJobs are jobs with and without windows, with each reconcile
+// strategy, service and system.
+func chaosJobs() []chaosJob {
+	withReconcile := func(id string, count int, window time.Duration, reconcile string) *nomadapi.Job {
+		j := edgeJob(id, count, 0)
+		j.TaskGroups[0].Disconnect = &nomadapi.DisconnectStrategy{LostAfter: &window, Reconcile: &reconcile}
+		return j
+	}
+	sys := edgeJob("sys", 1, time.Hour)
+	sys.Type = new("system")
+	sys.TaskGroups[0].Count = nil
+	sys.TaskGroups[0].ReschedulePolicy = nil
+	sys.TaskGroups[0].Constraints = nil
+	return []chaosJob{
+		{job: withReconcile("best", 2, time.Hour, "best_score")},
+		{job: withReconcile("orig", 1, time.Hour, "keep_original")},
+		{job: withReconcile("repl", 1, time.Hour, "keep_replacement")},
+		{job: withReconcile("longest", 1, time.Hour, "longest_running")},
+		{job: withReconcile("short", 1, 15*time.Second, "best_score")},
+		{job: edgeJob("plain", 2, 0)},
+		{job: sys, system: true},
+	}
+}
+
+// chaos is one run's state: what it did, and what it saw of every
+// allocation.
+type chaos struct {
+	t    *testing.T
+	nc   *netCluster
+	rng  *rand.Rand
+	seed uint64
+	jobs []chaosJob
+	// cuts are the clients cut off now, with their heals.
+	cuts map[string]func()
+	// down are agents the run stopped, to start again.
+	down   map[*agentProc]bool
+	events []string
+	counts map[string]int
+	// pids is the task process each allocation ran with when first seen
+	// running; seen every allocation ever listed.
+	pids   map[string]int
+	seen   map[string]bool
+	rounds int
+}
+
+func (c *chaos) logf(kind, format string, args ...any) {
+	c.counts[kind]++
+	line := fmt.Sprintf("%s %-14s %s", time.Now().Format("15:04:05.000"), kind, fmt.Sprintf(format, args...))
+	c.events = append(c.events, line)
+	c.t.Log(line)
+}
+
+// The chaos run (`make chaos`; -chaos.duration, -chaos.seed): three
+// servers and four clients, each in its own network namespace, seven jobs
+// (windows with each reconcile strategy, a short window, none, a system
+// job). In rounds, random faults: clients cut by link loss or silent drop
+// and healed, the leader killed, servers restarted, client agents killed
+// and restarted. After each round everything is healed and started, and
+// the checker asserts, once the cluster settles: exactly count allocations
+// running per group (one per node for the system job); nothing unknown;
+// no task of a running allocation restarted or given a new process; no
+// allocation missing from the state; no evaluation pending past its time;
+// every server answering with one leader; no agent panicked. On a failure
+// it prints the seed, the event log and the cluster's state.
+func TestChaos(t *testing.T) {
+	if *chaosDuration == 0 {
+		t.Skip("chaos run: give -chaos.duration (make chaos)")
+	}
+	seed := *chaosSeed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	t.Logf("chaos seed %d, duration %v (run again with -chaos.seed=%d)", seed, *chaosDuration, seed)
+	nc := newNetCluster(t, 3, 4)
+	c := &chaos{
+		t: t, nc: nc, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6e6f6d6164)),
+		jobs: chaosJobs(), cuts: map[string]func(){}, down: map[*agentProc]bool{},
+		counts: map[string]int{}, pids: map[string]int{}, seen: map[string]bool{},
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("chaos seed %d failed after %d rounds; events:\n%s\nstate:\n%s", seed, c.rounds, strings.Join(c.events, "\n"), c.state())
+		}
+	})
+	nc.start()
+	api := nc.anyServer().api()
+	for _, j := range c.jobs {
+		_, _, err := api.Jobs().Register(j.job, nil)
+		if err != nil {
+			t.Fatalf("registering %s: %v", *j.job.ID, err)
+		}
+	}
+	c.settle()
+
+	end := time.Now().Add(*chaosDuration)
+	for time.Now().Before(end) {
+		c.rounds++
+		c.round()
+		c.settle()
+	}
+	t.Logf("chaos seed %d: %d rounds, events %v", seed, c.rounds, c.counts)
+}
+
+// round injects three to six faults with random pauses between them.
+func (c *chaos) round() {
+	for range 3 + c.rng.IntN(4) {
+		c.fault()
+		time.Sleep(time.Duration(1000+c.rng.IntN(7000)) * time.Millisecond) // the faults' duration, not a wait for logic
+	}
+}
+
+func (c *chaos) fault() {
+	switch k := c.rng.IntN(10); {
+	case k < 4:
+		c.cutOne()
+	case k < 6:
+		c.healOne()
+	case k < 7:
+		c.killLeader()
+	case k < 8:
+		c.restartServer()
+	default:
+		c.restartClient()
+	}
+}
+
+func (c *chaos) cutOne() {
+	if len(c.cuts) >= 2 { // two of four: room for replacements
+		c.healOne()
+		return
+	}
+	var free []string
+	for _, cl := range c.nc.clients {
+		if c.cuts[cl.name] == nil {
+			free = append(free, cl.name)
+		}
+	}
+	name := free[c.rng.IntN(len(free))]
+	mode := []cutMode{linkDown, silentDrop}[c.rng.IntN(2)]
+	c.cuts[name] = c.nc.cut(name, mode)
+	c.logf("cut", "%s (%s)", name, mode.name)
+}
+
+func (c *chaos) healOne() {
+	names := sortedKeys(c.cuts)
+	if len(names) == 0 {
+		return
+	}
+	name := names[c.rng.IntN(len(names))]
+	c.cuts[name]()
+	delete(c.cuts, name)
+	c.logf("heal", "%s", name)
+}
+
+func (c *chaos) serversDown() int {
+	n := 0
+	for _, s := range c.nc.servers {
+		if c.down[s] {
+			n++
+		}
+	}
+	return n
+}
+
+// startDown starts what the run stopped.
+func (c *chaos) startDown() {
+	for a := range c.down {
+		a.start()
+		delete(c.down, a)
+		c.logf("start", "%s", a.name)
+	}
+}
+
+func (c *chaos) killLeader() {
+	if c.serversDown() > 0 { // keep a quorum
+		c.startDown()
+		return
+	}
+	for _, s := range c.nc.servers {
+		if s.running() && s.leader() == s.rpcAddr() {
+			s.kill9()
+			c.down[s] = true
+			c.logf("kill-leader", "%s", s.name)
+			return
+		}
+	}
+}
+
+func (c *chaos) restartServer() {
+	if c.serversDown() > 0 {
+		c.startDown()
+		return
+	}
+	s := c.nc.servers[c.rng.IntN(len(c.nc.servers))]
+	s.stop()
+	s.start()
+	c.logf("restart-server", "%s", s.name)
+}
+
+func (c *chaos) restartClient() {
+	cl := c.nc.clients[c.rng.IntN(len(c.nc.clients))]
+	cl.kill9()
+	time.Sleep(time.Duration(500+c.rng.IntN(2500)) * time.Millisecond) // the agent's downtime
+	cl.start()
+	c.logf("restart-client", "%s (cut off: %v)", cl.name, c.cuts[cl.name] != nil)
+}
+
+// settle heals every cut, starts every agent, and waits for the checker
+// to pass.
+func (c *chaos) settle() {
+	c.t.Helper()
+	for _, name := range sortedKeys(c.cuts) {
+		c.cuts[name]()
+		delete(c.cuts, name)
+		c.logf("heal", "%s", name)
+	}
+	c.startDown()
+	took := pollUntil(c.t, 2*time.Minute, fmt.Sprintf("round %d settles with every invariant holding (seed %d)", c.rounds, c.seed), func() (bool, string) {
+		if err := c.check(); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	c.logf("settled", "round %d in %v", c.rounds, took.Round(time.Millisecond))
+	if err := c.checkLogs(); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// check is the invariants of a settled cluster. The process-identity
+// invariant is checked at every call, settled or not: a running
+// allocation's process never changes.
+func (c *chaos) check() error {
+	for _, s := range c.nc.servers {
+		if !s.running() {
+			return fmt.Errorf("%s is not running (exit %d)", s.name, s.exitCode())
+		}
+	}
+	leaders := map[string]bool{}
+	for _, s := range c.nc.servers {
+		leaders[s.leader()] = true
+	}
+	if len(leaders) != 1 || leaders[""] {
+		return fmt.Errorf("servers disagree on the leader: %v", sortedKeys(leaders))
+	}
+	if err := c.nc.nodesReady(); err != nil {
+		return err
+	}
+	api := c.nc.anyServer().api()
+	for _, j := range c.jobs {
+		if err := c.checkJob(j); err != nil {
+			return err
+		}
+	}
+	all, _, err := api.Allocations().List(nil)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, a := range all {
+		have[a.ID] = true
+	}
+	for id := range c.seen {
+		if !have[id] {
+			c.t.Fatalf("allocation %s is missing from the state", id)
+		}
+	}
+	return c.checkEvals(api)
+}
+
+func (c *chaos) checkJob(j chaosJob) error {
+	as, err := c.nc.allocs(*j.job.ID)
+	if err != nil {
+		return err
+	}
+	want := 0
+	if j.job.TaskGroups[0].Count != nil {
+		want = *j.job.TaskGroups[0].Count
+	}
+	if j.system {
+		want = len(c.nc.clients)
+	}
+	for _, a := range as {
+		c.seen[a.ID] = true
+		if a.Client == "unknown" {
+			return fmt.Errorf("%s: %s is unknown on a ready node", *j.job.ID, a)
+		}
+		if a.Desired != "run" || a.Client != "running" || a.PID == 0 {
+			continue
+		}
+		if first, ok := c.pids[a.ID]; !ok {
+			c.pids[a.ID] = a.PID
+		} else if first != a.PID || a.Restarts != 0 {
+			c.t.Fatalf("%s: %s restarted: first ran as pid %d", *j.job.ID, a, first)
+		}
+	}
+	if n := len(running(as)); n != want {
+		return fmt.Errorf("%s: %d allocations running, want %d: %s", *j.job.ID, n, want, describeAllocs(as))
+	}
+	return nil
+}
+
+// checkEvals fails on an evaluation still pending a minute after it was
+// created and past its WaitUntil.
+func (c *chaos) checkEvals(api *nomadapi.Client) error {
+	evals, _, err := api.Evaluations().List(nil)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	for _, e := range evals {
+		if e.Status != "pending" {
+			continue
+		}
+		created := time.Unix(0, e.CreateTime)
+		if now.Sub(created) > time.Minute && now.After(e.WaitUntil.Add(time.Minute)) {
+			return fmt.Errorf("eval %s (%s of %s) pending since %s", e.ID[:8], e.TriggeredBy, e.JobID, created.Format(time.TimeOnly))
+		}
+	}
+	return nil
+}
+
+// checkLogs fails when any agent's log shows a panic.
+func (c *chaos) checkLogs() error {
+	for _, a := range c.nc.all() {
+		log := a.log()
+		for _, bad := range []string{"panic:", "fatal error:", "[PANIC]"} {
+			if i := strings.Index(log, bad); i >= 0 {
+				return fmt.Errorf("%s's log shows %q:\n%s", a.name, bad, log[max(0, i-500):min(len(log), i+3000)])
+			}
+		}
+	}
+	return nil
+}
+
+// state describes nodes and allocations for a failure report.
+func (c *chaos) state() string {
+	var b strings.Builder
+	api := c.nc.anyServer().api()
+	if nodes, _, err := api.Nodes().List(nil); err == nil {
+		for _, n := range nodes {
+			fmt.Fprintf(&b, "node %s %s %s\n", n.ID[:8], n.Name, n.Status)
+		}
+	}
+	for _, j := range c.jobs {
+		as, err := c.nc.allocs(*j.job.ID)
+		fmt.Fprintf(&b, "job %s: %s %v\n", *j.job.ID, describeAllocs(as), err)
+	}
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
