@@ -585,3 +585,122 @@ func TestPartition_DrainDisconnectedNode(t *testing.T) {
 		return n.DrainStrategy == nil, fmt.Sprintf("drain strategy %+v", n.DrainStrategy)
 	})
 }
+
+// partitionTimes is one cut and heal as the servers reported it, each
+// from the moment the link failed or worked again.
+type partitionTimes struct {
+	disconnected, unknown, replaced time.Duration // from the cut
+	ready, running                  time.Duration // from the heal
+}
+
+// measureCut cuts the node running the job's one kept allocation, and
+// polls the HTTP API every 50 ms until the node is disconnected, the
+// allocation unknown and its replacement running; then heals and polls
+// until the node is ready and one allocation runs with no other left
+// desired to run.
+func (nc *netCluster) measureCut(jobID string, mode cutMode) partitionTimes {
+	nc.t.Helper()
+	as, err := nc.allocs(jobID)
+	must.NoError(nc.t, err)
+	r := running(as)
+	must.SliceLen(nc.t, 1, r)
+	orig := r[0]
+
+	var pt partitionTimes
+	heal := nc.cut(orig.Node, mode)
+	cutAt := time.Now()
+	pollUntil(nc.t, settle, "disconnected, unknown, replaced", func() (bool, string) {
+		st := nc.nodeStatus(orig.Node)
+		as, err := nc.allocs(jobID)
+		if err != nil {
+			return false, err.Error()
+		}
+		since := time.Since(cutAt)
+		if pt.disconnected == 0 && st == "disconnected" {
+			pt.disconnected = since
+		}
+		if pt.unknown == 0 && find(as, orig.ID).Client == "unknown" {
+			pt.unknown = since
+		}
+		if r := running(as); pt.replaced == 0 && len(r) == 1 && r[0].ID != orig.ID {
+			pt.replaced = since
+		}
+		return pt.disconnected > 0 && pt.unknown > 0 && pt.replaced > 0, "node " + st + ": " + describeAllocs(as)
+	})
+	heal()
+	healAt := time.Now()
+	pollUntil(nc.t, settle, "ready, one copy running", func() (bool, string) {
+		st := nc.nodeStatus(orig.Node)
+		as, err := nc.allocs(jobID)
+		if err != nil {
+			return false, err.Error()
+		}
+		since := time.Since(healAt)
+		if pt.ready == 0 && st == "ready" {
+			pt.ready = since
+		}
+		desired := 0
+		for _, a := range as {
+			if a.Desired == "run" {
+				desired++
+			}
+		}
+		if pt.running == 0 && find(as, orig.ID).Client != "unknown" && len(running(as)) == 1 && desired == 1 {
+			pt.running = since
+		}
+		return pt.ready > 0 && pt.running > 0, "node " + st + ": " + describeAllocs(as)
+	})
+	return pt
+}
+
+// The figures of docs/benchmarks.md ("Partitions on real namespaces"):
+// NOMAD_E2E_FIGURE_RUNS cuts (default 2; the docs' figures are from 10)
+// per mode of the node running a two-client job's one allocation, each
+// until the replacement runs, then healed. Asserted: detection within
+// TTL + grace + 1 s (4 s), and heal → node ready and one copy running,
+// median ≤ 1.5 s, max ≤ 3 s.
+func TestPartition_Figures(t *testing.T) {
+	for _, mode := range []cutMode{linkDown, silentDrop} {
+		t.Run(strings.ReplaceAll(mode.name, " ", "_"), func(t *testing.T) {
+			nc := newNetCluster(t, 3, 2)
+			nc.start()
+			nc.run(edgeJob("fig", 1, time.Hour))
+			runs := envSeconds(t, "NOMAD_E2E_FIGURE_RUNS", 2)
+			var all []partitionTimes
+			for i := range runs {
+				pt := nc.measureCut("fig", mode)
+				t.Logf("%s run %d: cut → disconnected %v, unknown %v, replacement running %v; heal → ready %v, one copy running %v",
+					mode.name, i+1, pt.disconnected, pt.unknown, pt.replaced, pt.ready, pt.running)
+				all = append(all, pt)
+			}
+			for _, f := range []struct {
+				what   string
+				get    func(partitionTimes) time.Duration
+				median time.Duration // 0: not asserted
+				max    time.Duration
+			}{
+				{"cut → node disconnected", func(p partitionTimes) time.Duration { return p.disconnected }, 0, 4 * time.Second},
+				{"cut → allocation unknown", func(p partitionTimes) time.Duration { return p.unknown }, 0, 0},
+				{"cut → replacement running", func(p partitionTimes) time.Duration { return p.replaced }, 0, 0},
+				{"heal → node ready", func(p partitionTimes) time.Duration { return p.ready }, 1500 * time.Millisecond, 3 * time.Second},
+				{"heal → one copy running", func(p partitionTimes) time.Duration { return p.running }, 1500 * time.Millisecond, 3 * time.Second},
+			} {
+				var ds []time.Duration
+				for _, p := range all {
+					ds = append(ds, f.get(p))
+				}
+				s := slices.Clone(ds)
+				slices.Sort(s)
+				lo, med, hi := s[0], s[len(s)/2], s[len(s)-1]
+				t.Logf("FIGURE %s, %s, %d runs: min %v median %v max %v", mode.name, f.what, runs,
+					lo.Round(10*time.Millisecond), med.Round(10*time.Millisecond), hi.Round(10*time.Millisecond))
+				if f.median > 0 {
+					must.LessEq(t, f.median, med, must.Sprintf("median %s", f.what))
+				}
+				if f.max > 0 {
+					must.LessEq(t, f.max, hi, must.Sprintf("slowest %s", f.what))
+				}
+			}
+		})
+	}
+}
