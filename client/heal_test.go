@@ -117,6 +117,45 @@ func TestClient_HealsWithinOneRetry(t *testing.T) {
 	})
 }
 
+// A link that drops packets instead of refusing them (silent loss, TCP
+// retransmitting into a blackhole) fails no call: the heartbeat in flight
+// waits out the outage and then goes through. The servers meanwhile went
+// a TTL without hearing the node and marked it disconnected. The client
+// must notice the gap itself and heal as after a failed call: push, then
+// heartbeat at once, so the node is ready within about a second, not a
+// heartbeat interval (5-7.5 s at this TTL) later.
+func TestClient_HealsAfterAStalledLink(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := clienttest.NewFakeServer()
+		defer srv.Close()
+		srv.SetHeartbeatTTL(10 * time.Second)
+		c := newTestClient(t, srv, testClientOpts{})
+		defer c.Destroy()
+		waitReady(t, c)
+		a := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "10h"})
+		srv.UpsertAllocs(a)
+		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
+
+		for range 5 {
+			srv.Stall()
+			time.Sleep(15 * time.Second) // past TTL + grace
+			srv.SetNodeStatus(c.NodeID(), structs.NodeStatusDisconnected)
+			srv.MarkUnknown(a.ID)
+			time.Sleep(20 * time.Second)
+
+			srv.Heal()
+			healed := time.Now()
+			srv.WaitFor(t, time.Minute, func(v *clienttest.View) (bool, string) {
+				n, al := v.Node(c.NodeID()), v.Alloc(a.ID)
+				return n.Status == structs.NodeStatusReady && al.ClientStatus == structs.AllocClientStatusRunning,
+					"node " + n.Status + ", " + clienttest.DescribeAlloc(al)
+			})
+			took := time.Since(healed)
+			must.LessEq(t, 1500*time.Millisecond, took, must.Sprintf("heal after a stalled link took %v", took))
+		}
+	})
+}
+
 // A server that lost its state (no data dir, a fresh cluster) answers the
 // next heartbeat with "node not found". The client registers again at
 // once and lists its allocations from scratch rather than from an index

@@ -107,6 +107,7 @@ func (c *Client) heartbeatUntilReregister() bool {
 	var out outage
 	for {
 		start := c.clock.Now()
+		prev, ttl := c.LastHeartbeat(), c.HeartbeatTTL()
 		err := c.heartbeat()
 		now := c.clock.Now()
 		var wait time.Duration
@@ -114,6 +115,13 @@ func (c *Client) heartbeatUntilReregister() bool {
 		case err == nil:
 			if d := out.ended(now); d > 0 {
 				c.logger.Info("servers reachable again", "outage", d)
+				c.linkBack()
+			} else if gap := now.Sub(prev); ttl > 0 && gap > ttl {
+				// No call failed, yet the servers went a TTL without
+				// hearing the node: a link that dropped packets instead
+				// of refusing them held this heartbeat until it healed.
+				// The servers will have marked the node disconnected.
+				c.logger.Info("servers heard the node again after a gap longer than its TTL", "gap", gap, "ttl", ttl)
 				c.linkBack()
 			}
 			r.reset()

@@ -35,6 +35,8 @@ type FakeServer struct {
 	errs    map[string]error
 	cut     bool
 	cutCh   chan struct{} // closed when the link is cut
+	// stallCh, while set, holds every call until Heal closes it.
+	stallCh chan struct{}
 	changed chan struct{} // closed and replaced when the index moves
 	// observed is closed and replaced on every recorded call or change,
 	// heartbeats included, for WaitFor.
@@ -109,10 +111,25 @@ func (s *FakeServer) Cut() {
 	}
 }
 
+// Stall makes the link drop packets without failing calls, as TCP over a
+// blackholed route does: every call from now on waits, unanswered and
+// without an error, until Heal, then goes through.
+func (s *FakeServer) Stall() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stallCh == nil {
+		s.stallCh = make(chan struct{})
+	}
+}
+
 // Heal makes the server reachable again.
 func (s *FakeServer) Heal() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stallCh != nil {
+		close(s.stallCh)
+		s.stallCh = nil
+	}
 	if s.cut {
 		s.cut = false
 		s.cutCh = make(chan struct{})
@@ -149,6 +166,16 @@ func (s *FakeServer) observeLocked() {
 
 // RPC implements client.RPCHandler.
 func (s *FakeServer) RPC(method string, args, reply any) error {
+	s.mu.Lock()
+	stall := s.stallCh
+	s.mu.Unlock()
+	if stall != nil {
+		select {
+		case <-stall:
+		case <-s.closed:
+			return ErrUnreachable
+		}
+	}
 	s.mu.Lock()
 	err, cut, cutCh := s.errs[method], s.cut, s.cutCh
 	s.mu.Unlock()
