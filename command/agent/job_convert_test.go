@@ -74,6 +74,7 @@ job "edge" {
       kill_timeout = "9s"
       kill_signal  = "SIGINT"
       leader       = true
+      user         = "app"
       config {
         command = "/bin/sleep"
         args    = ["60"]
