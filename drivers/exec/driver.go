@@ -94,7 +94,7 @@ func (d *Driver) Fingerprint() *drivers.Fingerprint {
 		Healthy:           true,
 		HealthDescription: drivers.HealthDescHealthy,
 		Attributes: map[string]string{
-			"driver." + Name:            "1",
+			"driver." + Name:             "1",
 			"driver." + Name + ".cgroup": "v" + strconv.Itoa(version),
 		},
 	}

@@ -44,4 +44,6 @@ func (d *Driver) StopTask(string, time.Duration, string) error { return drivers.
 func (d *Driver) DestroyTask(string, bool) error { return drivers.ErrTaskNotFound }
 
 // InspectTask implements drivers.Driver.
-func (d *Driver) InspectTask(string) (*drivers.TaskStatus, error) { return nil, drivers.ErrTaskNotFound }
+func (d *Driver) InspectTask(string) (*drivers.TaskStatus, error) {
+	return nil, drivers.ErrTaskNotFound
+}
