@@ -183,8 +183,35 @@ func mountProc(root string) error {
 	if err := unix.Mount("proc", target, "proc", flags, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
+	// The kernel's knobs stay read-only and its memory and secrets hidden
+	// even from a root task: /proc/sysrq-trigger alone could reboot the node.
+	for _, p := range procReadOnly {
+		dst := filepath.Join(target, p)
+		if _, err := os.Stat(dst); err != nil {
+			continue
+		}
+		if err := bind(root, bindMount{Source: dst, Target: filepath.Join("/proc", p), ReadOnly: true}); err != nil {
+			return err
+		}
+	}
+	for _, p := range procMasked {
+		dst := filepath.Join(target, p)
+		if _, err := os.Stat(dst); err != nil {
+			continue
+		}
+		if err := unix.Mount("/dev/null", dst, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("masking /proc/%s: %w", p, err)
+		}
+	}
 	return nil
 }
+
+// procReadOnly and procMasked follow what container runtimes do to a
+// container's /proc.
+var (
+	procReadOnly = []string{"bus", "fs", "irq", "sys", "sysrq-trigger"}
+	procMasked   = []string{"kcore", "keys", "latency_stats", "sched_debug", "timer_list", "timer_stats"}
+)
 
 // taskDevices are the device nodes a task gets, bound from the host's.
 var taskDevices = []string{"null", "zero", "full", "random", "urandom", "tty"}

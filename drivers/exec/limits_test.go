@@ -111,3 +111,20 @@ func TestStartTask_Capabilities(t *testing.T) {
 		})
 	}
 }
+
+// Even a root task cannot write the kernel's knobs in /proc or read its
+// memory: sysrq-trigger would let it reboot the node.
+func TestStartTask_ProcHardened(t *testing.T) {
+	needIsolation(t)
+	d := newTestDriver(t, nil)
+	cfg := newTaskConfig(t, "/bin/sh", "-c", `
+		{ echo 1 > /proc/sys/kernel/ns_last_pid; } 2>/dev/null && echo sys-writable || echo sys-read-only
+		if [ -e /proc/sysrq-trigger ]; then
+			{ echo h > /proc/sysrq-trigger; } 2>/dev/null && echo sysrq-writable || echo sysrq-read-only
+		else echo sysrq-read-only; fi
+		if [ -e /proc/kcore ]; then wc -c < /proc/kcore; else echo 0; fi`)
+	cfg.User = "root"
+	res, out := runScript(t, d, cfg)
+	must.True(t, res.Successful(), must.Sprint(res))
+	must.Eq(t, []string{"sys-read-only", "sysrq-read-only", "0"}, strings.Fields(out))
+}

@@ -57,11 +57,24 @@ type devAgent struct {
 // startAgent runs `nomad agent -dev` on free ports and waits for its node.
 func startAgent(t *testing.T) *devAgent {
 	t.Helper()
-	dir := t.TempDir()
-	http, rpc := freePort(t), freePort(t)
+	return startAgentIn(t, t.TempDir())
+}
+
+// startAgentIn runs the dev agent with its config and data in dir; a second
+// call on the same dir restarts it on the same ports with the same state.
+func startAgentIn(t *testing.T, dir string) *devAgent {
+	t.Helper()
 	cfg := filepath.Join(dir, "agent.hcl")
-	must.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("ports {\n  http = %d\n  rpc = %d\n}\n", http, rpc)), 0o644))
-	a := &devAgent{addr: fmt.Sprintf("http://127.0.0.1:%d", http), log: &bytes.Buffer{}}
+	if _, err := os.Stat(cfg); err != nil {
+		http, rpc := freePort(t), freePort(t)
+		must.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("ports {\n  http = %d\n  rpc = %d\n}\n", http, rpc)), 0o644))
+	}
+	var ports struct{ http int }
+	b, err := os.ReadFile(cfg)
+	must.NoError(t, err)
+	_, err = fmt.Sscanf(string(b), "ports {\n  http = %d", &ports.http)
+	must.NoError(t, err)
+	a := &devAgent{addr: fmt.Sprintf("http://127.0.0.1:%d", ports.http), log: &bytes.Buffer{}}
 	a.cmd = exec.Command(nomadBin, "agent", "-dev", "-config", cfg, "-data-dir", filepath.Join(dir, "data"))
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	must.NoError(t, a.cmd.Start())
