@@ -57,12 +57,14 @@ type devAgent struct {
 // startAgent runs `nomad agent -dev` on free ports and waits for its node.
 func startAgent(t *testing.T) *devAgent {
 	t.Helper()
-	return startAgentIn(t, t.TempDir())
+	dir := t.TempDir()
+	return startAgentIn(t, dir, "-dev", "-data-dir", filepath.Join(dir, "data"))
 }
 
-// startAgentIn runs the dev agent with its config and data in dir; a second
-// call on the same dir restarts it on the same ports with the same state.
-func startAgentIn(t *testing.T, dir string) *devAgent {
+// startAgentIn runs an agent with its config in dir (written with free
+// ports unless there) and flags; a second call on the same dir starts it
+// again on the same ports.
+func startAgentIn(t *testing.T, dir string, flags ...string) *devAgent {
 	t.Helper()
 	cfg := filepath.Join(dir, "agent.hcl")
 	if _, err := os.Stat(cfg); err != nil {
@@ -75,7 +77,7 @@ func startAgentIn(t *testing.T, dir string) *devAgent {
 	_, err = fmt.Sscanf(string(b), "ports {\n  http = %d", &ports.http)
 	must.NoError(t, err)
 	a := &devAgent{addr: fmt.Sprintf("http://127.0.0.1:%d", ports.http), log: &bytes.Buffer{}}
-	a.cmd = exec.Command(nomadBin, "agent", "-dev", "-config", cfg, "-data-dir", filepath.Join(dir, "data"))
+	a.cmd = exec.Command(nomadBin, append([]string{"agent", "-config", cfg}, flags...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	must.NoError(t, a.cmd.Start())
 	t.Cleanup(func() {
