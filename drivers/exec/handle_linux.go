@@ -132,7 +132,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	if cur := proc.BootID(); st.BootID != "" && cur != "" && cur != st.BootID {
 		return fmt.Errorf("task %q: %w: the node has rebooted since it started", id, drivers.ErrTaskNotFound)
 	}
-	w, err := proc.Watch(st.Pid, st.StartTime, proc.WatchOptions{PollInterval: d.exitPollInterval, NoPidfd: d.noPidfd})
+	w, err := proc.Watch(st.Pid, st.StartTime, proc.WatchOptions{PollInterval: d.exitPollInterval, NoPidfd: d.noPidfd, Clock: d.clock})
 	if err != nil {
 		return fmt.Errorf("recovering task %q: %w", id, err)
 	}

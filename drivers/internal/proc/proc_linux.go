@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/clock"
 )
 
 // Supported reports whether this platform has /proc and pidfd.
@@ -74,6 +75,8 @@ type WatchOptions struct {
 	// NoPidfd forces the /proc polling fallback, so that tests exercise
 	// the path kernels before 5.10 take.
 	NoPidfd bool
+	// Clock paces the polling; nil means the real clock.
+	Clock clock.Clock
 }
 
 // Watcher observes the exit of a process that is not the client's child.
@@ -82,6 +85,7 @@ type Watcher struct {
 	startTime uint64
 	pidfd     *os.File // nil when polling /proc
 	interval  time.Duration
+	clock     clock.Clock
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -91,9 +95,12 @@ type Watcher struct {
 // and starts watching it. It fails with drivers.ErrTaskNotFound when the pid
 // is gone or belongs to another process.
 func Watch(pid int, startTime uint64, opts WatchOptions) (*Watcher, error) {
-	w := &Watcher{pid: pid, startTime: startTime, interval: opts.PollInterval, stop: make(chan struct{})}
+	w := &Watcher{pid: pid, startTime: startTime, interval: opts.PollInterval, clock: opts.Clock, stop: make(chan struct{})}
 	if w.interval <= 0 {
 		w.interval = DefaultPollInterval
+	}
+	if w.clock == nil {
+		w.clock = clock.Real()
 	}
 	if !opts.NoPidfd {
 		fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
@@ -148,16 +155,12 @@ func (w *Watcher) Wait() bool {
 			// The runtime could not poll the pidfd; fall back.
 		}
 	}
-	t := time.NewTicker(w.interval)
-	defer t.Stop()
 	for {
 		if w.exited() {
 			return true
 		}
-		select {
-		case <-w.stop:
+		if !clock.Sleep(w.clock, w.interval, w.stop) {
 			return false
-		case <-t.C:
 		}
 	}
 }

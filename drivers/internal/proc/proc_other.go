@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"time"
+
+	"github.com/nomad-edge/nomad/helper/clock"
 )
 
 // Supported reports whether this platform has /proc and pidfd.
@@ -26,6 +28,7 @@ func StartedAt(uint64) time.Time { return time.Now() }
 type WatchOptions struct {
 	PollInterval time.Duration
 	NoPidfd      bool
+	Clock        clock.Clock
 }
 
 // Watcher is not available here.
