@@ -39,6 +39,9 @@ const (
 	defaultKillWait = 5 * time.Second
 )
 
+// ErrUserNotSupported refuses a task that sets `user`.
+var ErrUserNotSupported = errors.New("the task's user is not supported")
+
 // ErrKillTimeout is returned by StopTask and DestroyTask when the task's
 // process is still alive after SIGKILL and the kill wait.
 var ErrKillTimeout = errors.New("process did not exit after SIGKILL")
@@ -129,6 +132,10 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	tc, err := decodeTaskConfig(cfg.Config)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
+	}
+	if cfg.User != "" {
+		// Running it as the agent's user instead would ignore the job.
+		return nil, fmt.Errorf("task %q: %w: %s runs tasks as the agent's user", cfg.ID, ErrUserNotSupported, Name)
 	}
 	if err := d.tasks.Reserve(cfg.ID); err != nil {
 		return nil, err
