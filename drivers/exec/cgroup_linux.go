@@ -14,8 +14,10 @@ import (
 	"syscall"
 )
 
-// cgroupRoot is where the cgroup filesystems are mounted.
-const cgroupRoot = "/sys/fs/cgroup"
+// cgroupRoot is where the cgroup filesystems are mounted; tests point it at
+// a plain directory to check what the driver writes for the version this
+// host does not have.
+var cgroupRoot = "/sys/fs/cgroup"
 
 // v1Controllers are the cgroup v1 hierarchies a task joins: one per limit.
 var v1Controllers = []string{"cpu", "memory", "pids"}
