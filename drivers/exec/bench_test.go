@@ -71,7 +71,7 @@ func benchTaskConfig(b *testing.B) *drivers.TaskConfig {
 	must.NoError(b, os.Chmod(dir, 0o755))
 	task := filepath.Join(dir, "web")
 	must.NoError(b, os.MkdirAll(filepath.Join(task, "local"), 0o755))
-	id := fmt.Sprintf("bench%d", taskSeq.Add(1))
+	id := fmt.Sprintf("bench%d-%d", os.Getpid(), taskSeq.Add(1))
 	return &drivers.TaskConfig{
 		ID:      id + "/web",
 		Name:    "web",

@@ -57,7 +57,7 @@ func newTaskConfig(t *testing.T, command string, args ...string) *drivers.TaskCo
 	for _, p := range []string{shared, filepath.Join(shared, "logs"), filepath.Join(task, "local"), filepath.Join(task, "secrets")} {
 		must.NoError(t, os.MkdirAll(p, 0o755))
 	}
-	id := fmt.Sprintf("alloc%d-%s", taskSeq.Add(1), strings.ReplaceAll(t.Name(), "/", "-"))
+	id := fmt.Sprintf("alloc%d-%d-%s", os.Getpid(), taskSeq.Add(1), strings.ReplaceAll(t.Name(), "/", "-"))
 	return &drivers.TaskConfig{
 		ID:         id + "/web",
 		Name:       "web",
