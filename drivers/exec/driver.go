@@ -57,7 +57,7 @@ func New(opts drivers.Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q config: %w", Name, err)
 	}
-	return &Driver{
+	d := &Driver{
 		logger:           opts.LoggerOrNull().Named(Name),
 		pc:               pc,
 		tasks:            tasks.NewSet[*taskHandle](),
@@ -66,7 +66,13 @@ func New(opts drivers.Options) (*Driver, error) {
 		hostCheck:        checkHost,
 		killWait:         defaultKillWait,
 		exitPollInterval: proc.DefaultPollInterval,
-	}, nil
+	}
+	if v, reason := d.hostCheck(); v == 0 {
+		// The client does not advertise an undetected driver: the log
+		// is where an operator learns why exec is missing.
+		d.logger.Info("exec driver not available on this host", "reason", reason)
+	}
+	return d, nil
 }
 
 // checkHost is the real host check: root, the namespaces, and cgroups.
@@ -270,8 +276,13 @@ func prepareTaskDir(cfg *drivers.TaskConfig, cred credential) error {
 		if err := os.MkdirAll(dir.path, dir.perm); err != nil {
 			return fmt.Errorf("creating task dir: %w", err)
 		}
+		// A task that ran as root before may have left a symlink here;
+		// following it would hand a host directory to the task's user.
+		if fi, err := os.Lstat(dir.path); err != nil || !fi.IsDir() {
+			return fmt.Errorf("task dir %s is not a directory (a symlink?): %v", dir.path, err)
+		}
 		if dir.own {
-			if err := os.Chown(dir.path, cred.uid, cred.gid); err != nil {
+			if err := os.Lchown(dir.path, cred.uid, cred.gid); err != nil {
 				return fmt.Errorf("handing %s to the task user: %w", dir.path, err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -219,3 +220,23 @@ func TestStartTask_Chroot(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A root task that swaps its /local for a symlink to a host path cannot
+// make the next start of the task hand that host path to the task's user.
+func TestStartTask_SymlinkedTaskDirRefused(t *testing.T) {
+	needIsolation(t)
+	d := newTestDriver(t, nil)
+	cfg := newTaskConfig(t, "/bin/sh", "-c", "rmdir /local && ln -s /etc /local")
+	cfg.User = "root"
+	res, _ := runScript(t, d, cfg)
+	must.True(t, res.Successful(), must.Sprint(res))
+	must.NoError(t, d.DestroyTask(cfg.ID, false))
+
+	cfg.User = ""
+	cfg.Config = map[string]any{"command": "/bin/true"}
+	_, err := d.StartTask(cfg)
+	must.ErrorContains(t, err, "is not a directory")
+	fi, err := os.Stat("/etc")
+	must.NoError(t, err)
+	must.Eq(t, uint32(0), fi.Sys().(*syscall.Stat_t).Uid, must.Sprint("the host's /etc still belongs to root"))
+}

@@ -5,7 +5,6 @@ package exec
 import (
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 	"time"
 
@@ -85,8 +84,8 @@ func (h *taskHandle) stop(sig syscall.Signal, timeout, killWait time.Duration) e
 	return nil
 }
 
-// signalGroup sends sig to the task's process group, unless its leader's pid
-// now belongs to another process. A group that no longer exists is not an
+// signalGroup sends sig to the task's process group and to the task, unless
+// its pid now belongs to another process. A group that no longer exists is not an
 // error.
 func (h *taskHandle) signalGroup(sig syscall.Signal) error {
 	if err := h.state.validate(); err != nil {
@@ -100,7 +99,12 @@ func (h *taskHandle) signalGroup(sig syscall.Signal) error {
 	}
 	err := syscall.Kill(-h.state.Pid, sig)
 	if errors.Is(err, syscall.ESRCH) {
-		return nil
+		err = nil
+	}
+	// The task itself too, should it have left its group (setsid): with
+	// a private PID namespace its death takes everything else along.
+	if err2 := syscall.Kill(h.state.Pid, sig); err == nil && !errors.Is(err2, syscall.ESRCH) {
+		err = err2
 	}
 	return err
 }
@@ -196,10 +200,4 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 		return handle, nil
 	}
 	return nil, drivers.ErrTaskNotFound
-}
-
-// pidExists is for tests and diagnostics.
-func pidExists(pid int) bool {
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-	return err == nil
 }

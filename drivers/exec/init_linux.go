@@ -143,6 +143,11 @@ func bind(root string, m bindMount) error {
 	if err := mkTarget(target, fi.IsDir()); err != nil {
 		return err
 	}
+	// The root is the task's to write (a root task's, at least): a
+	// symlink it left at a mount point must not aim a mount elsewhere.
+	if real, err := filepath.EvalSymlinks(target); err != nil || real != target {
+		return fmt.Errorf("mount point %q is a symlink (to %q) or unreadable: %v", m.Target, real, err)
+	}
 	if err := unix.Mount(m.Source, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("binding %q at %q: %w", m.Source, m.Target, err)
 	}
