@@ -128,7 +128,7 @@ func TestStartTask_Namespaces(t *testing.T) {
 	needIsolation(t)
 	d := newTestDriver(t, nil)
 	cfg := newTaskConfig(t, "/bin/sh", "-c",
-		`for ns in pid mnt ipc uts; do readlink /proc/self/ns/$ns; done; echo "pid $$"; hostname; ls /proc | grep -c '^[0-9]'`)
+		`for ns in pid mnt ipc uts; do readlink /proc/self/ns/$ns; done; echo "pid $$"; cat /proc/sys/kernel/hostname; ls /proc | grep -c '^[0-9]'`)
 	res, out := runScript(t, d, cfg)
 	must.True(t, res.Successful(), must.Sprint(res))
 	lines := strings.Split(strings.TrimSpace(out), "\n")
