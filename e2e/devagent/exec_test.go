@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,6 +64,12 @@ func TestAgent_ExecDriver(t *testing.T) {
 	needExecHost(t)
 	dir := t.TempDir()
 	writeServerClientConfig(t, dir)
+	var allocIDs []string
+	t.Cleanup(func() { // after the agents have stopped
+		for _, id := range allocIDs {
+			killAllocTasks(id)
+		}
+	})
 	a := startAgentIn(t, dir)
 
 	job := filepath.Join(dir, "exec.nomad.hcl")
@@ -90,6 +97,7 @@ func TestAgent_ExecDriver(t *testing.T) {
 		}
 		return len(allocs) == 1 && allocs[0].ClientStatus == "running", fmt.Sprintf("%+v", allocs)
 	})
+	allocIDs = append(allocIDs, allocs[0].ID)
 	pids := pidsWithAllocID(allocs[0].ID)
 	must.Len(t, 1, pids, must.Sprint("the sleep task is one real process"))
 	pid := pids[0]
@@ -149,6 +157,9 @@ func TestAgent_ExecDriver(t *testing.T) {
 		if err := a.get("/v1/job/hog/allocations", &hogs); err != nil || len(hogs) == 0 {
 			return false, fmt.Sprint(err)
 		}
+		if !slices.Contains(allocIDs, hogs[0].ID) {
+			allocIDs = append(allocIDs, hogs[0].ID)
+		}
 		var d allocDetail
 		if err := a.get("/v1/allocation/"+hogs[0].ID, &d); err != nil {
 			return false, err.Error()
@@ -166,4 +177,26 @@ func TestAgent_ExecDriver(t *testing.T) {
 	pollUntil(t, 20*time.Second, "the exec task gone after job stop", func() (bool, string) {
 		return syscall.Kill(pid, 0) != nil, "still running"
 	})
+}
+
+// killAllocTasks kills what an allocation's exec tasks left running and
+// removes their cgroups. An agent that stops (not -dev) leaves its tasks
+// running for the next one to re-attach to; a test must not leave them
+// behind on the machine.
+func killAllocTasks(allocID string) {
+	if allocID == "" {
+		return
+	}
+	for _, pid := range pidsWithAllocID(allocID) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/nomad/" + allocID + ".*")
+	v2, _ := filepath.Glob("/sys/fs/cgroup/nomad.slice/" + allocID + ".*")
+	for _, d := range append(dirs, v2...) {
+		// The kernel empties a cgroup a moment after its last process
+		// was killed; until then rmdir says EBUSY.
+		for deadline := time.Now().Add(5 * time.Second); os.Remove(d) != nil && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }

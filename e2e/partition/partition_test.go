@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -505,7 +506,10 @@ func TestPartition_ExecTaskResumes(t *testing.T) {
 			t.Skip("the exec driver needs cgroups mounted at /sys/fs/cgroup")
 		}
 	}
+	var allocID string
+	t.Cleanup(func() { killAllocTasks(allocID) }) // after the agents have stopped
 	e := startEdgeWith(t, edgeOptions{task: execTask, netOnly: true})
+	allocID = e.alloc.ID
 	pids := pidsWithAllocID(e.alloc.ID)
 	must.SliceLen(t, 1, pids, must.Sprint("the exec task is one real process"))
 
@@ -518,4 +522,26 @@ func TestPartition_ExecTaskResumes(t *testing.T) {
 	must.Eq(t, uint64(0), final[0].TaskStates["app"].Restarts, must.Sprint("the task was not restarted"))
 	must.Eq(t, e.alloc.TaskStates["app"].StartedAt, final[0].TaskStates["app"].StartedAt)
 	must.Eq(t, pids, pidsWithAllocID(e.alloc.ID), must.Sprint("the same process"))
+}
+
+// killAllocTasks kills what an allocation's exec tasks left running and
+// removes their cgroups. An agent that stops (not -dev) leaves its tasks
+// running for the next one to re-attach to; a test must not leave them
+// behind on the machine.
+func killAllocTasks(allocID string) {
+	if allocID == "" {
+		return
+	}
+	for _, pid := range pidsWithAllocID(allocID) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/nomad/" + allocID + ".*")
+	v2, _ := filepath.Glob("/sys/fs/cgroup/nomad.slice/" + allocID + ".*")
+	for _, d := range append(dirs, v2...) {
+		// The kernel empties a cgroup a moment after its last process
+		// was killed; until then rmdir says EBUSY.
+		for deadline := time.Now().Add(5 * time.Second); os.Remove(d) != nil && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
