@@ -5,6 +5,12 @@ import (
 	"os"
 
 	"github.com/nomad-edge/nomad/command"
+	"github.com/nomad-edge/nomad/drivers/exec"
 )
 
-func main() { os.Exit(command.Run(os.Args[1:])) }
+func main() {
+	// The exec driver re-executes this binary as the init of a task's
+	// namespaces; that process never reaches the CLI.
+	exec.Init()
+	os.Exit(command.Run(os.Args[1:]))
+}

@@ -124,6 +124,9 @@ func (g *TaskGroup) AddTask(t *Task) *TaskGroup {
 type Task struct {
 	Name   string
 	Driver string
+	// User is who the task runs as, for drivers that honour it (exec
+	// defaults to "nobody").
+	User string
 	// Config is the driver's own configuration, opaque to the server; its
 	// keys are whatever the driver documents (for mock_driver: run_for,
 	// exit_code, ...).

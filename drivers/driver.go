@@ -91,6 +91,9 @@ const (
 type Resources struct {
 	CPUShares int
 	MemoryMB  int
+	// MemoryMaxMB is the hard memory limit when the job oversubscribes
+	// (`memory_max`); zero means MemoryMB is the hard limit.
+	MemoryMaxMB int
 }
 
 // TaskFinder is implemented by drivers whose tasks can be found without a
@@ -122,7 +125,17 @@ type TaskConfig struct {
 	// read it with ConfigDecoder.
 	Config map[string]interface{}
 
+	// User is the task's `user`; empty means the driver's default.
+	User string
+
+	// TaskDir is the task's own directory; LocalDir and SecretsDir are its
+	// `local` and `secrets` subdirectories and AllocDir the allocation's
+	// shared `alloc` directory, which isolating drivers mount inside the
+	// task as /local, /secrets and /alloc.
 	TaskDir    string
+	LocalDir   string
+	SecretsDir string
+	AllocDir   string
 	StdoutPath string
 	StderrPath string
 	Resources  Resources
@@ -257,4 +270,40 @@ type TaskStatus struct {
 	// DriverAttributes carries driver specifics worth showing an operator,
 	// such as the pid.
 	DriverAttributes map[string]string
+}
+
+// FSIsolation is how a driver confines a task's view of the filesystem.
+type FSIsolation string
+
+const (
+	// FSIsolationNone: the task sees the host's filesystem (raw_exec).
+	FSIsolationNone FSIsolation = "none"
+	// FSIsolationChroot: the task sees its task directory as /, with the
+	// allocation's shared directory at /alloc and its own local and
+	// secrets directories at /local and /secrets (exec).
+	FSIsolationChroot FSIsolation = "chroot"
+)
+
+// Capabilities are what a driver offers beyond the Driver interface that the
+// client must know about before it starts a task.
+type Capabilities struct {
+	// FSIsolation decides which paths the task's NOMAD_ALLOC_DIR,
+	// NOMAD_TASK_DIR and NOMAD_SECRETS_DIR (and ${...} references to them
+	// in its config) name: host paths, or the paths inside the chroot.
+	FSIsolation FSIsolation
+}
+
+// CapabilityReporter is implemented by drivers with capabilities other than
+// the defaults.
+type CapabilityReporter interface {
+	Capabilities() Capabilities
+}
+
+// CapabilitiesOf returns d's capabilities; a driver that reports none has
+// no filesystem isolation.
+func CapabilitiesOf(d Driver) Capabilities {
+	if r, ok := d.(CapabilityReporter); ok {
+		return r.Capabilities()
+	}
+	return Capabilities{FSIsolation: FSIsolationNone}
 }

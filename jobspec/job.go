@@ -138,6 +138,11 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 					t.Driver = s
 				}
 			},
+			"user": func(a *hclsyntax.Attribute) {
+				if s, ok := p.stringVal(a, where); ok {
+					t.User = s
+				}
+			},
 			"kill_timeout": func(a *hclsyntax.Attribute) { t.KillTimeout = p.durationPtr(a, where) },
 			"kill_signal": func(a *hclsyntax.Attribute) {
 				if s, ok := p.stringVal(a, where); ok {

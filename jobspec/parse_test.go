@@ -68,6 +68,7 @@ func TestParse_Full(t *testing.T) {
 					Driver:      "mock_driver",
 					KillTimeout: new(20 * time.Second),
 					KillSignal:  "SIGINT",
+					User:        "redis",
 					Leader:      true,
 					Config: map[string]any{
 						"run_for":   "30s",
@@ -237,7 +238,7 @@ func TestParse_UnsupportedFile(t *testing.T) {
 		f + `:3:3: unsupported block "update" in job "example"`,
 		f + `:8:5: unsupported block "network" in group "web"`,
 		f + `:14:7: unsupported block "service" in task "web"`,
-		f + `:17:7: unsupported attribute "user" in task "web"`,
+		f + `:17:7: unsupported attribute "kind" in task "web"`,
 		f + `:18:7: unsupported block "template" in task "web"`,
 	}, "\n"), err.Error())
 }

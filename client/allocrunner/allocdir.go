@@ -74,6 +74,34 @@ type TaskDir struct {
 	StderrPath string
 }
 
+// Paths inside a chroot'd task: its task directory is the root.
+const (
+	chrootAllocDir   = "/alloc"
+	chrootLocalDir   = "/local"
+	chrootSecretsDir = "/secrets"
+	chrootTmpDir     = "/tmp"
+)
+
+// inChroot returns the layout as a task whose root is its task directory
+// sees it; only the shared directory is ever visible there.
+func (d *AllocDir) inChroot() *AllocDir {
+	out := *d
+	out.SharedDir = chrootAllocDir
+	out.LogDir = filepath.Join(chrootAllocDir, LogDirName)
+	return &out
+}
+
+// inChroot returns the layout as the task itself sees it when its task
+// directory is its root. The log paths stay host paths: the client opens
+// those files, not the task.
+func (d TaskDir) inChroot() TaskDir {
+	d.Dir = "/"
+	d.LocalDir = chrootLocalDir
+	d.SecretsDir = chrootSecretsDir
+	d.TmpDir = chrootTmpDir
+	return d
+}
+
 // TaskDir returns the layout of task's directory.
 func (d *AllocDir) TaskDir(task string) TaskDir {
 	dir := filepath.Join(d.Dir, task)

@@ -92,11 +92,19 @@ func interpolateValue(v any, vars map[string]string) any {
 func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.Resources {
 	if ar := alloc.AllocatedResources; ar != nil {
 		if tr, ok := ar.Tasks[task.Name]; ok {
-			return drivers.Resources{CPUShares: int(tr.Cpu.CpuShares), MemoryMB: int(tr.Memory.MemoryMB)}
+			return drivers.Resources{
+				CPUShares:   int(tr.Cpu.CpuShares),
+				MemoryMB:    int(tr.Memory.MemoryMB),
+				MemoryMaxMB: int(tr.Memory.MemoryMaxMB),
+			}
 		}
 	}
 	if task.Resources != nil {
-		return drivers.Resources{CPUShares: task.Resources.CPU, MemoryMB: task.Resources.MemoryMB}
+		return drivers.Resources{
+			CPUShares:   task.Resources.CPU,
+			MemoryMB:    task.Resources.MemoryMB,
+			MemoryMaxMB: task.Resources.MemoryMaxMB,
+		}
 	}
 	return drivers.Resources{}
 }

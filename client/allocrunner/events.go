@@ -3,6 +3,7 @@ package allocrunner
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nomad-edge/nomad/drivers"
@@ -86,7 +87,9 @@ func terminatedEvent(res *drivers.ExitResult, now time.Time) *structs.TaskEvent 
 			e.Message = "OOM Killed"
 		}
 		if res.Err != nil {
-			e.Message = res.Err.Error()
+			// A recovered task's OOM kill is known from its cgroup even
+			// though its exit code is not: keep both.
+			e.Message = strings.TrimPrefix(e.Message+"; "+res.Err.Error(), "; ")
 		}
 	}
 	return e

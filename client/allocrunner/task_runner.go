@@ -415,7 +415,12 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 	if tr.alloc.Job != nil {
 		jobName = tr.alloc.Job.Name
 	}
-	env := buildEnv(tr.alloc, tr.task, tr.allocDir, tr.dir, tr.node)
+	ad, td := tr.allocDir, tr.dir
+	if drivers.CapabilitiesOf(tr.driver).FSIsolation == drivers.FSIsolationChroot {
+		// The task's environment and config name the paths it sees.
+		ad, td = ad.inChroot(), td.inChroot()
+	}
+	env := buildEnv(tr.alloc, tr.task, ad, td, tr.node)
 	return &drivers.TaskConfig{
 		ID:            tr.taskID,
 		Name:          tr.task.Name,
@@ -424,7 +429,11 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		TaskGroupName: groupName,
 		Env:           env,
 		Config:        interpolateConfig(tr.task.Config, env, tr.node),
+		User:          tr.task.User,
 		TaskDir:       tr.dir.Dir,
+		LocalDir:      tr.dir.LocalDir,
+		SecretsDir:    tr.dir.SecretsDir,
+		AllocDir:      tr.allocDir.SharedDir,
 		StdoutPath:    tr.dir.StdoutPath,
 		StderrPath:    tr.dir.StderrPath,
 		Resources:     taskResources(tr.alloc, tr.task),

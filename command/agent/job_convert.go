@@ -74,6 +74,7 @@ func convertTask(t *api.Task) *structs.Task {
 	out := &structs.Task{
 		Name:          t.Name,
 		Driver:        t.Driver,
+		User:          t.User,
 		Config:        t.Config,
 		Env:           maps.Clone(t.Env),
 		Constraints:   convertConstraints(t.Constraints),

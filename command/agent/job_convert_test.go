@@ -74,6 +74,7 @@ job "edge" {
       kill_timeout = "9s"
       kill_signal  = "SIGINT"
       leader       = true
+      user         = "app"
       config {
         command = "/bin/sleep"
         args    = ["60"]
@@ -161,7 +162,7 @@ job "edge" {
 					Resources:     &structs.Resources{CPU: 250, MemoryMB: 128, MemoryMaxMB: 256},
 					RestartPolicy: &structs.RestartPolicy{Attempts: 1, Interval: 10 * time.Minute, Delay: 20 * time.Second, Mode: "delay"},
 					Constraints:   []*structs.Constraint{{LTarget: "${attr.cpu.arch}", RTarget: "arm64", Operand: "="}},
-					KillTimeout:   9 * time.Second, KillSignal: "SIGINT", Leader: true,
+					KillTimeout:   9 * time.Second, KillSignal: "SIGINT", Leader: true, User: "app",
 				}},
 			},
 			{

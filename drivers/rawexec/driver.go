@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/proc"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 )
 
@@ -37,11 +37,10 @@ const (
 	// to disappear after SIGKILL; only a process stuck in the kernel takes
 	// longer, and the caller should hear about it rather than hang.
 	defaultKillWait = 5 * time.Second
-
-	// defaultExitPollInterval is how often a recovered task is checked
-	// when the kernel offers no pidfd.
-	defaultExitPollInterval = time.Second
 )
+
+// ErrUserNotSupported refuses a task that sets `user`.
+var ErrUserNotSupported = errors.New("the task's user is not supported")
 
 // ErrKillTimeout is returned by StopTask and DestroyTask when the task's
 // process is still alive after SIGKILL and the kill wait.
@@ -75,7 +74,7 @@ func New(opts drivers.Options) (*Driver, error) {
 		enabled:          enabled,
 		tasks:            tasks.NewSet[*taskHandle](),
 		killWait:         defaultKillWait,
-		exitPollInterval: defaultExitPollInterval,
+		exitPollInterval: proc.DefaultPollInterval,
 	}, nil
 }
 
@@ -89,7 +88,7 @@ func (d *Driver) Name() string { return Name }
 // unhealthy, so that operators see why the scheduler will not use it.
 func (d *Driver) Fingerprint() *drivers.Fingerprint {
 	switch {
-	case !platformSupported:
+	case !proc.Supported:
 		return &drivers.Fingerprint{HealthDescription: drivers.HealthDescUndetected}
 	case !d.enabled:
 		return &drivers.Fingerprint{Detected: true, HealthDescription: drivers.HealthDescDisabled}
@@ -123,7 +122,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	if cfg == nil || cfg.ID == "" {
 		return nil, errors.New("starting task: a task config with an ID is required")
 	}
-	if !platformSupported {
+	if !proc.Supported {
 		return nil, fmt.Errorf("starting task %q: %s is only supported on Linux", cfg.ID, Name)
 	}
 	if !d.enabled {
@@ -133,6 +132,10 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	tc, err := decodeTaskConfig(cfg.Config)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
+	}
+	if cfg.User != "" {
+		// Running it as the agent's user instead would ignore the job.
+		return nil, fmt.Errorf("task %q: %w: %s runs tasks as the agent's user", cfg.ID, ErrUserNotSupported, Name)
 	}
 	if err := d.tasks.Reserve(cfg.ID); err != nil {
 		return nil, err
@@ -198,7 +201,7 @@ func (d *Driver) start(cfg *drivers.TaskConfig, tc taskConfig) (*taskHandle, err
 	pid := cmd.Process.Pid
 	// The child is not reaped until cmd.Wait below, so its /proc entry is
 	// there even if it has already exited.
-	ps, err := readProcStat(pid)
+	ps, err := proc.ReadStat(pid)
 	if err != nil {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_ = cmd.Wait()
@@ -212,7 +215,7 @@ func (d *Driver) start(cfg *drivers.TaskConfig, tc taskConfig) (*taskHandle, err
 			Pid:       pid,
 			Pgid:      pid,
 			StartTime: ps.StartTime,
-			BootID:    bootID(),
+			BootID:    proc.BootID(),
 		},
 	}
 	go func() {
@@ -289,11 +292,11 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	if err := st.validate(); err != nil {
 		return fmt.Errorf("task %q: %w", id, err)
 	}
-	if cur := bootID(); st.BootID != "" && cur != "" && cur != st.BootID {
+	if cur := proc.BootID(); st.BootID != "" && cur != "" && cur != st.BootID {
 		return fmt.Errorf("task %q: %w: the node has rebooted since it started", id, drivers.ErrTaskNotFound)
 	}
 
-	w, err := watchProcess(st, watchOptions{pollInterval: d.exitPollInterval, noPidfd: d.noPidfd})
+	w, err := proc.Watch(st.Pid, st.StartTime, proc.WatchOptions{PollInterval: d.exitPollInterval, NoPidfd: d.noPidfd})
 	if err != nil {
 		return fmt.Errorf("recovering task %q: %w", id, err)
 	}
@@ -306,19 +309,19 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	}
 	if err := d.tasks.Add(id, h); err != nil {
 		// Recovered concurrently by another caller: theirs stands.
-		w.close()
+		w.Close()
 		if errors.Is(err, drivers.ErrTaskExists) {
 			return nil
 		}
 		return err
 	}
 	go func() {
-		if w.wait() {
+		if w.Wait() {
 			h.Exit(&drivers.ExitResult{Err: drivers.ErrExitCodeUnknown}, time.Now())
 			h.logger.Debug("recovered task exited", "pid", st.Pid)
 		}
 	}()
-	d.logger.Debug("recovered task", "task_id", id, "pid", st.Pid, "pidfd", w.pidfd != nil)
+	d.logger.Debug("recovered task", "task_id", id, "pid", st.Pid, "pidfd", w.HasPidfd())
 	return nil
 }
 
@@ -363,7 +366,7 @@ func (d *Driver) DestroyTask(taskID string, force bool) error {
 		h.logger.Warn("failed to kill leftover processes of task", "pgid", h.state.Pgid, "error", err)
 	}
 	if h.watch != nil {
-		h.watch.close()
+		h.watch.Close()
 	}
 	d.tasks.Delete(taskID)
 	return nil
@@ -380,12 +383,4 @@ func (d *Driver) InspectTask(taskID string) (*drivers.TaskStatus, error) {
 		"pgid":      strconv.Itoa(h.state.Pgid),
 		"recovered": strconv.FormatBool(h.recovered),
 	}), nil
-}
-
-// errProcessGone is the cause when a pid has no /proc entry.
-var errProcessGone = fmt.Errorf("%w: process is gone", drivers.ErrTaskNotFound)
-
-// isGone reports whether err means the process does not exist.
-func isGone(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }

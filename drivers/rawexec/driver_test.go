@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/proc"
 )
 
 // testTimeout bounds every wait. Nothing here should take more than a fraction
@@ -123,7 +124,7 @@ func waitGone(t *testing.T, pid int) {
 	f := os.NewFile(uintptr(fd), "pidfd")
 	defer f.Close()
 	done := make(chan error, 1)
-	go func() { done <- waitPidfd(f) }()
+	go func() { done <- proc.WaitPidfd(f) }()
 	select {
 	case err := <-done:
 		must.NoError(t, err)
@@ -327,7 +328,7 @@ func TestRecoverTask(t *testing.T) {
 			must.NoError(t, d2.RecoverTask(saved))
 			w, err := d2.tasks.Get(cfg.ID)
 			must.NoError(t, err)
-			must.Eq(t, !tc.noPidfd, w.watch.pidfd != nil)
+			must.Eq(t, !tc.noPidfd, w.watch.HasPidfd())
 
 			// Recovering again is a no-op, not a second watcher.
 			must.NoError(t, d2.RecoverTask(saved))
@@ -510,6 +511,17 @@ func TestStartTask_Errors(t *testing.T) {
 		_, err = d.StartTask(cfg)
 		must.ErrorIs(t, err, drivers.ErrTaskExists)
 	})
+}
+
+// A task that names a user is refused rather than run as the agent's user:
+// the job asked for something this driver does not do.
+func TestStartTask_UserRefused(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, "true")
+	cfg.User = "nobody"
+	_, err := d.StartTask(cfg)
+	must.ErrorIs(t, err, ErrUserNotSupported)
+	must.False(t, d.tasks.Has(cfg.ID))
 }
 
 // TestUnknownTaskAndSignal checks the error values callers branch on.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/proc"
 )
 
 var _ drivers.TaskFinder = (*Driver)(nil)
@@ -22,7 +22,7 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 	if cfg == nil || cfg.ID == "" || cfg.AllocID == "" || cfg.Name == "" {
 		return nil, fmt.Errorf("%w: finding a task needs its ID, allocation and name", drivers.ErrInvalidHandle)
 	}
-	if !platformSupported {
+	if !proc.Supported {
 		return nil, drivers.ErrTaskNotFound
 	}
 	entries, err := os.ReadDir("/proc")
@@ -35,8 +35,8 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 		if err != nil || pid <= 1 || pid == os.Getpid() {
 			continue
 		}
-		st, err := readProcStat(pid)
-		if err != nil || st.Pgid != pid || st.exited() {
+		st, err := proc.ReadStat(pid)
+		if err != nil || st.Pgid != pid || st.Exited() {
 			continue
 		}
 		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
@@ -47,9 +47,9 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 			Version:   HandleVersion,
 			Config:    cfg.Copy(),
 			State:     drivers.TaskStateRunning,
-			StartedAt: processStartedAt(st.StartTime),
+			StartedAt: proc.StartedAt(st.StartTime),
 		}
-		ts := taskState{Pid: pid, Pgid: pid, StartTime: st.StartTime, BootID: bootID()}
+		ts := taskState{Pid: pid, Pgid: pid, StartTime: st.StartTime, BootID: proc.BootID()}
 		if err := handle.SetDriverState(ts); err != nil {
 			return nil, err
 		}
@@ -76,26 +76,4 @@ func hasAll(vars [][]byte, want [][]byte) bool {
 		}
 	}
 	return true
-}
-
-// processStartedAt turns a process's start tick (field 22 of its stat)
-// into a time, from the boot time in /proc/stat. Linux counts those ticks
-// at USER_HZ, 100 per second on every architecture it exposes to user
-// space. When the boot time cannot be read it returns now.
-func processStartedAt(ticks uint64) time.Time {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return time.Now()
-	}
-	for _, line := range bytes.Split(b, []byte{'\n'}) {
-		if v, ok := bytes.CutPrefix(line, []byte("btime ")); ok {
-			boot, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-			if err != nil {
-				break
-			}
-			const userHZ = 100
-			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / userHZ)
-		}
-	}
-	return time.Now()
 }

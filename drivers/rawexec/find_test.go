@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/proc"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -16,7 +17,7 @@ import (
 // edge device that lost power mid-write must not run its workload twice.
 // A task of another allocation is never taken for it.
 func TestFindTask_ByEnvironment(t *testing.T) {
-	if !platformSupported {
+	if !proc.Supported {
 		t.Skip("raw_exec needs Linux")
 	}
 	cfg := newTaskConfig(t, "sleep", "30")
@@ -46,7 +47,7 @@ func TestFindTask_ByEnvironment(t *testing.T) {
 
 	// Re-attached: the second driver waits on it and can stop it.
 	must.NoError(t, second.StopTask(cfg.ID, time.Second, "SIGTERM"))
-	if st, err := readProcStat(started.Pid); err == nil {
-		must.True(t, st.exited(), must.Sprint("the adopted process was stopped"))
+	if st, err := proc.ReadStat(started.Pid); err == nil {
+		must.True(t, st.Exited(), must.Sprint("the adopted process was stopped"))
 	}
 }

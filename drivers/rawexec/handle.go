@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/proc"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 )
 
@@ -48,7 +49,7 @@ type taskHandle struct {
 	// recovered is set for tasks re-attached after a client restart; their
 	// exit is seen by watch instead of by wait(2).
 	recovered bool
-	watch     *procWatch
+	watch     *proc.Watcher
 }
 
 // stop signals the task's group, escalates to SIGKILL after timeout and waits
@@ -113,7 +114,7 @@ func (h *taskHandle) signalGroup(sig syscall.Signal) error {
 	if h.state.Pgid == syscall.Getpgrp() {
 		return fmt.Errorf("refusing to signal the client's own process group %d", h.state.Pgid)
 	}
-	if ps, err := readProcStat(h.state.Pgid); err == nil && ps.StartTime != h.state.StartTime {
+	if ps, err := proc.ReadStat(h.state.Pgid); err == nil && ps.StartTime != h.state.StartTime {
 		return nil
 	}
 	err := syscall.Kill(-h.state.Pgid, sig)

@@ -11,9 +11,9 @@ import (
 // TestBuiltin checks that the names operators write in agent config and jobs
 // resolve to the matching drivers, and that the plugin config reaches them.
 func TestBuiltin(t *testing.T) {
-	must.Eq(t, []string{"mock_driver", "raw_exec"}, Builtin().Names())
+	must.Eq(t, []string{"exec", "mock_driver", "raw_exec"}, Builtin().Names())
 
-	for _, name := range []string{"raw_exec", "mock_driver"} {
+	for _, name := range []string{"raw_exec", "exec", "mock_driver"} {
 		d, err := New(name, drivers.Options{})
 		must.NoError(t, err)
 		must.Eq(t, name, d.Name())

@@ -58,11 +58,26 @@ type devAgent struct {
 func startAgent(t *testing.T) *devAgent {
 	t.Helper()
 	dir := t.TempDir()
-	http, rpc := freePort(t), freePort(t)
+	return startAgentIn(t, dir, "-dev", "-data-dir", filepath.Join(dir, "data"))
+}
+
+// startAgentIn runs an agent with its config in dir (written with free
+// ports unless there) and flags; a second call on the same dir starts it
+// again on the same ports.
+func startAgentIn(t *testing.T, dir string, flags ...string) *devAgent {
+	t.Helper()
 	cfg := filepath.Join(dir, "agent.hcl")
-	must.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("ports {\n  http = %d\n  rpc = %d\n}\n", http, rpc)), 0o644))
-	a := &devAgent{addr: fmt.Sprintf("http://127.0.0.1:%d", http), log: &bytes.Buffer{}}
-	a.cmd = exec.Command(nomadBin, "agent", "-dev", "-config", cfg, "-data-dir", filepath.Join(dir, "data"))
+	if _, err := os.Stat(cfg); err != nil {
+		http, rpc := freePort(t), freePort(t)
+		must.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("ports {\n  http = %d\n  rpc = %d\n}\n", http, rpc)), 0o644))
+	}
+	var ports struct{ http int }
+	b, err := os.ReadFile(cfg)
+	must.NoError(t, err)
+	_, err = fmt.Sscanf(string(b), "ports {\n  http = %d", &ports.http)
+	must.NoError(t, err)
+	a := &devAgent{addr: fmt.Sprintf("http://127.0.0.1:%d", ports.http), log: &bytes.Buffer{}}
+	a.cmd = exec.Command(nomadBin, append([]string{"agent", "-config", cfg}, flags...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	must.NoError(t, a.cmd.Start())
 	t.Cleanup(func() {

@@ -14,7 +14,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,6 +103,20 @@ func startAgent(t *testing.T, netnsName string, args ...string) *agent {
 	if netnsName != "" {
 		argv = append([]string{"ip", "netns", "exec", netnsName}, argv...)
 	}
+	return startArgv(t, argv, args)
+}
+
+// startAgentNetOnly runs the agent in the namespace's network only. `ip
+// netns exec` also mounts a sysfs of the namespace over /sys, which hides
+// /sys/fs/cgroup: the exec driver would find no cgroups there.
+func startAgentNetOnly(t *testing.T, netnsName string, args ...string) *agent {
+	t.Helper()
+	argv := append([]string{"nsenter", "--net=/run/netns/" + netnsName, nomadBin, "agent"}, args...)
+	return startArgv(t, argv, args)
+}
+
+func startArgv(t *testing.T, argv, args []string) *agent {
+	t.Helper()
 	a := &agent{cmd: exec.Command(argv[0], argv[1:]...), log: &bytes.Buffer{}}
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	must.NoError(t, a.cmd.Start())
@@ -179,9 +195,33 @@ func (e *edge) nodeStatus() string {
 	return nd.Status
 }
 
+// mockTask is the edge job's task unless a test says otherwise.
+const mockTask = `
+    task "app" {
+      driver = "mock_driver"
+      config {
+        run_for = "1h"
+      }
+      resources {
+        cpu    = 100
+        memory = 64
+      }
+    }`
+
+// edgeOptions vary the edge: the task of its job, and whether its client
+// sees the host's mounts (see startAgentNetOnly).
+type edgeOptions struct {
+	task    string
+	netOnly bool
+}
+
 // startEdge starts the server with the short TTLs fast heal is measured
 // with (docs/benchmarks.md), the client in a namespace, and the job.
 func startEdge(t *testing.T) *edge {
+	return startEdgeWith(t, edgeOptions{task: mockTask})
+}
+
+func startEdgeWith(t *testing.T, opts edgeOptions) *edge {
 	n := newNetns(t)
 	dir := t.TempDir()
 	serverCfg := filepath.Join(dir, "server.hcl")
@@ -203,7 +243,11 @@ server {
 		return err == nil, fmt.Sprint(err)
 	})
 
-	startAgent(t, n.name, "-client", "-servers", n.hostIP+":24647", "-bind", n.nsIP,
+	start := startAgent
+	if opts.netOnly {
+		start = startAgentNetOnly
+	}
+	start(t, n.name, "-client", "-servers", n.hostIP+":24647", "-bind", n.nsIP,
 		"-node", "edge-ns", "-data-dir", filepath.Join(dir, "client"))
 	pollUntil(t, 30*time.Second, "edge node ready", func() (bool, string) {
 		var nodes []nodeStub
@@ -229,16 +273,7 @@ job "edge" {
   }
   group "app" {
     max_client_disconnect = "1h"
-    task "app" {
-      driver = "mock_driver"
-      config {
-        run_for = "1h"
-      }
-      resources {
-        cpu    = 100
-        memory = 64
-      }
-    }
+`+opts.task+`
   }
 }
 `), 0o644))
@@ -422,4 +457,91 @@ func TestPartition_HealLatency_PacketDrop(t *testing.T) {
 		}
 	}
 	testHeal(t, packetDrop)
+}
+
+// execTask is an exec task that runs until stopped.
+const execTask = `
+    task "app" {
+      driver = "exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["3600"]
+      }
+      resources {
+        cpu    = 100
+        memory = 32
+      }
+    }`
+
+// pidsWithAllocID finds the processes whose environment carries the
+// allocation's ID: the client gives every task NOMAD_ALLOC_ID.
+func pidsWithAllocID(allocID string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	needle := []byte("NOMAD_ALLOC_ID=" + allocID + "\x00")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(env, needle) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// An isolated exec task of a group with a disconnect window runs on through
+// a real partition: after the heal the same allocation is running, its task
+// never restarted, and it is the same process.
+func TestPartition_ExecTaskResumes(t *testing.T) {
+	if os.Geteuid() == 0 {
+		if _, err := exec.LookPath("nsenter"); err != nil {
+			t.Skip("the exec partition test needs util-linux's nsenter")
+		}
+		_, v2 := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+		_, v1 := os.Stat("/sys/fs/cgroup/memory/cgroup.procs")
+		if v1 != nil && v2 != nil {
+			t.Skip("the exec driver needs cgroups mounted at /sys/fs/cgroup")
+		}
+	}
+	var allocID string
+	t.Cleanup(func() { killAllocTasks(allocID) }) // after the agents have stopped
+	e := startEdgeWith(t, edgeOptions{task: execTask, netOnly: true})
+	allocID = e.alloc.ID
+	pids := pidsWithAllocID(e.alloc.ID)
+	must.SliceLen(t, 1, pids, must.Sprint("the exec task is one real process"))
+
+	got := e.cutAndHeal(t, linkDown, 12*time.Second)
+	t.Logf("heal → node ready %v, → allocation running %v", got.ready, got.running)
+
+	final := e.allocs()
+	must.SliceLen(t, 1, final)
+	must.Eq(t, e.alloc.ID, final[0].ID)
+	must.Eq(t, uint64(0), final[0].TaskStates["app"].Restarts, must.Sprint("the task was not restarted"))
+	must.Eq(t, e.alloc.TaskStates["app"].StartedAt, final[0].TaskStates["app"].StartedAt)
+	must.Eq(t, pids, pidsWithAllocID(e.alloc.ID), must.Sprint("the same process"))
+}
+
+// killAllocTasks kills what an allocation's exec tasks left running and
+// removes their cgroups. An agent that stops (not -dev) leaves its tasks
+// running for the next one to re-attach to; a test must not leave them
+// behind on the machine.
+func killAllocTasks(allocID string) {
+	if allocID == "" {
+		return
+	}
+	for _, pid := range pidsWithAllocID(allocID) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/nomad/" + allocID + ".*")
+	v2, _ := filepath.Glob("/sys/fs/cgroup/nomad.slice/" + allocID + ".*")
+	for _, d := range append(dirs, v2...) {
+		// The kernel empties a cgroup a moment after its last process
+		// was killed; until then rmdir says EBUSY.
+		for deadline := time.Now().Add(5 * time.Second); os.Remove(d) != nil && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }

@@ -71,6 +71,7 @@ job "edge-cache" {
       driver       = "mock_driver"
       kill_timeout = "20s"
       kill_signal  = "SIGINT"
+      user         = "redis"
       leader       = true
 
       config {

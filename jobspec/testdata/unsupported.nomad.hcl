@@ -14,7 +14,7 @@ job "example" {
       service {
         name = "web"
       }
-      user = "nobody"
+      kind = "web"
       template {
         data = "x"
       }

@@ -1,4 +1,4 @@
-package rawexec
+package proc
 
 import (
 	"testing"
@@ -6,20 +6,20 @@ import (
 	"github.com/shoenig/test/must"
 )
 
-// TestParseProcStat checks field extraction when the command name contains
+// TestParseStat checks field extraction when the command name contains
 // spaces and parentheses, which any process can choose and which would shift
 // a naive split onto the wrong fields (and so the wrong start time).
-func TestParseProcStat(t *testing.T) {
+func TestParseStat(t *testing.T) {
 	line := "4242 (we ird) (na me) S 1 4240 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 200 18446744073709551615\n"
-	ps, err := parseProcStat([]byte(line))
+	ps, err := ParseStat([]byte(line))
 	must.NoError(t, err)
 	must.Eq(t, byte('S'), ps.State)
 	must.Eq(t, 4240, ps.Pgid)
 	must.Eq(t, uint64(987654), ps.StartTime)
-	must.False(t, ps.exited())
+	must.False(t, ps.Exited())
 
-	_, err = parseProcStat([]byte("4242 (short) S 1 2"))
+	_, err = ParseStat([]byte("4242 (short) S 1 2"))
 	must.Error(t, err)
-	_, err = parseProcStat([]byte("garbage"))
+	_, err = ParseStat([]byte("garbage"))
 	must.Error(t, err)
 }

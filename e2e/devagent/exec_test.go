@@ -1,0 +1,202 @@
+package devagent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+)
+
+// needExecHost skips where the exec driver cannot isolate tasks.
+func needExecHost(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the exec driver needs root")
+	}
+	_, v2 := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	_, v1 := os.Stat("/sys/fs/cgroup/memory/cgroup.procs")
+	if v1 != nil && v2 != nil {
+		t.Skip("the exec driver needs cgroups mounted at /sys/fs/cgroup")
+	}
+}
+
+// writeServerClientConfig makes dir an agent that keeps its state (a server
+// and a client, not -dev), so that it can be killed and started again.
+func writeServerClientConfig(t *testing.T, dir string) {
+	t.Helper()
+	http, rpc, serf := freePort(t), freePort(t), freePort(t)
+	must.NoError(t, os.WriteFile(filepath.Join(dir, "agent.hcl"), []byte(fmt.Sprintf(`ports {
+  http = %d
+  rpc = %d
+  serf = %d
+}
+data_dir  = %q
+bind_addr = "127.0.0.1"
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
+client {
+  enabled = true
+}
+`, http, rpc, serf, filepath.Join(dir, "data"))), 0o644))
+}
+
+type allocDetail struct {
+	ClientStatus string
+	TaskStates   map[string]struct {
+		State  string
+		Events []struct{ Type, DisplayMessage string }
+	}
+}
+
+// A `driver = "exec"` job runs isolated (its own PID namespace, as nobody),
+// its task survives `kill -9` of the agent and is re-attached by the next
+// agent with the same pid, and a task over its memory limit is reported in
+// its events as OOM killed.
+func TestAgent_ExecDriver(t *testing.T) {
+	needExecHost(t)
+	dir := t.TempDir()
+	writeServerClientConfig(t, dir)
+	var allocIDs []string
+	t.Cleanup(func() { // after the agents have stopped
+		for _, id := range allocIDs {
+			killAllocTasks(id)
+		}
+	})
+	a := startAgentIn(t, dir)
+
+	job := filepath.Join(dir, "exec.nomad.hcl")
+	must.NoError(t, os.WriteFile(job, []byte(`job "isolated" {
+  group "g" {
+    task "sleeper" {
+      driver = "exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["300"]
+      }
+      resources {
+        memory = 32
+      }
+    }
+  }
+}
+`), 0o644))
+	out, code := a.nomad(t, "job", "run", job)
+	must.Eq(t, 0, code, must.Sprint(out))
+	var allocs []allocStub
+	pollUntil(t, 15*time.Second, "exec allocation running", func() (bool, string) {
+		if err := a.get("/v1/job/isolated/allocations", &allocs); err != nil {
+			return false, err.Error()
+		}
+		return len(allocs) == 1 && allocs[0].ClientStatus == "running", fmt.Sprintf("%+v", allocs)
+	})
+	allocIDs = append(allocIDs, allocs[0].ID)
+	pids := pidsWithAllocID(allocs[0].ID)
+	must.Len(t, 1, pids, must.Sprint("the sleep task is one real process"))
+	pid := pids[0]
+	taskNS, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	must.NoError(t, err)
+	ourNS, err := os.Readlink("/proc/self/ns/pid")
+	must.NoError(t, err)
+	must.NotEq(t, ourNS, taskNS, must.Sprint("the task has its own PID namespace"))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	must.NoError(t, err)
+	must.StrContains(t, string(status), "\nUid:\t65534\t", must.Sprint("the task runs as nobody"))
+
+	// The agent dies without a chance to clean up; its task runs on.
+	must.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
+	_ = a.cmd.Wait()
+	must.NoError(t, syscall.Kill(pid, 0), must.Sprint("the task outlived its agent"))
+
+	a = startAgentIn(t, dir)
+	pollUntil(t, 15*time.Second, "the allocation running again after the agent's restart", func() (bool, string) {
+		var d allocDetail
+		if err := a.get("/v1/allocation/"+allocs[0].ID, &d); err != nil {
+			return false, err.Error()
+		}
+		return d.ClientStatus == "running" && len(d.TaskStates["sleeper"].Events) > 0, fmt.Sprintf("%+v", d)
+	})
+	must.Eq(t, []int{pid}, pidsWithAllocID(allocs[0].ID), must.Sprint("re-attached to the same process, not restarted"))
+
+	hog := filepath.Join(dir, "hog.nomad.hcl")
+	must.NoError(t, os.WriteFile(hog, []byte(`job "hog" {
+  type = "batch"
+  group "g" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+    task "hog" {
+      driver = "exec"
+      config {
+        command = "/usr/bin/tail"
+        args    = ["/dev/zero"]
+      }
+      resources {
+        memory = 16
+      }
+    }
+  }
+}
+`), 0o644))
+	out, code = a.nomad(t, "job", "run", "-detach", hog)
+	must.Eq(t, 0, code, must.Sprint(out))
+	pollUntil(t, 20*time.Second, "the memory hog OOM killed", func() (bool, string) {
+		var hogs []allocStub
+		if err := a.get("/v1/job/hog/allocations", &hogs); err != nil || len(hogs) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		if !slices.Contains(allocIDs, hogs[0].ID) {
+			allocIDs = append(allocIDs, hogs[0].ID)
+		}
+		var d allocDetail
+		if err := a.get("/v1/allocation/"+hogs[0].ID, &d); err != nil {
+			return false, err.Error()
+		}
+		for _, e := range d.TaskStates["hog"].Events {
+			if e.Type == "Terminated" && strings.Contains(e.DisplayMessage, "OOM Killed") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", d)
+	})
+
+	out, code = a.nomad(t, "job", "stop", "isolated")
+	must.Eq(t, 0, code, must.Sprint(out))
+	pollUntil(t, 20*time.Second, "the exec task gone after job stop", func() (bool, string) {
+		return syscall.Kill(pid, 0) != nil, "still running"
+	})
+}
+
+// killAllocTasks kills what an allocation's exec tasks left running and
+// removes their cgroups. An agent that stops (not -dev) leaves its tasks
+// running for the next one to re-attach to; a test must not leave them
+// behind on the machine.
+func killAllocTasks(allocID string) {
+	if allocID == "" {
+		return
+	}
+	for _, pid := range pidsWithAllocID(allocID) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/nomad/" + allocID + ".*")
+	v2, _ := filepath.Glob("/sys/fs/cgroup/nomad.slice/" + allocID + ".*")
+	for _, d := range append(dirs, v2...) {
+		// The kernel empties a cgroup a moment after its last process
+		// was killed; until then rmdir says EBUSY.
+		for deadline := time.Now().Add(5 * time.Second); os.Remove(d) != nil && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
