@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/stream"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -129,11 +130,9 @@ func NewServer(cfg *Config) (*Server, error) {
 	}
 	s.heartbeats = newHeartbeater(s)
 
-	st, err := state.NewStateStore(&state.StateStoreConfig{Logger: s.logger})
-	if err != nil {
+	if s.fsm, err = newFSM(s, stream.NewEventBroker(stream.EventBrokerConfig{BufferSize: cfg.EventBufferSize})); err != nil {
 		return nil, err
 	}
-	s.fsm = newFSM(s, st)
 
 	if s.id, err = loadServerID(cfg); err != nil {
 		return nil, err
@@ -229,6 +228,9 @@ func (s *Server) Leader() string {
 // State returns the current state store.
 func (s *Server) State() *state.StateStore { return s.fsm.State() }
 
+// EventBroker returns the server's event stream, fed by its own FSM.
+func (s *Server) EventBroker() *stream.EventBroker { return s.fsm.Events() }
+
 // RPCAddr returns the advertised RPC address.
 func (s *Server) RPCAddr() net.Addr { return s.rpcAdvertise }
 
@@ -271,6 +273,7 @@ func (s *Server) Shutdown() error {
 	s.connPool.Shutdown()
 	s.wg.Wait()
 	s.fsm.State().Abandon()
+	s.fsm.Events().Close()
 	return nil
 }
 
