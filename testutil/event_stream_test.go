@@ -63,10 +63,24 @@ func (l *eventLog) statuses(topic stream.Topic, id string) []string {
 	return out
 }
 
+// hasDecision reports whether an Allocation event of id carried rec.
+func (l *eventLog) hasDecision(id string, rec *structs.ReconnectDecision) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.events {
+		if e.Topic == stream.TopicAllocation && e.Key == id && e.Payload.Allocation.ReconnectDecision != nil &&
+			*e.Payload.Allocation.ReconnectDecision == *rec {
+			return true
+		}
+	}
+	return false
+}
+
 // A disconnect and a reconnect are visible on the event stream of a
 // follower (every server publishes what its FSM applies): the node turns
 // disconnected and then ready in NodeStreamEvent events, its allocation
-// unknown and then running again in Allocation events. Dashboards and the
+// unknown and then running again in Allocation events, and the reconnect
+// decision record reaches both copies and the stream. Dashboards and the
 // UI follow a flaky fleet from this stream alone.
 func TestMemCluster_DisconnectReconnect_OnEventStream(t *testing.T) {
 	testutil.Bubble(t, func(t *testing.T) {
@@ -93,6 +107,21 @@ func TestMemCluster_DisconnectReconnect_OnEventStream(t *testing.T) {
 			return len(nodes) > 0 && nodes[len(nodes)-1] == stream.TypeNodeEvent+":"+structs.NodeStatusReady &&
 				len(allocs) > 0 && allocs[len(allocs)-1] == structs.AllocClientStatusRunning, seen
 		})
+		// The resolution is recorded on both copies, and the stream
+		// carries it (the plan that stopped the replacement).
+		st := c.Leader().State()
+		orig := mustAlloc(t, st, original.ID)
+		must.NotNil(t, orig.ReconnectDecision)
+		rec := orig.ReconnectDecision
+		must.Eq(t, structs.ReconnectRuleStrategy, rec.Rule)
+		must.Eq(t, structs.ReconcileOptionKeepOriginal, rec.Strategy)
+		must.Eq(t, original.ID, rec.KeptAllocID)
+		rep := mustAlloc(t, st, rec.StoppedAllocID)
+		must.Eq(t, rec, rep.ReconnectDecision)
+		must.Eq(t, original.ID, rep.PreviousAllocation)
+		must.True(t, log.hasDecision(rep.ID, rec), must.Sprint("the stopped replacement's event carries the record"))
+		must.True(t, log.hasDecision(original.ID, rec), must.Sprint("the kept original's event carries the record"))
+
 		must.Eq(t, []string{structs.AllocClientStatusPending, structs.AllocClientStatusRunning,
 			structs.AllocClientStatusUnknown, structs.AllocClientStatusRunning}, log.statuses(stream.TopicAllocation, original.ID))
 	})
