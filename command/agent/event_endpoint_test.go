@@ -38,6 +38,8 @@ func TestHTTP_EventStream_OfficialClient(t *testing.T) {
 	defer cancel()
 	ch, err := c.EventStream().Stream(ctx, map[nomadapi.Topic][]string{nomadapi.TopicJob: {"evented"}}, 0, nil)
 	must.NoError(t, err)
+	allocs, err := c.EventStream().Stream(ctx, map[nomadapi.Topic][]string{nomadapi.TopicAllocation: {"evented"}}, 0, nil)
+	must.NoError(t, err)
 
 	resp, _, err := c.Jobs().Register(mockJob("evented", "mock_driver", map[string]any{"run_for": "5m"}), nil)
 	must.NoError(t, err)
@@ -53,6 +55,16 @@ func TestHTTP_EventStream_OfficialClient(t *testing.T) {
 	job, err := e.Job()
 	must.NoError(t, err)
 	must.Eq(t, "evented", *job.ID)
+
+	// Allocation events are selected by their job and decode too, until
+	// the client reports the allocation running.
+	agenttest.WaitFor(t, 10*time.Second, "allocation running on the stream", func() (bool, string) {
+		ev := nextEvents(t, allocs)
+		a, err := ev.Events[0].Allocation()
+		must.NoError(t, err)
+		must.Eq(t, "evented", a.JobID)
+		return a.ClientStatus == nomadapi.AllocClientStatusRunning, ev.Events[0].Type + " " + a.ClientStatus
+	})
 
 	// The same event is there again for a stream that starts at its index.
 	again, err := c.EventStream().Stream(ctx, map[nomadapi.Topic][]string{nomadapi.TopicJob: {"*"}}, e.Index, nil)
