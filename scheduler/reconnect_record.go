@@ -11,8 +11,10 @@ import (
 // "Reconnect decision record").
 
 // decide records that rule kept kept and stopped stopped (either may be
-// nil). The kept copy gets the record in the plan (recordOn); the stopped
-// one is returned as a copy carrying it, for the stop request.
+// nil). The kept copy gets the record in the plan (recordOn), unless it is
+// out of contact or this evaluation stops it too (a job update replacing
+// it); the stopped one is returned as a copy carrying it, for the stop
+// request.
 func (r *reconciler) decide(g *groupState, rule string, kept, stopped *structs.Allocation) *structs.Allocation {
 	rec := &structs.ReconnectDecision{
 		Rule:     rule,
@@ -23,7 +25,11 @@ func (r *reconciler) decide(g *groupState, rule string, kept, stopped *structs.A
 	if kept != nil {
 		rec.KeptAllocID = kept.ID
 		rec.KeptScore, _ = kept.Metrics.NodeScore(kept.NodeID)
-		g.recordOn(kept, rec)
+		// A stand-in the servers cannot reach is named, not written to:
+		// its node could not take the update.
+		if r.heard(kept) {
+			g.recordOn(kept, rec)
+		}
 	}
 	if stopped == nil {
 		return nil
