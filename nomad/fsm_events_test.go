@@ -1,8 +1,10 @@
 package nomad
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"testing"
 	"time"
 
@@ -109,4 +111,26 @@ func TestFSM_FailedEntryPublishesNothing(t *testing.T) {
 	applyEntry(t, f, 21, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
 	index, _ := nextBatch(t, sub)
 	must.Eq(t, 21, index)
+}
+
+// A follower that installs a snapshot publishes nothing for it: the
+// snapshot is state, not a change, and subscribers already streaming from
+// the follower must not see every object again as if it had just changed.
+func TestFSM_RestorePublishesNothing(t *testing.T) {
+	leader := testFSM(t)
+	node := mock.Node()
+	applyEntry(t, leader, 10, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	snap, err := leader.Snapshot()
+	must.NoError(t, err)
+	sink := &bufferSink{}
+	must.NoError(t, snap.Persist(sink))
+
+	follower := testFSM(t)
+	sub := follower.Events().Subscribe(stream.SubscribeRequest{Index: 1})
+	must.NoError(t, follower.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
+	applyEntry(t, follower, 11, structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
+		NodeID: node.ID, Status: structs.NodeStatusDown, UpdatedAt: 3})
+	index, got := nextBatch(t, sub)
+	must.Eq(t, 11, index, must.Sprint("the first batch is the first entry applied after the restore"))
+	must.Eq(t, []topicType{{stream.TopicNode, stream.TypeNodeEvent, node.ID}}, got)
 }
