@@ -208,6 +208,7 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"Operator": &Operator{srv: s},
 		"System":   &System{srv: s},
 		"ACL":      &ACL{srv: s},
+		"Event":    &Event{srv: s},
 	} {
 		if err := srv.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)

@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/stream"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 const (
@@ -33,29 +32,80 @@ type answered struct{}
 // eventStream handles GET /v1/event/stream: the events of the raft entries
 // this agent's server applies, one JSON batch per line, until the client
 // goes away. Each server publishes what its own FSM applies, so a follower
-// answers as well as the leader, with no forwarding.
+// answers as well as the leader, with no forwarding; an agent without a
+// server polls one (remoteEvents).
 func (s *HTTPServer) eventStream(w http.ResponseWriter, r *http.Request) (any, error) {
-	if s.agent == nil || s.agent.server == nil {
-		return nil, codedErrorf(http.StatusNotImplemented, "the event stream is served by server agents: ask a server's HTTP address")
-	}
 	req, err := parseEventRequest(r)
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.resolveACL(r)
-	if err != nil {
+	var next eventSource
+	if s.agent != nil && s.agent.server != nil {
+		a, err := s.resolveACL(r)
+		if err != nil {
+			return nil, err
+		}
+		if missing := stream.Missing(a, req); missing != "" {
+			return nil, refuseUnless(r, false, missing)
+		}
+		next = s.agent.server.EventBroker().Subscribe(req).Next
+	} else if next, err = s.remoteEvents(r, req); err != nil {
 		return nil, err
 	}
-	if err := refuseEvents(r, a, req); err != nil {
-		return nil, err
-	}
-	sub := s.agent.server.EventBroker().Subscribe(req)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	if err := writeEvents(r.Context(), w, sub); err != nil {
+	if err := writeEvents(r.Context(), w, next); err != nil {
 		s.logger.Debug("event stream ended", "error", err)
 	}
 	return answered{}, nil
+}
+
+// eventSource returns the next batch of a stream, waiting until ctx ends.
+type eventSource func(ctx context.Context) (stream.Events, error)
+
+// remoteEvents is the stream of an agent without a server: it polls one
+// of the servers (Event.Poll), each poll resuming where the last stopped.
+// The first poll waits for nothing: it checks the caller's token and fixes
+// where the stream starts before any answer is written.
+func (s *HTTPServer) remoteEvents(r *http.Request, req stream.SubscribeRequest) (eventSource, error) {
+	poll := func(ctx context.Context, index uint64, resume bool, wait time.Duration) (stream.PollResponse, error) {
+		args := &stream.PollRequest{Topics: req.Topics, Namespace: req.Namespace, Index: index, Resume: resume, Wait: wait}
+		// A blocking query's transport timeout follows MaxQueryTime.
+		args.MinQueryIndex, args.MaxQueryTime = 1, wait
+		var reply stream.PollResponse
+		structs.WithRequestContext(args, ctx)
+		if t := requestToken(r); t != "" {
+			args.AuthToken = t
+		}
+		err := s.rpc.RPC("Event.Poll", args, &reply)
+		return reply, err
+	}
+	first, err := poll(r.Context(), req.Index, false, 0)
+	if err != nil {
+		return nil, err
+	}
+	pending, index := first.Batches, first.NextIndex
+	return func(ctx context.Context) (stream.Events, error) {
+		for len(pending) == 0 {
+			// The server answers a little before ctx ends, so that a batch
+			// it sends is not lost to the cancelation of the call.
+			wait := eventHeartbeat
+			if deadline, ok := ctx.Deadline(); ok {
+				wait = max(time.Until(deadline)-time.Second, 0)
+			}
+			resp, err := poll(ctx, index, true, wait)
+			if err != nil {
+				return stream.Events{}, err
+			}
+			pending, index = resp.Batches, resp.NextIndex
+			if len(pending) == 0 {
+				return stream.Events{}, context.DeadlineExceeded // silence: a heartbeat
+			}
+		}
+		b := pending[0]
+		pending = pending[1:]
+		return b, nil
+	}, nil
 }
 
 // parseEventRequest reads index, namespace and the repeatable
@@ -90,33 +140,12 @@ func parseEventRequest(r *http.Request) (stream.SubscribeRequest, error) {
 	return req, nil
 }
 
-// refuseEvents asks of the caller what the read endpoints of each topic
-// ask: node read for Node, read-job in the namespace for the others, and,
-// as upstream, a management token for every topic at once.
-func refuseEvents(r *http.Request, a *acl.ACL, req stream.SubscribeRequest) error {
-	if len(req.Topics) == 0 || req.Topics[stream.TopicAll] != nil {
-		return refuseUnless(r, a.IsManagement(), "a management token (the * topic, or no topic, streams every topic)")
-	}
-	for topic := range req.Topics {
-		if topic == stream.TopicNode {
-			if err := refuseUnless(r, a.AllowNodeRead(), "node read"); err != nil {
-				return err
-			}
-			continue
-		}
-		if !a.AllowNamespaceOperation(req.Namespace, acl.NamespaceCapabilityReadJob) {
-			return refuseUnless(r, false, fmt.Sprintf("%s in namespace %q", acl.NamespaceCapabilityReadJob, req.Namespace))
-		}
-	}
-	return nil
-}
-
 // writeEvents writes the subscription's batches as lines, flushing each,
 // with a heartbeat ({}) after every eventHeartbeat of silence, until ctx
 // ends (the client went away) or the subscription does. A subscription
 // that ends otherwise (the reader lagged, the server stops) ends with a
 // last line {"Error": "..."} saying why.
-func writeEvents(ctx context.Context, w http.ResponseWriter, sub *stream.Subscription) error {
+func writeEvents(ctx context.Context, w http.ResponseWriter, next eventSource) error {
 	rc := http.NewResponseController(w)
 	write := func(v any) error {
 		_ = rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout)) // not every writer has one
@@ -134,7 +163,7 @@ func writeEvents(ctx context.Context, w http.ResponseWriter, sub *stream.Subscri
 	}
 	for {
 		waitCtx, cancel := context.WithTimeout(ctx, eventHeartbeat)
-		batch, err := sub.Next(waitCtx)
+		batch, err := next(waitCtx)
 		cancel()
 		switch {
 		case ctx.Err() != nil:

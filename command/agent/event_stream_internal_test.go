@@ -52,7 +52,7 @@ func TestWriteEvents_HeartbeatBatchesAndEnd(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		w := &lockedRecorder{}
 		done := make(chan error, 1)
-		go func() { done <- writeEvents(ctx, w, sub) }()
+		go func() { done <- writeEvents(ctx, w, sub.Next) }()
 
 		time.Sleep(25 * time.Second)
 		synctest.Wait()
@@ -71,7 +71,7 @@ func TestWriteEvents_HeartbeatBatchesAndEnd(t *testing.T) {
 		b.Publish(stream.Events{Index: 8, Events: []stream.Event{{Topic: stream.TopicJob}}})
 		b.Publish(stream.Events{Index: 9, Events: []stream.Event{{Topic: stream.TopicJob}}})
 		w2 := &lockedRecorder{}
-		must.ErrorIs(t, writeEvents(t.Context(), w2, lagging), stream.ErrSubscriptionLagged)
+		must.ErrorIs(t, writeEvents(t.Context(), w2, lagging.Next), stream.ErrSubscriptionLagged)
 		must.StrContains(t, w2.lines()[0], `{"Error":"event subscription fell too far behind`)
 	})
 }

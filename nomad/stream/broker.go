@@ -39,6 +39,9 @@ type EventBroker struct {
 	// are retained.
 	ring        []Events
 	first, next uint64
+	// lastIndex is the raft index of the newest batch published, dropped
+	// that of the newest batch the ring overwrote.
+	lastIndex, dropped uint64
 	// wake is closed and replaced at each publish and at Close.
 	wake   chan struct{}
 	closed bool
@@ -64,11 +67,13 @@ func (b *EventBroker) Publish(batch Events) {
 	if b.closed {
 		return
 	}
+	if b.next-b.first == uint64(len(b.ring)) {
+		b.dropped = b.at(b.first).Index
+		b.first++
+	}
 	b.ring[b.next%uint64(len(b.ring))] = batch
 	b.next++
-	if b.next-b.first > uint64(len(b.ring)) {
-		b.first = b.next - uint64(len(b.ring))
-	}
+	b.lastIndex = batch.Index
 	close(b.wake)
 	b.wake = make(chan struct{})
 }
@@ -98,6 +103,11 @@ type SubscribeRequest struct {
 	Index uint64
 	// Allow, when set, drops the events it refuses (the caller's ACL).
 	Allow func(Event) bool
+	// Resume marks Index as where an earlier subscription stopped
+	// (Subscription.NextIndex): when a batch at or after it is no longer
+	// kept, Next fails with ErrSubscriptionLagged instead of starting at
+	// the oldest kept batch, so a reader that polls never skips silently.
+	Resume bool
 }
 
 // Subscribe returns a subscription positioned as req.Index says.
@@ -107,13 +117,16 @@ func (b *EventBroker) Subscribe(req SubscribeRequest) *Subscription {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	cursor := b.next
+	sub := &Subscription{broker: b, req: req, cursor: b.next, resume: b.lastIndex + 1}
 	if req.Index > 0 {
 		n := int(b.next - b.first)
 		i := sort.Search(n, func(i int) bool { return b.at(b.first+uint64(i)).Index >= req.Index })
-		cursor = b.first + uint64(i)
+		sub.cursor, sub.resume = b.first+uint64(i), req.Index
+		if req.Resume && b.dropped >= req.Index {
+			sub.err = fmt.Errorf("%w: the batches from index %d on are no longer kept", ErrSubscriptionLagged, req.Index)
+		}
 	}
-	return &Subscription{broker: b, req: req, cursor: cursor}
+	return sub
 }
 
 func (b *EventBroker) at(n uint64) Events { return b.ring[n%uint64(len(b.ring))] }
@@ -125,6 +138,17 @@ type Subscription struct {
 	broker *EventBroker
 	req    SubscribeRequest
 	cursor uint64
+	// resume is the raft index a later subscription resumes from.
+	resume uint64
+	err    error
+}
+
+// NextIndex is the index to resume from (SubscribeRequest.Index with
+// Resume) so as to read what this subscription has not read yet.
+func (s *Subscription) NextIndex() uint64 {
+	s.broker.mu.Lock()
+	defer s.broker.mu.Unlock()
+	return s.resume
 }
 
 // Next returns the next batch with at least one event the subscription
@@ -158,6 +182,8 @@ func (s *Subscription) take() (Events, <-chan struct{}, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
+	case s.err != nil:
+		return Events{}, nil, s.err
 	case b.closed:
 		return Events{}, nil, ErrBrokerClosed
 	case s.cursor < b.first:
@@ -167,6 +193,7 @@ func (s *Subscription) take() (Events, <-chan struct{}, error) {
 	}
 	batch := b.at(s.cursor)
 	s.cursor++
+	s.resume = batch.Index + 1
 	return batch, nil, nil
 }
 
