@@ -68,19 +68,17 @@ type eventSource func(ctx context.Context) (stream.Events, error)
 // The first poll waits for nothing: it checks the caller's token and fixes
 // where the stream starts before any answer is written.
 func (s *HTTPServer) remoteEvents(r *http.Request, req stream.SubscribeRequest) (eventSource, error) {
-	poll := func(ctx context.Context, index uint64, resume bool, wait time.Duration) (stream.PollResponse, error) {
-		args := &stream.PollRequest{Topics: req.Topics, Namespace: req.Namespace, Index: index, Resume: resume, Wait: wait}
+	poll := func(ctx context.Context, args *stream.PollRequest) (stream.PollResponse, error) {
+		args.Topics, args.Namespace = req.Topics, req.Namespace
 		// A blocking query's transport timeout follows MaxQueryTime.
-		args.MinQueryIndex, args.MaxQueryTime = 1, wait
-		var reply stream.PollResponse
+		args.MinQueryIndex, args.MaxQueryTime = 1, args.Wait
+		args.AuthToken = requestToken(r)
 		structs.WithRequestContext(args, ctx)
-		if t := requestToken(r); t != "" {
-			args.AuthToken = t
-		}
+		var reply stream.PollResponse
 		err := s.rpc.RPC("Event.Poll", args, &reply)
 		return reply, err
 	}
-	first, err := poll(r.Context(), req.Index, false, 0)
+	first, err := poll(r.Context(), &stream.PollRequest{Index: req.Index})
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +91,7 @@ func (s *HTTPServer) remoteEvents(r *http.Request, req stream.SubscribeRequest) 
 			if deadline, ok := ctx.Deadline(); ok {
 				wait = max(time.Until(deadline)-time.Second, 0)
 			}
-			resp, err := poll(ctx, index, true, wait)
+			resp, err := poll(ctx, &stream.PollRequest{Index: index, Resume: true, Wait: wait})
 			if err != nil {
 				return stream.Events{}, err
 			}
