@@ -50,14 +50,14 @@ func fromChanges(typ string, index uint64, changes memdb.Changes) Events {
 	// An entry of several transactions may write an object twice (a job,
 	// then its status): it is told once, as it ended up, where it first
 	// changed.
-	at := map[[2]string]int{}
+	at := map[[3]string]int{}
 	for _, c := range changes {
 		e, ok := fromChange(typ, c)
 		if !ok {
 			continue
 		}
 		e.Index = index
-		k := [2]string{string(e.Topic), e.Key}
+		k := [3]string{string(e.Topic), e.Namespace, e.Key}
 		if i, seen := at[k]; seen {
 			out.Events[i] = e
 			continue
