@@ -63,6 +63,19 @@ func (l *eventLog) statuses(topic stream.Topic, id string) []string {
 	return out
 }
 
+// firstType is the type of the first Allocation event of id with client
+// status status.
+func (l *eventLog) firstType(id, status string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.events {
+		if e.Topic == stream.TopicAllocation && e.Key == id && e.Payload.Allocation.ClientStatus == status {
+			return e.Type
+		}
+	}
+	return ""
+}
+
 // hasDecision reports whether an Allocation event of id carried rec.
 func (l *eventLog) hasDecision(id string, rec *structs.ReconnectDecision) bool {
 	l.mu.Lock()
@@ -121,6 +134,8 @@ func TestMemCluster_DisconnectReconnect_OnEventStream(t *testing.T) {
 		must.Eq(t, original.ID, rep.PreviousAllocation)
 		must.True(t, log.hasDecision(rep.ID, rec), must.Sprint("the stopped replacement's event carries the record"))
 		must.True(t, log.hasDecision(original.ID, rec), must.Sprint("the kept original's event carries the record"))
+
+		must.Eq(t, stream.TypePlanResult, log.firstType(original.ID, structs.AllocClientStatusUnknown), must.Sprint("the servers mark it unknown"))
 
 		must.Eq(t, []string{structs.AllocClientStatusPending, structs.AllocClientStatusRunning,
 			structs.AllocClientStatusUnknown, structs.AllocClientStatusRunning}, log.statuses(stream.TopicAllocation, original.ID))
