@@ -27,7 +27,7 @@ func (r *reconciler) decide(g *groupState, rule string, kept, stopped *structs.A
 		rec.KeptScore, _ = kept.Metrics.NodeScore(kept.NodeID)
 		// A stand-in the servers cannot reach is named, not written to:
 		// its node could not take the update.
-		if r.heard(kept) {
+		if r.reachable(kept) {
 			g.recordOn(kept, rec)
 		}
 	}

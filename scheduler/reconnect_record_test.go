@@ -138,3 +138,18 @@ func TestReconcile_RecordOnlyCountsAsIgnored(t *testing.T) {
 	must.Eq(t, 1, g.DesiredUpdates().Ignore)
 	must.Eq(t, o.ID, g.Stop[0].alloc.ID)
 }
+
+// A batch allocation that finished while its node was away did its work
+// and is kept; it carries a record that names no stopped copy.
+func TestReconcile_BatchFinishedRecorded(t *testing.T) {
+	in, o, _ := reconnectFixture(structs.ReconcileOptionKeepOriginal)
+	in.Job.Type = structs.JobTypeBatch
+	o.ClientStatus = structs.AllocClientStatusComplete
+	in.Allocs = []*structs.Allocation{o}
+	o.NextAllocation = ""
+	recs := records(Reconcile(in))
+	must.MapLen(t, 1, recs)
+	must.Eq(t, structs.ReconnectRuleFinished, recs[o.ID].Rule)
+	must.Eq(t, o.ID, recs[o.ID].KeptAllocID)
+	must.Eq(t, "", recs[o.ID].StoppedAllocID)
+}
