@@ -194,8 +194,9 @@ func updateAllocFromClientTxn(txn *writeTxn, index uint64, update *structs.Alloc
 //   - AllocsStopped: partial allocations (no job) naming a stored one; the
 //     stored allocation gets their desired status (stop unless evict) and
 //     description, their FollowupEvalID and ReconnectDecision when set, and
-//     their client status when it is lost or unknown. Everything else of the stored allocation
-//     stays. Stops of allocations that no longer exist are skipped.
+//     their client status when it is lost or unknown. Everything else of
+//     the stored allocation stays. Stops of allocations that no longer
+//     exist are skipped.
 //   - AllocsUpdated: placements and in-place updates, written as by
 //     UpsertAllocs, with the job taken from req.Job when nil and EvalID set
 //     to req.EvalID.
