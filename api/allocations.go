@@ -57,11 +57,30 @@ type Allocation struct {
 	PreviousAllocation string
 	NextAllocation     string
 	RescheduleTracker  *RescheduleTracker
-	CreateIndex        uint64
-	ModifyIndex        uint64
-	AllocModifyIndex   uint64
-	CreateTime         int64
-	ModifyTime         int64
+	// ReconnectDecision is how the servers resolved the last reconnect this
+	// allocation took part in (kept or stopped). Ours only: upstream has no
+	// such record, and its client library ignores the field.
+	ReconnectDecision *ReconnectDecision `json:",omitempty"`
+	CreateIndex       uint64
+	ModifyIndex       uint64
+	AllocModifyIndex  uint64
+	CreateTime        int64
+	ModifyTime        int64
+}
+
+// ReconnectDecision names the rule that kept one copy of an instance and
+// stopped the other when a disconnected node came back, with the group's
+// strategy and the placement score of each copy. Time is in Unix
+// nanoseconds.
+type ReconnectDecision struct {
+	Rule           string
+	Strategy       string
+	KeptAllocID    string
+	StoppedAllocID string
+	KeptScore      float64
+	StoppedScore   float64
+	EvalID         string
+	Time           int64
 }
 
 // ServerTerminalStatus reports whether the server wants the allocation

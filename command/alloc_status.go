@@ -57,7 +57,8 @@ Usage: nomad alloc status [options] <allocation>
 
   An allocation whose client status is "unknown" is on a node the servers
   cannot reach; it may still be running and reports again when the node
-  reconnects.
+  reconnects. When the node came back, the "Reconnect Decision" section
+  says which rule kept which copy of the instance and which it stopped.
 
 ` + generalOptions() + `
 
@@ -100,6 +101,9 @@ func (c *AllocStatusCommand) Run(args []string) int {
 	for _, name := range slices.Sorted(maps.Keys(alloc.TaskStates)) {
 		c.Ui.Output("")
 		c.Ui.Output(formatTask(alloc, name))
+	}
+	if s := formatReconnectDecision(alloc, v); s != "" {
+		c.Ui.Output("\n" + s)
 	}
 	if verbose && alloc.Metrics != nil {
 		c.Ui.Output("\nPlacement Metrics")

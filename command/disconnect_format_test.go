@@ -116,3 +116,32 @@ func TestNodeStatus_DisconnectedFor(t *testing.T) {
 	node.Status = api.NodeStatusReady
 	must.Eq(t, "ready", nodeStatusLine(node, view{now: now}))
 }
+
+// alloc status of either copy of a reconnect shows the decision record:
+// the rule, the strategy, both copies with their placement scores (this
+// one marked) and when it was decided, so an operator can tell why this
+// copy runs or not. An allocation without a record shows no section.
+func TestAllocStatus_ReconnectDecision(t *testing.T) {
+	a, _ := unknownAlloc(true)
+	must.Eq(t, "", formatReconnectDecision(a, view{now: now}))
+
+	a.ReconnectDecision = &api.ReconnectDecision{
+		Rule: "strategy", Strategy: "best_score",
+		KeptAllocID: "k1k2k3k4-0000", KeptScore: 0.9124, StoppedAllocID: a.ID, StoppedScore: 0.4,
+		EvalID: "e1e2e3e4-0000", Time: now.Add(-3 * time.Minute).UnixNano(),
+	}
+	out := formatReconnectDecision(a, view{now: now})
+	for _, want := range []string{
+		"Reconnect Decision\n",
+		"Rule       = strategy",
+		"Strategy   = best_score",
+		"Kept       = k1k2k3k4 (placement score 0.912)",
+		"Stopped    = a1b2c3d4 (placement score 0.400), this allocation",
+		"Evaluation = e1e2e3e4",
+		"Decided    = 3m ago",
+	} {
+		must.StrContains(t, out, want)
+	}
+	a.ReconnectDecision.KeptAllocID = ""
+	must.StrContains(t, formatReconnectDecision(a, view{now: now}), "Kept       = <none>")
+}

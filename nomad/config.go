@@ -87,6 +87,11 @@ type Config struct {
 	NumSchedulers     int
 	EnabledSchedulers []string
 
+	// EventBufferSize is how many raft entries' event batches the event
+	// stream keeps (upstream's server event_buffer_size); 0 means
+	// stream.DefaultBufferSize.
+	EventBufferSize int
+
 	// Heartbeat settings, with upstream's defaults.
 	MinHeartbeatTTL        time.Duration
 	MaxHeartbeatsPerSecond float64

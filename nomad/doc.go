@@ -3,6 +3,8 @@
 //
 //   - fsm.go: the raft FSM, applying msgpack log entries to the go-memdb
 //     state store deterministically (time comes from the entries).
+//     fsm_events.go publishes what each applied entry committed to the
+//     event stream (package stream), on every server.
 //   - rpc.go and the *_endpoint.go files: the msgpack RPC endpoints (Job,
 //     Node, Alloc, Eval, Plan, Status) over yamux streams, blocking queries,
 //     forwarding to the leader.

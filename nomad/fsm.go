@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
 	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/stream"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -23,14 +24,30 @@ import (
 type nomadFSM struct {
 	srv    *Server
 	logger hclog.Logger
+	events *fsmEvents
 
 	mu    sync.RWMutex
 	state *state.StateStore
 }
 
-func newFSM(srv *Server, st *state.StateStore) *nomadFSM {
-	return &nomadFSM{srv: srv, logger: srv.logger.Named("fsm"), state: st}
+// newFSM returns an FSM over an empty store whose commits feed the
+// server's event stream.
+func newFSM(srv *Server, broker *stream.EventBroker) (*nomadFSM, error) {
+	f := &nomadFSM{srv: srv, logger: srv.logger.Named("fsm"), events: newFSMEvents(broker)}
+	st, err := f.newStore()
+	if err != nil {
+		return nil, err
+	}
+	f.state = st
+	return f, nil
 }
+
+func (f *nomadFSM) newStore() (*state.StateStore, error) {
+	return state.NewStateStore(&state.StateStoreConfig{Logger: f.logger, OnCommit: f.events.onCommit})
+}
+
+// Events returns the broker the FSM publishes the applied entries to.
+func (f *nomadFSM) Events() *stream.EventBroker { return f.events.broker }
 
 // State returns the current state store; it changes on restore.
 func (f *nomadFSM) State() *state.StateStore {
@@ -45,6 +62,12 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return nil
 	}
 	t := structs.MessageType(l.Data[0])
+	f.events.begin()
+	defer f.events.end(t, l.Index)
+	return f.apply(t, l)
+}
+
+func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {
 	buf := l.Data[1:]
 	switch t {
 	case structs.NodeRegisterRequestType:
@@ -328,7 +351,7 @@ func (f *nomadFSM) Snapshot() (raft.FSMSnapshot, error) {
 // swaps it in, abandoning the old one so its blocking queries wake up.
 func (f *nomadFSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	fresh, err := state.NewStateStore(&state.StateStoreConfig{Logger: f.logger})
+	fresh, err := f.newStore()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/stream"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
 )
@@ -27,9 +28,9 @@ var _ raft.SnapshotSink = (*bufferSink)(nil)
 func testFSM(t *testing.T) *nomadFSM {
 	t.Helper()
 	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
-	st, err := state.NewStateStore(&state.StateStoreConfig{})
+	f, err := newFSM(s, stream.NewEventBroker(stream.EventBrokerConfig{}))
 	must.NoError(t, err)
-	return newFSM(s, st)
+	return f
 }
 
 func applyEntry(t *testing.T, f *nomadFSM, index uint64, typ structs.MessageType, msg any) {

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/stream"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -133,11 +134,9 @@ func NewServer(cfg *Config) (*Server, error) {
 	}
 	s.heartbeats = newHeartbeater(s)
 
-	st, err := state.NewStateStore(&state.StateStoreConfig{Logger: s.logger})
-	if err != nil {
+	if s.fsm, err = newFSM(s, stream.NewEventBroker(stream.EventBrokerConfig{BufferSize: cfg.EventBufferSize})); err != nil {
 		return nil, err
 	}
-	s.fsm = newFSM(s, st)
 
 	if s.id, err = loadServerID(cfg); err != nil {
 		return nil, err
@@ -214,6 +213,7 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"System":    &System{srv: s},
 		"ACL":       &ACL{srv: s},
 		"Namespace": &Namespace{srv: s},
+		"Event":     &Event{srv: s},
 	} {
 		if err := srv.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)
@@ -233,6 +233,9 @@ func (s *Server) Leader() string {
 
 // State returns the current state store.
 func (s *Server) State() *state.StateStore { return s.fsm.State() }
+
+// EventBroker returns the server's event stream, fed by its own FSM.
+func (s *Server) EventBroker() *stream.EventBroker { return s.fsm.Events() }
 
 // RPCAddr returns the advertised RPC address.
 func (s *Server) RPCAddr() net.Addr { return s.rpcAdvertise }
@@ -276,6 +279,7 @@ func (s *Server) Shutdown() error {
 	s.connPool.Shutdown()
 	s.wg.Wait()
 	s.fsm.State().Abandon()
+	s.fsm.Events().Close()
 	return nil
 }
 

@@ -267,6 +267,9 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		for _, a := range sortedAllocs(g.Updates) {
 			s.plan.AppendAlloc(a)
 		}
+		for _, a := range sortedAllocs(g.Recorded) {
+			s.plan.AppendAlloc(a)
+		}
 		s.followUpEvals = append(s.followUpEvals, g.FollowupEvals...)
 	}
 

@@ -34,8 +34,10 @@ func (f *fleet) process(trigger string) {
 	f.run(e)
 }
 
-// run processes e and checks the one rule that holds after every plan: no
-// allocation is placed on a node that is not ready.
+// run processes e and checks the rules that hold after every plan: no
+// allocation is placed on a node that is not ready, and a reconnect
+// decision record on a stopped allocation names it, and is also on the
+// copy it names as kept.
 func (f *fleet) run(e *structs.Evaluation) {
 	f.t.Helper()
 	plans := len(f.h.Plans)
@@ -46,8 +48,34 @@ func (f *fleet) run(e *structs.Evaluation) {
 			must.NoError(f.t, err)
 			must.True(f.t, node.Ready(), must.Sprintf("placed on a %s node", node.Status))
 		}
+		f.checkRecords(plan)
 	}
 	f.sync()
+}
+
+func (f *fleet) checkRecords(plan *structs.Plan) {
+	f.t.Helper()
+	for _, stops := range plan.NodeUpdate {
+		for _, a := range stops {
+			rec := a.ReconnectDecision
+			if rec == nil || rec.EvalID != plan.EvalID {
+				continue
+			}
+			must.Eq(f.t, a.ID, rec.StoppedAllocID)
+			must.NotEq(f.t, rec.KeptAllocID, rec.StoppedAllocID)
+			if rec.KeptAllocID == "" {
+				continue
+			}
+			kept, err := f.h.State.AllocByID(nil, rec.KeptAllocID)
+			must.NoError(f.t, err)
+			if kept.ServerTerminalStatus() || kept.ClientStatus == structs.AllocClientStatusUnknown {
+				continue // replaced by a job update in the same plan, or out of contact
+			}
+			must.NotNil(f.t, kept.ReconnectDecision, must.Sprintf("kept %.8s (%s) has no record", kept.ID, kept.ClientStatus))
+			must.Eq(f.t, rec.EvalID, kept.ReconnectDecision.EvalID)
+			must.Eq(f.t, kept.ID, kept.ReconnectDecision.KeptAllocID)
+		}
+	}
 }
 
 // sync is what the clients that can talk do: start what they were given,

@@ -422,7 +422,13 @@ func (r *reconciler) stop(g *groupState, a *structs.Allocation, desc, clientStat
 // heard reports whether the servers hear from a live allocation's client:
 // it is not unknown, and its node is neither disconnected, down nor gone.
 func (r *reconciler) heard(a *structs.Allocation) bool {
-	if !isLive(a) || a.ClientStatus == structs.AllocClientStatusUnknown {
+	return isLive(a) && r.reachable(a)
+}
+
+// reachable reports whether the servers hear from a's client, live or not:
+// a is not unknown, and its node is neither disconnected, down nor gone.
+func (r *reconciler) reachable(a *structs.Allocation) bool {
+	if a.ClientStatus == structs.AllocClientStatusUnknown {
 		return false
 	}
 	node, tainted := r.in.TaintedNodes[a.NodeID]

@@ -111,24 +111,24 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 		switch {
 		case o.ClientStatus == structs.AllocClientStatusFailed:
 			// Its replacement, if any, stays; if none, the count places one.
-			r.stop(g, o, structs.AllocRescheduled, structs.AllocClientStatusFailed)
-			g.gone = append(g.gone, o)
+			r.stopAlone(g, o, structs.ReconnectRuleFailedOriginal, structs.AllocRescheduled, structs.AllocClientStatusFailed)
 
 		case o.ClientTerminalStatus() && r.isBatch():
 			// A batch allocation that finished while away did its work.
+			r.decide(g, structs.ReconnectRuleFinished, o, nil)
 			r.keepReconnected(g, o)
 
 		case o.ClientTerminalStatus():
-			r.stop(g, o, structs.AllocNotNeeded, o.ClientStatus)
-			g.gone = append(g.gone, o)
+			r.stopAlone(g, o, structs.ReconnectRuleFinished, structs.AllocNotNeeded, o.ClientStatus)
 
 		case o.DesiredTransition.ShouldMigrate():
-			r.stop(g, o, r.migrateDesc(o), "")
-			g.gone = append(g.gone, o)
+			r.stopAlone(g, o, structs.ReconnectRuleMigrated, r.migrateDesc(o), "")
 
-		case o.DesiredTransition.ShouldReschedule() || o.Job == nil || o.Job.Version < r.in.Job.Version:
-			r.stop(g, o, structs.AllocNotNeeded, "")
-			g.gone = append(g.gone, o)
+		case o.DesiredTransition.ShouldReschedule():
+			r.stopAlone(g, o, structs.ReconnectRuleRescheduled, structs.AllocNotNeeded, "")
+
+		case o.Job == nil || o.Job.Version < r.in.Job.Version:
+			r.stopAlone(g, o, structs.ReconnectRuleJobVersion, structs.AllocNotNeeded, "")
 
 		default:
 			back[o.ID] = o
@@ -149,10 +149,10 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 				r.keepReconnected(g, a)
 			case a.ID == keep.ID:
 			case returned:
-				r.stop(g, a, structs.AllocNotNeeded, "")
+				r.stop(g, r.decide(g, contestRule(keep, a), keep, a), structs.AllocNotNeeded, "")
 			default:
 				delete(g.keep, a.ID)
-				r.stop(g, a, structs.AllocReconnected, "")
+				r.stop(g, r.decide(g, contestRule(keep, a), keep, a), structs.AllocReconnected, "")
 			}
 		}
 	}

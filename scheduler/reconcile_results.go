@@ -33,6 +33,10 @@ type GroupResults struct {
 	FollowupTagged allocSet
 	// Ignore need nothing.
 	Ignore allocSet
+	// Recorded are kept allocations, also in Ignore, whose only change is
+	// the reconnect decision record they get (see reconnect_record.go);
+	// the plan writes them as in-place updates.
+	Recorded allocSet
 	// RescheduleLater are replaced by a follow-up evaluation, when their
 	// reschedule delay or their client's own stop has passed.
 	RescheduleLater allocSet
@@ -82,6 +86,9 @@ type decisions struct {
 	// What changed; each a subset of changed.
 	inplace, disconnected, reconnected, tagged allocSet
 	ignored                                    allocSet
+	// recorded are copies that only carry a reconnect decision record;
+	// a later change takes the copy over (change).
+	recorded allocSet
 	// delayed are replaced by a follow-up evaluation.
 	delayed   allocSet
 	followups []*structs.Evaluation
@@ -91,6 +98,7 @@ func newDecisions() decisions {
 	return decisions{
 		stopped: allocSet{}, changed: allocSet{}, inplace: allocSet{}, disconnected: allocSet{},
 		reconnected: allocSet{}, tagged: allocSet{}, ignored: allocSet{}, delayed: allocSet{},
+		recorded: allocSet{},
 	}
 }
 
@@ -100,9 +108,31 @@ func (d *decisions) change(a *structs.Allocation) *structs.Allocation {
 	if u, ok := d.changed[a.ID]; ok {
 		return u
 	}
-	u := a.Copy()
+	u, ok := d.recorded[a.ID]
+	if ok {
+		delete(d.recorded, a.ID)
+	} else {
+		u = a.Copy()
+	}
 	d.changed[u.ID] = u
 	return u
+}
+
+// recordOn puts a reconnect decision record on the kept allocation a: on
+// its changed copy when a rule changed it, else on a copy that carries
+// only the record.
+func (d *decisions) recordOn(a *structs.Allocation, rec *structs.ReconnectDecision) {
+	if u, ok := d.changed[a.ID]; ok {
+		u.ReconnectDecision = rec
+		return
+	}
+	if u, ok := d.recorded[a.ID]; ok {
+		u.ReconnectDecision = rec
+		return
+	}
+	u := a.Copy()
+	u.ReconnectDecision = rec
+	d.recorded[a.ID] = u
 }
 
 func (d *decisions) stop(req stopRequest) {
@@ -132,6 +162,7 @@ func (d *decisions) results(name string, keep allocSet, place, destructive []pla
 		Reconnect:         within(d.reconnected),
 		FollowupTagged:    within(d.tagged),
 		Ignore:            d.ignored.union(keep.difference(updates, d.stopped)),
+		Recorded:          d.recorded.difference(d.stopped),
 		RescheduleLater:   d.delayed,
 		FollowupEvals:     d.followups,
 	}

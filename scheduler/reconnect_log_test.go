@@ -53,3 +53,50 @@ func TestServiceSched_ReconnectLogged(t *testing.T) {
 	run(structs.EvalTriggerJobRegister)
 	must.Eq(t, 2, strings.Count(out.String(), "[INFO]"), must.Sprint("nothing more once settled: ", out.String()))
 }
+
+// Through the scheduler and the state store, the decision record lands on
+// both copies whichever wins: the kept original (updated anyway as
+// reconnected) and the stopped replacement under keep_original; the kept
+// replacement (updated only for its record) and the stopped original under
+// keep_replacement. Nothing else of the kept replacement changes.
+func TestServiceSched_ReconnectDecisionStored(t *testing.T) {
+	for _, strategy := range []string{structs.ReconcileOptionKeepOriginal, structs.ReconcileOptionKeepReplacement} {
+		t.Run(strategy, func(t *testing.T) {
+			h, _, job, orig := disconnectFixture(t, strategy)
+			process(t, h, job, structs.EvalTriggerNodeUpdate)
+			h.Now = h.Now.Add(31 * time.Second)
+			process(t, h, job, structs.EvalTriggerRetryFailedAlloc)
+			repl := schedtest.PlacedAllocs(h.Plans[len(h.Plans)-1])[0]
+			running := repl.Copy()
+			running.ClientStatus = structs.AllocClientStatusRunning
+			must.NoError(t, h.State.UpdateAllocsFromClient(h.NextIndex(), []*structs.Allocation{running}))
+
+			h.Now = h.Now.Add(time.Minute)
+			h.SetNodeStatus(orig.NodeID, structs.NodeStatusReady)
+			back := orig.Copy()
+			back.ClientStatus = structs.AllocClientStatusRunning
+			must.NoError(t, h.State.UpdateAllocsFromClient(h.NextIndex(), []*structs.Allocation{back}))
+			process(t, h, job, structs.EvalTriggerReconnect)
+			e := h.LastEval()
+
+			kept, stopped := orig.ID, repl.ID
+			if strategy == structs.ReconcileOptionKeepReplacement {
+				kept, stopped = repl.ID, orig.ID
+			}
+			k, err := h.State.AllocByID(nil, kept)
+			must.NoError(t, err)
+			s, err := h.State.AllocByID(nil, stopped)
+			must.NoError(t, err)
+			must.Eq(t, structs.AllocDesiredStatusRun, k.DesiredStatus)
+			must.Eq(t, structs.AllocDesiredStatusStop, s.DesiredStatus)
+			must.NotNil(t, k.ReconnectDecision)
+			must.Eq(t, k.ReconnectDecision, s.ReconnectDecision)
+			must.Eq(t, structs.ReconnectDecision{
+				Rule: structs.ReconnectRuleStrategy, Strategy: strategy, KeptAllocID: kept, StoppedAllocID: stopped,
+				KeptScore: k.ReconnectDecision.KeptScore, StoppedScore: s.ReconnectDecision.StoppedScore,
+				EvalID: e.ID, Time: h.Now.UnixNano(),
+			}, *k.ReconnectDecision)
+			must.Eq(t, structs.AllocClientStatusRunning, k.ClientStatus)
+		})
+	}
+}

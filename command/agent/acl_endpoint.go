@@ -24,27 +24,41 @@ func requestToken(r *http.Request) string { return r.Header.Get(tokenHeader) }
 // An agent without acl.enabled asks nothing: its own endpoints then
 // answer without a server, as they did before ACLs.
 func (s *HTTPServer) authorize(r *http.Request, allow func(*acl.ACL) bool, what string) error {
+	a, err := s.resolveACL(r)
+	if err != nil {
+		return err
+	}
+	return refuseUnless(r, allow(a), what)
+}
+
+// resolveACL asks the servers what the caller's token holds: nil (anything)
+// when ACLs are off.
+func (s *HTTPServer) resolveACL(r *http.Request) (*acl.ACL, error) {
 	if !s.aclEnabled() {
-		return nil
+		return nil, nil
 	}
 	var resp structs.ResolveACLTokenResponse
 	if err := s.call(r, "ACL.ResolveToken", &structs.ResolveACLTokenRequest{}, &resp); err != nil {
-		return err
+		return nil, err
 	}
 	if !resp.Enabled {
-		return nil
+		return nil, nil
 	}
-	a := acl.ManagementACL
-	if resp.Token == nil || !resp.Token.IsManagement() {
-		var policies []*acl.Policy
-		for _, p := range resp.Policies {
-			if parsed, err := acl.Parse(p.Name, p.Rules); err == nil {
-				policies = append(policies, parsed)
-			}
+	if resp.Token != nil && resp.Token.IsManagement() {
+		return acl.ManagementACL, nil
+	}
+	var policies []*acl.Policy
+	for _, p := range resp.Policies {
+		if parsed, err := acl.Parse(p.Name, p.Rules); err == nil {
+			policies = append(policies, parsed)
 		}
-		a = acl.NewACL(policies)
 	}
-	if allow(a) {
+	return acl.NewACL(policies), nil
+}
+
+// refuseUnless is the refusal of a caller that lacks what, naming it.
+func refuseUnless(r *http.Request, allowed bool, what string) error {
+	if allowed {
 		return nil
 	}
 	if requestToken(r) == "" {

@@ -219,6 +219,7 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	if v := cfg.Server.NumSchedulers; v > 0 {
 		sc.NumSchedulers = v
 	}
+	sc.EventBufferSize = cfg.Server.EventBufferSize
 	if v := cfg.Server.HeartbeatGrace; v > 0 {
 		sc.HeartbeatGrace = v
 	}

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -76,4 +77,40 @@ func TestAgent_ClientOnlyNeedsServers(t *testing.T) {
 	cfg.Client.Enabled = true
 	_, err := agent.NewAgent(cfg, hclog.NewNullLogger())
 	must.ErrorContains(t, err, "client { servers")
+}
+
+// A client-only agent serves the event stream too, by polling the
+// servers: operators point NOMAD_ADDR at their local agent, and the
+// official client's EventStream().Stream must work there as on a server.
+func TestAgent_ClientOnlyEventStream(t *testing.T) {
+	dev := agenttest.NewDevAgent(t, nil)
+	cfg := agent.DefaultConfig()
+	cfg.BindAddr = "127.0.0.1"
+	cfg.Ports.HTTP, cfg.Ports.RPC = 0, 0
+	cfg.DataDir = t.TempDir()
+	cfg.Client.Enabled = true
+	cfg.Client.Servers = []string{dev.Server().RPCAddr().String()}
+	a, err := agent.NewAgent(cfg, hclog.NewNullLogger())
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = a.Shutdown() })
+
+	c, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + a.HTTPAddr().String()})
+	must.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := c.EventStream().Stream(ctx, map[nomadapi.Topic][]string{nomadapi.TopicJob: {"polled"}}, 0, nil)
+	must.NoError(t, err)
+	resp, _, err := c.Jobs().Register(mockJob("polled", "mock_driver", map[string]any{"run_for": "5m"}), nil)
+	must.NoError(t, err)
+	ev := nextEvents(t, ch)
+	must.Eq(t, "JobRegistered", ev.Events[0].Type)
+	must.Eq(t, resp.JobModifyIndex, ev.Index)
+
+	// A resumed stream replays from the index it names, as on a server.
+	again, err := c.EventStream().Stream(ctx, map[nomadapi.Topic][]string{nomadapi.TopicJob: {"polled"}}, ev.Index, nil)
+	must.NoError(t, err)
+	must.Eq(t, ev.Index, nextEvents(t, again).Index)
+
+	_, err = c.EventStream().Stream(ctx, map[nomadapi.Topic][]string{"Jobs": nil}, 0, nil)
+	must.ErrorContains(t, err, "400")
 }

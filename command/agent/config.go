@@ -105,6 +105,9 @@ type ServerConfig struct {
 	MaxHeartbeatsPerSecond float64
 	FailoverHeartbeatTTL   time.Duration
 	NumSchedulers          int
+	// EventBufferSize is how many raft entries' event batches the event
+	// stream keeps; 0 means the server's default.
+	EventBufferSize int
 	// RaftProtocol is always 3; older protocols are refused at load.
 	RaftProtocol int
 	// RaftMultiplier scales raft's timeouts, 1 (fastest) to 10.
@@ -302,6 +305,7 @@ func (o *ServerConfig) merge(s *ServerConfig) {
 		o.MaxHeartbeatsPerSecond = s.MaxHeartbeatsPerSecond
 	}
 	setInt(&o.NumSchedulers, s.NumSchedulers)
+	setInt(&o.EventBufferSize, s.EventBufferSize)
 	setInt(&o.RaftProtocol, s.RaftProtocol)
 	setInt(&o.RaftMultiplier, s.RaftMultiplier)
 	setDuration(&o.NodeGCThreshold, s.NodeGCThreshold)

@@ -42,7 +42,6 @@ var unsupportedServer = map[string]string{
 	"deployment_gc_threshold":       "there are no deployments",
 	"enable_event_broker":           "",
 	"enabled_schedulers":            "",
-	"event_buffer_size":             "",
 	"job_default_priority":          "",
 	"job_gc_interval":               "",
 	"job_max_count":                 "",

@@ -104,6 +104,8 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/evaluation/{id}", s.evalGet)
 	handle("GET /v1/evaluation/{id}/allocations", s.evalAllocations)
 
+	handle("GET /v1/event/stream", s.eventStream)
+
 	handle("GET /v1/status/leader", s.statusLeader)
 	handle("GET /v1/status/peers", s.statusPeers)
 	handle("PUT /v1/system/gc", s.systemGC)
@@ -160,6 +162,9 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 		obj, err := fn(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
+			return
+		}
+		if _, ok := obj.(answered); ok {
 			return
 		}
 		code := http.StatusOK

@@ -193,9 +193,10 @@ func updateAllocFromClientTxn(txn *writeTxn, index uint64, update *structs.Alloc
 //
 //   - AllocsStopped: partial allocations (no job) naming a stored one; the
 //     stored allocation gets their desired status (stop unless evict) and
-//     description, their FollowupEvalID when set, and their client status
-//     when it is lost or unknown. Everything else of the stored allocation
-//     stays. Stops of allocations that no longer exist are skipped.
+//     description, their FollowupEvalID and ReconnectDecision when set, and
+//     their client status when it is lost or unknown. Everything else of
+//     the stored allocation stays. Stops of allocations that no longer
+//     exist are skipped.
 //   - AllocsUpdated: placements and in-place updates, written as by
 //     UpsertAllocs, with the job taken from req.Job when nil and EvalID set
 //     to req.EvalID.
@@ -261,6 +262,9 @@ func stopAllocTxn(txn *writeTxn, index uint64, stop *structs.Allocation, updated
 	alloc.ClientStatus, alloc.ClientDescription = serverClientStatus(existing, stop)
 	if stop.FollowupEvalID != "" {
 		alloc.FollowupEvalID = stop.FollowupEvalID
+	}
+	if stop.ReconnectDecision != nil {
+		alloc.ReconnectDecision = stop.ReconnectDecision
 	}
 	alloc.ModifyIndex = index
 	alloc.AllocModifyIndex = index

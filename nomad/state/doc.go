@@ -32,7 +32,7 @@
 //
 // Store, snapshots and waiting:
 //
-//	type StateStoreConfig struct{ Logger hclog.Logger }
+//	type StateStoreConfig struct{ Logger hclog.Logger; OnCommit func(index uint64, changes memdb.Changes) }
 //	func NewStateStore(cfg *StateStoreConfig) (*StateStore, error)
 //	func (s *StateStore) Snapshot() (*StateSnapshot, error)  // StateSnapshot embeds StateStore
 //	func (s *StateStore) SnapshotMinIndex(ctx context.Context, index uint64) (*StateSnapshot, error)

@@ -23,6 +23,13 @@ const AllNamespaces = "*"
 type StateStoreConfig struct {
 	// Logger receives the store's diagnostics. Nil discards them.
 	Logger hclog.Logger
+
+	// OnCommit, when set, is called after each write transaction commits,
+	// on the writer's goroutine, with the transaction's raft index and the
+	// objects it changed (the event stream is built from them). A failed
+	// or aborted transaction calls nothing. Snapshots of the store never
+	// call it: a scheduler's dry run is not a change anyone should hear of.
+	OnCommit func(index uint64, changes memdb.Changes)
 }
 
 // StateStore is the server's replicated state: nodes, jobs and their
@@ -36,8 +43,9 @@ type StateStoreConfig struct {
 // must not change an object after writing it, nor any object read from the
 // store: Copy first.
 type StateStore struct {
-	logger hclog.Logger
-	db     *memdb.MemDB
+	logger   hclog.Logger
+	db       *memdb.MemDB
+	onCommit func(uint64, memdb.Changes)
 
 	abandonCh   chan struct{}
 	abandonOnce sync.Once
@@ -53,10 +61,14 @@ func NewStateStore(cfg *StateStoreConfig) (*StateStore, error) {
 		return nil, err
 	}
 	logger := hclog.NewNullLogger()
-	if cfg != nil && cfg.Logger != nil {
-		logger = cfg.Logger.Named("state_store")
+	var onCommit func(uint64, memdb.Changes)
+	if cfg != nil {
+		if cfg.Logger != nil {
+			logger = cfg.Logger.Named("state_store")
+		}
+		onCommit = cfg.OnCommit
 	}
-	return &StateStore{logger: logger, db: db, abandonCh: make(chan struct{})}, nil
+	return &StateStore{logger: logger, db: db, onCommit: onCommit, abandonCh: make(chan struct{})}, nil
 }
 
 // StateSnapshot is a point-in-time view of the store: later writes to the
@@ -195,12 +207,17 @@ func (s *StateStore) BlockingQuery(ctx context.Context, minIndex uint64, fn Quer
 // forgetting an index bump impossible.
 type writeTxn struct {
 	*memdb.Txn
-	index   uint64
-	touched map[string]struct{}
+	index    uint64
+	touched  map[string]struct{}
+	onCommit func(uint64, memdb.Changes)
 }
 
 func (s *StateStore) writeTxn(index uint64) *writeTxn {
-	return &writeTxn{Txn: s.db.Txn(true), index: index, touched: map[string]struct{}{}}
+	txn := &writeTxn{Txn: s.db.Txn(true), index: index, touched: map[string]struct{}{}, onCommit: s.onCommit}
+	if txn.onCommit != nil {
+		txn.TrackChanges()
+	}
+	return txn
 }
 
 // Insert inserts obj into table and marks the table changed.
@@ -237,7 +254,14 @@ func (t *writeTxn) commit() error {
 			return fmt.Errorf("index update: %w", err)
 		}
 	}
+	var changes memdb.Changes
+	if t.onCommit != nil {
+		changes = t.Txn.Changes() // only before Commit
+	}
 	t.Txn.Commit()
+	if t.onCommit != nil && len(changes) > 0 {
+		t.onCommit(t.index, changes)
+	}
 	return nil
 }
 

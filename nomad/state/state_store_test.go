@@ -276,3 +276,38 @@ func TestStateStore_SnapshotIsolation(t *testing.T) {
 	must.NoError(t, err)
 	must.Nil(t, n)
 }
+
+// OnCommit hears every committed write with its index and the objects it
+// changed, and nothing of a write to a snapshot (a scheduler's dry run)
+// nor of a write that fails: the event stream is built from it and must
+// tell only what the state holds.
+func TestStateStore_OnCommit(t *testing.T) {
+	type call struct {
+		index   uint64
+		changes memdb.Changes
+	}
+	var calls []call
+	s, err := NewStateStore(&StateStoreConfig{OnCommit: func(index uint64, changes memdb.Changes) {
+		calls = append(calls, call{index, changes})
+	}})
+	must.NoError(t, err)
+
+	node := mock.Node()
+	must.NoError(t, s.UpsertNode(7, node))
+	must.SliceLen(t, 1, calls)
+	must.Eq(t, 7, calls[0].index)
+	var nodes int
+	for _, c := range calls[0].changes {
+		if c.Table == TableNodes {
+			nodes++
+			must.Eq(t, node, c.After.(*structs.Node))
+		}
+	}
+	must.Eq(t, 1, nodes)
+
+	snap, err := s.Snapshot()
+	must.NoError(t, err)
+	must.NoError(t, snap.UpsertNode(8, mock.Node()))
+	must.Error(t, s.UpsertAllocs(9, []*structs.Allocation{{ID: "no-job"}}))
+	must.SliceLen(t, 1, calls, must.Sprint("neither the snapshot's write nor the failed one is heard"))
+}

@@ -80,6 +80,10 @@ type Allocation struct {
 	RescheduleTracker  *RescheduleTracker
 	FollowupEvalID     string
 
+	// ReconnectDecision is the last reconnect resolution this allocation
+	// took part in, kept or stopped; nil if none. Not in upstream's API.
+	ReconnectDecision *ReconnectDecision `json:",omitempty"`
+
 	CreateIndex      uint64
 	ModifyIndex      uint64
 	AllocModifyIndex uint64
@@ -263,6 +267,7 @@ func (a *Allocation) Copy() *Allocation {
 	if a.RescheduleTracker != nil {
 		n.RescheduleTracker = a.RescheduleTracker.Copy()
 	}
+	n.ReconnectDecision = a.ReconnectDecision.Copy()
 	return &n
 }
 

@@ -206,7 +206,12 @@ func fullAlloc() *structs.Allocation {
 			},
 			LastReschedule: "ok",
 		},
-		FollowupEvalID:   "eval-2",
+		FollowupEvalID: "eval-2",
+		ReconnectDecision: &structs.ReconnectDecision{
+			Rule: structs.ReconnectRuleStrategy, Strategy: structs.ReconcileOptionBestScore,
+			KeptAllocID: "alloc-1", StoppedAllocID: "alloc-2", KeptScore: 0.7, StoppedScore: 0.4,
+			EvalID: "eval-3", Time: t0.UnixNano(),
+		},
 		CreateIndex:      30,
 		ModifyIndex:      40,
 		AllocModifyIndex: 35,
