@@ -49,6 +49,8 @@ type Config struct {
 	Limits *Limits
 	// ACL is the `acl` block.
 	ACL *ACLConfig
+	// Telemetry is the `telemetry` block.
+	Telemetry *Telemetry
 
 	// DisableUpdateCheck and DisableAnonymousSignature are accepted so
 	// that upstream configs load: this agent never checks for updates, so
@@ -278,6 +280,7 @@ func (c *Config) Merge(b *Config) *Config {
 	out.Client.merge(b.Client)
 	out.TLSConfig.merge(b.TLSConfig)
 	out.Limits.merge(b.Limits)
+	out.Telemetry.merge(b.Telemetry)
 	if b.ACL != nil {
 		setBool(&out.ACL.Enabled, b.ACL.Enabled)
 	}
@@ -433,6 +436,7 @@ func (c *Config) copy() *Config {
 		*out.TLSConfig = *c.TLSConfig
 	}
 	out.Limits = c.Limits.copy()
+	out.Telemetry = c.Telemetry.copy()
 	out.ACL = &ACLConfig{}
 	if c.ACL != nil {
 		*out.ACL = *c.ACL
@@ -492,6 +496,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Server.validate()...)
 	errs = append(errs, c.Client.validate()...)
+	errs = append(errs, c.telemetry().validate()...)
 	if err := c.tlsutilConfig().Check(); err != nil {
 		errs = append(errs, err)
 	}

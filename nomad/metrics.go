@@ -1,0 +1,270 @@
+package nomad
+
+import (
+	"strings"
+
+	metrics "github.com/hashicorp/go-metrics"
+
+	"github.com/nomad-edge/nomad/helper/clock"
+	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/scheduler"
+)
+
+// The server emits through go-metrics' process-wide instance, which the
+// agent installs (a black hole otherwise). Every name is listed, with its
+// type and labels, in website/content/docs/metrics.md. Keys of metrics
+// emitted on RPC paths are package variables so that emitting allocates
+// no more than go-metrics itself does.
+var (
+	keyPlanSubmit          = []string{"nomad", "plan", "submit"}
+	keyPlanEvaluate        = []string{"nomad", "plan", "evaluate"}
+	keyPlanApply           = []string{"nomad", "plan", "apply"}
+	keyClientUpdateStatus  = []string{"nomad", "client", "update_status"}
+	keyHeartbeatInvalidate = []string{"nomad", "heartbeat", "invalidate"}
+	keyDisconnectDuration  = []string{"nomad", "disconnect", "duration_seconds"}
+	keyReconnects          = []string{"nomad", "disconnect", "reconnects"}
+	keyReplacementsPlaced  = []string{"nomad", "disconnect", "replacements_placed"}
+	keyReplacementsStopped = []string{"nomad", "disconnect", "replacements_stopped"}
+)
+
+// disconnectCounters counts the scheduler's reconnect decisions and
+// disconnect replacements, once their plan committed.
+type disconnectCounters struct{}
+
+var _ scheduler.Recorder = disconnectCounters{}
+
+func (disconnectCounters) Reconnect(outcome, rule string) {
+	metrics.IncrCounterWithLabels(keyReconnects, 1, []metrics.Label{{Name: "outcome", Value: outcome}, {Name: "rule", Value: rule}})
+}
+
+func (disconnectCounters) DisconnectReplacements(placed, stopped int) {
+	if placed > 0 {
+		metrics.IncrCounter(keyReplacementsPlaced, float32(placed))
+	}
+	if stopped > 0 {
+		metrics.IncrCounter(keyReplacementsStopped, float32(stopped))
+	}
+}
+
+// startMetrics publishes the leader's gauges every StatsCollectionInterval
+// until stopCh closes; a zero interval publishes none.
+func (s *Server) startMetrics(stopCh <-chan struct{}) {
+	interval := s.config.StatsCollectionInterval
+	if interval <= 0 {
+		return
+	}
+	p := newGaugePublisher()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for clock.Sleep(s.clock, interval, stopCh) {
+			s.publishGauges(p)
+		}
+	}()
+}
+
+// publishGauges emits the queues' depths and what one state snapshot says
+// about jobs and disconnected nodes.
+func (s *Server) publishGauges(p *gaugePublisher) {
+	b := s.evalBroker.Stats()
+	metrics.SetGauge([]string{"nomad", "broker", "total_ready"}, float32(b.TotalReady))
+	metrics.SetGauge([]string{"nomad", "broker", "total_unacked"}, float32(b.TotalUnacked))
+	metrics.SetGauge([]string{"nomad", "broker", "total_blocked"}, float32(b.TotalBlocked))
+	// Upstream's newer name for the same count.
+	metrics.SetGauge([]string{"nomad", "broker", "total_pending"}, float32(b.TotalBlocked))
+	metrics.SetGauge([]string{"nomad", "broker", "total_waiting"}, float32(b.TotalWaiting))
+	metrics.SetGauge([]string{"nomad", "broker", "total_cancelable"}, float32(b.TotalCancelable))
+	for name, st := range b.ByScheduler {
+		metrics.SetGauge([]string{"nomad", "broker", name, "ready"}, float32(st.Ready))
+		metrics.SetGauge([]string{"nomad", "broker", name, "unacked"}, float32(st.Unacked))
+	}
+	bl := s.blockedEvals.Stats()
+	metrics.SetGauge([]string{"nomad", "blocked_evals", "total_blocked"}, float32(bl.TotalBlocked))
+	metrics.SetGauge([]string{"nomad", "blocked_evals", "total_escaped"}, float32(bl.TotalEscaped))
+	metrics.SetGauge([]string{"nomad", "plan", "queue_depth"}, float32(s.planQueue.Stats().Depth))
+	metrics.SetGauge([]string{"nomad", "heartbeat", "active"}, float32(s.heartbeats.count()))
+
+	snap, err := s.State().Snapshot()
+	if err != nil {
+		s.logger.Warn("metrics: reading state", "error", err)
+		return
+	}
+	g, err := collectGauges(&snap.StateStore, s.clock.Now().Unix())
+	if err != nil {
+		s.logger.Warn("metrics: reading state", "error", err)
+		return
+	}
+	p.publish(g)
+}
+
+// count is the number of nodes whose heartbeat the leader times.
+func (h *heartbeater) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.timers)
+}
+
+// series is one labelled value of a gauge.
+type series struct {
+	labels []metrics.Label
+	value  float32
+}
+
+// gaugeFamilies are the leader's state-derived gauges, by name.
+type gaugeFamilies map[string]map[string]series
+
+func (g gaugeFamilies) set(name string, value float32, labels ...metrics.Label) {
+	fam := g[name]
+	if fam == nil {
+		fam = map[string]series{}
+		g[name] = fam
+	}
+	fam[seriesKey(labels)] = series{labels: labels, value: value}
+}
+
+// add adds value to the series, creating it at zero.
+func (g gaugeFamilies) add(name string, value float32, labels ...metrics.Label) {
+	prev := g[name][seriesKey(labels)].value
+	g.set(name, prev+value, labels...)
+}
+
+func seriesKey(labels []metrics.Label) string {
+	var b strings.Builder
+	for _, l := range labels {
+		b.WriteString(l.Value)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// Names of the state-derived gauges (the "nomad." service prefix is added
+// by go-metrics).
+const (
+	gaugeJobSummary    = "nomad.job_summary."
+	gaugeNodes         = "nomad.disconnect.nodes"
+	gaugeAllocsUnknown = "nomad.disconnect.allocs_unknown"
+	gaugeNodeGone      = "nomad.disconnect.node_gone_seconds"
+	gaugeUnknownCPU    = "nomad.disconnect.unknown_cpu_mhz"
+	gaugeUnknownMemory = "nomad.disconnect.unknown_memory_mb"
+)
+
+var nodeStatuses = []string{
+	structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDisconnected, structs.NodeStatusDown,
+}
+
+// collectGauges computes the state-derived gauges at now (Unix seconds):
+// job summaries, nodes by status per datacenter and pool (every status,
+// zero included, for each pair that has a node), allocations unknown per
+// job, how long each disconnected node has been gone, and the capacity
+// its unknown allocations hold per pool. Unknown allocations are read
+// only from disconnected nodes, where they live (a reconnecting node's
+// are settled within a heartbeat), so the cost follows the number of
+// disconnected nodes, not of allocations.
+func collectGauges(st *state.StateStore, now int64) (gaugeFamilies, error) {
+	g := gaugeFamilies{}
+	if err := collectJobSummaries(st, g); err != nil {
+		return nil, err
+	}
+	iter, err := st.Nodes(nil)
+	if err != nil {
+		return nil, err
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		n := raw.(*structs.Node)
+		where := []metrics.Label{{Name: "datacenter", Value: n.Datacenter}, {Name: "node_pool", Value: n.NodePool}}
+		for _, status := range nodeStatuses {
+			g.add(gaugeNodes, 0, append([]metrics.Label{{Name: "status", Value: status}}, where...)...)
+		}
+		g.add(gaugeNodes, 1, append([]metrics.Label{{Name: "status", Value: n.Status}}, where...)...)
+		if n.Status != structs.NodeStatusDisconnected {
+			continue
+		}
+		g.set(gaugeNodeGone, float32(max(0, now-n.StatusUpdatedAt)),
+			metrics.Label{Name: "node_id", Value: n.ID}, where[0], where[1])
+		if err := collectUnknownCapacity(st, n, g); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+func collectJobSummaries(st *state.StateStore, g gaugeFamilies) error {
+	iter, err := st.JobSummaries(nil)
+	if err != nil {
+		return err
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		js := raw.(*structs.JobSummary)
+		unknown := 0
+		for tg, s := range js.Summary {
+			labels := []metrics.Label{
+				{Name: "job", Value: js.JobID}, {Name: "task_group", Value: tg}, {Name: "namespace", Value: js.Namespace},
+			}
+			for _, v := range []struct {
+				name string
+				n    int
+			}{
+				{"queued", s.Queued}, {"complete", s.Complete}, {"failed", s.Failed}, {"running", s.Running},
+				{"starting", s.Starting}, {"lost", s.Lost}, {"unknown", s.Unknown},
+			} {
+				g.set(gaugeJobSummary+v.name, float32(v.n), labels...)
+			}
+			unknown += s.Unknown
+		}
+		if unknown > 0 {
+			g.set(gaugeAllocsUnknown, float32(unknown),
+				metrics.Label{Name: "job", Value: js.JobID}, metrics.Label{Name: "namespace", Value: js.Namespace})
+		}
+	}
+	return nil
+}
+
+// collectUnknownCapacity adds what the unknown allocations of the
+// disconnected node n hold to its pool's gauges: the cluster may not
+// count it as free, yet it does no work the servers can see.
+func collectUnknownCapacity(st *state.StateStore, n *structs.Node, g gaugeFamilies) error {
+	allocs, err := st.AllocsByNode(nil, n.ID)
+	if err != nil {
+		return err
+	}
+	pool := metrics.Label{Name: "node_pool", Value: n.NodePool}
+	g.add(gaugeUnknownCPU, 0, pool)
+	g.add(gaugeUnknownMemory, 0, pool)
+	for _, a := range allocs {
+		if a.ClientStatus != structs.AllocClientStatusUnknown || a.ServerTerminalStatus() {
+			continue
+		}
+		r := a.ComparableResources()
+		g.add(gaugeUnknownCPU, float32(r.CPUShares), pool)
+		g.add(gaugeUnknownMemory, float32(r.MemoryMB), pool)
+	}
+	return nil
+}
+
+// gaugePublisher emits gauge families, remembering what it emitted last:
+// a series gone since (a node that reconnected, a purged job) is set to
+// zero once, so a sink that keeps last values (Prometheus, until its
+// expiry) does not go on reporting it as current.
+type gaugePublisher struct {
+	last gaugeFamilies
+}
+
+func newGaugePublisher() *gaugePublisher { return &gaugePublisher{last: gaugeFamilies{}} }
+
+func (p *gaugePublisher) publish(g gaugeFamilies) {
+	for name, fam := range p.last {
+		for k, s := range fam {
+			if _, ok := g[name][k]; !ok {
+				metrics.SetGaugeWithLabels(strings.Split(name, "."), 0, s.labels)
+			}
+		}
+	}
+	for name, fam := range g {
+		key := strings.Split(name, ".")
+		for _, s := range fam {
+			metrics.SetGaugeWithLabels(key, s.value, s.labels)
+		}
+	}
+	p.last = g
+}
