@@ -29,7 +29,7 @@ type agentTelemetry struct {
 	// prometheus serves the text exposition; nil when prometheus_metrics
 	// is off.
 	prometheus http.Handler
-	metrics  *metrics.Metrics
+	metrics    *metrics.Metrics
 
 	stopCh chan struct{}
 	wg     sync.WaitGroup
