@@ -254,6 +254,7 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 
 func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 	cfg := a.config
+	tc := cfg.telemetry()
 	httpAddr := a.http.Addr().String()
 	if adv := cfg.AdvertiseAddrs.HTTP; adv != "" {
 		if addr, err := advertiseAddr(adv, a.http.Addr().(*net.TCPAddr).Port); err == nil {
@@ -275,6 +276,10 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		Version:        Version,
 		PluginConfig:   cfg.PluginConfigs(),
 		MaxKillTimeout: cfg.Client.MaxKillTimeout,
+
+		StatsCollectionInterval:  tc.CollectionInterval,
+		PublishNodeMetrics:       tc.PublishNodeMetrics,
+		PublishAllocationMetrics: tc.PublishAllocationMetrics,
 	}
 }
 

@@ -238,3 +238,32 @@ func edgeJob() *structs.Job {
 	job.Canonicalize()
 	return job
 }
+
+// A client agent with publish_node_metrics and publish_allocation_metrics
+// reports, under upstream's names, its running allocation, the host's
+// memory, disk and uptime, what its allocations take from the node and
+// each task's allocated memory.
+func TestMetrics_ClientGauges(t *testing.T) {
+	a := agenttest.NewDevAgent(t, func(c *agent.Config) {
+		c.Telemetry = fastTelemetry(true)
+		c.Telemetry.PublishNodeMetrics = ptr(true)
+		c.Telemetry.PublishAllocationMetrics = ptr(true)
+	})
+	api := officialClient(t, a)
+	job := mockJob("gauges", "mock_driver", map[string]any{"run_for": "5m"})
+	_, _, err := api.Jobs().Register(job, nil)
+	must.NoError(t, err)
+
+	node := map[string]string{"node_id": a.Client().NodeID(), "datacenter": "dc1", "node_pool": "default"}
+	agenttest.WaitFor(t, 20*time.Second, "client gauges in the scrape", func() (bool, string) {
+		fams := scrape(t, api)
+		running, _ := value(fams, "nomad_client_allocations_running", node)
+		mem, _ := value(fams, "nomad_client_host_memory_total", node)
+		_, disk := value(fams, "nomad_client_host_disk_size", node)
+		_, uptime := value(fams, "nomad_client_uptime", node)
+		allocated, _ := value(fams, "nomad_client_allocated_memory", node)
+		task, _ := value(fams, "nomad_client_allocs_memory_allocated", map[string]string{"job": "gauges", "task": "web"})
+		return running == 1 && mem > 0 && disk && uptime && allocated == 64 && task == 64*1024*1024,
+			fmt.Sprintf("running=%v mem=%v disk=%v uptime=%v allocated=%v task=%v", running, mem, disk, uptime, allocated, task)
+	})
+}
