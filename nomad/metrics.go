@@ -248,22 +248,26 @@ func collectUnknownCapacity(st *state.StateStore, n *structs.Node, g gaugeFamili
 // expiry) does not go on reporting it as current.
 type gaugePublisher struct {
 	last gaugeFamilies
+	// set emits one gauge; go-metrics' global outside tests.
+	set func(key []string, val float32, labels []metrics.Label)
 }
 
-func newGaugePublisher() *gaugePublisher { return &gaugePublisher{last: gaugeFamilies{}} }
+func newGaugePublisher() *gaugePublisher {
+	return &gaugePublisher{last: gaugeFamilies{}, set: metrics.SetGaugeWithLabels}
+}
 
 func (p *gaugePublisher) publish(g gaugeFamilies) {
 	for name, fam := range p.last {
 		for k, s := range fam {
 			if _, ok := g[name][k]; !ok {
-				metrics.SetGaugeWithLabels(strings.Split(name, "."), 0, s.labels)
+				p.set(strings.Split(name, "."), 0, s.labels)
 			}
 		}
 	}
 	for name, fam := range g {
 		key := strings.Split(name, ".")
 		for _, s := range fam {
-			metrics.SetGaugeWithLabels(key, s.value, s.labels)
+			p.set(key, s.value, s.labels)
 		}
 	}
 	p.last = g

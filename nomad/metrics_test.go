@@ -1,0 +1,85 @@
+package nomad
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	metrics "github.com/hashicorp/go-metrics"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/state"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// The leader's disconnect gauges say what an autoscaler and an on-call
+// operator need: nodes by status per datacenter and pool (zeros included,
+// so a status that empties reads 0), how long each disconnected node has
+// been gone, the job's unknown allocation, and the capacity it holds in
+// its pool. A ready node's allocations are not read at all.
+func TestCollectGauges_Disconnect(t *testing.T) {
+	st, err := state.NewStateStore(nil)
+	must.NoError(t, err)
+	ready, gone := mock.Node(), mock.Node()
+	gone.NodePool = "edge"
+	gone.Status = structs.NodeStatusDisconnected
+	gone.StatusUpdatedAt = 1000
+	must.NoError(t, st.UpsertNode(10, ready))
+	must.NoError(t, st.UpsertNode(11, gone))
+	job := mock.Job()
+	must.NoError(t, st.UpsertJob(12, 0, job))
+	unknown, running := mock.AllocForNode(gone), mock.AllocForNode(ready)
+	unknown.Job, running.Job = job, job
+	unknown.JobID, running.JobID = job.ID, job.ID
+	must.NoError(t, st.UpsertAllocs(13, []*structs.Allocation{unknown, running}))
+	unknown, running = unknown.Copy(), running.Copy()
+	unknown.ClientStatus = structs.AllocClientStatusUnknown
+	running.ClientStatus = structs.AllocClientStatusRunning
+	must.NoError(t, st.UpdateAllocsFromClient(14, []*structs.Allocation{unknown, running}))
+
+	g, err := collectGauges(st, 1090)
+	must.NoError(t, err)
+	get := func(name string, values ...string) float32 {
+		t.Helper()
+		s, ok := g[name][strings.Join(values, "\x00")+"\x00"]
+		must.True(t, ok, must.Sprintf("%s%v in %v", name, values, g[name]))
+		return s.value
+	}
+	must.Eq(t, 1, get(gaugeNodes, "ready", "dc1", "default"))
+	must.Eq(t, 0, get(gaugeNodes, "disconnected", "dc1", "default"))
+	must.Eq(t, 1, get(gaugeNodes, "disconnected", "dc1", "edge"))
+	must.Eq(t, 0, get(gaugeNodes, "down", "dc1", "edge"))
+	must.Eq(t, 90, get(gaugeNodeGone, gone.ID, "dc1", "edge"))
+	must.MapLen(t, 1, g[gaugeNodeGone], must.Sprint("only disconnected nodes carry a node_id series"))
+	must.Eq(t, 1, get(gaugeAllocsUnknown, job.ID, job.Namespace))
+	must.Eq(t, 1, get(gaugeJobSummary+"unknown", job.ID, "web", job.Namespace))
+	must.Eq(t, 1, get(gaugeJobSummary+"running", job.ID, "web", job.Namespace))
+	must.Eq(t, float32(unknown.ComparableResources().CPUShares), get(gaugeUnknownCPU, "edge"))
+	must.Eq(t, float32(unknown.ComparableResources().MemoryMB), get(gaugeUnknownMemory, "edge"))
+	_, ok := g[gaugeUnknownCPU]["default\x00"]
+	must.False(t, ok)
+}
+
+// A series that disappears (a node reconnected, a job purged) is set to
+// zero once and then no longer emitted, so a Prometheus scrape does not go
+// on showing a node as gone.
+func TestGaugePublisher_ZeroesVanishedSeries(t *testing.T) {
+	var got []string
+	p := newGaugePublisher()
+	p.set = func(key []string, v float32, labels []metrics.Label) {
+		got = append(got, strings.Join(key, ".")+"{"+labels[0].Value+"}="+strconv.FormatFloat(float64(v), 'f', -1, 32))
+	}
+	first := gaugeFamilies{}
+	first.set(gaugeNodeGone, 30, metrics.Label{Name: "node_id", Value: "n1"})
+	p.publish(first)
+	must.Eq(t, []string{"nomad.disconnect.node_gone_seconds{n1}=30"}, got)
+
+	got = nil
+	p.publish(gaugeFamilies{})
+	must.Eq(t, []string{"nomad.disconnect.node_gone_seconds{n1}=0"}, got)
+
+	got = nil
+	p.publish(gaugeFamilies{})
+	must.SliceEmpty(t, got)
+}
