@@ -170,20 +170,28 @@ func collectGauges(st *state.StateStore, now int64) (gaugeFamilies, error) {
 	if err != nil {
 		return nil, err
 	}
+	type site struct{ dc, pool string }
+	counts := map[site]map[string]int{}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		n := raw.(*structs.Node)
-		where := []metrics.Label{{Name: "datacenter", Value: n.Datacenter}, {Name: "node_pool", Value: n.NodePool}}
-		for _, status := range nodeStatuses {
-			g.add(gaugeNodes, 0, append([]metrics.Label{{Name: "status", Value: status}}, where...)...)
+		at := site{n.Datacenter, n.NodePool}
+		if counts[at] == nil {
+			counts[at] = map[string]int{}
 		}
-		g.add(gaugeNodes, 1, append([]metrics.Label{{Name: "status", Value: n.Status}}, where...)...)
+		counts[at][n.Status]++
 		if n.Status != structs.NodeStatusDisconnected {
 			continue
 		}
-		g.set(gaugeNodeGone, float32(max(0, now-n.StatusUpdatedAt)),
-			metrics.Label{Name: "node_id", Value: n.ID}, where[0], where[1])
+		g.set(gaugeNodeGone, float32(max(0, now-n.StatusUpdatedAt)), metrics.Label{Name: "node_id", Value: n.ID},
+			metrics.Label{Name: "datacenter", Value: n.Datacenter}, metrics.Label{Name: "node_pool", Value: n.NodePool})
 		if err := collectUnknownCapacity(st, n, g); err != nil {
 			return nil, err
+		}
+	}
+	for at, byStatus := range counts {
+		for _, status := range nodeStatuses {
+			g.set(gaugeNodes, float32(byStatus[status]), metrics.Label{Name: "status", Value: status},
+				metrics.Label{Name: "datacenter", Value: at.dc}, metrics.Label{Name: "node_pool", Value: at.pool})
 		}
 	}
 	return g, nil

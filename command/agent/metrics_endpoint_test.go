@@ -81,7 +81,8 @@ next:
 // The official Go client reads /v1/metrics as upstream's: the raw JSON
 // (Operator().Metrics) and the decoded summary (MetricsSummary) carry the
 // leader's broker gauges under upstream's names, and the Prometheus form
-// parses and carries them too, with the Go runtime's collectors.
+// parses and carries them too, with raft's own metrics (emitted through the
+// sink the agent installed) and the Go runtime's.
 func TestMetrics_OfficialClient(t *testing.T) {
 	a := agenttest.NewDevAgent(t, func(c *agent.Config) { c.Telemetry = fastTelemetry(true) })
 	c := officialClient(t, a)
@@ -115,8 +116,11 @@ func TestMetrics_OfficialClient(t *testing.T) {
 		ready, nodes := value(fams, "nomad_nomad_disconnect_nodes", map[string]string{"status": "ready", "datacenter": "dc1"})
 		_, heartbeats := value(fams, "nomad_nomad_heartbeat_active", nil)
 		_, goroutines := value(fams, "go_goroutines", nil)
-		return broker && nodes && ready == 1 && heartbeats && goroutines,
-			fmt.Sprintf("broker=%v nodes=%v ready=%v heartbeats=%v go=%v", broker, nodes, ready, heartbeats, goroutines)
+		_, raft := value(fams, "nomad_raft_apply", nil)
+		_, runtime := value(fams, "nomad_runtime_num_goroutines", nil)
+		return broker && nodes && ready == 1 && heartbeats && goroutines && raft && runtime,
+			fmt.Sprintf("broker=%v nodes=%v ready=%v heartbeats=%v go=%v raft=%v runtime=%v",
+				broker, nodes, ready, heartbeats, goroutines, raft, runtime)
 	})
 }
 
