@@ -81,6 +81,7 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"server force-leave": func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: m()}, nil },
 
 		"operator":                  func() (cli.Command, error) { return &OperatorCommand{Meta: m()}, nil },
+		"operator metrics":          func() (cli.Command, error) { return &OperatorMetricsCommand{Meta: m()}, nil },
 		"operator raft":             func() (cli.Command, error) { return &OperatorRaftCommand{Meta: m()}, nil },
 		"operator raft list-peers":  func() (cli.Command, error) { return &OperatorRaftListCommand{Meta: m()}, nil },
 		"operator raft remove-peer": func() (cli.Command, error) { return &OperatorRaftRemoveCommand{Meta: m()}, nil },
