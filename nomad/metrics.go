@@ -48,7 +48,10 @@ func (disconnectCounters) DisconnectReplacements(placed, stopped int) {
 }
 
 // startMetrics publishes the leader's gauges every StatsCollectionInterval
-// until stopCh closes; a zero interval publishes none.
+// until stopCh closes, then sets them to zero once: a server that lost the
+// leadership must not go on reporting the queues and the cluster it no
+// longer leads, or a sum over servers would count them twice. A zero
+// interval publishes nothing.
 func (s *Server) startMetrics(stopCh <-chan struct{}) {
 	interval := s.config.StatsCollectionInterval
 	if interval <= 0 {
@@ -59,43 +62,46 @@ func (s *Server) startMetrics(stopCh <-chan struct{}) {
 	go func() {
 		defer s.wg.Done()
 		for clock.Sleep(s.clock, interval, stopCh) {
-			s.publishGauges(p)
+			g, err := s.leaderGauges()
+			if err != nil {
+				s.logger.Warn("metrics: reading state", "error", err)
+				continue
+			}
+			p.publish(g)
 		}
+		p.publish(gaugeFamilies{})
 	}()
 }
 
-// publishGauges emits the queues' depths and what one state snapshot says
+// leaderGauges are the queues' depths and what one state snapshot says
 // about jobs and disconnected nodes.
-func (s *Server) publishGauges(p *gaugePublisher) {
-	b := s.evalBroker.Stats()
-	metrics.SetGauge([]string{"nomad", "broker", "total_ready"}, float32(b.TotalReady))
-	metrics.SetGauge([]string{"nomad", "broker", "total_unacked"}, float32(b.TotalUnacked))
-	metrics.SetGauge([]string{"nomad", "broker", "total_blocked"}, float32(b.TotalBlocked))
-	// Upstream's newer name for the same count.
-	metrics.SetGauge([]string{"nomad", "broker", "total_pending"}, float32(b.TotalBlocked))
-	metrics.SetGauge([]string{"nomad", "broker", "total_waiting"}, float32(b.TotalWaiting))
-	metrics.SetGauge([]string{"nomad", "broker", "total_cancelable"}, float32(b.TotalCancelable))
-	for name, st := range b.ByScheduler {
-		metrics.SetGauge([]string{"nomad", "broker", name, "ready"}, float32(st.Ready))
-		metrics.SetGauge([]string{"nomad", "broker", name, "unacked"}, float32(st.Unacked))
-	}
-	bl := s.blockedEvals.Stats()
-	metrics.SetGauge([]string{"nomad", "blocked_evals", "total_blocked"}, float32(bl.TotalBlocked))
-	metrics.SetGauge([]string{"nomad", "blocked_evals", "total_escaped"}, float32(bl.TotalEscaped))
-	metrics.SetGauge([]string{"nomad", "plan", "queue_depth"}, float32(s.planQueue.Stats().Depth))
-	metrics.SetGauge([]string{"nomad", "heartbeat", "active"}, float32(s.heartbeats.count()))
-
+func (s *Server) leaderGauges() (gaugeFamilies, error) {
 	snap, err := s.State().Snapshot()
 	if err != nil {
-		s.logger.Warn("metrics: reading state", "error", err)
-		return
+		return nil, err
 	}
 	g, err := collectGauges(&snap.StateStore, s.clock.Now().Unix())
 	if err != nil {
-		s.logger.Warn("metrics: reading state", "error", err)
-		return
+		return nil, err
 	}
-	p.publish(g)
+	b := s.evalBroker.Stats()
+	g.set("nomad.broker.total_ready", float32(b.TotalReady))
+	g.set("nomad.broker.total_unacked", float32(b.TotalUnacked))
+	g.set("nomad.broker.total_blocked", float32(b.TotalBlocked))
+	// Upstream's newer name for the same count.
+	g.set("nomad.broker.total_pending", float32(b.TotalBlocked))
+	g.set("nomad.broker.total_waiting", float32(b.TotalWaiting))
+	g.set("nomad.broker.total_cancelable", float32(b.TotalCancelable))
+	for name, st := range b.ByScheduler {
+		g.set("nomad.broker."+name+".ready", float32(st.Ready))
+		g.set("nomad.broker."+name+".unacked", float32(st.Unacked))
+	}
+	bl := s.blockedEvals.Stats()
+	g.set("nomad.blocked_evals.total_blocked", float32(bl.TotalBlocked))
+	g.set("nomad.blocked_evals.total_escaped", float32(bl.TotalEscaped))
+	g.set("nomad.plan.queue_depth", float32(s.planQueue.Stats().Depth))
+	g.set("nomad.heartbeat.active", float32(s.heartbeats.count()))
+	return g, nil
 }
 
 // count is the number of nodes whose heartbeat the leader times.
