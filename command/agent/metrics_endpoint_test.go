@@ -271,3 +271,26 @@ func TestMetrics_ClientGauges(t *testing.T) {
 			fmt.Sprintf("running=%v mem=%v disk=%v uptime=%v allocated=%v task=%v", running, mem, disk, uptime, allocated, task)
 	})
 }
+
+// A server with its raft log on disk reports raft-boltdb's metrics too,
+// although that library emits through go-metrics' former module
+// (armon/go-metrics).
+func TestMetrics_RaftBoltDB(t *testing.T) {
+	a := agenttest.NewDevAgent(t, func(c *agent.Config) {
+		c.DevMode = false
+		c.Client.Enabled = false
+		c.Telemetry = fastTelemetry(true)
+	})
+	api := officialClient(t, a)
+	agenttest.WaitFor(t, 10*time.Second, "raft-boltdb metrics in the scrape", func() (bool, string) {
+		fams := scrape(t, api)
+		_, ok := value(fams, "nomad_raft_boltdb_storeLogs", nil)
+		var seen []string
+		for n := range fams {
+			if strings.HasPrefix(n, "nomad_raft") {
+				seen = append(seen, n)
+			}
+		}
+		return ok, strings.Join(seen, ", ")
+	})
+}

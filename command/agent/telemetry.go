@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	armon "github.com/armon/go-metrics"
 	metrics "github.com/hashicorp/go-metrics"
 	metricsprom "github.com/hashicorp/go-metrics/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,8 @@ type agentTelemetry struct {
 	// is off.
 	prometheus http.Handler
 	metrics    *metrics.Metrics
+	// armon is raft-boltdb's go-metrics instance (telemetry_armon.go).
+	armon *armon.Metrics
 
 	stopCh chan struct{}
 	wg     sync.WaitGroup
@@ -79,6 +82,7 @@ func setupTelemetry(cfg *Config) (*agentTelemetry, error) {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	t.metrics = m
+	t.armon = installArmon(mc, sinks)
 	t.signal = metrics.DefaultInmemSignal(t.inmem)
 
 	t.wg.Add(1)
@@ -107,6 +111,7 @@ func (t *agentTelemetry) stop() {
 	close(t.stopCh)
 	t.wg.Wait()
 	t.signal.Stop()
+	uninstallArmon(t.armon)
 	if metrics.Default() == t.metrics {
 		_, _ = metrics.NewGlobal(&metrics.Config{}, &metrics.BlackholeSink{})
 	}
