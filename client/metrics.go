@@ -118,6 +118,9 @@ func emitAllocResources(allocs []*structs.Allocation, base []metrics.Label) {
 			}, base...)
 			metrics.SetGaugeWithLabels([]string{"client", "allocs", "cpu", "allocated"}, float32(r.Cpu.CpuShares), labels)
 			metrics.SetGaugeWithLabels([]string{"client", "allocs", "memory", "allocated"}, float32(r.Memory.MemoryMB*1024*1024), labels)
+			if r.Memory.MemoryMaxMB > 0 {
+				metrics.SetGaugeWithLabels([]string{"client", "allocs", "memory", "max_allocated"}, float32(r.Memory.MemoryMaxMB*1024*1024), labels)
+			}
 		}
 	}
 }
