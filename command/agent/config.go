@@ -237,6 +237,8 @@ func DevConfig() *Config {
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
 	c.Plugins = []*PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
+	// As upstream's dev agent: every metric, Prometheus included.
+	c.Telemetry = &Telemetry{PrometheusMetrics: ptr(true), PublishNodeMetrics: ptr(true), PublishAllocationMetrics: ptr(true)}
 	return c
 }
 

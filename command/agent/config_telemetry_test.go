@@ -65,6 +65,18 @@ func TestTelemetry_Defaults(t *testing.T) {
 	must.True(t, got.FilterDefault)
 }
 
+// A dev agent publishes every metric, Prometheus included, as upstream's;
+// a config file may still turn any of it off.
+func TestTelemetry_DevDefaults(t *testing.T) {
+	got := DevConfig().telemetry()
+	must.True(t, got.PrometheusMetrics)
+	must.True(t, got.PublishNodeMetrics)
+	must.True(t, got.PublishAllocationMetrics)
+	off, err := ParseConfig("a.hcl", []byte("telemetry {\n  publish_allocation_metrics = false\n}\n"))
+	must.NoError(t, err)
+	must.False(t, DevConfig().Merge(off).telemetry().PublishAllocationMetrics)
+}
+
 // A later config file turning a setting off wins over an earlier one that
 // turned it on, as with every other key.
 func TestTelemetry_MergeFalseWins(t *testing.T) {
