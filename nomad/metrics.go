@@ -117,7 +117,8 @@ type series struct {
 	value  float32
 }
 
-// gaugeFamilies are the leader's state-derived gauges, by name.
+// gaugeFamilies are the leader's gauges by name, each a set of series by
+// their label values.
 type gaugeFamilies map[string]map[string]series
 
 func (g gaugeFamilies) set(name string, value float32, labels ...metrics.Label) {
