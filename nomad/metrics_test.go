@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/shoenig/test/must"
@@ -120,5 +121,41 @@ func BenchmarkCollectGauges(b *testing.B) {
 		if _, err := collectGauges(st, 1_000); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A server that stops leading sets the leader's gauges to zero once it
+// has, so a sum over servers does not count the cluster twice after a
+// leader change (the old leader's last values would linger in its sinks).
+func TestServer_LeaderGaugesZeroedWhenLeadershipEnds(t *testing.T) {
+	sink := metrics.NewInmemSink(time.Hour, time.Hour)
+	_, err := metrics.NewGlobal(&metrics.Config{ServiceName: "nomad", FilterDefault: true}, sink)
+	must.NoError(t, err)
+	t.Cleanup(func() { _, _ = metrics.NewGlobal(&metrics.Config{}, &metrics.BlackholeSink{}) })
+
+	s := testServer(t, func(c *Config) { c.StatsCollectionInterval = 10 * time.Millisecond })
+	registerNode(t, s)
+	const ready = "nomad.nomad.disconnect.nodes;status=ready;datacenter=dc1;node_pool=default"
+	gauge := func(key string) (float32, bool) {
+		data := sink.Data()
+		intv := data[len(data)-1]
+		intv.RLock()
+		defer intv.RUnlock()
+		g, ok := intv.Gauges[key]
+		return g.Value, ok
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for v, _ := gauge(ready); v != 1; v, _ = gauge(ready) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader never published its node; last saw %v", v)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	must.NoError(t, s.Shutdown())
+	for _, key := range []string{ready, "nomad.nomad.heartbeat.active"} {
+		v, ok := gauge(key)
+		must.True(t, ok, must.Sprint(key))
+		must.Eq(t, 0, v, must.Sprint(key))
 	}
 }
