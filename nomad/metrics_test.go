@@ -8,6 +8,7 @@ import (
 
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
 
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/state"
@@ -158,4 +159,63 @@ func TestServer_LeaderGaugesZeroedWhenLeadershipEnds(t *testing.T) {
 		must.True(t, ok, must.Sprint(key))
 		must.Eq(t, 0, v, must.Sprint(key))
 	}
+}
+
+// Whatever the mix of node statuses, sites and allocations: the nodes
+// gauge of each site sums to its node count, exactly the disconnected
+// nodes carry a node_id series, and each pool's unknown capacity is the
+// sum over its disconnected nodes' live unknown allocations.
+func TestCollectGauges_Invariants(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		st, err := state.NewStateStore(nil)
+		must.NoError(rt, err)
+		index := uint64(1)
+		nodes := rapid.IntRange(0, 12).Draw(rt, "nodes")
+		wantSite := map[string]int{}
+		wantGone := 0
+		wantCPU := map[string]float32{}
+		for i := range nodes {
+			n := mock.Node()
+			n.Datacenter = rapid.SampledFrom([]string{"dc1", "dc2"}).Draw(rt, "dc")
+			n.NodePool = rapid.SampledFrom([]string{"default", "edge"}).Draw(rt, "pool")
+			n.Status = rapid.SampledFrom(nodeStatuses).Draw(rt, "status")
+			index++
+			must.NoError(rt, st.UpsertNode(index, n))
+			wantSite[n.Datacenter+"\x00"+n.NodePool+"\x00"]++
+			var allocs []*structs.Allocation
+			for j := range rapid.IntRange(0, 3).Draw(rt, "allocs") {
+				a := mock.AllocForNode(n)
+				a.ClientStatus = rapid.SampledFrom([]string{
+					structs.AllocClientStatusRunning, structs.AllocClientStatusUnknown, structs.AllocClientStatusComplete,
+				}).Draw(rt, "client status")
+				if rapid.Bool().Draw(rt, "stopped") {
+					a.DesiredStatus = structs.AllocDesiredStatusStop
+				}
+				if n.Status == structs.NodeStatusDisconnected && a.ClientStatus == structs.AllocClientStatusUnknown && !a.ServerTerminalStatus() {
+					wantCPU[n.NodePool] += float32(a.ComparableResources().CPUShares)
+				}
+				a.Name = structs.AllocName(a.JobID, a.TaskGroup, uint(i*10+j))
+				allocs = append(allocs, a)
+			}
+			if n.Status == structs.NodeStatusDisconnected {
+				wantGone++
+			}
+			if len(allocs) > 0 {
+				index++
+				must.NoError(rt, st.UpsertAllocs(index, allocs))
+			}
+		}
+
+		g, err := collectGauges(st, 1_000_000)
+		must.NoError(rt, err)
+		gotSite := map[string]int{}
+		for _, s := range g[gaugeNodes] {
+			gotSite[s.labels[1].Value+"\x00"+s.labels[2].Value+"\x00"] += int(s.value)
+		}
+		must.Eq(rt, wantSite, gotSite)
+		must.MapLen(rt, wantGone, g[gaugeNodeGone])
+		for pool, cpu := range wantCPU {
+			must.Eq(rt, cpu, g[gaugeUnknownCPU][pool+"\x00"].value, must.Sprint(pool))
+		}
+	})
 }
