@@ -1,6 +1,7 @@
 package api
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 )
@@ -63,4 +64,21 @@ func (op *Operator) RaftRemovePeerByAddress(addr string, w *WriteOptions) error 
 func (op *Operator) removePeer(v url.Values, w *WriteOptions) error {
 	_, err := op.client.write(http.MethodDelete, "/v1/operator/raft/peer?"+v.Encode(), nil, nil, w)
 	return err
+}
+
+// Metrics returns the agent's metrics (GET /v1/metrics) as the agent wrote
+// them: go-metrics' JSON summary, or the Prometheus text format with
+// q.Params["format"] = "prometheus".
+func (op *Operator) Metrics(q *QueryOptions) ([]byte, error) {
+	r, err := op.client.newRequest(http.MethodGet, "/v1/metrics")
+	if err != nil {
+		return nil, err
+	}
+	r.applyQuery(q)
+	resp, _, err := op.client.do(r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
 }

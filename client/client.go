@@ -130,6 +130,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.startLoop(c.fingerprintDriversPeriodically)
 	c.startLoop(c.stopWhenCutOff)
 	c.startLoop(c.rebalanceServersPeriodically)
+	c.startLoop(c.publishStats)
 	c.logger.Info("client started", "node_id", c.NodeID(), "restored_allocs", c.NumAllocs())
 	return c, nil
 }

@@ -63,6 +63,14 @@ type Config struct {
 	// means the built-in drivers.
 	Drivers *drivers.Catalog
 
+	// StatsCollectionInterval is how often the client publishes its
+	// gauges (telemetry.collection_interval); 0 publishes none.
+	// PublishNodeMetrics adds the host's and PublishAllocationMetrics
+	// each allocation's (the telemetry keys of the same names).
+	StatsCollectionInterval  time.Duration
+	PublishNodeMetrics       bool
+	PublishAllocationMetrics bool
+
 	// Clock is the source of time for every loop; nil means the real one.
 	Clock clock.Clock
 

@@ -115,6 +115,11 @@ type Config struct {
 	NodeGCInterval  time.Duration
 	NodeGCThreshold time.Duration
 
+	// StatsCollectionInterval is how often the leader publishes its
+	// gauges (telemetry.collection_interval); 0, the default outside an
+	// agent, publishes none.
+	StatsCollectionInterval time.Duration
+
 	// Clock is the source of time for timers and stamps; tests inject a
 	// fake or run under testing/synctest.
 	Clock Clock

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -138,6 +139,7 @@ func (h *heartbeater) expired(nodeID string, gen uint64) {
 	if !s.IsLeader() || !h.current(nodeID, gen) {
 		return
 	}
+	defer metrics.MeasureSince(keyHeartbeatInvalidate, time.Now())
 	node, err := s.State().NodeByID(nil, nodeID)
 	if err != nil || node == nil || node.TerminalStatus() {
 		h.clearGen(nodeID, gen)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-memdb"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -122,6 +123,7 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	if done, err := n.srv.forward("Node.UpdateStatus", args, reply); done {
 		return err
 	}
+	defer metrics.MeasureSince(keyClientUpdateStatus, time.Now())
 	if args.NodeID == "" {
 		return fmt.Errorf("%w: missing node ID for client status update", structs.ErrMissingField)
 	}
@@ -173,6 +175,9 @@ func (n *Node) logTransition(old *structs.Node, to string) {
 	switch {
 	case old.Status == structs.NodeStatusDisconnected:
 		away := now.Sub(time.Unix(old.StatusUpdatedAt, 0)).Round(time.Second)
+		metrics.AddSampleWithLabels(keyDisconnectDuration, float32(away.Seconds()), []metrics.Label{
+			{Name: "datacenter", Value: old.Datacenter}, {Name: "node_pool", Value: old.NodePool},
+		})
 		n.srv.logger.Info("node reconnected; waiting for its allocation updates", append(kv, "disconnected_for", away)...)
 	case to == structs.NodeStatusReady:
 		n.srv.logger.Info("node ready", kv...)

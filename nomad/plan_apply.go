@@ -2,7 +2,9 @@ package nomad
 
 import (
 	"fmt"
+	"time"
 
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -33,7 +35,9 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	result, rejected, err := evaluatePlan(snap, plan)
+	metrics.MeasureSince(keyPlanEvaluate, start)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +70,9 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 			req.AllocsUpdated = append(req.AllocsUpdated, a)
 		}
 	}
+	start = time.Now()
 	_, index, err := s.raftApply(structs.ApplyPlanResultsRequestType, req)
+	metrics.MeasureSince(keyPlanApply, start)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,9 @@ package nomad
 
 import (
 	"fmt"
+	"time"
 
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -21,6 +23,7 @@ func (p *Plan) Submit(args *structs.PlanRequest, reply *structs.PlanResponse) er
 	if done, err := p.srv.forward("Plan.Submit", args, reply); done {
 		return err
 	}
+	defer metrics.MeasureSince(keyPlanSubmit, time.Now())
 	if args.Plan == nil {
 		return fmt.Errorf("%w: missing plan", structs.ErrMissingField)
 	}

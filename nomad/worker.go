@@ -135,10 +135,11 @@ func (w *worker) process(ev *structs.Evaluation, waitIndex uint64) error {
 		return nil
 	}
 	sched, err := scheduler.NewScheduler(ev.Type, scheduler.Config{
-		Logger:  w.logger,
-		State:   snap,
-		Planner: w,
-		Now:     w.srv.clock.Now,
+		Logger:   w.logger,
+		State:    snap,
+		Planner:  w,
+		Now:      w.srv.clock.Now,
+		Recorder: disconnectCounters{},
 	})
 	if err != nil {
 		return err

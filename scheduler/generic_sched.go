@@ -48,12 +48,13 @@ var validTriggers = map[string]bool{
 // job's allocations, places what is missing, and retries when the plan
 // applier rejects part of its plan.
 type GenericScheduler struct {
-	base    hclog.Logger
-	logger  hclog.Logger
-	state   State
-	planner Planner
-	clock   func() time.Time
-	batch   bool
+	base     hclog.Logger
+	logger   hclog.Logger
+	state    State
+	planner  Planner
+	recorder Recorder
+	clock    func() time.Time
+	batch    bool
 
 	// Per Process.
 	now            time.Time
@@ -70,6 +71,8 @@ type GenericScheduler struct {
 	queuedAllocs   map[string]int
 	placed         map[string]string // new allocation ID → group
 	reconnects     []reconnectOutcome
+	// replacing are new allocations that replace unknown ones.
+	replacing map[string]bool
 }
 
 // NewServiceScheduler returns the scheduler for service jobs.
@@ -86,7 +89,7 @@ func newGenericScheduler(cfg Config, batch bool) *GenericScheduler {
 	}
 	return &GenericScheduler{
 		base: cfg.Logger.Named(name + "_sched"), state: cfg.State, planner: cfg.Planner,
-		clock: cfg.Now, batch: batch,
+		recorder: cfg.Recorder, clock: cfg.Now, batch: batch,
 	}
 }
 
@@ -176,6 +179,7 @@ func (s *GenericScheduler) process() (bool, error) {
 	}
 	s.followUpEvals, s.failedTGAllocs, s.planResult = nil, nil, nil
 	s.placed = map[string]string{}
+	s.replacing = map[string]bool{}
 	s.plan = &structs.Plan{
 		EvalID: s.eval.ID, Priority: s.eval.Priority, Job: job, SnapshotIndex: index,
 	}
@@ -224,7 +228,9 @@ func (s *GenericScheduler) process() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("submitting plan: %w", err)
 	}
-	logReconnectOutcomes(s.logger, s.reconnects, result)
+	reportReconnectOutcomes(reconnectReport{
+		Logger: s.logger, Recorder: s.recorder, Outcomes: s.reconnects, Replacing: s.replacing, Result: result,
+	})
 	s.adjustQueued(result)
 	if newState != nil {
 		s.logger.Debug("refreshing state after partial plan rejection")
@@ -368,6 +374,9 @@ func (s *GenericScheduler) placeOne(p placementRequest) {
 	}
 	s.plan.AppendAlloc(alloc)
 	s.placed[alloc.ID] = tg.Name
+	if p.keepPrevious {
+		s.replacing[alloc.ID] = true
+	}
 }
 
 // linkNext records the replacement on the replaced allocation's entry in

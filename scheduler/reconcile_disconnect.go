@@ -458,7 +458,16 @@ type reconnectOutcome struct {
 	alloc *structs.Allocation
 	msg   string
 	rule  string
+	// outcome names msg for the reconnect counter (see Recorder).
+	outcome string
 }
+
+// Outcomes of a reconnect, as counted.
+const (
+	outcomeResumed            = "resumed"
+	outcomeReplacementStopped = "replacement_stopped"
+	outcomeReconnectedStopped = "reconnected_stopped"
+)
 
 // reconnectOutcomes reads the reconnect decisions from the reconciler's
 // results for job (nil when purged): kept originals, stopped originals and
@@ -474,16 +483,17 @@ func reconnectOutcomes(job *structs.Job, res ReconcileResults) []reconnectOutcom
 			if a.ClientTerminalStatus() {
 				rule = "finished while disconnected"
 			}
-			out = append(out, reconnectOutcome{alloc: a, msg: "allocation resumed after its node reconnected", rule: rule})
+			out = append(out, reconnectOutcome{alloc: a, msg: "allocation resumed after its node reconnected", rule: rule, outcome: outcomeResumed})
 		}
 		for _, st := range g.Stop {
 			a := st.alloc
 			switch {
 			case st.statusDescription == structs.AllocReconnected:
 				out = append(out, reconnectOutcome{alloc: a, msg: "replacement stopped: its original reconnected and was kept",
-					rule: a.LookupTaskGroup().ReconcileStrategy()})
+					rule: a.LookupTaskGroup().ReconcileStrategy(), outcome: outcomeReplacementStopped})
 			case a.NeedsToReconnect() && a.ClientStatus != structs.AllocClientStatusUnknown:
-				out = append(out, reconnectOutcome{alloc: a, msg: "reconnected allocation stopped", rule: stopRule(job, a, st)})
+				out = append(out, reconnectOutcome{alloc: a, msg: "reconnected allocation stopped", rule: stopRule(job, a, st),
+					outcome: outcomeReconnectedStopped})
 			}
 		}
 	}
@@ -510,24 +520,50 @@ func stopRule(job *structs.Job, a *structs.Allocation, st stopRequest) string {
 	return a.LookupTaskGroup().ReconcileStrategy() + ": a member of its replacement chain is kept"
 }
 
-// logReconnectOutcomes logs at INFO the outcomes whose allocation the
-// committed plan holds; what a rejected part of a plan decided is logged
-// when a later attempt commits it.
-func logReconnectOutcomes(logger hclog.Logger, outcomes []reconnectOutcome, result *structs.PlanResult) {
-	if len(outcomes) == 0 || result == nil {
+// reconnectReport is what reportReconnectOutcomes needs from one plan
+// submission.
+type reconnectReport struct {
+	Logger   hclog.Logger
+	Recorder Recorder
+	Outcomes []reconnectOutcome
+	// Replacing are the plan's new allocations that replace unknown ones.
+	Replacing map[string]bool
+	Result    *structs.PlanResult
+}
+
+// reportReconnectOutcomes logs at INFO, and counts, the outcomes whose
+// allocation the committed plan holds, and counts the committed
+// replacements of unknown allocations; what a rejected part of a plan
+// decided is reported when a later attempt commits it.
+func reportReconnectOutcomes(r reconnectReport) {
+	if r.Result == nil || (len(r.Outcomes) == 0 && len(r.Replacing) == 0) {
 		return
 	}
 	committed := map[string]bool{}
-	for _, m := range []map[string][]*structs.Allocation{result.NodeUpdate, result.NodeAllocation} {
+	for _, m := range []map[string][]*structs.Allocation{r.Result.NodeUpdate, r.Result.NodeAllocation} {
 		for _, allocs := range m {
 			for _, a := range allocs {
 				committed[a.ID] = true
 			}
 		}
 	}
-	for _, o := range outcomes {
-		if committed[o.alloc.ID] {
-			logger.Info(o.msg, "alloc_id", o.alloc.ID, "alloc_name", o.alloc.Name, "node_id", o.alloc.NodeID, "rule", o.rule)
+	placed, stopped := 0, 0
+	for id := range r.Replacing {
+		if committed[id] {
+			placed++
 		}
+	}
+	for _, o := range r.Outcomes {
+		if !committed[o.alloc.ID] {
+			continue
+		}
+		r.Logger.Info(o.msg, "alloc_id", o.alloc.ID, "alloc_name", o.alloc.Name, "node_id", o.alloc.NodeID, "rule", o.rule)
+		r.Recorder.Reconnect(o.outcome, o.rule)
+		if o.outcome == outcomeReplacementStopped {
+			stopped++
+		}
+	}
+	if placed > 0 || stopped > 0 {
+		r.Recorder.DisconnectReplacements(placed, stopped)
 	}
 }

@@ -100,3 +100,55 @@ func TestServiceSched_ReconnectDecisionStored(t *testing.T) {
 		})
 	}
 }
+
+// countingRecorder keeps what the scheduler told it.
+type countingRecorder struct {
+	reconnects       []string // "outcome/rule"
+	placed, replaced int
+}
+
+func (r *countingRecorder) Reconnect(outcome, rule string) {
+	r.reconnects = append(r.reconnects, outcome+"/"+rule)
+}
+
+func (r *countingRecorder) DisconnectReplacements(placed, stopped int) {
+	r.placed += placed
+	r.replaced += stopped
+}
+
+// The disconnect counters an operator graphs follow committed decisions:
+// one replacement placed for the unknown allocation, then on reconnect one
+// resumed original and one stopped replacement, each under the rule that
+// decided; a settled job counts nothing more, and a scheduler without a
+// Recorder (a dry run) still runs.
+func TestServiceSched_DisconnectCounters(t *testing.T) {
+	h, _, job, orig := disconnectFixture(t, structs.ReconcileOptionKeepOriginal)
+	rec := &countingRecorder{}
+	run := func(trigger string, r scheduler.Recorder) {
+		t.Helper()
+		e := schedtest.JobEval(job, trigger)
+		h.UpsertEval(e)
+		snap, err := h.State.Snapshot()
+		must.NoError(t, err)
+		must.NoError(t, scheduler.NewServiceScheduler(scheduler.Config{State: snap, Planner: h, Now: h.Clock(), Recorder: r}).Process(e))
+	}
+	run(structs.EvalTriggerNodeUpdate, rec)
+	must.Eq(t, 0, rec.placed, must.Sprint("the replacement waits for the reschedule delay"))
+	h.Now = h.Now.Add(31 * time.Second)
+	run(structs.EvalTriggerRetryFailedAlloc, rec)
+	must.Eq(t, 1, rec.placed)
+
+	h.Now = h.Now.Add(time.Minute)
+	h.SetNodeStatus(orig.NodeID, structs.NodeStatusReady)
+	back := orig.Copy()
+	back.ClientStatus = structs.AllocClientStatusRunning
+	must.NoError(t, h.State.UpdateAllocsFromClient(h.NextIndex(), []*structs.Allocation{back}))
+	run(structs.EvalTriggerReconnect, rec)
+	must.SliceContainsAll(t, []string{"resumed/keep_original", "replacement_stopped/keep_original"}, rec.reconnects)
+	must.Eq(t, 1, rec.replaced)
+
+	run(structs.EvalTriggerJobRegister, rec)
+	run(structs.EvalTriggerJobRegister, nil)
+	must.Len(t, 2, rec.reconnects)
+	must.Eq(t, 1, rec.placed)
+}

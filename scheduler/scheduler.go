@@ -67,7 +67,30 @@ type Config struct {
 	// with and to measure reschedule delays and disconnect windows
 	// against. Required: the scheduler never reads the clock itself.
 	Now func() time.Time
+	// Recorder counts what committed plans decided about disconnected
+	// allocations; nil counts nothing (a dry run).
+	Recorder Recorder
 }
+
+// Recorder is told what a committed plan decided about allocations whose
+// node disconnected, for the server's counters. It is called after
+// SubmitPlan returns, only for the part of the plan that committed, so a
+// rejected attempt is counted when a later one commits it.
+type Recorder interface {
+	// Reconnect counts one resolution of a reconnecting allocation:
+	// outcome is "resumed", "replacement_stopped" or "reconnected_stopped",
+	// rule the rule that decided (as logged).
+	Reconnect(outcome, rule string)
+	// DisconnectReplacements counts replacements placed for unknown
+	// allocations and replacements stopped because their original came
+	// back and was kept.
+	DisconnectReplacements(placed, stopped int)
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) Reconnect(string, string)        {}
+func (nopRecorder) DisconnectReplacements(int, int) {}
 
 // Factory builds a scheduler from a validated Config.
 type Factory func(Config) Scheduler
@@ -127,6 +150,9 @@ func (c Config) validate() error {
 func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
+	}
+	if c.Recorder == nil {
+		c.Recorder = nopRecorder{}
 	}
 	return c
 }

@@ -94,9 +94,13 @@ func (s *SystemScheduler) diffGroup(tg *structs.TaskGroup, set allocSet, tainted
 // was unknown. It returns the allocation as kept, or nil when stopped.
 // There is no replacement to compare with: the allocation is its node's.
 func (s *SystemScheduler) reconnect(a *structs.Allocation) *structs.Allocation {
+	stopped := func(rule string) {
+		s.reconnects = append(s.reconnects, reconnectOutcome{alloc: a, msg: "reconnected allocation stopped", rule: rule, outcome: outcomeReconnectedStopped})
+	}
 	switch {
 	case a.ClientStatus == structs.AllocClientStatusFailed:
 		s.plan.AppendStoppedAlloc(a, structs.AllocRescheduled, structs.AllocClientStatusFailed, "")
+		stopped("failed while disconnected")
 		if !s.sysbatch {
 			return nil
 		}
@@ -106,17 +110,26 @@ func (s *SystemScheduler) reconnect(a *structs.Allocation) *structs.Allocation {
 		return kept
 	case a.ClientTerminalStatus() && !s.sysbatch:
 		s.plan.AppendStoppedAlloc(a, structs.AllocNotNeeded, a.ClientStatus, "")
+		stopped("finished while disconnected")
 		return nil
 	case a.DesiredTransition.ShouldMigrate():
 		s.plan.AppendStoppedAlloc(a, structs.AllocMigrating, "", "")
+		stopped(structs.AllocMigrating)
 		return nil
-	case a.DesiredTransition.ShouldReschedule() || a.Job == nil || a.Job.Version < s.job.Version:
+	case a.DesiredTransition.ShouldReschedule():
 		s.plan.AppendStoppedAlloc(a, structs.AllocNotNeeded, "", "")
+		stopped("rescheduled while disconnected")
+		return nil
+	case a.Job == nil || a.Job.Version < s.job.Version:
+		s.plan.AppendStoppedAlloc(a, structs.AllocNotNeeded, "", "")
+		stopped("older job version")
 		return nil
 	}
 	upd := a.Copy()
 	upd.AppendState(structs.AllocStateFieldClientStatus, a.ClientStatus, s.now)
 	s.plan.AppendAlloc(upd)
+	s.reconnects = append(s.reconnects, reconnectOutcome{alloc: upd, msg: "allocation resumed after its node reconnected",
+		rule: "one per node", outcome: outcomeResumed})
 	return upd
 }
 

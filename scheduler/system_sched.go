@@ -28,6 +28,7 @@ type SystemScheduler struct {
 	logger   hclog.Logger
 	state    State
 	planner  Planner
+	recorder Recorder
 	clock    func() time.Time
 	sysbatch bool
 
@@ -43,6 +44,7 @@ type SystemScheduler struct {
 	failedTGAllocs map[string]*structs.AllocMetric
 	queuedAllocs   map[string]int
 	placed         map[string]string // new allocation ID → group
+	reconnects     []reconnectOutcome
 }
 
 // NewSystemScheduler returns the scheduler for system jobs.
@@ -60,7 +62,7 @@ func newSystemScheduler(cfg Config, sysbatch bool) *SystemScheduler {
 	}
 	return &SystemScheduler{
 		base: cfg.Logger.Named(name + "_sched"), state: cfg.State, planner: cfg.Planner,
-		clock: cfg.Now, sysbatch: sysbatch,
+		recorder: cfg.Recorder, clock: cfg.Now, sysbatch: sysbatch,
 	}
 }
 
@@ -104,6 +106,7 @@ func (s *SystemScheduler) process() (bool, error) {
 	s.queuedAllocs = map[string]int{}
 	s.followUpEvals, s.failedTGAllocs, s.planResult = nil, nil, nil
 	s.placed = map[string]string{}
+	s.reconnects = nil
 	s.plan = &structs.Plan{EvalID: s.eval.ID, Priority: s.eval.Priority, Job: job, SnapshotIndex: index}
 	s.ctx = NewEvalContext(s.state, s.plan, s.logger)
 	s.stack = newGenericStack(s.sysbatch, s.ctx)
@@ -130,6 +133,7 @@ func (s *SystemScheduler) process() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("submitting plan: %w", err)
 	}
+	reportReconnectOutcomes(reconnectReport{Logger: s.logger, Recorder: s.recorder, Outcomes: s.reconnects, Result: result})
 	s.adjustQueued(result)
 	if newState != nil {
 		s.state = newState

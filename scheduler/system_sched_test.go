@@ -459,3 +459,37 @@ func TestSystemSched_PurgedJobStopped(t *testing.T) {
 		must.Eq(t, structs.AllocJobStopped, a.DesiredDescription)
 	}
 }
+
+// A system allocation's reconnect is counted like a service one's: kept
+// on its node ("resumed" by the rule "one per node"), or stopped when the
+// job moved on while it was away ("older job version").
+func TestSystemSched_ReconnectCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		bump       bool
+	}{
+		{"kept", "resumed/one per node", false},
+		{"older version", "reconnected_stopped/older job version", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, orig := disconnectSystem(t, structs.JobTypeSystem)
+			if tc.bump {
+				job := f.job.Copy()
+				job.Meta = map[string]string{"v": "2"}
+				f.job = f.h.UpsertJob(job)
+			}
+			f.h.SetNodeStatus(f.nodes[0].ID, structs.NodeStatusInit)
+			back := orig.Copy()
+			back.ClientStatus = structs.AllocClientStatusRunning
+			must.NoError(t, f.h.State.UpdateAllocsFromClient(f.h.NextIndex(), []*structs.Allocation{back}))
+
+			rec := &countingRecorder{}
+			e := schedtest.JobEval(f.job, structs.EvalTriggerReconnect)
+			f.h.UpsertEval(e)
+			snap, err := f.h.State.Snapshot()
+			must.NoError(t, err)
+			must.NoError(t, scheduler.NewSystemScheduler(scheduler.Config{State: snap, Planner: f.h, Now: f.h.Clock(), Recorder: rec}).Process(e))
+			must.Eq(t, []string{tc.want}, rec.reconnects)
+		})
+	}
+}

@@ -30,9 +30,10 @@ type Agent struct {
 	config *Config
 	logger hclog.Logger
 
-	server *nomad.Server
-	client *client.Client
-	http   *HTTPServer
+	server    *nomad.Server
+	client    *client.Client
+	http      *HTTPServer
+	telemetry *agentTelemetry
 
 	dataDir string
 	// tempDataDir is set when dataDir was made for a -dev agent and must
@@ -89,6 +90,10 @@ func (a *Agent) start() error {
 	bindIP := net.ParseIP(cfg.BindAddr)
 	if bindIP == nil {
 		return fmt.Errorf("invalid bind address %q: must be an IP address", cfg.BindAddr)
+	}
+	// Before the server: raft and serf emit from their first moment.
+	if a.telemetry, err = setupTelemetry(cfg); err != nil {
+		return err
 	}
 
 	// rpc is where this agent's HTTP API and client send their RPCs: the
@@ -244,11 +249,13 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	}
 	sc.SerfEncryptKey = key
 	sc.ACLEnabled = cfg.ACL != nil && cfg.ACL.Enabled
+	sc.StatsCollectionInterval = cfg.telemetry().CollectionInterval
 	return sc, nil
 }
 
 func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 	cfg := a.config
+	tc := cfg.telemetry()
 	httpAddr := a.http.Addr().String()
 	if adv := cfg.AdvertiseAddrs.HTTP; adv != "" {
 		if addr, err := advertiseAddr(adv, a.http.Addr().(*net.TCPAddr).Port); err == nil {
@@ -270,6 +277,10 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		Version:        Version,
 		PluginConfig:   cfg.PluginConfigs(),
 		MaxKillTimeout: cfg.Client.MaxKillTimeout,
+
+		StatsCollectionInterval:  tc.CollectionInterval,
+		PublishNodeMetrics:       tc.PublishNodeMetrics,
+		PublishAllocationMetrics: tc.PublishAllocationMetrics,
 	}
 }
 
@@ -334,6 +345,7 @@ func (a *Agent) Shutdown() error {
 		if a.remote != nil {
 			a.remote.Shutdown()
 		}
+		a.telemetry.stop()
 		a.lock.release()
 		if a.tempDataDir {
 			if err := os.RemoveAll(a.dataDir); err != nil {

@@ -49,6 +49,8 @@ type Config struct {
 	Limits *Limits
 	// ACL is the `acl` block.
 	ACL *ACLConfig
+	// Telemetry is the `telemetry` block.
+	Telemetry *Telemetry
 
 	// DisableUpdateCheck and DisableAnonymousSignature are accepted so
 	// that upstream configs load: this agent never checks for updates, so
@@ -238,6 +240,8 @@ func DevConfig() *Config {
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
 	c.Plugins = []*PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
+	// As upstream's dev agent: every metric, Prometheus included.
+	c.Telemetry = &Telemetry{PrometheusMetrics: ptr(true), PublishNodeMetrics: ptr(true), PublishAllocationMetrics: ptr(true)}
 	return c
 }
 
@@ -281,6 +285,7 @@ func (c *Config) Merge(b *Config) *Config {
 	out.Client.merge(b.Client)
 	out.TLSConfig.merge(b.TLSConfig)
 	out.Limits.merge(b.Limits)
+	out.Telemetry.merge(b.Telemetry)
 	if b.ACL != nil {
 		setBool(&out.ACL.Enabled, b.ACL.Enabled)
 	}
@@ -437,6 +442,7 @@ func (c *Config) copy() *Config {
 		*out.TLSConfig = *c.TLSConfig
 	}
 	out.Limits = c.Limits.copy()
+	out.Telemetry = c.Telemetry.copy()
 	out.ACL = &ACLConfig{}
 	if c.ACL != nil {
 		*out.ACL = *c.ACL
@@ -496,6 +502,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Server.validate()...)
 	errs = append(errs, c.Client.validate()...)
+	errs = append(errs, c.telemetry().validate()...)
 	if err := c.tlsutilConfig().Check(); err != nil {
 		errs = append(errs, err)
 	}

@@ -267,7 +267,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		},
 		blocks: []hcl.BlockHeaderSchema{
 			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
-			{Type: "server"}, {Type: "client"}, {Type: "tls"}, {Type: "limits"}, {Type: "acl"},
+			{Type: "server"}, {Type: "client"}, {Type: "tls"}, {Type: "limits"}, {Type: "acl"}, {Type: "telemetry"},
 			{Type: "plugin", LabelNames: []string{"driver"}},
 		},
 		unsupported: unsupportedTopLevel,
@@ -316,6 +316,9 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	}
 	if blk := b.sub("limits"); blk != nil {
 		c.Limits = d.limits(blk.Body)
+	}
+	if blk := b.sub("telemetry"); blk != nil {
+		c.Telemetry = d.telemetry(blk.Body)
 	}
 	if blk := b.sub("acl"); blk != nil {
 		c.ACL = &ACLConfig{}
@@ -674,6 +677,22 @@ func (b *block) duration(name string, dst *time.Duration) {
 
 // addrList reads a list of addresses (servers, retry_join, start_join).
 func (b *block) addrList(name string, dst *[]string) bool {
+	var out []string
+	if !b.strList(name, &out) {
+		return false
+	}
+	for _, addr := range out {
+		if err := checkJoinAddr(b.path+name, addr); err != nil {
+			b.d.errorf(b.attr(name).Expr.Range(), "%v", err)
+			return false
+		}
+	}
+	*dst = out
+	return true
+}
+
+// strList reads a list of strings; ok reports success.
+func (b *block) strList(name string, dst *[]string) bool {
 	a := b.attr(name)
 	if a == nil {
 		return false
@@ -695,12 +714,6 @@ func (b *block) addrList(name string, dst *[]string) bool {
 			return false
 		}
 		out = append(out, el.AsString())
-	}
-	for _, addr := range out {
-		if err := checkJoinAddr(b.key(a), addr); err != nil {
-			b.d.errorf(a.Expr.Range(), "%v", err)
-			return false
-		}
 	}
 	*dst = out
 	return true

@@ -25,7 +25,6 @@ var unsupportedTopLevel = map[string]string{
 	"reporting":                 "",
 	"sentinel":                  "",
 	"syslog_facility":           "",
-	"telemetry":                 "no metrics are exported",
 	"ui":                        "there is no web UI",
 	"vault":                     "there is no Vault integration",
 }
