@@ -352,52 +352,18 @@ func (f *nomadFSM) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
+// restoreRecord decodes one snapshot record into the object its kind names
+// and restores it, so every kind the state store persists comes back
+// (ACL objects and job versions included) without a case here per kind.
 func restoreRecord(r *state.StateRestore, dec *codec.Decoder, kind state.SnapshotKind) error {
-	decodeInto := func(obj any) error {
-		if err := dec.Decode(obj); err != nil {
-			return fmt.Errorf("decoding snapshot record of kind %d: %w", kind, err)
-		}
-		return nil
+	obj, err := state.NewSnapshotObject(kind)
+	if err != nil {
+		return fmt.Errorf("snapshot record: %w", err)
 	}
-	switch kind {
-	case state.SnapshotNode:
-		var n structs.Node
-		if err := decodeInto(&n); err != nil {
-			return err
-		}
-		return r.NodeRestore(&n)
-	case state.SnapshotJob:
-		var j structs.Job
-		if err := decodeInto(&j); err != nil {
-			return err
-		}
-		return r.JobRestore(&j)
-	case state.SnapshotEval:
-		var e structs.Evaluation
-		if err := decodeInto(&e); err != nil {
-			return err
-		}
-		return r.EvalRestore(&e)
-	case state.SnapshotAlloc:
-		var a structs.Allocation
-		if err := decodeInto(&a); err != nil {
-			return err
-		}
-		return r.AllocRestore(&a)
-	case state.SnapshotJobSummary:
-		var s structs.JobSummary
-		if err := decodeInto(&s); err != nil {
-			return err
-		}
-		return r.JobSummaryRestore(&s)
-	case state.SnapshotIndex:
-		var e state.IndexEntry
-		if err := decodeInto(&e); err != nil {
-			return err
-		}
-		return r.IndexRestore(&e)
+	if err := dec.Decode(obj); err != nil {
+		return fmt.Errorf("decoding snapshot record of kind %s: %w", kind, err)
 	}
-	return fmt.Errorf("snapshot has unknown record kind %d", kind)
+	return r.RestoreObject(kind, obj)
 }
 
 type fsmSnapshot struct {

@@ -53,6 +53,9 @@ func schema() *memdb.DBSchema {
 			TableAllocs:      allocTableSchema(),
 			TableACLPolicies: aclPolicyTableSchema(),
 			TableACLTokens:   aclTokenTableSchema(),
+
+			// Job lifecycle (job history, revert).
+			TableJobVersion: jobVersionTableSchema(),
 		},
 	}
 }

@@ -23,10 +23,11 @@ const (
 	SnapshotAlloc
 	SnapshotACLPolicy
 	SnapshotACLToken
+	SnapshotJobVersion
 )
 
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken"}
+	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "JobVersion"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -57,6 +58,8 @@ func NewSnapshotObject(kind SnapshotKind) (any, error) {
 		return new(structs.ACLPolicy), nil
 	case SnapshotACLToken:
 		return new(structs.ACLToken), nil
+	case SnapshotJobVersion:
+		return new(structs.Job), nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 }
@@ -75,6 +78,7 @@ var snapshotTables = []struct {
 	{TableAllocs, SnapshotAlloc},
 	{TableACLPolicies, SnapshotACLPolicy},
 	{TableACLTokens, SnapshotACLToken},
+	{TableJobVersion, SnapshotJobVersion},
 }
 
 // Persist streams every object of the snapshot to enc, tagged with its
@@ -185,6 +189,11 @@ func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
 		var v *structs.ACLToken
 		if v, ok = obj.(*structs.ACLToken); ok {
 			err = r.insert(TableACLTokens, v)
+		}
+	case SnapshotJobVersion:
+		var v *structs.Job
+		if v, ok = obj.(*structs.Job); ok {
+			err = r.JobVersionRestore(v)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
