@@ -77,6 +77,8 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 		return f.applyNodeUpdateEligibility(buf, l.Index)
 	case structs.NodePurgeRequestType:
 		return f.applyNodePurge(buf, l.Index)
+	case structs.JobStabilityRequestType:
+		return f.applyJobStability(buf, l.Index)
 	}
 	if resp, ok := f.applyACL(t, buf, l.Index); ok {
 		return resp

@@ -35,6 +35,7 @@ const (
 	NodeUpdateDrainRequestType
 	NodeUpdateEligibilityRequestType
 	NodePurgeRequestType
+	JobStabilityRequestType
 )
 
 func (t MessageType) String() string {
@@ -42,7 +43,8 @@ func (t MessageType) String() string {
 		"JobDeregister", "EvalUpdate", "EvalDelete", "AllocUpdate", "AllocClientUpdate",
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
 		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
-		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge"}
+		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
+		"JobStability"}
 	if int(t) < len(names) {
 		return names[t]
 	}

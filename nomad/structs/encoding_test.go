@@ -90,6 +90,9 @@ func raftRequests() map[structs.MessageType]any {
 		structs.NodePurgeRequestType: &structs.NodePurgeRequest{
 			NodeID: "node-a", Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
 		},
+		structs.JobStabilityRequestType: &structs.JobStabilityRequest{
+			JobID: "web", JobVersion: 3, Stable: true, WriteRequest: fullWriteRequest(),
+		},
 	}
 }
 
@@ -98,7 +101,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.NodePurgeRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.JobStabilityRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))
