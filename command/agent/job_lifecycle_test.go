@@ -1,0 +1,65 @@
+package agent_test
+
+import (
+	"testing"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/command/agent/agenttest"
+)
+
+// The official Go client plans, scales, lists versions of, marks stable
+// and reverts a job on our agent: the job lifecycle an integrator scripts.
+func TestHTTP_OfficialClientJobLifecycle(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	c := officialClient(t, a)
+	job := mockJob("life", "mock_driver", map[string]any{"run_for": "5m"})
+
+	plan, _, err := c.Jobs().Plan(job, true, nil)
+	must.NoError(t, err)
+	must.Eq(t, 0, plan.JobModifyIndex)
+	must.Eq(t, "Added", plan.Diff.Type)
+	must.Eq(t, 1, plan.Annotations.DesiredTGUpdates["web"].Place)
+	must.MapEmpty(t, plan.FailedTGAllocs)
+
+	reg, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+
+	job.TaskGroups[0].Count = new(2)
+	plan, _, err = c.Jobs().Plan(job, true, nil)
+	must.NoError(t, err)
+	must.Eq(t, reg.JobModifyIndex, plan.JobModifyIndex)
+	must.Eq(t, "Edited", plan.Diff.Type)
+	must.Eq(t, "Count", plan.Diff.TaskGroups[0].Fields[0].Name)
+
+	// A registration against the index the plan saw goes through once.
+	_, _, err = c.Jobs().EnforceRegister(job, plan.JobModifyIndex, nil)
+	must.NoError(t, err)
+	_, _, err = c.Jobs().EnforceRegister(job, plan.JobModifyIndex, nil)
+	must.ErrorContains(t, err, "Enforcing job modify index")
+
+	scaled, _, err := c.Jobs().Scale("life", "web", new(3), "busy", false, nil, nil)
+	must.NoError(t, err)
+	must.UUIDv4(t, scaled.EvalID)
+
+	versions, diffs, _, err := c.Jobs().Versions("life", true, nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 3, versions)
+	must.Eq(t, 2, *versions[0].Version)
+	must.Eq(t, 3, *versions[0].TaskGroups[0].Count)
+	must.SliceLen(t, 2, diffs)
+
+	_, _, err = c.Jobs().Stable("life", 0, true, nil)
+	must.NoError(t, err)
+	prior := uint64(2)
+	reverted, _, err := c.Jobs().Revert("life", 0, &prior, nil, "", "")
+	must.NoError(t, err)
+	must.UUIDv4(t, reverted.EvalID)
+	got, _, err := c.Jobs().Info("life", nil)
+	must.NoError(t, err)
+	must.Eq(t, 3, *got.Version)
+	must.Eq(t, 1, *got.TaskGroups[0].Count)
+	versions, _, _, err = c.Jobs().Versions("life", false, nil)
+	must.NoError(t, err)
+	must.True(t, *versions[len(versions)-1].Stable, must.Sprint("version 0 was marked stable"))
+}
