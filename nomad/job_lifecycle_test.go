@@ -230,3 +230,52 @@ func TestJob_Plan_UnknownAllocOnDisconnectedNode(t *testing.T) {
 	must.Eq(t, 0, u.Stop)
 	must.Eq(t, structs.DiffTypeEdited, more.Diff.Type)
 }
+
+// A system job's plan carries annotations too, counted from the plan the
+// system scheduler would submit: one placement per ready node.
+func TestJob_Plan_SystemJobCountsPlacements(t *testing.T) {
+	s := lifecycleServer(t)
+	registerNode(t, s)
+	registerNode(t, s)
+	job := mock.Job()
+	job.Type = structs.JobTypeSystem
+	job.TaskGroups[0].Count = 1
+
+	resp := plan(t, s, job)
+	must.Eq(t, structs.DesiredUpdates{Place: 2}, *resp.Annotations.DesiredTGUpdates["web"])
+	must.Eq(t, map[string]uint64{structs.UpdateTypeCreate: 2}, resp.Diff.TaskGroups[0].Updates)
+	must.Eq(t, []string{"forces create"}, resp.Diff.TaskGroups[0].Tasks[0].Annotations)
+}
+
+// The plan's diff says what each change forces: a count increase creates,
+// an edited task config on a running group replaces its allocations.
+func TestJob_Plan_AnnotatesForcedChanges(t *testing.T) {
+	s := lifecycleServer(t)
+	node := registerNode(t, s)
+	job := mock.Job()
+	job.TaskGroups[0].Count = 1
+	reg := register(t, s, job)
+	stored, err := s.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	a := mock.AllocForNode(node)
+	a.Job, a.JobID, a.Namespace, a.TaskGroup = stored, stored.ID, stored.Namespace, "web"
+	a.ClientStatus = structs.AllocClientStatusRunning
+	_, _, err = s.raftApply(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		Job: stored, AllocsUpdated: []*structs.Allocation{a}, EvalID: reg.EvalID, UpdatedAt: s.clock.Now().UnixNano()})
+	must.NoError(t, err)
+
+	job.TaskGroups[0].Count = 2
+	job.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "1m"}
+	resp := plan(t, s, job)
+	g := resp.Diff.TaskGroups[0]
+	var count *structs.FieldDiff
+	for _, f := range g.Fields {
+		if f.Name == "Count" {
+			count = f
+		}
+	}
+	must.NotNil(t, count)
+	must.Eq(t, []string{"forces create"}, count.Annotations)
+	must.Eq(t, 1, resp.Annotations.DesiredTGUpdates["web"].DestructiveUpdate)
+	must.Eq(t, []string{"forces create/destroy update"}, g.Tasks[0].Annotations)
+}

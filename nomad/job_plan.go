@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -75,7 +76,16 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 		return fmt.Errorf("dry run of job %q: %w", job.ID, err)
 	}
 	planner.fill(reply)
-	if reply.Diff != nil && reply.Annotations != nil {
+	if reply.Annotations == nil {
+		// The system schedulers do not annotate their plans: count what
+		// the plan does instead.
+		allocs, err := snap.AllocsByJob(nil, job.Namespace, job.ID, false)
+		if err != nil {
+			return err
+		}
+		reply.Annotations = annotationsFromPlan(stored, planner.plan, allocs)
+	}
+	if reply.Diff != nil {
 		annotateGroups(reply.Diff, reply.Annotations)
 	}
 	reply.Warnings = j.srv.disconnectWarning(job)
@@ -119,6 +129,57 @@ func (p *dryRunPlanner) fill(reply *structs.JobPlanResponse) {
 	reply.CreatedEvals = p.created
 }
 
+// annotationsFromPlan counts, per group, the placements, in-place updates
+// and stops of plan (nil when the scheduler found nothing to do), and
+// ignores the live allocations it leaves alone.
+func annotationsFromPlan(job *structs.Job, plan *structs.Plan, allocs []*structs.Allocation) *structs.PlanAnnotations {
+	out := &structs.PlanAnnotations{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}}
+	for _, tg := range job.TaskGroups {
+		out.DesiredTGUpdates[tg.Name] = &structs.DesiredUpdates{}
+	}
+	group := func(name string) *structs.DesiredUpdates {
+		u, ok := out.DesiredTGUpdates[name]
+		if !ok {
+			u = &structs.DesiredUpdates{}
+			out.DesiredTGUpdates[name] = u
+		}
+		return u
+	}
+	touched := map[string]bool{}
+	if plan != nil {
+		for _, list := range plan.NodeUpdate {
+			for _, a := range list {
+				touched[a.ID] = true
+				group(a.TaskGroup).Stop++
+			}
+		}
+	}
+	live := map[string]bool{}
+	for _, a := range allocs {
+		if !a.TerminalStatus() {
+			live[a.ID] = true
+		}
+	}
+	if plan != nil {
+		for _, list := range plan.NodeAllocation {
+			for _, a := range list {
+				touched[a.ID] = true
+				if live[a.ID] {
+					group(a.TaskGroup).InPlaceUpdate++
+				} else {
+					group(a.TaskGroup).Place++
+				}
+			}
+		}
+	}
+	for _, a := range allocs {
+		if live[a.ID] && !touched[a.ID] {
+			group(a.TaskGroup).Ignore++
+		}
+	}
+	return out
+}
+
 // annotateGroups copies the scheduler's counts per group into the diff,
 // under upstream's update names, so `job plan` prints them beside each
 // group.
@@ -139,5 +200,39 @@ func annotateGroups(d *structs.JobDiff, a *structs.PlanAnnotations) {
 				g.Updates[name] = n
 			}
 		}
+		annotateChanges(g, u)
 	}
+}
+
+// annotateChanges says, on the fields and tasks of a group's diff, what
+// each change forces, as upstream's plan output does.
+func annotateChanges(g *structs.TaskGroupDiff, u *structs.DesiredUpdates) {
+	for _, f := range g.Fields {
+		if f.Name != "Count" || f.Type != structs.DiffTypeEdited {
+			continue
+		}
+		if oldN, newN := atoi(f.Old), atoi(f.New); newN > oldN {
+			f.Annotations = append(f.Annotations, "forces create")
+		} else if newN < oldN {
+			f.Annotations = append(f.Annotations, "forces destroy")
+		}
+	}
+	for _, t := range g.Tasks {
+		switch {
+		case t.Type == structs.DiffTypeNone:
+		case g.Type == structs.DiffTypeAdded:
+			t.Annotations = append(t.Annotations, "forces create")
+		case g.Type == structs.DiffTypeDeleted:
+			t.Annotations = append(t.Annotations, "forces destroy")
+		case t.Type != structs.DiffTypeEdited || u.DestructiveUpdate > 0:
+			t.Annotations = append(t.Annotations, "forces create/destroy update")
+		case u.InPlaceUpdate > 0:
+			t.Annotations = append(t.Annotations, "forces in-place update")
+		}
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
