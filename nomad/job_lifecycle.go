@@ -164,6 +164,9 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 		Job: job, EnforceIndex: true, JobModifyIndex: cur.JobModifyIndex,
 		WriteRequest: args.WriteRequest,
 	}
+	if args.JobModifyIndex != 0 {
+		reg.JobModifyIndex = args.JobModifyIndex
+	}
 	return j.register(reg, reply, registerOpts{trigger: structs.EvalTriggerScaling, authorized: true})
 }
 

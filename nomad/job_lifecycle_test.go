@@ -123,6 +123,12 @@ func TestJob_Scale(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, structs.EvalTriggerScaling, ev.TriggeredBy)
 
+	var stale structs.JobRegisterResponse
+	count := int64(2)
+	err = s.RPC("Job.Scale", &structs.JobScaleRequest{JobID: job.ID, Count: &count, JobModifyIndex: 1,
+		Target: map[string]string{structs.ScalingTargetGroup: "web"}}, &stale)
+	must.ErrorContains(t, err, "Enforcing job modify index 1")
+
 	_, err = scale("nope", 1)
 	must.ErrorContains(t, err, `task group "nope" specified for scaling does not exist in job`)
 	_, err = scale("web", -1)

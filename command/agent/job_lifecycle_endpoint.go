@@ -105,7 +105,7 @@ func (s *HTTPServer) jobScale(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	args := &structs.JobScaleRequest{JobID: r.PathValue("id"), Target: body.Target, Count: body.Count,
-		Message: body.Message, Error: body.Error, Meta: body.Meta, PolicyOverride: body.PolicyOverride, WriteRequest: wr}
+		Message: body.Message, Error: body.Error, Meta: body.Meta, PolicyOverride: body.PolicyOverride, JobModifyIndex: body.JobModifyIndex, WriteRequest: wr}
 	var reply structs.JobRegisterResponse
 	if err := s.call(r, "Job.Scale", args, &reply); err != nil {
 		return nil, err

@@ -58,6 +58,9 @@ type JobScaleRequest struct {
 	Error          bool
 	Meta           map[string]any
 	PolicyOverride bool
+	// JobModifyIndex, when not 0, refuses the scale unless the job is at
+	// this modify index.
+	JobModifyIndex uint64
 	WriteRequest
 }
 
