@@ -63,3 +63,36 @@ func TestHTTP_OfficialClientJobLifecycle(t *testing.T) {
 	must.NoError(t, err)
 	must.True(t, *versions[len(versions)-1].Stable, must.Sprint("version 0 was marked stable"))
 }
+
+// Bad lifecycle requests are refused with a status and a message naming
+// the problem; an unknown job is a 404.
+func TestHTTP_JobLifecycleBadInput(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	c := officialClient(t, a)
+	_, _, err := c.Jobs().Register(mockJob("life", "mock_driver", map[string]any{"run_for": "5m"}), nil)
+	must.NoError(t, err)
+
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		msg                string
+	}{
+		{"GET", "/v1/job/nope/versions", "", 404, "job versions not found"},
+		{"GET", "/v1/job/life/versions?diffs=maybe", "", 400, "Invalid diffs value"},
+		{"PUT", "/v1/job/life/revert", `{"JobID": "other", "JobVersion": 0}`, 400, "Job ID does not match"},
+		{"PUT", "/v1/job/life/revert", `{"JobVersion": 0}`, 400, "can't revert to current version"},
+		{"PUT", "/v1/job/nope/revert", `{"JobVersion": 0}`, 404, "not found"},
+		{"PUT", "/v1/job/life/revert", `{"JobVersion": "zero"}`, 400, `field "JobVersion"`},
+		{"PUT", "/v1/job/life/stable", `{"JobVersion": 9, "Stable": true}`, 404, "not found"},
+		{"PUT", "/v1/job/life/scale", `{"Count": 2}`, 400, "missing task group name"},
+		{"PUT", "/v1/job/life/scale", `{"Count": 2, "Target": {"Group": "web"}, "Bogus": 1}`, 400, `unknown field "Bogus"`},
+		{"PUT", "/v1/job/life/scale", `{"Count": 20000, "Target": {"Group": "web"}}`, 400, "exceeds the maximum of 10000"},
+		{"PUT", "/v1/job/life/plan", `{}`, 400, "Job must be specified"},
+		{"PUT", "/v1/job/life/plan", `{"Job": {"ID": "other"}}`, 400, "Job ID does not match"},
+		{"PUT", "/v1/job/life/plan", `{"Job": {"ID": "life", "TaskGroups": [{"Name": "web", "Count": -1}]}}`, 400, "count can't be negative"},
+	} {
+		code, body := rawRequest(t, tc.method, a.HTTPAddr+tc.path, tc.body)
+		must.Eq(t, tc.code, code, must.Sprintf("%s %s %s: %s", tc.method, tc.path, tc.body, body))
+		must.StrContains(t, body, tc.msg, must.Sprintf("%s %s %s", tc.method, tc.path, tc.body))
+	}
+}
