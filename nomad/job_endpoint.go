@@ -65,6 +65,10 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	now := j.srv.clock.Now()
 	args.SubmitTime = now.UnixNano()
 	args.Eval = args.Job.NewEval(opts.trigger, now)
+	if sc := args.Scaling; sc != nil && sc.ScalingEvent != nil {
+		evalID := args.Eval.ID
+		sc.ScalingEvent.EvalID = &evalID
+	}
 	_, index, err := j.srv.raftApply(structs.JobRegisterRequestType, args)
 	if err != nil {
 		return err
@@ -293,8 +297,13 @@ func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobSc
 		if err != nil {
 			return 0, err
 		}
+		events, err := st.ScalingEventsByJob(ws, job.Namespace, job.ID)
+		if err != nil {
+			return 0, err
+		}
 		reply.JobScaleStatus = scaleStatus(job, allocs)
-		return tableIndex(st, state.TableJobs, state.TableAllocs)
+		addScalingEvents(reply.JobScaleStatus, events)
+		return tableIndex(st, state.TableJobs, state.TableAllocs, state.TableScalingEvent)
 	})
 }
 

@@ -118,8 +118,10 @@ func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.JobStabil
 }
 
 // Scale sets the count of one task group, registering the result as a new
-// version with a "job-scaling" evaluation. The count goes through the same
-// validation as a registration, so its bounds are the same.
+// version with a "job-scaling" evaluation; the scaling event is recorded in
+// the same raft entry. The count goes through the same validation as a
+// registration, so its bounds are the same. A request without a count only
+// records its event (an autoscaler reporting an error, say).
 func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterResponse) error {
 	if done, err := j.srv.forward("Job.Scale", args, reply); done {
 		return err
@@ -128,19 +130,16 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if err := j.srv.authorize(args.AuthToken, scaleCap(ns)); err != nil {
 		return err
 	}
+	args.AuthToken = ""
 	group := args.Target[structs.ScalingTargetGroup]
 	switch {
 	case args.JobID == "":
 		return fmt.Errorf("%w: missing job ID for scaling", structs.ErrMissingField)
 	case group == "":
 		return fmt.Errorf("%w: missing task group name for scaling action", structs.ErrMissingField)
-	case args.Count == nil:
-		// A scaling event without a count changes nothing; events are
-		// not recorded yet.
-		return nil
-	case *args.Count < 0:
+	case args.Count != nil && *args.Count < 0:
 		return fmt.Errorf("%w: scaling action count can't be negative", structs.ErrInvalidRequest)
-	case *args.Count > structs.MaxGroupCount:
+	case args.Count != nil && *args.Count > structs.MaxGroupCount:
 		return fmt.Errorf("%w: task group count %d exceeds the maximum of %d instances per group",
 			structs.ErrInvalidRequest, *args.Count, structs.MaxGroupCount)
 	}
@@ -151,23 +150,48 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if cur == nil {
 		return fmt.Errorf("%w: %s", structs.ErrUnknownJob, args.JobID)
 	}
+	tg := cur.LookupTaskGroup(group)
+	if tg == nil {
+		return fmt.Errorf("%w: task group %q specified for scaling does not exist in job", structs.ErrInvalidRequest, group)
+	}
+	event := &structs.ScalingEventRequest{Namespace: ns, JobID: cur.ID, TaskGroup: group, ScalingEvent: &structs.ScalingEvent{
+		Time: uint64(j.srv.clock.Now().UnixNano()), Count: args.Count, PreviousCount: int64(tg.Count),
+		Message: args.Message, Error: args.Error, Meta: args.Meta,
+	}}
+	if args.Count == nil {
+		_, index, err := j.srv.raftApply(structs.ScalingEventRegisterRequestType, event)
+		if err != nil {
+			return err
+		}
+		reply.Index = index
+		return nil
+	}
 	if cur.Stop {
 		return fmt.Errorf("%w: job %q is stopped: start it before scaling", structs.ErrInvalidRequest, args.JobID)
 	}
 	job := cur.Copy()
-	tg := job.LookupTaskGroup(group)
-	if tg == nil {
-		return fmt.Errorf("%w: task group %q specified for scaling does not exist in job", structs.ErrInvalidRequest, group)
-	}
-	tg.Count = int(*args.Count)
+	job.LookupTaskGroup(group).Count = int(*args.Count)
 	reg := &structs.JobRegisterRequest{
-		Job: job, EnforceIndex: true, JobModifyIndex: cur.JobModifyIndex,
+		Job: job, EnforceIndex: true, JobModifyIndex: cur.JobModifyIndex, Scaling: event,
 		WriteRequest: args.WriteRequest,
 	}
 	if args.JobModifyIndex != 0 {
 		reg.JobModifyIndex = args.JobModifyIndex
 	}
 	return j.register(reg, reply, registerOpts{trigger: structs.EvalTriggerScaling, authorized: true})
+}
+
+// addScalingEvents lists each group's recorded events, newest first, in
+// its scale status.
+func addScalingEvents(st *structs.JobScaleStatus, events *structs.JobScalingEvents) {
+	if events == nil {
+		return
+	}
+	for name, g := range st.TaskGroups {
+		if evs := events.ScalingEvents[name]; len(evs) > 0 {
+			g.Events = evs
+		}
+	}
 }
 
 // scaleCap allows scale-job or submit-job, as upstream.

@@ -113,8 +113,10 @@ func TestJob_Scale(t *testing.T) {
 			WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}, &resp)
 		return &resp, err
 	}
+	before := uint64(s.clock.Now().UnixNano())
 	resp, err := scale("web", 4)
 	must.NoError(t, err)
+	after := uint64(s.clock.Now().UnixNano())
 	cur, err := s.State().JobByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
 	must.Eq(t, 4, cur.TaskGroups[0].Count)
@@ -122,6 +124,25 @@ func TestJob_Scale(t *testing.T) {
 	ev, err := s.State().EvalByID(nil, resp.EvalID)
 	must.NoError(t, err)
 	must.Eq(t, structs.EvalTriggerScaling, ev.TriggeredBy)
+
+	// An event without a count is recorded and changes nothing.
+	var report structs.JobRegisterResponse
+	must.NoError(t, s.RPC("Job.Scale", &structs.JobScaleRequest{JobID: job.ID, Error: true, Message: "no metrics",
+		Target: map[string]string{structs.ScalingTargetGroup: "web"}}, &report))
+	must.Eq(t, "", report.EvalID)
+	var status structs.JobScaleStatusResponse
+	must.NoError(t, s.RPC("Job.ScaleStatus", &structs.JobSpecificRequest{JobID: job.ID,
+		QueryOptions: structs.QueryOptions{Namespace: job.Namespace}}, &status))
+	events := status.JobScaleStatus.TaskGroups["web"].Events
+	must.Len(t, 2, events)
+	must.Eq(t, "no metrics", events[0].Message, must.Sprint("newest first"))
+	must.True(t, events[0].Error)
+	must.Nil(t, events[0].Count)
+	must.Eq(t, "more", events[1].Message)
+	must.Eq(t, 4, *events[1].Count)
+	must.Eq(t, 10, events[1].PreviousCount)
+	must.Eq(t, resp.EvalID, *events[1].EvalID)
+	must.Between(t, before, events[1].Time, after, must.Sprint("stamped with server time"))
 
 	var stale structs.JobRegisterResponse
 	count := int64(2)

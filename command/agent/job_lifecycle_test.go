@@ -38,9 +38,17 @@ func TestHTTP_OfficialClientJobLifecycle(t *testing.T) {
 	_, _, err = c.Jobs().EnforceRegister(job, plan.JobModifyIndex, nil)
 	must.ErrorContains(t, err, "Enforcing job modify index")
 
-	scaled, _, err := c.Jobs().Scale("life", "web", new(3), "busy", false, nil, nil)
+	scaled, _, err := c.Jobs().Scale("life", "web", new(3), "busy", false, map[string]any{"by": "test"}, nil)
 	must.NoError(t, err)
 	must.UUIDv4(t, scaled.EvalID)
+	status, _, err := c.Jobs().ScaleStatus("life", nil)
+	must.NoError(t, err)
+	events := status.TaskGroups["web"].Events
+	must.SliceLen(t, 1, events)
+	must.Eq(t, 3, *events[0].Count)
+	must.Eq(t, 2, events[0].PreviousCount)
+	must.Eq(t, scaled.EvalID, *events[0].EvalID)
+	must.Eq(t, "test", events[0].Meta["by"])
 
 	versions, diffs, _, err := c.Jobs().Versions("life", true, nil)
 	must.NoError(t, err)

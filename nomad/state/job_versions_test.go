@@ -135,3 +135,27 @@ func TestJobVersions_SnapshotRoundTrip(t *testing.T) {
 	must.NoError(t, err)
 	must.True(t, v0.Stable)
 }
+
+// Scaling events are kept newest first, the newest
+// JobTrackedScalingEvents per group, and go with a purged job.
+func TestScalingEvents_BoundedAndPurged(t *testing.T) {
+	s := testStateStore(t)
+	job := mock.Job()
+	must.NoError(t, s.UpsertJob(10, 0, job))
+	for i := range structs.JobTrackedScalingEvents + 5 {
+		must.NoError(t, s.UpsertScalingEvent(uint64(11+i), &structs.ScalingEventRequest{
+			Namespace: job.Namespace, JobID: job.ID, TaskGroup: "web",
+			ScalingEvent: &structs.ScalingEvent{Time: uint64(i), Message: "tick"}}))
+	}
+	got, err := s.ScalingEventsByJob(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	events := got.ScalingEvents["web"]
+	must.Len(t, structs.JobTrackedScalingEvents, events)
+	must.Eq(t, uint64(structs.JobTrackedScalingEvents+4), events[0].Time, must.Sprint("newest first"))
+	must.Eq(t, uint64(11+structs.JobTrackedScalingEvents+4), events[0].CreateIndex)
+
+	must.NoError(t, s.DeleteJob(100, job.Namespace, job.ID))
+	got, err = s.ScalingEventsByJob(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.Nil(t, got)
+}

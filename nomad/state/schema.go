@@ -55,7 +55,8 @@ func schema() *memdb.DBSchema {
 			TableACLTokens:   aclTokenTableSchema(),
 
 			// Job lifecycle (job history, revert).
-			TableJobVersion: jobVersionTableSchema(),
+			TableJobVersion:   jobVersionTableSchema(),
+			TableScalingEvent: scalingEventTableSchema(),
 		},
 	}
 }

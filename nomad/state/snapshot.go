@@ -24,10 +24,11 @@ const (
 	SnapshotACLPolicy
 	SnapshotACLToken
 	SnapshotJobVersion
+	SnapshotScalingEvents
 )
 
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "JobVersion"}
+	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "JobVersion", "ScalingEvents"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -60,6 +61,8 @@ func NewSnapshotObject(kind SnapshotKind) (any, error) {
 		return new(structs.ACLToken), nil
 	case SnapshotJobVersion:
 		return new(structs.Job), nil
+	case SnapshotScalingEvents:
+		return new(structs.JobScalingEvents), nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 }
@@ -79,6 +82,7 @@ var snapshotTables = []struct {
 	{TableACLPolicies, SnapshotACLPolicy},
 	{TableACLTokens, SnapshotACLToken},
 	{TableJobVersion, SnapshotJobVersion},
+	{TableScalingEvent, SnapshotScalingEvents},
 }
 
 // Persist streams every object of the snapshot to enc, tagged with its
@@ -194,6 +198,11 @@ func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
 		var v *structs.Job
 		if v, ok = obj.(*structs.Job); ok {
 			err = r.JobVersionRestore(v)
+		}
+	case SnapshotScalingEvents:
+		var v *structs.JobScalingEvents
+		if v, ok = obj.(*structs.JobScalingEvents); ok {
+			err = r.insert(TableScalingEvent, v)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))

@@ -36,6 +36,7 @@ const (
 	NodeUpdateEligibilityRequestType
 	NodePurgeRequestType
 	JobStabilityRequestType
+	ScalingEventRegisterRequestType
 )
 
 func (t MessageType) String() string {
@@ -44,7 +45,7 @@ func (t MessageType) String() string {
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
 		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
 		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
-		"JobStability"}
+		"JobStability", "ScalingEventRegister"}
 	if int(t) < len(names) {
 		return names[t]
 	}
