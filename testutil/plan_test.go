@@ -35,8 +35,9 @@ func planJob(t *testing.T, c *testutil.Cluster, job *structs.Job) *structs.JobPl
 // What `job plan` reports while a client is cut off and its allocation is
 // unknown: the allocation is kept (Ignore) and nothing replaces or stops
 // it, with replace = false as with the default; a count increase places
-// only the new instance. An operator planning an update during an outage
-// must not be told that the unreachable instance will be duplicated.
+// only the new instance; a job update treats it as spec 8 says. An
+// operator planning an update during an outage must not be told that the
+// unreachable instance will be duplicated.
 func TestCluster_PlanWhileClientCut(t *testing.T) {
 	for _, replace := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replace=%t", replace), func(t *testing.T) {
@@ -76,6 +77,21 @@ func TestCluster_PlanWhileClientCut(t *testing.T) {
 			u = more.Annotations.DesiredTGUpdates["app"]
 			must.Eq(t, 1, u.Place, must.Sprintf("only the new instance is placed: %+v", u))
 			must.Eq(t, 0, u.Stop, must.Sprintf("%+v", u))
+
+			// Spec 8: the unknown allocation takes an in-place update
+			// and is replaced by a destructive one; with a replacement
+			// running, the replacement takes the update and the unknown
+			// original is left to lose on its return.
+			changed := job.Copy()
+			changed.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "2h"}
+			destructive := planJob(t, c, changed).Annotations.DesiredTGUpdates["app"]
+			if replace {
+				must.Eq(t, structs.DesiredUpdates{Ignore: 1, Place: 1, InPlaceUpdate: 1}, *u)
+				must.Eq(t, structs.DesiredUpdates{Ignore: 1, DestructiveUpdate: 1}, *destructive)
+			} else {
+				must.Eq(t, structs.DesiredUpdates{Place: 1, InPlaceUpdate: 1}, *u)
+				must.Eq(t, structs.DesiredUpdates{DestructiveUpdate: 1}, *destructive)
+			}
 		})
 	}
 }
