@@ -37,6 +37,9 @@ History Options:
   -full
     Show each version in full, as JSON.
 
+  -json
+    Print the versions as one JSON list.
+
   -version <N>
     Show only version N.
 `)
@@ -44,11 +47,12 @@ History Options:
 
 // Run implements cli.Command.
 func (c *JobHistoryCommand) Run(args []string) int {
-	var diff, full bool
+	var diff, full, asJSON bool
 	var versionStr string
 	flags := c.FlagSet("job history")
 	flags.BoolVar(&diff, "p", false, "")
 	flags.BoolVar(&full, "full", false, "")
+	flags.BoolVar(&asJSON, "json", false, "")
 	flags.StringVar(&versionStr, "version", "", "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
@@ -75,6 +79,9 @@ func (c *JobHistoryCommand) Run(args []string) int {
 			return diffs[i]
 		}
 		return nil
+	}
+	if asJSON {
+		return c.printJSON(versions)
 	}
 	if versionStr != "" {
 		want, err := strconv.ParseUint(versionStr, 10, 64)
@@ -103,15 +110,19 @@ func (c *JobHistoryCommand) Run(args []string) int {
 
 func (c *JobHistoryCommand) show(v *api.Job, d *api.JobDiff, full bool) int {
 	if full {
-		out, err := json.MarshalIndent(v, "", "    ")
-		if err != nil {
-			c.Ui.Error(fmt.Sprintf("Error encoding version: %v", err))
-			return exitError
-		}
-		c.Ui.Output(string(out))
-		return exitOK
+		return c.printJSON(v)
 	}
 	c.Ui.Output(formatJobVersion(v, d))
+	return exitOK
+}
+
+func (c *JobHistoryCommand) printJSON(v any) int {
+	out, err := json.MarshalIndent(v, "", "    ")
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error encoding versions: %v", err))
+		return exitError
+	}
+	c.Ui.Output(string(out))
 	return exitOK
 }
 

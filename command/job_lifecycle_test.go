@@ -81,6 +81,12 @@ func TestJobHistoryScaleRevertInspect(t *testing.T) {
 	must.StrContains(t, out, "Version     = 0\n")
 	must.StrContains(t, out, `+/- Count: "1" => "3"`)
 
+	code, out, _ = run(t, a, jobHistory, "-json", "web")
+	must.Eq(t, 0, code)
+	var list []struct{ Version uint64 }
+	must.NoError(t, json.Unmarshal([]byte(out), &list))
+	must.Eq(t, []struct{ Version uint64 }{{1}, {0}}, list)
+
 	code, out, _ = run(t, a, jobHistory, "-version", "0", "web")
 	must.Eq(t, 0, code)
 	must.StrContains(t, out, "Version     = 0")
