@@ -161,3 +161,19 @@ func (a *ACL) AllowOperatorRead() bool { return a.IsManagement() || allow(a.oper
 
 // AllowOperatorWrite reports whether cluster-level settings may be changed.
 func (a *ACL) AllowOperatorWrite() bool { return a.IsManagement() || allow(a.operator, true) }
+
+// AllowNamespace reports whether the ACL grants anything in namespace ns,
+// which is what seeing the namespace itself needs (upstream's rule).
+func (a *ACL) AllowNamespace(ns string) bool {
+	if a.IsManagement() {
+		return true
+	}
+	caps := a.namespaces[ns]
+	if caps == nil {
+		caps = a.bestGlob(ns)
+	}
+	if caps == nil || caps[NamespaceCapabilityDeny] {
+		return false
+	}
+	return len(caps) > 0
+}

@@ -107,6 +107,12 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"acl token info":    func() (cli.Command, error) { return &ACLTokenInfoCommand{Meta: m()}, nil },
 		"acl token self":    func() (cli.Command, error) { return &ACLTokenSelfCommand{Meta: m()}, nil },
 		"acl token delete":  func() (cli.Command, error) { return &ACLTokenDeleteCommand{Meta: m()}, nil },
+		"namespace":         func() (cli.Command, error) { return &NamespaceCommand{Meta: m()}, nil },
+		"namespace apply":   func() (cli.Command, error) { return &NamespaceApplyCommand{Meta: m()}, nil },
+		"namespace delete":  func() (cli.Command, error) { return &NamespaceDeleteCommand{Meta: m()}, nil },
+		"namespace inspect": func() (cli.Command, error) { return &NamespaceInspectCommand{Meta: m()}, nil },
+		"namespace list":    func() (cli.Command, error) { return &NamespaceListCommand{Meta: m()}, nil },
+		"namespace status":  func() (cli.Command, error) { return &NamespaceStatusCommand{Meta: m()}, nil },
 
 		"tls":             func() (cli.Command, error) { return &TLSCommand{Meta: m()}, nil },
 		"tls ca":          func() (cli.Command, error) { return &TLSCACommand{Meta: m()}, nil },

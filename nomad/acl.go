@@ -38,10 +38,10 @@ func (s *Server) resolveToken(secret string) (*acl.ACL, *structs.ACLToken, error
 	if !s.config.ACLEnabled {
 		return nil, nil, nil
 	}
-	return resolveToken(s.State(), secret)
+	return resolveToken(s.State(), s.aclCache, secret)
 }
 
-func resolveToken(st *state.StateStore, secret string) (*acl.ACL, *structs.ACLToken, error) {
+func resolveToken(st *state.StateStore, cache *aclCache, secret string) (*acl.ACL, *structs.ACLToken, error) {
 	names := []string{structs.AnonymousPolicyName}
 	var token *structs.ACLToken
 	if secret != "" {
@@ -57,34 +57,24 @@ func resolveToken(st *state.StateStore, secret string) (*acl.ACL, *structs.ACLTo
 		}
 		names = token.Policies
 	}
-	policies, err := compilePolicies(st, names)
+	a, err := aclForPolicies(st, cache, names)
 	if err != nil {
 		return nil, nil, err
 	}
-	return acl.NewACL(policies), token, nil
+	return a, token, nil
 }
 
-// compilePolicies parses the named policies that exist; a name without a
-// policy (deleted since the token was made) grants nothing.
-func compilePolicies(st *state.StateStore, names []string) ([]*acl.Policy, error) {
-	var out []*acl.Policy
-	for _, name := range names {
-		p, err := st.ACLPolicyByName(nil, name)
-		if err != nil {
-			return nil, err
+// compilePolicies parses stored policies. A policy whose rules no longer
+// parse grants nothing rather than failing every call: rules are checked
+// when written.
+func compilePolicies(stored []*structs.ACLPolicy) []*acl.Policy {
+	out := make([]*acl.Policy, 0, len(stored))
+	for _, p := range stored {
+		if parsed, err := acl.Parse(p.Name, p.Rules); err == nil {
+			out = append(out, parsed)
 		}
-		if p == nil {
-			continue
-		}
-		parsed, err := acl.Parse(p.Name, p.Rules)
-		if err != nil {
-			// Rules are checked when written; a stored policy that no
-			// longer parses grants nothing rather than failing every call.
-			continue
-		}
-		out = append(out, parsed)
 	}
-	return out, nil
+	return out
 }
 
 // authorize refuses, with what was missing, a caller whose token lacks
@@ -125,7 +115,7 @@ func (s *Server) authorizeList(secret, ns, c string) (func(ns string) bool, erro
 	if ns == state.AllNamespaces {
 		return s.nsFilter(secret)
 	}
-	if err := s.authorize(secret, nsCap(ns, c)); err != nil {
+	if err := s.authorizeNamespace(secret, ns, c); err != nil {
 		return nil, err
 	}
 	return func(string) bool { return true }, nil

@@ -306,7 +306,7 @@ func (a *ACL) ResolveToken(args *structs.ResolveACLTokenRequest, reply *structs.
 	}
 	reply.Enabled = true
 	st := a.srv.State()
-	_, token, err := resolveToken(st, args.AuthToken)
+	_, token, err := resolveToken(st, a.srv.aclCache, args.AuthToken)
 	if err != nil {
 		return err
 	}

@@ -85,6 +85,9 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 	if resp, ok := f.applyACL(t, buf, l.Index); ok {
 		return resp
 	}
+	if resp, ok := f.applyNamespace(t, buf, l.Index); ok {
+		return resp
+	}
 	// An unknown type means a newer server wrote this entry: refusing to
 	// go on is safer than silently diverging from the other servers.
 	panic(fmt.Errorf("raft entry %d has unknown message type %d", l.Index, t))
@@ -144,6 +147,12 @@ func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
 		return fmt.Errorf("decoding job register: %w", err)
 	}
 	st := f.State()
+	// The endpoint checked the namespace too, but a delete of it may have
+	// gone through raft in between; the FSM is the one writer, so this
+	// check and the write below see the same state.
+	if err := st.NamespaceExists(req.Job.Namespace); err != nil {
+		return err
+	}
 	if err := st.UpsertJob(index, req.SubmitTime, req.Job); err != nil {
 		return err
 	}
@@ -361,9 +370,9 @@ func (f *nomadFSM) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
-// restoreRecord decodes one snapshot record into the object its kind names
-// and restores it, so every kind the state store persists comes back
-// (ACL objects and job versions included) without a case here per kind.
+// restoreRecord decodes the next object of the stream, of the given kind,
+// into the restore. Every kind the store persists is known here through
+// state.NewSnapshotObject, so a new table cannot be forgotten.
 func restoreRecord(r *state.StateRestore, dec *codec.Decoder, kind state.SnapshotKind) error {
 	obj, err := state.NewSnapshotObject(kind)
 	if err != nil {

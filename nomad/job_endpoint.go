@@ -103,7 +103,7 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	if done, err := j.srv.forward("Job.Deregister", args, reply); done {
 		return err
 	}
-	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilitySubmitJob)); err != nil {
+	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilitySubmitJob); err != nil {
 		return err
 	}
 	args.AuthToken = ""
@@ -159,7 +159,7 @@ func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobR
 	if done, err := j.srv.forwardQuery("Job.GetJob", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
+	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -210,7 +210,7 @@ func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAl
 	if done, err := j.srv.forwardQuery("Job.Allocations", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
+	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -239,7 +239,7 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEv
 	if done, err := j.srv.forwardQuery("Job.Evaluations", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
+	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -258,7 +258,7 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 	if done, err := j.srv.forwardQuery("Job.Summary", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
+	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -281,7 +281,7 @@ func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobSc
 	if done, err := j.srv.forwardQuery("Job.ScaleStatus", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
+	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {

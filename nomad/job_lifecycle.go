@@ -15,7 +15,7 @@ func (j *Job) GetJobVersions(args *structs.JobVersionsRequest, reply *structs.Jo
 	if done, err := j.srv.forwardQuery("Job.GetJobVersions", &args.QueryOptions, args, reply); done {
 		return err
 	}
-	if err := j.srv.authorize(args.AuthToken, nsCap(args.RequestNamespace(), acl.NamespaceCapabilityReadJob)); err != nil {
+	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -52,7 +52,7 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 		return err
 	}
 	ns := args.RequestNamespace()
-	if err := j.srv.authorize(args.AuthToken, nsCap(ns, acl.NamespaceCapabilitySubmitJob)); err != nil {
+	if err := j.srv.authorizeNamespace(args.AuthToken, ns, acl.NamespaceCapabilitySubmitJob); err != nil {
 		return err
 	}
 	if args.JobID == "" {
@@ -95,7 +95,7 @@ func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.JobStabil
 		return err
 	}
 	ns := args.RequestNamespace()
-	if err := j.srv.authorize(args.AuthToken, nsCap(ns, acl.NamespaceCapabilitySubmitJob)); err != nil {
+	if err := j.srv.authorizeNamespace(args.AuthToken, ns, acl.NamespaceCapabilitySubmitJob); err != nil {
 		return err
 	}
 	args.AuthToken = ""
@@ -128,6 +128,9 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	}
 	ns := args.RequestNamespace()
 	if err := j.srv.authorize(args.AuthToken, scaleCap(ns)); err != nil {
+		return err
+	}
+	if err := j.srv.State().NamespaceExists(ns); err != nil {
 		return err
 	}
 	args.AuthToken = ""

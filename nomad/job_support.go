@@ -20,6 +20,9 @@ func (s *Server) jobProblems(job *structs.Job) []string {
 			problems = []string{err.Error()}
 		}
 	}
+	if err := s.State().NamespaceExists(job.Namespace); err != nil {
+		problems = append(problems, fmt.Sprintf("namespace %q does not exist", job.Namespace))
+	}
 	return append(problems, s.unsupported(job)...)
 }
 

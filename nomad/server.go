@@ -69,6 +69,9 @@ type Server struct {
 
 	rand *lockedRand
 
+	// aclCache keeps compiled ACL policies; see resolveToken.
+	aclCache *aclCache
+
 	shutdown   atomic.Bool
 	shutdownCh chan struct{}
 	wg         sync.WaitGroup
@@ -111,6 +114,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		reconcileCh: make(chan struct{}, 1),
 		conns:       map[net.Conn]struct{}{},
 		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
+		aclCache:    newACLCache(aclCacheSize),
 	}
 
 	s.evalBroker, err = NewEvalBroker(EvalBrokerConfig{
@@ -200,15 +204,16 @@ func (s *Server) setupRPC() error {
 // their caller bound to peer.
 func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 	for name, ep := range map[string]any{
-		"Job":      &Job{srv: s},
-		"Node":     &Node{srv: s},
-		"Alloc":    &Alloc{srv: s},
-		"Eval":     &Eval{srv: s, peer: peer},
-		"Plan":     &Plan{srv: s, peer: peer},
-		"Status":   &Status{srv: s},
-		"Operator": &Operator{srv: s},
-		"System":   &System{srv: s},
-		"ACL":      &ACL{srv: s},
+		"Job":       &Job{srv: s},
+		"Node":      &Node{srv: s},
+		"Alloc":     &Alloc{srv: s},
+		"Eval":      &Eval{srv: s, peer: peer},
+		"Plan":      &Plan{srv: s, peer: peer},
+		"Status":    &Status{srv: s},
+		"Operator":  &Operator{srv: s},
+		"System":    &System{srv: s},
+		"ACL":       &ACL{srv: s},
+		"Namespace": &Namespace{srv: s},
 	} {
 		if err := srv.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)

@@ -17,12 +17,13 @@ func FuzzDecodeBody(f *testing.F) {
 		`{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Count": 2, "Tasks": [{"Name": "t", "Driver": "mock_driver", "Config": {"a": [1, {"b": null}]}}]}]}}`,
 		`{"Job": {"ID": "x", "Update": null, "Spreads": []}, "SecretID": ""}`,
 		`{"JobHCL": "job \"x\" {}", "Canonicalize": true}`,
+		`{"Name": "fleet", "Meta": {"k": "v"}, "Capabilities": null}`,
 		strings.Repeat("[", 100), `{"a": "\"[{"}`, `{"Job": {"TaskGroups": [{"Count": "3"}]}}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, out := range []any{&jobRegisterBody{}, &jobValidateBody{}} {
+		for _, out := range []any{&jobRegisterBody{}, &jobValidateBody{}, &namespaceBody{}} {
 			r := httptest.NewRequest(http.MethodPut, "/v1/jobs", bytes.NewReader(body))
 			if err := decodeBody(r, out); err != nil {
 				if code, _ := errorStatus(err); code < 400 || code >= 500 {

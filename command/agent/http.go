@@ -129,7 +129,12 @@ func (s *HTTPServer) routes() *http.ServeMux {
 		handle(m+" /v1/acl/policy/{name}", s.aclPolicyPut)
 		handle(m+" /v1/acl/token", s.aclTokenPut)
 		handle(m+" /v1/acl/token/{id}", s.aclTokenPut)
+		handle(m+" /v1/namespace", s.namespacePut)
+		handle(m+" /v1/namespace/{name}", s.namespacePut)
 	}
+	handle("GET /v1/namespaces", s.namespaceList)
+	handle("GET /v1/namespace/{name}", s.namespaceGet)
+	handle("DELETE /v1/namespace/{name}", s.namespaceDelete)
 
 	handle("GET /v1/operator/raft/configuration", s.operatorRaftConfiguration)
 	handle("DELETE /v1/operator/raft/peer", s.operatorRaftPeer)
@@ -237,7 +242,8 @@ func errorStatus(err error) (int, string) {
 		errors.Is(err, structs.ErrUnknownEval),
 		errors.Is(err, structs.ErrUnknownPeer),
 		errors.Is(err, structs.ErrUnknownACLToken),
-		errors.Is(err, structs.ErrUnknownACLPolicy):
+		errors.Is(err, structs.ErrUnknownACLPolicy),
+		errors.Is(err, structs.ErrUnknownNamespace):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, structs.ErrPermissionDenied):
 		return http.StatusForbidden, err.Error()

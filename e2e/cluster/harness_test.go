@@ -2,8 +2,11 @@
 // three `nomad agent` servers with their state on disk and client agents,
 // each a separate process with its own ports, data dir and HCL config file
 // in upstream's keys, the way an operator would run them. The tests kill,
-// stop and restart those processes and check what survives. They need no
-// root: every listener is on 127.0.0.1.
+// stop and restart those processes and check what survives. Most need no
+// root: every listener is on 127.0.0.1. The partition tests
+// (partition_test.go) put every agent in a network namespace of its own on
+// a private bridge (fabric_test.go) and cut links for real; they need root
+// and iproute2, and skip saying so elsewhere.
 package cluster
 
 import (
@@ -153,6 +156,10 @@ type agentProc struct {
 	logPath string
 	ports   ports
 	starts  int
+	// ip is the address the agent listens on; netns, when set, the network
+	// namespace it runs in.
+	ip    string
+	netns string
 
 	// mu guards cur: watchers in other goroutines ask whether the agent
 	// runs while the test restarts it.
@@ -190,6 +197,7 @@ func newAgentProc(t testing.TB, base, name string, p ports, config string) *agen
 		cfgPath: filepath.Join(base, name, "agent.hcl"),
 		logPath: filepath.Join(base, name, "agent.log"),
 		ports:   p,
+		ip:      "127.0.0.1",
 	}
 	must.NoError(t, os.MkdirAll(filepath.Dir(a.cfgPath), 0o755))
 	must.NoError(t, os.WriteFile(a.cfgPath, []byte(strings.ReplaceAll(config, "@DATA_DIR@", a.dataDir)), 0o644))
@@ -210,7 +218,12 @@ func (a *agentProc) start() {
 	logf, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	must.NoError(a.t, err)
 	fmt.Fprintf(logf, "\n===== e2e: start #%d of %s at %s =====\n", a.starts, a.name, time.Now().Format(time.RFC3339Nano))
-	r := &run{cmd: exec.Command(nomadBin, "agent", "-config", a.cfgPath), exited: make(chan struct{})}
+	argv := []string{nomadBin, "agent", "-config", a.cfgPath}
+	if a.netns != "" {
+		// ip netns exec execs the agent: its PID is the agent's.
+		argv = append([]string{"ip", "netns", "exec", a.netns}, argv...)
+	}
+	r := &run{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
 	must.NoError(a.t, r.cmd.Start())
 	go func() {
@@ -306,8 +319,8 @@ func (a *agentProc) log() string {
 	return string(buf)
 }
 
-func (a *agentProc) httpAddr() string { return fmt.Sprintf("http://127.0.0.1:%d", a.ports.HTTP) }
-func (a *agentProc) rpcAddr() string  { return fmt.Sprintf("127.0.0.1:%d", a.ports.RPC) }
+func (a *agentProc) httpAddr() string { return fmt.Sprintf("http://%s:%d", a.ip, a.ports.HTTP) }
+func (a *agentProc) rpcAddr() string  { return fmt.Sprintf("%s:%d", a.ip, a.ports.RPC) }
 
 // api is the official Go client pointed at this agent.
 func (a *agentProc) api() *nomadapi.Client {
@@ -391,9 +404,13 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 }
 
 func serverConfig(name string, p ports, expect int, join []string) string {
+	return serverConfigAt(name, "127.0.0.1", p, expect, join)
+}
+
+func serverConfigAt(name, bind string, p ports, expect int, join []string) string {
 	return fmt.Sprintf(`name      = %q
 data_dir  = "@DATA_DIR@"
-bind_addr = "127.0.0.1"
+bind_addr = %q
 log_level = "INFO"
 
 ports {
@@ -415,13 +432,17 @@ server {
     retry_interval = "1s"
   }
 }
-`, name, p.HTTP, p.RPC, p.Serf, expect, strings.Join(join, ", "))
+`, name, bind, p.HTTP, p.RPC, p.Serf, expect, strings.Join(join, ", "))
 }
 
 func clientConfig(name string, p ports, servers []string) string {
+	return clientConfigAt(name, "127.0.0.1", p, servers)
+}
+
+func clientConfigAt(name, bind string, p ports, servers []string) string {
 	return fmt.Sprintf(`name      = %q
 data_dir  = "@DATA_DIR@"
-bind_addr = "127.0.0.1"
+bind_addr = %q
 log_level = "INFO"
 
 ports {
@@ -438,7 +459,7 @@ plugin "raw_exec" {
     enabled = true
   }
 }
-`, name, p.HTTP, strings.Join(servers, ", "))
+`, name, bind, p.HTTP, strings.Join(servers, ", "))
 }
 
 func (c *cluster) all() []*agentProc {

@@ -18,6 +18,7 @@ const (
 	TableAllocs      = "allocs"
 	TableACLPolicies = "acl_policy"
 	TableACLTokens   = "acl_token"
+	TableNamespaces  = "namespaces"
 )
 
 // Index names. memdb requires every table to have a unique "id" index; the
@@ -53,6 +54,7 @@ func schema() *memdb.DBSchema {
 			TableAllocs:      allocTableSchema(),
 			TableACLPolicies: aclPolicyTableSchema(),
 			TableACLTokens:   aclTokenTableSchema(),
+			TableNamespaces:  namespaceTableSchema(),
 
 			// Job lifecycle (job history, revert).
 			TableJobVersion:   jobVersionTableSchema(),

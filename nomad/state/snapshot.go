@@ -23,12 +23,13 @@ const (
 	SnapshotAlloc
 	SnapshotACLPolicy
 	SnapshotACLToken
+	SnapshotNamespace
 	SnapshotJobVersion
 	SnapshotScalingEvents
 )
 
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "JobVersion", "ScalingEvents"}
+	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -59,6 +60,8 @@ func NewSnapshotObject(kind SnapshotKind) (any, error) {
 		return new(structs.ACLPolicy), nil
 	case SnapshotACLToken:
 		return new(structs.ACLToken), nil
+	case SnapshotNamespace:
+		return new(structs.Namespace), nil
 	case SnapshotJobVersion:
 		return new(structs.Job), nil
 	case SnapshotScalingEvents:
@@ -81,6 +84,7 @@ var snapshotTables = []struct {
 	{TableAllocs, SnapshotAlloc},
 	{TableACLPolicies, SnapshotACLPolicy},
 	{TableACLTokens, SnapshotACLToken},
+	{TableNamespaces, SnapshotNamespace},
 	{TableJobVersion, SnapshotJobVersion},
 	{TableScalingEvent, SnapshotScalingEvents},
 }
@@ -193,6 +197,11 @@ func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
 		var v *structs.ACLToken
 		if v, ok = obj.(*structs.ACLToken); ok {
 			err = r.insert(TableACLTokens, v)
+		}
+	case SnapshotNamespace:
+		var v *structs.Namespace
+		if v, ok = obj.(*structs.Namespace); ok {
+			err = r.insert(TableNamespaces, v)
 		}
 	case SnapshotJobVersion:
 		var v *structs.Job

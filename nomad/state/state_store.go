@@ -49,6 +49,9 @@ func NewStateStore(cfg *StateStoreConfig) (*StateStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state store schema: %w", err)
 	}
+	if err := insertDefaultNamespace(db); err != nil {
+		return nil, err
+	}
 	logger := hclog.NewNullLogger()
 	if cfg != nil && cfg.Logger != nil {
 		logger = cfg.Logger.Named("state_store")

@@ -35,6 +35,8 @@ const (
 	NodeUpdateDrainRequestType
 	NodeUpdateEligibilityRequestType
 	NodePurgeRequestType
+	NamespaceUpsertRequestType
+	NamespaceDeleteRequestType
 	JobStabilityRequestType
 	ScalingEventRegisterRequestType
 )
@@ -45,7 +47,7 @@ func (t MessageType) String() string {
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
 		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
 		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
-		"JobStability", "ScalingEventRegister"}
+		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -90,6 +90,16 @@ func raftRequests() map[structs.MessageType]any {
 		structs.NodePurgeRequestType: &structs.NodePurgeRequest{
 			NodeID: "node-a", Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
 		},
+		structs.NamespaceUpsertRequestType: &structs.NamespaceUpsertRequest{
+			Namespaces: []*structs.Namespace{{
+				Name: "fleet", Description: "edge fleet", Quota: "q", Meta: map[string]string{"team": "edge"},
+				CreateIndex: 3, ModifyIndex: 4,
+			}},
+			WriteRequest: fullWriteRequest(),
+		},
+		structs.NamespaceDeleteRequestType: &structs.NamespaceDeleteRequest{
+			Namespaces: []string{"fleet"}, WriteRequest: fullWriteRequest(),
+		},
 		structs.JobStabilityRequestType: &structs.JobStabilityRequest{
 			JobID: "web", JobVersion: 3, Stable: true, WriteRequest: fullWriteRequest(),
 		},

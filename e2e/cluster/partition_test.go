@@ -1,0 +1,587 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+)
+
+// The partition scenarios: three server processes and a few clients, each
+// agent in its own network namespace on a private bridge, links cut for
+// real ("Partition scenarios" in website/content/docs/testing.md). Each
+// asserts what the servers report through the HTTP API and what the
+// process table shows: a task that resumes after a reconnect keeps its
+// PID.
+
+// edgeJob is a raw_exec sleep job: count tasks on distinct nodes among
+// those named in on, with a disconnect window (0: none, as before the
+// feature).
+func edgeJob(id string, count int, window time.Duration, on ...string) *nomadapi.Job {
+	job := sleepJob(id, count)
+	tg := job.TaskGroups[0]
+	if window > 0 {
+		tg.MaxClientDisconnect = &window
+	}
+	if len(on) > 0 {
+		tg.Constrain(&nomadapi.Constraint{LTarget: "${node.unique.name}", Operand: "regexp", RTarget: "^(" + strings.Join(on, "|") + ")$"})
+	}
+	// Replacements are placed a second after an allocation goes unknown or
+	// lost, not after the service default of 30 s.
+	delay := time.Second
+	tg.ReschedulePolicy = &nomadapi.ReschedulePolicy{Delay: &delay, DelayFunction: new("constant"), Unlimited: new(true)}
+	return job
+}
+
+// allocView is an allocation as the servers and the process table see it.
+type allocView struct {
+	ID, Node, Desired, Client string
+	PID                       int // 0: no task process
+	Restarts                  uint64
+}
+
+func (a allocView) String() string {
+	return fmt.Sprintf("%s@%s %s/%s pid %d restarts %d", a.ID[:8], a.Node, a.Desired, a.Client, a.PID, a.Restarts)
+}
+
+func describeAllocs(as []allocView) string {
+	var s []string
+	for _, a := range as {
+		s = append(s, a.String())
+	}
+	return strings.Join(s, "; ")
+}
+
+// allocs lists the job's allocations, sorted by creation, with the node
+// names and each one's task process.
+func (nc *netCluster) allocs(jobID string) ([]allocView, error) {
+	api := nc.anyServer().api()
+	list, _, err := api.Jobs().Allocations(jobID, true, nil)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].CreateIndex < list[j].CreateIndex })
+	var out []allocView
+	for _, a := range list {
+		v := allocView{ID: a.ID, Node: a.NodeName, Desired: a.DesiredStatus, Client: a.ClientStatus}
+		if ts := a.TaskStates["sleep"]; ts != nil {
+			v.Restarts = ts.Restarts
+		}
+		if pids := pidsWithEnv("NOMAD_ALLOC_ID=" + a.ID + "\x00"); len(pids) == 1 {
+			v.PID = pids[0]
+		} else if len(pids) > 1 {
+			return nil, fmt.Errorf("alloc %s has task processes %v, want at most one", a.ID[:8], pids)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// waitAllocs polls until cond holds for the job's allocations and returns
+// them.
+func (nc *netCluster) waitAllocs(jobID, what string, timeout time.Duration, cond func([]allocView) bool) []allocView {
+	nc.t.Helper()
+	var got []allocView
+	pollUntil(nc.t, timeout, what, func() (bool, string) {
+		var err error
+		if got, err = nc.allocs(jobID); err != nil {
+			return false, err.Error()
+		}
+		return cond(got), describeAllocs(got)
+	})
+	return got
+}
+
+// nodeStatus is the servers' view of the named client's node.
+func (nc *netCluster) nodeStatus(name string) string {
+	nodes, _, err := nc.anyServer().api().Nodes().List(nil)
+	if err != nil {
+		return err.Error()
+	}
+	for _, n := range nodes {
+		if n.Name == name {
+			return n.Status
+		}
+	}
+	return "absent"
+}
+
+func (nc *netCluster) waitNode(name, status string, timeout time.Duration) {
+	nc.t.Helper()
+	pollUntil(nc.t, timeout, fmt.Sprintf("node %s %s", name, status), func() (bool, string) {
+		s := nc.nodeStatus(name)
+		return s == status, "node " + name + " is " + s
+	})
+}
+
+// start starts every server and client and waits for a leader and every
+// node ready.
+func (nc *netCluster) start() {
+	nc.t.Helper()
+	nc.startServers()
+	nc.startClients()
+}
+
+func (nc *netCluster) run(job *nomadapi.Job) []allocView {
+	nc.t.Helper()
+	_, _, err := nc.anyServer().api().Jobs().Register(job, nil)
+	must.NoError(nc.t, err)
+	count := *job.TaskGroups[0].Count
+	return nc.waitAllocs(*job.ID, fmt.Sprintf("%d allocations of %s running", count, *job.ID), settle, func(as []allocView) bool {
+		return len(running(as)) == count && len(as) == count
+	})
+}
+
+func (nc *netCluster) client(name string) *agentProc {
+	for _, c := range nc.clients {
+		if c.name == name {
+			return c
+		}
+	}
+	nc.t.Fatalf("no client %s", name)
+	return nil
+}
+
+// running is the allocations running with a live task process.
+func running(as []allocView) []allocView {
+	var out []allocView
+	for _, a := range as {
+		if a.Desired == "run" && a.Client == "running" && a.PID != 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func find(as []allocView, id string) allocView {
+	for _, a := range as {
+		if a.ID == id {
+			return a
+		}
+	}
+	return allocView{ID: id + "--------", Client: "absent"}
+}
+
+// mustResume checks that the allocation runs again as it did before the
+// cut: same allocation, same process, no restart.
+func mustResume(t *testing.T, before allocView, as []allocView) {
+	t.Helper()
+	now := find(as, before.ID)
+	must.Eq(t, "running", now.Client, must.Sprintf("%s after the heal; all: %s", before.ID[:8], describeAllocs(as)))
+	must.Eq(t, before.PID, now.PID, must.Sprint("the task kept its process"))
+	must.True(t, alive(before.PID))
+	must.Eq(t, uint64(0), now.Restarts)
+}
+
+// Seed case one, on each way a link fails: one client runs the only
+// allocation a group with a window can have (no other node fits). Cut
+// off, its node is disconnected and the allocation unknown, nothing else
+// placed; healed, the same allocation runs on with the same process.
+func TestPartition_OneClientResumes(t *testing.T) {
+	for _, mode := range []cutMode{linkDown, silentDrop} {
+		t.Run(strings.ReplaceAll(mode.name, " ", "_"), func(t *testing.T) {
+			nc := newNetCluster(t, 3, 1)
+			nc.start()
+			before := nc.run(edgeJob("edge", 1, time.Hour, "client-1"))[0]
+
+			heal := nc.cut("client-1", mode)
+			nc.waitNode("client-1", "disconnected", settle)
+			nc.waitAllocs("edge", "the allocation unknown, nothing placed", settle, func(as []allocView) bool {
+				return len(as) == 1 && as[0].Client == "unknown" && as[0].Desired == "run"
+			})
+			must.True(t, alive(before.PID), must.Sprint("the task runs on while its node is cut off"))
+
+			heal()
+			nc.waitNode("client-1", "ready", settle)
+			after := nc.waitAllocs("edge", "the allocation running again", settle, func(as []allocView) bool {
+				return len(as) == 1 && len(running(as)) == 1
+			})
+			mustResume(t, before, after)
+		})
+	}
+}
+
+// Seed case two: two clients, one allocation. The cut node's allocation
+// goes unknown and a replacement runs on the other; on the heal exactly
+// one copy is kept and the other stopped, its process gone. The winner
+// never restarted.
+func TestPartition_TwoClientsOneKept(t *testing.T) {
+	nc := newNetCluster(t, 3, 2)
+	nc.start()
+	orig := nc.run(edgeJob("edge", 1, time.Hour))[0]
+	other := "client-1"
+	if orig.Node == "client-1" {
+		other = "client-2"
+	}
+
+	heal := nc.cut(orig.Node, linkDown)
+	nc.waitNode(orig.Node, "disconnected", settle)
+	as := nc.waitAllocs("edge", "a replacement running beside the unknown original", settle, func(as []allocView) bool {
+		r := running(as)
+		return len(as) == 2 && find(as, orig.ID).Client == "unknown" && len(r) == 1 && r[0].Node == other
+	})
+	repl := running(as)[0]
+
+	heal()
+	nc.waitNode(orig.Node, "ready", settle)
+	final := nc.waitAllocs("edge", "one copy kept, the other stopped with its process", settle, func(as []allocView) bool {
+		r := running(as)
+		if len(as) != 2 || len(r) != 1 {
+			return false
+		}
+		loser := find(as, orig.ID)
+		if r[0].ID == orig.ID {
+			loser = find(as, repl.ID)
+		}
+		return loser.Desired == "stop" && loser.PID == 0
+	})
+	winner := running(final)[0]
+	want := orig
+	if winner.ID == repl.ID {
+		want = repl
+	}
+	t.Logf("kept %s (original %s, replacement %s)", winner, orig.ID[:8], repl.ID[:8])
+	mustResume(t, want, final)
+}
+
+// A job without a window behaves as before the feature: the node goes
+// down, the allocation lost and replaced; on the heal the original's task
+// is killed and stays lost.
+func TestPartition_NoWindowLostAndReplaced(t *testing.T) {
+	nc := newNetCluster(t, 3, 2)
+	nc.start()
+	orig := nc.run(edgeJob("plain", 1, 0))[0]
+
+	heal := nc.cut(orig.Node, linkDown)
+	nc.waitNode(orig.Node, "down", settle)
+	nc.waitAllocs("plain", "original lost, replacement running", settle, func(as []allocView) bool {
+		return len(as) == 2 && find(as, orig.ID).Client == "lost" && len(running(as)) == 1
+	})
+
+	heal()
+	nc.waitNode(orig.Node, "ready", settle)
+	final := nc.waitAllocs("plain", "the original's task killed", settle, func(as []allocView) bool {
+		return find(as, orig.ID).PID == 0 && len(running(as)) == 1
+	})
+	must.Eq(t, "lost", find(final, orig.ID).Client)
+}
+
+// The window runs out while the node is cut off: the allocation goes from
+// unknown to lost and is replaced; on the heal the original is killed.
+func TestPartition_WindowExpires(t *testing.T) {
+	nc := newNetCluster(t, 3, 2)
+	nc.start()
+	orig := nc.run(edgeJob("short", 1, 5*time.Second))[0]
+
+	heal := nc.cut(orig.Node, linkDown)
+	nc.waitAllocs("short", "the original unknown first", settle, func(as []allocView) bool {
+		return find(as, orig.ID).Client == "unknown"
+	})
+	nc.waitAllocs("short", "after the window: original lost, replacement running", settle, func(as []allocView) bool {
+		return find(as, orig.ID).Client == "lost" && len(running(as)) == 1
+	})
+
+	heal()
+	nc.waitNode(orig.Node, "ready", settle)
+	nc.waitAllocs("short", "the original's task killed on its return", settle, func(as []allocView) bool {
+		return find(as, orig.ID).PID == 0 && find(as, orig.ID).Client == "lost" && len(running(as)) == 1
+	})
+}
+
+// A group of two over three clients: only the cut node's allocation
+// changes; the other keeps running untouched throughout.
+func TestPartition_OnlyTheCutNodesAllocationChanges(t *testing.T) {
+	nc := newNetCluster(t, 3, 3)
+	nc.start()
+	before := nc.run(edgeJob("pair", 2, time.Hour))
+	cutOff, untouched := before[0], before[1]
+
+	heal := nc.cut(cutOff.Node, silentDrop)
+	nc.waitAllocs("pair", "cut allocation unknown, a replacement on the third node", settle, func(as []allocView) bool {
+		return len(as) == 3 && find(as, cutOff.ID).Client == "unknown" && len(running(as)) == 2
+	})
+	heal()
+	final := nc.waitAllocs("pair", "two running, one stopped", settle, func(as []allocView) bool {
+		return len(running(as)) == 2 && len(as) == 3
+	})
+	mustResume(t, untouched, final)
+}
+
+// A degraded link (delay with jitter and loss, as a bad LTE cell) that
+// still carries heartbeats changes nothing; when it then drops the node
+// goes disconnected, and on the heal the task resumes.
+func TestPartition_DegradedThenDropped(t *testing.T) {
+	nc := newNetCluster(t, 3, 1)
+	nc.start()
+	before := nc.run(edgeJob("lte", 1, time.Hour, "client-1"))[0]
+
+	m := nc.fab.member("client-1")
+	d := nc.fab.degrade(m)
+	holdFor(t, 8*time.Second, "a slow, lossy link keeps the node ready", func() error {
+		if s := nc.nodeStatus("client-1"); s != "ready" {
+			return fmt.Errorf("node is %s", s)
+		}
+		return nil
+	})
+	heal := nc.cut("client-1", linkDown)
+	nc.waitNode("client-1", "disconnected", settle)
+	nc.fab.restore(m, d)
+	heal()
+	nc.waitNode("client-1", "ready", settle)
+	mustResume(t, before, nc.waitAllocs("lte", "running again", settle, func(as []allocView) bool { return len(running(as)) == 1 }))
+}
+
+// The leader is killed while a client is cut off: the new leader keeps
+// the allocation unknown, and on the heal it resumes.
+func TestPartition_LeaderKilledWhileDisconnected(t *testing.T) {
+	nc := newNetCluster(t, 3, 1)
+	nc.start()
+	before := nc.run(edgeJob("edge", 1, time.Hour, "client-1"))[0]
+
+	heal := nc.cut("client-1", linkDown)
+	nc.waitAllocs("edge", "unknown", settle, func(as []allocView) bool { return as[0].Client == "unknown" })
+	old := nc.waitLeader(settle, "")
+	old.kill9()
+	nc.waitLeader(settle, old.rpcAddr())
+	must.Eq(t, "disconnected", nc.nodeStatus("client-1"))
+
+	heal()
+	nc.waitNode("client-1", "ready", settle)
+	mustResume(t, before, nc.waitAllocs("edge", "running again", settle, func(as []allocView) bool { return len(running(as)) == 1 }))
+}
+
+// Every server is restarted while a client is cut off: the state comes
+// back from disk, the allocation is still unknown, and it resumes.
+func TestPartition_AllServersRestartedWhileDisconnected(t *testing.T) {
+	nc := newNetCluster(t, 3, 1)
+	nc.start()
+	before := nc.run(edgeJob("edge", 1, time.Hour, "client-1"))[0]
+
+	heal := nc.cut("client-1", linkDown)
+	nc.waitAllocs("edge", "unknown", settle, func(as []allocView) bool { return as[0].Client == "unknown" })
+	for _, s := range nc.servers {
+		s.stop()
+	}
+	for _, s := range nc.servers {
+		s.start()
+	}
+	nc.waitLeader(settle, "")
+	nc.waitAllocs("edge", "still unknown after the restart", settle, func(as []allocView) bool { return as[0].Client == "unknown" })
+
+	heal()
+	nc.waitNode("client-1", "ready", settle)
+	mustResume(t, before, nc.waitAllocs("edge", "running again", settle, func(as []allocView) bool { return len(running(as)) == 1 }))
+}
+
+// The client agent itself is killed and started again while cut off (the
+// task survives the agent): the new agent re-attaches to the task and, on
+// the heal, the allocation resumes with the same process.
+func TestPartition_ClientRestartedWhileDisconnected(t *testing.T) {
+	nc := newNetCluster(t, 3, 1)
+	nc.start()
+	before := nc.run(edgeJob("edge", 1, time.Hour, "client-1"))[0]
+
+	heal := nc.cut("client-1", linkDown)
+	nc.waitAllocs("edge", "unknown", settle, func(as []allocView) bool { return as[0].Client == "unknown" })
+	cl := nc.client("client-1")
+	cl.kill9()
+	must.True(t, alive(before.PID), must.Sprint("the task outlives its agent"))
+	cl.start()
+
+	heal()
+	nc.waitNode("client-1", "ready", settle)
+	mustResume(t, before, nc.waitAllocs("edge", "running again", settle, func(as []allocView) bool { return len(running(as)) == 1 }))
+	must.Eq(t, 2, cl.starts)
+}
+
+// `job stop` and `alloc stop` while the node is cut off: what the servers
+// decided is done when the client returns.
+func TestPartition_StopsWhileDisconnected(t *testing.T) {
+	nc := newNetCluster(t, 3, 1)
+	nc.start()
+	api := nc.anyServer().api()
+	j := nc.run(edgeJob("gone", 1, time.Hour, "client-1"))[0]
+	a := nc.run(edgeJob("moved", 1, time.Hour, "client-1"))[0]
+
+	heal := nc.cut("client-1", linkDown)
+	nc.waitNode("client-1", "disconnected", settle)
+	_, _, err := api.Jobs().Deregister("gone", false, nil)
+	must.NoError(t, err)
+	_, err = api.Allocations().Stop(&nomadapi.Allocation{ID: a.ID}, nil)
+	must.NoError(t, err)
+
+	heal()
+	nc.waitNode("client-1", "ready", settle)
+	nc.waitAllocs("gone", "the stopped job's task killed", settle, func(as []allocView) bool {
+		return len(as) == 1 && as[0].PID == 0 && as[0].Desired == "stop"
+	})
+	nc.waitAllocs("moved", "the stopped allocation's task killed and a replacement running", settle, func(as []allocView) bool {
+		return find(as, a.ID).PID == 0 && len(running(as)) == 1
+	})
+	must.True(t, !alive(j.PID) && !alive(a.PID))
+}
+
+// A replacement whose own node then drops: the original on client-1 is
+// replaced on client-2, client-2 is cut off too and a third copy runs on
+// client-3. When both return, exactly one copy runs and the others are
+// stopped with their processes gone.
+func TestPartition_ReplacementsNodeAlsoDrops(t *testing.T) {
+	nc := newNetCluster(t, 3, 3)
+	nc.start()
+	orig := nc.run(edgeJob("chain", 1, time.Hour))[0]
+
+	heal1 := nc.cut(orig.Node, linkDown)
+	as := nc.waitAllocs("chain", "a first replacement", settle, func(as []allocView) bool {
+		return len(as) == 2 && len(running(as)) == 1
+	})
+	first := running(as)[0]
+	heal2 := nc.cut(first.Node, silentDrop)
+	nc.waitAllocs("chain", "a second replacement", settle, func(as []allocView) bool {
+		return len(as) == 3 && len(running(as)) == 1 && find(as, first.ID).Client == "unknown"
+	})
+
+	heal1()
+	heal2()
+	final := nc.waitAllocs("chain", "one copy running, the others stopped with their processes", settle, func(as []allocView) bool {
+		if len(running(as)) != 1 || len(as) != 3 {
+			return false
+		}
+		for _, a := range as {
+			if a.Desired == "run" && a.Client != "running" || a.Desired != "run" && a.PID != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("kept %s", running(final)[0])
+}
+
+// A flapping link, down and up every two seconds for 20 s
+// (NOMAD_E2E_FLAP_SECONDS): whatever the servers saw in between, the end
+// is the same allocation running with the same process.
+func TestPartition_FlappingLink(t *testing.T) {
+	nc := newNetCluster(t, 3, 1)
+	nc.start()
+	before := nc.run(edgeJob("flap", 1, time.Hour, "client-1"))[0]
+
+	m := nc.fab.member("client-1")
+	end := time.Now().Add(time.Duration(envSeconds(t, "NOMAD_E2E_FLAP_SECONDS", 20)) * time.Second)
+	var statuses []string
+	for time.Now().Before(end) {
+		linkDown.cut(nc.fab, m)
+		time.Sleep(2 * time.Second) // the outage itself
+		statuses = append(statuses, nc.nodeStatus("client-1"))
+		linkDown.heal(nc.fab, m)
+		time.Sleep(2 * time.Second)
+		statuses = append(statuses, nc.nodeStatus("client-1"))
+	}
+	t.Logf("node status after each flap: %v", slices.Compact(statuses))
+	nc.waitNode("client-1", "ready", settle)
+	mustResume(t, before, nc.waitAllocs("flap", "running", settle, func(as []allocView) bool {
+		return len(as) == 1 && len(running(as)) == 1
+	}))
+}
+
+// envSeconds reads a positive integer setting, or def.
+func envSeconds(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var n int
+	if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive number of seconds", name, v)
+	}
+	return n
+}
+
+func (nc *netCluster) nodeID(name string) string {
+	nc.t.Helper()
+	nodes, _, err := nc.anyServer().api().Nodes().List(nil)
+	must.NoError(nc.t, err)
+	for _, n := range nodes {
+		if n.Name == name {
+			return n.ID
+		}
+	}
+	nc.t.Fatalf("no node %s", name)
+	return ""
+}
+
+// A system job's allocation on a cut-off node goes unknown and is never
+// placed elsewhere (the other node has its own); on the heal it resumes.
+func TestPartition_SystemJob(t *testing.T) {
+	nc := newNetCluster(t, 3, 2)
+	nc.start()
+	job := edgeJob("agent", 1, time.Hour)
+	job.Type = new("system")
+	job.TaskGroups[0].Count = nil
+	job.TaskGroups[0].ReschedulePolicy = nil
+	job.TaskGroups[0].Constraints = nil
+	_, _, err := nc.anyServer().api().Jobs().Register(job, nil)
+	must.NoError(t, err)
+	as := nc.waitAllocs("agent", "one allocation per node", settle, func(as []allocView) bool {
+		return len(as) == 2 && len(running(as)) == 2
+	})
+	cutOff, other := as[0], as[1]
+
+	heal := nc.cut(cutOff.Node, linkDown)
+	nc.waitNode(cutOff.Node, "disconnected", settle)
+	nc.waitAllocs("agent", "the cut node's allocation unknown", settle, func(as []allocView) bool {
+		return len(as) == 2 && find(as, cutOff.ID).Client == "unknown"
+	})
+	holdFor(t, 3*time.Second, "nothing placed elsewhere", func() error {
+		as, err := nc.allocs("agent")
+		if err == nil && len(as) != 2 {
+			err = fmt.Errorf("%d allocations: %s", len(as), describeAllocs(as))
+		}
+		return err
+	})
+	heal()
+	nc.waitNode(cutOff.Node, "ready", settle)
+	final := nc.waitAllocs("agent", "both running", settle, func(as []allocView) bool { return len(running(as)) == 2 && len(as) == 2 })
+	mustResume(t, cutOff, final)
+	mustResume(t, other, final)
+}
+
+// A drain of a disconnected node is accepted: its unknown allocation is
+// stopped and replaced on the other node, and the drain completes when
+// the node returns (its task then killed).
+func TestPartition_DrainDisconnectedNode(t *testing.T) {
+	nc := newNetCluster(t, 3, 2)
+	nc.start()
+	job := edgeJob("drained", 1, time.Hour)
+	job.TaskGroups[0].ReschedulePolicy = nil // the drain, not a reschedule, moves it
+	orig := nc.run(job)[0]
+
+	heal := nc.cut(orig.Node, linkDown)
+	nc.waitNode(orig.Node, "disconnected", settle)
+	id := nc.nodeID(orig.Node)
+	api := nc.anyServer().api()
+	_, err := api.Nodes().UpdateDrain(id, &nomadapi.DrainSpec{Deadline: time.Minute}, false, nil)
+	must.NoError(t, err)
+	nc.waitAllocs("drained", "the unknown allocation migrated", settle, func(as []allocView) bool {
+		r := running(as)
+		return len(as) == 2 && find(as, orig.ID).Desired == "stop" && len(r) == 1 && r[0].Node != orig.Node
+	})
+
+	heal()
+	nc.waitNode(orig.Node, "ready", settle)
+	nc.waitAllocs("drained", "the original's task killed on its return", settle, func(as []allocView) bool {
+		return find(as, orig.ID).PID == 0 && len(running(as)) == 1
+	})
+	pollUntil(t, settle, "the drain complete", func() (bool, string) {
+		n, _, err := api.Nodes().Info(id, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.DrainStrategy == nil, fmt.Sprintf("drain strategy %+v", n.DrainStrategy)
+	})
+}
