@@ -306,3 +306,25 @@ func TestJob_Plan_AnnotatesForcedChanges(t *testing.T) {
 	must.Eq(t, 1, resp.Annotations.DesiredTGUpdates["web"].DestructiveUpdate)
 	must.Eq(t, []string{"forces create/destroy update"}, g.Tasks[0].Annotations)
 }
+
+// The lifecycle endpoints refuse a namespace that does not exist rather
+// than answer as if it were empty, as the other job endpoints do.
+func TestJob_Lifecycle_UnknownNamespace(t *testing.T) {
+	s := lifecycleServer(t)
+	missing := structs.WriteRequest{Namespace: "nowhere"}
+	var versions structs.JobVersionsResponse
+	err := s.RPC("Job.GetJobVersions", &structs.JobVersionsRequest{JobID: "x", QueryOptions: structs.QueryOptions{Namespace: "nowhere"}}, &versions)
+	must.ErrorContains(t, err, `namespace "nowhere" does not exist`)
+	var reg structs.JobRegisterResponse
+	err = s.RPC("Job.Revert", &structs.JobRevertRequest{JobID: "x", WriteRequest: missing}, &reg)
+	must.ErrorContains(t, err, `namespace "nowhere" does not exist`)
+	count := int64(1)
+	err = s.RPC("Job.Scale", &structs.JobScaleRequest{JobID: "x", Count: &count,
+		Target: map[string]string{structs.ScalingTargetGroup: "web"}, WriteRequest: missing}, &reg)
+	must.ErrorContains(t, err, `namespace "nowhere" does not exist`)
+	job := mock.Job()
+	job.Namespace = "nowhere"
+	var plan structs.JobPlanResponse
+	err = s.RPC("Job.Plan", &structs.JobPlanRequest{Job: job}, &plan)
+	must.ErrorContains(t, err, `namespace "nowhere" does not exist`)
+}
