@@ -297,6 +297,29 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 		roundTrip[api.AllocationListStub, nomadapi.AllocationListStub](t, filled[api.AllocationListStub](),
 			"RescheduleTracker.Events.Delay")
 	})
+	t.Run("JobPlanRequest", func(t *testing.T) {
+		roundTrip[api.JobPlanRequest, nomadapi.JobPlanRequest](t, filled[api.JobPlanRequest]())
+	})
+	t.Run("JobPlanResponse", func(t *testing.T) {
+		roundTrip[api.JobPlanResponse, nomadapi.JobPlanResponse](t, filled[api.JobPlanResponse]())
+	})
+	t.Run("JobVersionsResponse", func(t *testing.T) {
+		roundTrip[api.JobVersionsResponse, nomadapi.JobVersionsResponse](t, filled[api.JobVersionsResponse]())
+	})
+	t.Run("JobRevertRequest", func(t *testing.T) {
+		roundTrip[api.JobRevertRequest, nomadapi.JobRevertRequest](t, filled[api.JobRevertRequest]())
+	})
+	t.Run("JobStabilityRequest", func(t *testing.T) {
+		roundTrip[api.JobStabilityRequest, nomadapi.JobStabilityRequest](t, filled[api.JobStabilityRequest]())
+	})
+	t.Run("ScalingRequest", func(t *testing.T) {
+		roundTrip[api.ScalingRequest, nomadapi.ScalingRequest](t, filled[api.ScalingRequest]())
+	})
+	// Unknown is our addition to the scale status (allocations on
+	// disconnected nodes); the official client has no field for it.
+	t.Run("JobScaleStatusResponse", func(t *testing.T) {
+		roundTrip[api.JobScaleStatusResponse, nomadapi.JobScaleStatusResponse](t, filled[api.JobScaleStatusResponse](), "TaskGroups.s.Unknown")
+	})
 	t.Run("Node", func(t *testing.T) { roundTrip[api.Node, nomadapi.Node](t, filled[api.Node]()) })
 	t.Run("NodeListStub", func(t *testing.T) {
 		roundTrip[api.NodeListStub, nomadapi.NodeListStub](t, filled[api.NodeListStub](), "StatusUpdatedAt")
@@ -321,6 +344,11 @@ func TestWire_OfficialJSONDecodesIntoOurs(t *testing.T) {
 	decodeTheirs[nomadapi.JobValidateResponse, api.JobValidateResponse](t)
 	decodeTheirs[nomadapi.Allocation, api.Allocation](t)
 	decodeTheirs[nomadapi.AllocationListStub, api.AllocationListStub](t)
+	decodeTheirs[nomadapi.JobPlanResponse, api.JobPlanResponse](t)
+	decodeTheirs[nomadapi.JobVersionsResponse, api.JobVersionsResponse](t)
+	decodeTheirs[nomadapi.JobRevertRequest, api.JobRevertRequest](t)
+	decodeTheirs[nomadapi.ScalingRequest, api.ScalingRequest](t)
+	decodeTheirs[nomadapi.JobScaleStatusResponse, api.JobScaleStatusResponse](t)
 	decodeTheirs[nomadapi.Node, api.Node](t)
 	decodeTheirs[nomadapi.NodeListStub, api.NodeListStub](t)
 	decodeTheirs[nomadapi.Evaluation, api.Evaluation](t)

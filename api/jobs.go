@@ -435,12 +435,18 @@ type TaskGroupScaleStatus struct {
 	Events    []ScalingEvent
 }
 
-// ScalingEvent is one recorded scaling action.
+// ScalingEvent is one recorded scaling action, newest first in a group's
+// Events. Time is Unix nanoseconds; Count is nil for an event that changed
+// no count.
 type ScalingEvent struct {
-	Time    uint64
-	Count   *int64
-	Message string
-	Error   bool
+	Time          uint64
+	Count         *int64
+	PreviousCount int64
+	Message       string
+	Error         bool
+	Meta          map[string]any
+	EvalID        *string
+	CreateIndex   uint64
 }
 
 // ScaleStatus returns the job's scaling status (GET /v1/job/:id/scale).

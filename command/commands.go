@@ -58,6 +58,11 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 
 		"job":          func() (cli.Command, error) { return &JobCommand{Meta: m()}, nil },
 		"job run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m()}, nil },
+		"job history":  func() (cli.Command, error) { return &JobHistoryCommand{Meta: m()}, nil },
+		"job inspect":  func() (cli.Command, error) { return &JobInspectCommand{Meta: m()}, nil },
+		"job plan":     func() (cli.Command, error) { return &JobPlanCommand{Meta: m()}, nil },
+		"job revert":   func() (cli.Command, error) { return &JobRevertCommand{Meta: m()}, nil },
+		"job scale":    func() (cli.Command, error) { return &JobScaleCommand{Meta: m()}, nil },
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m()}, nil },
 		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m()}, nil },
 		"alloc stop":   func() (cli.Command, error) { return &AllocStopCommand{Meta: m()}, nil },

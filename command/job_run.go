@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/nomad-edge/nomad/api"
@@ -35,6 +36,11 @@ Usage: nomad job run [options] <path>
 
 Run Options:
 
+  -check-index <N>
+    Submit the job only if its job modify index on the servers is N (0
+    for a job not registered yet), as printed by 'nomad job plan': a job
+    changed by someone else since the plan is refused.
+
   -detach
     Print the evaluation ID and exit without following it.
 
@@ -46,8 +52,10 @@ Run Options:
 // Run implements cli.Command.
 func (c *JobRunCommand) Run(args []string) int {
 	var detach, verbose bool
+	var checkIndex string
 	flags := c.FlagSet("job run")
 	flags.BoolVar(&detach, "detach", false, "")
+	flags.StringVar(&checkIndex, "check-index", "", "")
 	flags.BoolVar(&verbose, "verbose", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
@@ -65,7 +73,12 @@ func (c *JobRunCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
 		return exitError
 	}
-	resp, _, err := client.Jobs().Register(job, nil)
+	opts, err := checkIndexOpts(checkIndex)
+	if err != nil {
+		c.Ui.Error(err.Error())
+		return exitError
+	}
+	resp, _, err := client.Jobs().RegisterOpts(job, opts, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error submitting job: %v", err))
 		return exitError
@@ -83,6 +96,19 @@ func (c *JobRunCommand) Run(args []string) int {
 		return exitOK
 	}
 	return newEvalMonitor(c.Ui, client, view{verbose: verbose}).monitor(resp.EvalID)
+}
+
+// checkIndexOpts turns -check-index into register options; an empty flag
+// enforces nothing.
+func checkIndexOpts(flag string) (*api.RegisterOptions, error) {
+	if flag == "" {
+		return nil, nil
+	}
+	index, err := strconv.ParseUint(flag, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("Error parsing check-index value %q: must be a non-negative integer", flag)
+	}
+	return &api.RegisterOptions{EnforceIndex: true, ModifyIndex: index}, nil
 }
 
 // readJobFile parses a job file, or standard input for "-". Parse errors

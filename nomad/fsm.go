@@ -100,6 +100,10 @@ func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {
 		return f.applyNodeUpdateEligibility(buf, l.Index)
 	case structs.NodePurgeRequestType:
 		return f.applyNodePurge(buf, l.Index)
+	case structs.JobStabilityRequestType:
+		return f.applyJobStability(buf, l.Index)
+	case structs.ScalingEventRegisterRequestType:
+		return f.applyScalingEvent(buf, l.Index)
 	}
 	if resp, ok := f.applyACL(t, buf, l.Index); ok {
 		return resp
@@ -174,6 +178,11 @@ func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
 	}
 	if err := st.UpsertJob(index, req.SubmitTime, req.Job); err != nil {
 		return err
+	}
+	if req.Scaling != nil {
+		if err := st.UpsertScalingEvent(index, req.Scaling); err != nil {
+			return err
+		}
 	}
 	if req.Eval != nil {
 		// The eval schedules the job version written in this same entry.

@@ -58,6 +58,11 @@ func TestFSM_SnapshotRestore(t *testing.T) {
 		Job: job, AllocsUpdated: []*structs.Allocation{alloc}, EvalID: ev.ID, UpdatedAt: 1})
 	applyEntry(t, leader, 13, structs.AllocClientUpdateRequestType, &structs.AllocUpdateRequest{
 		Alloc: []*structs.Allocation{{ID: alloc.ID, ClientStatus: structs.AllocClientStatusRunning}}})
+	v1 := job.Copy()
+	v1.TaskGroups[0].Count++
+	applyEntry(t, leader, 14, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: v1})
+	token := &structs.ACLToken{AccessorID: "a-1", SecretID: "s-1", Name: "ops", Type: structs.ACLManagementToken}
+	must.NoError(t, leader.State().UpsertACLTokens(15, []*structs.ACLToken{token}))
 
 	snap, err := leader.Snapshot()
 	must.NoError(t, err)
@@ -90,7 +95,13 @@ func TestFSM_SnapshotRestore(t *testing.T) {
 	summary, err := st.JobSummaryByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
 	must.Eq(t, 1, summary.Summary["web"].Running)
-	for _, table := range []string{state.TableNodes, state.TableJobs, state.TableEvals, state.TableAllocs} {
+	versions, err := st.JobVersionsByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.Len(t, 2, versions, must.Sprint("job history survives the snapshot"))
+	gotToken, err := st.ACLTokenBySecretID(nil, token.SecretID)
+	must.NoError(t, err)
+	must.NotNil(t, gotToken, must.Sprint("ACL tokens survive the snapshot"))
+	for _, table := range []string{state.TableNodes, state.TableJobs, state.TableEvals, state.TableAllocs, state.TableJobVersion} {
 		want, err := leader.State().Index(table)
 		must.NoError(t, err)
 		got, err := st.Index(table)

@@ -22,6 +22,20 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if done, err := j.srv.forward("Job.Register", args, reply); done {
 		return err
 	}
+	return j.register(args, reply, registerOpts{trigger: structs.EvalTriggerJobRegister})
+}
+
+// registerOpts tune register for the endpoints built on it.
+type registerOpts struct {
+	// trigger names why the evaluation is created ("job-scaling"...).
+	trigger string
+	// authorized is set by an endpoint that checked a capability of its
+	// own (scale-job) instead of submit-job.
+	authorized bool
+}
+
+// register is Register on the leader.
+func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse, opts registerOpts) error {
 	if args.Job == nil {
 		return fmt.Errorf("%w: missing job for registration", structs.ErrMissingField)
 	}
@@ -29,8 +43,10 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, &structs.ValidationError{Problems: nulls})
 	}
 	args.Job.Canonicalize()
-	if err := j.srv.authorize(args.AuthToken, nsCap(args.Job.Namespace, acl.NamespaceCapabilitySubmitJob)); err != nil {
-		return err
+	if !opts.authorized {
+		if err := j.srv.authorize(args.AuthToken, nsCap(args.Job.Namespace, acl.NamespaceCapabilitySubmitJob)); err != nil {
+			return err
+		}
 	}
 	args.AuthToken = ""
 	if problems := j.srv.jobProblems(args.Job); len(problems) > 0 {
@@ -43,19 +59,16 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if err != nil {
 		return err
 	}
-	if args.EnforceIndex {
-		var cur uint64
-		if existing != nil {
-			cur = existing.JobModifyIndex
-		}
-		if cur != args.JobModifyIndex {
-			return fmt.Errorf("%w: enforcing job modify index %d: job exists with conflicting job modify index: %d",
-				structs.ErrInvalidRequest, args.JobModifyIndex, cur)
-		}
+	if err := enforceIndex(args, existing); err != nil {
+		return err
 	}
 	now := j.srv.clock.Now()
 	args.SubmitTime = now.UnixNano()
-	args.Eval = args.Job.NewEval(structs.EvalTriggerJobRegister, now)
+	args.Eval = args.Job.NewEval(opts.trigger, now)
+	if sc := args.Scaling; sc != nil && sc.ScalingEvent != nil {
+		evalID := args.Eval.ID
+		sc.ScalingEvent.EvalID = &evalID
+	}
 	_, index, err := j.srv.raftApply(structs.JobRegisterRequestType, args)
 	if err != nil {
 		return err
@@ -65,6 +78,23 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	reply.EvalCreateIndex = index
 	reply.JobModifyIndex = index
 	reply.Index = index
+	return nil
+}
+
+// enforceIndex refuses a registration made against another version of
+// the job than the one stored (`job run -check-index`), in upstream's words.
+func enforceIndex(args *structs.JobRegisterRequest, existing *structs.Job) error {
+	if !args.EnforceIndex {
+		return nil
+	}
+	const prefix = "Enforcing job modify index"
+	switch {
+	case existing == nil && args.JobModifyIndex != 0:
+		return fmt.Errorf("%w: %s %d: job does not exist", structs.ErrInvalidRequest, prefix, args.JobModifyIndex)
+	case existing != nil && existing.JobModifyIndex != args.JobModifyIndex:
+		return fmt.Errorf("%w: %s %d: job exists with conflicting job modify index: %d",
+			structs.ErrInvalidRequest, prefix, args.JobModifyIndex, existing.JobModifyIndex)
+	}
 	return nil
 }
 
@@ -267,8 +297,13 @@ func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobSc
 		if err != nil {
 			return 0, err
 		}
+		events, err := st.ScalingEventsByJob(ws, job.Namespace, job.ID)
+		if err != nil {
+			return 0, err
+		}
 		reply.JobScaleStatus = scaleStatus(job, allocs)
-		return tableIndex(st, state.TableJobs, state.TableAllocs)
+		addScalingEvents(reply.JobScaleStatus, events)
+		return tableIndex(st, state.TableJobs, state.TableAllocs, state.TableScalingEvent)
 	})
 }
 

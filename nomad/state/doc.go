@@ -72,6 +72,13 @@
 //	func (s *StateStore) JobSummaryByID(ws memdb.WatchSet, namespace, jobID string) (*structs.JobSummary, error)
 //	func (s *StateStore) JobSummaries(ws memdb.WatchSet) (memdb.ResultIterator, error)
 //
+// Job versions (every spec UpsertJob writes, the newest
+// structs.JobTrackedVersions kept, and the newest stable one):
+//
+//	func (s *StateStore) JobVersionsByID(ws memdb.WatchSet, namespace, jobID string) ([]*structs.Job, error)  // newest first
+//	func (s *StateStore) JobByIDAndVersion(ws memdb.WatchSet, namespace, jobID string, version uint64) (*structs.Job, error)
+//	func (s *StateStore) UpdateJobStability(index uint64, namespace, jobID string, version uint64, stable bool) error
+//
 // UpsertJob bumps Version and JobModifyIndex only when the spec changed
 // (index, status, version and submit-time fields are ignored), so an
 // identical re-submission gives the scheduler nothing to update.

@@ -39,12 +39,16 @@ func upsertJobTxn(txn *writeTxn, index uint64, submitTime int64, job *structs.Jo
 	}
 	switch {
 	case existing == nil:
+		job.Stable = false
 		job.CreateIndex = index
 		job.JobModifyIndex = index
 		if submitTime != 0 {
 			job.SubmitTime = submitTime
 		}
 	case jobSpecChanged(existing, job):
+		// A new version has proven nothing yet, even when it is a copy
+		// of a stable one (a revert).
+		job.Stable = false
 		job.CreateIndex = existing.CreateIndex
 		job.JobModifyIndex = index
 		if job.Version <= existing.Version {
@@ -58,6 +62,7 @@ func upsertJobTxn(txn *writeTxn, index uint64, submitTime int64, job *structs.Jo
 		job.JobModifyIndex = existing.JobModifyIndex
 		job.Version = existing.Version
 		job.SubmitTime = existing.SubmitTime
+		job.Stable = existing.Stable
 	}
 	job.ModifyIndex = index
 
@@ -67,6 +72,9 @@ func upsertJobTxn(txn *writeTxn, index uint64, submitTime int64, job *structs.Jo
 	}
 	job.Status = status
 	if err := updateSummaryWithJobTxn(txn, index, job); err != nil {
+		return err
+	}
+	if err := upsertJobVersionTxn(txn, job); err != nil {
 		return err
 	}
 	return txn.Insert(TableJobs, job)
@@ -106,6 +114,12 @@ func deleteJobTxn(txn *writeTxn, namespace, jobID string) error {
 		return fmt.Errorf("delete job %s/%s: %w", namespace, jobID, structs.ErrUnknownJob)
 	}
 	if err := txn.Delete(TableJobs, job); err != nil {
+		return err
+	}
+	if err := deleteJobVersionsTxn(txn, namespace, jobID); err != nil {
+		return err
+	}
+	if err := deleteScalingEventsTxn(txn, namespace, jobID); err != nil {
 		return err
 	}
 	summary, err := jobSummaryByIDTxn(txn.Txn, nil, namespace, jobID)

@@ -55,6 +55,10 @@ func schema() *memdb.DBSchema {
 			TableACLPolicies: aclPolicyTableSchema(),
 			TableACLTokens:   aclTokenTableSchema(),
 			TableNamespaces:  namespaceTableSchema(),
+
+			// Job lifecycle (job history, revert).
+			TableJobVersion:   jobVersionTableSchema(),
+			TableScalingEvent: scalingEventTableSchema(),
 		},
 	}
 }

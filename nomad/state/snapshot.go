@@ -24,10 +24,12 @@ const (
 	SnapshotACLPolicy
 	SnapshotACLToken
 	SnapshotNamespace
+	SnapshotJobVersion
+	SnapshotScalingEvents
 )
 
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace"}
+	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -60,6 +62,10 @@ func NewSnapshotObject(kind SnapshotKind) (any, error) {
 		return new(structs.ACLToken), nil
 	case SnapshotNamespace:
 		return new(structs.Namespace), nil
+	case SnapshotJobVersion:
+		return new(structs.Job), nil
+	case SnapshotScalingEvents:
+		return new(structs.JobScalingEvents), nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 }
@@ -79,6 +85,8 @@ var snapshotTables = []struct {
 	{TableACLPolicies, SnapshotACLPolicy},
 	{TableACLTokens, SnapshotACLToken},
 	{TableNamespaces, SnapshotNamespace},
+	{TableJobVersion, SnapshotJobVersion},
+	{TableScalingEvent, SnapshotScalingEvents},
 }
 
 // Persist streams every object of the snapshot to enc, tagged with its
@@ -194,6 +202,16 @@ func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
 		var v *structs.Namespace
 		if v, ok = obj.(*structs.Namespace); ok {
 			err = r.insert(TableNamespaces, v)
+		}
+	case SnapshotJobVersion:
+		var v *structs.Job
+		if v, ok = obj.(*structs.Job); ok {
+			err = r.JobVersionRestore(v)
+		}
+	case SnapshotScalingEvents:
+		var v *structs.JobScalingEvents
+		if v, ok = obj.(*structs.JobScalingEvents); ok {
+			err = r.insert(TableScalingEvent, v)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))

@@ -35,6 +35,9 @@ func populated(t *testing.T) *StateStore {
 	must.NoError(t, s.BootstrapACLTokens(16, mockManagementToken()))
 	must.NoError(t, s.UpsertACLPolicies(17, []*structs.ACLPolicy{{Name: "ro", Rules: `node { policy = "read" }`}}))
 	must.NoError(t, s.UpsertNamespaces(18, []*structs.Namespace{{Name: "fleet", Meta: map[string]string{"site": "north"}}}))
+	count := int64(4)
+	must.NoError(t, s.UpsertScalingEvent(19, &structs.ScalingEventRequest{Namespace: job.Namespace, JobID: job.ID, TaskGroup: "web",
+		ScalingEvent: &structs.ScalingEvent{Time: 18, Count: &count, PreviousCount: 10, Message: "busy", Meta: map[string]any{"by": "autoscaler"}}}))
 	return s
 }
 

@@ -37,6 +37,8 @@ const (
 	NodePurgeRequestType
 	NamespaceUpsertRequestType
 	NamespaceDeleteRequestType
+	JobStabilityRequestType
+	ScalingEventRegisterRequestType
 )
 
 func (t MessageType) String() string {
@@ -45,7 +47,7 @@ func (t MessageType) String() string {
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
 		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
 		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
-		"NamespaceUpsert", "NamespaceDelete"}
+		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -27,7 +27,7 @@ func raftRequests() map[structs.MessageType]any {
 		},
 		structs.JobRegisterRequestType: &structs.JobRegisterRequest{
 			Job: fullJob(), EnforceIndex: true, JobModifyIndex: 3, Eval: fullEval(),
-			SubmitTime: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), WriteRequest: fullWriteRequest(),
 		},
 		structs.JobDeregisterRequestType: &structs.JobDeregisterRequest{
 			JobID: "edge-app", Purge: true, Eval: fullEval(), Now: t0.UnixNano(), WriteRequest: fullWriteRequest(),
@@ -100,6 +100,10 @@ func raftRequests() map[structs.MessageType]any {
 		structs.NamespaceDeleteRequestType: &structs.NamespaceDeleteRequest{
 			Namespaces: []string{"fleet"}, WriteRequest: fullWriteRequest(),
 		},
+		structs.JobStabilityRequestType: &structs.JobStabilityRequest{
+			JobID: "web", JobVersion: 3, Stable: true, WriteRequest: fullWriteRequest(),
+		},
+		structs.ScalingEventRegisterRequestType: fullScalingEvent(),
 	}
 }
 
@@ -108,7 +112,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.NamespaceDeleteRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.ScalingEventRegisterRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))
@@ -186,4 +190,11 @@ func fullACLPolicy() *structs.ACLPolicy {
 func fullACLToken() *structs.ACLToken {
 	return &structs.ACLToken{AccessorID: "accessor-1", SecretID: "secret-1", Name: "ci", Type: structs.ACLClientToken,
 		Policies: []string{"readers"}, Global: true, CreateTime: t0, CreateIndex: 5, ModifyIndex: 6}
+}
+
+func fullScalingEvent() *structs.ScalingEventRequest {
+	count, eval := int64(3), "eval-1"
+	return &structs.ScalingEventRequest{Namespace: "default", JobID: "web", TaskGroup: "web",
+		ScalingEvent: &structs.ScalingEvent{Time: uint64(t0.UnixNano()), Count: &count, PreviousCount: 1,
+			Message: "busy", Error: true, Meta: map[string]any{"by": "autoscaler"}, EvalID: &eval, CreateIndex: 7}}
 }

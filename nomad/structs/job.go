@@ -32,6 +32,10 @@ const (
 	JobDefaultPriority = 50
 	JobMinPriority     = 1
 	JobMaxPriority     = 100
+
+	// JobTrackedVersions is how many versions of a job the servers keep
+	// for `job history` and `job revert`, as upstream.
+	JobTrackedVersions = 6
 )
 
 // Job is the unit of work a user submits: a set of task groups and the

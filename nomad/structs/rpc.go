@@ -106,6 +106,9 @@ type JobRegisterRequest struct {
 	JobModifyIndex uint64
 	Eval           *Evaluation
 	SubmitTime     int64
+	// Scaling is the event a scale request records with the version it
+	// registers, in the same raft entry.
+	Scaling *ScalingEventRequest
 	WriteRequest
 }
 

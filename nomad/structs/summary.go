@@ -72,12 +72,39 @@ type TaskGroupScaleStatus struct {
 	Events  []*ScalingEvent
 }
 
-// ScalingEvent records a scaling action; none are recorded yet.
+// ScalingEvent records a scaling action on one group: a count change made
+// through the scale endpoint, or a report (an autoscaler's error) without
+// one. Time is server time in Unix nanoseconds.
 type ScalingEvent struct {
-	Time    uint64
-	Count   *int64
-	Message string
-	Error   bool
+	Time          uint64
+	Count         *int64
+	PreviousCount int64
+	Message       string
+	Error         bool
+	Meta          map[string]any
+	EvalID        *string
+	CreateIndex   uint64
+}
+
+// JobTrackedScalingEvents is how many scaling events the servers keep per
+// group, as upstream.
+const JobTrackedScalingEvents = 20
+
+// JobScalingEvents is a job's scaling history, newest event first per
+// group.
+type JobScalingEvents struct {
+	Namespace     string
+	JobID         string
+	ScalingEvents map[string][]*ScalingEvent
+	ModifyIndex   uint64
+}
+
+// ScalingEventRequest records one scaling event of a job's group.
+type ScalingEventRequest struct {
+	Namespace    string
+	JobID        string
+	TaskGroup    string
+	ScalingEvent *ScalingEvent
 }
 
 // JobScaleStatusResponse answers Job.ScaleStatus.

@@ -1,0 +1,135 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nomad-edge/nomad/api"
+)
+
+// JobPlanCommand is `nomad job plan`.
+type JobPlanCommand struct {
+	Meta
+}
+
+// Exit codes of `job plan`, upstream's: scripts branch on them.
+const (
+	planNoChanges = 0
+	planChanges   = 1
+	planError     = 255
+)
+
+// Synopsis implements cli.Command.
+func (c *JobPlanCommand) Synopsis() string {
+	return "Dry-run a job update to determine its effects"
+}
+
+// Help implements cli.Command.
+func (c *JobPlanCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad job plan [options] <path>
+
+  Ask the servers what submitting the job file at <path> ("-" reads
+  standard input) would do, without doing it: the scheduler runs in
+  dry-run mode over the cluster's current state. The output shows the
+  change from the registered job and what the scheduler would do to each
+  group (create, destroy, in-place update, ignore...), or why it could not
+  place everything.
+
+  The job modify index it prints can be passed to 'nomad job run
+  -check-index' so the job is only submitted if nobody changed it since.
+
+  Exit codes: 0 when no allocations would be created or destroyed, 1 when
+  some would, 255 on error.
+
+` + generalOptions() + `
+
+Plan Options:
+
+  -diff
+    Show the difference between the submitted and the registered job.
+    Defaults to true.
+
+  -policy-override
+    Accepted for compatibility; there are no Sentinel policies.
+
+  -verbose
+    Show unchanged fields next to the changed ones.
+`)
+}
+
+// Run implements cli.Command.
+func (c *JobPlanCommand) Run(args []string) int {
+	var diff, verbose, policyOverride bool
+	flags := c.FlagSet("job plan")
+	flags.BoolVar(&diff, "diff", true, "")
+	flags.BoolVar(&verbose, "verbose", false, "")
+	flags.BoolVar(&policyOverride, "policy-override", false, "")
+	if !c.parseFlags(flags, args, c) {
+		return planError
+	}
+	if flags.NArg() != 1 {
+		c.argsError("This command takes one argument: <path>", "job plan")
+		return planError
+	}
+	path := flags.Arg(0)
+	job, err := readJobFile(path)
+	if err != nil {
+		c.Ui.Error("Error " + err.Error())
+		return planError
+	}
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return planError
+	}
+	resp, _, err := client.Jobs().Plan(job, diff, nil)
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error during plan: %v", err))
+		return planError
+	}
+	if diff && resp.Diff != nil {
+		c.Ui.Output(formatJobDiff(resp.Diff, verbose) + "\n")
+	}
+	c.Ui.Output("Scheduler dry-run:")
+	c.Ui.Output(formatDryRun(resp) + "\n")
+	if resp.Warnings != "" {
+		c.Ui.Warn(fmt.Sprintf("Job Warnings:\n%s\n", resp.Warnings))
+	}
+	c.Ui.Output(formatCheckIndex(resp.JobModifyIndex, path))
+	return planExitCode(resp)
+}
+
+// formatDryRun says whether everything would be placed, and why not.
+func formatDryRun(resp *api.JobPlanResponse) string {
+	if len(resp.FailedTGAllocs) == 0 {
+		return "- All tasks successfully allocated."
+	}
+	return "- WARNING: Failed to place all allocations.\n" +
+		formatPlacementFailures(resp.FailedTGAllocs, "  ", "    ")
+}
+
+func formatCheckIndex(index uint64, path string) string {
+	return fmt.Sprintf(`Job Modify Index: %d
+To submit the job with version verification run:
+
+nomad job run -check-index %d %s
+
+When running the job with the check-index flag, the job will only be run if the
+job modify index given matches the server-side version. If the index has
+changed, another user has modified the job and the plan's results are
+potentially invalid.`, index, index, path)
+}
+
+// planExitCode is 1 when the plan creates or destroys allocations.
+func planExitCode(resp *api.JobPlanResponse) int {
+	if resp.Annotations == nil {
+		return planNoChanges
+	}
+	for _, u := range resp.Annotations.DesiredTGUpdates {
+		if u.Place+u.Stop+u.Migrate+u.DestructiveUpdate+u.Canary > 0 {
+			return planChanges
+		}
+	}
+	return planNoChanges
+}
