@@ -186,8 +186,7 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_, _ = w.Write(buf)
+		writeBody(w, r, code, buf)
 		s.logger.Trace("request complete", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
 	})
 }
