@@ -74,4 +74,3 @@ func TestHTTP_GzipAnswers(t *testing.T) {
 	must.NoError(t, json.Unmarshal(plain, &stubs))
 	must.SliceLen(t, 30, stubs)
 }
-
