@@ -302,3 +302,8 @@ func formatScores(m *api.AllocationMetric, length int) string {
 	}
 	return formatList(lines)
 }
+
+// userErrorf is fmt.Errorf for a message printed to the user as is, in
+// upstream's form ("Error parsing ...: ..."), where a capital letter is
+// the point.
+func userErrorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

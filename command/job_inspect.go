@@ -79,22 +79,22 @@ func (c *JobInspectCommand) inspected(client *api.Client, jobID, versionStr stri
 	if versionStr == "" {
 		job, _, err := client.Jobs().Info(jobID, nil)
 		if err != nil {
-			return nil, fmt.Errorf("Error inspecting job: %w", err)
+			return nil, userErrorf("Error inspecting job: %w", err)
 		}
 		return job, nil
 	}
 	want, err := strconv.ParseUint(versionStr, 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("Error parsing -version %q: must be a non-negative integer", versionStr)
+		return nil, userErrorf("Error parsing -version %q: must be a non-negative integer", versionStr)
 	}
 	versions, _, _, err := client.Jobs().Versions(jobID, false, nil)
 	if err != nil {
-		return nil, fmt.Errorf("Error retrieving job versions: %w", err)
+		return nil, userErrorf("Error retrieving job versions: %w", err)
 	}
 	for _, v := range versions {
 		if v.Version != nil && *v.Version == want {
 			return v, nil
 		}
 	}
-	return nil, fmt.Errorf("Job %q has no version %d", jobID, want)
+	return nil, userErrorf("Job %q has no version %d", jobID, want)
 }

@@ -106,7 +106,7 @@ func checkIndexOpts(flag string) (*api.RegisterOptions, error) {
 	}
 	index, err := strconv.ParseUint(flag, 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("Error parsing check-index value %q: must be a non-negative integer", flag)
+		return nil, userErrorf("Error parsing check-index value %q: must be a non-negative integer", flag)
 	}
 	return &api.RegisterOptions{EnforceIndex: true, ModifyIndex: index}, nil
 }

@@ -27,14 +27,14 @@ const DefaultHeartbeatTTL = 10 * time.Second
 // or with a status only the servers set. It is safe for concurrent use and works
 // inside testing/synctest bubbles.
 type FakeServer struct {
-	mu      sync.Mutex
-	index   uint64
-	ttl     time.Duration
-	nodes   map[string]*structs.Node
-	allocs  map[string]*structs.Allocation
-	errs    map[string]error
-	cut     bool
-	cutCh   chan struct{} // closed when the link is cut
+	mu     sync.Mutex
+	index  uint64
+	ttl    time.Duration
+	nodes  map[string]*structs.Node
+	allocs map[string]*structs.Allocation
+	errs   map[string]error
+	cut    bool
+	cutCh  chan struct{} // closed when the link is cut
 	// stallCh, while set, holds every call until Heal closes it.
 	stallCh chan struct{}
 	changed chan struct{} // closed and replaced when the index moves

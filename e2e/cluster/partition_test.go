@@ -27,7 +27,7 @@ func edgeJob(id string, count int, window time.Duration, on ...string) *nomadapi
 	job := sleepJob(id, count)
 	tg := job.TaskGroups[0]
 	if window > 0 {
-		tg.MaxClientDisconnect = &window
+		tg.Disconnect = &nomadapi.DisconnectStrategy{LostAfter: &window}
 	}
 	if len(on) > 0 {
 		tg.Constrain(&nomadapi.Constraint{LTarget: "${node.unique.name}", Operand: "regexp", RTarget: "^(" + strings.Join(on, "|") + ")$"})
