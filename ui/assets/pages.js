@@ -42,6 +42,10 @@ function groupRows(summary, jobID) {
 // jobsPage lists every job the token may read, each with a row per group.
 export async function jobsPage() {
   const jobs = await get('/v1/jobs?namespace=*');
+  // Every namespace lists only what the token may read, which for a
+  // missing or weak token is nothing: ask the default namespace, which
+  // refuses such a token, so the page says so instead of "No jobs".
+  if (!jobs.length) await get('/v1/jobs');
   jobs.sort((a, b) => (a.Namespace + a.ID).localeCompare(b.Namespace + b.ID));
   const rows = [];
   for (const j of jobs) {
