@@ -45,17 +45,18 @@ export async function get(path) {
 
 // follow reads /v1/event/stream and calls onEvents with each batch that
 // carries events, and onState with "live", "polling" or "reconnecting".
-// It resumes from the last index it saw when the stream breaks; when the
-// stream is refused (a token without read access to every namespace),
-// it falls back to calling onEvents every few seconds so the page still
-// refreshes. It runs until the page goes away.
+// When the stream breaks it reconnects and calls onEvents once, so the
+// page refetches whatever changed meanwhile; it starts from the newest
+// event rather than resuming at an index the servers may have dropped.
+// When the stream is refused (a token without read access to every
+// namespace), it calls onEvents every few seconds instead, so the page
+// still refreshes. It runs until the page goes away.
 export async function follow(onEvents, onState) {
-  let index = 0;
+  let connected = false;
   for (;;) {
     try {
       const q = new URLSearchParams({ namespace: '*' });
       for (const t of ['Job', 'Allocation', 'Node', 'Evaluation', 'Deployment']) q.append('topic', t);
-      if (index > 0) q.set('index', String(index));
       const resp = await fetch('/v1/event/stream?' + q, { headers: headers(), credentials: 'omit', cache: 'no-store' });
       if (resp.status === 403 || resp.status === 401) {
         onState('polling');
@@ -64,24 +65,23 @@ export async function follow(onEvents, onState) {
       }
       if (!resp.ok || !resp.body) throw new Error(`event stream: ${resp.status}`);
       onState('live');
-      // Anything missed while disconnected is refetched.
-      if (index > 0) onEvents([]);
-      index = await readLines(resp.body, index, onEvents);
+      if (connected) onEvents([]);
+      connected = true;
+      await readLines(resp.body, onEvents);
     } catch (err) {
-      // fall through to reconnect
+      // reconnect below
     }
     onState('reconnecting');
     await delay(2000);
-    onEvents([]);
   }
 }
 
-async function readLines(body, index, onEvents) {
+async function readLines(body, onEvents) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
   for (;;) {
     const { value, done } = await reader.read();
-    if (done) return index;
+    if (done) return;
     buf += value;
     let nl;
     while ((nl = buf.indexOf('\n')) >= 0) {
@@ -90,7 +90,6 @@ async function readLines(body, index, onEvents) {
       if (!line) continue;
       const batch = JSON.parse(line);
       if (batch.Error) throw new Error(batch.Error);
-      if (batch.Index) index = batch.Index;
       if (batch.Events && batch.Events.length) onEvents(batch.Events);
     }
   }

@@ -1,5 +1,5 @@
-// dom.js: building elements without innerHTML, so no job name, task
-// event or node attribute from the API is ever parsed as markup.
+// dom.js: building elements node by node, so no job name, task event or
+// node attribute from the API is ever parsed as markup.
 
 // h makes an element: attrs sets attributes (data-*, class, href...),
 // and children are nodes, strings (as text) or arrays of either; null
