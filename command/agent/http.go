@@ -22,6 +22,12 @@ type RPCer interface {
 	RPC(method string, args, reply any) error
 }
 
+// readOnlyRPCer is an RPCer that can hand a read's reply over without
+// copying it (the in-process server): the HTTP API only encodes replies.
+type readOnlyRPCer interface {
+	RPCReadOnly(method string, args, reply any) error
+}
+
 // HTTPServer serves the /v1 API over net/http. Each handler decodes the
 // request into an RPC request, makes the call and returns the reply (or an
 // error) to wrap, which alone writes the answer.
@@ -188,8 +194,7 @@ func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_, _ = w.Write(buf)
+		writeBody(w, r, code, buf)
 		s.logger.Trace("request complete", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
 	})
 }
@@ -330,7 +335,7 @@ func (s *HTTPServer) query(w http.ResponseWriter, r *http.Request, c readCall) e
 	if err := parseQueryOptions(r, c.Opts); err != nil {
 		return err
 	}
-	if err := s.call(r, c.Method, c.Args, c.Reply); err != nil {
+	if err := s.callReadOnly(r, c.Method, c.Args, c.Reply); err != nil {
 		return err
 	}
 	setMeta(w, c.Meta)
@@ -355,4 +360,19 @@ func (s *HTTPServer) call(r *http.Request, method string, args, reply any) error
 		t.SetAuthToken(requestToken(r))
 	}
 	return s.rpc.RPC(method, args, reply)
+}
+
+// callReadOnly is call for a read whose reply the handler only encodes:
+// through an in-process server the reply is shared, not copied, so a
+// handler must never change what a read returned.
+func (s *HTTPServer) callReadOnly(r *http.Request, method string, args, reply any) error {
+	ro, ok := s.rpc.(readOnlyRPCer)
+	if !ok {
+		return s.call(r, method, args, reply)
+	}
+	structs.WithRequestContext(args, r.Context())
+	if t, ok := args.(structs.AuthTokenSetter); ok && requestToken(r) != "" {
+		t.SetAuthToken(requestToken(r))
+	}
+	return ro.RPCReadOnly(method, args, reply)
 }

@@ -12,8 +12,6 @@ package cluster
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +24,7 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+	e2eports "github.com/nomad-edge/nomad/e2e/internal/ports"
 	"github.com/shoenig/test/must"
 )
 
@@ -85,65 +84,9 @@ func freePorts(t testing.TB) ports {
 	return ports{HTTP: freePort(t, false), RPC: freePort(t, false), Serf: freePort(t, true)}
 }
 
-// handedOut are the ports given to agents of this test binary, so that
-// no two agents are told the same port.
-var (
-	handedOutMu sync.Mutex
-	handedOut   = map[int]bool{}
-)
-
-// freePort picks a random port below the kernel's ephemeral range that is
-// free now. Below that range no outgoing connection takes it as its
-// source port and no listener on port 0 is given it, so it stays free
-// while an agent is down between a stop and a start on the same ports.
-func freePort(t testing.TB, udpToo bool) int {
-	t.Helper()
-	handedOutMu.Lock()
-	defer handedOutMu.Unlock()
-	low, high := 20000, ephemeralLow()
-	if high-low < 1000 {
-		low = 1024
-	}
-	for range 200 {
-		port := low + rand.IntN(high-low)
-		if handedOut[port] || !portFree(port, udpToo) {
-			continue
-		}
-		handedOut[port] = true
-		return port
-	}
-	t.Fatalf("no free port on 127.0.0.1 in [%d, %d) after 200 tries", low, high)
-	return 0
-}
-
-func portFree(port int, udpToo bool) bool {
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return false
-	}
-	defer l.Close()
-	if udpToo {
-		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			return false
-		}
-		u.Close()
-	}
-	return true
-}
-
-// ephemeralLow is the first port of the kernel's ephemeral range.
-func ephemeralLow() int {
-	buf, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err == nil {
-		if f := strings.Fields(string(buf)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil {
-				return n
-			}
-		}
-	}
-	return 32768
-}
+// freePort picks a port below the kernel's ephemeral range (see
+// ports.Free).
+func freePort(t testing.TB, udpToo bool) int { return e2eports.Free(t, udpToo) }
 
 // agentProc is one agent process, which a test may kill and start again
 // on the same data dir and config. Its output goes to a log file that
