@@ -179,6 +179,10 @@ func TestUI_BrowserShowsDisconnect(t *testing.T) {
 	waitFor(t, allocTab, 20*time.Second, "the allocation page", fmt.Sprintf(`#alloc-page[data-alloc-id=%q] .task[data-task="app"]`, allocID))
 	must.StrContains(t, textOf(t, allocTab, `.task[data-task="app"]`), "Started")
 	screenshot(t, allocTab, "ui-allocation.png")
+
+	missing := tab(t, b, a.HTTPAddr+"/ui/jobs/no-such-job")
+	waitFor(t, missing, 20*time.Second, "the page of a job that does not exist", "#error-page")
+	must.StrContains(t, textOf(t, missing, "#error-page"), "Nothing by that ID")
 }
 
 // edgeJob is one mock task in a group that may stay disconnected for an
