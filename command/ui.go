@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -33,8 +34,8 @@ Usage: nomad ui [options] [<identifier>]
   the page of the job of that ID, or else of the allocation or node whose
   ID or unique prefix it is (jobs first, then allocations, then nodes).
 
-  When no browser can be started (a server without a desktop), the URL is
-  printed instead and the command still succeeds.
+  When no browser can be started (on Linux: no DISPLAY or WAYLAND_DISPLAY,
+  as over SSH), the URL is printed instead and the command still succeeds.
 
       $ nomad ui
       $ nomad ui redis
@@ -157,6 +158,11 @@ func openBrowser(u string) error {
 	case "windows":
 		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
 	default:
+		// Over SSH to a server there is no desktop; xdg-open would fall
+		// back to a text browser in the operator's terminal.
+		if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+			return errors.New("no display (DISPLAY and WAYLAND_DISPLAY are unset)")
+		}
 		cmd = exec.Command("xdg-open", u)
 	}
 	return cmd.Run()

@@ -2,11 +2,13 @@ package command
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/command/agent"
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
 )
 
@@ -69,4 +71,19 @@ func TestUiCommand(t *testing.T) {
 	code, _, errOut = run(t, a, uiCmd(&opened, false), "a", "b")
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, "at most one argument")
+}
+
+// On a host without a display (a server reached over SSH) the real
+// opener starts nothing; the command prints the URL and succeeds.
+func TestUiCommand_NoDisplay(t *testing.T) {
+	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
+		t.Skip("the display check is for X11 and Wayland hosts")
+	}
+	t.Setenv("DISPLAY", "")
+	t.Setenv("WAYLAND_DISPLAY", "")
+	a := agenttest.NewDevAgent(t, func(c *agent.Config) { c.Client.Enabled = false })
+	code, out, errOut := run(t, a, func(m Meta) cli.Command { return &UiCommand{Meta: m} })
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, "Could not open a browser (no display")
+	must.StrContains(t, out, a.HTTPAddr+"/ui/")
 }
