@@ -86,6 +86,7 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"server force-leave": func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: m()}, nil },
 
 		"operator":                  func() (cli.Command, error) { return &OperatorCommand{Meta: m()}, nil },
+		"ui":                        func() (cli.Command, error) { return &UiCommand{Meta: m()}, nil },
 		"operator api":              func() (cli.Command, error) { return &OperatorAPICommand{Meta: m(), Stdin: os.Stdin}, nil },
 		"operator metrics":          func() (cli.Command, error) { return &OperatorMetricsCommand{Meta: m()}, nil },
 		"operator raft":             func() (cli.Command, error) { return &OperatorRaftCommand{Meta: m()}, nil },

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/ui"
 )
 
 // RPCer is what the HTTP API needs from the server: one call per request,
@@ -147,6 +148,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 
 	handle("GET /v1/operator/raft/configuration", s.operatorRaftConfiguration)
 	handle("DELETE /v1/operator/raft/peer", s.operatorRaftPeer)
+	ui.Register(mux)
 	return mux
 }
 
