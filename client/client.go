@@ -203,7 +203,11 @@ func (c *Client) setupNode() error {
 	if node.Meta == nil {
 		node.Meta = map[string]string{}
 	}
-	fingerprintHost(node, defaultHostSources, c.cfg.AllocDir)
+	if c.cfg.HostFingerprint != nil {
+		c.cfg.HostFingerprint(node)
+	} else {
+		fingerprintHost(node, defaultHostSources, c.cfg.AllocDir)
+	}
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
 		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr
