@@ -383,6 +383,19 @@ func (c *Client) Allocs() []*structs.Allocation {
 	return out
 }
 
+// AllocStatuses returns the client status of every allocation the client
+// holds, by ID: what Allocs says, without copying the allocations, for
+// callers that poll thousands of clients (the simulator).
+func (c *Client) AllocStatuses() map[string]string {
+	c.allocMu.RLock()
+	defer c.allocMu.RUnlock()
+	out := make(map[string]string, len(c.allocs))
+	for id, ar := range c.allocs {
+		out[id] = ar.ClientStatus()
+	}
+	return out
+}
+
 // Shutdown stops the client and leaves every task running: a client that
 // restarts with the same state dir re-attaches to them. Only the servers
 // decide that a workload stops.

@@ -309,9 +309,9 @@ func (f *Fleet) Stats() Stats {
 		if n.link.isSilenced() {
 			s.Silenced++
 		}
-		for _, a := range n.client.Allocs() {
+		for _, status := range n.client.AllocStatuses() {
 			s.Allocs++
-			if a.ClientStatus == structs.AllocClientStatusRunning {
+			if status == structs.AllocClientStatusRunning {
 				s.Running++
 			}
 		}

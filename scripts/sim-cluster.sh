@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Starts three servers on loopback (real `nomad agent -server` processes,
+# raft on disk in a temporary directory) and the client simulator against
+# them; Ctrl-C stops everything and removes the directory.
+#
+# Usage: scripts/sim-cluster.sh [nomad operator sim flags...]
+#   e.g. scripts/sim-cluster.sh -count 1000 -control-addr 127.0.0.1:4700
+#
+# Environment: NOMAD_BIN (default bin/nomad, built when absent),
+# SIM_BASE_PORT (default 4646: server i uses base+10i for HTTP, +1 RPC,
+# +2 serf), SIM_SERVER_EXTRA (HCL lines added inside each server block,
+# e.g. 'heartbeat_grace = "5s"'), SIM_WORK (keep the directory there).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${NOMAD_BIN:-bin/nomad}
+[ -x "$bin" ] || go build -o bin/nomad .
+base=${SIM_BASE_PORT:-4646}
+work=${SIM_WORK:-$(mktemp -d)}
+mkdir -p "$work"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [ -n "${SIM_WORK:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+joins=""
+for i in 0 1 2; do joins+="\"127.0.0.1:$((base + 10 * i + 2))\", "; done
+servers=""
+for i in 0 1 2; do
+  http=$((base + 10 * i)); rpc=$((http + 1)); serf=$((http + 2))
+  mkdir -p "$work/server-$i"
+  cat > "$work/server-$i.hcl" <<HCL
+name      = "server-$i"
+data_dir  = "$work/server-$i"
+bind_addr = "127.0.0.1"
+log_level = "WARN"
+ports {
+  http = $http
+  rpc  = $rpc
+  serf = $serf
+}
+server {
+  enabled          = true
+  bootstrap_expect = 3
+  ${SIM_SERVER_EXTRA:-}
+  server_join {
+    retry_join     = [${joins%, }]
+    retry_interval = "1s"
+  }
+}
+HCL
+  "$bin" agent -config "$work/server-$i.hcl" > "$work/server-$i.log" 2>&1 &
+  pids+=($!)
+  servers+="127.0.0.1:$rpc,"
+done
+echo "==> servers: HTTP http://127.0.0.1:$base (and +10, +20); logs in $work"
+
+# Wait for a leader, so the simulator's first registrations land.
+for _ in $(seq 1 60); do
+  leader=$(curl -sf "http://127.0.0.1:$base/v1/status/leader" || true)
+  [ -n "$leader" ] && [ "$leader" != '""' ] && break
+  sleep 1
+done
+echo "==> leader: ${leader:-none}"
+"$bin" operator sim -servers "${servers%,}" "$@" &
+pids+=($!)
+wait "${pids[-1]}"
