@@ -9,7 +9,9 @@
 # Environment: NOMAD_BIN (default bin/nomad, built when absent),
 # SIM_BASE_PORT (default 4646: server i uses base+10i for HTTP, +1 RPC,
 # +2 serf), SIM_SERVER_EXTRA (HCL lines added inside each server block,
-# e.g. 'heartbeat_grace = "5s"'), SIM_WORK (keep the directory there).
+# e.g. 'heartbeat_grace = "5s"'), SIM_AGENT_EXTRA (top-level HCL lines,
+# e.g. 'enable_debug = true'), SIM_WORK (keep the directory there; the
+# servers' and the simulator's PIDs are written into it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${NOMAD_BIN:-bin/nomad}
@@ -36,6 +38,7 @@ name      = "server-$i"
 data_dir  = "$work/server-$i"
 bind_addr = "127.0.0.1"
 log_level = "WARN"
+${SIM_AGENT_EXTRA:-}
 ports {
   http = $http
   rpc  = $rpc
@@ -53,6 +56,7 @@ server {
 HCL
   "$bin" agent -config "$work/server-$i.hcl" > "$work/server-$i.log" 2>&1 &
   pids+=($!)
+  echo $! > "$work/server-$i.pid"
   servers+="127.0.0.1:$rpc,"
 done
 echo "==> servers: HTTP http://127.0.0.1:$base (and +10, +20); logs in $work"
@@ -66,4 +70,5 @@ done
 echo "==> leader: ${leader:-none}"
 "$bin" operator sim -servers "${servers%,}" "$@" &
 pids+=($!)
+echo $! > "$work/sim.pid"
 wait "${pids[-1]}"
