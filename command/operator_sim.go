@@ -59,6 +59,7 @@ Options:
   -data-dir=<path>        Where allocation directories go. Default: a new
                           temporary directory, removed on exit.
   -nodes-per-conn=<n>     Nodes sharing one connection to each server. Default 256.
+  -start-rate=<n>         Nodes started per second; 0 starts all at once. Default 200.
   -control-addr=<addr>    Serve the control endpoint here (loopback only),
                           e.g. 127.0.0.1:4700. Default: none.
   -silence-fraction=<f>   Scenario: silence this fraction of the nodes
@@ -87,7 +88,7 @@ type simFlags struct {
 	controlAddr, logLevel, ret, silenceDC         string
 	count, nodesPerConn                           int
 	cpu, memory, disk                             int64
-	fraction                                      float64
+	fraction, startRate                           float64
 	after, silenceFor, statsEvery, duration       time.Duration
 }
 
@@ -105,6 +106,7 @@ func (c *OperatorSimCommand) Run(args []string) int {
 	flags.StringVar(&f.name, "name", "sim", "")
 	flags.StringVar(&f.dataDir, "data-dir", "", "")
 	flags.IntVar(&f.nodesPerConn, "nodes-per-conn", 256, "")
+	flags.Float64Var(&f.startRate, "start-rate", 200, "")
 	flags.StringVar(&f.controlAddr, "control-addr", "", "")
 	flags.Float64Var(&f.fraction, "silence-fraction", 0, "")
 	flags.StringVar(&f.silenceDC, "silence-datacenter", "", "")
@@ -155,7 +157,7 @@ func (c *OperatorSimCommand) runSim(f simFlags, scenario bool, spread time.Durat
 	fleet, err := sim.Start(sim.Config{
 		Count: f.count, Datacenters: splitList(f.datacenters), NodePool: f.nodePool,
 		CPU: f.cpu, MemoryMB: f.memory, DiskMB: f.disk, Servers: splitList(f.servers),
-		NodesPerConn: f.nodesPerConn, Name: f.name, DataDir: f.dataDir, Version: agent.Version,
+		NodesPerConn: f.nodesPerConn, StartRate: f.startRate, Name: f.name, DataDir: f.dataDir, Version: agent.Version,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "sim", Level: hclog.LevelFromString(f.logLevel)}),
 	})
 	if err != nil {

@@ -50,6 +50,10 @@ type Config struct {
 	Version string
 	// Logger for every node; nil discards.
 	Logger hclog.Logger
+	// StartRate paces the start: nodes per second; zero starts them all
+	// at once. Ten thousand registrations in the same instant are a storm
+	// of their own, which a fleet powering up over minutes never makes.
+	StartRate float64
 }
 
 const (
@@ -62,6 +66,9 @@ const (
 func (c Config) withDefaults() (Config, error) {
 	if c.Count <= 0 {
 		return c, fmt.Errorf("sim: count must be positive, got %d", c.Count)
+	}
+	if c.StartRate < 0 {
+		return c, fmt.Errorf("sim: start rate must not be negative, got %v", c.StartRate)
 	}
 	if len(c.Servers) == 0 {
 		return c, errNoServers
@@ -123,9 +130,14 @@ func Start(cfg Config) (*Fleet, error) {
 	}
 	f := &Fleet{cfg: cfg, tasks: newTaskCounter(), lat: &latencies{}}
 	drivers := catalog(f.tasks)
+	begin := time.Now()
 	for i := range cfg.Count {
+		if cfg.StartRate > 0 {
+			at := begin.Add(time.Duration(float64(i) / cfg.StartRate * float64(time.Second)))
+			time.Sleep(time.Until(at))
+		}
 		if i%cfg.NodesPerConn == 0 {
-			f.pools = append(f.pools, client.NewClientPool(pool.Config{Dialer: cfg.Dialer}))
+			f.pools = append(f.pools, client.NewClientPool(pool.Config{Dialer: cfg.Dialer, KeepSessionOnTimeout: true}))
 		}
 		n, err := f.startNode(i, drivers)
 		if err != nil {
