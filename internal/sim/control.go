@@ -73,6 +73,7 @@ type Status struct {
 //
 //	GET  /v1/sim/status                      nodes, allocations, restarts, heartbeat latency, memory
 //	POST /v1/sim/silence?fraction=&datacenter=&for=&return=&seed=
+//	POST /v1/sim/flap?fraction=&datacenter=&period=&for=&seed=   silent half of each period
 //	POST /v1/sim/return?spread=
 //	POST /v1/sim/latency/reset               forget heartbeat samples
 //
@@ -94,6 +95,24 @@ func (f *Fleet) Handler() http.Handler {
 			return
 		}
 		writeJSON(w, map[string]int{"Silenced": n})
+	})
+	mux.HandleFunc("POST /v1/sim/flap", func(w http.ResponseWriter, r *http.Request) {
+		o, err := outageFromQuery(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		period, err := durationParam(r, "period")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		n, err := f.Flap(Flapping{Selection: o.Selection, Period: period, For: o.For})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, map[string]int{"Flapping": n})
 	})
 	mux.HandleFunc("POST /v1/sim/return", func(w http.ResponseWriter, r *http.Request) {
 		spread, err := durationParam(r, "spread")

@@ -113,6 +113,8 @@ type Fleet struct {
 
 	mu     sync.Mutex
 	timers []*time.Timer // scheduled returns
+	done   chan struct{} // closed by Shutdown
+	once   sync.Once
 }
 
 type simNode struct {
@@ -128,7 +130,7 @@ func Start(cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{cfg: cfg, tasks: newTaskCounter(), lat: &latencies{}}
+	f := &Fleet{cfg: cfg, tasks: newTaskCounter(), lat: &latencies{}, done: make(chan struct{})}
 	drivers := catalog(f.tasks)
 	begin := time.Now()
 	for i := range cfg.Count {
@@ -222,22 +224,9 @@ type Selection struct {
 // Silence cuts the links of the selected nodes that are not silent yet and
 // returns how many it cut.
 func (f *Fleet) Silence(sel Selection) (int, error) {
-	if sel.Fraction < 0 || sel.Fraction > 1 {
-		return 0, fmt.Errorf("sim: fraction must be within (0, 1], got %v", sel.Fraction)
-	}
-	var pick []*simNode
-	for _, n := range f.nodes {
-		if sel.Datacenter == "" || n.dc == sel.Datacenter {
-			pick = append(pick, n)
-		}
-	}
-	if len(pick) == 0 && sel.Datacenter != "" {
-		return 0, fmt.Errorf("sim: no node in datacenter %q", sel.Datacenter)
-	}
-	if sel.Fraction > 0 && sel.Fraction < 1 {
-		r := rand.New(rand.NewPCG(sel.Seed, 0x5eed))
-		r.Shuffle(len(pick), func(i, j int) { pick[i], pick[j] = pick[j], pick[i] })
-		pick = pick[:int(sel.Fraction*float64(len(pick))+0.5)]
+	pick, err := f.pick(sel)
+	if err != nil {
+		return 0, err
 	}
 	cut := 0
 	for _, n := range pick {
@@ -246,6 +235,78 @@ func (f *Fleet) Silence(sel Selection) (int, error) {
 		}
 	}
 	return cut, nil
+}
+
+// pick returns the nodes sel selects.
+func (f *Fleet) pick(sel Selection) ([]*simNode, error) {
+	if sel.Fraction < 0 || sel.Fraction > 1 {
+		return nil, fmt.Errorf("sim: fraction must be within (0, 1], got %v", sel.Fraction)
+	}
+	var pick []*simNode
+	for _, n := range f.nodes {
+		if sel.Datacenter == "" || n.dc == sel.Datacenter {
+			pick = append(pick, n)
+		}
+	}
+	if len(pick) == 0 && sel.Datacenter != "" {
+		return nil, fmt.Errorf("sim: no node in datacenter %q", sel.Datacenter)
+	}
+	if sel.Fraction > 0 && sel.Fraction < 1 {
+		r := rand.New(rand.NewPCG(sel.Seed, 0x5eed))
+		r.Shuffle(len(pick), func(i, j int) { pick[i], pick[j] = pick[j], pick[i] })
+		pick = pick[:int(sel.Fraction*float64(len(pick))+0.5)]
+	}
+	return pick, nil
+}
+
+// Flapping is a set of nodes dropping off and coming back repeatedly.
+type Flapping struct {
+	Selection
+	// Period is one flap: silent for the first half, back for the second.
+	Period time.Duration
+	// For is how long the nodes flap.
+	For time.Duration
+}
+
+// Flap starts the selected nodes flapping in the background and returns
+// how many flap.
+func (f *Fleet) Flap(fl Flapping) (int, error) {
+	if fl.Period <= 0 || fl.For <= 0 {
+		return 0, fmt.Errorf("sim: flapping needs a positive period and duration, got %v and %v", fl.Period, fl.For)
+	}
+	pick, err := f.pick(fl.Selection)
+	if err != nil {
+		return 0, err
+	}
+	go func() {
+		for end := time.Now().Add(fl.For); time.Now().Before(end); {
+			for _, n := range pick {
+				n.link.silence()
+			}
+			if !f.sleep(fl.Period / 2) {
+				return
+			}
+			for _, n := range pick {
+				n.link.restore()
+			}
+			if !f.sleep(fl.Period - fl.Period/2) {
+				return
+			}
+		}
+	}()
+	return len(pick), nil
+}
+
+// sleep waits d; false if the fleet shut down meanwhile.
+func (f *Fleet) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-f.done:
+		return false
+	}
 }
 
 // Return heals every silenced node: all at once when spread is zero, else
@@ -273,6 +334,7 @@ func (f *Fleet) Return(spread time.Duration) int {
 
 // Shutdown stops every node, killing its tasks, and closes the pools.
 func (f *Fleet) Shutdown() {
+	f.once.Do(func() { close(f.done) })
 	f.mu.Lock()
 	for _, t := range f.timers {
 		t.Stop()

@@ -49,27 +49,10 @@ func stormJob(count int) *structs.Job {
 func TestStorm_MassReturnConvergesWithoutRestart(t *testing.T) {
 	const nodes, allocs = 200, 400
 	testutil.Bubble(t, func(t *testing.T) {
-		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 3})
-		var addrs []string
-		for i := range c.Servers {
-			addrs = append(addrs, net.JoinHostPort(testutil.ServerHost(i), fmt.Sprint(testutil.MemRPCPort)))
-		}
-		fleet, err := sim.Start(sim.Config{
-			Count: nodes, Servers: addrs, Dialer: c.Net.Dialer(simHost),
-			CPU: 500, MemoryMB: 256, DataDir: t.TempDir(),
-		})
-		must.NoError(t, err)
-		t.Cleanup(fleet.Shutdown)
-		<-fleet.Ready()
+		c, fleet := startStorm(t, nodes)
 		st := func() *state.StateStore { return c.Leader().State() }
 
-		job := stormJob(allocs)
-		var reg structs.JobRegisterResponse
-		must.NoError(t, c.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-		testutil.Eventually(t, 2*time.Minute, "every allocation running on a distinct slot", func() (bool, string) {
-			s := fleet.Stats()
-			return s.Running == allocs, fmt.Sprintf("%+v", s)
-		})
+		job := runStormJob(t, c, fleet, allocs)
 		before := jobAllocs(t, st(), job)
 		must.MapLen(t, allocs, before)
 		must.Eq(t, nodes, len(nodesOf(before)), must.Sprint("the allocations spread over every node"))
@@ -117,6 +100,40 @@ func TestStorm_MassReturnConvergesWithoutRestart(t *testing.T) {
 		t.Logf("converged %v (fake time) after the return; raft index +%d for the disconnect, +%d for the return; evaluations %s",
 			converged, returnStart-stormStart, end-returnStart, cost)
 	})
+}
+
+// startStorm starts three in-memory servers and n simulated nodes of 500
+// MHz and 256 MB (two storm allocations each), and waits until every
+// node is ready.
+func startStorm(t *testing.T, n int) (*testutil.MemCluster, *sim.Fleet) {
+	t.Helper()
+	c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 3})
+	var addrs []string
+	for i := range c.Servers {
+		addrs = append(addrs, net.JoinHostPort(testutil.ServerHost(i), fmt.Sprint(testutil.MemRPCPort)))
+	}
+	fleet, err := sim.Start(sim.Config{
+		Count: n, Servers: addrs, Dialer: c.Net.Dialer(simHost),
+		CPU: 500, MemoryMB: 256, DataDir: t.TempDir(),
+	})
+	must.NoError(t, err)
+	t.Cleanup(fleet.Shutdown)
+	<-fleet.Ready()
+	return c, fleet
+}
+
+// runStormJob registers a storm job of count allocations and waits until
+// the nodes run them all.
+func runStormJob(t *testing.T, c *testutil.MemCluster, fleet *sim.Fleet, count int) *structs.Job {
+	t.Helper()
+	job := stormJob(count)
+	var reg structs.JobRegisterResponse
+	must.NoError(t, c.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+	testutil.Eventually(t, 2*time.Minute, "every allocation running", func() (bool, string) {
+		s := fleet.Stats()
+		return s.Running == count, fmt.Sprintf("%+v", s)
+	})
+	return job
 }
 
 func jobAllocs(t *testing.T, st *state.StateStore, job *structs.Job) map[string]*structs.Allocation {
@@ -182,4 +199,67 @@ func stormCost(t *testing.T, st *state.StateStore, job *structs.Job, start, back
 		}
 	}
 	return fmt.Sprintf("created %v, run by a scheduler %v", created, ran)
+}
+
+// A fifth of the fleet flaps: silent for 30 s (past the 10 s TTL and 10 s
+// grace, so each flap takes the node disconnected and its allocations
+// unknown) and back for 30 s, three times. Every flap must resolve as a
+// reconnect: no task restarted or stopped, no replacement kept, every
+// node ready and every allocation running at the end, and each flap must
+// cost a bounded number of evaluations per flapping node (logged).
+func TestStorm_FlappingNodesNeverRestart(t *testing.T) {
+	const nodes, allocs, flaps = 200, 400, 3
+	const period = time.Minute
+	testutil.Bubble(t, func(t *testing.T) {
+		c, fleet := startStorm(t, nodes)
+		st := func() *state.StateStore { return c.Leader().State() }
+		job := runStormJob(t, c, fleet, allocs)
+		before := jobAllocs(t, st(), job)
+		start, err := st().LatestIndex()
+		must.NoError(t, err)
+
+		n, err := fleet.Flap(sim.Flapping{Selection: sim.Selection{Fraction: 0.2, Seed: 7}, Period: period, For: flaps * period})
+		must.NoError(t, err)
+		must.Eq(t, nodes/5, n)
+		sawDisconnected := false
+		for range flaps * 2 {
+			testutil.Settle(period / 2)
+			sawDisconnected = sawDisconnected || nodeStatuses(t, st())[structs.NodeStatusDisconnected] > 0
+		}
+		must.True(t, sawDisconnected, must.Sprint("the flaps outlasted the TTL: nodes went disconnected"))
+		testutil.Eventually(t, 2*time.Minute, "every node ready and every allocation running", func() (bool, string) {
+			status := nodeStatuses(t, st())
+			now := jobAllocs(t, st(), job)
+			live := 0
+			for _, a := range now {
+				if a.DesiredStatus == structs.AllocDesiredStatusRun && a.ClientStatus == structs.AllocClientStatusRunning {
+					live++
+				}
+			}
+			return status[structs.NodeStatusReady] == nodes && live == allocs && fleet.Stats().Silenced == 0,
+				fmt.Sprintf("nodes %v, %d allocations, %d live", status, len(now), live)
+		})
+		s := fleet.Stats()
+		must.Eq(t, 0, s.Restarts, must.Sprintf("no task started twice: %+v", s))
+		must.Eq(t, 0, s.Stops, must.Sprintf("no task stopped: %+v", s))
+		after := jobAllocs(t, st(), job)
+		for id := range before {
+			must.Eq(t, structs.AllocDesiredStatusRun, after[id].DesiredStatus, must.Sprintf("original %s kept", id))
+		}
+		extra := len(after) - len(before)
+		end, err := st().LatestIndex()
+		must.NoError(t, err)
+		evals, err := st().EvalsByJob(nil, job.Namespace, job.ID)
+		must.NoError(t, err)
+		created := 0
+		for _, e := range evals {
+			if e.CreateIndex > start {
+				created++
+			}
+		}
+		perFlap := float64(created) / float64(n*flaps)
+		t.Logf("%d nodes flapped %d times: %d evaluations (%.1f per node per flap), raft index +%d, %d replacements placed and stopped",
+			n, flaps, created, perFlap, end-start, extra)
+		must.Less(t, 8.0, perFlap, must.Sprint("evaluations per node per flap are bounded"))
+	})
 }
