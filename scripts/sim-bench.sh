@@ -47,14 +47,23 @@ wait_for() { # what, seconds, condition
     sleep 0.2
   done
 }
+leader_addr() { # waits out an election
+  local addr=""
+  for _ in $(seq 1 100); do
+    addr=$(curl -sf "$http/v1/status/leader" | tr -d '"' || true)
+    [ -n "$addr" ] && break
+    sleep 0.2
+  done
+  echo "$addr"
+}
 leader_pid() {
   local addr port i
-  addr=$(curl -sf "$http/v1/status/leader" | tr -d '"')
+  addr=$(leader_addr)
   port=${addr##*:}
   i=$(( (port - SIM_BASE_PORT - 1) / 10 ))
   cat "$SIM_WORK/server-$i.pid"
 }
-leader_http() { local addr; addr=$(curl -sf "$http/v1/status/leader" | tr -d '"'); echo "http://127.0.0.1:$(( ${addr##*:} - 1 ))"; }
+leader_http() { local addr; addr=$(leader_addr); echo "http://127.0.0.1:$(( ${addr##*:} - 1 ))"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_mib() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 raft_index() { curl -sf "$(leader_http)/v1/agent/self" | jq -r '.stats.raft.last_log_index'; }
@@ -70,14 +79,15 @@ heartbeat() {
   curl -sf "$(leader_http)/v1/agent/pprof/profile?seconds=$(( ${WINDOW:-120} / 2 ))" > "$SIM_WORK/leader-heartbeat.pprof" &
   sleep "${WINDOW:-120}"
   local t1 c1 idx1; t1=$(now); c1=$(cpu_ticks "$pid"); idx1=$(raft_index)
+  local same=true; [ "$(leader_pid)" = "$pid" ] || same=false
   wait %2 2>/dev/null || true
   local s; s=$(sim_status)
   jq -cn --argjson s "$s" --arg n "$n" \
     --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" --arg rss "$(rss_mib "$pid")" \
-    --arg raft "$((idx1 - idx0))" --arg mem "$(grep -o '[0-9]* bytes of heap and stack per node' "$SIM_WORK/sim.out")" \
+    --arg raft "$((idx1 - idx0))" --arg same "$same" --arg mem "$(grep -o '[0-9]* bytes of heap and stack per node' "$SIM_WORK/sim.out")" \
     '{mode: "heartbeat", nodes: ($n|tonumber), leader_cpu_pct: ($cpu|tonumber|.*10|round/10), leader_rss_mib: ($rss|tonumber),
       heartbeats: $s.Heartbeat.Count, hb_p50_ms: ($s.Heartbeat.P50/1e6*100|round/100), hb_p99_ms: ($s.Heartbeat.P99/1e6*100|round/100),
-      raft_entries_in_window: ($raft|tonumber), sim: $mem, sim_goroutines: $s.Memory.Goroutines}'
+      raft_entries_in_window: ($raft|tonumber), same_leader: ($same == "true"), sim: $mem, sim_goroutines: $s.Memory.Goroutines}'
 }
 
 storm() {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"runtime"
 	"strconv"
 	"strings"
@@ -76,6 +77,7 @@ type Status struct {
 //	POST /v1/sim/flap?fraction=&datacenter=&period=&for=&seed=   silent half of each period
 //	POST /v1/sim/return?spread=
 //	POST /v1/sim/latency/reset               forget heartbeat samples
+//	GET  /debug/pprof/...                    the simulator's own profiles
 //
 // Errors name the parameter, with status 400.
 func (f *Fleet) Handler() http.Handler {
@@ -126,6 +128,9 @@ func (f *Fleet) Handler() http.Handler {
 		f.ResetLatency()
 		writeJSON(w, map[string]bool{"Reset": true})
 	})
+	// The simulator's own profiles say what a simulated node costs.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	return mux
 }
 
