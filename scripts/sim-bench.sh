@@ -13,6 +13,11 @@
 #       unknown, then all returned in the same instant: seconds until every
 #       node is ready and every allocation running, restarts, allocations
 #       beyond the originals, evaluations and raft entries the return cost.
+#   scripts/sim-bench.sh flap [nodes] [allocs-per-node]   (default 1000 10)
+#       The same job; a random fifth of the nodes flaps (silent 2.5 s of
+#       every 5 s) for a minute: the leader's CPU over that minute,
+#       evaluations and raft entries it cost, then seconds until every node
+#       is ready and every allocation running, restarts, extra allocations.
 #
 # Each prints one JSON line of results; a CPU profile of the leader is left
 # in $SIM_WORK (default: a new temporary directory, printed).
@@ -90,20 +95,58 @@ heartbeat() {
       raft_entries_in_window: ($raft|tonumber), same_leader: ($same == "true"), sim: $mem, sim_goroutines: $s.Memory.Goroutines}'
 }
 
-storm() {
-  local n=${1:-1000} per=${2:-10}
-  local total=$((n * per))
-  # Nodes of 2000 MHz and 2048 MB; tasks of 200 and 200: exactly $per fit
-  # on a node when per=10.
+summary() { curl -sf "$http/v1/job/storm/summary" | jq -c '.Summary.g'; }
+nodes_in() { curl -sf "$http/v1/nodes" | jq "[.[] | select(.Status == \"$1\")] | length"; }
+
+# start_storm_job starts the cluster with nodes sized for exactly $per
+# tasks of 200 MHz / 200 MB each, registers the storm job of $total
+# allocations and waits until all run.
+start_storm_job() { # nodes per
+  local n=$1 per=$2 total=$(($1 * $2))
   start_cluster "$n" -cpu $((200 * per)) -memory $((200 * per + 48))
   local job
   job=$(jq -cn --arg c "$total" '{Job: {ID: "storm", Name: "storm", Type: "service", Datacenters: ["dc1"],
     TaskGroups: [{Name: "g", Count: ($c|tonumber), MaxClientDisconnect: 3600000000000, EphemeralDisk: {SizeMB: 10},
       Tasks: [{Name: "t", Driver: "mock_driver", Config: {}, Resources: {CPU: 200, MemoryMB: 200}}]}]}}')
   curl -sf -XPUT "$http/v1/jobs" -d "$job" > /dev/null
-  summary() { curl -sf "$http/v1/job/storm/summary" | jq -c '.Summary.g'; }
-  nodes_in() { curl -sf "$http/v1/nodes" | jq "[.[] | select(.Status == \"$1\")] | length"; }
   wait_for "$total allocations running" 600 "[ \"\$(summary | jq .Running)\" = $total ]"
+}
+
+flap() {
+  local n=${1:-1000} per=${2:-10}
+  local total=$((n * per))
+  start_storm_job "$n" "$per"
+  local pid before evals0 idx0 c0 t0
+  pid=$(leader_pid); before=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
+  evals0=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx0=$(raft_index); c0=$(cpu_ticks "$pid")
+  curl -sf "$(leader_http)/v1/agent/pprof/profile?seconds=30" > "$SIM_WORK/leader-flap.pprof" &
+  t0=$(now)
+  curl -sf -XPOST "$ctl/v1/sim/flap?fraction=0.2&period=5s&for=60s" > /dev/null
+  sleep 60
+  local c1 t1; c1=$(cpu_ticks "$pid"); t1=$(now)
+  local t_conv=""
+  while [ -z "$t_conv" ]; do
+    [ "$(nodes_in ready)" = "$n" ] && [ "$(summary | jq '.Running == '$total' and .Unknown == 0')" = true ] \
+      && [ "$(sim_status | jq .Silenced)" = 0 ] && t_conv=$(echo "$(now) - $t1" | bc -l)
+    if (( $(echo "$(now) - $t1 > 300" | bc) )); then echo "not converged in 300 s: $(summary)" >&2; exit 1; fi
+    sleep 0.2
+  done
+  wait %2 2>/dev/null || true
+  local s after evals1 idx1
+  s=$(sim_status); after=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
+  evals1=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx1=$(raft_index)
+  jq -cn --argjson s "$s" --arg n "$n" --arg total "$total" --arg conv "$t_conv" \
+    --arg extra "$((after - before))" --arg evals "$((evals1 - evals0))" --arg raft "$((idx1 - idx0))" \
+    --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" \
+    '{mode: "flap", nodes: ($n|tonumber), allocs: ($total|tonumber), converged_after_s: ($conv|tonumber*100|round/100),
+      restarts: $s.Restarts, task_stops: $s.Stops, extra_allocs: ($extra|tonumber), evals: ($evals|tonumber),
+      raft_entries: ($raft|tonumber), leader_cpu_pct_during: ($cpu|tonumber*10|round/10)}'
+}
+
+storm() {
+  local n=${1:-1000} per=${2:-10}
+  local total=$((n * per))
+  start_storm_job "$n" "$per"
   local before; before=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
   curl -sf -XPOST "$ctl/v1/sim/silence?fraction=1" > /dev/null
   wait_for "every node disconnected and every allocation unknown" 600 \
