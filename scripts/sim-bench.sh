@@ -85,6 +85,8 @@ heartbeat() {
   sleep "${WINDOW:-120}"
   local t1 c1 idx1; t1=$(now); c1=$(cpu_ticks "$pid"); idx1=$(raft_index)
   local same=true; [ "$(leader_pid)" = "$pid" ] || same=false
+  curl -sf "$(leader_http)/v1/agent/pprof/heap" > "$SIM_WORK/leader-heap.pprof" || true
+  curl -sf "$ctl/debug/pprof/heap" > "$SIM_WORK/sim-heap.pprof" || true
   wait %2 2>/dev/null || true
   local s; s=$(sim_status)
   jq -cn --argjson s "$s" --arg n "$n" \
