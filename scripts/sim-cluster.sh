@@ -22,6 +22,15 @@ mkdir -p "$work"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  # A server left without quorum may take long to stop; after 15 s it is
+  # killed, so a benchmark loop does not wait on it.
+  for _ in $(seq 1 75); do
+    alive=0
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.2
+  done
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   [ -n "${SIM_WORK:-}" ] || rm -rf "$work"
 }
