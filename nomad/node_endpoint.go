@@ -476,7 +476,7 @@ func (s *Server) cancelableTimeoutEvals(updates []*structs.Allocation, evalIDs m
 		if ev == nil || ev.TriggeredBy != structs.EvalTriggerMaxDisconnectTimeout || ev.TerminalStatus() {
 			continue
 		}
-		allocs, err := st.AllocsByJob(nil, ev.Namespace, ev.JobID, true)
+		allocs, err := st.AllocsByFollowupEval(nil, id)
 		if err != nil {
 			return nil, err
 		}
