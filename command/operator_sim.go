@@ -182,7 +182,10 @@ func (c *OperatorSimCommand) runSim(f simFlags, scenario bool, spread time.Durat
 		return nil
 	}
 	mem := sim.ReadMemory()
-	perNode := (mem.HeapInuse + mem.StackInuse - base.HeapInuse - base.StackInuse) / uint64(f.count)
+	var perNode uint64
+	if used, before := mem.HeapInuse+mem.StackInuse, base.HeapInuse+base.StackInuse; used > before {
+		perNode = (used - before) / uint64(f.count)
+	}
 	c.Ui.Output(fmt.Sprintf("==> %d nodes ready after %v; %d bytes of heap and stack per node, %d goroutines",
 		f.count, time.Since(start).Round(time.Millisecond), perNode, mem.Goroutines))
 
