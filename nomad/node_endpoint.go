@@ -52,6 +52,7 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if node.NodePool == "" {
 		node.NodePool = structs.DefaultNodePool
 	}
+	defer n.srv.heartbeats.lockNode(node.ID)()
 	st := n.srv.State()
 	existing, err := st.NodeByID(nil, node.ID)
 	if err != nil {
@@ -128,6 +129,9 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	if err := checkClientNodeStatus(args.Status); err != nil {
 		return err
 	}
+	// From reading the status to re-arming the timer, the node's timer
+	// must not decide in between (see heartbeater.nodeLocks).
+	defer n.srv.heartbeats.lockNode(args.NodeID)()
 	node, err := n.srv.State().NodeByID(nil, args.NodeID)
 	if err != nil {
 		return err
