@@ -73,6 +73,7 @@ leader_pid() {
 }
 leader_http() { local addr; addr=$(leader_addr); echo "http://127.0.0.1:$(( ${addr##*:} - 1 ))"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+servers_ticks() { local t=0 i; for i in 0 1 2; do t=$((t + $(cpu_ticks "$(cat "$SIM_WORK/server-$i.pid")"))); done; echo $t; }
 rss_mib() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 raft_index() { curl -sf "$(leader_http)/v1/agent/self" | jq -r '.stats.raft.last_log_index'; }
 now() { date +%s.%N; }
@@ -157,8 +158,10 @@ storm() {
   wait_for "every node disconnected and every allocation unknown" 600 \
     "[ \"\$(nodes_in disconnected)\" = $n ] && [ \"\$(summary | jq .Unknown)\" = $total ]"
   local pid; pid=$(leader_pid)
-  local evals0 idx0 c0; evals0=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx0=$(raft_index); c0=$(cpu_ticks "$pid")
+  local evals0 idx0 c0 all0 sim0; evals0=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx0=$(raft_index); c0=$(cpu_ticks "$pid")
+  all0=$(servers_ticks); sim0=$(cpu_ticks "$(cat "$SIM_WORK/sim.pid")")
   curl -sf "$(leader_http)/v1/agent/pprof/profile?seconds=10" > "$SIM_WORK/leader-storm.pprof" &
+  curl -sf "$ctl/debug/pprof/profile?seconds=10" > "$SIM_WORK/sim-storm.pprof" &
   local t0; t0=$(now)
   curl -sf -XPOST "$ctl/v1/sim/return" > /dev/null
   local t_ready="" t_running=""
@@ -171,8 +174,8 @@ storm() {
     sleep 0.1
   done
   sleep 5 # let stragglers (a late plan, a stop) show
-  local c1; c1=$(cpu_ticks "$pid")
-  wait %2 2>/dev/null || true
+  local c1 all1 sim1; c1=$(cpu_ticks "$pid"); all1=$(servers_ticks); sim1=$(cpu_ticks "$(cat "$SIM_WORK/sim.pid")")
+  wait %2 %3 2>/dev/null || true
   local s after evals1 idx1 triggers statuses
   s=$(sim_status); after=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
   evals1=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx1=$(raft_index)
@@ -180,11 +183,12 @@ storm() {
   statuses=$(curl -sf "$http/v1/job/storm/evaluations" | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.Status) | map({(.[0].Status): length}) | add")
   jq -cn --argjson s "$s" --arg n "$n" --arg total "$total" --arg ready "$t_ready" --arg running "$t_running" \
     --arg extra "$((after - before))" --arg evals "$((evals1 - evals0))" --arg raft "$((idx1 - idx0))" \
-    --arg cpu "$(echo "($c1 - $c0) / $hz" | bc -l)" --argjson trig "${triggers:-null}" --argjson stat "${statuses:-null}" \
+    --arg cpu "$(echo "($c1 - $c0) / $hz" | bc -l)" --arg fcpu "$(echo "($all1 - $all0 - $c1 + $c0) / $hz" | bc -l)" \
+    --arg scpu "$(echo "($sim1 - $sim0) / $hz" | bc -l)" --argjson trig "${triggers:-null}" --argjson stat "${statuses:-null}" \
     '{mode: "storm", nodes: ($n|tonumber), allocs: ($total|tonumber), all_ready_s: ($ready|tonumber*100|round/100),
       all_running_s: ($running|tonumber*100|round/100), restarts: $s.Restarts, task_stops: $s.Stops,
       extra_allocs: ($extra|tonumber), evals: ($evals|tonumber), evals_by_trigger: $trig, evals_by_status: $stat, raft_entries: ($raft|tonumber),
-      leader_cpu_s: ($cpu|tonumber*10|round/10)}'
+      leader_cpu_s: ($cpu|tonumber*10|round/10), followers_cpu_s: ($fcpu|tonumber*10|round/10), sim_cpu_s: ($scpu|tonumber*10|round/10)}'
 }
 
 "$mode" "${@:2}"
