@@ -204,7 +204,11 @@ func (c *Client) setupNode() error {
 	if node.Meta == nil {
 		node.Meta = map[string]string{}
 	}
-	fingerprintHost(node, defaultHostSources, c.cfg.AllocDir)
+	if c.cfg.HostFingerprint != nil {
+		c.cfg.HostFingerprint(node)
+	} else {
+		fingerprintHost(node, defaultHostSources, c.cfg.AllocDir)
+	}
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
 		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr
@@ -376,6 +380,19 @@ func (c *Client) Allocs() []*structs.Allocation {
 	out := make([]*structs.Allocation, 0, len(runners))
 	for _, ar := range runners {
 		out = append(out, ar.Alloc())
+	}
+	return out
+}
+
+// AllocStatuses returns the client status of every allocation the client
+// holds, by ID: what Allocs says, without copying the allocations, for
+// callers that poll thousands of clients (the simulator).
+func (c *Client) AllocStatuses() map[string]string {
+	c.allocMu.RLock()
+	defer c.allocMu.RUnlock()
+	out := make(map[string]string, len(c.allocs))
+	for id, ar := range c.allocs {
+		out[id] = ar.ClientStatus()
 	}
 	return out
 }

@@ -77,6 +77,11 @@ type Config struct {
 	// StateDB replaces the bbolt database under StateDir, for tests
 	// (state.NewMemDB()). The client closes it on Shutdown.
 	StateDB state.StateDB
+
+	// HostFingerprint, when set, fills the node's attributes and
+	// resources instead of probing the machine: the client simulator runs
+	// thousands of nodes on one host, each advertising its own size.
+	HostFingerprint func(node *structs.Node)
 }
 
 // Defaults applied by NewClient.

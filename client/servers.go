@@ -50,6 +50,9 @@ var _ ServerManager = (*ServerRPC)(nil)
 // replaced.
 type ServerRPC struct {
 	pool *pool.ConnPool
+	// sharedPool is set when the pool belongs to the caller, who closes
+	// it: Shutdown then leaves it open for the handler's siblings.
+	sharedPool bool
 
 	mu      sync.Mutex
 	seed    []string
@@ -69,17 +72,35 @@ func NewServerRPCWithPool(servers []string, cfg pool.Config) (*ServerRPC, error)
 	if len(servers) == 0 {
 		return nil, errors.New("no servers to connect to: set client.servers")
 	}
-	// A link that cannot answer must fail fast so the client tries the
-	// next server (and heals in about a second); TLS settings are the
-	// caller's.
+	seed := slices.Compact(slices.Clone(servers))
+	return &ServerRPC{pool: NewClientPool(cfg), seed: seed, servers: slices.Clone(seed)}, nil
+}
+
+// NewServerRPCOnPool is NewServerRPC over a pool shared with other
+// handlers (made with NewClientPool): the client simulator's thousands of
+// nodes share a few sessions instead of holding one each, as one process
+// would never open thousands of connections to the same server. The
+// caller shuts the pool down.
+func NewServerRPCOnPool(servers []string, p *pool.ConnPool) (*ServerRPC, error) {
+	if len(servers) == 0 {
+		return nil, errors.New("no servers to connect to: set client.servers")
+	}
+	seed := slices.Compact(slices.Clone(servers))
+	return &ServerRPC{pool: p, sharedPool: true, seed: seed, servers: slices.Clone(seed)}, nil
+}
+
+// NewClientPool returns a connection pool with the client's timeouts
+// where cfg sets none: a link that cannot answer must fail fast so the
+// client tries the next server (and heals in about a second). TLS
+// settings are the caller's.
+func NewClientPool(cfg pool.Config) *pool.ConnPool {
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = ClientDialTimeout
 	}
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = ClientCallTimeout
 	}
-	seed := slices.Compact(slices.Clone(servers))
-	return &ServerRPC{pool: pool.NewPool(cfg), seed: seed, servers: slices.Clone(seed)}, nil
+	return pool.NewPool(cfg)
 }
 
 // RPC implements RPCHandler.
@@ -181,5 +202,9 @@ func (s *ServerRPC) Servers() []string {
 	return slices.Clone(s.servers)
 }
 
-// Shutdown closes the connections.
-func (s *ServerRPC) Shutdown() { s.pool.Shutdown() }
+// Shutdown closes the connections, unless the pool is shared.
+func (s *ServerRPC) Shutdown() {
+	if !s.sharedPool {
+		s.pool.Shutdown()
+	}
+}

@@ -90,6 +90,7 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"operator api":              func() (cli.Command, error) { return &OperatorAPICommand{Meta: m(), Stdin: os.Stdin}, nil },
 		"operator metrics":          func() (cli.Command, error) { return &OperatorMetricsCommand{Meta: m()}, nil },
 		"operator raft":             func() (cli.Command, error) { return &OperatorRaftCommand{Meta: m()}, nil },
+		"operator sim":              func() (cli.Command, error) { return &OperatorSimCommand{Meta: m()}, nil },
 		"operator raft list-peers":  func() (cli.Command, error) { return &OperatorRaftListCommand{Meta: m()}, nil },
 		"operator raft remove-peer": func() (cli.Command, error) { return &OperatorRaftRemoveCommand{Meta: m()}, nil },
 

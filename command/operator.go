@@ -30,6 +30,10 @@ Usage: nomad operator <subcommand> [options] [args]
 
       $ nomad operator raft list-peers
 
+  Run simulated client nodes against a cluster:
+
+      $ nomad operator sim -servers 127.0.0.1:4647 -count 1000
+
   Run a subcommand with -help for its options.
 `)
 }

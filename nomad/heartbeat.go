@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -23,7 +24,19 @@ type heartbeater struct {
 	// gen numbers every arming, so an expiry that raced with a fresh
 	// heartbeat sees it is stale and neither acts nor drops the new timer.
 	gen uint64
+
+	// nodeLocks serialise, per node (striped), a status change its client
+	// asks for with the change its timer decides: without it a timer that
+	// fires while a returning node's heartbeat is being written reads the
+	// new status and turns it back (a heartbeat that made a disconnected
+	// node initializing, followed a moment later by "heartbeat missed"),
+	// and the client, told its heartbeat succeeded, has its allocation
+	// updates refused until its next beat.
+	nodeLocks [nodeLockStripes]sync.Mutex
+	seed      maphash.Seed
 }
+
+const nodeLockStripes = 256
 
 type nodeTimer struct {
 	t   Timer
@@ -31,7 +44,17 @@ type nodeTimer struct {
 }
 
 func newHeartbeater(s *Server) *heartbeater {
-	return &heartbeater{srv: s, timers: map[string]*nodeTimer{}}
+	return &heartbeater{srv: s, timers: map[string]*nodeTimer{}, seed: maphash.MakeSeed()}
+}
+
+// lockNode takes the node's status lock and returns its release. The
+// heartbeat and registration endpoints hold it from reading the node's
+// status to re-arming its timer; an expiry holds it from checking that its
+// timer is current to writing its decision.
+func (h *heartbeater) lockNode(nodeID string) func() {
+	m := &h.nodeLocks[maphash.String(h.seed, nodeID)%nodeLockStripes]
+	m.Lock()
+	return m.Unlock
 }
 
 // reset (re)arms the node's timer and returns the TTL the client must keep
@@ -136,6 +159,8 @@ func (h *heartbeater) stopAll() {
 // heartbeat, or it is disconnected and due for a re-check.
 func (h *heartbeater) expired(nodeID string, gen uint64) {
 	s := h.srv
+	unlock := h.lockNode(nodeID)
+	defer unlock()
 	if !s.IsLeader() || !h.current(nodeID, gen) {
 		return
 	}

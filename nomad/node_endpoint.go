@@ -53,6 +53,7 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if node.NodePool == "" {
 		node.NodePool = structs.DefaultNodePool
 	}
+	defer n.srv.heartbeats.lockNode(node.ID)()
 	st := n.srv.State()
 	existing, err := st.NodeByID(nil, node.ID)
 	if err != nil {
@@ -130,6 +131,9 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	if err := checkClientNodeStatus(args.Status); err != nil {
 		return err
 	}
+	// From reading the status to re-arming the timer, the node's timer
+	// must not decide in between (see heartbeater.nodeLocks).
+	defer n.srv.heartbeats.lockNode(args.NodeID)()
 	node, err := n.srv.State().NodeByID(nil, args.NodeID)
 	if err != nil {
 		return err
@@ -481,7 +485,7 @@ func (s *Server) cancelableTimeoutEvals(updates []*structs.Allocation, evalIDs m
 		if ev == nil || ev.TriggeredBy != structs.EvalTriggerMaxDisconnectTimeout || ev.TerminalStatus() {
 			continue
 		}
-		allocs, err := st.AllocsByJob(nil, ev.Namespace, ev.JobID, true)
+		allocs, err := st.AllocsByFollowupEval(nil, id)
 		if err != nil {
 			return nil, err
 		}

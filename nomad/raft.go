@@ -135,8 +135,20 @@ func openRaftStores(dir string, dev bool, logger hclog.Logger) (*raftStores, err
 		store.Close()
 		return nil, fmt.Errorf("opening raft snapshots in %s: %w", dir, err)
 	}
-	return &raftStores{log: store, stable: store, snaps: snaps, close: store.Close}, nil
+	// The leader sends followers the entries it has just written; without
+	// a cache each is read back from bolt and decoded again (a sixth of the
+	// leader's CPU in a 1,000-node reconnect storm). Upstream keeps 512.
+	cached, err := raft.NewLogCache(raftLogCacheSize, store)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("raft log cache: %w", err)
+	}
+	return &raftStores{log: cached, stable: store, snaps: snaps, close: store.Close}, nil
 }
+
+// raftLogCacheSize is how many of the newest raft entries are kept in
+// memory, upstream's figure.
+const raftLogCacheSize = 512
 
 // raftConfig returns raft's settings for this server. Timeouts scale with
 // raft_multiplier as upstream's do; a dev server, alone, elects itself at

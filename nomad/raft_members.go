@@ -149,6 +149,10 @@ func (s *Server) RaftConfiguration() (raft.Configuration, uint64, error) {
 	return fut.Configuration(), fut.Index(), nil
 }
 
+// RaftStats returns raft's own figures (last_log_index, applied_index,
+// state, ...), as upstream's /v1/agent/self reports them under "raft".
+func (s *Server) RaftStats() map[string]string { return s.raft.Stats() }
+
 // RemoveRaftPeer removes a server from raft by ID or address, as
 // `nomad operator raft remove-peer` does.
 func (s *Server) RemoveRaftPeer(id, addr string) error {

@@ -180,6 +180,14 @@ func (ar *AllocRunner) Alloc() *structs.Allocation {
 	return a
 }
 
+// ClientStatus returns the allocation's client status, without the copy
+// Alloc makes.
+func (ar *AllocRunner) ClientStatus() string {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	return ar.clientStatus
+}
+
 // AllocModifyIndex returns the server index of the allocation the runner
 // holds, for the client's diff against the server's list.
 func (ar *AllocRunner) AllocModifyIndex() uint64 {

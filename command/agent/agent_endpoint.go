@@ -71,6 +71,7 @@ func (s *HTTPServer) agentSelf(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	if srv := s.agent.server; srv != nil {
 		stats["nomad"]["leader_addr"] = srv.Leader()
+		stats["raft"] = srv.RaftStats()
 	}
 	if c := s.agent.client; c != nil {
 		stats["client"] = map[string]string{

@@ -64,6 +64,11 @@ type Config struct {
 	LeaveOnInterrupt bool `json:"LeaveOnInt"`
 	LeaveOnTerminate bool `json:"LeaveOnTerm"`
 
+	// EnableDebug serves the runtime profiles under /v1/agent/pprof/ when
+	// ACLs are off (with ACLs on, a token with agent:write may read them
+	// whatever this says), as upstream's enable_debug.
+	EnableDebug bool
+
 	// DevMode runs a server and a client in one process with in-memory
 	// raft and a throwaway data directory.
 	DevMode bool
@@ -265,6 +270,7 @@ func (c *Config) Merge(b *Config) *Config {
 	setBool(&out.DisableAnonymousSignature, b.DisableAnonymousSignature)
 	setBool(&out.LeaveOnInterrupt, b.LeaveOnInterrupt)
 	setBool(&out.LeaveOnTerminate, b.LeaveOnTerminate)
+	setBool(&out.EnableDebug, b.EnableDebug)
 	setBool(&out.DevMode, b.DevMode)
 	if a := b.Addresses; a != nil {
 		setString(&out.Addresses.HTTP, a.HTTP)

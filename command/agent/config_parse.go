@@ -263,7 +263,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		attrs: []string{
 			"name", "region", "datacenter", "data_dir", "bind_addr", "log_level",
 			"disable_update_check", "disable_anonymous_signature",
-			"leave_on_interrupt", "leave_on_terminate",
+			"leave_on_interrupt", "leave_on_terminate", "enable_debug",
 		},
 		blocks: []hcl.BlockHeaderSchema{
 			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
@@ -283,6 +283,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	b.boolean("disable_anonymous_signature", &c.DisableAnonymousSignature)
 	b.boolean("leave_on_interrupt", &c.LeaveOnInterrupt)
 	b.boolean("leave_on_terminate", &c.LeaveOnTerminate)
+	b.boolean("enable_debug", &c.EnableDebug)
 
 	if blk := b.sub("addresses"); blk != nil {
 		c.Addresses = &Addresses{}

@@ -11,7 +11,6 @@ var unsupportedTopLevel = map[string]string{
 	"audit":                     "",
 	"autopilot":                 "",
 	"consul":                    "there is no Consul integration",
-	"enable_debug":              "",
 	"enable_syslog":             "logs go to standard error",
 	"http_api_response_headers": "",
 	"keyring":                   "",

@@ -122,6 +122,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/agent/members", s.agentMembers)
 	handle("GET /v1/agent/servers", s.agentServers)
 	mux.Handle("GET /v1/metrics", s.metricsHandler())
+	mux.Handle("GET /v1/agent/pprof/{profile...}", s.agentPprof())
 	for _, m := range []string{http.MethodPut, http.MethodPost} {
 		handle(m+" /v1/agent/join", s.agentJoin)
 		handle(m+" /v1/agent/force-leave", s.agentForceLeave)

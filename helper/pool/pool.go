@@ -39,6 +39,12 @@ type Config struct {
 	CallTimeout time.Duration
 	// TLS, when set, carries every connection inside TLS (RPCTLS).
 	TLS *tls.Config
+	// KeepSessionOnTimeout makes a call that timed out fail alone, on a
+	// session that is itself healthy (yamux's keepalive still closes a
+	// dead one). For pools many callers share, such as the client
+	// simulator's nodes: one slow call must not cut every other caller's
+	// calls, which a client with its own session would never see.
+	KeepSessionOnTimeout bool
 }
 
 // ConnPool keeps one multiplexed session per address.
@@ -174,7 +180,12 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 		return fmt.Errorf("rpc %s to %s: %w", method, addr, ctx.Err())
 	}
 	if err != nil {
-		p.drop(addr, s)
+		// The codec does not keep the stream's error in its chain: a
+		// timeout is told by the clock.
+		timedOut := !time.Now().Before(deadline)
+		if !p.cfg.KeepSessionOnTimeout || !timedOut || s.IsClosed() {
+			p.drop(addr, s)
+		}
 		return fmt.Errorf("%w: rpc %s to %s: %w", ErrTransport, method, addr, err)
 	}
 	return nil

@@ -503,3 +503,20 @@ func TestPool_StuckDialBlocksOnlyItsAddress(t *testing.T) {
 	}
 	must.Eq(t, int32(1), dialer.dials.Load(), must.Sprint("the two callers shared one dial"))
 }
+
+// With KeepSessionOnTimeout, a call the server is slow to answer times
+// out alone: the session stays, and the next call goes over it. The
+// client simulator's nodes share a session; without this one node's slow
+// registration would cut the calls of every node beside it.
+func TestPool_KeepSessionOnTimeout(t *testing.T) {
+	srv := newTestServer(t)
+	dialer := newCountingDialer()
+	p := newPool(t, pool.Config{Dialer: dialer, CallTimeout: 50 * time.Millisecond, KeepSessionOnTimeout: true})
+
+	var reply structs.GenericResponse
+	err := p.RPC(srv.addr, "Test.Hold", &HoldArgs{Delay: time.Second}, &reply, 0)
+	must.ErrorIs(t, err, pool.ErrTransport)
+	_, err = callNode(p, srv.addr)
+	must.NoError(t, err)
+	must.Eq(t, int32(1), dialer.dials.Load(), must.Sprint("the session outlived the timed-out call"))
+}

@@ -364,6 +364,12 @@ func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.
 	return collectAllocs(s.db.Txn(false), ws, indexEval, evalID)
 }
 
+// AllocsByFollowupEval returns the allocations whose FollowupEvalID is
+// evalID.
+func (s *StateStore) AllocsByFollowupEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error) {
+	return collectAllocs(s.db.Txn(false), ws, indexFollowupEval, evalID)
+}
+
 // Allocs iterates over every allocation.
 func (s *StateStore) Allocs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
 	return getWatch(s.db.Txn(false), ws, TableAllocs, indexID)

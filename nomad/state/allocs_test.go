@@ -351,3 +351,25 @@ func TestAllocs_Watch(t *testing.T) {
 	must.NoError(t, s.UpdateAllocsFromClient(32, []*structs.Allocation{clientUpdate(mine[0].ID, structs.AllocClientStatusRunning)}))
 	watchFired(t, wsAlloc)
 }
+
+// The allocations a follow-up evaluation waits for are found by that
+// evaluation alone: a node's reconnect push asks it for every timeout
+// evaluation it touches, and a scan of the whole job there made a storm of
+// 1,000 nodes with 10,000 allocations quadratic.
+func TestAllocsByFollowupEval(t *testing.T) {
+	s := testStateStore(t)
+	job := mock.Job()
+	allocs := jobWithAllocs(t, s, 10, job, "n1", 3)
+	waiting := []*structs.Allocation{allocs[0].Copy(), allocs[2].Copy()}
+	for _, a := range waiting {
+		a.FollowupEvalID = "timeout-1"
+	}
+	must.NoError(t, s.UpsertAllocs(20, waiting))
+
+	got, err := s.AllocsByFollowupEval(nil, "timeout-1")
+	must.NoError(t, err)
+	must.SliceContainsAll(t, []string{allocs[0].ID, allocs[2].ID}, []string{got[0].ID, got[1].ID})
+	none, err := s.AllocsByFollowupEval(nil, "other")
+	must.NoError(t, err)
+	must.SliceEmpty(t, none)
+}

@@ -120,6 +120,7 @@
 //	func (s *StateStore) AllocsByNodeTerminal(ws memdb.WatchSet, nodeID string, terminal bool) ([]*structs.Allocation, error)
 //	func (s *StateStore) AllocsByJob(ws memdb.WatchSet, namespace, jobID string, anyCreateIndex bool) ([]*structs.Allocation, error)
 //	func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error)
+//	func (s *StateStore) AllocsByFollowupEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error)
 //	func (s *StateStore) Allocs(ws memdb.WatchSet) (memdb.ResultIterator, error)
 //
 // Client status has two owners. The client owns pending, running, complete

@@ -29,6 +29,7 @@ const (
 	indexNode         = "node"
 	indexNodeTerminal = "node_terminal"
 	indexEval         = "eval"
+	indexFollowupEval = "followup_eval"
 	indexSecret       = "secret"
 
 	// prefixSuffix turns an index name into memdb's prefix scan of it.
@@ -142,6 +143,10 @@ func allocTableSchema() *memdb.TableSchema {
 			// Placements made by one evaluation; allocations written
 			// without an eval (tests, restores of old data) are skipped.
 			indexEval: {Name: indexEval, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "EvalID"}},
+			// The allocations a delayed follow-up evaluation waits for:
+			// when the last of them reports, the evaluation is cancelled.
+			// Without it each report scans the whole job.
+			indexFollowupEval: {Name: indexFollowupEval, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "FollowupEvalID"}},
 		},
 	}
 }

@@ -1,0 +1,155 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// errSilenced is what a silenced node's calls fail with. It is a transport
+// error, as a dead LTE link is to the client, so the client retries at its
+// link-retry pace and heals the way it would after a real outage.
+var errSilenced = fmt.Errorf("sim: node silenced: %w", pool.ErrTransport)
+
+// link is one node's way to the servers: its ServerRPC (failover, server
+// list) over a shared pool, which the simulator can silence. Silencing
+// also cuts the calls in flight (the blocking allocation watch above all),
+// through the request context the pool honours, so a silent node hears
+// nothing either. It is testutil.FaultableRPC's reset mode, kept here
+// because production code does not import test helpers, and lighter: no
+// goroutine per call.
+type link struct {
+	inner *client.ServerRPC
+	lat   *latencies
+
+	mu       sync.Mutex
+	silenced bool
+	ctx      context.Context
+	cancel   context.CancelFunc
+}
+
+func newLink(inner *client.ServerRPC, lat *latencies) *link {
+	l := &link{inner: inner, lat: lat}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	return l
+}
+
+// RPC implements client.RPCHandler.
+func (l *link) RPC(method string, args, reply any) error {
+	l.mu.Lock()
+	silenced, ctx := l.silenced, l.ctx
+	l.mu.Unlock()
+	if silenced {
+		return errSilenced
+	}
+	structs.WithRequestContext(args, ctx)
+	start := time.Now()
+	err := l.inner.RPC(method, args, reply)
+	if err != nil && ctx.Err() != nil {
+		return errSilenced
+	}
+	if err == nil && method == "Node.UpdateStatus" {
+		l.lat.add(time.Since(start))
+	}
+	return err
+}
+
+// SetServers and Rebalance make the link a client.ServerManager, so the
+// client's server-list handling reaches the ServerRPC underneath.
+func (l *link) SetServers(addrs []string) { l.inner.SetServers(addrs) }
+
+// Rebalance implements client.ServerManager.
+func (l *link) Rebalance() { l.inner.Rebalance() }
+
+var _ client.ServerManager = (*link)(nil)
+
+// silence cuts the link; false if it already was.
+func (l *link) silence() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.silenced {
+		return false
+	}
+	l.silenced = true
+	l.cancel()
+	return true
+}
+
+// restore heals the link; false if it was not silenced.
+func (l *link) restore() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.silenced {
+		return false
+	}
+	l.silenced = false
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	return true
+}
+
+func (l *link) isSilenced() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.silenced
+}
+
+// latencies keeps the newest heartbeat round trips, for percentiles.
+type latencies struct {
+	mu    sync.Mutex
+	ring  []time.Duration
+	next  int
+	total int
+}
+
+// latencySamples bounds the memory of the latency record; at 10,000 nodes
+// heartbeating every few minutes it holds several rounds.
+const latencySamples = 1 << 16
+
+func (l *latencies) add(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.ring) < latencySamples {
+		l.ring = append(l.ring, d)
+	} else {
+		l.ring[l.next] = d
+		l.next = (l.next + 1) % latencySamples
+	}
+	l.total++
+}
+
+// Latency is a summary of heartbeat round trips as the nodes saw them.
+type Latency struct {
+	Count int
+	P50   time.Duration
+	P99   time.Duration
+	Max   time.Duration
+}
+
+func (l *latencies) summary() Latency {
+	l.mu.Lock()
+	s := slices.Clone(l.ring)
+	total := l.total
+	l.mu.Unlock()
+	if len(s) == 0 {
+		return Latency{Count: total}
+	}
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return Latency{Count: total, P50: at(0.50), P99: at(0.99), Max: s[len(s)-1]}
+}
+
+// reset forgets the samples, so a phase of a benchmark is measured alone.
+func (l *latencies) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ring, l.next, l.total = nil, 0, 0
+}
+
+var errNoServers = errors.New("sim: at least one server address is required")

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Fleet benchmarks with the client simulator: three real server processes
+# on loopback (default heartbeat settings, raft on disk) and
+# `nomad operator sim` in a separate process (scripts/sim-cluster.sh).
+#
+#   scripts/sim-bench.sh heartbeat [nodes]   (default 10000)
+#       Steady heartbeats: after every node is ready and SETTLE seconds
+#       more, for WINDOW seconds: the leader's CPU (share of one core) and
+#       RSS, and the heartbeat round trip p50/p99 as the nodes saw it.
+#   scripts/sim-bench.sh storm [nodes] [allocs-per-node]   (default 1000 10)
+#       A job of nodes*allocs allocations with a one-hour disconnect window,
+#       every node silenced until all are disconnected and every allocation
+#       unknown, then all returned in the same instant: seconds until every
+#       node is ready and every allocation running, restarts, allocations
+#       beyond the originals, evaluations and raft entries the return cost.
+#   scripts/sim-bench.sh flap [nodes] [allocs-per-node]   (default 1000 10)
+#       The same job; a random fifth of the nodes flaps (silent 2.5 s of
+#       every 5 s) for a minute: the leader's CPU over that minute,
+#       evaluations and raft entries it cost, then seconds until every node
+#       is ready and every allocation running, restarts, extra allocations.
+#
+# Each prints one JSON line of results; a CPU profile of the leader is left
+# in $SIM_WORK (default: a new temporary directory, printed).
+# Environment: SETTLE (60), WINDOW (120), NOMAD_BIN (default: bin/nomad,
+# built first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:?usage: scripts/sim-bench.sh heartbeat|storm [nodes] [allocs-per-node]}
+# A given NOMAD_BIN is used as is, so a series of runs measures one build.
+if [ -z "${NOMAD_BIN:-}" ]; then
+  go build -o bin/nomad .
+  export NOMAD_BIN=bin/nomad
+fi
+export SIM_WORK=${SIM_WORK:-$(mktemp -d)}
+export SIM_BASE_PORT=${SIM_BASE_PORT:-$((20000 + RANDOM % 20000))}
+export SIM_AGENT_EXTRA='enable_debug = true'
+http="http://127.0.0.1:$SIM_BASE_PORT"
+ctl_port=$((SIM_BASE_PORT + 40))
+ctl="http://127.0.0.1:$ctl_port"
+hz=$(getconf CLK_TCK)
+
+start_cluster() { # nodes, sim flags...
+  local n=$1; shift
+  scripts/sim-cluster.sh -count "$n" -control-addr "127.0.0.1:$ctl_port" -stats-interval 30s "$@" \
+    > "$SIM_WORK/sim.out" 2>&1 &
+  cluster_pid=$!
+  trap 'kill $cluster_pid 2>/dev/null || true; wait $cluster_pid 2>/dev/null || true' EXIT
+  wait_for "all $n nodes ready" 600 "[ \"\$(sim_status | jq .Ready)\" = $n ]"
+}
+sim_status() { curl -sf "$ctl/v1/sim/status" || echo '{}'; }
+wait_for() { # what, seconds, condition
+  local deadline=$((SECONDS + $2))
+  until eval "$3" 2>/dev/null; do
+    if ((SECONDS > deadline)); then echo "timed out waiting for $1" >&2; tail -5 "$SIM_WORK/sim.out" >&2; exit 1; fi
+    sleep 0.2
+  done
+}
+leader_addr() { # waits out an election
+  local addr=""
+  for _ in $(seq 1 100); do
+    addr=$(curl -sf "$http/v1/status/leader" | tr -d '"' || true)
+    [ -n "$addr" ] && break
+    sleep 0.2
+  done
+  echo "$addr"
+}
+leader_pid() {
+  local addr port i
+  addr=$(leader_addr)
+  port=${addr##*:}
+  i=$(( (port - SIM_BASE_PORT - 1) / 10 ))
+  cat "$SIM_WORK/server-$i.pid"
+}
+leader_http() { local addr; addr=$(leader_addr); echo "http://127.0.0.1:$(( ${addr##*:} - 1 ))"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+servers_ticks() { local t=0 i; for i in 0 1 2; do t=$((t + $(cpu_ticks "$(cat "$SIM_WORK/server-$i.pid")"))); done; echo $t; }
+rss_mib() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+raft_index() { curl -sf "$(leader_http)/v1/agent/self" | jq -r '.stats.raft.last_log_index'; }
+now() { date +%s.%N; }
+
+heartbeat() {
+  local n=${1:-10000}
+  start_cluster "$n"
+  sleep "${SETTLE:-60}"
+  local pid; pid=$(leader_pid)
+  curl -sf -XPOST "$ctl/v1/sim/latency/reset" > /dev/null
+  local t0 c0 idx0; t0=$(now); c0=$(cpu_ticks "$pid"); idx0=$(raft_index)
+  curl -sf "$(leader_http)/v1/agent/pprof/profile?seconds=$(( ${WINDOW:-120} / 2 ))" > "$SIM_WORK/leader-heartbeat.pprof" &
+  sleep "${WINDOW:-120}"
+  local t1 c1 idx1; t1=$(now); c1=$(cpu_ticks "$pid"); idx1=$(raft_index)
+  local same=true; [ "$(leader_pid)" = "$pid" ] || same=false
+  curl -sf "$(leader_http)/v1/agent/pprof/heap" > "$SIM_WORK/leader-heap.pprof" || true
+  curl -sf "$ctl/debug/pprof/heap" > "$SIM_WORK/sim-heap.pprof" || true
+  wait %2 2>/dev/null || true
+  local s; s=$(sim_status)
+  jq -cn --argjson s "$s" --arg n "$n" \
+    --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" --arg rss "$(rss_mib "$pid")" \
+    --arg raft "$((idx1 - idx0))" --arg same "$same" --arg mem "$(grep -o '[0-9]* bytes of heap and stack per node' "$SIM_WORK/sim.out")" \
+    '{mode: "heartbeat", nodes: ($n|tonumber), leader_cpu_pct: ($cpu|tonumber|.*10|round/10), leader_rss_mib: ($rss|tonumber),
+      heartbeats: $s.Heartbeat.Count, hb_p50_ms: ($s.Heartbeat.P50/1e6*100|round/100), hb_p99_ms: ($s.Heartbeat.P99/1e6*100|round/100),
+      raft_entries_in_window: ($raft|tonumber), same_leader: ($same == "true"), sim: $mem, sim_goroutines: $s.Memory.Goroutines}'
+}
+
+summary() { curl -sf "$http/v1/job/storm/summary" | jq -c '.Summary.g'; }
+nodes_in() { curl -sf "$http/v1/nodes" | jq "[.[] | select(.Status == \"$1\")] | length"; }
+
+# start_storm_job starts the cluster with nodes sized for exactly $per
+# tasks of 200 MHz / 200 MB each, registers the storm job of $total
+# allocations and waits until all run.
+start_storm_job() { # nodes per
+  local n=$1 per=$2 total=$(($1 * $2))
+  start_cluster "$n" -cpu $((200 * per)) -memory $((200 * per + 48))
+  local job
+  job=$(jq -cn --arg c "$total" '{Job: {ID: "storm", Name: "storm", Type: "service", Datacenters: ["dc1"],
+    TaskGroups: [{Name: "g", Count: ($c|tonumber), MaxClientDisconnect: 3600000000000, EphemeralDisk: {SizeMB: 10},
+      Tasks: [{Name: "t", Driver: "mock_driver", Config: {}, Resources: {CPU: 200, MemoryMB: 200}}]}]}}')
+  curl -sf -XPUT "$http/v1/jobs" -d "$job" > /dev/null
+  wait_for "$total allocations running" 600 "[ \"\$(summary | jq .Running)\" = $total ]"
+}
+
+flap() {
+  local n=${1:-1000} per=${2:-10}
+  local total=$((n * per))
+  start_storm_job "$n" "$per"
+  local pid before evals0 idx0 c0 t0
+  pid=$(leader_pid); before=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
+  evals0=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx0=$(raft_index); c0=$(cpu_ticks "$pid")
+  curl -sf "$(leader_http)/v1/agent/pprof/profile?seconds=30" > "$SIM_WORK/leader-flap.pprof" &
+  t0=$(now)
+  curl -sf -XPOST "$ctl/v1/sim/flap?fraction=0.2&period=5s&for=60s" > /dev/null
+  sleep 60
+  local c1 t1; c1=$(cpu_ticks "$pid"); t1=$(now)
+  local t_conv=""
+  while [ -z "$t_conv" ]; do
+    [ "$(nodes_in ready)" = "$n" ] && [ "$(summary | jq '.Running == '$total' and .Unknown == 0')" = true ] \
+      && [ "$(sim_status | jq .Silenced)" = 0 ] && t_conv=$(echo "$(now) - $t1" | bc -l)
+    if (( $(echo "$(now) - $t1 > 300" | bc) )); then echo "not converged in 300 s: $(summary)" >&2; exit 1; fi
+    sleep 0.2
+  done
+  wait %2 2>/dev/null || true
+  local s after evals1 idx1
+  s=$(sim_status); after=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
+  evals1=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx1=$(raft_index)
+  jq -cn --argjson s "$s" --arg n "$n" --arg total "$total" --arg conv "$t_conv" \
+    --arg extra "$((after - before))" --arg evals "$((evals1 - evals0))" --arg raft "$((idx1 - idx0))" \
+    --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" \
+    '{mode: "flap", nodes: ($n|tonumber), allocs: ($total|tonumber), converged_after_s: ($conv|tonumber*100|round/100),
+      restarts: $s.Restarts, task_stops: $s.Stops, extra_allocs: ($extra|tonumber), evals: ($evals|tonumber),
+      raft_entries: ($raft|tonumber), leader_cpu_pct_during: ($cpu|tonumber*10|round/10)}'
+}
+
+storm() {
+  local n=${1:-1000} per=${2:-10}
+  local total=$((n * per))
+  start_storm_job "$n" "$per"
+  local before; before=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
+  curl -sf -XPOST "$ctl/v1/sim/silence?fraction=1" > /dev/null
+  wait_for "every node disconnected and every allocation unknown" 600 \
+    "[ \"\$(nodes_in disconnected)\" = $n ] && [ \"\$(summary | jq .Unknown)\" = $total ]"
+  local pid; pid=$(leader_pid)
+  local evals0 idx0 c0 all0 sim0; evals0=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx0=$(raft_index); c0=$(cpu_ticks "$pid")
+  all0=$(servers_ticks); sim0=$(cpu_ticks "$(cat "$SIM_WORK/sim.pid")")
+  curl -sf "$(leader_http)/v1/agent/pprof/profile?seconds=10" > "$SIM_WORK/leader-storm.pprof" &
+  curl -sf "$ctl/debug/pprof/profile?seconds=10" > "$SIM_WORK/sim-storm.pprof" &
+  local t0; t0=$(now)
+  curl -sf -XPOST "$ctl/v1/sim/return" > /dev/null
+  local t_ready="" t_running=""
+  while [ -z "$t_ready" ] || [ -z "$t_running" ]; do
+    local ready; ready=$(nodes_in ready)
+    [ -n "${SIM_TRACE:-}" ] && echo "$(echo "$(now) - $t0" | bc -l | cut -c1-5)s ready $ready $(summary)" >&2
+    [ -z "$t_ready" ] && [ "$ready" = "$n" ] && t_ready=$(echo "$(now) - $t0" | bc -l)
+    [ -z "$t_running" ] && [ "$(summary | jq '.Running == '$total' and .Unknown == 0')" = true ] && t_running=$(echo "$(now) - $t0" | bc -l)
+    if (( $(echo "$(now) - $t0 > 300" | bc) )); then echo "not converged in 300 s: $(summary)" >&2; exit 1; fi
+    sleep 0.1
+  done
+  sleep 5 # let stragglers (a late plan, a stop) show
+  local c1 all1 sim1; c1=$(cpu_ticks "$pid"); all1=$(servers_ticks); sim1=$(cpu_ticks "$(cat "$SIM_WORK/sim.pid")")
+  wait %2 %3 2>/dev/null || true
+  local s after evals1 idx1 triggers statuses
+  s=$(sim_status); after=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
+  evals1=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx1=$(raft_index)
+  triggers=$(curl -sf "$http/v1/job/storm/evaluations" | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.TriggeredBy) | map({(.[0].TriggeredBy): length}) | add")
+  statuses=$(curl -sf "$http/v1/job/storm/evaluations" | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.Status) | map({(.[0].Status): length}) | add")
+  jq -cn --argjson s "$s" --arg n "$n" --arg total "$total" --arg ready "$t_ready" --arg running "$t_running" \
+    --arg extra "$((after - before))" --arg evals "$((evals1 - evals0))" --arg raft "$((idx1 - idx0))" \
+    --arg cpu "$(echo "($c1 - $c0) / $hz" | bc -l)" --arg fcpu "$(echo "($all1 - $all0 - $c1 + $c0) / $hz" | bc -l)" \
+    --arg scpu "$(echo "($sim1 - $sim0) / $hz" | bc -l)" --argjson trig "${triggers:-null}" --argjson stat "${statuses:-null}" \
+    '{mode: "storm", nodes: ($n|tonumber), allocs: ($total|tonumber), all_ready_s: ($ready|tonumber*100|round/100),
+      all_running_s: ($running|tonumber*100|round/100), restarts: $s.Restarts, task_stops: $s.Stops,
+      extra_allocs: ($extra|tonumber), evals: ($evals|tonumber), evals_by_trigger: $trig, evals_by_status: $stat, raft_entries: ($raft|tonumber),
+      leader_cpu_s: ($cpu|tonumber*10|round/10), followers_cpu_s: ($fcpu|tonumber*10|round/10), sim_cpu_s: ($scpu|tonumber*10|round/10)}'
+}
+
+"$mode" "${@:2}"
+echo "profiles and logs in $SIM_WORK" >&2
