@@ -73,7 +73,9 @@ Status Options:
 // Run implements cli.Command.
 func (c *AllocStatusCommand) Run(args []string) int {
 	var verbose bool
+	var out outputFlags
 	flags := c.FlagSet("alloc status")
+	out.register(flags)
 	flags.BoolVar(&verbose, "verbose", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
@@ -94,6 +96,9 @@ func (c *AllocStatusCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error querying allocation: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, alloc)
 	}
 
 	v := view{verbose: verbose, now: time.Now()}

@@ -30,7 +30,12 @@ func RunWithUi(args []string, ui cli.Ui) int {
 	c := cli.NewCLI("nomad", agent.Version)
 	c.Args = args
 	c.Commands = Commands(Meta{Ui: ui})
+	if code, unknown := unknownCommand(args, c.Commands, ui); unknown {
+		return code
+	}
 	c.HiddenCommands = []string{"run", "stop", "validate"}
+	// -autocomplete-install and -autocomplete-uninstall, as upstream.
+	c.Autocomplete = true
 	// The cli library writes help in many small pieces; collect them and
 	// hand the UI whole text.
 	var help, errs bytes.Buffer
@@ -79,6 +84,11 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 
 		"eval":        func() (cli.Command, error) { return &EvalCommand{Meta: m()}, nil },
 		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m()}, nil },
+		"eval list":   func() (cli.Command, error) { return &EvalListCommand{Meta: m()}, nil },
+		"job allocs":  func() (cli.Command, error) { return &JobAllocsCommand{Meta: m()}, nil },
+		"status":      func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
+		"agent-info":  func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },
+		"monitor":     func() (cli.Command, error) { return &MonitorCommand{Meta: m()}, nil },
 
 		"server":             func() (cli.Command, error) { return &ServerCommand{Meta: m()}, nil },
 		"server members":     func() (cli.Command, error) { return &ServerMembersCommand{Meta: m()}, nil },
