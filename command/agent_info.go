@@ -13,7 +13,9 @@ type AgentInfoCommand struct {
 }
 
 // Synopsis implements cli.Command.
-func (c *AgentInfoCommand) Synopsis() string { return "Display status information about the local agent" }
+func (c *AgentInfoCommand) Synopsis() string {
+	return "Display status information about the local agent"
+}
 
 // Help implements cli.Command.
 func (c *AgentInfoCommand) Help() string {
