@@ -208,3 +208,27 @@ func TestRunWithUi_UnknownCommand(t *testing.T) {
 	must.Eq(t, 1, RunWithUi([]string{"eval", "lst"}, ui))
 	must.StrContains(t, ui.ErrorWriter.String(), `"lst" is not a subcommand of "nomad eval".`)
 }
+
+// -eval-priority on job run and job stop sets the priority of the
+// evaluation each creates; the job keeps its own.
+func TestJobRunStop_EvalPriority(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	client := apiClient(t, a)
+	code, out, errOut := run(t, a, jobRun, "-detach", "-eval-priority=80", writeJob(t, "web", "mock_driver", `run_for = "5m"`))
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	evalID := strings.TrimSpace(out[strings.Index(out, "Evaluation ID: ")+len("Evaluation ID: "):])
+	eval, _, err := client.Evaluations().Info(evalID, nil)
+	must.NoError(t, err)
+	must.Eq(t, 80, eval.Priority)
+
+	code, _, errOut = run(t, a, jobStop, "-detach", "-eval-priority=70", "web")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	evals, _, err := client.Evaluations().List(&api.QueryOptions{Filter: `TriggeredBy == "job-deregister"`})
+	must.NoError(t, err)
+	must.Len(t, 1, evals)
+	must.Eq(t, 70, evals[0].Priority)
+
+	code, _, errOut = run(t, a, jobRun, "-detach", "-eval-priority=101", writeJob(t, "web", "mock_driver", `run_for = "5m"`))
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "eval priority must be between 1 and 100")
+}

@@ -19,9 +19,8 @@ import (
 // are no ACLs yet).
 type jobRegisterBody struct {
 	api.JobRegisterRequest
-	Submission   json.RawMessage
-	SecretID     string
-	EvalPriority int
+	Submission json.RawMessage
+	SecretID   string
 }
 
 // jobValidateBody is the body of POST /v1/validate/job.
