@@ -88,7 +88,7 @@ func (s *HTTPServer) aclPolicies(w http.ResponseWriter, r *http.Request) (any, e
 	args := &structs.ACLPolicyListRequest{}
 	var reply structs.ACLPolicyListResponse
 	c := readCall{"ACL.ListPolicies", &args.QueryOptions, args, &reply, &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.ACLPolicyListStub { return reply.Policies }, func(p *structs.ACLPolicyListStub) string { return p.Name })
+	return listQuery(s, w, r, c, func() []*structs.ACLPolicyListStub { return reply.Policies }, byID(func(p *structs.ACLPolicyListStub) string { return p.Name }))
 }
 
 // aclPolicyGet is GET /v1/acl/policy/{name}.
@@ -142,7 +142,7 @@ func (s *HTTPServer) aclTokens(w http.ResponseWriter, r *http.Request) (any, err
 	args := &structs.ACLTokenListRequest{}
 	var reply structs.ACLTokenListResponse
 	c := readCall{"ACL.ListTokens", &args.QueryOptions, args, &reply, &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.ACLTokenListStub { return reply.Tokens }, func(t *structs.ACLTokenListStub) string { return t.AccessorID })
+	return listQuery(s, w, r, c, func() []*structs.ACLTokenListStub { return reply.Tokens }, tokenOrder)
 }
 
 // aclTokenGet is GET /v1/acl/token/{id}.

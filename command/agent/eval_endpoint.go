@@ -15,7 +15,7 @@ func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	return listQuery(s, w, r, c, func() []*structs.Evaluation { return sel.keep(reply.Evaluations) }, evalKey)
+	return listQuery(s, w, r, c, func() []*structs.Evaluation { return sel.keep(reply.Evaluations) }, evalOrder)
 }
 
 // evalGet handles GET /v1/evaluation/{id}.
@@ -36,5 +36,5 @@ func (s *HTTPServer) evalAllocations(w http.ResponseWriter, r *http.Request) (an
 	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id")}
 	var reply structs.EvalAllocationsResponse
 	c := readCall{Method: "Eval.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.AllocListStub { return reply.Allocations }, allocKey)
+	return listQuery(s, w, r, c, func() []*structs.AllocListStub { return reply.Allocations }, allocOrder)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-bexpr"
 
@@ -51,24 +52,72 @@ func parseListOptions(r *http.Request) (listOptions, error) {
 	return o, nil
 }
 
-// page orders items by key (descending with reverse), drops those before
-// the next token, keeps those the filter selects and cuts the page at
-// per_page. When more remain, the key of the first of them is the
+// listKey is where an entry sits in its list: by id, or for the lists
+// kept in creation order (allocations and evaluations newest first, ACL
+// tokens oldest first) by create index and then id.
+type listKey struct {
+	index uint64
+	id    string
+}
+
+// listOrder is a list's order and the form of its next tokens.
+type listOrder[T any] struct {
+	key func(T) listKey
+	// byIndex is -1 for newest first, 1 for oldest first, 0 for by id.
+	byIndex int
+}
+
+func (o listOrder[T]) token(k listKey) string {
+	if o.byIndex != 0 {
+		return strconv.FormatUint(k.index, 10) + "." + k.id
+	}
+	return k.id
+}
+
+func (o listOrder[T]) parseToken(s string) (listKey, error) {
+	if o.byIndex == 0 {
+		return listKey{id: s}, nil
+	}
+	idx, id, ok := strings.Cut(s, ".")
+	n, err := strconv.ParseUint(idx, 10, 64)
+	if !ok || err != nil {
+		return listKey{}, codedErrorf(http.StatusBadRequest, "Invalid next_token %q: use the X-Nomad-NextToken of the previous page", s)
+	}
+	return listKey{index: n, id: id}, nil
+}
+
+// compare orders a before b (<0) as the list does.
+func (o listOrder[T]) compare(a, b listKey) int {
+	if o.byIndex != 0 && a.index != b.index {
+		return o.byIndex * cmp.Compare(a.index, b.index)
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// page orders items (reversed with reverse), drops those before the next
+// token, keeps those the filter selects and cuts the page at per_page.
+// When more remain, the token of the first of them is the
 // X-Nomad-NextToken header. An item whose fields do not fit the filter
 // (a selector naming no field) is a 400, as upstream.
-func page[T any](w http.ResponseWriter, o listOptions, items []T, key func(T) string) ([]T, error) {
-	sorted := slices.Clone(items)
-	slices.SortStableFunc(sorted, func(a, b T) int {
-		c := cmp.Compare(key(a), key(b))
-		if o.reverse {
-			return -c
+func page[T any](w http.ResponseWriter, o listOptions, items []T, ord listOrder[T]) ([]T, error) {
+	var start listKey
+	if o.nextToken != "" {
+		k, err := ord.parseToken(o.nextToken)
+		if err != nil {
+			return nil, err
 		}
-		return c
-	})
+		start = k
+	}
+	dir := 1
+	if o.reverse {
+		dir = -1
+	}
+	sorted := slices.Clone(items)
+	slices.SortStableFunc(sorted, func(a, b T) int { return dir * ord.compare(ord.key(a), ord.key(b)) })
 	out := make([]T, 0, len(sorted))
 	for _, it := range sorted {
-		k := key(it)
-		if o.nextToken != "" && ((!o.reverse && k < o.nextToken) || (o.reverse && k > o.nextToken)) {
+		k := ord.key(it)
+		if o.nextToken != "" && dir*ord.compare(k, start) < 0 {
 			continue
 		}
 		if o.filter != nil {
@@ -81,7 +130,7 @@ func page[T any](w http.ResponseWriter, o listOptions, items []T, key func(T) st
 			}
 		}
 		if o.perPage > 0 && len(out) == o.perPage {
-			w.Header().Set("X-Nomad-NextToken", k)
+			w.Header().Set("X-Nomad-NextToken", ord.token(k))
 			break
 		}
 		out = append(out, it)
@@ -91,7 +140,7 @@ func page[T any](w http.ResponseWriter, o listOptions, items []T, key func(T) st
 
 // listQuery is a read whose answer is a list: it refuses bad list
 // parameters before the call, makes it, and pages what items returns.
-func listQuery[T any](s *HTTPServer, w http.ResponseWriter, r *http.Request, c readCall, items func() []T, key func(T) string) (any, error) {
+func listQuery[T any](s *HTTPServer, w http.ResponseWriter, r *http.Request, c readCall, items func() []T, ord listOrder[T]) (any, error) {
 	o, err := parseListOptions(r)
 	if err != nil {
 		return nil, err
@@ -99,22 +148,38 @@ func listQuery[T any](s *HTTPServer, w http.ResponseWriter, r *http.Request, c r
 	if err := s.query(w, r, c); err != nil {
 		return nil, err
 	}
-	return page(w, o, nonNil(items()), key)
+	return page(w, o, nonNil(items()), ord)
+}
+
+// byID is the order of the lists sorted by a name or ID.
+func byID[T any](id func(T) string) listOrder[T] {
+	return listOrder[T]{key: func(t T) listKey { return listKey{id: id(t)} }}
 }
 
 // jobKey orders jobs by ID; a list across namespaces (namespace=*) by
 // namespace and then ID, so a page boundary never falls between two jobs
 // of the same ID.
-func jobKey(r *http.Request) func(*structs.JobListStub) string {
+func jobKey(r *http.Request) listOrder[*structs.JobListStub] {
 	if r.URL.Query().Get("namespace") == "*" {
-		return func(j *structs.JobListStub) string { return j.Namespace + "." + j.ID }
+		return byID(func(j *structs.JobListStub) string { return j.Namespace + "." + j.ID })
 	}
-	return func(j *structs.JobListStub) string { return j.ID }
+	return byID(func(j *structs.JobListStub) string { return j.ID })
 }
 
-func allocKey(a *structs.AllocListStub) string { return a.ID }
+var allocOrder = listOrder[*structs.AllocListStub]{
+	key:     func(a *structs.AllocListStub) listKey { return listKey{index: a.CreateIndex, id: a.ID} },
+	byIndex: -1,
+}
 
-func evalKey(e *structs.Evaluation) string { return e.ID }
+var evalOrder = listOrder[*structs.Evaluation]{
+	key:     func(e *structs.Evaluation) listKey { return listKey{index: e.CreateIndex, id: e.ID} },
+	byIndex: -1,
+}
+
+var tokenOrder = listOrder[*structs.ACLTokenListStub]{
+	key:     func(t *structs.ACLTokenListStub) listKey { return listKey{index: t.CreateIndex, id: t.AccessorID} },
+	byIndex: 1,
+}
 
 // evalSelectors are GET /v1/evaluations' own narrowing parameters,
 // upstream's filter_job_id and filter_eval_status.

@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-bexpr"
@@ -11,8 +12,9 @@ import (
 )
 
 type pageItem struct {
-	ID   string
-	Even bool
+	ID          string
+	CreateIndex uint64
+	Even        bool
 }
 
 // Following next tokens page by page, in either order and with or without
@@ -23,7 +25,12 @@ func TestPage_FollowingTokensReturnsEachItemOnce(t *testing.T) {
 		ids := rapid.SliceOfDistinct(rapid.StringMatching(`[a-f0-9]{1,4}`), rapid.ID[string]).Draw(t, "ids")
 		items := make([]pageItem, len(ids))
 		for i, id := range ids {
-			items[i] = pageItem{ID: id, Even: i%2 == 0}
+			items[i] = pageItem{ID: id, CreateIndex: rapid.Uint64Range(1, 4).Draw(t, "index"), Even: i%2 == 0}
+		}
+		byIndex := rapid.SampledFrom([]int{-1, 0, 1}).Draw(t, "byIndex")
+		ord := listOrder[pageItem]{
+			key:     func(p pageItem) listKey { return listKey{index: p.CreateIndex, id: p.ID} },
+			byIndex: byIndex,
 		}
 		o := listOptions{
 			perPage: rapid.IntRange(1, 5).Draw(t, "perPage"),
@@ -35,17 +42,28 @@ func TestPage_FollowingTokensReturnsEachItemOnce(t *testing.T) {
 			must.NoError(t, err)
 			o.filter = ev
 		}
-		key := func(p pageItem) string { return p.ID }
-
-		var want []string
+		var kept []pageItem
 		for _, it := range items {
 			if !filtered || it.Even {
-				want = append(want, it.ID)
+				kept = append(kept, it)
 			}
 		}
-		slices.Sort(want)
+		// The oracle: order by index in the list's direction, then by ID.
+		slices.SortFunc(kept, func(a, b pageItem) int {
+			if byIndex != 0 && a.CreateIndex != b.CreateIndex {
+				if (a.CreateIndex < b.CreateIndex) == (byIndex > 0) {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
 		if o.reverse {
-			slices.Reverse(want)
+			slices.Reverse(kept)
+		}
+		var want []string
+		for _, it := range kept {
+			want = append(want, it.ID)
 		}
 
 		var got []string
@@ -54,7 +72,7 @@ func TestPage_FollowingTokensReturnsEachItemOnce(t *testing.T) {
 				t.Fatalf("paging did not end")
 			}
 			w := httptest.NewRecorder()
-			page, err := page(w, o, items, key)
+			page, err := page(w, o, items, ord)
 			must.NoError(t, err)
 			must.True(t, len(page) <= o.perPage)
 			for _, p := range page {

@@ -164,6 +164,7 @@ func TestHTTP_ListSemantics_BadInput(t *testing.T) {
 
 	for _, tc := range []struct{ path, want string }{
 		{"/v1/nodes?per_page=many", "per_page"},
+		{"/v1/evaluations?next_token=garbage", "next_token"},
 		{"/v1/allocations?reverse=sideways", "reverse"},
 		{"/v1/evaluations?filter_eval_status=done", "filter_eval_status"},
 		{"/v1/acl/policies?filter=%3D%3D", "filter expression"},

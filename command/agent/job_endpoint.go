@@ -166,7 +166,7 @@ func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any
 	args := structs.JobSpecificRequest{JobID: r.PathValue("id"), All: all}
 	var reply structs.JobAllocationsResponse
 	c := readCall{Method: "Job.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.AllocListStub { return reply.Allocations }, allocKey)
+	return listQuery(s, w, r, c, func() []*structs.AllocListStub { return reply.Allocations }, allocOrder)
 }
 
 // jobEvaluations handles GET /v1/job/{id}/evaluations.
@@ -174,7 +174,7 @@ func (s *HTTPServer) jobEvaluations(w http.ResponseWriter, r *http.Request) (any
 	args := structs.JobSpecificRequest{JobID: r.PathValue("id")}
 	var reply structs.JobEvaluationsResponse
 	c := readCall{Method: "Job.Evaluations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.Evaluation { return reply.Evaluations }, evalKey)
+	return listQuery(s, w, r, c, func() []*structs.Evaluation { return reply.Evaluations }, evalOrder)
 }
 
 // jobSummary handles GET /v1/job/{id}/summary.

@@ -24,7 +24,7 @@ func (s *HTTPServer) namespaceList(w http.ResponseWriter, r *http.Request) (any,
 	args := &structs.NamespaceListRequest{}
 	var reply structs.NamespaceListResponse
 	c := readCall{"Namespace.ListNamespaces", &args.QueryOptions, args, &reply, &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.Namespace { return reply.Namespaces }, func(n *structs.Namespace) string { return n.Name })
+	return listQuery(s, w, r, c, func() []*structs.Namespace { return reply.Namespaces }, byID(func(n *structs.Namespace) string { return n.Name }))
 }
 
 // namespaceGet is GET /v1/namespace/{name}.

@@ -11,7 +11,7 @@ func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, erro
 	var args structs.NodeListRequest
 	var reply structs.NodeListResponse
 	c := readCall{Method: "Node.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.NodeListStub { return reply.Nodes }, func(n *structs.NodeListStub) string { return n.ID })
+	return listQuery(s, w, r, c, func() []*structs.NodeListStub { return reply.Nodes }, byID(func(n *structs.NodeListStub) string { return n.ID }))
 }
 
 // nodeGet handles GET /v1/node/{id}; the node's secret is never encoded.
