@@ -86,7 +86,7 @@ Usage: nomad acl policy list [options]
   List the policies the token may read (all of them for a management
   token).
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
@@ -131,7 +131,7 @@ Usage: nomad acl policy info [options] <name>
 
   Print a policy and its rules.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.

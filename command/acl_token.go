@@ -81,7 +81,7 @@ Usage: nomad acl token list [options]
 
   List tokens, without their secrets. Needs a management token.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
@@ -126,7 +126,7 @@ Usage: nomad acl token info [options] <accessor_id>
 
   Print a token. A management token reads any; another token only itself.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
@@ -168,7 +168,7 @@ Usage: nomad acl token self [options]
 
   Print the token given by -token or NOMAD_TOKEN.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.

@@ -67,6 +67,7 @@ Status Options:
   -verbose
     Show full IDs, absolute times and the placement metrics: why nodes
     were filtered out and the score each candidate node got.
+` + outputFlagsHelp + `
 `)
 }
 

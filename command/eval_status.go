@@ -60,6 +60,7 @@ Status Options:
 
   -verbose
     Show full IDs and absolute times.
+` + outputFlagsHelp + `
 `)
 }
 

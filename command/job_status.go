@@ -37,6 +37,7 @@ Status Options:
 
   -verbose
     Show full IDs and absolute times.
+` + outputFlagsHelp + `
 `)
 }
 

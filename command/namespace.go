@@ -193,7 +193,7 @@ List Options:
   -json
     Print the namespaces as JSON.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
@@ -244,7 +244,7 @@ Usage: nomad namespace status [options] <namespace>
 
   Show a namespace: its name, description, quota and metadata.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.

@@ -66,6 +66,7 @@ Status Options:
 
   -verbose
     Show full IDs, addresses, versions and the drivers' health.
+` + outputFlagsHelp + `
 `)
 }
 

@@ -72,6 +72,7 @@ Server Members Options:
   -verbose
     Also show each server's gossip protocol version and all its tags.
     -detailed is accepted as an older spelling.
+` + outputFlagsHelp + `
 `)
 }
 
