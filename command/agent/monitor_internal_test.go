@@ -2,8 +2,11 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
@@ -34,4 +37,44 @@ func TestInterceptable_ForwardsToPlainLogger(t *testing.T) {
 	il.Debug("hidden")
 	must.StrContains(t, out.String(), "agent.http: served")
 	must.False(t, strings.Contains(out.String(), "hidden"))
+}
+
+// The stream tells its reader how many lines it lost to a full buffer,
+// then carries on with the next line; silence gets an empty heartbeat.
+func TestStreamMonitor_ReportsDropsAndHeartbeats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newLogMonitor(hclog.Info, false)
+		il := hclog.NewInterceptLogger(&hclog.LoggerOptions{Level: hclog.Off})
+		il.RegisterSink(m.sink)
+		for range monitorBuffer + 3 {
+			il.Info("line")
+		}
+		// Drain what fits, as a reader that was stalled and catches up.
+		for range monitorBuffer {
+			<-m.lines
+		}
+		il.Info("after the gap")
+
+		var writes []string
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			(&HTTPServer{}).streamMonitor(ctx, m, func(p []byte) error {
+				writes = append(writes, string(p))
+				return nil
+			})
+		}()
+		synctest.Wait()
+		must.Len(t, 1, writes)
+		must.StrContains(t, writes[0], "dropped 3 log lines")
+		must.StrContains(t, writes[0], "after the gap")
+
+		time.Sleep(eventHeartbeat)
+		synctest.Wait()
+		must.Len(t, 2, writes)
+		must.Eq(t, "", writes[1])
+		cancel()
+		<-done
+	})
 }
