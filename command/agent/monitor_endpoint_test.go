@@ -11,6 +11,7 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/command/agent"
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
 )
 
@@ -91,4 +92,51 @@ func TestHTTP_AgentMonitor_BadInput(t *testing.T) {
 		must.Eq(t, http.StatusBadRequest, resp.StatusCode, must.Sprint(tc.query))
 		must.StrContains(t, b.String(), tc.want)
 	}
+}
+
+// With ACLs on, monitoring needs agent:read: the log can hold what a
+// namespace-only token must not see.
+func TestHTTP_AgentMonitor_NeedsAgentRead(t *testing.T) {
+	a := agenttest.NewDevAgent(t, func(c *agent.Config) { c.ACL = &agent.ACLConfig{Enabled: true} })
+	anon := officialClient(t, a)
+	boot, _, err := anon.ACLTokens().Bootstrap(nil)
+	must.NoError(t, err)
+	mgmt, err := nomadapi.NewClient(&nomadapi.Config{Address: a.HTTPAddr, SecretID: boot.SecretID})
+	must.NoError(t, err)
+	_, err = mgmt.ACLPolicies().Upsert(&nomadapi.ACLPolicy{Name: "jobs", Rules: `namespace "default" { policy = "read" }`}, nil)
+	must.NoError(t, err)
+	_, err = mgmt.ACLPolicies().Upsert(&nomadapi.ACLPolicy{Name: "agent", Rules: `agent { policy = "read" }`}, nil)
+	must.NoError(t, err)
+	jobsTok, _, err := mgmt.ACLTokens().Create(&nomadapi.ACLToken{Name: "jobs", Type: "client", Policies: []string{"jobs"}}, nil)
+	must.NoError(t, err)
+	agentTok, _, err := mgmt.ACLTokens().Create(&nomadapi.ACLToken{Name: "agent", Type: "client", Policies: []string{"agent"}}, nil)
+	must.NoError(t, err)
+
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, secret := range []string{"", jobsTok.SecretID} {
+		frames, errs := anon.Agent().Monitor(stop, &nomadapi.QueryOptions{AuthToken: secret})
+		must.Nil(t, frames)
+		code, body := statusOf(t, <-errs)
+		must.Eq(t, http.StatusForbidden, code)
+		must.StrContains(t, body, "agent read")
+	}
+	frames, errs := anon.Agent().Monitor(stop, &nomadapi.QueryOptions{AuthToken: agentTok.SecretID, Params: map[string]string{"log_level": "debug"}})
+	mustOpen(t, frames, errs)
+
+	// The tokens list pages and filters for the management token.
+	toks, meta, err := mgmt.ACLTokens().List(&nomadapi.QueryOptions{PerPage: 2})
+	must.NoError(t, err)
+	must.Len(t, 2, toks)
+	must.Eq(t, boot.AccessorID, toks[0].AccessorID)
+	rest, _, err := mgmt.ACLTokens().List(&nomadapi.QueryOptions{NextToken: meta.NextToken})
+	must.NoError(t, err)
+	must.Len(t, 1, rest)
+	must.Eq(t, agentTok.AccessorID, rest[0].AccessorID)
+	named, _, err := mgmt.ACLTokens().List(&nomadapi.QueryOptions{Filter: `Name == "jobs"`})
+	must.NoError(t, err)
+	must.Len(t, 1, named)
+	pols, _, err := mgmt.ACLPolicies().List(&nomadapi.QueryOptions{Reverse: true, PerPage: 1})
+	must.NoError(t, err)
+	must.Eq(t, "jobs", pols[0].Name)
 }
