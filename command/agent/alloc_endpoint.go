@@ -12,7 +12,11 @@ func (s *HTTPServer) allocList(w http.ResponseWriter, r *http.Request) (any, err
 	var args structs.AllocListRequest
 	var reply structs.AllocListResponse
 	c := readCall{Method: "Alloc.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.AllocListStub { return reply.Allocations }, allocOrder)
+	items, err := allocStubs(r, func() []*structs.AllocListStub { return reply.Allocations })
+	if err != nil {
+		return nil, err
+	}
+	return listQuery(s, w, r, c, items, allocOrder)
 }
 
 // allocGet handles GET /v1/allocation/{id}. The ID must be exact, as

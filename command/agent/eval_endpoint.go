@@ -36,5 +36,9 @@ func (s *HTTPServer) evalAllocations(w http.ResponseWriter, r *http.Request) (an
 	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id")}
 	var reply structs.EvalAllocationsResponse
 	c := readCall{Method: "Eval.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.AllocListStub { return reply.Allocations }, allocOrder)
+	items, err := allocStubs(r, func() []*structs.AllocListStub { return reply.Allocations })
+	if err != nil {
+		return nil, err
+	}
+	return listQuery(s, w, r, c, items, allocOrder)
 }

@@ -210,3 +210,24 @@ func (sel evalSelectors) keep(evals []*structs.Evaluation) []*structs.Evaluation
 	}
 	return out
 }
+
+// allocStubs honours task_states=false, upstream's way of asking an
+// allocation list for less: the stubs come without their TaskStates.
+func allocStubs(r *http.Request, stubs func() []*structs.AllocListStub) (func() []*structs.AllocListStub, error) {
+	if !r.URL.Query().Has("task_states") {
+		return stubs, nil
+	}
+	keep, err := boolParam(r, "task_states")
+	if err != nil || keep {
+		return stubs, err
+	}
+	return func() []*structs.AllocListStub {
+		out := make([]*structs.AllocListStub, 0, len(stubs()))
+		for _, a := range stubs() {
+			c := *a
+			c.TaskStates = nil
+			out = append(out, &c)
+		}
+		return out
+	}, nil
+}

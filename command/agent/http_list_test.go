@@ -122,6 +122,17 @@ func TestHTTP_ListSemantics_OtherLists(t *testing.T) {
 	must.Len(t, 2, allocs)
 	must.NotEq(t, "", meta.NextToken)
 
+	// task_states=false leaves the task states out, as upstream.
+	agenttest.WaitFor(t, 10e9, "task states reported", func() (bool, string) {
+		full, _, err := c.Allocations().List(&nomadapi.QueryOptions{Filter: `JobID == "one"`})
+		must.NoError(t, err)
+		return len(full[0].TaskStates) > 0, "no task states yet"
+	})
+	lean, _, err := c.Allocations().List(&nomadapi.QueryOptions{Filter: `JobID == "one"`, Params: map[string]string{"task_states": "false"}})
+	must.NoError(t, err)
+	must.Len(t, 1, lean)
+	must.MapEmpty(t, lean[0].TaskStates)
+
 	jobAllocs, _, err := c.Jobs().Allocations("one", false, &nomadapi.QueryOptions{Filter: `JobID == "none"`})
 	must.NoError(t, err)
 	must.Len(t, 0, jobAllocs)
@@ -166,6 +177,7 @@ func TestHTTP_ListSemantics_BadInput(t *testing.T) {
 		{"/v1/nodes?per_page=many", "per_page"},
 		{"/v1/evaluations?next_token=garbage", "next_token"},
 		{"/v1/allocations?reverse=sideways", "reverse"},
+		{"/v1/allocations?task_states=none", "task_states"},
 		{"/v1/evaluations?filter_eval_status=done", "filter_eval_status"},
 		{"/v1/acl/policies?filter=%3D%3D", "filter expression"},
 		{"/v1/namespaces?filter=%3D%3D", "filter expression"},

@@ -166,7 +166,11 @@ func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any
 	args := structs.JobSpecificRequest{JobID: r.PathValue("id"), All: all}
 	var reply structs.JobAllocationsResponse
 	c := readCall{Method: "Job.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
-	return listQuery(s, w, r, c, func() []*structs.AllocListStub { return reply.Allocations }, allocOrder)
+	items, err := allocStubs(r, func() []*structs.AllocListStub { return reply.Allocations })
+	if err != nil {
+		return nil, err
+	}
+	return listQuery(s, w, r, c, items, allocOrder)
 }
 
 // jobEvaluations handles GET /v1/job/{id}/evaluations.
