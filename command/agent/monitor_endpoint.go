@@ -27,7 +27,9 @@ func interceptable(logger hclog.Logger) hclog.InterceptLogger {
 	if il, ok := logger.(hclog.InterceptLogger); ok {
 		return il
 	}
-	il := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: logger.Name(), Level: hclog.Off, Output: io.Discard})
+	// The same level, so IsDebug and the like answer as the caller's
+	// logger would; the output goes through forwardSink alone.
+	il := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: logger.Name(), Level: logger.GetLevel(), Output: io.Discard})
 	il.RegisterSink(forwardSink{logger})
 	return il
 }

@@ -35,6 +35,7 @@ func TestInterceptable_ForwardsToPlainLogger(t *testing.T) {
 	il := interceptable(plain)
 	il.Named("http").Info("served")
 	il.Debug("hidden")
+	must.False(t, il.IsDebug())
 	must.StrContains(t, out.String(), "agent.http: served")
 	must.False(t, strings.Contains(out.String(), "hidden"))
 }
