@@ -84,11 +84,6 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 
 		"eval":        func() (cli.Command, error) { return &EvalCommand{Meta: m()}, nil },
 		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m()}, nil },
-		"eval list":   func() (cli.Command, error) { return &EvalListCommand{Meta: m()}, nil },
-		"job allocs":  func() (cli.Command, error) { return &JobAllocsCommand{Meta: m()}, nil },
-		"status":      func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
-		"agent-info":  func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },
-		"monitor":     func() (cli.Command, error) { return &MonitorCommand{Meta: m()}, nil },
 
 		"server":             func() (cli.Command, error) { return &ServerCommand{Meta: m()}, nil },
 		"server members":     func() (cli.Command, error) { return &ServerMembersCommand{Meta: m()}, nil },
@@ -136,6 +131,12 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"system gc": func() (cli.Command, error) { return &SystemGCCommand{Meta: m()}, nil },
 
 		"version": func() (cli.Command, error) { return &VersionCommand{Meta: m()}, nil },
+
+		"status":     func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
+		"agent-info": func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },
+		"monitor":    func() (cli.Command, error) { return &MonitorCommand{Meta: m()}, nil },
+		"eval list":  func() (cli.Command, error) { return &EvalListCommand{Meta: m()}, nil },
+		"job allocs": func() (cli.Command, error) { return &JobAllocsCommand{Meta: m()}, nil },
 
 		// Upstream's older top-level spellings, kept so scripts work.
 		"run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m()}, nil },
