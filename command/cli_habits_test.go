@@ -232,3 +232,12 @@ func TestJobRunStop_EvalPriority(t *testing.T) {
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, "eval priority must be between 1 and 100")
 }
+
+// Every parent command names a subcommand it does not have.
+func TestParents_UnknownSubcommand(t *testing.T) {
+	for _, args := range [][]string{{"acl", "polcy"}, {"acl", "policy", "lst"}, {"acl", "token", "lst"}, {"system", "gcc"}} {
+		ui := cli.NewMockUi()
+		must.Eq(t, 1, RunWithUi(args, ui), must.Sprint(args))
+		must.StrContains(t, ui.ErrorWriter.String(), `"`+args[len(args)-1]+`" is not a subcommand of "nomad `+strings.Join(args[:len(args)-1], " ")+`".`)
+	}
+}
