@@ -103,6 +103,10 @@ func TestStatus_ResolvesPrefix(t *testing.T) {
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.StrContains(t, out, `"ID": "`+alloc.NodeID+`"`)
 
+	code, out, errOut = run(t, a, status, "-verbose", "default")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, "Name        = default")
+
 	code, _, errOut = run(t, a, status, "no-such-thing")
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, `No matches found for "no-such-thing"`)

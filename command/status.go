@@ -82,8 +82,20 @@ func (c *StatusCommand) Run(args []string) int {
 		return exitError
 	}
 	m := pickExact(matches, prefix)
-	rest := append(flags.Args()[:0:0], args[:len(args)-1]...)
-	return m.command.Run(append(rest, m.id))
+	return m.command.Run(append(forwardedFlags(args[:len(args)-1], m.context), m.id))
+}
+
+// forwardedFlags are the flags status hands the object's own command:
+// all of them, but -verbose for a namespace, whose status has none.
+func forwardedFlags(flags []string, context string) []string {
+	out := make([]string, 0, len(flags))
+	for _, f := range flags {
+		if context == "namespaces" && strings.HasPrefix(strings.TrimLeft(f, "-"), "verbose") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // search lists what prefix names, in upstream's order of contexts.
