@@ -163,6 +163,14 @@ type QueryOptions struct {
 	// the client's.
 	AuthToken string
 
+	// Filter is a go-bexpr expression over a list's entries; PerPage,
+	// NextToken and Reverse page the list (QueryMeta.NextToken starts the
+	// next page).
+	Filter    string
+	PerPage   int32
+	NextToken string
+	Reverse   bool
+
 	// Params are extra query parameters, set after the ones above so that a
 	// caller can reach endpoint options this client has no field for.
 	Params map[string]string
@@ -231,6 +239,10 @@ type QueryMeta struct {
 
 	// RequestTime is the round-trip time observed by the client.
 	RequestTime time.Duration
+
+	// NextToken is X-Nomad-NextToken: where the next page of a paged list
+	// starts, empty on the last page.
+	NextToken string
 }
 
 // WriteMeta describes how a write was answered.
@@ -304,6 +316,18 @@ func (r *request) applyQuery(q *QueryOptions) {
 		// Milliseconds with a unit, as upstream sends; the agent accepts any
 		// Go duration string here.
 		r.params.Set("wait", strconv.FormatInt(q.WaitTime.Milliseconds(), 10)+"ms")
+	}
+	if q.Filter != "" {
+		r.params.Set("filter", q.Filter)
+	}
+	if q.PerPage != 0 {
+		r.params.Set("per_page", strconv.Itoa(int(q.PerPage)))
+	}
+	if q.NextToken != "" {
+		r.params.Set("next_token", q.NextToken)
+	}
+	if q.Reverse {
+		r.params.Set("reverse", "true")
 	}
 	for k, v := range q.Params {
 		r.params.Set(k, v)
@@ -466,6 +490,7 @@ func parseQueryMeta(h http.Header, qm *QueryMeta) error {
 		qm.LastContact = time.Duration(ms) * time.Millisecond
 	}
 	qm.KnownLeader = h.Get(HeaderKnownLeader) == "true"
+	qm.NextToken = h.Get("X-Nomad-NextToken")
 	return nil
 }
 

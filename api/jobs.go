@@ -231,6 +231,10 @@ type JobRegisterRequest struct {
 	EnforceIndex   bool   `json:",omitempty"`
 	JobModifyIndex uint64 `json:",omitempty"`
 
+	// EvalPriority, when set, is the priority of the evaluation the
+	// registration creates instead of the job's.
+	EvalPriority int `json:",omitempty"`
+
 	WriteRequest
 }
 
@@ -276,6 +280,8 @@ type RegisterOptions struct {
 	// EnforceIndex and ModifyIndex: see JobRegisterRequest.EnforceIndex.
 	EnforceIndex bool
 	ModifyIndex  uint64
+	// EvalPriority: see JobRegisterRequest.EvalPriority.
+	EvalPriority int
 }
 
 // Jobs is the handle on the job endpoints.
@@ -298,6 +304,9 @@ func (j *Jobs) RegisterOpts(job *Job, opts *RegisterOptions, w *WriteOptions) (*
 	if opts != nil && opts.EnforceIndex {
 		req.EnforceIndex = true
 		req.JobModifyIndex = opts.ModifyIndex
+	}
+	if opts != nil {
+		req.EvalPriority = opts.EvalPriority
 	}
 	if w != nil {
 		req.WriteRequest = WriteRequest{Region: w.Region, Namespace: w.Namespace}
@@ -371,8 +380,28 @@ func (j *Jobs) Summary(jobID string, q *QueryOptions) (*JobSummary, *QueryMeta, 
 // evaluation that stops its allocations. purge also removes the job from
 // the state store at once instead of leaving it, stopped, for the GC.
 func (j *Jobs) Deregister(jobID string, purge bool, w *WriteOptions) (string, *WriteMeta, error) {
+	return j.DeregisterOpts(jobID, &DeregisterOptions{Purge: purge}, w)
+}
+
+// DeregisterOptions tune a deregistration.
+type DeregisterOptions struct {
+	// Purge removes the job at once instead of leaving it stopped.
+	Purge bool
+	// EvalPriority, when set, is the priority of the evaluation created
+	// instead of the job's.
+	EvalPriority int
+}
+
+// DeregisterOpts is Deregister with options.
+func (j *Jobs) DeregisterOpts(jobID string, opts *DeregisterOptions, w *WriteOptions) (string, *WriteMeta, error) {
+	if opts == nil {
+		opts = &DeregisterOptions{}
+	}
 	var resp JobDeregisterResponse
-	path := jobPath(jobID, "") + "?purge=" + strconv.FormatBool(purge)
+	path := jobPath(jobID, "") + "?purge=" + strconv.FormatBool(opts.Purge)
+	if opts.EvalPriority != 0 {
+		path += "&eval_priority=" + strconv.Itoa(opts.EvalPriority)
+	}
 	wm, err := j.client.write(http.MethodDelete, path, nil, &resp, w)
 	if err != nil {
 		return "", nil, err

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hashicorp/cli"
-
 	"github.com/nomad-edge/nomad/api"
 )
 
@@ -39,7 +37,7 @@ Usage: nomad acl <subcommand> [options]
 }
 
 // Run implements cli.Command.
-func (c *ACLCommand) Run(args []string) int { return cli.RunResultHelp }
+func (c *ACLCommand) Run(args []string) int { return c.runParent("acl", args) }
 
 // ACLPolicyCommand is `nomad acl policy`.
 type ACLPolicyCommand struct {
@@ -59,7 +57,7 @@ Usage: nomad acl policy <subcommand> [options]
 }
 
 // Run implements cli.Command.
-func (c *ACLPolicyCommand) Run(args []string) int { return cli.RunResultHelp }
+func (c *ACLPolicyCommand) Run(args []string) int { return c.runParent("acl policy", args) }
 
 // ACLTokenCommand is `nomad acl token`.
 type ACLTokenCommand struct {
@@ -79,7 +77,7 @@ Usage: nomad acl token <subcommand> [options]
 }
 
 // Run implements cli.Command.
-func (c *ACLTokenCommand) Run(args []string) int { return cli.RunResultHelp }
+func (c *ACLTokenCommand) Run(args []string) int { return c.runParent("acl token", args) }
 
 // ACLBootstrapCommand is `nomad acl bootstrap`.
 type ACLBootstrapCommand struct {

@@ -86,12 +86,13 @@ Usage: nomad acl policy list [options]
   List the policies the token may read (all of them for a management
   token).
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
 func (c *ACLPolicyListCommand) Run(args []string) int {
-	client, code, ok := c.setup("acl policy list", args, 0, c)
+	var out outputFlags
+	client, code, ok := c.setupRead("acl policy list", args, 0, c, &out)
 	if !ok {
 		return code
 	}
@@ -99,6 +100,9 @@ func (c *ACLPolicyListCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error listing ACL policies: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, policies)
 	}
 	if len(policies) == 0 {
 		c.Ui.Output("No policies found")
@@ -127,12 +131,14 @@ Usage: nomad acl policy info [options] <name>
 
   Print a policy and its rules.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
 func (c *ACLPolicyInfoCommand) Run(args []string) int {
 	flags := c.FlagSet("acl policy info")
+	var out outputFlags
+	out.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -144,6 +150,9 @@ func (c *ACLPolicyInfoCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error reading ACL policy: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, p)
 	}
 	c.Ui.Output(formatKV([]string{
 		"Name|" + p.Name,

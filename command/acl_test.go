@@ -96,6 +96,23 @@ func TestACL_CLI_TLSCluster(t *testing.T) {
 	must.Eq(t, []string{"Name", "Type", "Global", "Accessor ID"}, columns(splitLines(out)[0]))
 	must.Len(t, 3, splitLines(out))
 
+	// -t and -json give scripts the data without the tables.
+	for _, tc := range []struct {
+		cmd  func(Meta) cli.Command
+		args []string
+		want string
+	}{
+		{aclCmd(func(m Meta) *ACLTokenListCommand { return &ACLTokenListCommand{Meta: m} }), []string{"-t", `{{range .}}{{.Name}},{{end}}`}, "ci,"},
+		{aclCmd(func(m Meta) *ACLTokenInfoCommand { return &ACLTokenInfoCommand{Meta: m} }), []string{"-t", `{{.Name}}`, readerAccessor}, "ci"},
+		{aclCmd(func(m Meta) *ACLTokenSelfCommand { return &ACLTokenSelfCommand{Meta: m} }), []string{"-t", `{{.Type}}`}, "management"},
+		{aclCmd(func(m Meta) *ACLPolicyListCommand { return &ACLPolicyListCommand{Meta: m} }), []string{"-t", `{{range .}}{{.Name}}{{end}}`}, "readonly"},
+		{aclCmd(func(m Meta) *ACLPolicyInfoCommand { return &ACLPolicyInfoCommand{Meta: m} }), []string{"-json", "readonly"}, `"Rules": "namespace \"default\" { policy = \"read\" }\n"`},
+	} {
+		code, out, stderr = run(t, a, tc.cmd, with(append([]string{"-token", mgmt}, tc.args...)...)...)
+		must.Eq(t, 0, code, must.Sprint(stderr))
+		must.StrContains(t, out, tc.want)
+	}
+
 	code, _, stderr = run(t, a, aclCmd(func(m Meta) *ACLTokenDeleteCommand { return &ACLTokenDeleteCommand{Meta: m} }), with("-token", mgmt, readerAccessor)...)
 	must.Eq(t, 0, code, must.Sprint(stderr))
 	code, _, stderr = run(t, a, jobStatusCmd, tlsFlags...)

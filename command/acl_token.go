@@ -81,12 +81,13 @@ Usage: nomad acl token list [options]
 
   List tokens, without their secrets. Needs a management token.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
 func (c *ACLTokenListCommand) Run(args []string) int {
-	client, code, ok := c.setup("acl token list", args, 0, c)
+	var out outputFlags
+	client, code, ok := c.setupRead("acl token list", args, 0, c, &out)
 	if !ok {
 		return code
 	}
@@ -94,6 +95,9 @@ func (c *ACLTokenListCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error listing tokens: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, tokens)
 	}
 	if len(tokens) == 0 {
 		c.Ui.Output("No tokens found")
@@ -122,12 +126,14 @@ Usage: nomad acl token info [options] <accessor_id>
 
   Print a token. A management token reads any; another token only itself.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
 func (c *ACLTokenInfoCommand) Run(args []string) int {
 	flags := c.FlagSet("acl token info")
+	var out outputFlags
+	out.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -139,6 +145,9 @@ func (c *ACLTokenInfoCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error fetching token: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, tok)
 	}
 	c.Ui.Output(formatToken(tok))
 	return 0
@@ -159,12 +168,13 @@ Usage: nomad acl token self [options]
 
   Print the token given by -token or NOMAD_TOKEN.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
 func (c *ACLTokenSelfCommand) Run(args []string) int {
-	client, code, ok := c.setup("acl token self", args, 0, c)
+	var out outputFlags
+	client, code, ok := c.setupRead("acl token self", args, 0, c, &out)
 	if !ok {
 		return code
 	}
@@ -172,6 +182,9 @@ func (c *ACLTokenSelfCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error fetching self token: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, tok)
 	}
 	c.Ui.Output(formatToken(tok))
 	return 0

@@ -67,13 +67,16 @@ Status Options:
   -verbose
     Show full IDs, absolute times and the placement metrics: why nodes
     were filtered out and the score each candidate node got.
+` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *AllocStatusCommand) Run(args []string) int {
 	var verbose bool
+	var out outputFlags
 	flags := c.FlagSet("alloc status")
+	out.register(flags)
 	flags.BoolVar(&verbose, "verbose", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
@@ -94,6 +97,9 @@ func (c *AllocStatusCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error querying allocation: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, alloc)
 	}
 
 	v := view{verbose: verbose, now: time.Now()}

@@ -30,7 +30,12 @@ func RunWithUi(args []string, ui cli.Ui) int {
 	c := cli.NewCLI("nomad", agent.Version)
 	c.Args = args
 	c.Commands = Commands(Meta{Ui: ui})
+	if code, unknown := unknownCommand(args, c.Commands, ui); unknown {
+		return code
+	}
 	c.HiddenCommands = []string{"run", "stop", "validate"}
+	// -autocomplete-install and -autocomplete-uninstall, as upstream.
+	c.Autocomplete = true
 	// The cli library writes help in many small pieces; collect them and
 	// hand the UI whole text.
 	var help, errs bytes.Buffer
@@ -128,6 +133,12 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"system gc": func() (cli.Command, error) { return &SystemGCCommand{Meta: m()}, nil },
 
 		"version": func() (cli.Command, error) { return &VersionCommand{Meta: m()}, nil },
+
+		"status":     func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
+		"agent-info": func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },
+		"monitor":    func() (cli.Command, error) { return &MonitorCommand{Meta: m()}, nil },
+		"eval list":  func() (cli.Command, error) { return &EvalListCommand{Meta: m()}, nil },
+		"job allocs": func() (cli.Command, error) { return &JobAllocsCommand{Meta: m()}, nil },
 
 		// Upstream's older top-level spellings, kept so scripts work.
 		"run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m()}, nil },

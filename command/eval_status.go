@@ -60,13 +60,16 @@ Status Options:
 
   -verbose
     Show full IDs and absolute times.
+` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *EvalStatusCommand) Run(args []string) int {
 	var verbose bool
+	var out outputFlags
 	flags := c.FlagSet("eval status")
+	out.register(flags)
 	flags.BoolVar(&verbose, "verbose", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
@@ -102,6 +105,9 @@ func (c *EvalStatusCommand) Run(args []string) int {
 	// output reflects its newest state.
 	if full, _, err := client.Evaluations().Info(eval.ID, nil); err == nil {
 		eval = full
+	}
+	if out.set() {
+		return c.writeFormatted(out, eval)
 	}
 	c.Ui.Output(formatEval(eval, view{verbose: verbose, now: time.Now()}))
 	return exitOK

@@ -48,8 +48,9 @@ History Options:
 // Run implements cli.Command.
 func (c *JobHistoryCommand) Run(args []string) int {
 	var diff, full, asJSON bool
-	var versionStr string
+	var versionStr, tmpl string
 	flags := c.FlagSet("job history")
+	flags.StringVar(&tmpl, "t", "", "")
 	flags.BoolVar(&diff, "p", false, "")
 	flags.BoolVar(&full, "full", false, "")
 	flags.BoolVar(&asJSON, "json", false, "")
@@ -80,8 +81,8 @@ func (c *JobHistoryCommand) Run(args []string) int {
 		}
 		return nil
 	}
-	if asJSON {
-		return c.printJSON(versions)
+	if asJSON || tmpl != "" {
+		return c.writeFormatted(outputFlags{json: asJSON, tmpl: tmpl}, versions)
 	}
 	if versionStr != "" {
 		want, err := strconv.ParseUint(versionStr, 10, 64)

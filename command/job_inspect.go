@@ -42,7 +42,9 @@ Inspect Options:
 func (c *JobInspectCommand) Run(args []string) int {
 	var versionStr string
 	var asJSON bool
+	var tmpl string
 	flags := c.FlagSet("job inspect")
+	flags.StringVar(&tmpl, "t", "", "")
 	flags.StringVar(&versionStr, "version", "", "")
 	flags.BoolVar(&asJSON, "json", false, "")
 	if !c.parseFlags(flags, args, c) {
@@ -64,6 +66,9 @@ func (c *JobInspectCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(err.Error())
 		return exitError
+	}
+	if tmpl != "" {
+		return c.writeFormatted(outputFlags{json: asJSON, tmpl: tmpl}, job)
 	}
 	out, err := json.MarshalIndent(struct{ Job *api.Job }{job}, "", "    ")
 	if err != nil {

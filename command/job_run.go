@@ -46,6 +46,10 @@ Run Options:
 
   -verbose
     Show full IDs.
+
+  -eval-priority=<1-100>
+    The priority of the evaluation the run creates, instead of the job's
+    own priority: an urgent change is scheduled ahead of others.
 `)
 }
 
@@ -53,7 +57,9 @@ Run Options:
 func (c *JobRunCommand) Run(args []string) int {
 	var detach, verbose bool
 	var checkIndex string
+	var evalPriority int
 	flags := c.FlagSet("job run")
+	flags.IntVar(&evalPriority, "eval-priority", 0, "")
 	flags.BoolVar(&detach, "detach", false, "")
 	flags.StringVar(&checkIndex, "check-index", "", "")
 	flags.BoolVar(&verbose, "verbose", false, "")
@@ -78,6 +84,10 @@ func (c *JobRunCommand) Run(args []string) int {
 		c.Ui.Error(err.Error())
 		return exitError
 	}
+	if opts == nil {
+		opts = &api.RegisterOptions{}
+	}
+	opts.EvalPriority = evalPriority
 	resp, _, err := client.Jobs().RegisterOpts(job, opts, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error submitting job: %v", err))

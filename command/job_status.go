@@ -37,13 +37,16 @@ Status Options:
 
   -verbose
     Show full IDs and absolute times.
+` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *JobStatusCommand) Run(args []string) int {
 	var short, verbose bool
+	var out outputFlags
 	flags := c.FlagSet("job status")
+	out.register(flags)
 	flags.BoolVar(&short, "short", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
 	if !c.parseFlags(flags, args, c) {
@@ -58,7 +61,7 @@ func (c *JobStatusCommand) Run(args []string) int {
 		return exitError
 	}
 	if flags.NArg() == 0 {
-		return c.list(client)
+		return c.list(client, out)
 	}
 
 	jobs, _, err := client.Jobs().List(&api.QueryOptions{Prefix: flags.Arg(0)})
@@ -80,6 +83,9 @@ func (c *JobStatusCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error querying job: %v", err))
 		return exitError
 	}
+	if out.set() {
+		return c.writeFormatted(out, job)
+	}
 	c.Ui.Output(formatKV(jobHeader(job)))
 	if short {
 		return exitOK
@@ -87,11 +93,14 @@ func (c *JobStatusCommand) Run(args []string) int {
 	return c.details(client, job, verbose)
 }
 
-func (c *JobStatusCommand) list(client *api.Client) int {
+func (c *JobStatusCommand) list(client *api.Client, out outputFlags) int {
 	jobs, _, err := client.Jobs().List(nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error querying jobs: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, jobs)
 	}
 	if len(jobs) == 0 {
 		c.Ui.Output("No running jobs")

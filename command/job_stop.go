@@ -44,13 +44,19 @@ Stop Options:
 
   -verbose
     Show full IDs.
+
+  -eval-priority=<1-100>
+    The priority of the evaluation the stop creates, instead of the
+    job's own priority.
 `)
 }
 
 // Run implements cli.Command.
 func (c *JobStopCommand) Run(args []string) int {
 	var detach, purge, yes, verbose bool
+	var evalPriority int
 	flags := c.FlagSet("job stop")
+	flags.IntVar(&evalPriority, "eval-priority", 0, "")
 	flags.BoolVar(&detach, "detach", false, "")
 	flags.BoolVar(&purge, "purge", false, "")
 	flags.BoolVar(&yes, "yes", false, "")
@@ -86,7 +92,7 @@ func (c *JobStopCommand) Run(args []string) int {
 		return exitOK
 	}
 
-	evalID, _, err := client.Jobs().Deregister(job.ID, purge, nil)
+	evalID, _, err := client.Jobs().DeregisterOpts(job.ID, &api.DeregisterOptions{Purge: purge, EvalPriority: evalPriority}, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error deregistering job: %v", err))
 		return exitError

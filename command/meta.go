@@ -28,6 +28,10 @@ type Meta struct {
 	clientKey     string
 	tlsServerName string
 	tlsSkipVerify bool
+
+	// noColor is accepted as upstream's -no-color; our output has no
+	// colour to turn off.
+	noColor bool
 }
 
 // FlagSet returns a flag set with the common flags. Errors are reported by
@@ -45,6 +49,7 @@ func (m *Meta) FlagSet(name string) *flag.FlagSet {
 	f.StringVar(&m.clientKey, "client-key", "", "")
 	f.StringVar(&m.tlsServerName, "tls-server-name", "", "")
 	f.BoolVar(&m.tlsSkipVerify, "tls-skip-verify", false, "")
+	f.BoolVar(&m.noColor, "no-color", false, "")
 	return f
 }
 
@@ -151,5 +156,9 @@ General Options:
   -tls-skip-verify
     Do not verify the agent's certificate. Not for production.
     Overrides NOMAD_SKIP_VERIFY.
+
+  -no-color
+    Disable colored output. Accepted for scripts written for upstream;
+    the output has no color to disable.
 `)
 }

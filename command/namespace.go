@@ -193,14 +193,14 @@ List Options:
   -json
     Print the namespaces as JSON.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
 func (c *NamespaceListCommand) Run(args []string) int {
 	flags := c.FlagSet("namespace list")
-	var asJSON bool
-	flags.BoolVar(&asJSON, "json", false, "")
+	var out outputFlags
+	out.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -213,8 +213,8 @@ func (c *NamespaceListCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error retrieving namespaces: %v", err))
 		return exitError
 	}
-	if asJSON {
-		return c.outputJSON(namespaces)
+	if out.set() {
+		return c.writeFormatted(out, namespaces)
 	}
 	if len(namespaces) == 0 {
 		c.Ui.Output("No namespaces found")
@@ -244,12 +244,14 @@ Usage: nomad namespace status [options] <namespace>
 
   Show a namespace: its name, description, quota and metadata.
 
-` + generalOptions())
+` + generalOptions() + "\n\nOutput Options:\n" + outputFlagsHelp)
 }
 
 // Run implements cli.Command.
 func (c *NamespaceStatusCommand) Run(args []string) int {
 	flags := c.FlagSet("namespace status")
+	var out outputFlags
+	out.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -261,6 +263,9 @@ func (c *NamespaceStatusCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error looking up namespace: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, ns)
 	}
 	c.Ui.Output(formatKV([]string{
 		"Name|" + ns.Name,
@@ -299,6 +304,8 @@ Usage: nomad namespace inspect [options] <namespace>
 // Run implements cli.Command.
 func (c *NamespaceInspectCommand) Run(args []string) int {
 	flags := c.FlagSet("namespace inspect")
+	var out outputFlags
+	out.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -310,6 +317,9 @@ func (c *NamespaceInspectCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error looking up namespace: %v", err))
 		return exitError
+	}
+	if out.tmpl != "" {
+		return c.writeFormatted(out, ns)
 	}
 	return c.outputJSON(ns)
 }

@@ -66,13 +66,16 @@ Status Options:
 
   -verbose
     Show full IDs, addresses, versions and the drivers' health.
+` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *NodeStatusCommand) Run(args []string) int {
 	var verbose bool
+	var out outputFlags
 	flags := c.FlagSet("node status")
+	out.register(flags)
 	flags.BoolVar(&verbose, "verbose", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
@@ -90,6 +93,9 @@ func (c *NodeStatusCommand) Run(args []string) int {
 		if err != nil {
 			c.Ui.Error(fmt.Sprintf("Error querying node status: %v", err))
 			return exitError
+		}
+		if out.set() {
+			return c.writeFormatted(out, nodes)
 		}
 		if len(nodes) == 0 {
 			c.Ui.Output("No nodes registered")
@@ -122,6 +128,9 @@ func (c *NodeStatusCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error querying node info: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, node)
 	}
 	allocs, _, err := client.Nodes().Allocations(node.ID, nil)
 	if err != nil {

@@ -72,13 +72,16 @@ Server Members Options:
   -verbose
     Also show each server's gossip protocol version and all its tags.
     -detailed is accepted as an older spelling.
+` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *ServerMembersCommand) Run(args []string) int {
 	var verbose, detailed bool
+	var out outputFlags
 	flags := c.FlagSet("server members")
+	out.register(flags)
 	flags.BoolVar(&verbose, "verbose", false, "")
 	flags.BoolVar(&detailed, "detailed", false, "")
 	if !c.parseFlags(flags, args, c) {
@@ -103,6 +106,9 @@ func (c *ServerMembersCommand) Run(args []string) int {
 		return exitError
 	}
 	api.SortAgentMembers(resp.Members)
+	if out.set() {
+		return c.writeFormatted(out, resp.Members)
+	}
 	c.Ui.Output(formatMembers(resp, leader, verbose || detailed))
 	return exitOK
 }

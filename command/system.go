@@ -3,8 +3,6 @@ package command
 import (
 	"fmt"
 	"strings"
-
-	"github.com/hashicorp/cli"
 )
 
 // SystemCommand is `nomad system`, the parent of cluster maintenance
@@ -32,7 +30,7 @@ Usage: nomad system <subcommand> [options]
 }
 
 // Run implements cli.Command.
-func (c *SystemCommand) Run(args []string) int { return cli.RunResultHelp }
+func (c *SystemCommand) Run(args []string) int { return c.runParent("system", args) }
 
 // SystemGCCommand is `nomad system gc`.
 type SystemGCCommand struct {

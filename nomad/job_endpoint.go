@@ -65,6 +65,9 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	now := j.srv.clock.Now()
 	args.SubmitTime = now.UnixNano()
 	args.Eval = args.Job.NewEval(opts.trigger, now)
+	if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
+		return err
+	}
 	if sc := args.Scaling; sc != nil && sc.ScalingEvent != nil {
 		evalID := args.Eval.ID
 		sc.ScalingEvent.EvalID = &evalID
@@ -121,6 +124,9 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	now := j.srv.clock.Now()
 	args.Now = now.UnixNano()
 	args.Eval = job.NewEval(structs.EvalTriggerJobDeregister, now)
+	if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
+		return err
+	}
 	_, index, err := j.srv.raftApply(structs.JobDeregisterRequestType, args)
 	if err != nil {
 		return err
@@ -334,4 +340,18 @@ func scaleStatus(job *structs.Job, allocs []*structs.Allocation) *structs.JobSca
 		}
 	}
 	return out
+}
+
+// overrideEvalPriority gives eval the priority a register or deregister
+// asked for (0: the job's own), so an urgent change can jump the queue
+// without changing the job.
+func overrideEvalPriority(eval *structs.Evaluation, p int) error {
+	if p == 0 {
+		return nil
+	}
+	if p < structs.JobMinPriority || p > structs.JobMaxPriority {
+		return fmt.Errorf("%w: eval priority must be between %d and %d", structs.ErrInvalidRequest, structs.JobMinPriority, structs.JobMaxPriority)
+	}
+	eval.Priority = p
+	return nil
 }

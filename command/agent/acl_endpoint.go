@@ -87,10 +87,8 @@ func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, 
 func (s *HTTPServer) aclPolicies(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := &structs.ACLPolicyListRequest{}
 	var reply structs.ACLPolicyListResponse
-	if err := s.query(w, r, readCall{"ACL.ListPolicies", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Policies), nil
+	c := readCall{"ACL.ListPolicies", &args.QueryOptions, args, &reply, &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.ACLPolicyListStub { return reply.Policies }, byID(func(p *structs.ACLPolicyListStub) string { return p.Name }))
 }
 
 // aclPolicyGet is GET /v1/acl/policy/{name}.
@@ -143,10 +141,8 @@ func (s *HTTPServer) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (an
 func (s *HTTPServer) aclTokens(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := &structs.ACLTokenListRequest{}
 	var reply structs.ACLTokenListResponse
-	if err := s.query(w, r, readCall{"ACL.ListTokens", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Tokens), nil
+	c := readCall{"ACL.ListTokens", &args.QueryOptions, args, &reply, &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.ACLTokenListStub { return reply.Tokens }, tokenOrder)
 }
 
 // aclTokenGet is GET /v1/acl/token/{id}.

@@ -62,6 +62,7 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	logger = interceptable(logger)
 	a := &Agent{config: cfg, logger: logger, dataDir: cfg.DataDir, stopCh: make(chan struct{})}
 	if err := a.start(); err != nil {
 		_ = a.Shutdown()

@@ -11,10 +11,12 @@ import (
 func (s *HTTPServer) allocList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.AllocListRequest
 	var reply structs.AllocListResponse
-	if err := s.query(w, r, readCall{Method: "Alloc.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+	c := readCall{Method: "Alloc.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	items, err := allocStubs(r, func() []*structs.AllocListStub { return reply.Allocations })
+	if err != nil {
 		return nil, err
 	}
-	return nonNil(reply.Allocations), nil
+	return listQuery(s, w, r, c, items, allocOrder)
 }
 
 // allocGet handles GET /v1/allocation/{id}. The ID must be exact, as

@@ -142,7 +142,7 @@ func (c *Command) Run(args []string) int {
 	}
 
 	logOut := newGatedWriter(&cli.UiWriter{Ui: c.Ui})
-	logger := hclog.New(&hclog.LoggerOptions{
+	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name:   "agent",
 		Level:  hclog.LevelFromString(cfg.LogLevel),
 		Output: logOut,

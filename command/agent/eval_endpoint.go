@@ -10,10 +10,12 @@ import (
 func (s *HTTPServer) evalList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.EvalListRequest
 	var reply structs.EvalListResponse
-	if err := s.query(w, r, readCall{Method: "Eval.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+	c := readCall{Method: "Eval.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	sel, err := evalListSelectors(r)
+	if err != nil {
 		return nil, err
 	}
-	return nonNil(reply.Evaluations), nil
+	return listQuery(s, w, r, c, func() []*structs.Evaluation { return sel.keep(reply.Evaluations) }, evalOrder)
 }
 
 // evalGet handles GET /v1/evaluation/{id}.
@@ -33,8 +35,10 @@ func (s *HTTPServer) evalGet(w http.ResponseWriter, r *http.Request) (any, error
 func (s *HTTPServer) evalAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id")}
 	var reply structs.EvalAllocationsResponse
-	if err := s.query(w, r, readCall{Method: "Eval.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+	c := readCall{Method: "Eval.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	items, err := allocStubs(r, func() []*structs.AllocListStub { return reply.Allocations })
+	if err != nil {
 		return nil, err
 	}
-	return nonNil(reply.Allocations), nil
+	return listQuery(s, w, r, c, items, allocOrder)
 }

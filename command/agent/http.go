@@ -121,6 +121,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/agent/health", s.agentHealth)
 	handle("GET /v1/agent/members", s.agentMembers)
 	handle("GET /v1/agent/servers", s.agentServers)
+	handle("GET /v1/agent/monitor", s.agentMonitor)
 	mux.Handle("GET /v1/metrics", s.metricsHandler())
 	mux.Handle("GET /v1/agent/pprof/{profile...}", s.agentPprof())
 	for _, m := range []string{http.MethodPut, http.MethodPost} {

@@ -51,6 +51,7 @@ func (s *HTTPServer) jobRegister(w http.ResponseWriter, r *http.Request) (any, e
 		Job:            job,
 		EnforceIndex:   body.EnforceIndex,
 		JobModifyIndex: body.JobModifyIndex,
+		EvalPriority:   body.EvalPriority,
 		WriteRequest:   structs.WriteRequest{Region: job.Region, Namespace: job.Namespace},
 	}
 	var reply structs.JobRegisterResponse
@@ -138,10 +139,8 @@ func (s *HTTPServer) jobParse(w http.ResponseWriter, r *http.Request) (any, erro
 func (s *HTTPServer) jobList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.JobListRequest
 	var reply structs.JobListResponse
-	if err := s.query(w, r, readCall{Method: "Job.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Jobs), nil
+	c := readCall{Method: "Job.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.JobListStub { return reply.Jobs }, jobKey(r))
 }
 
 // jobGet handles GET /v1/job/{id}.
@@ -166,20 +165,20 @@ func (s *HTTPServer) jobAllocations(w http.ResponseWriter, r *http.Request) (any
 	}
 	args := structs.JobSpecificRequest{JobID: r.PathValue("id"), All: all}
 	var reply structs.JobAllocationsResponse
-	if err := s.query(w, r, readCall{Method: "Job.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+	c := readCall{Method: "Job.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	items, err := allocStubs(r, func() []*structs.AllocListStub { return reply.Allocations })
+	if err != nil {
 		return nil, err
 	}
-	return nonNil(reply.Allocations), nil
+	return listQuery(s, w, r, c, items, allocOrder)
 }
 
 // jobEvaluations handles GET /v1/job/{id}/evaluations.
 func (s *HTTPServer) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobSpecificRequest{JobID: r.PathValue("id")}
 	var reply structs.JobEvaluationsResponse
-	if err := s.query(w, r, readCall{Method: "Job.Evaluations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Evaluations), nil
+	c := readCall{Method: "Job.Evaluations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.Evaluation { return reply.Evaluations }, evalOrder)
 }
 
 // jobSummary handles GET /v1/job/{id}/summary.
@@ -215,7 +214,11 @@ func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any,
 	if err != nil {
 		return nil, err
 	}
-	args := &structs.JobDeregisterRequest{JobID: r.PathValue("id"), Purge: purge, WriteRequest: writeRequest(r)}
+	prio, err := intParam(r, "eval_priority")
+	if err != nil {
+		return nil, err
+	}
+	args := &structs.JobDeregisterRequest{JobID: r.PathValue("id"), Purge: purge, EvalPriority: prio, WriteRequest: writeRequest(r)}
 	var reply structs.JobDeregisterResponse
 	if err := s.call(r, "Job.Deregister", args, &reply); err != nil {
 		return nil, err
@@ -245,4 +248,18 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// intParam reads an optional integer query parameter; a present but
+// malformed value is an error rather than 0.
+func intParam(r *http.Request, name string) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, codedErrorf(http.StatusBadRequest, "Invalid %s value %q: must be an integer", name, v)
+	}
+	return n, nil
 }

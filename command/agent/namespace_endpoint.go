@@ -23,10 +23,8 @@ type namespaceBody struct {
 func (s *HTTPServer) namespaceList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := &structs.NamespaceListRequest{}
 	var reply structs.NamespaceListResponse
-	if err := s.query(w, r, readCall{"Namespace.ListNamespaces", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Namespaces), nil
+	c := readCall{"Namespace.ListNamespaces", &args.QueryOptions, args, &reply, &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.Namespace { return reply.Namespaces }, byID(func(n *structs.Namespace) string { return n.Name }))
 }
 
 // namespaceGet is GET /v1/namespace/{name}.

@@ -10,10 +10,8 @@ import (
 func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.NodeListRequest
 	var reply structs.NodeListResponse
-	if err := s.query(w, r, readCall{Method: "Node.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Nodes), nil
+	c := readCall{Method: "Node.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.NodeListStub { return reply.Nodes }, byID(func(n *structs.NodeListStub) string { return n.ID }))
 }
 
 // nodeGet handles GET /v1/node/{id}; the node's secret is never encoded.

@@ -27,10 +27,10 @@ func raftRequests() map[structs.MessageType]any {
 		},
 		structs.JobRegisterRequestType: &structs.JobRegisterRequest{
 			Job: fullJob(), EnforceIndex: true, JobModifyIndex: 3, Eval: fullEval(),
-			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), WriteRequest: fullWriteRequest(),
+			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), EvalPriority: 90, WriteRequest: fullWriteRequest(),
 		},
 		structs.JobDeregisterRequestType: &structs.JobDeregisterRequest{
-			JobID: "edge-app", Purge: true, Eval: fullEval(), Now: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+			JobID: "edge-app", Purge: true, Eval: fullEval(), Now: t0.UnixNano(), EvalPriority: 70, WriteRequest: fullWriteRequest(),
 		},
 		structs.EvalUpdateRequestType: &structs.EvalUpdateRequest{
 			Evals: []*structs.Evaluation{fullEval()}, EvalToken: "token", UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),

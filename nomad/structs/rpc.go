@@ -109,6 +109,9 @@ type JobRegisterRequest struct {
 	// Scaling is the event a scale request records with the version it
 	// registers, in the same raft entry.
 	Scaling *ScalingEventRequest
+	// EvalPriority, when set, is the priority of the evaluation created
+	// instead of the job's own.
+	EvalPriority int
 	WriteRequest
 }
 
@@ -127,6 +130,8 @@ type JobDeregisterRequest struct {
 	Purge bool
 	Eval  *Evaluation
 	Now   int64
+	// EvalPriority is as JobRegisterRequest's.
+	EvalPriority int
 	WriteRequest
 }
 
