@@ -288,10 +288,10 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 	})
 	// AllocStates and the reschedule events' Delay are ours only:
 	// upstream's server sends them but its client library has no field for
-	// them. ReconnectDecision is ours alone (upstream has no such record).
+	// them. ReconnectDecision and DisconnectPolicy are ours alone.
 	t.Run("Allocation", func(t *testing.T) {
 		roundTrip[api.Allocation, nomadapi.Allocation](t, filled[api.Allocation](), "AllocStates", "RescheduleTracker.Events.Delay",
-			"ReconnectDecision")
+			"ReconnectDecision", "DisconnectPolicy")
 	})
 	t.Run("AllocationListStub", func(t *testing.T) {
 		roundTrip[api.AllocationListStub, nomadapi.AllocationListStub](t, filled[api.AllocationListStub](),

@@ -27,6 +27,7 @@ type EvalContext struct {
 
 	regexps  map[string]*regexp.Regexp
 	versions map[string]version.Constraints
+	pools    map[string]*structs.PoolDisconnect
 }
 
 // NewEvalContext returns a context over state that charges nodes for the
@@ -38,6 +39,7 @@ func NewEvalContext(state State, plan *structs.Plan, logger hclog.Logger) *EvalC
 	c := &EvalContext{
 		state: state, plan: plan, logger: logger,
 		regexps: map[string]*regexp.Regexp{}, versions: map[string]version.Constraints{},
+		pools: map[string]*structs.PoolDisconnect{},
 	}
 	c.resetMetrics()
 	return c
@@ -181,4 +183,27 @@ func (c *EvalContext) versionConstraint(spec string) (version.Constraints, error
 	}
 	c.versions[spec] = vc
 	return vc, nil
+}
+
+// poolDisconnect returns the disconnect policy of node's pool, to copy onto
+// an allocation placed there (see structs.ResolveDisconnect), or nil. A
+// pool that cannot be read gives none: the group's own settings, or no
+// window, which is what the allocation had before pools had policies.
+func (c *EvalContext) poolDisconnect(node *structs.Node) *structs.PoolDisconnect {
+	name := node.NodePool
+	if name == "" {
+		name = structs.DefaultNodePool
+	}
+	if p, ok := c.pools[name]; ok {
+		return p.Copy()
+	}
+	var out *structs.PoolDisconnect
+	pool, err := c.state.NodePoolByName(nil, name)
+	if err != nil {
+		c.logger.Warn("reading node pool", "node_pool", name, "error", err)
+	} else if pool != nil && pool.Disconnect != nil {
+		out = &structs.PoolDisconnect{Pool: name, Policy: pool.Disconnect.Copy()}
+	}
+	c.pools[name] = out
+	return out.Copy()
 }

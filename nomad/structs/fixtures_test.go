@@ -212,6 +212,9 @@ func fullAlloc() *structs.Allocation {
 			KeptAllocID: "alloc-1", StoppedAllocID: "alloc-2", KeptScore: 0.7, StoppedScore: 0.4,
 			EvalID: "eval-3", Time: t0.UnixNano(),
 		},
+		PoolDisconnect: &structs.PoolDisconnect{Pool: "edge", Policy: &structs.NodePoolDisconnect{
+			LostAfter: time.Hour, Replace: new(true), Reconcile: structs.ReconcileOptionKeepOriginal,
+		}},
 		CreateIndex:      30,
 		ModifyIndex:      40,
 		AllocModifyIndex: 35,
