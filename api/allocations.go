@@ -65,11 +65,11 @@ type Allocation struct {
 	// allocation and where it came from (its group or its node pool), as
 	// the servers resolved it. Ours only; set by GET /v1/allocation/:id.
 	DisconnectPolicy *AllocDisconnectPolicy `json:",omitempty"`
-	CreateIndex       uint64
-	ModifyIndex       uint64
-	AllocModifyIndex  uint64
-	CreateTime        int64
-	ModifyTime        int64
+	CreateIndex      uint64
+	ModifyIndex      uint64
+	AllocModifyIndex uint64
+	CreateTime       int64
+	ModifyTime       int64
 }
 
 // ReconnectDecision names the rule that kept one copy of an instance and

@@ -110,7 +110,7 @@ func raftRequests() map[structs.MessageType]any {
 				SchedulerConfiguration: &structs.NodePoolSchedulerConfiguration{
 					SchedulerAlgorithm: "spread", MemoryOversubscriptionEnabled: new(true),
 				},
-				Disconnect: &structs.NodePoolDisconnect{LostAfter: time.Hour, Replace: new(true), Reconcile: "keep_original"},
+				Disconnect:  &structs.NodePoolDisconnect{LostAfter: time.Hour, Replace: new(true), Reconcile: "keep_original"},
 				CreateIndex: 5, ModifyIndex: 6,
 			}},
 			WriteRequest: fullWriteRequest(),
