@@ -28,6 +28,7 @@ type EvalContext struct {
 	regexps  map[string]*regexp.Regexp
 	versions map[string]version.Constraints
 	pools    map[string]*structs.PoolDisconnect
+	nodes    map[string]*structs.Node
 }
 
 // NewEvalContext returns a context over state that charges nodes for the
@@ -39,7 +40,7 @@ func NewEvalContext(state State, plan *structs.Plan, logger hclog.Logger) *EvalC
 	c := &EvalContext{
 		state: state, plan: plan, logger: logger,
 		regexps: map[string]*regexp.Regexp{}, versions: map[string]version.Constraints{},
-		pools: map[string]*structs.PoolDisconnect{},
+		pools: map[string]*structs.PoolDisconnect{}, nodes: map[string]*structs.Node{},
 	}
 	c.resetMetrics()
 	return c
@@ -206,4 +207,55 @@ func (c *EvalContext) poolDisconnect(node *structs.Node) *structs.PoolDisconnect
 	}
 	c.pools[name] = out
 	return out.Copy()
+}
+
+// proposedJobAllocs returns the job's allocations that hold a place once
+// the plan is applied: its non-terminal allocations minus the plan's
+// stops, with the plan's updates and placements. Spread and
+// distinct_property count these.
+func (c *EvalContext) proposedJobAllocs(job *structs.Job) ([]*structs.Allocation, error) {
+	existing, err := c.state.AllocsByJob(nil, job.Namespace, job.ID, false)
+	if err != nil {
+		return nil, fmt.Errorf("listing allocations of job %q: %w", job.ID, err)
+	}
+	gone := map[string]bool{}
+	for _, allocs := range c.plan.NodeUpdate {
+		for _, a := range allocs {
+			gone[a.ID] = true
+		}
+	}
+	var planned []*structs.Allocation
+	for _, allocs := range c.plan.NodeAllocation {
+		for _, a := range allocs {
+			if a.JobID == job.ID && a.Namespace == job.Namespace {
+				gone[a.ID] = true
+				planned = append(planned, a)
+			}
+		}
+	}
+	out := make([]*structs.Allocation, 0, len(existing)+len(planned))
+	for _, a := range existing {
+		if !gone[a.ID] && !a.TerminalStatus() {
+			out = append(out, a)
+		}
+	}
+	for _, a := range planned {
+		if !a.TerminalStatus() {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// node returns a node by ID, cached for the evaluation.
+func (c *EvalContext) node(id string) (*structs.Node, error) {
+	if n, ok := c.nodes[id]; ok {
+		return n, nil
+	}
+	n, err := c.state.NodeByID(nil, id)
+	if err != nil {
+		return nil, err
+	}
+	c.nodes[id] = n
+	return n, nil
 }
