@@ -114,3 +114,36 @@ func TestAgent_NodePools_RouteCollision(t *testing.T) {
 	resp.Body.Close()
 	must.Eq(t, http.StatusNotFound, resp.StatusCode)
 }
+
+// A job from the official Go client with spreads and a
+// distinct_property limit registers (both were refused by name before)
+// and reads back with its spreads as upstream's shape.
+func TestAgent_SpreadAndDistinctProperty_OfficialClient(t *testing.T) {
+	dev := agenttest.NewDevAgent(t, nil)
+	c, err := nomadapi.NewClient(&nomadapi.Config{Address: dev.HTTPAddr})
+	must.NoError(t, err)
+	job := nomadapi.NewServiceJob("spread", "spread", "global", 50)
+	job.Datacenters = []string{"dc1", "dc2"}
+	job.Spreads = []*nomadapi.Spread{{Attribute: "${node.datacenter}", Weight: new(int8(100)),
+		SpreadTarget: []*nomadapi.SpreadTarget{{Value: "dc1", Percent: 70}, {Value: "dc2", Percent: 30}}}}
+	tg := nomadapi.NewTaskGroup("g", 2).AddTask(nomadapi.NewTask("t", "mock_driver").SetConfig("run_for", "1m"))
+	tg.Spreads = []*nomadapi.Spread{{Attribute: "${meta.rack}"}}
+	tg.Constraints = []*nomadapi.Constraint{nomadapi.NewConstraint("${node.unique.id}", "distinct_property", "2")}
+	job.AddTaskGroup(tg)
+	_, _, err = c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+
+	got, _, err := c.Jobs().Info("spread", nil)
+	must.NoError(t, err)
+	must.Len(t, 1, got.Spreads)
+	must.Eq(t, int8(100), *got.Spreads[0].Weight)
+	must.Eq(t, uint8(30), got.Spreads[0].SpreadTarget[1].Percent)
+	must.Eq(t, int8(50), *got.TaskGroups[0].Spreads[0].Weight, must.Sprint("the default weight is upstream's"))
+
+	bad := nomadapi.NewServiceJob("bad", "bad", "global", 50)
+	bad.Spreads = []*nomadapi.Spread{{Attribute: "${node.datacenter}", Weight: new(int8(50)),
+		SpreadTarget: []*nomadapi.SpreadTarget{{Value: "dc1", Percent: 70}, {Value: "dc2", Percent: 40}}}}
+	bad.AddTaskGroup(nomadapi.NewTaskGroup("g", 1).AddTask(nomadapi.NewTask("t", "mock_driver")))
+	_, _, err = c.Jobs().Register(bad, nil)
+	must.ErrorContains(t, err, "Sum of spread target percentages must not be greater than 100%")
+}
