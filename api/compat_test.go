@@ -300,8 +300,9 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 	t.Run("JobPlanRequest", func(t *testing.T) {
 		roundTrip[api.JobPlanRequest, nomadapi.JobPlanRequest](t, filled[api.JobPlanRequest]())
 	})
+	// DisconnectPolicies is ours alone (node pools' disconnect policy).
 	t.Run("JobPlanResponse", func(t *testing.T) {
-		roundTrip[api.JobPlanResponse, nomadapi.JobPlanResponse](t, filled[api.JobPlanResponse]())
+		roundTrip[api.JobPlanResponse, nomadapi.JobPlanResponse](t, filled[api.JobPlanResponse](), "DisconnectPolicies")
 	})
 	t.Run("JobVersionsResponse", func(t *testing.T) {
 		roundTrip[api.JobVersionsResponse, nomadapi.JobVersionsResponse](t, filled[api.JobVersionsResponse]())

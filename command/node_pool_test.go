@@ -48,3 +48,10 @@ func TestFormatNodePool(t *testing.T) {
 	must.StrContains(t, out, "Reconcile  = best_score")
 	must.StrContains(t, formatNodePool(&api.NodePool{Name: "x"}), "No disconnect policy")
 }
+
+// job plan prints each group's disconnect policy with where it came from.
+func TestFormatPlanDisconnect(t *testing.T) {
+	must.Eq(t, "", formatPlanDisconnect(nil))
+	must.Eq(t, "Disconnect policy:\n  group \"a\": none\n  group \"b\": lost_after 1h (from node pool edge)",
+		formatPlanDisconnect(map[string][]string{"b": {"lost_after 1h (from node pool edge)"}, "a": {"none"}}))
+}

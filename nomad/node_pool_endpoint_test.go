@@ -106,3 +106,25 @@ node_pool "l*" { policy = "read" }`)
 	must.Greater(t, first.Index, resp.Index)
 	must.Len(t, 5, resp.NodePools)
 }
+
+// job plan shows which disconnect policy the placements would run under
+// and where it came from, before anything runs: a group without settings
+// placed in a pool with a policy gets the pool's, one with its own keeps it.
+func TestJob_Plan_ShowsDisconnectPolicy(t *testing.T) {
+	s := lifecycleServer(t)
+	node := mock.Node()
+	node.NodePool = "edge"
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &structs.NodeUpdateResponse{}))
+	must.NoError(t, upsertPool(s, "", &structs.NodePool{Name: "edge", Disconnect: &structs.NodePoolDisconnect{LostAfter: time.Hour}}))
+	job := mock.Job()
+	job.NodePool = "edge"
+	job.TaskGroups[0].Count = 2
+	resp := plan(t, s, job)
+	must.Eq(t, map[string][]string{"web": {"lost_after 1h, replace true, reconcile best_score (from node pool edge)"}},
+		resp.DisconnectPolicies)
+
+	job.TaskGroups[0].MaxClientDisconnect = new(10 * time.Minute)
+	resp = plan(t, s, job)
+	must.Eq(t, map[string][]string{"web": {"lost_after 10m, replace true, reconcile best_score (from the group)"}},
+		resp.DisconnectPolicies)
+}
