@@ -103,3 +103,20 @@ func TestNodePools_SnapshotRestore(t *testing.T) {
 	must.Eq(t, "lte", p.Meta["link"])
 	must.Eq(t, structs.ReconcileOptionKeepOriginal, p.Disconnect.Reconcile)
 }
+
+// A snapshot from before pools were stored restores the pools its nodes
+// name, so jobs can still be registered into them after an upgrade.
+func TestNodePools_RestoreOldSnapshotMakesNodePools(t *testing.T) {
+	fresh := testStateStore(t)
+	r, err := fresh.Restore()
+	must.NoError(t, err)
+	n := mock.Node()
+	n.NodePool = "edge"
+	n.CreateIndex = 7
+	must.NoError(t, r.NodeRestore(n))
+	must.NoError(t, r.Commit())
+	p, err := fresh.NodePoolByName(nil, "edge")
+	must.NoError(t, err)
+	must.NotNil(t, p)
+	must.Eq(t, uint64(7), p.CreateIndex)
+}

@@ -134,8 +134,25 @@ func (r *StateRestore) insert(table string, obj any) error {
 	return nil
 }
 
-// NodeRestore restores a node.
-func (r *StateRestore) NodeRestore(node *structs.Node) error { return r.insert(TableNodes, node) }
+// NodeRestore restores a node. A snapshot written before node pools were
+// stored has nodes in pools it holds no object for: the pool is made here,
+// as registering the node would have made it, and replaced by the
+// snapshot's own copy when it has one (pools come after nodes).
+func (r *StateRestore) NodeRestore(node *structs.Node) error {
+	if name := node.NodePool; name != "" {
+		raw, err := r.txn.First(TableNodePools, indexID, name)
+		if err != nil {
+			return fmt.Errorf("restore node pool lookup: %w", err)
+		}
+		if raw == nil {
+			p := &structs.NodePool{Name: name, Meta: map[string]string{}, CreateIndex: node.CreateIndex, ModifyIndex: node.CreateIndex}
+			if err := r.insert(TableNodePools, p); err != nil {
+				return err
+			}
+		}
+	}
+	return r.insert(TableNodes, node)
+}
 
 // JobRestore restores a job.
 func (r *StateRestore) JobRestore(job *structs.Job) error { return r.insert(TableJobs, job) }
