@@ -6,10 +6,6 @@ import (
 
 const scorerSpread = "allocation-spread"
 
-// implicitTarget stands for every value a spread's targets do not name
-// when their percentages leave some over, as upstream's "*".
-const implicitTarget = "*"
-
 // spreadIterator scores nodes by how far their attribute values are from
 // the share of the group's allocations each value should hold: a value
 // under its share scores up to 1, one over it down to -1, a node without
