@@ -2,10 +2,12 @@ package scheduler_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
 
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -200,4 +202,29 @@ func TestServiceSched_StampsPoolDisconnectPolicy(t *testing.T) {
 	must.Eq(t, structs.DisconnectSourceNodePool, p.Source)
 	must.Eq(t, time.Hour, p.LostAfter)
 	must.Eq(t, structs.ReconcileOptionKeepOriginal, p.Reconcile)
+}
+
+// For any split of 100% between two datacenters and any count, a spread
+// with enough nodes places each datacenter's share to within one
+// allocation of its target: the property an operator relies on when
+// sizing each site for its share of the work.
+func TestServiceSched_SpreadProportional_Property(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		count := rapid.IntRange(1, 20).Draw(rt, "count")
+		p1 := rapid.IntRange(0, 100).Draw(rt, "percent_dc1")
+		h := schedtest.NewHarness(t)
+		nodes := nodesIn(20, "dc1", "dc2")
+		h.UpsertNodes(nodes...)
+		job := mock.Job()
+		job.Datacenters = []string{"dc1", "dc2"}
+		job.TaskGroups[0].Count = count
+		job.Spreads = []*structs.Spread{{Attribute: "${node.datacenter}", Weight: 100, SpreadTarget: []*structs.SpreadTarget{
+			{Value: "dc1", Percent: uint8(p1)}, {Value: "dc2", Percent: uint8(100 - p1)}}}}
+		_, eval := registerJob(t, h, job)
+		must.NoError(rt, h.Process(scheduler.NewServiceScheduler, eval))
+		got := placedPer(t, h, nodes, byDC)
+		must.Eq(rt, count, got["dc1"]+got["dc2"])
+		want := float64(p1) * float64(count) / 100
+		must.LessEq(rt, 1.0, math.Abs(float64(got["dc1"])-want), must.Sprintf("dc1 got %d, target %.1f", got["dc1"], want))
+	})
 }
