@@ -13,15 +13,17 @@ import (
 // node without the attribute is rejected, as upstream.
 type distinctPropertyChecker struct {
 	ctx   *EvalContext
-	job   *structs.Job
-	group string
 	rules []propertyRule
+	// unreadable is set when the job's allocations could not be read: no
+	// node can then be shown to be under its limit.
+	unreadable bool
 }
 
 type propertyRule struct {
-	c        *structs.Constraint
-	jobLevel bool
-	limit    int
+	c     *structs.Constraint
+	limit int
+	// used counts the proposed allocations in the rule's scope per value.
+	used map[string]int
 }
 
 // newDistinctPropertyChecker needs the job's proposed allocations, so it
@@ -30,13 +32,20 @@ func newDistinctPropertyChecker(ctx *EvalContext) *distinctPropertyChecker {
 	return &distinctPropertyChecker{ctx: ctx}
 }
 
-// SetTaskGroup reads the distinct_property constraints that apply to tg.
+// SetTaskGroup reads the distinct_property constraints that apply to tg
+// and counts, once per selection, where the allocations they limit are:
+// the plan does not change while one node is chosen, and counting per
+// candidate node would cost nodes × allocations.
 func (c *distinctPropertyChecker) SetTaskGroup(job *structs.Job, tg *structs.TaskGroup) {
-	c.job, c.group, c.rules = job, tg.Name, c.rules[:0]
+	c.rules, c.unreadable = c.rules[:0], false
+	var groupLevel []int
 	add := func(cs []*structs.Constraint, jobLevel bool) {
 		for _, con := range cs {
 			if con.Operand == structs.ConstraintDistinctProperty {
-				c.rules = append(c.rules, propertyRule{c: con, jobLevel: jobLevel, limit: propertyLimit(con)})
+				if !jobLevel {
+					groupLevel = append(groupLevel, len(c.rules))
+				}
+				c.rules = append(c.rules, propertyRule{c: con, limit: propertyLimit(con), used: map[string]int{}})
 			}
 		}
 	}
@@ -44,6 +53,33 @@ func (c *distinctPropertyChecker) SetTaskGroup(job *structs.Job, tg *structs.Tas
 	add(tg.Constraints, false)
 	for _, t := range tg.Tasks {
 		add(t.Constraints, false)
+	}
+	if len(c.rules) == 0 {
+		return
+	}
+	inGroup := map[int]bool{}
+	for _, i := range groupLevel {
+		inGroup[i] = true
+	}
+	allocs, err := c.ctx.proposedJobAllocs(job)
+	if err != nil {
+		c.ctx.logger.Error("distinct_property: reading the job's allocations", "error", err)
+		c.unreadable = true
+		return
+	}
+	for _, a := range allocs {
+		node, err := c.ctx.node(a.NodeID)
+		if err != nil || node == nil {
+			continue
+		}
+		for i, r := range c.rules {
+			if inGroup[i] && a.TaskGroup != tg.Name {
+				continue
+			}
+			if v, ok := resolveTarget(r.c.LTarget, node); ok {
+				r.used[v]++
+			}
+		}
 	}
 }
 
@@ -57,34 +93,9 @@ func propertyLimit(c *structs.Constraint) int {
 }
 
 func (c *distinctPropertyChecker) Feasible(n *structs.Node) bool {
-	if len(c.rules) == 0 {
-		return true
-	}
-	allocs, err := c.ctx.proposedJobAllocs(c.job)
-	if err != nil {
-		c.ctx.logger.Error("distinct_property: reading the job's allocations", "error", err)
-		return false
-	}
 	for _, r := range c.rules {
-		want, ok := resolveTarget(r.c.LTarget, n)
-		if !ok {
-			c.ctx.filterNode(n, r.c.String())
-			return false
-		}
-		used := 0
-		for _, a := range allocs {
-			if !r.jobLevel && a.TaskGroup != c.group {
-				continue
-			}
-			node, err := c.ctx.node(a.NodeID)
-			if err != nil || node == nil {
-				continue
-			}
-			if v, ok := resolveTarget(r.c.LTarget, node); ok && v == want {
-				used++
-			}
-		}
-		if used >= r.limit {
+		v, ok := resolveTarget(r.c.LTarget, n)
+		if !ok || c.unreadable || r.used[v] >= r.limit {
 			c.ctx.filterNode(n, r.c.String())
 			return false
 		}
