@@ -16,6 +16,9 @@ type ACL struct {
 	node     string
 	agent    string
 	operator string
+	// pools maps node pool names or globs to the strongest policy granted;
+	// deny wins over everything.
+	pools map[string]string
 }
 
 type capSet map[string]bool
@@ -41,6 +44,12 @@ func NewACL(policies []*Policy) *ACL {
 		a.node = merge(a.node, p.Node)
 		a.agent = merge(a.agent, p.Agent)
 		a.operator = merge(a.operator, p.Operator)
+		for _, np := range p.NodePools {
+			if a.pools == nil {
+				a.pools = map[string]string{}
+			}
+			a.pools[np.Name] = merge(a.pools[np.Name], &ScopePolicy{Policy: np.Policy})
+		}
 	}
 	return a
 }
@@ -176,4 +185,23 @@ func (a *ACL) AllowNamespace(ns string) bool {
 		return false
 	}
 	return len(caps) > 0
+}
+
+// AllowNodePool reports whether node pool name may be read (write false)
+// or created, changed and deleted (write true). An exact rule beats a
+// glob; among globs the one with the most literal characters applies.
+func (a *ACL) AllowNodePool(name string, write bool) bool {
+	if a.IsManagement() {
+		return true
+	}
+	policy, ok := a.pools[name]
+	if !ok {
+		bestLen := -1
+		for pattern, p := range a.pools {
+			if n := len(strings.ReplaceAll(pattern, "*", "")); strings.Contains(pattern, "*") && n > bestLen && globMatch(pattern, name) {
+				policy, bestLen = p, n
+			}
+		}
+	}
+	return allow(policy, write)
 }

@@ -89,3 +89,24 @@ func TestGlobMatch(t *testing.T) {
 	must.False(t, globMatch("web-*", "api-1"))
 	must.False(t, globMatch("a*c", "abd"))
 }
+
+// node_pool rules grant read or write on pools by exact name or glob; the
+// most specific rule wins and deny beats everything, as for namespaces.
+func TestACL_NodePools(t *testing.T) {
+	p, err := Parse("p", `
+node_pool "edge" { policy = "write" }
+node_pool "edge-*" { policy = "read" }
+node_pool "edge-lab" { policy = "deny" }
+`)
+	must.NoError(t, err)
+	a := NewACL([]*Policy{p})
+	must.True(t, a.AllowNodePool("edge", true))
+	must.True(t, a.AllowNodePool("edge-north", false))
+	must.False(t, a.AllowNodePool("edge-north", true))
+	must.False(t, a.AllowNodePool("edge-lab", false))
+	must.False(t, a.AllowNodePool("default", false))
+	must.True(t, ManagementACL.AllowNodePool("default", true))
+
+	_, err = Parse("bad", `node_pool "x" { policy = "admin" }`)
+	must.ErrorContains(t, err, `node_pool "x": invalid policy "admin"`)
+}

@@ -53,6 +53,14 @@ type Policy struct {
 	Node       *ScopePolicy       `hcl:"node,block"`
 	Agent      *ScopePolicy       `hcl:"agent,block"`
 	Operator   *ScopePolicy       `hcl:"operator,block"`
+	NodePools  []*NodePoolPolicy  `hcl:"node_pool,block"`
+}
+
+// NodePoolPolicy grants read or write on the node pools Name matches (an
+// exact name, or a glob with "*"). write includes delete, as upstream.
+type NodePoolPolicy struct {
+	Name   string `hcl:"name,label"`
+	Policy string `hcl:"policy"`
 }
 
 // NamespacePolicy grants capabilities in the namespaces Name matches
@@ -121,6 +129,11 @@ func (p *Policy) validate(body *hclsyntax.Body) hcl.Diagnostics {
 			if c != NamespaceCapabilityDeny && !slices.Contains(writeCapabilities, c) {
 				bad(at("namespace", i), "namespace %q: unknown capability %q", ns.Name, c)
 			}
+		}
+	}
+	for i, np := range p.NodePools {
+		if !validPolicy(np.Policy) {
+			bad(at("node_pool", i), "node_pool %q: invalid policy %q; use read, write or deny", np.Name, np.Policy)
 		}
 	}
 	for typ, s := range map[string]*ScopePolicy{"node": p.Node, "agent": p.Agent, "operator": p.Operator} {

@@ -61,11 +61,15 @@ type Allocation struct {
 	// allocation took part in (kept or stopped). Ours only: upstream has no
 	// such record, and its client library ignores the field.
 	ReconnectDecision *ReconnectDecision `json:",omitempty"`
-	CreateIndex       uint64
-	ModifyIndex       uint64
-	AllocModifyIndex  uint64
-	CreateTime        int64
-	ModifyTime        int64
+	// DisconnectPolicy is the disconnect policy that applies to the
+	// allocation and where it came from (its group or its node pool), as
+	// the servers resolved it. Ours only; set by GET /v1/allocation/:id.
+	DisconnectPolicy *AllocDisconnectPolicy `json:",omitempty"`
+	CreateIndex      uint64
+	ModifyIndex      uint64
+	AllocModifyIndex uint64
+	CreateTime       int64
+	ModifyTime       int64
 }
 
 // ReconnectDecision names the rule that kept one copy of an instance and
@@ -268,4 +272,15 @@ func (a *Allocations) Stop(alloc *Allocation, q *QueryOptions) (*AllocStopRespon
 	}
 	resp.WriteMeta = *wm
 	return &resp, nil
+}
+
+// AllocDisconnectPolicy is an allocation's effective disconnect policy.
+// Source is "group", "node pool" or "none"; LostAfter is in nanoseconds.
+type AllocDisconnectPolicy struct {
+	LostAfter time.Duration
+	Replace   bool
+	Reconcile string
+	Source    string
+	Pool      string
+	Summary   string
 }

@@ -288,10 +288,10 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 	})
 	// AllocStates and the reschedule events' Delay are ours only:
 	// upstream's server sends them but its client library has no field for
-	// them. ReconnectDecision is ours alone (upstream has no such record).
+	// them. ReconnectDecision and DisconnectPolicy are ours alone.
 	t.Run("Allocation", func(t *testing.T) {
 		roundTrip[api.Allocation, nomadapi.Allocation](t, filled[api.Allocation](), "AllocStates", "RescheduleTracker.Events.Delay",
-			"ReconnectDecision")
+			"ReconnectDecision", "DisconnectPolicy")
 	})
 	t.Run("AllocationListStub", func(t *testing.T) {
 		roundTrip[api.AllocationListStub, nomadapi.AllocationListStub](t, filled[api.AllocationListStub](),
@@ -300,8 +300,9 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 	t.Run("JobPlanRequest", func(t *testing.T) {
 		roundTrip[api.JobPlanRequest, nomadapi.JobPlanRequest](t, filled[api.JobPlanRequest]())
 	})
+	// DisconnectPolicies is ours alone (node pools' disconnect policy).
 	t.Run("JobPlanResponse", func(t *testing.T) {
-		roundTrip[api.JobPlanResponse, nomadapi.JobPlanResponse](t, filled[api.JobPlanResponse]())
+		roundTrip[api.JobPlanResponse, nomadapi.JobPlanResponse](t, filled[api.JobPlanResponse](), "DisconnectPolicies")
 	})
 	t.Run("JobVersionsResponse", func(t *testing.T) {
 		roundTrip[api.JobVersionsResponse, nomadapi.JobVersionsResponse](t, filled[api.JobVersionsResponse]())

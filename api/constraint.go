@@ -53,3 +53,32 @@ func (a *Affinity) Canonicalize() {
 		a.Weight = new(DefaultAffinityWeight)
 	}
 }
+
+// DefaultSpreadWeight is the weight a spread block gets when it sets none.
+const DefaultSpreadWeight int8 = 50
+
+// Spread spreads a group's allocations over the values of Attribute:
+// evenly, or by the percentages of SpreadTarget.
+type Spread struct {
+	Attribute    string
+	Weight       *int8
+	SpreadTarget []*SpreadTarget
+}
+
+// SpreadTarget is the share (percent) of allocations for one value.
+type SpreadTarget struct {
+	Value   string
+	Percent uint8
+}
+
+// NewSpread returns a spread over attribute with the given weight and targets.
+func NewSpread(attribute string, weight int8, targets []*SpreadTarget) *Spread {
+	return &Spread{Attribute: attribute, Weight: new(weight), SpreadTarget: targets}
+}
+
+// Canonicalize fills in the default weight.
+func (s *Spread) Canonicalize() {
+	if s.Weight == nil {
+		s.Weight = new(DefaultSpreadWeight)
+	}
+}

@@ -66,6 +66,9 @@ type JobPlanResponse struct {
 	FailedTGAllocs     map[string]*AllocationMetric
 	NextPeriodicLaunch time.Time
 	Warnings           string
+	// DisconnectPolicies lists per group the disconnect policies the
+	// plan's allocations would run under and where each came from. Ours.
+	DisconnectPolicies map[string][]string `json:",omitempty"`
 }
 
 // PlanAnnotations count the scheduler's decisions per group.

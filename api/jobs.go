@@ -44,6 +44,7 @@ type Job struct {
 	NodePool    *string
 	Constraints []*Constraint
 	Affinities  []*Affinity
+	Spreads     []*Spread
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
 
@@ -161,6 +162,9 @@ func (j *Job) Canonicalize() {
 	}
 	for _, a := range j.Affinities {
 		a.Canonicalize()
+	}
+	for _, sp := range j.Spreads {
+		sp.Canonicalize()
 	}
 	for _, g := range j.TaskGroups {
 		g.Canonicalize(j)

@@ -43,6 +43,7 @@ type TaskGroup struct {
 	Count            *int
 	Constraints      []*Constraint
 	Affinities       []*Affinity
+	Spreads          []*Spread
 	Tasks            []*Task
 	RestartPolicy    *RestartPolicy
 	Disconnect       *DisconnectStrategy
@@ -102,6 +103,9 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 	}
 	for _, a := range g.Affinities {
 		a.Canonicalize()
+	}
+	for _, sp := range g.Spreads {
+		sp.Canonicalize()
 	}
 	if g.Disconnect != nil {
 		g.Disconnect.Canonicalize()

@@ -166,6 +166,9 @@ func allocHeader(a *api.Allocation, f allocFacts, v view) []string {
 		"Client Description|" + a.ClientDescription,
 	}
 	lines = append(lines, unknownLines(a, f.node, v)...)
+	if p := a.DisconnectPolicy; p != nil && p.Summary != "" {
+		lines = append(lines, "Disconnect Policy|"+p.Summary)
+	}
 	lines = append(lines,
 		"Desired Status|"+a.DesiredStatus,
 		"Desired Description|"+a.DesiredDescription,

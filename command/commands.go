@@ -81,6 +81,13 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"node drain":       func() (cli.Command, error) { return &NodeDrainCommand{Meta: m()}, nil },
 		"node eligibility": func() (cli.Command, error) { return &NodeEligibilityCommand{Meta: m()}, nil },
 		"node purge":       func() (cli.Command, error) { return &NodePurgeCommand{Meta: m()}, nil },
+		"node pool":        func() (cli.Command, error) { return &NodePoolCommand{Meta: m()}, nil },
+		"node pool apply":  func() (cli.Command, error) { return &NodePoolApplyCommand{Meta: m()}, nil },
+		"node pool delete": func() (cli.Command, error) { return &NodePoolDeleteCommand{Meta: m()}, nil },
+		"node pool info":   func() (cli.Command, error) { return &NodePoolInfoCommand{Meta: m()}, nil },
+		"node pool jobs":   func() (cli.Command, error) { return &NodePoolJobsCommand{Meta: m()}, nil },
+		"node pool list":   func() (cli.Command, error) { return &NodePoolListCommand{Meta: m()}, nil },
+		"node pool nodes":  func() (cli.Command, error) { return &NodePoolNodesCommand{Meta: m()}, nil },
 
 		"eval":        func() (cli.Command, error) { return &EvalCommand{Meta: m()}, nil },
 		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m()}, nil },

@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/nomad-edge/nomad/api"
@@ -93,11 +95,30 @@ func (c *JobPlanCommand) Run(args []string) int {
 	}
 	c.Ui.Output("Scheduler dry-run:")
 	c.Ui.Output(formatDryRun(resp) + "\n")
+	if s := formatPlanDisconnect(resp.DisconnectPolicies); s != "" {
+		c.Ui.Output(s + "\n")
+	}
 	if resp.Warnings != "" {
 		c.Ui.Warn(fmt.Sprintf("Job Warnings:\n%s\n", resp.Warnings))
 	}
 	c.Ui.Output(formatCheckIndex(resp.JobModifyIndex, path))
 	return planExitCode(resp)
+}
+
+// formatPlanDisconnect says which disconnect policy each group's
+// allocations would run under and where it came from, so an operator sees
+// a node pool's policy before the job runs.
+func formatPlanDisconnect(policies map[string][]string) string {
+	if len(policies) == 0 {
+		return ""
+	}
+	lines := []string{"Disconnect policy:"}
+	for _, g := range slices.Sorted(maps.Keys(policies)) {
+		for _, p := range policies[g] {
+			lines = append(lines, fmt.Sprintf("  group %q: %s", g, p))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // formatDryRun says whether everything would be placed, and why not.

@@ -31,6 +31,7 @@ Usage: nomad node <subcommand> [options] [args]
       $ nomad node drain -enable <node id>
       $ nomad node eligibility -disable <node id>
       $ nomad node purge <node id>
+      $ nomad node pool list
 
   Run a subcommand with -help for its options.
 `)

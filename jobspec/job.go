@@ -38,6 +38,9 @@ func (p *parser) job(b *hclsyntax.Block, id string) *api.Job {
 					j.Affinities = append(j.Affinities, a)
 				}
 			}},
+			"spread": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
+				j.Spreads = append(j.Spreads, p.spread(b, where))
+			}},
 			"disconnect": {decode: func(b *hclsyntax.Block, _ string) {
 				disconnect = p.disconnect(b, where)
 			}},
@@ -105,6 +108,9 @@ func (p *parser) group(b *hclsyntax.Block, name string) *api.TaskGroup {
 				if a := p.affinity(b, where); a != nil {
 					g.Affinities = append(g.Affinities, a)
 				}
+			}},
+			"spread": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
+				g.Spreads = append(g.Spreads, p.spread(b, where))
 			}},
 			"restart": {decode: func(b *hclsyntax.Block, _ string) {
 				g.RestartPolicy = p.restart(b, where)

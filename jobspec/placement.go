@@ -151,3 +151,35 @@ func (p *parser) affinity(b *hclsyntax.Block, parent string) *api.Affinity {
 	}
 	return &api.Affinity{LTarget: r.LTarget, Operand: r.Operand, RTarget: r.RTarget, Weight: weight}
 }
+
+// spread decodes `spread { attribute weight target "value" { percent } }`.
+// Whether the percentages add up is validation, done by the server.
+func (p *parser) spread(b *hclsyntax.Block, parent string) *api.Spread {
+	where := blockWhere(b.Type, parent)
+	s := &api.Spread{}
+	p.walk(b.Body, where, schema{
+		attrs: map[string]func(*hclsyntax.Attribute){
+			"attribute": func(a *hclsyntax.Attribute) {
+				if v, ok := p.stringVal(a, where); ok {
+					s.Attribute = v
+				}
+			},
+			"weight": func(a *hclsyntax.Attribute) { s.Weight = p.int8Ptr(a, where) },
+		},
+		blocks: map[string]blockSpec{
+			"target": {label: "target value", multi: true, decode: func(tb *hclsyntax.Block, value string) {
+				t := &api.SpreadTarget{Value: value}
+				tWhere := blockWhere(tb.Type, where)
+				p.walk(tb.Body, tWhere, schema{attrs: map[string]func(*hclsyntax.Attribute){
+					"percent": func(a *hclsyntax.Attribute) {
+						if v, ok := p.intIn(a, tWhere, 0, 100); ok {
+							t.Percent = uint8(v)
+						}
+					},
+				}})
+				s.SpreadTarget = append(s.SpreadTarget, t)
+			}},
+		},
+	})
+	return s
+}

@@ -235,7 +235,7 @@ func statusAfterMiss(node *structs.Node, allocs []*structs.Allocation, now time.
 		case structs.AllocClientStatusRunning:
 			// Not yet marked unknown by the scheduler: its window runs
 			// from the moment the node was found disconnected.
-			window := a.LookupTaskGroup().LostAfter()
+			window := a.DisconnectPolicy().LostAfter
 			if window <= 0 {
 				continue
 			}

@@ -35,6 +35,13 @@ func TestStatusAfterMiss(t *testing.T) {
 	disc.StatusUpdatedAt = now.Add(-10 * time.Minute).Unix()
 	run, stop := structs.AllocDesiredStatusRun, structs.AllocDesiredStatusStop
 	var zero time.Time
+	// fromPool is an allocation whose group sets nothing, placed in a node
+	// pool whose disconnect policy gives it the window.
+	fromPool := func(client string, unknownSince time.Time) *structs.Allocation {
+		a := alloc(client, run, 0, unknownSince)
+		a.PoolDisconnect = &structs.PoolDisconnect{Pool: "edge", Policy: &structs.NodePoolDisconnect{LostAfter: window}}
+		return a
+	}
 
 	for _, tc := range []struct {
 		name       string
@@ -59,6 +66,10 @@ func TestStatusAfterMiss(t *testing.T) {
 		}, structs.NodeStatusDisconnected, now.Add(55 * time.Minute)},
 		{"desired stop never holds a node", disc, []*structs.Allocation{alloc("unknown", stop, window, now.Add(-time.Minute))},
 			structs.NodeStatusDown, zero},
+		{"running, window from its node pool", ready, []*structs.Allocation{fromPool("running", zero)},
+			structs.NodeStatusDisconnected, now.Add(window)},
+		{"unknown, window from its node pool", disc, []*structs.Allocation{fromPool("unknown", now.Add(-30*time.Minute))},
+			structs.NodeStatusDisconnected, now.Add(30 * time.Minute)},
 		{"failed, complete and pending never hold a node", ready, []*structs.Allocation{
 			alloc("failed", run, window, zero), alloc("complete", run, window, zero), alloc("pending", run, window, zero),
 		}, structs.NodeStatusDown, zero},

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/nomad-edge/nomad/acl"
@@ -122,11 +123,33 @@ func (p *dryRunPlanner) ReblockEval(e *structs.Evaluation) error { return nil }
 func (p *dryRunPlanner) fill(reply *structs.JobPlanResponse) {
 	if p.plan != nil {
 		reply.Annotations = p.plan.Annotations
+		reply.DisconnectPolicies = disconnectPolicies(p.plan)
 	}
 	if p.eval != nil {
 		reply.FailedTGAllocs = p.eval.FailedTGAllocs
 	}
 	reply.CreatedEvals = p.created
+}
+
+// disconnectPolicies lists the distinct disconnect policies of the plan's
+// allocations per group, sorted; nil when the plan places or updates
+// nothing.
+func disconnectPolicies(plan *structs.Plan) map[string][]string {
+	var out map[string][]string
+	for _, allocs := range plan.NodeAllocation {
+		for _, a := range allocs {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			if s := a.DisconnectPolicy().String(); !slices.Contains(out[a.TaskGroup], s) {
+				out[a.TaskGroup] = append(out[a.TaskGroup], s)
+			}
+		}
+	}
+	for _, ps := range out {
+		slices.Sort(ps)
+	}
+	return out
 }
 
 // annotationsFromPlan counts, per group, the placements, in-place updates

@@ -23,6 +23,11 @@ func (s *Server) jobProblems(job *structs.Job) []string {
 	if err := s.State().NamespaceExists(job.Namespace); err != nil {
 		problems = append(problems, fmt.Sprintf("namespace %q does not exist", job.Namespace))
 	}
+	if pool := job.NodePool; pool != "" {
+		if p, err := s.State().NodePoolByName(nil, pool); err == nil && p == nil {
+			problems = append(problems, fmt.Sprintf("nonexistent node pool %q", pool))
+		}
+	}
 	return append(problems, s.unsupported(job)...)
 }
 
@@ -37,23 +42,13 @@ func (s *Server) unsupported(job *structs.Job) []string {
 	if job.Region != s.config.Region {
 		out = append(out, fmt.Sprintf("no path to region %q: this cluster is region %q", job.Region, s.config.Region))
 	}
-	constraint := func(where string, cs []*structs.Constraint) {
-		for _, c := range cs {
-			if c.Operand == structs.ConstraintDistinctProperty {
-				out = append(out, fmt.Sprintf("%s: constraint operator %q is not supported yet", where, c.Operand))
-			}
-		}
-	}
-	constraint("job", job.Constraints)
 	for _, tg := range job.TaskGroups {
 		where := fmt.Sprintf("group %q", tg.Name)
-		constraint(where, tg.Constraints)
 		if d := tg.EphemeralDisk; d != nil && (d.Sticky || d.Migrate) {
 			out = append(out, where+": ephemeral_disk sticky and migrate are not supported yet")
 		}
 		for _, t := range tg.Tasks {
 			where := fmt.Sprintf("group %q task %q", tg.Name, t.Name)
-			constraint(where, t.Constraints)
 			if t.Resources != nil && t.Resources.Cores > 0 {
 				out = append(out, where+": resources.cores is not supported yet; use cpu (MHz)")
 			}

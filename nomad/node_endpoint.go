@@ -53,6 +53,9 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if node.NodePool == "" {
 		node.NodePool = structs.DefaultNodePool
 	}
+	if node.NodePool == structs.NodePoolAll {
+		return fmt.Errorf("%w: node pool %q is built in and holds every node; a node cannot join it", structs.ErrInvalidRequest, node.NodePool)
+	}
 	defer n.srv.heartbeats.lockNode(node.ID)()
 	st := n.srv.State()
 	existing, err := st.NodeByID(nil, node.ID)

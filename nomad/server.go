@@ -213,6 +213,7 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"System":    &System{srv: s},
 		"ACL":       &ACL{srv: s},
 		"Namespace": &Namespace{srv: s},
+		"NodePool":  &NodePool{srv: s},
 		"Event":     &Event{srv: s},
 	} {
 		if err := srv.RegisterName(name, ep); err != nil {

@@ -139,13 +139,13 @@ func TestServer_JobRegister_UnsupportedNamed(t *testing.T) {
 	job.Region = "eu"
 	job.TaskGroups[0].ReschedulePolicy = nil
 	job.TaskGroups[0].Tasks[0].Resources.Cores = 2
-	job.TaskGroups[0].Constraints = []*structs.Constraint{{Operand: structs.ConstraintDistinctProperty, LTarget: "${meta.rack}"}}
+	job.NodePool = "nowhere"
 	var resp structs.JobRegisterResponse
 	err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &resp)
 	must.ErrorIs(t, err, structs.ErrInvalidRequest)
 	must.ErrorContains(t, err, `no path to region "eu"`)
 	must.ErrorContains(t, err, `resources.cores is not supported yet`)
-	must.ErrorContains(t, err, `"distinct_property" is not supported yet`)
+	must.ErrorContains(t, err, `nonexistent node pool "nowhere"`)
 
 	var v structs.JobValidateResponse
 	must.NoError(t, s.RPC("Job.Validate", &structs.JobValidateRequest{Job: job}, &v))

@@ -27,6 +27,8 @@ type EvalContext struct {
 
 	regexps  map[string]*regexp.Regexp
 	versions map[string]version.Constraints
+	pools    map[string]*structs.PoolDisconnect
+	nodes    map[string]*structs.Node
 }
 
 // NewEvalContext returns a context over state that charges nodes for the
@@ -38,6 +40,7 @@ func NewEvalContext(state State, plan *structs.Plan, logger hclog.Logger) *EvalC
 	c := &EvalContext{
 		state: state, plan: plan, logger: logger,
 		regexps: map[string]*regexp.Regexp{}, versions: map[string]version.Constraints{},
+		pools: map[string]*structs.PoolDisconnect{}, nodes: map[string]*structs.Node{},
 	}
 	c.resetMetrics()
 	return c
@@ -181,4 +184,78 @@ func (c *EvalContext) versionConstraint(spec string) (version.Constraints, error
 	}
 	c.versions[spec] = vc
 	return vc, nil
+}
+
+// poolDisconnect returns the disconnect policy of node's pool, to copy onto
+// an allocation placed there (see structs.ResolveDisconnect), or nil. A
+// pool that cannot be read gives none: the group's own settings, or no
+// window, which is what the allocation had before pools had policies.
+func (c *EvalContext) poolDisconnect(node *structs.Node) *structs.PoolDisconnect {
+	name := node.NodePool
+	if name == "" {
+		name = structs.DefaultNodePool
+	}
+	if p, ok := c.pools[name]; ok {
+		return p.Copy()
+	}
+	var out *structs.PoolDisconnect
+	pool, err := c.state.NodePoolByName(nil, name)
+	if err != nil {
+		c.logger.Warn("reading node pool", "node_pool", name, "error", err)
+	} else if pool != nil && pool.Disconnect != nil {
+		out = &structs.PoolDisconnect{Pool: name, Policy: pool.Disconnect.Copy()}
+	}
+	c.pools[name] = out
+	return out.Copy()
+}
+
+// proposedJobAllocs returns the job's allocations that hold a place once
+// the plan is applied: its non-terminal allocations minus the plan's
+// stops, with the plan's updates and placements. Spread and
+// distinct_property count these.
+func (c *EvalContext) proposedJobAllocs(job *structs.Job) ([]*structs.Allocation, error) {
+	existing, err := c.state.AllocsByJob(nil, job.Namespace, job.ID, false)
+	if err != nil {
+		return nil, fmt.Errorf("listing allocations of job %q: %w", job.ID, err)
+	}
+	gone := map[string]bool{}
+	for _, allocs := range c.plan.NodeUpdate {
+		for _, a := range allocs {
+			gone[a.ID] = true
+		}
+	}
+	var planned []*structs.Allocation
+	for _, allocs := range c.plan.NodeAllocation {
+		for _, a := range allocs {
+			if a.JobID == job.ID && a.Namespace == job.Namespace {
+				gone[a.ID] = true
+				planned = append(planned, a)
+			}
+		}
+	}
+	out := make([]*structs.Allocation, 0, len(existing)+len(planned))
+	for _, a := range existing {
+		if !gone[a.ID] && !a.TerminalStatus() {
+			out = append(out, a)
+		}
+	}
+	for _, a := range planned {
+		if !a.TerminalStatus() {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// node returns a node by ID, cached for the evaluation.
+func (c *EvalContext) node(id string) (*structs.Node, error) {
+	if n, ok := c.nodes[id]; ok {
+		return n, nil
+	}
+	n, err := c.state.NodeByID(nil, id)
+	if err != nil {
+		return nil, err
+	}
+	c.nodes[id] = n
+	return n, nil
 }

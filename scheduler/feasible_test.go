@@ -155,6 +155,17 @@ func TestConstraintChecker_Operators(t *testing.T) {
 		{structs.Constraint{LTarget: "${meta.zone}", Operand: "is_set"}, false},
 		{structs.Constraint{LTarget: "${meta.zone}", Operand: "is_not_set"}, true},
 		{structs.Constraint{LTarget: "${attr.kernel.name}", RTarget: "linux", Operand: "bogus"}, false},
+		{structs.Constraint{LTarget: "${meta.tags}", RTarget: "a, b", Operand: "set_contains_all"}, true},
+		{structs.Constraint{LTarget: "${meta.tags}", RTarget: "a,z", Operand: "set_contains_all"}, false},
+		{structs.Constraint{LTarget: "${meta.tags}", RTarget: "y,z", Operand: "set_contains_any"}, false},
+		{structs.Constraint{LTarget: "${node.unique.name}", RTarget: "^web", Operand: "regexp"}, false},
+		{structs.Constraint{LTarget: "${meta.rack}", RTarget: "r0", Operand: ">"}, true},
+		{structs.Constraint{LTarget: "${attr.missing}", RTarget: "1", Operand: "<"}, false},
+		{structs.Constraint{LTarget: "${attr.os.version}", RTarget: "~> 22.0", Operand: "version"}, true},
+		{structs.Constraint{LTarget: "${node.pool}", RTarget: "default", Operand: "="}, true},
+		// Not node properties: checked by their own checkers.
+		{structs.Constraint{Operand: "distinct_hosts"}, true},
+		{structs.Constraint{LTarget: "${meta.rack}", RTarget: "2", Operand: "distinct_property"}, true},
 	}
 	for _, tc := range cases {
 		c := tc.c

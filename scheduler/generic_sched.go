@@ -364,6 +364,7 @@ func (s *GenericScheduler) placeOne(p placementRequest) {
 		ClientStatus:       structs.AllocClientStatusPending,
 		CreateTime:         s.now.UnixNano(),
 		ModifyTime:         s.now.UnixNano(),
+		PoolDisconnect:     s.ctx.poolDisconnect(option.Node),
 	}
 	if prev := p.previousAlloc; prev != nil {
 		alloc.PreviousAllocation = prev.ID

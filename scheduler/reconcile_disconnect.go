@@ -44,7 +44,7 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 			standby[upd.ID] = upd
 			continue
 		}
-		if upd.LookupTaskGroup().ReplaceOnDisconnect() {
+		if upd.DisconnectPolicy().Replace {
 			at, ok := nextRescheduleTime(upd, now)
 			if ok && !at.After(now.Add(rescheduleWindow)) {
 				r.rescheduleNow(g, upd)
@@ -82,7 +82,7 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if _, marked := g.disconnected[a.ID]; marked {
 			continue // decided by markDisconnecting in this evaluation
 		}
-		if !a.LookupTaskGroup().ReplaceOnDisconnect() {
+		if !a.DisconnectPolicy().Replace {
 			continue
 		}
 		since, ok := a.UnknownSince()
@@ -244,7 +244,7 @@ func replacementWins(o, rep *structs.Allocation) bool {
 	if rep.Job != nil && o.Job != nil && rep.Job.Version != o.Job.Version {
 		return rep.Job.Version > o.Job.Version // the newer job version always wins
 	}
-	switch o.LookupTaskGroup().ReconcileStrategy() {
+	switch o.DisconnectPolicy().Reconcile {
 	case structs.ReconcileOptionKeepOriginal:
 		return false
 	case structs.ReconcileOptionKeepReplacement:
@@ -420,7 +420,7 @@ func (r *reconciler) awaitClientStop(g *groupState, ignored allocSet) {
 func clientStopsAt(a *structs.Allocation, lostAt time.Time) (time.Time, bool) {
 	tg := a.LookupTaskGroup()
 	stop := tg.StopOnClientAfter()
-	if stop <= 0 || tg.LostAfter() > 0 {
+	if stop <= 0 || a.DisconnectPolicy().LostAfter > 0 {
 		return time.Time{}, false
 	}
 	var kill time.Duration
@@ -479,7 +479,7 @@ func reconnectOutcomes(job *structs.Job, res ReconcileResults) []reconnectOutcom
 			if u, ok := g.Updates[a.ID]; ok {
 				a = u
 			}
-			rule := a.LookupTaskGroup().ReconcileStrategy()
+			rule := a.DisconnectPolicy().Reconcile
 			if a.ClientTerminalStatus() {
 				rule = "finished while disconnected"
 			}
@@ -490,7 +490,7 @@ func reconnectOutcomes(job *structs.Job, res ReconcileResults) []reconnectOutcom
 			switch {
 			case st.statusDescription == structs.AllocReconnected:
 				out = append(out, reconnectOutcome{alloc: a, msg: "replacement stopped: its original reconnected and was kept",
-					rule: a.LookupTaskGroup().ReconcileStrategy(), outcome: outcomeReplacementStopped})
+					rule: a.DisconnectPolicy().Reconcile, outcome: outcomeReplacementStopped})
 			case a.NeedsToReconnect() && a.ClientStatus != structs.AllocClientStatusUnknown:
 				out = append(out, reconnectOutcome{alloc: a, msg: "reconnected allocation stopped", rule: stopRule(job, a, st),
 					outcome: outcomeReconnectedStopped})
@@ -517,7 +517,7 @@ func stopRule(job *structs.Job, a *structs.Allocation, st stopRequest) string {
 	case a.DesiredTransition.ShouldReschedule():
 		return "rescheduled while disconnected"
 	}
-	return a.LookupTaskGroup().ReconcileStrategy() + ": a member of its replacement chain is kept"
+	return a.DisconnectPolicy().Reconcile + ": a member of its replacement chain is kept"
 }
 
 // reconnectReport is what reportReconnectOutcomes needs from one plan

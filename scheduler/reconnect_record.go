@@ -18,7 +18,7 @@ import (
 func (r *reconciler) decide(g *groupState, rule string, kept, stopped *structs.Allocation) *structs.Allocation {
 	rec := &structs.ReconnectDecision{
 		Rule:     rule,
-		Strategy: olderOf(g, kept, stopped).LookupTaskGroup().ReconcileStrategy(),
+		Strategy: olderOf(g, kept, stopped).DisconnectPolicy().Reconcile,
 		EvalID:   r.in.EvalID,
 		Time:     r.in.Now.UnixNano(),
 	}

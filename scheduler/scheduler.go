@@ -31,6 +31,8 @@ type State interface {
 	AllocsByNodeTerminal(ws memdb.WatchSet, nodeID string, terminal bool) ([]*structs.Allocation, error)
 	EvalByID(ws memdb.WatchSet, id string) (*structs.Evaluation, error)
 	LatestIndex() (uint64, error)
+	// NodePoolByName returns nil, nil when the pool does not exist.
+	NodePoolByName(ws memdb.WatchSet, name string) (*structs.NodePool, error)
 }
 
 // Planner is how a scheduler changes the cluster. The server's worker

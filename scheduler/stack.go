@@ -34,11 +34,13 @@ type genericStack struct {
 	drivers       *driverChecker
 	tgConstraint  *constraintChecker
 	distinctHosts *distinctHostsChecker
+	distinctProp  *distinctPropertyChecker
 
 	binPack      *binPackIterator
 	antiAffinity *jobAntiAffinityIterator
 	penalty      *reschedulePenaltyIterator
 	affinity     *nodeAffinityIterator
+	spread       *spreadIterator
 	limit        *limitIterator
 	maxScore     *maxScoreIterator
 
@@ -61,14 +63,16 @@ func newGenericStack(batch bool, ctx *EvalContext) *genericStack {
 	s.drivers = newDriverChecker(ctx)
 	s.tgConstraint = newConstraintChecker(ctx, nil)
 	s.distinctHosts = newDistinctHostsChecker(ctx)
+	s.distinctProp = newDistinctPropertyChecker(ctx)
 	feasible := newFeasibilityWrapper(s.source,
-		s.datacenters, s.pool, s.jobConstraint, s.drivers, s.tgConstraint, s.distinctHosts)
+		s.datacenters, s.pool, s.jobConstraint, s.drivers, s.tgConstraint, s.distinctHosts, s.distinctProp)
 
 	s.binPack = newBinPackIterator(ctx, newFeasibleRankIterator(feasible))
 	s.antiAffinity = newJobAntiAffinityIterator(ctx, s.binPack)
 	s.penalty = newReschedulePenaltyIterator(ctx, s.antiAffinity)
 	s.affinity = newNodeAffinityIterator(ctx, s.penalty)
-	norm := newScoreNormalizationIterator(ctx, s.affinity)
+	s.spread = newSpreadIterator(ctx, s.affinity)
+	norm := newScoreNormalizationIterator(ctx, s.spread)
 	s.limit = newLimitIterator(norm, minLimit, skipThreshold, maxSkip)
 	s.maxScore = newMaxScoreIterator(s.limit)
 	return s
@@ -77,6 +81,7 @@ func newGenericStack(batch bool, ctx *EvalContext) *genericStack {
 // SetNodes sets the candidates, shuffled with seed.
 func (s *genericStack) SetNodes(nodes *readyNodes, seed uint64) {
 	s.source.SetNodes(nodes.nodes, seed)
+	s.spread.SetNodes(nodes.nodes)
 	s.nodeCount = len(nodes.nodes)
 	s.nodesAvailable = nodes.byDC
 	s.nodesInPool = nodes.inPool
@@ -92,10 +97,10 @@ func (s *genericStack) SetJob(job *structs.Job) {
 
 // limitFor is log2 of the candidates for services (enough to find a good
 // fit cheaply), two for batch (throughput over placement quality), and
-// every node when the group has affinities, which only pay off if looked
-// for.
-func (s *genericStack) limitFor(affinities int) int {
-	if affinities > 0 {
+// every node when the group has affinities or spreads, which only pay off
+// if looked for.
+func (s *genericStack) limitFor(preferences int) int {
+	if preferences > 0 {
 		return max(s.nodeCount, minLimit)
 	}
 	if s.batch || s.nodeCount == 0 {
@@ -123,11 +128,13 @@ func (s *genericStack) Select(tg *structs.TaskGroup, opts selectOptions) *ranked
 	s.tgConstraint.SetConstraints(constraints)
 	s.drivers.SetTaskGroup(tg)
 	s.distinctHosts.SetTaskGroup(s.job, tg)
+	s.distinctProp.SetTaskGroup(s.job, tg)
+	s.spread.SetTaskGroup(s.job, tg)
 	s.binPack.SetTaskGroup(tg)
 	s.antiAffinity.SetTaskGroup(s.job.ID, tg)
 	s.penalty.SetPenaltyNodes(opts.penaltyNodes)
 	s.affinity.SetAffinities(affinities)
-	s.limit.SetLimit(s.limitFor(len(affinities)))
+	s.limit.SetLimit(s.limitFor(len(affinities) + len(s.job.Spreads) + len(tg.Spreads)))
 
 	s.maxScore.Reset()
 	best := s.maxScore.Next()

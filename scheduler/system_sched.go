@@ -248,6 +248,7 @@ func (s *SystemScheduler) placeOn(tg *structs.TaskGroup, node *structs.Node, pre
 		ClientStatus:       structs.AllocClientStatusPending,
 		CreateTime:         s.now.UnixNano(),
 		ModifyTime:         s.now.UnixNano(),
+		PoolDisconnect:     s.ctx.poolDisconnect(node),
 	}
 	if prev != nil {
 		alloc.PreviousAllocation = prev.ID

@@ -30,7 +30,22 @@ func (s *HTTPServer) allocGet(w http.ResponseWriter, r *http.Request) (any, erro
 	if reply.Alloc == nil {
 		return nil, codedErrorf(http.StatusNotFound, "alloc not found")
 	}
-	return reply.Alloc, nil
+	return allocWithPolicy(reply.Alloc), nil
+}
+
+// allocView is an allocation as GET /v1/allocation/{id} shows it: with the
+// disconnect policy that applies to it and where that came from, resolved
+// by the server (structs.ResolveDisconnect). Not in upstream's API; its
+// client library ignores the field.
+type allocView struct {
+	*structs.Allocation
+	DisconnectPolicy *structs.EffectiveDisconnect
+}
+
+func allocWithPolicy(a *structs.Allocation) allocView {
+	p := a.DisconnectPolicy()
+	p.Summary = p.String()
+	return allocView{Allocation: a, DisconnectPolicy: &p}
 }
 
 // allocStop handles PUT|POST /v1/allocation/{id}/stop: the allocation is

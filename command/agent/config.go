@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nomad-edge/nomad/nomad"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // Default ports, upstream's, so that tools and firewall rules written for
@@ -559,6 +560,9 @@ func (cl *ClientConfig) validate() []error {
 	errs := cl.ServerJoin.validate("client.server_join")
 	if cl.ServerJoin != nil && len(cl.ServerJoin.StartJoin) > 0 {
 		errs = append(errs, errors.New("client.server_join.start_join is not supported for clients, as upstream; use retry_join"))
+	}
+	if cl.NodePool == structs.NodePoolAll {
+		errs = append(errs, errors.New(`client.node_pool "all" is built in and holds every node; a client cannot join it`))
 	}
 	return errs
 }

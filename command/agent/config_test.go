@@ -524,6 +524,7 @@ func TestConfig_Validate(t *testing.T) {
 	c.Server.ServerJoin.RetryJoin = []string{"provider=gce tag_value=x"}
 	c.Client.ServerJoin.StartJoin = []string{"10.0.0.1"}
 	c.Addresses.RPC = "nomad.local"
+	c.Client.NodePool = "all"
 	err := c.Validate()
 	must.Error(t, err)
 	for _, want := range []string{
@@ -536,6 +537,7 @@ func TestConfig_Validate(t *testing.T) {
 		`server.server_join.retry_join: cloud auto-join ("provider=gce tag_value=x") is not supported`,
 		"client.server_join.start_join is not supported for clients",
 		`addresses.rpc must be an IP address, not "nomad.local"`,
+		`client.node_pool "all" is built in`,
 	} {
 		must.StrContains(t, err.Error(), want)
 	}

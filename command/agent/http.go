@@ -88,9 +88,10 @@ func (s *HTTPServer) routes() *http.ServeMux {
 		handle(m+" /v1/jobs/parse", s.jobParse)
 		handle(m+" /v1/validate/job", s.jobValidate)
 		handle(m+" /v1/allocation/{id}/stop", s.allocStop)
-		handle(m+" /v1/node/{id}/drain", s.nodeDrain)
-		handle(m+" /v1/node/{id}/eligibility", s.nodeEligibility)
-		handle(m+" /v1/node/{id}/purge", s.nodePurge)
+		// One pattern for the node actions: /v1/node/{id}/drain and
+		// /v1/node/pool/{name} would both match /v1/node/pool/drain, which
+		// net/http refuses to register.
+		handle(m+" /v1/node/{id}/{action}", s.nodeAction)
 	}
 	handle("GET /v1/jobs", s.jobList)
 	handle("GET /v1/job/{id}", s.jobGet)
@@ -106,7 +107,8 @@ func (s *HTTPServer) routes() *http.ServeMux {
 
 	handle("GET /v1/nodes", s.nodeList)
 	handle("GET /v1/node/{id}", s.nodeGet)
-	handle("GET /v1/node/{id}/allocations", s.nodeAllocations)
+	handle("GET /v1/node/{id}/{sub}", s.nodeSub)
+	s.nodePoolRoutes(handle)
 
 	handle("GET /v1/evaluations", s.evalList)
 	handle("GET /v1/evaluation/{id}", s.evalGet)
@@ -258,7 +260,8 @@ func errorStatus(err error) (int, string) {
 		errors.Is(err, structs.ErrUnknownPeer),
 		errors.Is(err, structs.ErrUnknownACLToken),
 		errors.Is(err, structs.ErrUnknownACLPolicy),
-		errors.Is(err, structs.ErrUnknownNamespace):
+		errors.Is(err, structs.ErrUnknownNamespace),
+		errors.Is(err, structs.ErrUnknownNodePool):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, structs.ErrPermissionDenied):
 		return http.StatusForbidden, err.Error()

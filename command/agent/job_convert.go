@@ -27,6 +27,7 @@ func APIJobToStructJob(job *api.Job) *structs.Job {
 		NodePool:    deref(job.NodePool),
 		Constraints: convertConstraints(job.Constraints),
 		Affinities:  convertAffinities(job.Affinities),
+		Spreads:     convertSpreads(job.Spreads),
 		Meta:        maps.Clone(job.Meta),
 		ParentID:    deref(job.ParentID),
 		Stop:        deref(job.Stop),
@@ -43,6 +44,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		Count:                     deref(g.Count),
 		Constraints:               convertConstraints(g.Constraints),
 		Affinities:                convertAffinities(g.Affinities),
+		Spreads:                   convertSpreads(g.Spreads),
 		RestartPolicy:             convertRestart(g.RestartPolicy),
 		ReschedulePolicy:          convertReschedule(g.ReschedulePolicy),
 		Meta:                      maps.Clone(g.Meta),
@@ -142,6 +144,24 @@ func convertAffinities(in []*api.Affinity) []*structs.Affinity {
 	out := make([]*structs.Affinity, 0, len(in))
 	for _, a := range in {
 		out = append(out, &structs.Affinity{LTarget: a.LTarget, RTarget: a.RTarget, Operand: a.Operand, Weight: deref(a.Weight)})
+	}
+	return out
+}
+
+func convertSpreads(in []*api.Spread) []*structs.Spread {
+	if in == nil {
+		return nil
+	}
+	out := make([]*structs.Spread, 0, len(in))
+	for _, s := range in {
+		sp := &structs.Spread{Attribute: s.Attribute, Weight: api.DefaultSpreadWeight}
+		if s.Weight != nil {
+			sp.Weight = *s.Weight
+		}
+		for _, t := range s.SpreadTarget {
+			sp.SpreadTarget = append(sp.SpreadTarget, &structs.SpreadTarget{Value: t.Value, Percent: t.Percent})
+		}
+		out = append(out, sp)
 	}
 	return out
 }

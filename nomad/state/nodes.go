@@ -54,6 +54,9 @@ func upsertNodeTxn(txn *writeTxn, index uint64, node *structs.Node) error {
 		}
 	}
 	node.ModifyIndex = index
+	if err := ensureNodePoolTxn(txn, index, node.NodePool); err != nil {
+		return err
+	}
 	return txn.Insert(TableNodes, node)
 }
 

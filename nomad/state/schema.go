@@ -60,6 +60,8 @@ func schema() *memdb.DBSchema {
 			// Job lifecycle (job history, revert).
 			TableJobVersion:   jobVersionTableSchema(),
 			TableScalingEvent: scalingEventTableSchema(),
+
+			TableNodePools: nodePoolTableSchema(),
 		},
 	}
 }

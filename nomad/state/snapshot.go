@@ -26,10 +26,11 @@ const (
 	SnapshotNamespace
 	SnapshotJobVersion
 	SnapshotScalingEvents
+	SnapshotNodePool
 )
 
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents"}
+	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents", "NodePool"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -66,6 +67,8 @@ func NewSnapshotObject(kind SnapshotKind) (any, error) {
 		return new(structs.Job), nil
 	case SnapshotScalingEvents:
 		return new(structs.JobScalingEvents), nil
+	case SnapshotNodePool:
+		return new(structs.NodePool), nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 }
@@ -87,6 +90,7 @@ var snapshotTables = []struct {
 	{TableNamespaces, SnapshotNamespace},
 	{TableJobVersion, SnapshotJobVersion},
 	{TableScalingEvent, SnapshotScalingEvents},
+	{TableNodePools, SnapshotNodePool},
 }
 
 // Persist streams every object of the snapshot to enc, tagged with its
@@ -130,8 +134,25 @@ func (r *StateRestore) insert(table string, obj any) error {
 	return nil
 }
 
-// NodeRestore restores a node.
-func (r *StateRestore) NodeRestore(node *structs.Node) error { return r.insert(TableNodes, node) }
+// NodeRestore restores a node. A snapshot written before node pools were
+// stored has nodes in pools it holds no object for: the pool is made here,
+// as registering the node would have made it, and replaced by the
+// snapshot's own copy when it has one (pools come after nodes).
+func (r *StateRestore) NodeRestore(node *structs.Node) error {
+	if name := node.NodePool; name != "" {
+		raw, err := r.txn.First(TableNodePools, indexID, name)
+		if err != nil {
+			return fmt.Errorf("restore node pool lookup: %w", err)
+		}
+		if raw == nil {
+			p := &structs.NodePool{Name: name, Meta: map[string]string{}, CreateIndex: node.CreateIndex, ModifyIndex: node.CreateIndex}
+			if err := r.insert(TableNodePools, p); err != nil {
+				return err
+			}
+		}
+	}
+	return r.insert(TableNodes, node)
+}
 
 // JobRestore restores a job.
 func (r *StateRestore) JobRestore(job *structs.Job) error { return r.insert(TableJobs, job) }
@@ -212,6 +233,11 @@ func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
 		var v *structs.JobScalingEvents
 		if v, ok = obj.(*structs.JobScalingEvents); ok {
 			err = r.insert(TableScalingEvent, v)
+		}
+	case SnapshotNodePool:
+		var v *structs.NodePool
+		if v, ok = obj.(*structs.NodePool); ok {
+			err = r.insert(TableNodePools, v)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))

@@ -60,6 +60,9 @@ func NewStateStore(cfg *StateStoreConfig) (*StateStore, error) {
 	if err := insertDefaultNamespace(db); err != nil {
 		return nil, err
 	}
+	if err := insertBuiltInNodePools(db); err != nil {
+		return nil, err
+	}
 	logger := hclog.NewNullLogger()
 	var onCommit func(uint64, memdb.Changes)
 	if cfg != nil {

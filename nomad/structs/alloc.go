@@ -84,6 +84,11 @@ type Allocation struct {
 	// took part in, kept or stopped; nil if none. Not in upstream's API.
 	ReconnectDecision *ReconnectDecision `json:",omitempty"`
 
+	// PoolDisconnect is the disconnect policy of the node pool the
+	// allocation was placed in, for groups that set none (see
+	// ResolveDisconnect); nil if the pool has none. Not in upstream's API.
+	PoolDisconnect *PoolDisconnect `json:",omitempty"`
+
 	CreateIndex      uint64
 	ModifyIndex      uint64
 	AllocModifyIndex uint64
@@ -225,7 +230,7 @@ func (a *Allocation) DisconnectTimeout() (t time.Time, ok bool) {
 	if !unknown {
 		return time.Time{}, false
 	}
-	window := a.LookupTaskGroup().LostAfter()
+	window := a.DisconnectPolicy().LostAfter
 	if window <= 0 {
 		return time.Time{}, false
 	}
@@ -242,7 +247,7 @@ func (a *Allocation) Expired(now time.Time) bool {
 }
 
 // SupportsDisconnect reports whether the allocation's group has a lost window.
-func (a *Allocation) SupportsDisconnect() bool { return a.LookupTaskGroup().LostAfter() > 0 }
+func (a *Allocation) SupportsDisconnect() bool { return a.DisconnectPolicy().LostAfter > 0 }
 
 // Copy returns a deep copy. Job is shared: jobs are immutable once stored.
 func (a *Allocation) Copy() *Allocation {
@@ -253,6 +258,7 @@ func (a *Allocation) Copy() *Allocation {
 	n.AllocatedResources = a.AllocatedResources.Copy()
 	n.Metrics = a.Metrics.Copy()
 	n.DesiredTransition = a.DesiredTransition.copy()
+	n.PoolDisconnect = a.PoolDisconnect.Copy()
 	if a.TaskStates != nil {
 		n.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, ts := range a.TaskStates {

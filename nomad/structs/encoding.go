@@ -39,6 +39,8 @@ const (
 	NamespaceDeleteRequestType
 	JobStabilityRequestType
 	ScalingEventRegisterRequestType
+	NodePoolUpsertRequestType
+	NodePoolDeleteRequestType
 )
 
 func (t MessageType) String() string {
@@ -47,7 +49,8 @@ func (t MessageType) String() string {
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
 		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
 		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
-		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister"}
+		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
+		"NodePoolUpsert", "NodePoolDelete"}
 	if int(t) < len(names) {
 		return names[t]
 	}

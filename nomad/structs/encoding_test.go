@@ -104,6 +104,20 @@ func raftRequests() map[structs.MessageType]any {
 			JobID: "web", JobVersion: 3, Stable: true, WriteRequest: fullWriteRequest(),
 		},
 		structs.ScalingEventRegisterRequestType: fullScalingEvent(),
+		structs.NodePoolUpsertRequestType: &structs.NodePoolUpsertRequest{
+			NodePools: []*structs.NodePool{{
+				Name: "edge", Description: "LTE sites", Meta: map[string]string{"link": "lte"},
+				SchedulerConfiguration: &structs.NodePoolSchedulerConfiguration{
+					SchedulerAlgorithm: "spread", MemoryOversubscriptionEnabled: new(true),
+				},
+				Disconnect:  &structs.NodePoolDisconnect{LostAfter: time.Hour, Replace: new(true), Reconcile: "keep_original"},
+				CreateIndex: 5, ModifyIndex: 6,
+			}},
+			WriteRequest: fullWriteRequest(),
+		},
+		structs.NodePoolDeleteRequestType: &structs.NodePoolDeleteRequest{
+			Names: []string{"edge"}, WriteRequest: fullWriteRequest(),
+		},
 	}
 }
 
@@ -112,7 +126,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.ScalingEventRegisterRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.NodePoolDeleteRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))

@@ -65,6 +65,7 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 		Count:         3,
 		Constraints:   []*structs.Constraint{fullConstraint("group")},
 		Affinities:    []*structs.Affinity{fullAffinity("group")},
+		Spreads:       []*structs.Spread{fullSpread("${meta.rack}")},
 		Tasks:         []*structs.Task{fullTask(name + "-main"), fullTask(name + "-sidecar")},
 		RestartPolicy: fullRestart(),
 		ReschedulePolicy: &structs.ReschedulePolicy{
@@ -97,6 +98,7 @@ func fullJob() *structs.Job {
 		NodePool:          "lte",
 		Constraints:       []*structs.Constraint{fullConstraint("job")},
 		Affinities:        []*structs.Affinity{fullAffinity("job")},
+		Spreads:           []*structs.Spread{fullSpread("${node.datacenter}")},
 		TaskGroups:        []*structs.TaskGroup{fullTaskGroup("web"), fullTaskGroup("db")},
 		Meta:              map[string]string{"owner": "ops"},
 		ParentID:          "edge-parent",
@@ -212,6 +214,9 @@ func fullAlloc() *structs.Allocation {
 			KeptAllocID: "alloc-1", StoppedAllocID: "alloc-2", KeptScore: 0.7, StoppedScore: 0.4,
 			EvalID: "eval-3", Time: t0.UnixNano(),
 		},
+		PoolDisconnect: &structs.PoolDisconnect{Pool: "edge", Policy: &structs.NodePoolDisconnect{
+			LostAfter: time.Hour, Replace: new(true), Reconcile: structs.ReconcileOptionKeepOriginal,
+		}},
 		CreateIndex:      30,
 		ModifyIndex:      40,
 		AllocModifyIndex: 35,
@@ -451,4 +456,9 @@ func scribble(v reflect.Value, skip map[string]bool) {
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(v.Float() + 1.5)
 	}
+}
+
+func fullSpread(attr string) *structs.Spread {
+	return &structs.Spread{Attribute: attr, Weight: 70, SpreadTarget: []*structs.SpreadTarget{
+		{Value: "a", Percent: 60}, {Value: "b", Percent: 40}}}
 }

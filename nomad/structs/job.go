@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -52,6 +53,7 @@ type Job struct {
 	NodePool    string
 	Constraints []*Constraint
 	Affinities  []*Affinity
+	Spreads     []*Spread
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
 	ParentID    string
@@ -170,6 +172,11 @@ func (j *Job) Validate() error {
 			p.addErr(fmt.Sprintf("Affinity %d validation failed: ", i+1), err)
 		}
 	}
+	for i, sp := range j.Spreads {
+		if err := sp.Validate(); err != nil {
+			p.addErr(fmt.Sprintf("Spread %d validation failed: ", i+1), err)
+		}
+	}
 	if len(j.TaskGroups) == 0 {
 		p.add("Missing job task groups")
 	}
@@ -199,6 +206,7 @@ func (j *Job) Copy() *Job {
 	n.Datacenters = slices.Clone(j.Datacenters)
 	n.Constraints = copyConstraints(j.Constraints)
 	n.Affinities = copyAffinities(j.Affinities)
+	n.Spreads = copySpreads(j.Spreads)
 	n.Meta = maps.Clone(j.Meta)
 	if j.TaskGroups != nil {
 		n.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
@@ -263,6 +271,7 @@ type TaskGroup struct {
 	Count            int
 	Constraints      []*Constraint
 	Affinities       []*Affinity
+	Spreads          []*Spread
 	Tasks            []*Task
 	RestartPolicy    *RestartPolicy
 	ReschedulePolicy *ReschedulePolicy
@@ -333,6 +342,11 @@ func (tg *TaskGroup) validate(job *Job) []string {
 			p.addErr(fmt.Sprintf("Affinity %d validation failed: ", i+1), err)
 		}
 	}
+	for i, sp := range tg.Spreads {
+		if err := sp.Validate(); err != nil {
+			p.addErr(fmt.Sprintf("Spread %d validation failed: ", i+1), err)
+		}
+	}
 	if tg.RestartPolicy != nil {
 		if err := tg.RestartPolicy.Validate(); err != nil {
 			p.addErr("", err)
@@ -379,6 +393,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n := *tg
 	n.Constraints = copyConstraints(tg.Constraints)
 	n.Affinities = copyAffinities(tg.Affinities)
+	n.Spreads = copySpreads(tg.Spreads)
 	n.RestartPolicy = tg.RestartPolicy.Copy()
 	n.ReschedulePolicy = tg.ReschedulePolicy.Copy()
 	if tg.EphemeralDisk != nil {
@@ -539,7 +554,16 @@ func (c *Constraint) Validate() error {
 		if c.LTarget == "" {
 			p.add("Operator %q requires an attribute", c.Operand)
 		}
-	case ConstraintDistinctHosts, ConstraintDistinctProperty:
+	case ConstraintDistinctHosts:
+	case ConstraintDistinctProperty:
+		if c.LTarget == "" {
+			p.add("Operator %q requires an attribute", c.Operand)
+		}
+		if c.RTarget != "" {
+			if n, err := strconv.Atoi(c.RTarget); err != nil || n < 1 {
+				p.add("Operator %q: value %q must be a positive integer (allocations per property value)", c.Operand, c.RTarget)
+			}
+		}
 	default:
 		p.add("Unknown constraint type %q", c.Operand)
 	}

@@ -88,5 +88,9 @@ type JobPlanResponse struct {
 	Diff               *JobDiff
 	NextPeriodicLaunch time.Time
 	Warnings           string
+	// DisconnectPolicies lists, per group, the disconnect policies the
+	// plan's placements and updates would run under, with where each came
+	// from (the group or a node pool); see ResolveDisconnect. Ours alone.
+	DisconnectPolicies map[string][]string `json:",omitempty"`
 	WriteMeta
 }
