@@ -246,6 +246,7 @@ func errorStatus(err error) (int, string) {
 		errors.Is(err, structs.ErrUnknownNode),
 		errors.Is(err, structs.ErrUnknownAlloc),
 		errors.Is(err, structs.ErrUnknownEval),
+		errors.Is(err, structs.ErrUnknownDeployment),
 		errors.Is(err, structs.ErrUnknownPeer),
 		errors.Is(err, structs.ErrUnknownACLToken),
 		errors.Is(err, structs.ErrUnknownACLPolicy),

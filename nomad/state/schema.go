@@ -59,6 +59,9 @@ func schema() *memdb.DBSchema {
 			// Job lifecycle (job history, revert).
 			TableJobVersion:   jobVersionTableSchema(),
 			TableScalingEvent: scalingEventTableSchema(),
+
+			// Deployments (the update block).
+			TableDeployment: deploymentTableSchema(),
 		},
 	}
 }

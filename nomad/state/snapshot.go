@@ -26,10 +26,11 @@ const (
 	SnapshotNamespace
 	SnapshotJobVersion
 	SnapshotScalingEvents
+	SnapshotDeployment
 )
 
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents"}
+	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents", "Deployment"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -66,6 +67,8 @@ func NewSnapshotObject(kind SnapshotKind) (any, error) {
 		return new(structs.Job), nil
 	case SnapshotScalingEvents:
 		return new(structs.JobScalingEvents), nil
+	case SnapshotDeployment:
+		return new(structs.Deployment), nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 }
@@ -87,6 +90,7 @@ var snapshotTables = []struct {
 	{TableNamespaces, SnapshotNamespace},
 	{TableJobVersion, SnapshotJobVersion},
 	{TableScalingEvent, SnapshotScalingEvents},
+	{TableDeployment, SnapshotDeployment},
 }
 
 // Persist streams every object of the snapshot to enc, tagged with its
@@ -212,6 +216,11 @@ func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
 		var v *structs.JobScalingEvents
 		if v, ok = obj.(*structs.JobScalingEvents); ok {
 			err = r.insert(TableScalingEvent, v)
+		}
+	case SnapshotDeployment:
+		var v *structs.Deployment
+		if v, ok = obj.(*structs.Deployment); ok {
+			err = r.DeploymentRestore(v)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))

@@ -39,6 +39,9 @@ const (
 	NamespaceDeleteRequestType
 	JobStabilityRequestType
 	ScalingEventRegisterRequestType
+	DeploymentStatusUpdateRequestType
+	DeploymentPromoteRequestType
+	DeploymentAllocHealthRequestType
 )
 
 func (t MessageType) String() string {
@@ -47,7 +50,8 @@ func (t MessageType) String() string {
 		"ApplyPlanResults", "JobBatchDeregister", "AllocUpdateDesiredTransition",
 		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
 		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
-		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister"}
+		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
+		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth"}
 	if int(t) < len(names) {
 		return names[t]
 	}
