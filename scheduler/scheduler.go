@@ -31,6 +31,8 @@ type State interface {
 	AllocsByNodeTerminal(ws memdb.WatchSet, nodeID string, terminal bool) ([]*structs.Allocation, error)
 	EvalByID(ws memdb.WatchSet, id string) (*structs.Evaluation, error)
 	LatestIndex() (uint64, error)
+	// LatestDeploymentByJobID returns nil, nil when the job never deployed.
+	LatestDeploymentByJobID(ws memdb.WatchSet, namespace, jobID string) (*structs.Deployment, error)
 }
 
 // Planner is how a scheduler changes the cluster. The server's worker
