@@ -98,12 +98,13 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 			alloc.NextAllocation = existing.NextAllocation
 		}
 		// Health is the client's report: the scheduler's copy may predate
-		// it, and an unknown marking must not erase it.
-		if existing.DeploymentStatus.HasHealth() || alloc.DeploymentStatus == nil {
-			alloc.DeploymentStatus = existing.DeploymentStatus.Copy()
-		}
+		// it, and an unknown marking must not erase it. Only joining a new
+		// deployment (an in-place update) starts the judgement afresh.
 		if alloc.DeploymentID == "" {
 			alloc.DeploymentID = existing.DeploymentID
+		}
+		if alloc.DeploymentID == existing.DeploymentID {
+			alloc.DeploymentStatus = existing.DeploymentStatus.Copy()
 		}
 	}
 	alloc.ModifyIndex = index
@@ -123,7 +124,7 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 			return err
 		}
 	}
-	if existing == nil {
+	if existing == nil || existing.DeploymentID != alloc.DeploymentID {
 		if err := countPlacementTxn(txn, index, alloc); err != nil {
 			return err
 		}
