@@ -70,7 +70,7 @@ type AllocRunner struct {
 	// stateMu serialises updateState, which both the Run loop and late
 	// events (after Run) may call.
 	stateMu    sync.Mutex
-	autoKilled bool // a dead leader or a failed task has killed the others
+	autoKilled bool          // a dead leader or a failed task has killed the others
 	health     healthTracker // guarded by stateMu
 
 	restored bool
