@@ -46,6 +46,7 @@ type Job struct {
 	Affinities  []*Affinity
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
+	Update      *UpdateStrategy
 
 	Stop              *bool
 	ParentID          *string
@@ -161,6 +162,13 @@ func (j *Job) Canonicalize() {
 	}
 	for _, a := range j.Affinities {
 		a.Canonicalize()
+	}
+	// Service jobs deploy one allocation at a time unless told otherwise,
+	// as upstream's client fills in.
+	if j.Update != nil {
+		j.Update.Canonicalize()
+	} else if *j.Type == JobTypeService {
+		j.Update = DefaultUpdateStrategy()
 	}
 	for _, g := range j.TaskGroups {
 		g.Canonicalize(j)
