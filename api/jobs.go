@@ -163,11 +163,12 @@ func (j *Job) Canonicalize() {
 	for _, a := range j.Affinities {
 		a.Canonicalize()
 	}
-	// Service jobs deploy one allocation at a time unless told otherwise,
-	// as upstream's client fills in.
+	// Service and system jobs update one allocation at a time unless told
+	// otherwise, as upstream's client fills in (the server deploys only
+	// service jobs).
 	if j.Update != nil {
 		j.Update.Canonicalize()
-	} else if *j.Type == JobTypeService {
+	} else if *j.Type == JobTypeService || *j.Type == JobTypeSystem {
 		j.Update = DefaultUpdateStrategy()
 	}
 	for _, g := range j.TaskGroups {
