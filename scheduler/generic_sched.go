@@ -41,7 +41,7 @@ var validTriggers = map[string]bool{
 	structs.EvalTriggerMaxPlans: true, structs.EvalTriggerRetryFailedAlloc: true,
 	structs.EvalTriggerFailedFollowUp: true, structs.EvalTriggerPreemption: true,
 	structs.EvalTriggerScaling: true, structs.EvalTriggerMaxDisconnectTimeout: true,
-	structs.EvalTriggerReconnect: true,
+	structs.EvalTriggerReconnect: true, structs.EvalTriggerDeploymentWatcher: true,
 }
 
 // GenericScheduler schedules service and batch jobs: it reconciles the
