@@ -87,7 +87,8 @@ func (m *deploymentMonitor) show(d *api.Deployment) {
 	}
 	m.last = text
 	if m.tty == nil {
-		m.ui.Info(fmt.Sprintf("    %s: Deployment %q %s", formatTime(m.now()), m.v.id(d.ID), text))
+		m.ui.Info(fmt.Sprintf("    %s: Deployment %q %s: %s", formatTime(m.now()), m.v.id(d.ID), d.Status, d.StatusDescription))
+		m.ui.Info(indent(formatDeploymentGroups(d), "      "))
 		return
 	}
 	// Move up over the previous drawing, clear it, draw again.
