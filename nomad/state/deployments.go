@@ -375,3 +375,18 @@ func upsertPlanDeploymentsTxn(txn *writeTxn, index uint64, req *structs.ApplyPla
 	}
 	return upsertDeploymentTxn(txn, index, d)
 }
+
+// deleteDeploymentsTxn removes a purged job's deployments: they describe
+// versions that no longer exist.
+func deleteDeploymentsTxn(txn *writeTxn, namespace, jobID string) error {
+	all, err := deploymentsByJobTxn(txn.Txn, nil, namespace, jobID)
+	if err != nil {
+		return err
+	}
+	for _, d := range all {
+		if err := txn.Delete(TableDeployment, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}

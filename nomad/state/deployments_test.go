@@ -126,3 +126,14 @@ func TestDeployment_StatusUpdateMarksStable(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, structs.DeploymentStatusSuccessful, got.Status)
 }
+
+// A purged job takes its deployments with it: nothing else would ever
+// remove them.
+func TestDeployment_PurgeDeletesDeployments(t *testing.T) {
+	s := testStateStore(t)
+	d, _ := deployedAllocs(t, s, 1)
+	must.NoError(t, s.DeleteJob(20, d.Namespace, d.JobID))
+	got, err := s.DeploymentByID(nil, d.ID)
+	must.NoError(t, err)
+	must.Nil(t, got)
+}
