@@ -194,7 +194,7 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID)
 	g.keep = resched.untainted
 	r.stopOldCanaries(g, r.ds)
-	r.setAsideCanaries(g, g.gd)
+	r.setAsideCanaries(g, g.gd, all)
 
 	// Lost and expired-unknown allocations stop as lost; the count below
 	// replaces them if the group is short (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"), once their client has
@@ -213,6 +213,7 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	g.ignore(standby.difference(g.keep, g.disconnected))
 	r.rescheduleLater(g, resched.later, true)
 
+	r.holdCanaries(g)
 	r.scaleDown(g)
 	r.computeUpdates(g)
 	r.limitUpdates(g, g.gd)

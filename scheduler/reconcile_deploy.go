@@ -154,13 +154,15 @@ func (r *reconciler) stopOldCanaries(g *groupState, ds *deployState) {
 
 // setAsideCanaries takes the current deployment's canaries out of the
 // counted set while they are unpromoted, and once promoted stops the older
-// allocation each canary stands in for (same name).
-func (r *reconciler) setAsideCanaries(g *groupState, gd *groupDeployment) {
+// allocation each canary stands in for (same name). A canary is found
+// among all live allocations, so one marked unknown while its node is
+// away still counts as placed: a second one is never started for it.
+func (r *reconciler) setAsideCanaries(g *groupState, gd *groupDeployment, all allocSet) {
 	if gd == nil {
 		return
 	}
-	for _, a := range g.keep.sorted() {
-		if a.DeploymentID == gd.ds.cur.ID && a.DeploymentStatus.IsCanary() {
+	for _, a := range all.sorted() {
+		if a.DeploymentID == gd.ds.cur.ID && a.DeploymentStatus.IsCanary() && isLive(a) {
 			gd.canaries[a.ID] = a
 		}
 	}
@@ -168,10 +170,12 @@ func (r *reconciler) setAsideCanaries(g *groupState, gd *groupDeployment) {
 		return
 	}
 	if !gd.state.Promoted {
-		for id := range gd.canaries {
-			delete(g.keep, id)
+		for id, a := range gd.canaries {
+			if _, ok := g.keep[id]; ok {
+				delete(g.keep, id)
+				g.ignored[id] = a
+			}
 		}
-		g.ignore(gd.canaries)
 		return
 	}
 	names := map[string]bool{}
@@ -267,6 +271,33 @@ func (r *reconciler) joinDeployment(g *groupState, gd *groupDeployment) {
 		if a.DeploymentID != gd.ds.cur.ID {
 			a.DeploymentID = gd.ds.cur.ID
 			a.DeploymentStatus = nil
+		}
+	}
+}
+
+// heldCanary reports whether a is an unpromoted canary of the current
+// deployment: it is not counted, and while its node is away it is not
+// replaced either (the deployment waits for it, bounded by its progress
+// deadline), so a disconnect never multiplies canaries.
+func (g *groupState) heldCanary(a *structs.Allocation) bool {
+	if g.gd == nil || g.gd.state.Promoted {
+		return false
+	}
+	_, ok := g.gd.canaries[a.ID]
+	return ok
+}
+
+// holdCanaries takes unpromoted canaries out of the counted set again
+// after the disconnect rules, which may have put one back (an unknown
+// canary is revived like any standby allocation).
+func (r *reconciler) holdCanaries(g *groupState) {
+	for id, a := range g.keep {
+		if !g.heldCanary(a) {
+			continue
+		}
+		delete(g.keep, id)
+		if _, changed := g.changed[id]; !changed {
+			g.ignored[id] = a
 		}
 	}
 }
