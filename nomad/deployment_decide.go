@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -117,6 +118,12 @@ func failDeployment(in deploymentInput, desc string, revert bool) deploymentStep
 	}
 	for _, v := range in.Versions {
 		if v.Stable && v.Version < d.JobVersion {
+			if diff, err := v.Diff(in.Job, false); err == nil && diff.Type == structs.DiffTypeNone {
+				// The failing version is the stable spec itself: rolling
+				// back would only fail again, forever.
+				step.Update.StatusDescription = fmt.Sprintf("%s - not rolling back to stable job version %d as current job has same specification", desc, v.Version)
+				return step
+			}
 			job := v.Copy()
 			job.Version, job.Stop, job.Stable = in.Job.Version, false, false
 			step.Rollback, step.Eval = job, true

@@ -18,6 +18,7 @@ func TestDecideDeployment(t *testing.T) {
 	job.Version = 2
 	stable := job.Copy()
 	stable.Version, stable.Stable = 1, true
+	stable.TaskGroups[0].Tasks[0].Env = map[string]string{"STABLE": "yes"}
 	newDep := func(edit func(*structs.DeploymentState)) *structs.Deployment {
 		d := structs.NewDeployment(job, 50, now)
 		g := &structs.DeploymentState{DesiredTotal: 3, PlacedAllocs: 3, RequireProgressBy: now.Add(time.Minute)}
@@ -52,6 +53,14 @@ func TestDecideDeployment(t *testing.T) {
 		must.NotNil(t, step.Rollback)
 		must.Eq(t, job.Version, step.Rollback.Version)
 		must.True(t, step.Eval)
+	})
+	t.Run("auto_revert never rolls back to the same spec", func(t *testing.T) {
+		d := newDep(func(g *structs.DeploymentState) { g.UnhealthyAllocs, g.AutoRevert = 1, true })
+		same := job.Copy()
+		same.Version, same.Stable = 1, true
+		step := decideDeployment(deploymentInput{Deployment: d, Job: job, Versions: []*structs.Job{job, same}, Now: now})
+		must.Nil(t, step.Rollback)
+		must.StrContains(t, step.Update.StatusDescription, "current job has same specification")
 	})
 	t.Run("auto_revert without a stable version says so", func(t *testing.T) {
 		d := newDep(func(g *structs.DeploymentState) { g.UnhealthyAllocs, g.AutoRevert = 1, true })
