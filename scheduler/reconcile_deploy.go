@@ -137,10 +137,10 @@ func (r *reconciler) progressBy(u *structs.UpdateStrategy) (t time.Time) {
 // stopOldCanaries stops the unpromoted canaries of a deployment that is no
 // longer current: the version they tried is not the one to run.
 func (r *reconciler) stopOldCanaries(g *groupState, ds *deployState) {
-	old := ds.old
-	if old == nil {
+	if ds == nil || ds.old == nil {
 		return
 	}
+	old := ds.old
 	if s, ok := old.TaskGroups[g.tg.Name]; ok && s.Promoted {
 		return
 	}

@@ -33,7 +33,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden results of testdat
 // a blank line. Lines starting with # are comments. Commands:
 //
 //	job count=N [version=N] [lost_after=D] [replace=BOOL] [reconcile=STRATEGY] [stop_after=D]
-//	    [max_parallel=N] [canary=N] [auto_promote]
+//	    [max_parallel=N] [canary=N] [auto_promote] [stopped]
 //	node ID [status=ready|disconnected|down|gone] [drain]
 //	alloc ID idx=N [node=ID] [client=STATUS] [desired=run|stop] [prev=ID] [version=N]
 //	      [unknown_since=D] [failed_at=D] [started=D] [score=F] [created=N] [migrate]
@@ -224,6 +224,7 @@ func (s *scenario) setJob(d *directive) error {
 		return err
 	}
 	job.Version = uint64(version)
+	job.Stop = d.args["stopped"] == "true"
 	lost, hasLost, err := d.duration("lost_after")
 	if err != nil {
 		return err
