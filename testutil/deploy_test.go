@@ -155,3 +155,59 @@ func TestCluster_FailingCanaryAutoReverts(t *testing.T) {
 		}
 	})
 }
+
+// A client drops off in the middle of a rolling update: its allocation is
+// marked unknown, the rollout replaces it like any other (the stop waits
+// for the client), the deployment still ends successful instead of
+// stalling, and once the client is back exactly count allocations of the
+// new version run. Nothing is duplicated along the way.
+func TestCluster_DisconnectDuringRollingUpdate(t *testing.T) {
+	testutil.Bubble(t, func(t *testing.T) {
+		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 1, Clients: 3})
+		s := c.Leader()
+		job := deployJob(3, &structs.UpdateStrategy{
+			MaxParallel: 1, HealthCheck: structs.UpdateHealthCheckTaskStates,
+			MinHealthyTime: 5 * time.Second, HealthyDeadline: time.Minute, ProgressDeadline: 10 * time.Minute,
+		})
+		job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: time.Hour, Reconcile: structs.ReconcileOptionBestScore}
+		register(t, s, job)
+		deploymentOf(t, s, job, 0, structs.DeploymentStatusSuccessful, 2*time.Minute)
+
+		v1 := job.Copy()
+		v1.TaskGroups[0].Tasks[0].Env = map[string]string{"FOO": "v1"}
+		register(t, s, v1)
+		// Cut the client of an allocation still on version 0.
+		allocs, err := s.State().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		cut := -1
+		for _, a := range allocs {
+			if a.Job.Version == 0 && !a.TerminalStatus() && a.DesiredStatus == structs.AllocDesiredStatusRun {
+				for i, cl := range c.Clients {
+					if cl.NodeID() == a.NodeID {
+						cut = i
+					}
+				}
+			}
+		}
+		must.NotEq(t, -1, cut)
+		c.Links[cut].Cut(testutil.Blackhole)
+
+		deploymentOf(t, s, job, 1, structs.DeploymentStatusSuccessful, 10*time.Minute)
+		c.Links[cut].Heal()
+		testutil.Eventually(t, 5*time.Minute, "three allocations of version 1 running, nothing else live", func() (bool, string) {
+			allocs, err := s.State().AllocsByJob(nil, job.Namespace, job.ID, true)
+			must.NoError(t, err)
+			running, other := 0, 0
+			for _, a := range allocs {
+				switch {
+				case a.TerminalStatus():
+				case a.Job.Version == 1 && a.ClientStatus == structs.AllocClientStatusRunning:
+					running++
+				default:
+					other++
+				}
+			}
+			return running == 3 && other == 0, describe(allocs)
+		})
+	})
+}
