@@ -242,3 +242,17 @@ func progressDeadline(s *api.DeploymentState) string {
 	}
 	return s.RequireProgressBy.Format(time.RFC3339)
 }
+
+// formatLatestDeployment is the block `job status` shows for the job's
+// newest deployment, as upstream's.
+func formatLatestDeployment(d *api.Deployment, v view) string {
+	kv := formatKV([]string{
+		"ID|" + v.id(d.ID),
+		"Status|" + d.Status,
+		"Description|" + d.StatusDescription,
+	})
+	if len(d.TaskGroups) == 0 {
+		return kv
+	}
+	return kv + "\n\nDeployed\n" + formatDeploymentGroups(d)
+}

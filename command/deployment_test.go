@@ -76,6 +76,10 @@ func TestJobRun_FollowsDeployment(t *testing.T) {
 	must.StrContains(t, out, "Status      = successful")
 	must.StrContains(t, out, "Deployed\nTask Group  Desired  Placed  Healthy  Unhealthy  Progress Deadline\nweb         2        2       2        0")
 
+	code, out, _ = run(t, a, jobStatusCmd, "dep")
+	must.Eq(t, exitOK, code)
+	must.StrContains(t, out, "Latest Deployment\nID          = "+id[:8]+"\nStatus      = successful")
+
 	// A finished deployment can be neither paused nor failed.
 	code, _, errOut = run(t, a, deploymentPause, id)
 	must.Eq(t, exitError, code)
