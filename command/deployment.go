@@ -256,3 +256,21 @@ func formatLatestDeployment(d *api.Deployment, v view) string {
 	}
 	return kv + "\n\nDeployed\n" + formatDeploymentGroups(d)
 }
+
+// deploymentLines are upstream's `alloc status` lines for an allocation
+// placed by a deployment: its ID, its health (unset until the client
+// judged it; kept while the allocation is unknown) and, for a canary, that.
+func deploymentLines(a *api.Allocation, v view) []string {
+	if a.DeploymentID == "" {
+		return nil
+	}
+	health := "unset"
+	if s := a.DeploymentStatus; s != nil && s.Healthy != nil {
+		health = map[bool]string{true: "healthy", false: "unhealthy"}[*s.Healthy]
+	}
+	lines := []string{"Deployment ID|" + v.id(a.DeploymentID), "Deployment Health|" + health}
+	if a.DeploymentStatus != nil && a.DeploymentStatus.Canary {
+		lines = append(lines, "Canary|true")
+	}
+	return lines
+}
