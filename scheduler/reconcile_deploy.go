@@ -50,17 +50,18 @@ func (ds *deployState) running() bool {
 
 // groupState returns the current deployment's state of tg, adding it to a
 // new deployment.
-func (ds *deployState) groupState(tg *structs.TaskGroup, now func() *structs.DeploymentState) *structs.DeploymentState {
+func (ds *deployState) groupState(tg *structs.TaskGroup, fresh func() *structs.DeploymentState) *structs.DeploymentState {
 	if s, ok := ds.cur.TaskGroups[tg.Name]; ok {
 		return s
 	}
-	s := now()
+	s := fresh()
 	ds.cur.TaskGroups[tg.Name] = s
 	return s
 }
 
-// finish returns the deployment to write with the plan (nil when nothing
-// changed) and the status changes of other deployments.
+// finish sets the results' deployment to create with the plan (none when
+// no group had work for a new one), the one placements join, and the
+// cancellation of an older running deployment.
 func (ds *deployState) finish(res *ReconcileResults, job *structs.Job) {
 	if ds.old.Active() {
 		desc := structs.DeploymentStatusDescriptionNewerJob
@@ -83,10 +84,6 @@ func (ds *deployState) finish(res *ReconcileResults, job *structs.Job) {
 	if ds.created && !used {
 		for _, g := range res.Groups {
 			g.DeploymentID = ""
-			for id, a := range g.InplaceUpdate {
-				a.DeploymentID, a.DeploymentStatus = "", nil
-				g.Updates[id] = a
-			}
 		}
 		return
 	}
