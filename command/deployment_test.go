@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
 )
 
@@ -159,4 +160,36 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// On a terminal the monitor redraws the deployment in place: each new
+// drawing first moves the cursor up over the previous one and clears it,
+// so the operator sees one live table instead of a scrolling log.
+func TestDeploymentMonitor_RedrawsInPlaceOnTerminal(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	path := writeUpdateJob(t, "tty", `max_parallel = 1
+      min_healthy_time = "2s"
+      healthy_deadline = "30s"`)
+	code, _, _ := run(t, a, jobRun, "-detach", path)
+	must.Eq(t, exitOK, code)
+	client := apiClient(t, a)
+	var d *api.Deployment
+	waitFor(t, "a deployment", func() (bool, string) {
+		var err error
+		d, _, err = client.Jobs().LatestDeployment("tty", nil)
+		must.NoError(t, err)
+		return d != nil, "none yet"
+	})
+
+	ui := cli.NewMockUi()
+	var screen strings.Builder
+	m := newDeploymentMonitor(ui, client, view{})
+	m.tty = &screen
+	must.Eq(t, exitOK, m.follow(d))
+	out := screen.String()
+	must.StrContains(t, out, "Task Group  Desired  Placed  Healthy  Unhealthy  Progress Deadline")
+	must.StrContains(t, out, "Status      = successful")
+	must.StrContains(t, out, "\x1b[", must.Sprint("later drawings move up over earlier ones"))
+	must.StrContains(t, ui.OutputWriter.String(), "✓ Deployment")
+	must.StrNotContains(t, ui.OutputWriter.String(), "Task Group", must.Sprint("the table goes to the terminal only"))
 }
