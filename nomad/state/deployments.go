@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -177,6 +178,15 @@ func setDeploymentStatusTxn(txn *writeTxn, index uint64, u *structs.DeploymentSt
 		return nil
 	}
 	c := d.Copy()
+	if d.Status == structs.DeploymentStatusPaused && u.Status == structs.DeploymentStatusRunning && updatedAt != 0 {
+		// A pause stops the clock: a resumed deployment gets its whole
+		// progress deadline again rather than failing at once.
+		for _, g := range c.TaskGroups {
+			if g.ProgressDeadline > 0 && g.HealthyAllocs < g.DesiredTotal {
+				g.RequireProgressBy = time.Unix(0, updatedAt).UTC().Add(g.ProgressDeadline)
+			}
+		}
+	}
 	c.Status, c.StatusDescription = u.Status, u.StatusDescription
 	if updatedAt != 0 {
 		c.ModifyTime = updatedAt

@@ -137,3 +137,22 @@ func TestDeployment_PurgeDeletesDeployments(t *testing.T) {
 	must.NoError(t, err)
 	must.Nil(t, got)
 }
+
+// A resumed deployment gets its progress deadline afresh from the resume:
+// a pause longer than the deadline must not fail it the moment it resumes.
+func TestDeployment_ResumeRestartsProgressDeadline(t *testing.T) {
+	s := testStateStore(t)
+	d, _ := deployedAllocs(t, s, 1)
+	set := func(index uint64, status string, at time.Time) {
+		must.NoError(t, s.UpdateDeploymentStatus(index, &structs.DeploymentStatusUpdateRequest{
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: d.ID, Status: status},
+			UpdatedAt:        at.UnixNano(),
+		}))
+	}
+	set(12, structs.DeploymentStatusPaused, time.Unix(100, 0))
+	resumed := time.Unix(10_000, 0).UTC()
+	set(13, structs.DeploymentStatusRunning, resumed)
+	got, err := s.DeploymentByID(nil, d.ID)
+	must.NoError(t, err)
+	must.Eq(t, resumed.Add(time.Minute), got.TaskGroups["web"].RequireProgressBy)
+}
