@@ -57,6 +57,8 @@ type Allocation struct {
 	PreviousAllocation string
 	NextAllocation     string
 	RescheduleTracker  *RescheduleTracker
+	DeploymentID       string
+	DeploymentStatus   *AllocDeploymentStatus
 	// ReconnectDecision is how the servers resolved the last reconnect this
 	// allocation took part in (kept or stopped). Ours only: upstream has no
 	// such record, and its client library ignores the field.
@@ -197,6 +199,7 @@ type AllocationListStub struct {
 	FollowupEvalID     string
 	NextAllocation     string
 	RescheduleTracker  *RescheduleTracker
+	DeploymentStatus   *AllocDeploymentStatus
 	CreateIndex        uint64
 	ModifyIndex        uint64
 	CreateTime         int64

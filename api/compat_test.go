@@ -332,6 +332,23 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 	t.Run("RaftConfiguration", func(t *testing.T) {
 		roundTrip[api.RaftConfiguration, nomadapi.RaftConfiguration](t, filled[api.RaftConfiguration]())
 	})
+	// EvalPriority and a group's AutoPromote are upstream server fields its
+	// client library lacks.
+	t.Run("Deployment", func(t *testing.T) {
+		roundTrip[api.Deployment, nomadapi.Deployment](t, filled[api.Deployment](), "EvalPriority", "TaskGroups.s.AutoPromote")
+	})
+	t.Run("DeploymentUpdateResponse", func(t *testing.T) {
+		roundTrip[api.DeploymentUpdateResponse, nomadapi.DeploymentUpdateResponse](t, filled[api.DeploymentUpdateResponse]())
+	})
+	t.Run("DeploymentPromoteRequest", func(t *testing.T) {
+		roundTrip[api.DeploymentPromoteRequest, nomadapi.DeploymentPromoteRequest](t, filled[api.DeploymentPromoteRequest]())
+	})
+	t.Run("DeploymentPauseRequest", func(t *testing.T) {
+		roundTrip[api.DeploymentPauseRequest, nomadapi.DeploymentPauseRequest](t, filled[api.DeploymentPauseRequest]())
+	})
+	t.Run("DeploymentAllocHealthRequest", func(t *testing.T) {
+		roundTrip[api.DeploymentAllocHealthRequest, nomadapi.DeploymentAllocHealthRequest](t, filled[api.DeploymentAllocHealthRequest]())
+	})
 }
 
 // What an upstream agent (or the official client) sends, with every one of
@@ -355,6 +372,8 @@ func TestWire_OfficialJSONDecodesIntoOurs(t *testing.T) {
 	decodeTheirs[nomadapi.Evaluation, api.Evaluation](t)
 	decodeTheirs[nomadapi.ServerMembers, api.ServerMembers](t)
 	decodeTheirs[nomadapi.RaftConfiguration, api.RaftConfiguration](t)
+	decodeTheirs[nomadapi.Deployment, api.Deployment](t)
+	decodeTheirs[nomadapi.DeploymentUpdateResponse, api.DeploymentUpdateResponse](t)
 }
 
 // Canonicalize is differential-tested against the official client's: the

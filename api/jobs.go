@@ -47,6 +47,7 @@ type Job struct {
 	Spreads     []*Spread
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
+	Update      *UpdateStrategy
 
 	Stop              *bool
 	ParentID          *string
@@ -165,6 +166,14 @@ func (j *Job) Canonicalize() {
 	}
 	for _, sp := range j.Spreads {
 		sp.Canonicalize()
+	}
+	// Service and system jobs update one allocation at a time unless told
+	// otherwise, as upstream's client fills in (the server deploys only
+	// service jobs).
+	if j.Update != nil {
+		j.Update.Canonicalize()
+	} else if *j.Type == JobTypeService || *j.Type == JobTypeSystem {
+		j.Update = DefaultUpdateStrategy()
 	}
 	for _, g := range j.TaskGroups {
 		g.Canonicalize(j)

@@ -50,6 +50,7 @@ type TaskGroup struct {
 	ReschedulePolicy *ReschedulePolicy
 	EphemeralDisk    *EphemeralDisk
 	Meta             map[string]string
+	Update           *UpdateStrategy
 
 	// StopAfterClientDisconnect is the legacy spelling of
 	// Disconnect.StopOnClientAfter. Upstream ignores it since 1.10; we keep
@@ -110,6 +111,7 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 	if g.Disconnect != nil {
 		g.Disconnect.Canonicalize()
 	}
+	g.canonicalizeUpdate(job)
 }
 
 // Constrain adds a constraint to the group.

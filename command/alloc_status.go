@@ -187,7 +187,7 @@ func allocHeader(a *api.Allocation, f allocFacts, v view) []string {
 	if s := rescheduleEligibility(a, f.followup, v); s != "" {
 		lines = append(lines, "Reschedule Eligibility|"+s)
 	}
-	return lines
+	return append(lines, deploymentLines(a, v)...)
 }
 
 // unknownLines explain an unknown allocation: since when its node has been

@@ -89,6 +89,14 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"node pool list":   func() (cli.Command, error) { return &NodePoolListCommand{Meta: m()}, nil },
 		"node pool nodes":  func() (cli.Command, error) { return &NodePoolNodesCommand{Meta: m()}, nil },
 
+		"deployment":         func() (cli.Command, error) { return &DeploymentCommand{Meta: m()}, nil },
+		"deployment list":    func() (cli.Command, error) { return &DeploymentListCommand{Meta: m()}, nil },
+		"deployment status":  func() (cli.Command, error) { return &DeploymentStatusCommand{Meta: m()}, nil },
+		"deployment promote": func() (cli.Command, error) { return newDeploymentPromote(m()), nil },
+		"deployment fail":    func() (cli.Command, error) { return newDeploymentFail(m()), nil },
+		"deployment pause":   func() (cli.Command, error) { return newDeploymentPause(m(), true), nil },
+		"deployment resume":  func() (cli.Command, error) { return newDeploymentPause(m(), false), nil },
+
 		"eval":        func() (cli.Command, error) { return &EvalCommand{Meta: m()}, nil },
 		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m()}, nil },
 

@@ -26,11 +26,16 @@ Usage: nomad job run [options] <path>
 
   Parse the job file at <path> ("-" reads standard input), submit it, and
   follow the evaluation the servers create for it until it finishes,
-  reporting the allocations it places.
+  reporting the allocations it places; then, for a service job whose groups
+  have an update block, follow its deployment until it succeeds or fails
+  (a table per group, redrawn in place on a terminal, printed as plain
+  lines otherwise).
 
-  Exit codes: 0 when everything was placed, 2 when the job was accepted
-  but some allocations could not be placed (the reasons are printed; the
-  servers keep trying as capacity appears), 1 on any other error.
+  Exit codes: 0 when everything was placed (and the deployment, if any,
+  succeeded), 2 when the job was accepted but some allocations could not be
+  placed (the reasons are printed; the servers keep trying as capacity
+  appears), 1 on any other error, a failed or cancelled deployment
+  included.
 
 ` + generalOptions() + `
 
@@ -42,7 +47,8 @@ Run Options:
     changed by someone else since the plan is refused.
 
   -detach
-    Print the evaluation ID and exit without following it.
+    Print the evaluation ID and exit without following it or the
+    deployment.
 
   -verbose
     Show full IDs.
@@ -105,7 +111,11 @@ func (c *JobRunCommand) Run(args []string) int {
 		c.Ui.Output("Evaluation ID: " + resp.EvalID)
 		return exitOK
 	}
-	return newEvalMonitor(c.Ui, client, view{verbose: verbose}).monitor(resp.EvalID)
+	v := view{verbose: verbose}
+	if code := newEvalMonitor(c.Ui, client, v).monitor(resp.EvalID); code != exitOK {
+		return code
+	}
+	return newDeploymentMonitor(c.Ui, client, v).followJob(*job.ID, resp.JobModifyIndex)
 }
 
 // checkIndexOpts turns -check-index into register options; an empty flag

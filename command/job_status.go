@@ -181,6 +181,11 @@ func (c *JobStatusCommand) details(client *api.Client, job *api.Job, verbose boo
 		c.Ui.Output(formatPlacementFailures(failed.FailedTGAllocs, "", "  "))
 	}
 
+	if d, _, err := client.Jobs().LatestDeployment(id, nil); err == nil && d != nil {
+		c.Ui.Output("\nLatest Deployment")
+		c.Ui.Output(formatLatestDeployment(d, view{verbose: verbose}))
+	}
+
 	allocs, _, err := client.Jobs().Allocations(id, false, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error querying job allocations: %v", err))

@@ -2,9 +2,9 @@
 //
 // It accepts upstream Nomad's job file syntax for the blocks this project
 // implements (job, group, task, constraint, affinity, restart, reschedule,
-// ephemeral_disk, disconnect, resources, config, env, meta) and rejects
+// ephemeral_disk, disconnect, update, resources, config, env, meta) and rejects
 // everything else. The rejection is the point: an operator who copies a job
-// file with a `service` or `update` block from an upstream cluster must be
+// file with a `service` block from an upstream cluster must be
 // told, with file:line:column, that the block does nothing here, rather
 // than find out in production that it was silently dropped.
 //

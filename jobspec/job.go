@@ -44,6 +44,7 @@ func (p *parser) job(b *hclsyntax.Block, id string) *api.Job {
 			"disconnect": {decode: func(b *hclsyntax.Block, _ string) {
 				disconnect = p.disconnect(b, where)
 			}},
+			"update": {decode: func(b *hclsyntax.Block, _ string) { j.Update = p.update(b, where) }},
 			"group": {label: "group name", multi: true, decode: func(b *hclsyntax.Block, name string) {
 				j.TaskGroups = append(j.TaskGroups, p.group(b, name))
 			}},
@@ -124,6 +125,7 @@ func (p *parser) group(b *hclsyntax.Block, name string) *api.TaskGroup {
 			"disconnect": {decode: func(b *hclsyntax.Block, _ string) {
 				g.Disconnect = p.disconnect(b, where)
 			}},
+			"update": {decode: func(b *hclsyntax.Block, _ string) { g.Update = p.update(b, where) }},
 			"task": {label: "task name", multi: true, decode: func(b *hclsyntax.Block, name string) {
 				g.Tasks = append(g.Tasks, p.task(b, name))
 			}},

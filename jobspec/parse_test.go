@@ -235,7 +235,7 @@ func TestParse_UnsupportedFile(t *testing.T) {
 	must.Error(t, err)
 	f := testdata("unsupported.nomad.hcl")
 	must.Eq(t, strings.Join([]string{
-		f + `:3:3: unsupported block "update" in job "example"`,
+		f + `:4:5: update block of job "example": health_check = "checks" needs service checks, which are not supported; use "task_states" or "manual"`,
 		f + `:8:5: unsupported block "network" in group "web"`,
 		f + `:14:7: unsupported block "service" in task "web"`,
 		f + `:17:7: unsupported attribute "kind" in task "web"`,
@@ -351,4 +351,41 @@ func TestParse_NegativeCountIsNotAParseError(t *testing.T) {
 	job, err := jobspec.Parse("n.hcl", []byte("job \"a\" {\n  group \"g\" {\n    count = -1\n  }\n}\n"))
 	must.NoError(t, err)
 	must.Eq(t, -1, *job.TaskGroups[0].Count)
+}
+
+// The update block is read at job and group level; the group's fields win
+// over the job's once the job is canonicalized, as upstream's client does.
+func TestParse_UpdateBlock(t *testing.T) {
+	src := `
+job "web" {
+  update {
+    max_parallel     = 2
+    health_check     = "task_states"
+    min_healthy_time = "5s"
+    auto_revert      = true
+  }
+  group "app" {
+    update {
+      canary       = 1
+      auto_promote = true
+      max_parallel = 3
+    }
+    task "t" {
+      driver = "raw_exec"
+    }
+  }
+}
+`
+	job, err := jobspec.Parse("u.hcl", []byte(src))
+	must.NoError(t, err)
+	must.Eq(t, 2, *job.Update.MaxParallel)
+	job.Canonicalize()
+	u := job.TaskGroups[0].Update
+	must.Eq(t, 3, *u.MaxParallel)
+	must.Eq(t, 1, *u.Canary)
+	must.True(t, *u.AutoRevert)
+	must.True(t, *u.AutoPromote)
+	must.Eq(t, 5*time.Second, *u.MinHealthyTime)
+	must.Eq(t, "task_states", *u.HealthCheck)
+	must.Eq(t, 5*time.Minute, *u.HealthyDeadline)
 }

@@ -103,3 +103,24 @@ func TestScaleStatus_UnknownIsPlacedNotRunning(t *testing.T) {
 	must.Eq(t, job.ID, got.JobID)
 	must.False(t, got.JobStopped)
 }
+
+// Healthy and Unhealthy count the deployment health clients reported; an
+// unknown allocation that reported healthy before its node went away still
+// counts as healthy, so an autoscaler does not see capacity vanish.
+func TestScaleStatus_DeploymentHealth(t *testing.T) {
+	job := mock.Job()
+	with := func(client string, healthy *bool) *structs.Allocation {
+		a := mock.Alloc()
+		a.Job, a.JobID, a.TaskGroup, a.ClientStatus = job, job.ID, "web", client
+		a.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: healthy}
+		return a
+	}
+	got := scaleStatus(job, []*structs.Allocation{
+		with(structs.AllocClientStatusRunning, new(true)),
+		with(structs.AllocClientStatusUnknown, new(true)),
+		with(structs.AllocClientStatusRunning, new(false)),
+		with(structs.AllocClientStatusPending, nil),
+	}).TaskGroups["web"]
+	must.Eq(t, 2, got.Healthy)
+	must.Eq(t, 1, got.Unhealthy)
+}

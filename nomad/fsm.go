@@ -114,6 +114,9 @@ func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {
 	if resp, ok := f.applyNodePool(t, buf, l.Index); ok {
 		return resp
 	}
+	if resp, ok := f.applyDeployment(t, buf, l.Index); ok {
+		return resp
+	}
 	// An unknown type means a newer server wrote this entry: refusing to
 	// go on is safer than silently diverging from the other servers.
 	panic(fmt.Errorf("raft entry %d has unknown message type %d", l.Index, t))

@@ -338,6 +338,14 @@ func scaleStatus(job *structs.Job, allocs []*structs.Allocation) *structs.JobSca
 		case structs.AllocClientStatusUnknown:
 			g.Unknown++
 		}
+		// Deployment health as the client last reported it: an unknown
+		// allocation keeps its verdict (see concepts/disconnected-clients.md).
+		switch {
+		case a.DeploymentStatus.IsHealthy():
+			g.Healthy++
+		case a.DeploymentStatus.IsUnhealthy():
+			g.Unhealthy++
+		}
 	}
 	return out
 }

@@ -55,6 +55,7 @@ func (s *Server) establishLeadership() error {
 	go func() { defer s.wg.Done(); s.reapFailedEvals(stopCh) }()
 	go func() { defer s.wg.Done(); s.reapDupBlockedEvals(stopCh) }()
 	s.startDrainer(stopCh)
+	s.startDeploymentWatcher(stopCh)
 	s.startMetrics(stopCh)
 	s.logger.Info("cluster leadership acquired")
 	return nil

@@ -41,6 +41,9 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The deployment rides with whatever part of the plan commits: its
+	// counts are the state store's, so a partial commit cannot skew them.
+	result.Deployment, result.DeploymentUpdates = plan.Deployment, plan.DeploymentUpdates
 	for nodeID, reason := range rejected {
 		s.logger.Debug("plan for node rejected", "eval_id", plan.EvalID, "node_id", nodeID, "reason", reason)
 	}
@@ -55,6 +58,9 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 		EvalID:    plan.EvalID,
 		Evals:     plan.FollowUpEvals,
 		UpdatedAt: s.clock.Now().UnixNano(),
+
+		Deployment:        plan.Deployment,
+		DeploymentUpdates: plan.DeploymentUpdates,
 	}
 	for _, allocs := range result.NodeUpdate {
 		req.AllocsStopped = append(req.AllocsStopped, allocs...)

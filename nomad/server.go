@@ -203,18 +203,19 @@ func (s *Server) setupRPC() error {
 // their caller bound to peer.
 func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 	for name, ep := range map[string]any{
-		"Job":       &Job{srv: s},
-		"Node":      &Node{srv: s},
-		"Alloc":     &Alloc{srv: s},
-		"Eval":      &Eval{srv: s, peer: peer},
-		"Plan":      &Plan{srv: s, peer: peer},
-		"Status":    &Status{srv: s},
-		"Operator":  &Operator{srv: s},
-		"System":    &System{srv: s},
-		"ACL":       &ACL{srv: s},
-		"Namespace": &Namespace{srv: s},
-		"NodePool":  &NodePool{srv: s},
-		"Event":     &Event{srv: s},
+		"Job":        &Job{srv: s},
+		"Node":       &Node{srv: s},
+		"Alloc":      &Alloc{srv: s},
+		"Eval":       &Eval{srv: s, peer: peer},
+		"Plan":       &Plan{srv: s, peer: peer},
+		"Status":     &Status{srv: s},
+		"Operator":   &Operator{srv: s},
+		"System":     &System{srv: s},
+		"ACL":        &ACL{srv: s},
+		"Namespace":  &Namespace{srv: s},
+		"NodePool":   &NodePool{srv: s},
+		"Event":      &Event{srv: s},
+		"Deployment": &Deployment{srv: s},
 	} {
 		if err := srv.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)

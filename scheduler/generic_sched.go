@@ -41,7 +41,7 @@ var validTriggers = map[string]bool{
 	structs.EvalTriggerMaxPlans: true, structs.EvalTriggerRetryFailedAlloc: true,
 	structs.EvalTriggerFailedFollowUp: true, structs.EvalTriggerPreemption: true,
 	structs.EvalTriggerScaling: true, structs.EvalTriggerMaxDisconnectTimeout: true,
-	structs.EvalTriggerReconnect: true,
+	structs.EvalTriggerReconnect: true, structs.EvalTriggerDeploymentWatcher: true,
 }
 
 // GenericScheduler schedules service and batch jobs: it reconciles the
@@ -73,6 +73,8 @@ type GenericScheduler struct {
 	reconnects     []reconnectOutcome
 	// replacing are new allocations that replace unknown ones.
 	replacing map[string]bool
+	// deploymentIDs maps a group to the deployment its placements join.
+	deploymentIDs map[string]string
 }
 
 // NewServiceScheduler returns the scheduler for service jobs.
@@ -255,11 +257,19 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		return err
 	}
 	markStoppedLost(s.plan, allocs, tainted)
+	var deployment *structs.Deployment
+	if !s.batch {
+		if deployment, err = s.state.LatestDeploymentByJobID(nil, s.eval.Namespace, s.eval.JobID); err != nil {
+			return fmt.Errorf("looking up deployment of job %q: %w", s.eval.JobID, err)
+		}
+	}
 
 	res := Reconcile(ReconcilerInput{
 		Job: s.job, Allocs: allocs, TaintedNodes: tainted,
-		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now,
+		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now, Deployment: deployment,
 	})
+	s.plan.Deployment, s.plan.DeploymentUpdates = res.Deployment, res.DeploymentUpdates
+	s.deploymentIDs = map[string]string{}
 	s.reconnects = reconnectOutcomes(s.job, res)
 	if s.eval.AnnotatePlan {
 		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates()}
@@ -270,6 +280,7 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		}
 	}
 	for _, g := range res.Groups {
+		s.deploymentIDs[g.Name] = g.DeploymentID
 		for _, a := range sortedAllocs(g.Updates) {
 			s.plan.AppendAlloc(a)
 		}
@@ -365,6 +376,10 @@ func (s *GenericScheduler) placeOne(p placementRequest) {
 		CreateTime:         s.now.UnixNano(),
 		ModifyTime:         s.now.UnixNano(),
 		PoolDisconnect:     s.ctx.poolDisconnect(option.Node),
+		DeploymentID:       s.deploymentIDs[tg.Name],
+	}
+	if p.canary {
+		alloc.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
 	}
 	if prev := p.previousAlloc; prev != nil {
 		alloc.PreviousAllocation = prev.ID

@@ -20,6 +20,9 @@ type ReconcilerInput struct {
 	EvalID       string
 	EvalPriority int
 	Now          time.Time
+	// Deployment is the job's latest deployment, any version; nil when it
+	// has none.
+	Deployment *structs.Deployment
 }
 
 // ReconcileResults is what the reconciler wants done: one GroupResults
@@ -27,6 +30,12 @@ type ReconcilerInput struct {
 // follow-up evaluations.
 type ReconcileResults struct {
 	Groups []*GroupResults
+	// Deployment is a deployment to create with the plan; ActiveDeployment
+	// the one new and updated allocations of deploying groups join (the
+	// same, or the stored one). DeploymentUpdates cancel older ones.
+	Deployment        *structs.Deployment
+	ActiveDeployment  *structs.Deployment
+	DeploymentUpdates []*structs.DeploymentStatusUpdate
 }
 
 // DesiredTGUpdates counts the decisions per group, for plan annotations
@@ -66,6 +75,8 @@ type placementRequest struct {
 	// migrate moves previousAlloc off a draining node, or away from where
 	// an operator stopped it.
 	migrate bool
+	// canary places a canary of the current deployment.
+	canary bool
 }
 
 // stopRequest asks to stop one allocation.
@@ -83,6 +94,7 @@ type stopRequest struct {
 // change. It is a pure function of its input.
 func Reconcile(in ReconcilerInput) ReconcileResults {
 	r := &reconciler{in: in}
+	r.ds = r.newDeployState()
 	groups := byTaskGroup(in.Allocs)
 	if in.Job != nil {
 		for _, tg := range in.Job.TaskGroups {
@@ -100,11 +112,15 @@ func Reconcile(in ReconcilerInput) ReconcileResults {
 	for _, name := range names {
 		res.Groups = append(res.Groups, r.computeGroup(name, groups[name]))
 	}
+	if in.Job != nil {
+		r.ds.finish(&res, in.Job)
+	}
 	return res
 }
 
 type reconciler struct {
 	in ReconcilerInput
+	ds *deployState
 }
 
 func (r *reconciler) isBatch() bool {
@@ -137,10 +153,18 @@ type groupState struct {
 	// it stops them itself (see "stop_on_client_after" in docs/concepts/disconnected-clients.md): they hold their
 	// name and their place in the count until their replacement is due.
 	waiting allocSet
+	// gd is the group's part in the current deployment, nil when it does
+	// not deploy; canaryPlace are its canaries to place.
+	gd          *groupDeployment
+	canaryPlace []placementRequest
 }
 
 func (g *groupState) results() *GroupResults {
-	return g.decisions.results(g.tg.Name, g.keep, g.replacements, g.destructive)
+	res := g.decisions.results(g.tg.Name, g.keep, append(g.replacements, g.canaryPlace...), g.destructive)
+	if g.gd != nil && g.gd.ds.running() {
+		res.DeploymentID = g.gd.ds.cur.ID
+	}
+	return res
 }
 
 func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
@@ -150,7 +174,7 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 		r.stopAll(&d, all)
 		return d.results(name, nil, nil, nil)
 	}
-	g := &groupState{decisions: newDecisions(), tg: tg, waiting: allocSet{}}
+	g := &groupState{decisions: newDecisions(), tg: tg, waiting: allocSet{}, gd: r.deploymentFor(r.ds, tg)}
 
 	if r.isBatch() {
 		// A finished allocation of an older batch version neither counts
@@ -169,6 +193,8 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	g.ignore(c.ignore)
 	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID)
 	g.keep = resched.untainted
+	r.stopOldCanaries(g, r.ds)
+	r.setAsideCanaries(g, g.gd, all)
 
 	// Lost and expired-unknown allocations stop as lost; the count below
 	// replaces them if the group is short (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"), once their client has
@@ -187,8 +213,11 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	g.ignore(standby.difference(g.keep, g.disconnected))
 	r.rescheduleLater(g, resched.later, true)
 
+	r.holdCanaries(g)
 	r.scaleDown(g)
 	r.computeUpdates(g)
+	r.limitUpdates(g, g.gd)
+	r.joinDeployment(g, g.gd)
 	r.placeMissing(g)
 	return g.results()
 }
@@ -268,8 +297,7 @@ func (r *reconciler) followupEval(trigger string, at time.Time) *structs.Evaluat
 // computeUpdates moves kept allocations of an older job version to the
 // current one: in place when only non-task fields changed, else by a
 // destructive replacement with the same name.
-// TODO(update stanza): no max_parallel or deployments yet; every
-// destructive update happens in one plan.
+// The update block limits them afterwards (limitUpdates).
 func (r *reconciler) computeUpdates(g *groupState) {
 	for _, a := range g.keep.sorted() {
 		if r.sameVersion(a) || a.TerminalStatus() {

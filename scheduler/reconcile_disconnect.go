@@ -82,7 +82,7 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if _, marked := g.disconnected[a.ID]; marked {
 			continue // decided by markDisconnecting in this evaluation
 		}
-		if !a.DisconnectPolicy().Replace {
+		if !a.DisconnectPolicy().Replace || g.heldCanary(a) {
 			continue
 		}
 		since, ok := a.UnknownSince()

@@ -33,10 +33,16 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden results of testdat
 // a blank line. Lines starting with # are comments. Commands:
 //
 //	job count=N [version=N] [lost_after=D] [replace=BOOL] [reconcile=STRATEGY] [stop_after=D]
+//	    [max_parallel=N] [canary=N] [auto_promote] [stopped]
 //	node ID [status=ready|disconnected|down|gone] [drain]
 //	alloc ID idx=N [node=ID] [client=STATUS] [desired=run|stop] [prev=ID] [version=N]
 //	      [unknown_since=D] [failed_at=D] [started=D] [score=F] [created=N] [migrate]
+//	      [old_tasks] [deployment=ID] [healthy=BOOL] [canary]
+//	deployment ID [version=N] [status=STATUS] [promoted] [canaries=N]
 //	reconcile [now=D]
+//
+// old_tasks gives the allocation a job whose task differs from the current
+// one, so moving it to the current version is a destructive update.
 //
 // Durations are relative to the scenario's now and may be negative.
 func TestReconcileGolden(t *testing.T) {
@@ -138,10 +144,11 @@ func writeScenario(path string, ds []*directive, outputs map[*directive]string) 
 
 // scenario is the world a file builds up.
 type scenario struct {
-	job    *structs.Job
-	nodes  map[string]*structs.Node // nil value: the node is gone
-	allocs map[string]*structs.Allocation
-	now    time.Time
+	job        *structs.Job
+	deployment *structs.Deployment
+	nodes      map[string]*structs.Node // nil value: the node is gone
+	allocs     map[string]*structs.Allocation
+	now        time.Time
 }
 
 func runScenarioFile(t *testing.T, path string) {
@@ -159,6 +166,8 @@ func runScenarioFile(t *testing.T, path string) {
 			err = s.setNode(d)
 		case "alloc":
 			err = s.setAlloc(d)
+		case "deployment":
+			err = s.setDeployment(d)
 		case "reconcile":
 			var out string
 			out, err = s.reconcile(t, d)
@@ -215,6 +224,7 @@ func (s *scenario) setJob(d *directive) error {
 		return err
 	}
 	job.Version = uint64(version)
+	job.Stop = d.args["stopped"] == "true"
 	lost, hasLost, err := d.duration("lost_after")
 	if err != nil {
 		return err
@@ -236,7 +246,40 @@ func (s *scenario) setJob(d *directive) error {
 			tg.Disconnect.Replace = &replace
 		}
 	}
+	if mp, err := d.int("max_parallel", 0); err != nil {
+		return err
+	} else if mp > 0 {
+		tg.Update = &structs.UpdateStrategy{MaxParallel: mp, HealthCheck: structs.UpdateHealthCheckTaskStates,
+			MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute, ProgressDeadline: 10 * time.Minute,
+			AutoPromote: d.args["auto_promote"] == "true"}
+		if tg.Update.Canary, err = d.int("canary", 0); err != nil {
+			return err
+		}
+	}
 	s.job = job
+	return nil
+}
+
+func (s *scenario) setDeployment(d *directive) error {
+	if s.job == nil || len(d.pos) == 0 {
+		return fmt.Errorf("deployment needs a job and an ID")
+	}
+	version, err := d.int("version", int(s.job.Version))
+	if err != nil {
+		return err
+	}
+	canaries, err := d.int("canaries", 0)
+	if err != nil {
+		return err
+	}
+	dep := structs.NewDeployment(s.job, 50, s.now)
+	dep.ID, dep.JobVersion = d.pos[0], uint64(version)
+	dep.Status = cmpOr(d.args["status"], structs.DeploymentStatusRunning)
+	tg := s.job.TaskGroups[0]
+	dep.TaskGroups[tg.Name] = &structs.DeploymentState{
+		DesiredTotal: tg.Count, DesiredCanaries: canaries, Promoted: d.args["promoted"] == "true",
+	}
+	s.deployment = dep
 	return nil
 }
 
@@ -283,6 +326,10 @@ func (s *scenario) setAlloc(d *directive) error {
 		job = job.Copy()
 		job.Version = uint64(v)
 	}
+	if d.args["old_tasks"] == "true" {
+		job = job.Copy()
+		job.TaskGroups[0].Tasks[0].Env = map[string]string{"VERSION": "old"}
+	}
 	tg := job.TaskGroups[0]
 	a := &structs.Allocation{
 		ID: id, Namespace: job.Namespace, EvalID: "eval-" + id,
@@ -320,6 +367,17 @@ func (s *scenario) setAlloc(d *directive) error {
 	if d.args["migrate"] == "true" {
 		yes := true
 		a.DesiredTransition.Migrate = &yes
+	}
+	a.DeploymentID = d.args["deployment"]
+	if v := d.args["healthy"]; v != "" || d.args["canary"] == "true" {
+		a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: d.args["canary"] == "true"}
+		if v != "" {
+			healthy, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("healthy: %w", err)
+			}
+			a.DeploymentStatus.Healthy = &healthy
+		}
 	}
 	if prev := s.allocs[a.PreviousAllocation]; prev != nil {
 		prev.NextAllocation = a.ID
@@ -361,7 +419,8 @@ func (s *scenario) reconcile(t *testing.T, d *directive) (string, error) {
 	for i, a := range allocs {
 		in[i] = a.Copy()
 	}
-	res := Reconcile(ReconcilerInput{Job: s.job, Allocs: in, TaintedNodes: s.tainted(), EvalID: "eval-now", Now: now})
+	res := Reconcile(ReconcilerInput{Job: s.job, Allocs: in, TaintedNodes: s.tainted(), EvalID: "eval-now", Now: now,
+		Deployment: s.deployment.Copy()})
 	for _, g := range res.Groups {
 		checkExclusive(t, g)
 	}
@@ -395,12 +454,30 @@ func checkExclusive(t *testing.T, g *GroupResults) {
 // e2, ... in the order the group lists them; times are relative to now.
 func describeResults(res ReconcileResults, now time.Time) string {
 	var b strings.Builder
+	depName := func(id string) string {
+		if res.Deployment != nil && id == res.Deployment.ID {
+			return "new"
+		}
+		return id
+	}
+	if d := res.Deployment; d != nil {
+		for _, name := range slices.Sorted(maps.Keys(d.TaskGroups)) {
+			st := d.TaskGroups[name]
+			fmt.Fprintf(&b, "deployment new version=%d group=%s total=%d canaries=%d %q\n", d.JobVersion, name, st.DesiredTotal, st.DesiredCanaries, d.StatusDescription)
+		}
+	}
+	for _, u := range res.DeploymentUpdates {
+		fmt.Fprintf(&b, "deployment %s -> %s %q\n", u.DeploymentID, u.Status, u.StatusDescription)
+	}
 	for _, g := range res.Groups {
 		evals := map[string]string{}
 		for i, e := range g.FollowupEvals {
 			evals[e.ID] = fmt.Sprintf("e%d", i+1)
 		}
 		fmt.Fprintf(&b, "group %s: %s\n", g.Name, describeCounts(g.DesiredUpdates()))
+		if g.DeploymentID != "" {
+			fmt.Fprintf(&b, "  in deployment %s\n", depName(g.DeploymentID))
+		}
 		for _, s := range g.Stop {
 			fmt.Fprintf(&b, "  stop %s %q", s.alloc.ID, s.statusDescription)
 			if s.clientStatus != "" {
@@ -463,7 +540,7 @@ func describeCounts(du *structs.DesiredUpdates) string {
 		{"place", du.Place}, {"stop", du.Stop}, {"ignore", du.Ignore}, {"migrate", du.Migrate},
 		{"inplace", du.InPlaceUpdate}, {"destructive", du.DestructiveUpdate},
 		{"disconnect", du.Disconnect}, {"reconnect", du.Reconnect},
-		{"reschedule-now", du.RescheduleNow}, {"reschedule-later", du.RescheduleLater},
+		{"reschedule-now", du.RescheduleNow}, {"reschedule-later", du.RescheduleLater}, {"canary", du.Canary},
 	} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%s=%d", c.name, c.n))
@@ -490,7 +567,7 @@ func describePlacement(p placementRequest) string {
 	for _, f := range []struct {
 		name string
 		on   bool
-	}{{"reschedule", p.reschedule}, {"keep-previous", p.keepPrevious}, {"lost", p.lost}, {"migrate", p.migrate}} {
+	}{{"reschedule", p.reschedule}, {"keep-previous", p.keepPrevious}, {"lost", p.lost}, {"migrate", p.migrate}, {"canary", p.canary}} {
 		if f.on {
 			out += " " + f.name
 		}

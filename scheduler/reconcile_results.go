@@ -9,6 +9,9 @@ import (
 // DesiredUpdates are read from these sets, never kept alongside them.
 type GroupResults struct {
 	Name string
+	// DeploymentID is the deployment new and updated allocations join;
+	// empty when the group does not deploy.
+	DeploymentID string
 	// Place are new allocations: missing instances, replacements of lost,
 	// failed, migrating and unknown ones.
 	Place []placementRequest
@@ -58,6 +61,8 @@ func (g *GroupResults) DesiredUpdates() *structs.DesiredUpdates {
 	}
 	for _, p := range g.Place {
 		switch {
+		case p.canary:
+			du.Canary++
 		case p.reschedule:
 			du.RescheduleNow++
 		case p.migrate:

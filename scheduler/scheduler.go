@@ -33,6 +33,8 @@ type State interface {
 	LatestIndex() (uint64, error)
 	// NodePoolByName returns nil, nil when the pool does not exist.
 	NodePoolByName(ws memdb.WatchSet, name string) (*structs.NodePool, error)
+	// LatestDeploymentByJobID returns nil, nil when the job never deployed.
+	LatestDeploymentByJobID(ws memdb.WatchSet, namespace, jobID string) (*structs.Deployment, error)
 }
 
 // Planner is how a scheduler changes the cluster. The server's worker

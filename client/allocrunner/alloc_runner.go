@@ -70,7 +70,8 @@ type AllocRunner struct {
 	// stateMu serialises updateState, which both the Run loop and late
 	// events (after Run) may call.
 	stateMu    sync.Mutex
-	autoKilled bool // a dead leader or a failed task has killed the others
+	autoKilled bool          // a dead leader or a failed task has killed the others
+	health     healthTracker // guarded by stateMu
 
 	restored bool
 	started  atomic.Bool
@@ -271,6 +272,9 @@ func (ar *AllocRunner) finish() {
 	ar.runMu.Lock()
 	ar.runDone = true
 	ar.runMu.Unlock()
+	ar.stateMu.Lock()
+	ar.health.stop()
+	ar.stateMu.Unlock()
 	select {
 	case <-ar.shutdownCh:
 	default:
@@ -314,6 +318,7 @@ func (ar *AllocRunner) updateState() {
 	ar.clientStatus, ar.clientDesc, ar.taskStates = status, desc, states
 	alloc := ar.alloc
 	ar.mu.Unlock()
+	deployment := ar.judgeHealthLocked(alloc, states)
 
 	if ar.updater == nil {
 		return
@@ -327,6 +332,7 @@ func (ar *AllocRunner) updateState() {
 		ClientStatus:      status,
 		ClientDescription: desc,
 		TaskStates:        make(map[string]*structs.TaskState, len(states)),
+		DeploymentStatus:  deployment,
 	}
 	for name, st := range states {
 		update.TaskStates[name] = st.Copy()
@@ -442,10 +448,15 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	ar.mu.Lock()
 	wasStopped := ar.alloc.ServerTerminalStatus()
 	reconnected := newDisconnect(ar.alloc, alloc)
+	joined := alloc.DeploymentID != "" && alloc.DeploymentID != ar.alloc.DeploymentID
 	ar.alloc = alloc
 	ar.mu.Unlock()
 
 	stop := alloc.ServerTerminalStatus() && !wasStopped && ar.started.Load()
+	if joined && !stop && ar.started.Load() {
+		// An in-place update moved it into a deployment: judge its health.
+		go ar.requestUpdate()
+	}
 	if !reconnected && !stop {
 		return
 	}

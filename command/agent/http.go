@@ -101,6 +101,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/job/{id}/summary", s.jobSummary)
 	handle("GET /v1/job/{id}/scale", s.jobScaleStatus)
 	s.jobLifecycleRoutes(handle)
+	s.deploymentRoutes(handle)
 
 	handle("GET /v1/allocations", s.allocList)
 	handle("GET /v1/allocation/{id}", s.allocGet)
@@ -257,6 +258,7 @@ func errorStatus(err error) (int, string) {
 		errors.Is(err, structs.ErrUnknownNode),
 		errors.Is(err, structs.ErrUnknownAlloc),
 		errors.Is(err, structs.ErrUnknownEval),
+		errors.Is(err, structs.ErrUnknownDeployment),
 		errors.Is(err, structs.ErrUnknownPeer),
 		errors.Is(err, structs.ErrUnknownACLToken),
 		errors.Is(err, structs.ErrUnknownACLPolicy),

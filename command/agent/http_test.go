@@ -339,7 +339,7 @@ func TestHTTP_ParseAndValidate(t *testing.T) {
 
 	_, err = c.Jobs().ParseHCL(`job "p" {
   group "g" {
-    update { max_parallel = 1 }
+    network { mode = "host" }
   }
 }`, false)
 	must.Error(t, err)

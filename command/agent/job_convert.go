@@ -31,6 +31,7 @@ func APIJobToStructJob(job *api.Job) *structs.Job {
 		Meta:        maps.Clone(job.Meta),
 		ParentID:    deref(job.ParentID),
 		Stop:        deref(job.Stop),
+		Update:      convertUpdate(job.Update),
 	}
 	for _, g := range job.TaskGroups {
 		out.TaskGroups = append(out.TaskGroups, convertTaskGroup(g))
@@ -50,6 +51,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		Meta:                      maps.Clone(g.Meta),
 		MaxClientDisconnect:       clonePtr(g.MaxClientDisconnect),
 		StopAfterClientDisconnect: clonePtr(g.StopAfterClientDisconnect),
+		Update:                    convertUpdate(g.Update),
 	}
 	if d := g.EphemeralDisk; d != nil {
 		out.EphemeralDisk = &structs.EphemeralDisk{
@@ -97,6 +99,23 @@ func convertTask(t *api.Task) *structs.Task {
 		}
 	}
 	return out
+}
+
+func convertUpdate(u *api.UpdateStrategy) *structs.UpdateStrategy {
+	if u == nil {
+		return nil
+	}
+	return &structs.UpdateStrategy{
+		Stagger:          deref(u.Stagger),
+		MaxParallel:      deref(u.MaxParallel),
+		HealthCheck:      deref(u.HealthCheck),
+		MinHealthyTime:   deref(u.MinHealthyTime),
+		HealthyDeadline:  deref(u.HealthyDeadline),
+		ProgressDeadline: deref(u.ProgressDeadline),
+		AutoRevert:       deref(u.AutoRevert),
+		AutoPromote:      deref(u.AutoPromote),
+		Canary:           deref(u.Canary),
+	}
 }
 
 func convertRestart(r *api.RestartPolicy) *structs.RestartPolicy {

@@ -1,7 +1,7 @@
 job "example" {
   datacenters = ["dc1"]
   update {
-    max_parallel = 1
+    health_check = "checks"
   }
 
   group "web" {

@@ -97,6 +97,15 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 		if alloc.NextAllocation == "" {
 			alloc.NextAllocation = existing.NextAllocation
 		}
+		// Health is the client's report: the scheduler's copy may predate
+		// it, and an unknown marking must not erase it. Only joining a new
+		// deployment (an in-place update) starts the judgement afresh.
+		if alloc.DeploymentID == "" {
+			alloc.DeploymentID = existing.DeploymentID
+		}
+		if alloc.DeploymentID == existing.DeploymentID {
+			alloc.DeploymentStatus = existing.DeploymentStatus.Copy()
+		}
 	}
 	alloc.ModifyIndex = index
 	alloc.AllocModifyIndex = index
@@ -112,6 +121,11 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 	}
 	if existing == nil && alloc.PreviousAllocation != "" {
 		if err := linkPreviousAllocTxn(txn, index, alloc); err != nil {
+			return err
+		}
+	}
+	if existing == nil || existing.DeploymentID != alloc.DeploymentID {
+		if err := countPlacementTxn(txn, index, alloc); err != nil {
 			return err
 		}
 	}
@@ -173,6 +187,17 @@ func updateAllocFromClientTxn(txn *writeTxn, index uint64, update *structs.Alloc
 	if update.TaskStates != nil {
 		alloc.TaskStates = update.TaskStates
 	}
+	// The client reports health once; a later report cannot change a
+	// verdict the deployment already counted.
+	if update.DeploymentStatus.HasHealth() && !existing.DeploymentStatus.HasHealth() && existing.DeploymentID != "" {
+		ds := update.DeploymentStatus.Copy()
+		ds.Canary = existing.DeploymentStatus.IsCanary()
+		ds.ModifyIndex = index
+		alloc.DeploymentStatus = ds
+		if err := countDeploymentHealthTxn(txn, index, existing, alloc); err != nil {
+			return err
+		}
+	}
 	alloc.AllocStates = append(alloc.AllocStates, update.AllocStates...)
 	alloc.TrimHistory()
 	alloc.ModifyIndex = index
@@ -212,6 +237,10 @@ func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResul
 	txn := s.writeTxn(index)
 	defer txn.Abort()
 	jobs := namespacedIDs{}
+	// The deployment goes first so the placements below count in it.
+	if err := upsertPlanDeploymentsTxn(txn, index, req); err != nil {
+		return err
+	}
 	for _, stop := range req.AllocsStopped {
 		if err := stopAllocTxn(txn, index, stop, req.UpdatedAt, jobs); err != nil {
 			return err

@@ -124,6 +124,13 @@ func (s *StateStore) JobByIDAndVersion(ws memdb.WatchSet, namespace, jobID strin
 func (s *StateStore) UpdateJobStability(index uint64, namespace, jobID string, version uint64, stable bool) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
+	if err := updateJobStabilityTxn(txn, index, namespace, jobID, version, stable); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func updateJobStabilityTxn(txn *writeTxn, index uint64, namespace, jobID string, version uint64, stable bool) error {
 	raw, err := txn.First(TableJobVersion, indexID, namespace, jobID, version)
 	if err != nil {
 		return fmt.Errorf("job version lookup: %w", err)
@@ -149,7 +156,7 @@ func (s *StateStore) UpdateJobStability(index uint64, namespace, jobID string, v
 			return err
 		}
 	}
-	return txn.commit()
+	return nil
 }
 
 // JobVersionRestore restores a stored job version.

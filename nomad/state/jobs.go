@@ -122,6 +122,9 @@ func deleteJobTxn(txn *writeTxn, namespace, jobID string) error {
 	if err := deleteScalingEventsTxn(txn, namespace, jobID); err != nil {
 		return err
 	}
+	if err := deleteDeploymentsTxn(txn, namespace, jobID); err != nil {
+		return err
+	}
 	summary, err := jobSummaryByIDTxn(txn.Txn, nil, namespace, jobID)
 	if err != nil {
 		return err

@@ -62,6 +62,8 @@ func schema() *memdb.DBSchema {
 			TableScalingEvent: scalingEventTableSchema(),
 
 			TableNodePools: nodePoolTableSchema(),
+			// Deployments (the update block).
+			TableDeployment: deploymentTableSchema(),
 		},
 	}
 }

@@ -27,10 +27,11 @@ const (
 	SnapshotJobVersion
 	SnapshotScalingEvents
 	SnapshotNodePool
+	SnapshotDeployment
 )
 
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents", "NodePool"}
+	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents", "NodePool", "Deployment"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -69,6 +70,8 @@ func NewSnapshotObject(kind SnapshotKind) (any, error) {
 		return new(structs.JobScalingEvents), nil
 	case SnapshotNodePool:
 		return new(structs.NodePool), nil
+	case SnapshotDeployment:
+		return new(structs.Deployment), nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 }
@@ -91,6 +94,7 @@ var snapshotTables = []struct {
 	{TableJobVersion, SnapshotJobVersion},
 	{TableScalingEvent, SnapshotScalingEvents},
 	{TableNodePools, SnapshotNodePool},
+	{TableDeployment, SnapshotDeployment},
 }
 
 // Persist streams every object of the snapshot to enc, tagged with its
@@ -238,6 +242,11 @@ func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
 		var v *structs.NodePool
 		if v, ok = obj.(*structs.NodePool); ok {
 			err = r.insert(TableNodePools, v)
+		}
+	case SnapshotDeployment:
+		var v *structs.Deployment
+		if v, ok = obj.(*structs.Deployment); ok {
+			err = r.DeploymentRestore(v)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))

@@ -38,6 +38,9 @@ func populated(t *testing.T) *StateStore {
 	count := int64(4)
 	must.NoError(t, s.UpsertScalingEvent(19, &structs.ScalingEventRequest{Namespace: job.Namespace, JobID: job.ID, TaskGroup: "web",
 		ScalingEvent: &structs.ScalingEvent{Time: 18, Count: &count, PreviousCount: 10, Message: "busy", Meta: map[string]any{"by": "autoscaler"}}}))
+	dep := structs.NewDeployment(job, 50, time.Unix(20, 0))
+	dep.TaskGroups["web"] = &structs.DeploymentState{DesiredTotal: 3, ProgressDeadline: time.Minute}
+	must.NoError(t, s.UpsertDeployment(20, dep))
 	return s
 }
 

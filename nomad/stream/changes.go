@@ -26,6 +26,9 @@ var msgTypeEvents = map[structs.MessageType]string{
 	structs.AllocUpdateRequestType:                  TypeAllocationUpdated,
 	structs.AllocUpdateDesiredTransitionRequestType: TypeAllocationUpdateDesiredStatus,
 	structs.ApplyPlanResultsRequestType:             TypePlanResult,
+	structs.DeploymentStatusUpdateRequestType:       TypeDeploymentUpdate,
+	structs.DeploymentPromoteRequestType:            TypeDeploymentPromotion,
+	structs.DeploymentAllocHealthRequestType:        TypeDeploymentAllocHealth,
 }
 
 // FromEntry turns the committed changes of one raft entry into its batch
@@ -106,6 +109,12 @@ func fromChange(typ string, c memdb.Change) (Event, bool) {
 		}
 		return Event{Topic: TopicEvaluation, Type: typ, Key: o.ID, Namespace: o.Namespace,
 			FilterKeys: keys, Payload: Payload{Evaluation: o}}, true
+	case *structs.Deployment:
+		if typ == "" {
+			typ = TypeDeploymentUpdate
+		}
+		return Event{Topic: TopicDeployment, Type: typ, Key: o.ID, Namespace: o.Namespace,
+			FilterKeys: []string{o.JobID}, Payload: Payload{Deployment: o}}, true
 	}
 	return Event{}, false
 }

@@ -13,7 +13,7 @@ const (
 	TopicAllocation Topic = "Allocation"
 	TopicNode       Topic = "Node"
 	TopicEvaluation Topic = "Evaluation"
-	TopicDeployment Topic = "Deployment" // no producers yet: there are no deployments
+	TopicDeployment Topic = "Deployment"
 )
 
 // Topics lists the topics a subscription may name, TopicAll aside.
@@ -38,6 +38,10 @@ const (
 	TypeAllocationUpdated             = "AllocationUpdated"
 	TypeAllocationUpdateDesiredStatus = "AllocationUpdateDesiredStatus"
 	TypePlanResult                    = "PlanResult"
+
+	TypeDeploymentUpdate      = "DeploymentStatusUpdate"
+	TypeDeploymentPromotion   = "DeploymentPromotion"
+	TypeDeploymentAllocHealth = "DeploymentAllocHealth"
 )
 
 // Event is one changed object. Key is its ID; FilterKeys are other IDs a
@@ -64,6 +68,7 @@ type Payload struct {
 	Job        *structs.Job        `json:",omitempty"`
 	Allocation *structs.Allocation `json:",omitempty"`
 	Evaluation *structs.Evaluation `json:",omitempty"`
+	Deployment *structs.Deployment `json:",omitempty"`
 	// Deleted marks a job removed from the state (a purge), not only
 	// stopped.
 	Deleted bool `json:",omitempty"`

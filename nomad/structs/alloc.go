@@ -80,6 +80,12 @@ type Allocation struct {
 	RescheduleTracker  *RescheduleTracker
 	FollowupEvalID     string
 
+	// DeploymentID is the deployment that placed the allocation;
+	// DeploymentStatus its health in it (the client's report, kept by
+	// every server-side write, unknown markings included).
+	DeploymentID     string
+	DeploymentStatus *AllocDeploymentStatus
+
 	// ReconnectDecision is the last reconnect resolution this allocation
 	// took part in, kept or stopped; nil if none. Not in upstream's API.
 	ReconnectDecision *ReconnectDecision `json:",omitempty"`
@@ -274,6 +280,7 @@ func (a *Allocation) Copy() *Allocation {
 		n.RescheduleTracker = a.RescheduleTracker.Copy()
 	}
 	n.ReconnectDecision = a.ReconnectDecision.Copy()
+	n.DeploymentStatus = a.DeploymentStatus.Copy()
 	return &n
 }
 
@@ -314,6 +321,7 @@ func (a *Allocation) Stub() *AllocListStub {
 		FollowupEvalID:     a.FollowupEvalID,
 		NextAllocation:     a.NextAllocation,
 		RescheduleTracker:  a.RescheduleTracker,
+		DeploymentStatus:   a.DeploymentStatus,
 		CreateIndex:        a.CreateIndex,
 		ModifyIndex:        a.ModifyIndex,
 		CreateTime:         a.CreateTime,
@@ -346,6 +354,7 @@ type AllocListStub struct {
 	FollowupEvalID     string
 	NextAllocation     string
 	RescheduleTracker  *RescheduleTracker
+	DeploymentStatus   *AllocDeploymentStatus
 	CreateIndex        uint64
 	ModifyIndex        uint64
 	CreateTime         int64

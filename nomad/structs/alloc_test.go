@@ -305,7 +305,8 @@ func TestAllocation_Stub(t *testing.T) {
 		DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription,
 		ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription, TaskStates: a.TaskStates,
 		FollowupEvalID: a.FollowupEvalID, NextAllocation: a.NextAllocation, RescheduleTracker: a.RescheduleTracker,
-		CreateIndex: a.CreateIndex, ModifyIndex: a.ModifyIndex, CreateTime: a.CreateTime, ModifyTime: a.ModifyTime,
+		DeploymentStatus: a.DeploymentStatus,
+		CreateIndex:      a.CreateIndex, ModifyIndex: a.ModifyIndex, CreateTime: a.CreateTime, ModifyTime: a.ModifyTime,
 	}, s)
 
 	a.Job = nil

@@ -41,6 +41,9 @@ const (
 	ScalingEventRegisterRequestType
 	NodePoolUpsertRequestType
 	NodePoolDeleteRequestType
+	DeploymentStatusUpdateRequestType
+	DeploymentPromoteRequestType
+	DeploymentAllocHealthRequestType
 )
 
 func (t MessageType) String() string {
@@ -50,7 +53,8 @@ func (t MessageType) String() string {
 		"NodeBatchDeregister", "ACLPolicyUpsert", "ACLPolicyDelete", "ACLTokenUpsert",
 		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
 		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
-		"NodePoolUpsert", "NodePoolDelete"}
+		"NodePoolUpsert", "NodePoolDelete",
+		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -49,6 +49,8 @@ func raftRequests() map[structs.MessageType]any {
 		structs.ApplyPlanResultsRequestType: &structs.ApplyPlanResultsRequest{
 			Job: fullJob(), AllocsStopped: []*structs.Allocation{fullAlloc()}, AllocsUpdated: []*structs.Allocation{fullAlloc()},
 			EvalID: "eval-1", Evals: []*structs.Evaluation{fullEval()}, UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
+			Deployment:        fullDeployment(),
+			DeploymentUpdates: []*structs.DeploymentStatusUpdate{{DeploymentID: "dep-0", Status: "cancelled", StatusDescription: "newer"}},
 		},
 		structs.JobBatchDeregisterRequestType: &structs.JobBatchDeregisterRequest{
 			Jobs: []structs.NamespacedID{{ID: "edge-app", Namespace: "fleet"}}, WriteRequest: fullWriteRequest(),
@@ -118,6 +120,26 @@ func raftRequests() map[structs.MessageType]any {
 		structs.NodePoolDeleteRequestType: &structs.NodePoolDeleteRequest{
 			Names: []string{"edge"}, WriteRequest: fullWriteRequest(),
 		},
+		structs.DeploymentStatusUpdateRequestType: &structs.DeploymentStatusUpdateRequest{
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "dep-1", Status: "failed", StatusDescription: "bad"},
+			Job:              fullJob(), Eval: fullEval(), StableVersion: ptr(uint64(3)), UpdatedAt: t0.UnixNano(),
+			WriteRequest: fullWriteRequest(),
+		},
+		structs.DeploymentPromoteRequestType: &structs.ApplyDeploymentPromoteRequest{
+			DeploymentPromoteRequest: structs.DeploymentPromoteRequest{
+				DeploymentID: "dep-1", All: true, Groups: []string{"web"}, WriteRequest: fullWriteRequest(),
+			},
+			Eval: fullEval(), UpdatedAt: t0.UnixNano(),
+		},
+		structs.DeploymentAllocHealthRequestType: &structs.ApplyDeploymentAllocHealthRequest{
+			DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{
+				DeploymentID: "dep-1", HealthyAllocationIDs: []string{"a"}, UnhealthyAllocationIDs: []string{"b"},
+				WriteRequest: fullWriteRequest(),
+			},
+			Timestamp:        t0,
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "dep-1", Status: "failed", StatusDescription: "bad"},
+			Job:              fullJob(), Eval: fullEval(),
+		},
 	}
 }
 
@@ -126,7 +148,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.NodePoolDeleteRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.DeploymentAllocHealthRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))

@@ -20,6 +20,8 @@ var (
 	ErrUnknownNode  = errors.New("node not found")
 	ErrUnknownAlloc = errors.New("alloc not found")
 	ErrUnknownEval  = errors.New("eval not found")
+	// ErrUnknownDeployment names a deployment that does not exist.
+	ErrUnknownDeployment = errors.New("deployment not found")
 	//lint:ignore ST1005 upstream's text, seen by clients
 	ErrPermissionDenied = errors.New("Permission denied")
 	ErrNodeNotReady     = errors.New("node is not ready for updates")
@@ -47,7 +49,7 @@ var sentinels = []error{
 	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus,
 	ErrTokenNotFound, ErrACLBootstrapped, ErrACLDisabled, ErrUnknownACLToken, ErrUnknownACLPolicy,
 	ErrUnknownNamespace, ErrUnknownNodePool,
-	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval,
+	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval, ErrUnknownDeployment,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
 	ErrUnknownPeer, ErrServerShutdown,
 }

@@ -32,6 +32,7 @@ const (
 	EvalTriggerScaling              = "job-scaling"
 	EvalTriggerMaxDisconnectTimeout = "max-disconnect-timeout"
 	EvalTriggerReconnect            = "reconnect"
+	EvalTriggerDeploymentWatcher    = "deployment-watcher"
 )
 
 // Upstream's core job IDs; the leader's garbage collections go by these

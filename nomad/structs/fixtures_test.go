@@ -82,6 +82,29 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 			Replace:           ptr(true),
 			Reconcile:         structs.ReconcileOptionKeepOriginal,
 		},
+		Update: fullUpdate(),
+	}
+}
+
+func fullUpdate() *structs.UpdateStrategy {
+	return &structs.UpdateStrategy{
+		Stagger: time.Second, MaxParallel: 2, HealthCheck: structs.UpdateHealthCheckTaskStates,
+		MinHealthyTime: time.Second, HealthyDeadline: time.Minute, ProgressDeadline: 2 * time.Minute,
+		AutoRevert: true, AutoPromote: true, Canary: 1,
+	}
+}
+
+func fullDeployment() *structs.Deployment {
+	return &structs.Deployment{
+		ID: "dep-1", Namespace: "fleet", JobID: "edge-app", JobVersion: 4, JobModifyIndex: 20,
+		JobSpecModifyIndex: 15, JobCreateIndex: 10, IsMultiregion: true,
+		TaskGroups: map[string]*structs.DeploymentState{"web": {
+			AutoRevert: true, AutoPromote: true, ProgressDeadline: time.Minute, RequireProgressBy: t0,
+			Promoted: true, PlacedCanaries: []string{"alloc-1"}, DesiredCanaries: 1, DesiredTotal: 3,
+			PlacedAllocs: 2, HealthyAllocs: 1, UnhealthyAllocs: 1,
+		}},
+		Status: structs.DeploymentStatusRunning, StatusDescription: structs.DeploymentStatusDescriptionRunning,
+		EvalPriority: 50, CreateIndex: 5, ModifyIndex: 6, CreateTime: t0.UnixNano(), ModifyTime: t0.UnixNano(),
 	}
 }
 
@@ -102,6 +125,7 @@ func fullJob() *structs.Job {
 		TaskGroups:        []*structs.TaskGroup{fullTaskGroup("web"), fullTaskGroup("db")},
 		Meta:              map[string]string{"owner": "ops"},
 		ParentID:          "edge-parent",
+		Update:            fullUpdate(),
 		Stop:              true,
 		Status:            structs.JobStatusRunning,
 		StatusDescription: "running fine",
@@ -209,6 +233,10 @@ func fullAlloc() *structs.Allocation {
 			LastReschedule: "ok",
 		},
 		FollowupEvalID: "eval-2",
+		DeploymentID:   "dep-1",
+		DeploymentStatus: &structs.AllocDeploymentStatus{
+			Healthy: ptr(true), Timestamp: t0, Canary: true, ModifyIndex: 33,
+		},
 		ReconnectDecision: &structs.ReconnectDecision{
 			Rule: structs.ReconnectRuleStrategy, Strategy: structs.ReconcileOptionBestScore,
 			KeptAllocID: "alloc-1", StoppedAllocID: "alloc-2", KeptScore: 0.7, StoppedScore: 0.4,

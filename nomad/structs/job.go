@@ -57,6 +57,9 @@ type Job struct {
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
 	ParentID    string
+	// Update is the job-level update block; groups without their own
+	// inherit it (Canonicalize).
+	Update *UpdateStrategy
 
 	// Stop marks a job stopped by the user; its allocations are stopped but
 	// the job stays until purged or garbage collected.
@@ -126,6 +129,10 @@ func (j *Job) Canonicalize() {
 	}
 	if len(j.Datacenters) == 0 {
 		j.Datacenters = []string{"*"}
+	}
+	if j.Type != JobTypeService {
+		// Only service jobs deploy; upstream ignores the block elsewhere.
+		j.Update = nil
 	}
 	for _, tg := range j.TaskGroups {
 		tg.Canonicalize(j)
@@ -208,6 +215,7 @@ func (j *Job) Copy() *Job {
 	n.Affinities = copyAffinities(j.Affinities)
 	n.Spreads = copySpreads(j.Spreads)
 	n.Meta = maps.Clone(j.Meta)
+	n.Update = j.Update.Copy()
 	if j.TaskGroups != nil {
 		n.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 		for i, tg := range j.TaskGroups {
@@ -289,6 +297,9 @@ type TaskGroup struct {
 
 	// Disconnect is the full disconnect block.
 	Disconnect *DisconnectStrategy
+
+	// Update is the group's update block (see UpdateStrategy).
+	Update *UpdateStrategy
 }
 
 // LookupTask returns the named task, or nil.
@@ -311,6 +322,12 @@ func (tg *TaskGroup) Canonicalize(job *Job) {
 	}
 	if tg.EphemeralDisk == nil {
 		tg.EphemeralDisk = DefaultEphemeralDisk()
+	}
+	if tg.Update == nil && job.Update != nil {
+		tg.Update = job.Update.Copy()
+	}
+	if job.Type != JobTypeService {
+		tg.Update = nil
 	}
 	if tg.Disconnect != nil && tg.Disconnect.Reconcile == "" {
 		tg.Disconnect.Reconcile = ReconcileOptionBestScore
@@ -361,6 +378,12 @@ func (tg *TaskGroup) validate(job *Job) []string {
 		p.add("ephemeral_disk size can't be negative")
 	}
 	p = append(p, tg.validateDisconnect(job)...)
+	p = append(p, tg.Update.validate()...)
+	if u := tg.Update; u.Rolling() && u.Canary > 0 && tg.Count > 0 && u.Canary > tg.Count {
+		// Upstream allows more canaries than count; placing more copies
+		// than asked for on an edge fleet is what operators want least.
+		p.add("update: canary (%d) can't exceed the group's count (%d)", u.Canary, tg.Count)
+	}
 	seen := map[string]bool{}
 	leaders := 0
 	for i, t := range tg.Tasks {
@@ -404,6 +427,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.MaxClientDisconnect = copyDuration(tg.MaxClientDisconnect)
 	n.StopAfterClientDisconnect = copyDuration(tg.StopAfterClientDisconnect)
 	n.Disconnect = tg.Disconnect.Copy()
+	n.Update = tg.Update.Copy()
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {

@@ -26,6 +26,11 @@ type Plan struct {
 
 	// SnapshotIndex is the state index the scheduler worked from.
 	SnapshotIndex uint64
+
+	// Deployment is created or updated with the plan; DeploymentUpdates
+	// change other deployments' status (a newer version cancels them).
+	Deployment        *Deployment
+	DeploymentUpdates []*DeploymentStatusUpdate
 }
 
 // AppendStoppedAlloc adds a stop of alloc with the given descriptions. The
@@ -73,7 +78,9 @@ func (p *Plan) PopUpdate(alloc *Allocation) {
 }
 
 // IsNoOp reports whether the plan changes nothing.
-func (p *Plan) IsNoOp() bool { return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 }
+func (p *Plan) IsNoOp() bool {
+	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && p.Deployment == nil && len(p.DeploymentUpdates) == 0
+}
 
 // PlanAnnotations explain a plan to a dry-run user.
 type PlanAnnotations struct {
@@ -106,10 +113,15 @@ type PlanResult struct {
 	RefreshIndex uint64
 	// AllocIndex is the raft index at which the plan was committed.
 	AllocIndex uint64
+
+	Deployment        *Deployment
+	DeploymentUpdates []*DeploymentStatusUpdate
 }
 
 // IsNoOp reports whether nothing was committed.
-func (r *PlanResult) IsNoOp() bool { return len(r.NodeUpdate) == 0 && len(r.NodeAllocation) == 0 }
+func (r *PlanResult) IsNoOp() bool {
+	return len(r.NodeUpdate) == 0 && len(r.NodeAllocation) == 0 && r.Deployment == nil && len(r.DeploymentUpdates) == 0
+}
 
 // FullCommit reports whether the whole plan was committed, with the
 // expected and actual number of allocations touched.

@@ -306,6 +306,9 @@ type ApplyPlanResultsRequest struct {
 	// with the plan, committed atomically with it.
 	Evals     []*Evaluation
 	UpdatedAt int64
+	// Deployment and DeploymentUpdates are the plan's.
+	Deployment        *Deployment
+	DeploymentUpdates []*DeploymentStatusUpdate
 	WriteRequest
 }
 

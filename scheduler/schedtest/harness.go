@@ -76,7 +76,10 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler
 		NodeAllocation: commit.NodeAllocation,
 		AllocIndex:     index,
 	}
-	req := &structs.ApplyPlanResultsRequest{Job: plan.Job, EvalID: plan.EvalID, UpdatedAt: h.Now.UnixNano()}
+	req := &structs.ApplyPlanResultsRequest{
+		Job: plan.Job, EvalID: plan.EvalID, UpdatedAt: h.Now.UnixNano(),
+		Deployment: plan.Deployment.Copy(), DeploymentUpdates: plan.DeploymentUpdates,
+	}
 	for _, node := range sortedKeys(commit.NodeUpdate) {
 		for _, a := range commit.NodeUpdate[node] {
 			req.AllocsStopped = append(req.AllocsStopped, a.Copy())
