@@ -78,6 +78,9 @@ type TaskRunner struct {
 	shutdownCh   chan struct{}
 	shutdownOnce sync.Once
 	waitCh       chan struct{} // closed when Run returns
+	// restartCh asks Run to restart the running task (Restart); it
+	// holds at most one request.
+	restartCh chan struct{}
 }
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
@@ -101,6 +104,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		killCh:     make(chan struct{}),
 		shutdownCh: make(chan struct{}),
 		waitCh:     make(chan struct{}),
+		restartCh:  make(chan struct{}, 1),
 	}
 }
 
@@ -287,6 +291,9 @@ func (tr *TaskRunner) Run() {
 		case waitKilled:
 			tr.stopAndMarkKilled()
 			return
+		case waitRestart:
+			tr.stopForRestart()
+			continue
 		}
 		tr.exited(res)
 		if tr.killed() {
@@ -446,6 +453,7 @@ const (
 	waitExited waitOutcome = iota
 	waitKilled
 	waitShutdown
+	waitRestart
 )
 
 // wait blocks until the task exits, is to be killed, or the runner shuts
@@ -467,6 +475,8 @@ func (tr *TaskRunner) wait() (*drivers.ExitResult, waitOutcome) {
 		return nil, waitKilled
 	case <-tr.shutdownCh:
 		return nil, waitShutdown
+	case <-tr.restartCh:
+		return nil, waitRestart
 	}
 }
 
@@ -519,13 +529,7 @@ func (tr *TaskRunner) handleDecision(d RestartDecision) bool {
 
 // stopAndMarkKilled stops the running task with its kill signal and timeout.
 func (tr *TaskRunner) stopAndMarkKilled() {
-	timeout := tr.task.KillTimeout
-	if timeout <= 0 {
-		timeout = structs.DefaultKillTimeout
-	}
-	if tr.maxKill > 0 && timeout > tr.maxKill {
-		timeout = tr.maxKill
-	}
+	timeout := tr.killTimeout()
 	e := newEvent(structs.TaskKilling, tr.clock.Now())
 	e.KillTimeout = timeout
 	e.KillReason = tr.reasonForKill()

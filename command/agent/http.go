@@ -141,6 +141,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 
 	handle("GET /v1/operator/raft/configuration", s.operatorRaftConfiguration)
 	handle("DELETE /v1/operator/raft/peer", s.operatorRaftPeer)
+	s.clientMux(mux, s.publicClientOp)
 	return mux
 }
 
