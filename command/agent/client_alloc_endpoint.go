@@ -91,7 +91,7 @@ func (s *HTTPServer) allocSignal(w http.ResponseWriter, r *http.Request, ar *all
 type (
 	memoryStats struct {
 		RSS, Cache, Swap, Usage, MaxUsage, KernelUsage, KernelMaxUsage uint64
-		Measured                                                      []string
+		Measured                                                       []string
 	}
 	cpuStats struct {
 		SystemMode, UserMode, TotalTicks float64
