@@ -112,5 +112,192 @@ func TestClientAPI_FollowLogsThroughNodeSession(t *testing.T) {
 	must.StrHasPrefix(t, "tick 0\ntick 1\n", got.String())
 }
 
-var _ = fmt.Sprint
-var _ = context.Background
+// The allocation's files are readable with the official client, and a
+// path that leads out of the allocation directory is refused: the client
+// runs as root, and the fs API must never become a way to read the host.
+func TestClientAPI_FSConfinedToAllocDir(t *testing.T) {
+	ec := newEdgeCluster(t, nil)
+	alloc := ec.runRaw(t, "nat-fs", `echo hello > local/greeting; ln -s /etc local/etc-link; sleep 300`)
+	fs := ec.api.AllocFS()
+	agenttest.WaitFor(t, 30*time.Second, "the task's file", func() (bool, string) {
+		files, _, err := fs.List(alloc, "/web/local", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(files) == 2, fmt.Sprintf("%d files", len(files))
+	})
+	root, _, err := fs.List(alloc, "/", nil)
+	must.NoError(t, err)
+	names := map[string]bool{}
+	for _, f := range root {
+		names[f.Name] = f.IsDir
+	}
+	must.True(t, names["alloc"])
+	must.True(t, names["web"])
+
+	st, _, err := fs.Stat(alloc, "web/local/greeting", nil)
+	must.NoError(t, err)
+	must.Eq(t, 6, st.Size)
+	rc, err := fs.Cat(alloc, "web/local/greeting", nil)
+	must.NoError(t, err)
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(rc)
+	rc.Close()
+	must.Eq(t, "hello\n", buf.String())
+	rc, err = fs.ReadAt(alloc, "web/local/greeting", 1, 3, nil)
+	must.NoError(t, err)
+	buf.Reset()
+	_, _ = buf.ReadFrom(rc)
+	rc.Close()
+	must.Eq(t, "ell", buf.String())
+
+	for _, p := range []string{"../../../etc/passwd", "web/../../etc", "web/local/etc-link/passwd"} {
+		_, _, err := fs.Stat(alloc, p, nil)
+		must.ErrorContains(t, err, "400", must.Sprintf("path %q", p))
+		rc, err := fs.Cat(alloc, p, nil)
+		if err == nil {
+			rc.Close()
+		}
+		must.ErrorContains(t, err, "400", must.Sprintf("path %q", p))
+	}
+	_, _, err = fs.Stat(alloc, "/etc/passwd", nil)
+	must.ErrorContains(t, err, "404") // rooted at the alloc dir, which has no etc
+}
+
+// Restart, signal and stats reach the task through the node's session,
+// as the official client calls them.
+func TestClientAPI_RestartSignalStats(t *testing.T) {
+	ec := newEdgeCluster(t, nil)
+	alloc := ec.runRaw(t, "nat-life", `trap 'echo got-hup' HUP; echo started; while true; do sleep 0.1; done`)
+	allocs := ec.api.Allocations()
+
+	stats, err := allocs.Stats(alloc, nil)
+	must.NoError(t, err)
+	must.MapContainsKey(t, stats.Tasks, "web")
+	must.Positive(t, stats.Tasks["web"].ResourceUsage.MemoryStats.RSS)
+	must.MapNotEmpty(t, stats.Tasks["web"].Pids)
+
+	must.NoError(t, allocs.Signal(alloc, nil, "web", "SIGHUP"))
+	waitForLog(t, ec, alloc, "got-hup")
+
+	must.NoError(t, allocs.Restart(alloc, "web", nil))
+	agenttest.WaitFor(t, 30*time.Second, "the task restarted once", func() (bool, string) {
+		a, _, err := allocs.Info(alloc.ID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		ts := a.TaskStates["web"]
+		if ts == nil {
+			return false, "no task state"
+		}
+		return ts.Restarts == 1 && ts.State == "running", fmt.Sprintf("restarts=%d state=%s", ts.Restarts, ts.State)
+	})
+	waitForLog(t, ec, alloc, "got-hup\nstarted\n")
+
+	err = allocs.Signal(alloc, nil, "web", "SIGNOPE")
+	must.ErrorContains(t, err, "400")
+	err = allocs.Restart(alloc, "nope", nil)
+	must.ErrorContains(t, err, "404")
+}
+
+func waitForLog(t *testing.T, ec *edgeCluster, alloc *nomadapi.Allocation, want string) {
+	t.Helper()
+	agenttest.WaitFor(t, 30*time.Second, "the task's stdout to hold "+want, func() (bool, string) {
+		cancel := make(chan struct{})
+		defer close(cancel)
+		frames, errs := ec.api.AllocFS().Logs(alloc, false, "web", "stdout", "start", 0, cancel, nil)
+		var got bytes.Buffer
+		for {
+			select {
+			case f, ok := <-frames:
+				if !ok {
+					return strings.Contains(got.String(), want), got.String()
+				}
+				got.Write(f.Data)
+			case err := <-errs:
+				if err != nil {
+					return false, err.Error()
+				}
+			}
+		}
+	})
+}
+
+// exec runs a command beside a raw_exec task, in its working directory,
+// over the websocket the official client opens, and returns its output
+// and exit code; a TTY exec gets a terminal.
+func TestClientAPI_ExecRoundTrip(t *testing.T) {
+	ec := newEdgeCluster(t, nil)
+	alloc := ec.runRaw(t, "nat-exec", `sleep 300`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	var stdout, stderr bytes.Buffer
+	code, err := ec.api.Allocations().Exec(ctx, alloc, "web", false,
+		[]string{"/bin/sh", "-c", `read line; echo "echo:$line"; echo "task:$NOMAD_TASK_NAME"; pwd; echo oops >&2; exit 7`},
+		strings.NewReader("ping\n"), &stdout, &stderr, nil, nil)
+	must.NoError(t, err)
+	must.Eq(t, 7, code)
+	must.StrContains(t, stdout.String(), "echo:ping\n")
+	must.StrContains(t, stdout.String(), "task:web\n")
+	must.StrContains(t, stdout.String(), "/web\n")
+	must.Eq(t, "oops\n", stderr.String())
+
+	stdout.Reset()
+	code, err = ec.api.Allocations().Exec(ctx, alloc, "web", true,
+		[]string{"/bin/sh", "-c", `if [ -t 0 ]; then echo tty; fi`},
+		strings.NewReader(""), &stdout, &stderr, nil, nil)
+	must.NoError(t, err)
+	must.Eq(t, 0, code)
+	must.StrContains(t, stdout.String(), "tty")
+
+	_, err = ec.api.Allocations().Exec(ctx, alloc, "web", false, []string{"/no/such/cmd"},
+		strings.NewReader(""), &stdout, &stderr, nil, nil)
+	must.ErrorContains(t, err, "no such file")
+}
+
+// Without the capability of the operation, the server refuses the
+// request before it reaches the node.
+func TestClientAPI_ACLRequiresCapability(t *testing.T) {
+	ec := newEdgeCluster(t, func(c *agent.Config) { c.ACL = &agent.ACLConfig{Enabled: true} })
+	anon, err := nomadapi.NewClient(&nomadapi.Config{Address: ec.server.HTTPAddr})
+	must.NoError(t, err)
+	mgmtTok, _, err := anon.ACLTokens().Bootstrap(nil)
+	must.NoError(t, err)
+	ec.api.SetSecretID(mgmtTok.SecretID)
+	alloc := ec.runRaw(t, "nat-acl", `echo secret-output; sleep 300`)
+	waitForLog(t, ec, alloc, "secret-output")
+
+	_, err = ec.api.ACLPolicies().Upsert(&nomadapi.ACLPolicy{
+		Name: "reader", Rules: `namespace "default" { policy = "read" }`,
+	}, nil)
+	must.NoError(t, err)
+	_, err = ec.api.ACLPolicies().Upsert(&nomadapi.ACLPolicy{
+		Name: "logs", Rules: "namespace \"default\" {\n  policy = \"read\"\n  capabilities = [\"read-logs\"]\n}\n",
+	}, nil)
+	must.NoError(t, err)
+	readTok, _, err := ec.api.ACLTokens().Create(&nomadapi.ACLToken{Type: "client", Policies: []string{"reader"}}, nil)
+	must.NoError(t, err)
+	logsTok, _, err := ec.api.ACLTokens().Create(&nomadapi.ACLToken{Type: "client", Policies: []string{"logs"}}, nil)
+	must.NoError(t, err)
+
+	reader, err := nomadapi.NewClient(&nomadapi.Config{Address: ec.server.HTTPAddr, SecretID: readTok.SecretID})
+	must.NoError(t, err)
+	cancel := make(chan struct{})
+	defer close(cancel)
+	_, errs := reader.AllocFS().Logs(alloc, false, "web", "stdout", "start", 0, cancel, nil)
+	err = <-errs
+	must.ErrorContains(t, err, "403")
+	must.ErrorContains(t, err, "read-logs")
+	must.ErrorContains(t, reader.Allocations().Restart(alloc, "web", nil), "alloc-lifecycle")
+	_, _, err = reader.AllocFS().List(alloc, "/", nil)
+	must.ErrorContains(t, err, "read-fs")
+	_, err = reader.Allocations().Exec(context.Background(), alloc, "web", false, []string{"true"},
+		strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil, nil)
+	must.Error(t, err)
+
+	logsReader, err := nomadapi.NewClient(&nomadapi.Config{Address: ec.server.HTTPAddr, SecretID: logsTok.SecretID})
+	must.NoError(t, err)
+	ec.api = logsReader
+	waitForLog(t, ec, alloc, "secret-output")
+}

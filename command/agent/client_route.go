@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/client/allocrunner"
 	"github.com/nomad-edge/nomad/helper/pool"
@@ -184,6 +186,7 @@ func (s *HTTPServer) proxy(w http.ResponseWriter, r *http.Request, dial func(con
 			DisableKeepAlives: true,
 		},
 		FlushInterval: -1,
+		ErrorLog:      s.logger.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() != nil {
 				return
