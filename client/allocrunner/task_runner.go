@@ -81,6 +81,8 @@ type TaskRunner struct {
 	// restartCh asks Run to restart the running task (Restart); it
 	// holds at most one request.
 	restartCh chan struct{}
+	// logs rotates the task's output, when its driver allows (logs.go).
+	logs *taskLogs
 }
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
@@ -249,6 +251,8 @@ func (tr *TaskRunner) shuttingDown() bool {
 // A restored runner with a live handle re-attaches instead of starting.
 func (tr *TaskRunner) Run() {
 	defer close(tr.waitCh)
+	tr.startLogs()
+	defer tr.stopLogs()
 
 	tr.mu.Lock()
 	dead := tr.state.State == structs.TaskStateDead
@@ -428,6 +432,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		ad, td = ad.inChroot(), td.inChroot()
 	}
 	env := buildEnv(tr.alloc, tr.task, ad, td, tr.node)
+	stdout, stderr := tr.logPaths()
 	return &drivers.TaskConfig{
 		ID:            tr.taskID,
 		Name:          tr.task.Name,
@@ -441,8 +446,8 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		LocalDir:      tr.dir.LocalDir,
 		SecretsDir:    tr.dir.SecretsDir,
 		AllocDir:      tr.allocDir.SharedDir,
-		StdoutPath:    tr.dir.StdoutPath,
-		StderrPath:    tr.dir.StderrPath,
+		StdoutPath:    stdout,
+		StderrPath:    stderr,
 		Resources:     taskResources(tr.alloc, tr.task),
 	}
 }

@@ -301,3 +301,42 @@ func TestClientAPI_ACLRequiresCapability(t *testing.T) {
 	ec.api = logsReader
 	waitForLog(t, ec, alloc, "secret-output")
 }
+
+// The logs block bounds what a task's output takes on the node: files of
+// max_file_size MB, the oldest removed beyond max_files, while the logs
+// API still reads across the files that remain.
+func TestClientAPI_LogRotation(t *testing.T) {
+	ec := newEdgeCluster(t, nil)
+	job := mockJob("nat-rotate", "raw_exec", map[string]any{"command": "/bin/sh", "args": []string{"-c",
+		`head -c 2500000 /dev/zero | tr '\\0' a; echo; echo last-line; sleep 300`}})
+	job.TaskGroups[0].Tasks[0].LogConfig = &nomadapi.LogConfig{MaxFiles: new(2), MaxFileSizeMB: new(1)}
+	_, _, err := ec.api.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	var alloc *nomadapi.Allocation
+	agenttest.WaitFor(t, 30*time.Second, "the task running", func() (bool, string) {
+		allocs, _, err := ec.api.Jobs().Allocations("nat-rotate", false, nil)
+		if err != nil || len(allocs) != 1 || allocs[0].ClientStatus != "running" {
+			return false, fmt.Sprint(err, describeStubs(allocs))
+		}
+		alloc, _, err = ec.api.Allocations().Info(allocs[0].ID, nil)
+		return err == nil, fmt.Sprint(err)
+	})
+	agenttest.WaitFor(t, 30*time.Second, "two rotated stdout files", func() (bool, string) {
+		files, _, err := ec.api.AllocFS().List(alloc, "alloc/logs", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, f := range files {
+			if strings.HasPrefix(f.Name, "web.stdout.") {
+				seen = append(seen, fmt.Sprintf("%s:%d", f.Name, f.Size))
+			}
+		}
+		return strings.Join(seen, ",") == "web.stdout.1:1048576,web.stdout.2:402859", strings.Join(seen, ",")
+	})
+	waitForLog(t, ec, alloc, "last-line\n")
+
+	// A FIFO is not a file to read: that would steal the task's output.
+	_, err = ec.api.AllocFS().Cat(alloc, "alloc/logs/.web.stdout.fifo", nil)
+	must.ErrorContains(t, err, "not a regular file")
+}

@@ -118,7 +118,7 @@ func (s *HTTPServer) fsStat(w http.ResponseWriter, r *http.Request, ar *allocrun
 		return fsError(name, err)
 	}
 	info := fileInfo(fi)
-	if !fi.IsDir() {
+	if fi.Mode().IsRegular() {
 		if f, err := root.Open(name); err == nil {
 			buf := make([]byte, 512)
 			n, _ := f.Read(buf)
@@ -157,18 +157,22 @@ func (s *HTTPServer) serveFile(w http.ResponseWriter, r *http.Request, ar *alloc
 		return err
 	}
 	defer root.Close()
-	f, err := root.Open(name)
-	if err != nil {
-		return fsError(name, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := root.Stat(name)
 	if err != nil {
 		return fsError(name, err)
 	}
 	if fi.IsDir() {
 		return codedErrorf(http.StatusBadRequest, "%q is a directory: list it with fs/ls", name)
 	}
+	if !fi.Mode().IsRegular() {
+		// A task's log FIFO among them: reading it would steal its output.
+		return codedErrorf(http.StatusBadRequest, "%q is not a regular file", name)
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return fsError(name, err)
+	}
+	defer f.Close()
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return fsError(name, err)
 	}

@@ -25,3 +25,8 @@ func (d *Driver) SignalTask(taskID, signal string) error {
 	}
 	return nil
 }
+
+// Capabilities implements drivers.CapabilityReporter.
+func (d *Driver) Capabilities() drivers.Capabilities {
+	return drivers.Capabilities{FSIsolation: drivers.FSIsolationNone, LogFIFO: true}
+}
