@@ -340,3 +340,58 @@ func TestClientAPI_LogRotation(t *testing.T) {
 	_, err = ec.api.AllocFS().Cat(alloc, "alloc/logs/.web.stdout.fifo", nil)
 	must.ErrorContains(t, err, "not a regular file")
 }
+
+// startServer starts a server-only agent of a two-server region.
+func startServer(t *testing.T, name string) *agent.Agent {
+	t.Helper()
+	cfg := agent.DefaultConfig()
+	cfg.BindAddr = "127.0.0.1"
+	cfg.Ports.HTTP, cfg.Ports.RPC, cfg.Ports.Serf = 0, 0, 0
+	cfg.DataDir = t.TempDir()
+	cfg.NodeName = name
+	cfg.Server.Enabled = true
+	cfg.Server.BootstrapExpect = 2
+	a, err := agent.NewAgent(cfg, hclog.NewNullLogger())
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = a.Shutdown() })
+	return a
+}
+
+// A request that reaches a server other than the one the node's session
+// lives on is handed to that server over server-to-server RPC, as
+// upstream's node-connection forwarding: an operator may ask any server.
+func TestClientAPI_ForwardsToServerHoldingSession(t *testing.T) {
+	s1, s2 := startServer(t, "s1"), startServer(t, "s2")
+	_, err := s2.Server().Join([]string{s1.Server().SerfAddr()})
+	must.NoError(t, err)
+	agenttest.WaitFor(t, 30*time.Second, "a leader", func() (bool, string) {
+		return s1.Server().Leader() != "" && s2.Server().Leader() != "", "no leader"
+	})
+
+	cfg := agent.DefaultConfig()
+	cfg.BindAddr = "127.0.0.1"
+	cfg.Ports.HTTP, cfg.Ports.RPC = 0, 0
+	cfg.AdvertiseAddrs.HTTP = "127.0.0.1:1"
+	cfg.DataDir = t.TempDir()
+	cfg.NodeName = "edge-fwd"
+	cfg.Client.Enabled = true
+	// The node knows (and opens its session to) s1 alone.
+	cfg.Client.Servers = []string{s1.Server().RPCAddr().String()}
+	cfg.Plugins = []*agent.PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
+	edge, err := agent.NewAgent(cfg, hclog.NewNullLogger())
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = edge.Client().Destroy(); _ = edge.Shutdown() })
+	agenttest.WaitFor(t, 30*time.Second, "the node's session on s1", func() (bool, string) {
+		return s1.Server().HasNodeConn(edge.Client().NodeID()), "none yet"
+	})
+	must.False(t, s2.Server().HasNodeConn(edge.Client().NodeID()))
+
+	c2, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + s2.HTTPAddr().String()})
+	must.NoError(t, err)
+	ec := &edgeCluster{edge: edge, api: c2}
+	alloc := ec.runRaw(t, "fwd-logs", `echo via-s1; sleep 300`)
+	waitForLog(t, ec, alloc, "via-s1\n")
+	files, _, err := c2.AllocFS().List(alloc, "/", nil)
+	must.NoError(t, err)
+	must.SliceNotEmpty(t, files)
+}
