@@ -395,3 +395,17 @@ func TestClientAPI_ForwardsToServerHoldingSession(t *testing.T) {
 	must.NoError(t, err)
 	must.SliceNotEmpty(t, files)
 }
+
+// A node that holds no session (its agent stopped) cannot be reached:
+// the server says so, rather than hanging or dialling the node.
+func TestClientAPI_NoSessionIsNoPath(t *testing.T) {
+	ec := newEdgeCluster(t, nil)
+	alloc := ec.runRaw(t, "nat-gone", `sleep 300`)
+	must.NoError(t, ec.edge.Shutdown())
+	agenttest.WaitFor(t, 30*time.Second, "the session gone", func() (bool, string) {
+		return !ec.server.Server().HasNodeConn(alloc.NodeID), "still connected"
+	})
+	_, _, err := ec.api.AllocFS().List(alloc, "/", nil)
+	must.ErrorContains(t, err, "503")
+	must.ErrorContains(t, err, "No path to node")
+}
