@@ -108,6 +108,15 @@ func (tr *TaskRunner) Restart() error {
 	return nil
 }
 
+// clearRestart drops a restart asked for while the task was exiting on its
+// own: the start about to happen serves it.
+func (tr *TaskRunner) clearRestart() {
+	select {
+	case <-tr.restartCh:
+	default:
+	}
+}
+
 // stopForRestart stops the running task for Restart and leaves it pending,
 // so that Run starts it again at once.
 func (tr *TaskRunner) stopForRestart() {

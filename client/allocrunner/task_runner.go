@@ -392,6 +392,7 @@ func (tr *TaskRunner) start() error {
 		}
 	}
 	if err == nil {
+		tr.clearRestart()
 		cfg := tr.taskConfig()
 		h, err = tr.driver.StartTask(cfg)
 		if errors.Is(err, drivers.ErrTaskExists) {

@@ -71,6 +71,14 @@ func (a *Agent) serveNodeSession(addr string, handler http.Handler) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Shutdown must not wait out a dial into a dead link.
+	go func() {
+		select {
+		case <-a.stopCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	conn, err := pool.Dial(ctx, pool.DialInput{Addr: addr, TLS: tlsCfg, Kind: pool.RPCNodeSession})
 	if err != nil {
 		return err
