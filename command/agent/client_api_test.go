@@ -409,3 +409,67 @@ func TestClientAPI_NoSessionIsNoPath(t *testing.T) {
 	must.ErrorContains(t, err, "503")
 	must.ErrorContains(t, err, "No path to node")
 }
+
+// An agent whose own client runs the allocation serves it directly (a dev
+// agent; a client-only agent asked on the device), and a client-only
+// agent asked about another node's allocation hands the request to its
+// servers.
+func TestClientAPI_AgentsServeOwnAllocsAndPassOnOthers(t *testing.T) {
+	dev := agenttest.NewDevAgent(t, nil)
+	cfg := agent.DefaultConfig()
+	cfg.BindAddr = "127.0.0.1"
+	cfg.Ports.HTTP, cfg.Ports.RPC = 0, 0
+	cfg.DataDir = t.TempDir()
+	cfg.NodeName = "edge-open"
+	cfg.Client.Enabled = true
+	cfg.Client.Servers = []string{dev.Server().RPCAddr().String()}
+	cfg.Plugins = []*agent.PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
+	edge, err := agent.NewAgent(cfg, hclog.NewNullLogger())
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = edge.Client().Destroy(); _ = edge.Shutdown() })
+	devAPI, err := nomadapi.NewClient(&nomadapi.Config{Address: dev.HTTPAddr})
+	must.NoError(t, err)
+	edgeAPI, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + edge.HTTPAddr().String()})
+	must.NoError(t, err)
+	agenttest.WaitFor(t, 30*time.Second, "the edge node's session", func() (bool, string) {
+		return dev.Server().HasNodeConn(edge.Client().NodeID()), "none"
+	})
+
+	place := func(id, node, word string) *nomadapi.Allocation {
+		job := mockJob(id, "raw_exec", map[string]any{"command": "/bin/sh", "args": []string{"-c", "echo " + word + "; sleep 300"}})
+		job.Constrain(nomadapi.NewConstraint("${node.unique.name}", "=", node))
+		ec := &edgeCluster{api: devAPI}
+		_, _, err := devAPI.Jobs().Register(job, nil)
+		must.NoError(t, err)
+		var alloc *nomadapi.Allocation
+		agenttest.WaitFor(t, 30*time.Second, id+" running", func() (bool, string) {
+			allocs, _, err := ec.api.Jobs().Allocations(id, false, nil)
+			if err != nil || len(allocs) != 1 || allocs[0].ClientStatus != "running" {
+				return false, fmt.Sprint(err, describeStubs(allocs))
+			}
+			alloc, _, err = devAPI.Allocations().Info(allocs[0].ID, nil)
+			return err == nil, fmt.Sprint(err)
+		})
+		return alloc
+	}
+	onDev := place("on-dev", dev.Client().Node().Name, "from-dev")
+	onEdge := place("on-edge", "edge-open", "from-edge")
+
+	for _, tc := range []struct {
+		api   *nomadapi.Client
+		alloc *nomadapi.Allocation
+		want  string
+	}{
+		{devAPI, onDev, "from-dev\n"},    // the dev agent's own client
+		{edgeAPI, onEdge, "from-edge\n"}, // the client-only agent's own
+		{edgeAPI, onDev, "from-dev\n"},   // passed on to the server
+		{devAPI, onEdge, "from-edge\n"},  // through the edge node's session
+	} {
+		waitForLog(t, &edgeCluster{api: tc.api}, tc.alloc, tc.want)
+		// Stats go the same ways; the official client asks the agent it
+		// is configured with.
+		stats, err := tc.api.Allocations().Stats(tc.alloc, nil)
+		must.NoError(t, err)
+		must.MapContainsKey(t, stats.Tasks, "web")
+	}
+}
