@@ -147,6 +147,29 @@ type Task struct {
 	KillSignal    string
 	// Leader marks the task whose exit stops its siblings.
 	Leader bool
+	// LogConfig is the `logs` block: rotation of the task's output.
+	LogConfig *LogConfig
+}
+
+// LogConfig is a task's `logs` block, as upstream's.
+type LogConfig struct {
+	MaxFiles      *int
+	MaxFileSizeMB *int
+}
+
+// canonical returns l with upstream's defaults (10 files of 10 MB) filled.
+func (l *LogConfig) canonical() *LogConfig {
+	out := &LogConfig{}
+	if l != nil {
+		*out = *l
+	}
+	if out.MaxFiles == nil {
+		out.MaxFiles = new(10)
+	}
+	if out.MaxFileSizeMB == nil {
+		out.MaxFileSizeMB = new(10)
+	}
+	return out
 }
 
 // NewTask returns a task with a name and a driver.
@@ -177,6 +200,7 @@ func (t *Task) Canonicalize(g *TaskGroup, _ *Job) {
 	for _, a := range t.Affinities {
 		a.Canonicalize()
 	}
+	t.LogConfig = t.LogConfig.canonical()
 
 	// Deep-copy the group's policy rather than share it: a later edit of
 	// one task's policy must not leak into its siblings or its group.

@@ -27,6 +27,11 @@ Usage: nomad alloc <subcommand> [options] [args]
 
       $ nomad alloc status <alloc id>
 
+  Reach its tasks on their node, through the servers:
+
+      $ nomad alloc logs -f <alloc id> [task]
+      $ nomad alloc exec -t <alloc id> /bin/sh
+
   Run a subcommand with -help for its options.
 `)
 }

@@ -76,6 +76,12 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"alloc":        func() (cli.Command, error) { return &AllocCommand{Meta: m()}, nil },
 		"alloc status": func() (cli.Command, error) { return &AllocStatusCommand{Meta: m()}, nil },
 
+		"alloc logs":    func() (cli.Command, error) { return &AllocLogsCommand{Meta: m()}, nil },
+		"alloc fs":      func() (cli.Command, error) { return &AllocFSCommand{Meta: m()}, nil },
+		"alloc restart": func() (cli.Command, error) { return &AllocRestartCommand{Meta: m()}, nil },
+		"alloc signal":  func() (cli.Command, error) { return &AllocSignalCommand{Meta: m()}, nil },
+		"alloc exec":    func() (cli.Command, error) { return &AllocExecCommand{Meta: m()}, nil },
+
 		"node":             func() (cli.Command, error) { return &NodeCommand{Meta: m()}, nil },
 		"node status":      func() (cli.Command, error) { return &NodeStatusCommand{Meta: m()}, nil },
 		"node drain":       func() (cli.Command, error) { return &NodeDrainCommand{Meta: m()}, nil },

@@ -35,11 +35,6 @@ func newDeploymentMonitor(ui cli.Ui, client *api.Client, v view) *deploymentMoni
 	return m
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
 // followJob follows the deployment of the job version registered at
 // jobModifyIndex; without one (no update block, a batch job) it returns
 // exitOK at once.

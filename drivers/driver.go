@@ -291,6 +291,10 @@ type Capabilities struct {
 	// NOMAD_TASK_DIR and NOMAD_SECRETS_DIR (and ${...} references to them
 	// in its config) name: host paths, or the paths inside the chroot.
 	FSIsolation FSIsolation
+	// LogFIFO says the driver opens StdoutPath and StderrPath with
+	// OpenTaskLog and hands them to the task as its fds, so that the
+	// client may make them FIFOs and rotate the task's logs itself.
+	LogFIFO bool
 }
 
 // CapabilityReporter is implemented by drivers with capabilities other than

@@ -177,6 +177,9 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 			"restart": {decode: func(b *hclsyntax.Block, _ string) {
 				t.RestartPolicy = p.restart(b, where)
 			}},
+			"logs": {decode: func(b *hclsyntax.Block, _ string) {
+				t.LogConfig = p.logs(b, where)
+			}},
 			"constraint": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				if c := p.constraint(b, where); c != nil {
 					t.Constraints = append(t.Constraints, c)
@@ -190,6 +193,17 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 		},
 	})
 	return t
+}
+
+// logs decodes `logs { max_files max_file_size }` (size in MB).
+func (p *parser) logs(b *hclsyntax.Block, parent string) *api.LogConfig {
+	l := &api.LogConfig{}
+	where := blockWhere(b.Type, parent)
+	p.walk(b.Body, where, schema{attrs: map[string]func(*hclsyntax.Attribute){
+		"max_files":     func(a *hclsyntax.Attribute) { l.MaxFiles = p.intPtr(a, where) },
+		"max_file_size": func(a *hclsyntax.Attribute) { l.MaxFileSizeMB = p.intPtr(a, where) },
+	}})
+	return l
 }
 
 // resources decodes `resources { cpu cores memory memory_max }`.

@@ -108,6 +108,12 @@ func (s *Server) handleConn(raw net.Conn) {
 		}
 		s.raftLayer.handoff(conn)
 		return
+	case kind == pool.RPCNodeSession:
+		s.handleNodeSession(conn)
+		return
+	case kind == pool.RPCClientHTTP:
+		s.serveClientHTTP(conn)
+		return
 	case kind != pool.RPCMultiplex:
 		s.logger.Warn("unrecognized RPC byte", "byte", kind, "remote", conn.RemoteAddr())
 		conn.Close()

@@ -54,6 +54,8 @@ type Server struct {
 	conns        map[net.Conn]struct{}
 	rpcAdvertise net.Addr
 	connPool     *pool.ConnPool
+	// nodeConns are the sessions nodes opened to reach them behind NAT.
+	nodeConns *nodeConns
 
 	evalBroker   *EvalBroker
 	blockedEvals *BlockedEvals
@@ -114,6 +116,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		serfEvents:  make(chan serf.Event, 256),
 		reconcileCh: make(chan struct{}, 1),
 		conns:       map[net.Conn]struct{}{},
+		nodeConns:   newNodeConns(),
 		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
 		aclCache:    newACLCache(aclCacheSize),
 	}

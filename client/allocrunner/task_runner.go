@@ -78,6 +78,11 @@ type TaskRunner struct {
 	shutdownCh   chan struct{}
 	shutdownOnce sync.Once
 	waitCh       chan struct{} // closed when Run returns
+	// restartCh asks Run to restart the running task (Restart); it
+	// holds at most one request.
+	restartCh chan struct{}
+	// logs rotates the task's output, when its driver allows (logs.go).
+	logs *taskLogs
 }
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
@@ -101,6 +106,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		killCh:     make(chan struct{}),
 		shutdownCh: make(chan struct{}),
 		waitCh:     make(chan struct{}),
+		restartCh:  make(chan struct{}, 1),
 	}
 }
 
@@ -245,6 +251,8 @@ func (tr *TaskRunner) shuttingDown() bool {
 // A restored runner with a live handle re-attaches instead of starting.
 func (tr *TaskRunner) Run() {
 	defer close(tr.waitCh)
+	tr.startLogs()
+	defer tr.stopLogs()
 
 	tr.mu.Lock()
 	dead := tr.state.State == structs.TaskStateDead
@@ -287,6 +295,9 @@ func (tr *TaskRunner) Run() {
 		case waitKilled:
 			tr.stopAndMarkKilled()
 			return
+		case waitRestart:
+			tr.stopForRestart()
+			continue
 		}
 		tr.exited(res)
 		if tr.killed() {
@@ -381,6 +392,7 @@ func (tr *TaskRunner) start() error {
 		}
 	}
 	if err == nil {
+		tr.clearRestart()
 		cfg := tr.taskConfig()
 		h, err = tr.driver.StartTask(cfg)
 		if errors.Is(err, drivers.ErrTaskExists) {
@@ -421,6 +433,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		ad, td = ad.inChroot(), td.inChroot()
 	}
 	env := buildEnv(tr.alloc, tr.task, ad, td, tr.node)
+	stdout, stderr := tr.logPaths()
 	return &drivers.TaskConfig{
 		ID:            tr.taskID,
 		Name:          tr.task.Name,
@@ -434,8 +447,8 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		LocalDir:      tr.dir.LocalDir,
 		SecretsDir:    tr.dir.SecretsDir,
 		AllocDir:      tr.allocDir.SharedDir,
-		StdoutPath:    tr.dir.StdoutPath,
-		StderrPath:    tr.dir.StderrPath,
+		StdoutPath:    stdout,
+		StderrPath:    stderr,
 		Resources:     taskResources(tr.alloc, tr.task),
 	}
 }
@@ -446,6 +459,7 @@ const (
 	waitExited waitOutcome = iota
 	waitKilled
 	waitShutdown
+	waitRestart
 )
 
 // wait blocks until the task exits, is to be killed, or the runner shuts
@@ -467,6 +481,8 @@ func (tr *TaskRunner) wait() (*drivers.ExitResult, waitOutcome) {
 		return nil, waitKilled
 	case <-tr.shutdownCh:
 		return nil, waitShutdown
+	case <-tr.restartCh:
+		return nil, waitRestart
 	}
 }
 
@@ -519,13 +535,7 @@ func (tr *TaskRunner) handleDecision(d RestartDecision) bool {
 
 // stopAndMarkKilled stops the running task with its kill signal and timeout.
 func (tr *TaskRunner) stopAndMarkKilled() {
-	timeout := tr.task.KillTimeout
-	if timeout <= 0 {
-		timeout = structs.DefaultKillTimeout
-	}
-	if tr.maxKill > 0 && timeout > tr.maxKill {
-		timeout = tr.maxKill
-	}
+	timeout := tr.killTimeout()
 	e := newEvent(structs.TaskKilling, tr.clock.Now())
 	e.KillTimeout = timeout
 	e.KillReason = tr.reasonForKill()

@@ -144,6 +144,9 @@ func (a *Agent) start() error {
 		return err
 	}
 	a.http = newHTTPServer(a, rpc, l, a.logger)
+	if a.server != nil {
+		a.server.SetClientHTTPHandler(a.http.clientAPIHandler())
+	}
 
 	if cfg.Client.Enabled {
 		if a.server != nil {
@@ -164,6 +167,9 @@ func (a *Agent) start() error {
 			return fmt.Errorf("starting client: %w", err)
 		}
 		a.client = c
+		if a.remote != nil {
+			a.startNodeSession()
+		}
 	}
 	return nil
 }

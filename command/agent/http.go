@@ -154,6 +154,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/operator/raft/configuration", s.operatorRaftConfiguration)
 	handle("DELETE /v1/operator/raft/peer", s.operatorRaftPeer)
 	ui.Register(mux)
+	s.clientMux(mux, s.publicClientOp)
 	return mux
 }
 

@@ -89,6 +89,15 @@ func convertTask(t *api.Task) *structs.Task {
 		KillSignal:    t.KillSignal,
 		Leader:        t.Leader,
 	}
+	if l := t.LogConfig; l != nil {
+		out.LogConfig = structs.DefaultLogConfig()
+		if l.MaxFiles != nil {
+			out.LogConfig.MaxFiles = *l.MaxFiles
+		}
+		if l.MaxFileSizeMB != nil {
+			out.LogConfig.MaxFileSizeMB = *l.MaxFileSizeMB
+		}
+	}
 	if r := t.Resources; r != nil {
 		out.Resources = &structs.Resources{
 			CPU:         deref(r.CPU),

@@ -74,6 +74,10 @@ job "edge" {
       kill_timeout = "9s"
       kill_signal  = "SIGINT"
       leader       = true
+      logs {
+        max_files     = 4
+        max_file_size = 2
+      }
       user         = "app"
       config {
         command = "/bin/sleep"
@@ -163,6 +167,7 @@ job "edge" {
 					RestartPolicy: &structs.RestartPolicy{Attempts: 1, Interval: 10 * time.Minute, Delay: 20 * time.Second, Mode: "delay"},
 					Constraints:   []*structs.Constraint{{LTarget: "${attr.cpu.arch}", RTarget: "arm64", Operand: "="}},
 					KillTimeout:   9 * time.Second, KillSignal: "SIGINT", Leader: true, User: "app",
+					LogConfig: &structs.LogConfig{MaxFiles: 4, MaxFileSizeMB: 2},
 				}},
 			},
 			{
@@ -170,7 +175,7 @@ job "edge" {
 				StopAfterClientDisconnect: new(90 * time.Second),
 				Tasks: []*structs.Task{{
 					Name: "send", Driver: "mock_driver", Resources: &structs.Resources{Cores: 2, MemoryMB: 300},
-					RestartPolicy: batchRestart(3), KillTimeout: 5 * time.Second,
+					RestartPolicy: batchRestart(3), KillTimeout: 5 * time.Second, LogConfig: structs.DefaultLogConfig(),
 				}},
 			},
 			{
@@ -178,7 +183,7 @@ job "edge" {
 				Disconnect: &structs.DisconnectStrategy{LostAfter: 6 * time.Hour, Replace: new(false), Reconcile: "keep_original"},
 				Tasks: []*structs.Task{{
 					Name: "c", Driver: "mock_driver", Resources: &structs.Resources{CPU: 100, MemoryMB: 300},
-					RestartPolicy: batchRestart(3), KillTimeout: 5 * time.Second,
+					RestartPolicy: batchRestart(3), KillTimeout: 5 * time.Second, LogConfig: structs.DefaultLogConfig(),
 				}},
 			},
 			{
@@ -186,7 +191,7 @@ job "edge" {
 				Disconnect: &structs.DisconnectStrategy{StopOnClientAfter: new(time.Minute), Replace: new(true), Reconcile: "best_score"},
 				Tasks: []*structs.Task{{
 					Name: "r", Driver: "mock_driver", Resources: &structs.Resources{CPU: 100, MemoryMB: 300},
-					RestartPolicy: batchRestart(3), KillTimeout: 5 * time.Second,
+					RestartPolicy: batchRestart(3), KillTimeout: 5 * time.Second, LogConfig: structs.DefaultLogConfig(),
 				}},
 			},
 		},

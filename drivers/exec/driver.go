@@ -108,7 +108,7 @@ func (d *Driver) Fingerprint() *drivers.Fingerprint {
 
 // Capabilities implements drivers.CapabilityReporter.
 func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot}
+	return drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot, LogFIFO: true}
 }
 
 // credential is who a task runs as.
@@ -486,15 +486,7 @@ func taskEnv(env map[string]string) []string {
 
 // openLog opens path for appending, creating it and its directory. An empty
 // path returns nil, which exec maps to /dev/null.
-func openLog(path string) (*os.File, error) {
-	if path == "" {
-		return nil, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-}
+func openLog(path string) (*os.File, error) { return drivers.OpenTaskLog(path) }
 
 // WaitTask implements drivers.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {

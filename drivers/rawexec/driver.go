@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"syscall"
@@ -260,15 +259,7 @@ func taskEnv(env map[string]string) []string {
 
 // openLog opens path for appending, creating it and its directory. An empty
 // path returns nil, which exec maps to /dev/null.
-func openLog(path string) (*os.File, error) {
-	if path == "" {
-		return nil, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-}
+func openLog(path string) (*os.File, error) { return drivers.OpenTaskLog(path) }
 
 // RecoverTask implements drivers.Driver. It refuses with ErrTaskNotFound when
 // the process is gone, the node has rebooted since, or the pid now belongs to

@@ -55,6 +55,7 @@ func fullTask(name string) *structs.Task {
 		Meta:          map[string]string{"task": "meta"},
 		KillTimeout:   7 * time.Second,
 		KillSignal:    "SIGINT",
+		LogConfig:     &structs.LogConfig{MaxFiles: 3, MaxFileSizeMB: 5},
 		Leader:        true,
 	}
 }

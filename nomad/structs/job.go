@@ -469,6 +469,8 @@ type Task struct {
 	KillTimeout   time.Duration
 	KillSignal    string
 	Leader        bool
+	// LogConfig is the `logs` block; nil means DefaultLogConfig.
+	LogConfig *LogConfig
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -516,6 +518,9 @@ func (t *Task) validate() []string {
 			p.addErr(fmt.Sprintf("Affinity %d validation failed: ", i+1), err)
 		}
 	}
+	if err := t.LogConfig.Validate(); err != nil {
+		p.addErr("", err)
+	}
 	return p
 }
 
@@ -531,6 +536,7 @@ func (t *Task) Copy() *Task {
 	n.Constraints = copyConstraints(t.Constraints)
 	n.Affinities = copyAffinities(t.Affinities)
 	n.RestartPolicy = t.RestartPolicy.Copy()
+	n.LogConfig = t.LogConfig.Copy()
 	if t.Resources != nil {
 		r := *t.Resources
 		n.Resources = &r
