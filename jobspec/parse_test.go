@@ -236,7 +236,7 @@ func TestParse_UnsupportedFile(t *testing.T) {
 	f := testdata("unsupported.nomad.hcl")
 	must.Eq(t, strings.Join([]string{
 		f + `:3:3: unsupported block "update" in job "example"`,
-		f + `:8:5: unsupported block "network" in group "web"`,
+		f + `:8:5: unsupported block "scaling" in group "web"`,
 		f + `:14:7: unsupported block "service" in task "web"`,
 		f + `:17:7: unsupported attribute "kind" in task "web"`,
 		f + `:18:7: unsupported block "template" in task "web"`,

@@ -34,6 +34,7 @@ type genericStack struct {
 	drivers       *driverChecker
 	tgConstraint  *constraintChecker
 	distinctHosts *distinctHostsChecker
+	ports         *portChecker
 
 	binPack      *binPackIterator
 	antiAffinity *jobAntiAffinityIterator
@@ -61,8 +62,9 @@ func newGenericStack(batch bool, ctx *EvalContext) *genericStack {
 	s.drivers = newDriverChecker(ctx)
 	s.tgConstraint = newConstraintChecker(ctx, nil)
 	s.distinctHosts = newDistinctHostsChecker(ctx)
+	s.ports = newPortChecker(ctx)
 	feasible := newFeasibilityWrapper(s.source,
-		s.datacenters, s.pool, s.jobConstraint, s.drivers, s.tgConstraint, s.distinctHosts)
+		s.datacenters, s.pool, s.jobConstraint, s.drivers, s.tgConstraint, s.distinctHosts, s.ports)
 
 	s.binPack = newBinPackIterator(ctx, newFeasibleRankIterator(feasible))
 	s.antiAffinity = newJobAntiAffinityIterator(ctx, s.binPack)
@@ -123,6 +125,7 @@ func (s *genericStack) Select(tg *structs.TaskGroup, opts selectOptions) *ranked
 	s.tgConstraint.SetConstraints(constraints)
 	s.drivers.SetTaskGroup(tg)
 	s.distinctHosts.SetTaskGroup(s.job, tg)
+	s.ports.SetTaskGroup(tg)
 	s.binPack.SetTaskGroup(tg)
 	s.antiAffinity.SetTaskGroup(s.job.ID, tg)
 	s.penalty.SetPenaltyNodes(opts.penaltyNodes)

@@ -437,6 +437,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		StdoutPath:    tr.dir.StdoutPath,
 		StderrPath:    tr.dir.StderrPath,
 		Resources:     taskResources(tr.alloc, tr.task),
+		Ports:         taskPorts(tr.alloc),
 		Events:        tr.driverMessage,
 	}
 }

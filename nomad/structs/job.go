@@ -280,6 +280,9 @@ type TaskGroup struct {
 
 	// Disconnect is the full disconnect block.
 	Disconnect *DisconnectStrategy
+
+	// Networks is the group's `network` block (at most one).
+	Networks []*NetworkResource
 }
 
 // LookupTask returns the named task, or nil.
@@ -347,6 +350,7 @@ func (tg *TaskGroup) validate(job *Job) []string {
 		p.add("ephemeral_disk size can't be negative")
 	}
 	p = append(p, tg.validateDisconnect(job)...)
+	p = append(p, tg.validateNetworks()...)
 	seen := map[string]bool{}
 	leaders := 0
 	for i, t := range tg.Tasks {
@@ -389,6 +393,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.MaxClientDisconnect = copyDuration(tg.MaxClientDisconnect)
 	n.StopAfterClientDisconnect = copyDuration(tg.StopAfterClientDisconnect)
 	n.Disconnect = tg.Disconnect.Copy()
+	n.Networks = copyNetworks(tg.Networks)
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {
