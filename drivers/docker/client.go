@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -389,7 +388,9 @@ func (c *client) followLogs(ctx context.Context, id string, since time.Time, std
 		return c.notFound(err, id)
 	}
 	defer resp.Body.Close()
-	return demux(bufio.NewReaderSize(resp.Body, 32<<10), stdout, stderr)
+	// No buffer of our own: the transport's reader is enough for frame
+	// headers, and a buffer per task is what a hundred tasks would pay.
+	return demux(resp.Body, stdout, stderr)
 }
 
 // demux copies a multiplexed log stream into stdout and stderr.

@@ -47,7 +47,7 @@ func newTestDriver(t *testing.T) *Driver {
 var taskSeq atomic.Int64
 
 // newTaskConfig lays out an allocation dir the way the client does.
-func newTaskConfig(t *testing.T, config map[string]any) *drivers.TaskConfig {
+func newTaskConfig(t testing.TB, config map[string]any) *drivers.TaskConfig {
 	t.Helper()
 	dir := t.TempDir()
 	n := taskSeq.Add(1)
