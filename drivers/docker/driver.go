@@ -283,9 +283,14 @@ func (d *Driver) follow(h *taskHandle, cfg *drivers.TaskConfig, since time.Time)
 	}()
 }
 
-// watchExit records the container's exit. The engine may restart under us,
-// so a failed wait is retried until the container is seen stopped or gone.
+// watchExit records the container's exit. The log stream ends when the
+// container stops, so the wait call is made only then and answers at once:
+// one open connection per running task instead of two, which is most of
+// what a task costs the agent. A stream that ended early (an engine
+// restart, a log driver that cannot be read back) falls back to a blocking
+// wait, retried until the container is seen stopped or gone.
 func (d *Driver) watchExit(h *taskHandle) {
+	<-h.logsDone
 	for {
 		code, err := d.api.waitContainer(context.Background(), h.state.ContainerID)
 		if errors.Is(err, ErrNoSuchContainer) {
