@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -72,6 +73,7 @@ func decodePluginConfig(m map[string]any) (pluginConfig, error) {
 // taskConfig is the decoded `config` block of a docker task.
 type taskConfig struct {
 	Image       string
+	Load        string
 	Command     string
 	Args        []string
 	Entrypoint  []string
@@ -106,6 +108,7 @@ func decodeTaskConfig(m map[string]any, pc pluginConfig) (taskConfig, error) {
 	dec := drivers.NewConfigDecoder(m)
 	tc := taskConfig{
 		Image:       dec.RequiredString("image"),
+		Load:        dec.String("load"),
 		Command:     dec.String("command"),
 		Args:        dec.StringSlice("args"),
 		Entrypoint:  dec.StringSlice("entrypoint"),
@@ -145,6 +148,9 @@ func decodeTaskConfig(m map[string]any, pc pluginConfig) (taskConfig, error) {
 		sub(dec, "logging", lb, func(d *drivers.ConfigDecoder) {
 			tc.Logging = &loggingConfig{Type: d.String("type"), Config: stringMap(d, "config")}
 		})
+	}
+	if tc.Load != "" && (filepath.IsAbs(tc.Load) || !filepath.IsLocal(tc.Load)) {
+		dec.Fail("load", fmt.Errorf("want a path inside the task directory (an artifact's destination), got %q", tc.Load))
 	}
 	if tc.Privileged && !pc.AllowPrivileged {
 		dec.Fail("privileged", errors.New("privileged containers are not allowed: the plugin's allow_privileged is false"))

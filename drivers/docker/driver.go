@@ -206,6 +206,9 @@ func (d *Driver) create(cfg *drivers.TaskConfig, spec *containerSpec) (string, e
 func (d *Driver) ensureImage(cfg *drivers.TaskConfig, tc taskConfig) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
+	if tc.Load != "" {
+		return d.load(ctx, cfg, tc)
+	}
 	if !tc.ForcePull {
 		info, err := d.api.inspectImage(ctx, tc.Image)
 		if err == nil {
@@ -221,6 +224,25 @@ func (d *Driver) ensureImage(cfg *drivers.TaskConfig, tc taskConfig) (string, er
 	info, err := d.api.inspectImage(ctx, tc.Image)
 	if err != nil {
 		return "", drivers.NewRecoverableError(fmt.Errorf("inspecting pulled image %s: %w", tc.Image, err), true)
+	}
+	return info.ID, nil
+}
+
+// load loads the image from an archive in the task directory (`docker
+// save` output, usually fetched by an artifact), for nodes that reach no
+// registry.
+func (d *Driver) load(ctx context.Context, cfg *drivers.TaskConfig, tc taskConfig) (string, error) {
+	f, err := os.Open(filepath.Join(cfg.TaskDir, tc.Load))
+	if err != nil {
+		return "", &drivers.ConfigError{Key: "load", Err: err}
+	}
+	defer f.Close()
+	if err := d.api.loadImage(ctx, f); err != nil {
+		return "", drivers.NewRecoverableError(fmt.Errorf("loading image from %s: %w", tc.Load, err), true)
+	}
+	info, err := d.api.inspectImage(ctx, tc.Image)
+	if err != nil {
+		return "", fmt.Errorf("image %s is not in the archive %s: %w", tc.Image, tc.Load, err)
 	}
 	return info.ID, nil
 }

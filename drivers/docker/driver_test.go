@@ -333,3 +333,20 @@ func TestDriver_DestroyRemovesContainer(t *testing.T) {
 	_, err = d.InspectTask(cfg.ID)
 	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
 }
+
+// TestDriver_LoadImage checks that `load` brings the image from an archive
+// in the task directory, for nodes that reach no registry.
+func TestDriver_LoadImage(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh("echo loaded"))
+	must.NoError(t, podman.service.Save(filepath.Join(cfg.TaskDir, "local", "image.tar")))
+	cfg.Config["load"] = "local/image.tar"
+	_, err := d.StartTask(cfg)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, d, cfg.ID).Successful())
+	readFileUntil(t, cfg.StdoutPath, "loaded")
+
+	other := newTaskConfig(t, map[string]any{"load": "../../etc/passwd"})
+	_, err = d.StartTask(other)
+	must.ErrorIs(t, err, drivers.ErrInvalidConfig)
+}

@@ -26,6 +26,7 @@ const (
 var podman struct {
 	endpoint string
 	skip     string
+	service  *dockertest.Podman
 }
 
 func TestMain(m *testing.M) {
@@ -37,6 +38,7 @@ func TestMain(m *testing.M) {
 		podman.skip = err.Error()
 	} else {
 		podman.endpoint = p.Endpoint
+		podman.service = p
 	}
 	code := m.Run()
 	p.Stop()

@@ -173,6 +173,14 @@ func (p *Podman) Running() ([]string, error) {
 	return ids, nil
 }
 
+// Save writes Image as a `docker save` archive to path.
+func (p *Podman) Save(path string) error {
+	if out, err := p.command("save", "--format", "docker-archive", "-o", path, Image).CombinedOutput(); err != nil {
+		return fmt.Errorf("podman save: %v: %s", err, out)
+	}
+	return nil
+}
+
 // Stop removes every container left and stops the service.
 func (p *Podman) Stop() {
 	if p == nil {
