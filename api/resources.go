@@ -37,8 +37,8 @@ func (r *Resources) Canonicalize() {
 }
 
 // AllocatedResources is what the scheduler granted an allocation. Only the
-// parts our scheduler computes are modelled; upstream's network and device
-// fields are absent.
+// parts our scheduler computes are modelled: upstream's device fields and
+// per-network details are absent; host ports are in Shared.Ports.
 type AllocatedResources struct {
 	Tasks  map[string]*AllocatedTaskResources
 	Shared AllocatedSharedResources
@@ -53,6 +53,31 @@ type AllocatedTaskResources struct {
 // AllocatedSharedResources is what the tasks of an allocation share.
 type AllocatedSharedResources struct {
 	DiskMB int64
+	Ports  []PortMapping `json:",omitempty"`
+}
+
+// NetworkResource is a group's `network` block: its mode and ports.
+type NetworkResource struct {
+	Mode          string `json:",omitempty"`
+	ReservedPorts []Port `json:",omitempty"`
+	DynamicPorts  []Port `json:",omitempty"`
+}
+
+// Port is one `port "<label>" { static to }`: Value is the static host
+// port, zero for one the scheduler picks.
+type Port struct {
+	Label       string
+	Value       int    `json:",omitempty"`
+	To          int    `json:",omitempty"`
+	HostNetwork string `json:",omitempty"`
+}
+
+// PortMapping is a host port the scheduler gave an allocation.
+type PortMapping struct {
+	Label  string
+	Value  int
+	To     int
+	HostIP string
 }
 
 // AllocatedCpuResources is a task's CPU grant.

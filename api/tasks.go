@@ -60,6 +60,9 @@ type TaskGroup struct {
 	// MaxClientDisconnect is the legacy spelling of Disconnect.LostAfter,
 	// honoured for the same reason.
 	MaxClientDisconnect *time.Duration
+
+	// Networks is the group's `network` block.
+	Networks []*NetworkResource `json:",omitempty"`
 }
 
 // NewTaskGroup returns a group with a name and a count.

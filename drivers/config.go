@@ -309,3 +309,11 @@ func floatToInt64(f float64) (int64, error) {
 	}
 	return int64(f), nil
 }
+
+// Raw returns key's value as decoded and marks it read, for keys holding
+// blocks or maps that the typed readers do not cover. Nil counts as absent.
+func (d *ConfigDecoder) Raw(key string) (any, bool) { return d.lookup(key) }
+
+// Fail records a problem with key found by the caller's own checks, so that
+// Err reports it beside the decoder's.
+func (d *ConfigDecoder) Fail(key string, err error) { d.fail(key, err) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -139,6 +140,32 @@ type TaskConfig struct {
 	StdoutPath string
 	StderrPath string
 	Resources  Resources
+
+	// Ports are the host ports the scheduler assigned to the allocation
+	// from its group `network` block. Drivers that map ports (docker)
+	// publish the ones a task names.
+	Ports []Port
+
+	// Events, when set, receives progress messages a driver wants on the
+	// task's event list, such as "Downloading image". It is not persisted:
+	// a recovered task's config has none, and drivers must nil-check.
+	Events func(message string) `json:"-" codec:"-"`
+}
+
+// Port is one port of the group's network: its label, the host port
+// (static or picked by the scheduler) and the port inside the task that
+// the host port forwards to (To; zero means the same number).
+type Port struct {
+	Label string
+	Value int
+	To    int
+}
+
+// Emit sends message to c.Events if there is one.
+func (c *TaskConfig) Emit(message string) {
+	if c != nil && c.Events != nil {
+		c.Events(message)
+	}
 }
 
 // Copy returns a copy with its own Env and Config maps, so that a driver may
@@ -151,6 +178,7 @@ func (c *TaskConfig) Copy() *TaskConfig {
 	out := *c
 	out.Env = maps.Clone(c.Env)
 	out.Config = maps.Clone(c.Config)
+	out.Ports = slices.Clone(c.Ports)
 	return &out
 }
 
@@ -282,6 +310,9 @@ const (
 	// allocation's shared directory at /alloc and its own local and
 	// secrets directories at /local and /secrets (exec).
 	FSIsolationChroot FSIsolation = "chroot"
+	// FSIsolationImage: the task sees its container image as /, with the
+	// same /alloc, /local and /secrets as a chroot (docker).
+	FSIsolationImage FSIsolation = "image"
 )
 
 // Capabilities are what a driver offers beyond the Driver interface that the

@@ -126,6 +126,9 @@ func (p *parser) group(b *hclsyntax.Block, name string) *api.TaskGroup {
 				g.Disconnect = p.disconnect(b, where)
 			}},
 			"update": {decode: func(b *hclsyntax.Block, _ string) { g.Update = p.update(b, where) }},
+			"network": {decode: func(b *hclsyntax.Block, _ string) {
+				g.Networks = append(g.Networks, p.network(b, where))
+			}},
 			"task": {label: "task name", multi: true, decode: func(b *hclsyntax.Block, name string) {
 				g.Tasks = append(g.Tasks, p.task(b, name))
 			}},

@@ -191,18 +191,25 @@ func evaluateNodePlan(snap *state.StateSnapshot, plan *structs.Plan, nodeID stri
 		remove[a.ID] = true
 	}
 	used := &structs.ComparableResources{}
+	live := make([]*structs.Allocation, 0, len(existing)+len(placing))
 	for _, a := range existing {
 		if !remove[a.ID] {
 			used.Add(a.ComparableResources())
+			live = append(live, a)
 		}
 	}
 	for _, a := range placing {
 		if !a.TerminalStatus() {
 			used.Add(a.ComparableResources())
+			live = append(live, a)
 		}
 	}
 	if fits, dim := node.Comparable().Superset(used); !fits {
 		return false, "resources exhausted: " + dim, nil
+	}
+	// Two evaluations scheduled at once may pick the same host port.
+	if port, collide := structs.PortCollision(live); collide {
+		return false, fmt.Sprintf("network: port %d collision", port), nil
 	}
 	return true, "", nil
 }

@@ -388,6 +388,7 @@ func (s *GenericScheduler) placeOne(p placementRequest) {
 		}
 		s.linkNext(prev, alloc.ID)
 	}
+	s.ctx.placePorts(alloc, option.Node, tg)
 	s.plan.AppendAlloc(alloc)
 	s.placed[alloc.ID] = tg.Name
 	if p.keepPrevious {

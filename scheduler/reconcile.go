@@ -315,6 +315,7 @@ func (r *reconciler) computeUpdates(g *groupState) {
 		upd.Job = r.in.Job
 		upd.EvalID = r.in.EvalID
 		upd.AllocatedResources = structs.NewAllocatedResources(g.tg)
+		keepPorts(upd, a)
 		g.keep[a.ID] = upd
 		g.inplace[upd.ID] = upd
 	}

@@ -35,6 +35,7 @@ type genericStack struct {
 	tgConstraint  *constraintChecker
 	distinctHosts *distinctHostsChecker
 	distinctProp  *distinctPropertyChecker
+	ports         *portChecker
 
 	binPack      *binPackIterator
 	antiAffinity *jobAntiAffinityIterator
@@ -64,8 +65,9 @@ func newGenericStack(batch bool, ctx *EvalContext) *genericStack {
 	s.tgConstraint = newConstraintChecker(ctx, nil)
 	s.distinctHosts = newDistinctHostsChecker(ctx)
 	s.distinctProp = newDistinctPropertyChecker(ctx)
+	s.ports = newPortChecker(ctx)
 	feasible := newFeasibilityWrapper(s.source,
-		s.datacenters, s.pool, s.jobConstraint, s.drivers, s.tgConstraint, s.distinctHosts, s.distinctProp)
+		s.datacenters, s.pool, s.jobConstraint, s.drivers, s.tgConstraint, s.distinctHosts, s.distinctProp, s.ports)
 
 	s.binPack = newBinPackIterator(ctx, newFeasibleRankIterator(feasible))
 	s.antiAffinity = newJobAntiAffinityIterator(ctx, s.binPack)
@@ -130,6 +132,7 @@ func (s *genericStack) Select(tg *structs.TaskGroup, opts selectOptions) *ranked
 	s.distinctHosts.SetTaskGroup(s.job, tg)
 	s.distinctProp.SetTaskGroup(s.job, tg)
 	s.spread.SetTaskGroup(s.job, tg)
+	s.ports.SetTaskGroup(tg)
 	s.binPack.SetTaskGroup(tg)
 	s.antiAffinity.SetTaskGroup(s.job.ID, tg)
 	s.penalty.SetPenaltyNodes(opts.penaltyNodes)

@@ -154,6 +154,7 @@ func (s *SystemScheduler) updateOnNode(tg *structs.TaskGroup, a *structs.Allocat
 		upd.Job = s.job
 		upd.EvalID = s.eval.ID
 		upd.AllocatedResources = structs.NewAllocatedResources(tg)
+		keepPorts(upd, a)
 		return
 	}
 	if node == nil {

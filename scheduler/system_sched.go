@@ -253,6 +253,7 @@ func (s *SystemScheduler) placeOn(tg *structs.TaskGroup, node *structs.Node, pre
 	if prev != nil {
 		alloc.PreviousAllocation = prev.ID
 	}
+	s.ctx.placePorts(alloc, node, tg)
 	s.plan.AppendAlloc(alloc)
 	s.placed[alloc.ID] = tg.Name
 }

@@ -147,7 +147,7 @@ func tasksUpdated(a, b *structs.Job, group string) bool {
 	if !reflect.DeepEqual(a.Datacenters, b.Datacenters) || a.NodePool != b.NodePool ||
 		!reflect.DeepEqual(a.Constraints, b.Constraints) || !reflect.DeepEqual(a.Affinities, b.Affinities) ||
 		!reflect.DeepEqual(at.Constraints, bt.Constraints) || !reflect.DeepEqual(at.Affinities, bt.Affinities) ||
-		!reflect.DeepEqual(at.EphemeralDisk, bt.EphemeralDisk) ||
+		!reflect.DeepEqual(at.EphemeralDisk, bt.EphemeralDisk) || !reflect.DeepEqual(at.Networks, bt.Networks) ||
 		!reflect.DeepEqual(a.Spreads, b.Spreads) || !reflect.DeepEqual(at.Spreads, bt.Spreads) {
 		return true
 	}

@@ -152,6 +152,7 @@ func buildEnv(alloc *structs.Allocation, task *structs.Task, ad *AllocDir, td Ta
 		env["NOMAD_META_"+strings.ToUpper(strings.ReplaceAll(k, "-", "_"))] = v
 		env["NOMAD_META_"+k] = v
 	}
+	addPortEnv(env, alloc)
 	if task.Resources != nil && task.Resources.MemoryMaxMB > 0 {
 		env["NOMAD_MEMORY_MAX_LIMIT"] = strconv.Itoa(task.Resources.MemoryMaxMB)
 	}

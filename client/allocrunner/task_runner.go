@@ -428,7 +428,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		jobName = tr.alloc.Job.Name
 	}
 	ad, td := tr.allocDir, tr.dir
-	if drivers.CapabilitiesOf(tr.driver).FSIsolation == drivers.FSIsolationChroot {
+	if fs := drivers.CapabilitiesOf(tr.driver).FSIsolation; fs == drivers.FSIsolationChroot || fs == drivers.FSIsolationImage {
 		// The task's environment and config name the paths it sees.
 		ad, td = ad.inChroot(), td.inChroot()
 	}
@@ -450,7 +450,18 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		StdoutPath:    stdout,
 		StderrPath:    stderr,
 		Resources:     taskResources(tr.alloc, tr.task),
+		Ports:         taskPorts(tr.alloc),
+		Events:        tr.driverMessage,
 	}
+}
+
+// driverMessage records a driver's progress message ("Downloading image")
+// as a Driver event, as upstream shows them in alloc status.
+func (tr *TaskRunner) driverMessage(msg string) {
+	e := newEvent(structs.TaskDriverMessage, tr.clock.Now())
+	e.DriverMessage = msg
+	e.DisplayMessage = msg
+	tr.EmitEvent(e)
 }
 
 type waitOutcome int

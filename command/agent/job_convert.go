@@ -68,8 +68,28 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 			Reconcile:         deref(d.Reconcile),
 		}
 	}
+	for _, n := range g.Networks {
+		if n != nil {
+			out.Networks = append(out.Networks, &structs.NetworkResource{
+				Mode:          n.Mode,
+				ReservedPorts: convertPorts(n.ReservedPorts),
+				DynamicPorts:  convertPorts(n.DynamicPorts),
+			})
+		}
+	}
 	for _, t := range g.Tasks {
 		out.Tasks = append(out.Tasks, convertTask(t))
+	}
+	return out
+}
+
+func convertPorts(ps []api.Port) []structs.Port {
+	if ps == nil {
+		return nil
+	}
+	out := make([]structs.Port, len(ps))
+	for i, p := range ps {
+		out[i] = structs.Port{Label: p.Label, Value: p.Value, To: p.To, HostNetwork: p.HostNetwork}
 	}
 	return out
 }

@@ -2,19 +2,21 @@ package registry
 
 import (
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/docker"
 	"github.com/nomad-edge/nomad/drivers/exec"
 	"github.com/nomad-edge/nomad/drivers/mock"
 	"github.com/nomad-edge/nomad/drivers/rawexec"
 )
 
 // Builtin returns a new catalog holding the built-in drivers, "raw_exec",
-// "exec" and "mock_driver". Each call returns a fresh catalog, so a caller (a test, an
+// "exec", "docker" and "mock_driver". Each call returns a fresh catalog, so a caller (a test, an
 // embedding program) may register more drivers without affecting others.
 func Builtin() *drivers.Catalog {
 	c := drivers.NewCatalog()
 	for name, f := range map[string]drivers.Factory{
 		rawexec.Name: rawexec.Factory,
 		exec.Name:    exec.Factory,
+		docker.Name:  docker.Factory,
 		mock.Name:    mock.Factory,
 	} {
 		// Cannot fail: the names are distinct constants.

@@ -213,6 +213,8 @@ const mockTask = `
 type edgeOptions struct {
 	task    string
 	netOnly bool
+	// clientArgs are more flags for the client agent (-config).
+	clientArgs []string
 }
 
 // startEdge starts the server with the short TTLs fast heal is measured
@@ -247,8 +249,8 @@ server {
 	if opts.netOnly {
 		start = startAgentNetOnly
 	}
-	start(t, n.name, "-client", "-servers", n.hostIP+":24647", "-bind", n.nsIP,
-		"-node", "edge-ns", "-data-dir", filepath.Join(dir, "client"))
+	start(t, n.name, append([]string{"-client", "-servers", n.hostIP + ":24647", "-bind", n.nsIP,
+		"-node", "edge-ns", "-data-dir", filepath.Join(dir, "client")}, opts.clientArgs...)...)
 	pollUntil(t, 30*time.Second, "edge node ready", func() (bool, string) {
 		var nodes []nodeStub
 		if err := getJSON(e.api+"/v1/nodes", &nodes); err != nil {

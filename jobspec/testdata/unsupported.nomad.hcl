@@ -5,7 +5,7 @@ job "example" {
   }
 
   group "web" {
-    network {
+    scaling {
       port "http" {}
     }
 

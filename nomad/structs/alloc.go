@@ -452,6 +452,8 @@ type AllocatedMemoryResources struct {
 // AllocatedSharedResources is shared by the group's tasks.
 type AllocatedSharedResources struct {
 	DiskMB int64
+	// Ports are the host ports of the group's network block.
+	Ports AllocatedPorts
 }
 
 // Copy returns a deep copy.
@@ -460,6 +462,7 @@ func (r *AllocatedResources) Copy() *AllocatedResources {
 		return nil
 	}
 	n := *r
+	n.Shared.Ports = r.Shared.Ports.Copy()
 	if r.Tasks != nil {
 		n.Tasks = make(map[string]*AllocatedTaskResources, len(r.Tasks))
 		for k, t := range r.Tasks {

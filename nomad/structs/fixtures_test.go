@@ -84,6 +84,11 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 			Reconcile:         structs.ReconcileOptionKeepOriginal,
 		},
 		Update: fullUpdate(),
+		Networks: []*structs.NetworkResource{{
+			Mode:          structs.NetworkModeHost,
+			ReservedPorts: []structs.Port{{Label: "admin", Value: 9090, To: 90, HostNetwork: "default"}},
+			DynamicPorts:  []structs.Port{{Label: "http", Value: 1, To: 8080, HostNetwork: "default"}},
+		}},
 	}
 }
 
@@ -201,7 +206,7 @@ func fullAlloc() *structs.Allocation {
 					Memory: structs.AllocatedMemoryResources{MemoryMB: 256, MemoryMaxMB: 512},
 				},
 			},
-			Shared: structs.AllocatedSharedResources{DiskMB: 150},
+			Shared: structs.AllocatedSharedResources{DiskMB: 150, Ports: structs.AllocatedPorts{{Label: "http", Value: 23456, To: 8080, HostIP: "10.0.0.5"}}},
 		},
 		Metrics:            fullAllocMetric(),
 		DesiredStatus:      structs.AllocDesiredStatusRun,

@@ -300,6 +300,8 @@ type TaskGroup struct {
 
 	// Update is the group's update block (see UpdateStrategy).
 	Update *UpdateStrategy
+	// Networks is the group's `network` block (at most one).
+	Networks []*NetworkResource
 }
 
 // LookupTask returns the named task, or nil.
@@ -384,6 +386,7 @@ func (tg *TaskGroup) validate(job *Job) []string {
 		// than asked for on an edge fleet is what operators want least.
 		p.add("update: canary (%d) can't exceed the group's count (%d)", u.Canary, tg.Count)
 	}
+	p = append(p, tg.validateNetworks()...)
 	seen := map[string]bool{}
 	leaders := 0
 	for i, t := range tg.Tasks {
@@ -428,6 +431,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.StopAfterClientDisconnect = copyDuration(tg.StopAfterClientDisconnect)
 	n.Disconnect = tg.Disconnect.Copy()
 	n.Update = tg.Update.Copy()
+	n.Networks = copyNetworks(tg.Networks)
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {

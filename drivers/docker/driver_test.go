@@ -1,0 +1,352 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/drivers"
+)
+
+// testTimeout bounds every wait; hitting it means a lost exit.
+const testTimeout = 60 * time.Second
+
+func newTestDriver(t *testing.T) *Driver {
+	t.Helper()
+	needPodman(t)
+	d, err := New(drivers.Options{Config: map[string]any{
+		"endpoint": podman.endpoint,
+		// The test image is shared by every test and cannot be pulled
+		// again: keep it.
+		"gc": []map[string]any{{"image": false}},
+	}})
+	must.NoError(t, err)
+	t.Cleanup(func() {
+		for _, id := range d.tasks.IDs() {
+			_ = d.DestroyTask(id, true)
+		}
+	})
+	return d
+}
+
+var taskSeq atomic.Int64
+
+// newTaskConfig lays out an allocation dir the way the client does.
+func newTaskConfig(t testing.TB, config map[string]any) *drivers.TaskConfig {
+	t.Helper()
+	dir := t.TempDir()
+	n := taskSeq.Add(1)
+	alloc := fmt.Sprintf("%08d-aaaa-bbbb-cccc-%012d", os.Getpid()%1e8, n)
+	shared := filepath.Join(dir, "alloc")
+	task := filepath.Join(dir, "web")
+	for _, p := range []string{filepath.Join(shared, "logs"), filepath.Join(task, "local"), filepath.Join(task, "secrets")} {
+		must.NoError(t, os.MkdirAll(p, 0o755))
+	}
+	if config["image"] == nil {
+		config["image"] = testImage
+	}
+	return &drivers.TaskConfig{
+		ID: alloc + "/web", Name: "web", AllocID: alloc, JobName: "example", TaskGroupName: "g",
+		Env:        map[string]string{"NOMAD_ALLOC_ID": alloc, "NOMAD_TASK_NAME": "web", "GREETING": "hello"},
+		Config:     config,
+		TaskDir:    task,
+		LocalDir:   filepath.Join(task, "local"),
+		SecretsDir: filepath.Join(task, "secrets"),
+		AllocDir:   shared,
+		StdoutPath: filepath.Join(shared, "logs", "web.stdout.0"),
+		StderrPath: filepath.Join(shared, "logs", "web.stderr.0"),
+		Resources:  drivers.Resources{CPUShares: 100, MemoryMB: 64},
+	}
+}
+
+func sh(script string) map[string]any {
+	return map[string]any{"command": "/bin/sh", "args": []any{"-c", script}}
+}
+
+func waitExit(t *testing.T, d *Driver, id string) *drivers.ExitResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	ch, err := d.WaitTask(ctx, id)
+	must.NoError(t, err)
+	res, ok := <-ch
+	must.True(t, ok, must.Sprint("task did not exit within the test timeout"))
+	return res
+}
+
+// TestDriver_RunsContainerWithLogs checks that a container runs the task's
+// command with its environment and mounts, and that its stdout and stderr
+// land in the allocation's log files, where `alloc logs` reads them.
+func TestDriver_RunsContainerWithLogs(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh(`echo "$GREETING from $NOMAD_TASK_NAME"; echo oops >&2; echo shared > /alloc/out; ls /local /secrets >/dev/null`))
+	_, err := d.StartTask(cfg)
+	must.NoError(t, err)
+
+	res := waitExit(t, d, cfg.ID)
+	must.True(t, res.Successful(), must.Sprintf("result: %s", res))
+	readFileUntil(t, cfg.StdoutPath, "hello from web\n")
+	readFileUntil(t, cfg.StderrPath, "oops\n")
+	b, err := os.ReadFile(filepath.Join(cfg.AllocDir, "out"))
+	must.NoError(t, err)
+	must.Eq(t, "shared\n", string(b))
+}
+
+// TestDriver_ExitCode checks that the container's exit code is the task's:
+// restart policies and batch job results depend on it.
+func TestDriver_ExitCode(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh("exit 3"))
+	_, err := d.StartTask(cfg)
+	must.NoError(t, err)
+	res := waitExit(t, d, cfg.ID)
+	must.Eq(t, 3, res.ExitCode)
+	must.False(t, res.Successful())
+}
+
+// TestDriver_StopWithKillSignal checks that StopTask delivers the task's
+// kill_signal to the container, so that it can shut down cleanly.
+func TestDriver_StopWithKillSignal(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh(`trap 'echo got-usr1; exit 0' USR1; echo ready; while true; do sleep 0.05; done`))
+	_, err := d.StartTask(cfg)
+	must.NoError(t, err)
+	readFileUntil(t, cfg.StdoutPath, "ready")
+
+	must.NoError(t, d.StopTask(cfg.ID, 30*time.Second, "SIGUSR1"))
+	res := waitExit(t, d, cfg.ID)
+	must.True(t, res.Successful(), must.Sprintf("result: %s", res))
+	readFileUntil(t, cfg.StdoutPath, "got-usr1")
+}
+
+// TestDriver_StopKillsAfterTimeout checks that a container ignoring its
+// kill signal is killed once kill_timeout has passed, so that a stuck task
+// cannot block an allocation's stop forever.
+func TestDriver_StopKillsAfterTimeout(t *testing.T) {
+	d := newTestDriver(t)
+	// PID 1 ignores SIGTERM unless it traps it.
+	cfg := newTaskConfig(t, sh(`echo ready; while true; do sleep 0.05; done`))
+	_, err := d.StartTask(cfg)
+	must.NoError(t, err)
+	readFileUntil(t, cfg.StdoutPath, "ready")
+
+	start := time.Now()
+	must.NoError(t, d.StopTask(cfg.ID, 500*time.Millisecond, "SIGTERM"))
+	must.GreaterEq(t, 500*time.Millisecond, time.Since(start))
+	res := waitExit(t, d, cfg.ID)
+	must.Eq(t, 137, res.ExitCode)
+}
+
+// TestDriver_RecoverAfterAgentKill checks that a container outlives a
+// SIGKILLed agent and that a new driver re-attaches to the same container
+// from the persisted handle, keeps its logs flowing and can stop and remove
+// it: the disconnect feature relies on tasks surviving agent restarts.
+func TestDriver_RecoverAfterAgentKill(t *testing.T) {
+	needPodman(t)
+	cfg := newTaskConfig(t, sh(`i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.1; done`))
+	handle := startInAgent(t, cfg)
+	// Nobody follows the logs while the agent is down: the container's
+	// output waits in the engine.
+
+	var st taskState
+	must.NoError(t, handle.GetDriverState(&st))
+	d := newTestDriver(t)
+	must.NoError(t, d.RecoverTask(handle))
+	status, err := d.InspectTask(cfg.ID)
+	must.NoError(t, err)
+	must.Eq(t, drivers.TaskStateRunning, status.State)
+	must.Eq(t, st.ContainerID, status.DriverAttributes["container_id"])
+	must.Eq(t, "true", status.DriverAttributes["recovered"])
+
+	// What the container wrote while no agent ran arrives first, then
+	// new lines through the new driver's log stream.
+	readFileUntil(t, cfg.StdoutPath, "tick 3\n")
+	b, _ := os.ReadFile(cfg.StdoutPath)
+	n := strings.Count(string(b), "tick")
+	readFileUntil(t, cfg.StdoutPath, fmt.Sprintf("tick %d\n", n+3))
+
+	must.NoError(t, d.StopTask(cfg.ID, time.Second, "SIGKILL"))
+	res := waitExit(t, d, cfg.ID)
+	must.Eq(t, 137, res.ExitCode)
+	must.NoError(t, d.DestroyTask(cfg.ID, false))
+
+	_, err = d.api.inspectContainer(context.Background(), st.ContainerID)
+	must.ErrorIs(t, err, ErrNoSuchContainer)
+	b, _ = os.ReadFile(cfg.StdoutPath)
+	for i := range n + 3 {
+		must.StrContains(t, string(b), fmt.Sprintf("tick %d\n", i))
+	}
+}
+
+// startInAgent starts cfg in a stand-in agent process and SIGKILLs it once
+// it has printed the task's handle.
+func startInAgent(t *testing.T, cfg *drivers.TaskConfig) *drivers.TaskHandle {
+	t.Helper()
+	b, err := json.Marshal(cfg)
+	must.NoError(t, err)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), testAgentEnv+"="+string(b), testEndpointEnv+"="+podman.endpoint)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	must.NoError(t, err)
+	must.NoError(t, cmd.Start())
+	var h drivers.TaskHandle
+	err = json.NewDecoder(out).Decode(&h)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	must.NoError(t, err)
+	return &h
+}
+
+// TestDriver_RecoverGone checks that a handle whose container was removed
+// is reported as not found, so the task runner marks the task lost instead
+// of retrying forever.
+func TestDriver_RecoverGone(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh("exit 0"))
+	h := &drivers.TaskHandle{Version: HandleVersion, Config: cfg, State: drivers.TaskStateRunning}
+	must.NoError(t, h.SetDriverState(taskState{ContainerID: "0123456789abcdef"}))
+	must.ErrorIs(t, d.RecoverTask(h), drivers.ErrTaskNotFound)
+}
+
+// TestDriver_FindTask checks that a running container is found by its
+// allocation and task labels when the client has lost its handle.
+func TestDriver_FindTask(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh(`echo up; sleep 300`))
+	started, err := d.StartTask(cfg)
+	must.NoError(t, err)
+	readFileUntil(t, cfg.StdoutPath, "up")
+
+	other := newTestDriver(t)
+	found, err := other.FindTask(cfg)
+	must.NoError(t, err)
+	var a, b taskState
+	must.NoError(t, started.GetDriverState(&a))
+	must.NoError(t, found.GetDriverState(&b))
+	must.Eq(t, a.ContainerID, b.ContainerID)
+	// Only one driver may own it in a real agent; hand it back.
+	other.tasks.Delete(cfg.ID)
+}
+
+// TestDriver_PortMapping checks that a port of the group network named in
+// `ports` is published on the host and reaches the container's `to` port.
+func TestDriver_PortMapping(t *testing.T) {
+	d := newTestDriver(t)
+	hostPort := freePort(t)
+	c := sh(`echo ok > /local/index.html; exec httpd -f -p 8080 -h /local`)
+	c["ports"] = []any{"http"}
+	cfg := newTaskConfig(t, c)
+	cfg.Ports = []drivers.Port{{Label: "http", Value: hostPort, To: 8080}}
+	_, err := d.StartTask(cfg)
+	must.NoError(t, err)
+
+	url := fmt.Sprintf("http://127.0.0.1:%d/index.html", hostPort)
+	deadline := time.Now().Add(testTimeout)
+	var last error
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			must.Eq(t, "ok\n", string(body))
+			return
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("port %d never answered: %v", hostPort, last)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestDriver_PullEmitsEvent checks that a missing image is pulled with a
+// "Downloading image" event on the task, and that a failed pull is a
+// recoverable error (the registry may be back on the next attempt).
+func TestDriver_PullEmitsEvent(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, map[string]any{"image": "127.0.0.1:1/nope/missing:1"})
+	var mu sync.Mutex
+	var events []string
+	cfg.Events = func(m string) { mu.Lock(); events = append(events, m); mu.Unlock() }
+	_, err := d.StartTask(cfg)
+	must.Error(t, err)
+	must.True(t, drivers.IsRecoverable(err), must.Sprintf("error: %v", err))
+	mu.Lock()
+	defer mu.Unlock()
+	must.Eq(t, []string{"Downloading image"}, events)
+}
+
+// TestDriver_Fingerprint checks that the driver is detected with the
+// engine's version where the endpoint answers, and undetected with the
+// reason where it does not.
+func TestDriver_Fingerprint(t *testing.T) {
+	d := newTestDriver(t)
+	fp := d.Fingerprint()
+	must.True(t, fp.Detected)
+	must.True(t, fp.Healthy)
+	must.NotEq(t, "", fp.Attributes["driver.docker.version"])
+	must.Eq(t, "1", fp.Attributes["driver.docker"])
+
+	off, err := New(drivers.Options{Config: map[string]any{"endpoint": "unix://" + filepath.Join(t.TempDir(), "none.sock")}})
+	must.NoError(t, err)
+	fp = off.Fingerprint()
+	must.False(t, fp.Detected)
+	must.StrContains(t, fp.HealthDescription, "failed to connect to docker daemon")
+}
+
+// TestDriver_DestroyRemovesContainer checks that destroying an exited task
+// removes its container, so a node running for months does not pile up
+// dead containers.
+func TestDriver_DestroyRemovesContainer(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh("exit 0"))
+	h, err := d.StartTask(cfg)
+	must.NoError(t, err)
+	waitExit(t, d, cfg.ID)
+	var st taskState
+	must.NoError(t, h.GetDriverState(&st))
+	must.NoError(t, d.DestroyTask(cfg.ID, false))
+	_, err = d.api.inspectContainer(context.Background(), st.ContainerID)
+	must.True(t, errors.Is(err, ErrNoSuchContainer), must.Sprintf("inspect after destroy: %v", err))
+	_, err = d.InspectTask(cfg.ID)
+	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
+}
+
+// TestDriver_LoadImage checks that `load` brings the image from an archive
+// in the task directory, for nodes that reach no registry.
+func TestDriver_LoadImage(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh("echo loaded"))
+	must.NoError(t, podman.service.Save(filepath.Join(cfg.TaskDir, "local", "image.tar")))
+	cfg.Config["load"] = "local/image.tar"
+	_, err := d.StartTask(cfg)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, d, cfg.ID).Successful())
+	readFileUntil(t, cfg.StdoutPath, "loaded")
+
+	other := newTaskConfig(t, map[string]any{"load": "../../etc/passwd"})
+	_, err = d.StartTask(other)
+	must.ErrorIs(t, err, drivers.ErrInvalidConfig)
+}

@@ -1,0 +1,280 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/tasks"
+)
+
+// ErrKillTimeout is returned by StopTask when the container is still
+// running after SIGKILL and the kill wait.
+var ErrKillTimeout = errors.New("container did not stop after SIGKILL")
+
+// taskState is the DriverState persisted in the task handle: the container
+// is the task, so its ID is all a new client process needs to re-attach.
+type taskState struct {
+	ContainerID string `json:"container_id"`
+	ImageID     string `json:"image_id"`
+}
+
+// taskHandle is one tracked container.
+type taskHandle struct {
+	*tasks.Task
+	logger hclog.Logger
+	state  taskState // immutable after construction
+
+	recovered bool
+	stopLogs  context.CancelFunc
+	logsDone  chan struct{}
+}
+
+// RecoverTask implements drivers.Driver: it finds the container by its ID
+// and follows it again. A container that exited while the client was away
+// is tracked as exited with its real exit code, which the engine kept.
+func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
+	if handle == nil || handle.Config == nil || handle.Config.ID == "" {
+		return fmt.Errorf("%w: missing task config or ID", drivers.ErrInvalidHandle)
+	}
+	id := handle.Config.ID
+	if handle.Version != HandleVersion {
+		return fmt.Errorf("%w: task %q: handle version %d, want %d", drivers.ErrInvalidHandle, id, handle.Version, HandleVersion)
+	}
+	if d.tasks.Has(id) {
+		return nil
+	}
+	var st taskState
+	if err := handle.GetDriverState(&st); err != nil {
+		return fmt.Errorf("task %q: %w", id, err)
+	}
+	if st.ContainerID == "" {
+		return fmt.Errorf("task %q: %w: no container ID", id, drivers.ErrInvalidHandle)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	info, err := d.api.inspectContainer(ctx, st.ContainerID)
+	if errors.Is(err, ErrNoSuchContainer) {
+		return fmt.Errorf("task %q: %w: container %s is gone", id, drivers.ErrTaskNotFound, shortID(st.ContainerID))
+	}
+	if err != nil {
+		return fmt.Errorf("recovering task %q: %w", id, err)
+	}
+	h := d.newHandle(handle.Config, st, handle.StartedAt)
+	h.recovered = true
+	if err := d.tasks.Add(id, h); err != nil {
+		if errors.Is(err, drivers.ErrTaskExists) {
+			return nil
+		}
+		return err
+	}
+	d.images.acquire(st.ImageID)
+	go d.watchExit(h)
+	if info.State.Running {
+		d.follow(h, handle.Config, logsSince(handle.Config.StdoutPath, handle.Config.StderrPath))
+	} else {
+		close(h.logsDone)
+	}
+	d.logger.Debug("recovered task", "task_id", id, "container_id", shortID(st.ContainerID), "running", info.State.Running)
+	return nil
+}
+
+// logsSince is where to resume the log stream after a restart: the last
+// write to either log file. Lines the container wrote while the client was
+// away come after it, so none is lost.
+func logsSince(paths ...string) time.Time {
+	var last time.Time
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		// An empty file's time is when the agent created it, which may
+		// be after the container's first lines.
+		if fi, err := os.Stat(p); err == nil && fi.Size() > 0 && fi.ModTime().After(last) {
+			last = fi.ModTime()
+		}
+	}
+	if !last.IsZero() {
+		// The engine's since is exclusive of nothing: step past the last
+		// line we already have.
+		last = last.Add(time.Nanosecond)
+	}
+	return last
+}
+
+// WaitTask implements drivers.Driver.
+func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
+	h, err := d.tasks.Get(taskID)
+	if err != nil {
+		return nil, err
+	}
+	return h.Wait(ctx), nil
+}
+
+// StopTask implements drivers.Driver: the task's kill_signal, then SIGKILL
+// after timeout.
+func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) error {
+	sig, err := drivers.ParseSignal(signal)
+	if err != nil {
+		return fmt.Errorf("stopping task %q: %w", taskID, err)
+	}
+	h, err := d.tasks.Get(taskID)
+	if err != nil {
+		return err
+	}
+	return d.stop(h, sig, timeout)
+}
+
+func (d *Driver) stop(h *taskHandle, sig syscall.Signal, timeout time.Duration) error {
+	if h.Exited() {
+		return nil
+	}
+	if err := d.kill(h, sig); err != nil {
+		return err
+	}
+	if sig != syscall.SIGKILL {
+		t := d.clock.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case <-h.Done():
+			return nil
+		case <-t.C():
+		}
+		h.logger.Debug("container still running after stop signal, sending SIGKILL", "signal", sig, "timeout", timeout)
+		if err := d.kill(h, syscall.SIGKILL); err != nil {
+			return err
+		}
+	}
+	t := d.clock.NewTimer(d.killWait)
+	defer t.Stop()
+	select {
+	case <-h.Done():
+		return nil
+	case <-t.C():
+		return fmt.Errorf("stopping task %q (container %s): %w within %s", h.ID(), shortID(h.state.ContainerID), ErrKillTimeout, d.killWait)
+	}
+}
+
+func (d *Driver) kill(h *taskHandle, sig syscall.Signal) error {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	err := d.api.killContainer(ctx, h.state.ContainerID, strconv.Itoa(int(sig)))
+	if errors.Is(err, ErrNoSuchContainer) {
+		return nil // watchExit reports it
+	}
+	if err != nil {
+		return fmt.Errorf("stopping task %q: sending %s: %w", h.ID(), sig, err)
+	}
+	return nil
+}
+
+// DestroyTask implements drivers.Driver: the container is removed (unless
+// the plugin's gc { container = false }) and its image released for the
+// image GC.
+func (d *Driver) DestroyTask(taskID string, force bool) error {
+	h, err := d.tasks.Get(taskID)
+	if err != nil {
+		return err
+	}
+	if !h.Exited() {
+		if !force {
+			return fmt.Errorf("destroying task %q: %w", taskID, drivers.ErrTaskRunning)
+		}
+		if err := d.stop(h, syscall.SIGKILL, 0); err != nil {
+			return err
+		}
+	}
+	if h.stopLogs != nil {
+		// Let the stream drain what the container wrote last, but do not
+		// hang on an engine that keeps it open.
+		t := d.clock.NewTimer(time.Second)
+		select {
+		case <-h.logsDone:
+		case <-t.C():
+		}
+		t.Stop()
+		h.stopLogs()
+		<-h.logsDone
+	}
+	if d.pc.GCContainer {
+		ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+		defer cancel()
+		if err := d.api.removeContainer(ctx, h.state.ContainerID); err != nil {
+			return fmt.Errorf("destroying task %q: removing container: %w", taskID, err)
+		}
+	}
+	d.images.release(h.state.ImageID)
+	d.tasks.Delete(taskID)
+	return nil
+}
+
+// InspectTask implements drivers.Driver.
+func (d *Driver) InspectTask(taskID string) (*drivers.TaskStatus, error) {
+	h, err := d.tasks.Get(taskID)
+	if err != nil {
+		return nil, err
+	}
+	return h.Status(map[string]string{
+		"container_id": h.state.ContainerID,
+		"image_id":     h.state.ImageID,
+		"recovered":    strconv.FormatBool(h.recovered),
+	}), nil
+}
+
+// FindTask implements drivers.TaskFinder: the container carries the
+// allocation and task name as labels, so a client that lost its state
+// finds it with one list call.
+func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	if cfg == nil || cfg.ID == "" || cfg.AllocID == "" || cfg.Name == "" {
+		return nil, fmt.Errorf("%w: finding a task needs its ID, allocation and name", drivers.ErrInvalidHandle)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	list, err := d.api.listContainers(ctx, map[string]string{labelAllocID: cfg.AllocID, labelTaskName: cfg.Name})
+	if err != nil {
+		return nil, fmt.Errorf("finding task %q: %w", cfg.ID, err)
+	}
+	for _, c := range list {
+		if !c.State.Running {
+			continue
+		}
+		info, err := d.api.inspectContainer(ctx, c.ID)
+		if err != nil {
+			continue
+		}
+		handle := &drivers.TaskHandle{Version: HandleVersion, Config: cfg.Copy(), State: drivers.TaskStateRunning, StartedAt: info.State.StartedAt}
+		handle.Config.Events = nil
+		if err := handle.SetDriverState(taskState{ContainerID: info.ID, ImageID: info.Image}); err != nil {
+			return nil, err
+		}
+		if err := d.RecoverTask(handle); err != nil {
+			return nil, err
+		}
+		d.logger.Info("found a container left running by an earlier client", "task_id", cfg.ID, "container_id", shortID(info.ID))
+		return handle, nil
+	}
+	return nil, drivers.ErrTaskNotFound
+}
+
+func writerOrDiscard(f *os.File) io.Writer {
+	if f == nil {
+		return io.Discard
+	}
+	return f
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package structs
+
+import (
+	"slices"
+)
+
+// The range the scheduler picks dynamic ports from, per node: upstream's
+// default min_dynamic_port and max_dynamic_port.
+const (
+	MinDynamicPort = 20000
+	MaxDynamicPort = 32000
+)
+
+// NetworkModeHost is the only group network mode implemented: tasks share
+// the host's network namespace and ports are host ports. It is also what an
+// empty mode means, as upstream.
+const NetworkModeHost = "host"
+
+// NetworkResource is a group's `network` block.
+type NetworkResource struct {
+	Mode string
+	// ReservedPorts are the ports with a `static` host port.
+	ReservedPorts []Port
+	// DynamicPorts are the ports the scheduler picks a host port for.
+	DynamicPorts []Port
+}
+
+// Port is one `port "<label>" { static to }`. Value is the static host
+// port (zero for a dynamic one); To is the port inside the task that the
+// host port maps to, where the driver maps ports (docker).
+type Port struct {
+	Label       string
+	Value       int
+	To          int
+	HostNetwork string
+}
+
+// AllocatedPortMapping is a port the scheduler gave an allocation.
+type AllocatedPortMapping struct {
+	Label  string
+	Value  int
+	To     int
+	HostIP string
+}
+
+// Copy returns a deep copy.
+func (n *NetworkResource) Copy() *NetworkResource {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.ReservedPorts = slices.Clone(n.ReservedPorts)
+	c.DynamicPorts = slices.Clone(n.DynamicPorts)
+	return &c
+}
+
+func copyNetworks(ns []*NetworkResource) []*NetworkResource {
+	if ns == nil {
+		return nil
+	}
+	out := make([]*NetworkResource, len(ns))
+	for i, n := range ns {
+		out[i] = n.Copy()
+	}
+	return out
+}
+
+// validateNetworks checks the group's network block: one block, host mode,
+// unique labels, ports in range and no static port twice.
+func (tg *TaskGroup) validateNetworks() []string {
+	var p problems
+	if len(tg.Networks) > 1 {
+		p.add("Only one network block is allowed per group, got %d", len(tg.Networks))
+	}
+	labels := map[string]bool{}
+	static := map[int]string{}
+	for _, n := range tg.Networks {
+		if n == nil {
+			continue
+		}
+		if n.Mode != "" && n.Mode != NetworkModeHost {
+			p.add("Network mode %q is not supported: only %q (the default)", n.Mode, NetworkModeHost)
+		}
+		for _, port := range slices.Concat(n.ReservedPorts, n.DynamicPorts) {
+			switch {
+			case port.Label == "":
+				p.add("Network port must have a label")
+			case labels[port.Label]:
+				p.add("Network port label %q is used twice", port.Label)
+			}
+			labels[port.Label] = true
+			if port.To < 0 || port.To > 65535 {
+				p.add("Port %q: to %d is out of range 0-65535", port.Label, port.To)
+			}
+		}
+		for _, port := range n.ReservedPorts {
+			if port.Value < 1 || port.Value > 65535 {
+				p.add("Port %q: static %d is out of range 1-65535", port.Label, port.Value)
+				continue
+			}
+			if other, dup := static[port.Value]; dup {
+				p.add("Port %q: static port %d is already used by port %q", port.Label, port.Value, other)
+			}
+			static[port.Value] = port.Label
+		}
+	}
+	return p
+}
+
+// Copy returns a copy whose slice shares nothing with p.
+func (p AllocatedPorts) Copy() AllocatedPorts { return slices.Clone(p) }
+
+// AllocatedPorts are the host ports of an allocation.
+type AllocatedPorts []AllocatedPortMapping
+
+// HostPorts returns the host ports the allocations hold, for the scheduler
+// and the plan applier to keep two allocations off one port.
+func HostPorts(allocs []*Allocation) map[int]string {
+	used := map[int]string{}
+	for _, a := range allocs {
+		if a == nil || a.AllocatedResources == nil {
+			continue
+		}
+		for _, p := range a.AllocatedResources.Shared.Ports {
+			used[p.Value] = a.ID
+		}
+	}
+	return used
+}
+
+// PortCollision returns a host port two of allocs hold, if any.
+func PortCollision(allocs []*Allocation) (int, bool) {
+	seen := map[int]bool{}
+	for _, a := range allocs {
+		if a == nil || a.AllocatedResources == nil || a.TerminalStatus() {
+			continue
+		}
+		for _, p := range a.AllocatedResources.Shared.Ports {
+			if seen[p.Value] {
+				return p.Value, true
+			}
+			seen[p.Value] = true
+		}
+	}
+	return 0, false
+}

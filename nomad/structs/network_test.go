@@ -1,0 +1,40 @@
+package structs_test
+
+import (
+	"testing"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// TestTaskGroup_ValidateNetworks checks that a network block the client
+// could not honour is refused at registration, with the port named.
+func TestTaskGroup_ValidateNetworks(t *testing.T) {
+	cases := []struct {
+		name string
+		nw   []*structs.NetworkResource
+		want string
+	}{
+		{"bridge mode", []*structs.NetworkResource{{Mode: "bridge"}}, `Network mode "bridge" is not supported`},
+		{"two blocks", []*structs.NetworkResource{{}, {}}, "Only one network block"},
+		{"duplicate label", []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "a"}, {Label: "a"}}}}, `label "a" is used twice`},
+		{"static twice", []*structs.NetworkResource{{ReservedPorts: []structs.Port{{Label: "a", Value: 80}, {Label: "b", Value: 80}}}}, `static port 80 is already used by port "a"`},
+		{"static out of range", []*structs.NetworkResource{{ReservedPorts: []structs.Port{{Label: "a", Value: 70000}}}}, `Port "a": static 70000 is out of range`},
+		{"to out of range", []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "a", To: -2}}}}, `Port "a": to -2 is out of range`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := mock.Job()
+			job.TaskGroups[0].Networks = tc.nw
+			err := job.Validate()
+			must.Error(t, err)
+			must.StrContains(t, err.Error(), tc.want)
+		})
+	}
+	job := mock.Job()
+	job.TaskGroups[0].Networks = []*structs.NetworkResource{{Mode: "host",
+		ReservedPorts: []structs.Port{{Label: "admin", Value: 9090}}, DynamicPorts: []structs.Port{{Label: "http", To: 8080}}}}
+	must.NoError(t, job.Validate())
+}

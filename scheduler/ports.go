@@ -1,0 +1,143 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// filterPorts is the reason recorded for a node whose host ports cannot
+// serve the group's network block.
+const filterPorts = "network: port collision"
+
+// errNoDynamicPort is returned when a node's dynamic range is full.
+var errNoDynamicPort = errors.New("dynamic port range exhausted")
+
+// portChecker rejects nodes where a static port of the group is taken, or
+// where the dynamic range has no room for the group's dynamic ports.
+type portChecker struct {
+	ctx *EvalContext
+	tg  *structs.TaskGroup
+}
+
+func newPortChecker(ctx *EvalContext) *portChecker { return &portChecker{ctx: ctx} }
+
+// SetTaskGroup sets the group whose ports are checked.
+func (c *portChecker) SetTaskGroup(tg *structs.TaskGroup) { c.tg = tg }
+
+func (c *portChecker) Feasible(n *structs.Node) bool {
+	if !hasPorts(c.tg) {
+		return true
+	}
+	if _, err := c.ctx.assignPorts(n, c.tg); err != nil {
+		c.ctx.filterNode(n, filterPorts)
+		return false
+	}
+	return true
+}
+
+func hasPorts(tg *structs.TaskGroup) bool {
+	if tg == nil {
+		return false
+	}
+	for _, nw := range tg.Networks {
+		if nw != nil && len(nw.ReservedPorts)+len(nw.DynamicPorts) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// assignPorts picks the host ports of one new allocation of tg on node:
+// its static ports, and for each dynamic port a free port of the node's
+// dynamic range. Ports held by the node's proposed allocations (this plan's
+// placements included) are never handed out twice. The pick is random, so
+// that concurrent evaluations rarely race for a port the plan applier would
+// then refuse, and seeded from the evaluation so that it can be replayed.
+func (c *EvalContext) assignPorts(node *structs.Node, tg *structs.TaskGroup) (structs.AllocatedPorts, error) {
+	if !hasPorts(tg) {
+		return nil, nil
+	}
+	proposed, err := c.ProposedAllocs(node.ID)
+	if err != nil {
+		return nil, err
+	}
+	used := structs.HostPorts(proposed)
+	hostIP, _, _ := strings.Cut(node.HTTPAddr, ":")
+	var out structs.AllocatedPorts
+	for _, nw := range tg.Networks {
+		for _, p := range nw.ReservedPorts {
+			if _, taken := used[p.Value]; taken {
+				return nil, fmt.Errorf("static port %d is in use", p.Value)
+			}
+			used[p.Value] = ""
+			out = append(out, structs.AllocatedPortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: hostIP})
+		}
+	}
+	rng := rand.New(rand.NewPCG(portSeed(c.plan.EvalID, node.ID, tg.Name), uint64(len(proposed))))
+	for _, nw := range tg.Networks {
+		for _, p := range nw.DynamicPorts {
+			v, err := pickDynamicPort(rng, used)
+			if err != nil {
+				return nil, err
+			}
+			used[v] = ""
+			out = append(out, structs.AllocatedPortMapping{Label: p.Label, Value: v, To: p.To, HostIP: hostIP})
+		}
+	}
+	return out, nil
+}
+
+// pickDynamicPort tries random ports, then scans from a random start so
+// that a nearly full range still yields its last free port.
+func pickDynamicPort(rng *rand.Rand, used map[int]string) (int, error) {
+	span := structs.MaxDynamicPort - structs.MinDynamicPort + 1
+	for range 20 {
+		v := structs.MinDynamicPort + rng.IntN(span)
+		if _, taken := used[v]; !taken {
+			return v, nil
+		}
+	}
+	start := rng.IntN(span)
+	for i := range span {
+		v := structs.MinDynamicPort + (start+i)%span
+		if _, taken := used[v]; !taken {
+			return v, nil
+		}
+	}
+	return 0, errNoDynamicPort
+}
+
+func portSeed(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// placePorts gives a new allocation its host ports on the chosen node.
+// The checker accepted the node, so an error here means the state changed
+// between the two calls; the plan applier has the last word anyway.
+func (c *EvalContext) placePorts(alloc *structs.Allocation, node *structs.Node, tg *structs.TaskGroup) {
+	ports, err := c.assignPorts(node, tg)
+	if err != nil {
+		c.logger.Warn("assigning ports", "node_id", node.ID, "group", tg.Name, "error", err)
+		return
+	}
+	alloc.AllocatedResources.Shared.Ports = ports
+}
+
+// keepPorts carries an allocation's host ports across an in-place update,
+// which rebuilds its resources from the group: the task keeps running on
+// the ports it has.
+func keepPorts(upd, old *structs.Allocation) {
+	if old.AllocatedResources != nil && upd.AllocatedResources != nil {
+		upd.AllocatedResources.Shared.Ports = old.AllocatedResources.Shared.Ports.Copy()
+	}
+}

@@ -1,0 +1,129 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/scheduler"
+	"github.com/nomad-edge/nomad/scheduler/schedtest"
+)
+
+func withPorts(job *structs.Job, count int, static int, dynamic ...string) *structs.Job {
+	tg := job.TaskGroups[0]
+	tg.Count = count
+	tg.Tasks[0].Resources = &structs.Resources{CPU: 10, MemoryMB: 10}
+	nw := &structs.NetworkResource{}
+	if static > 0 {
+		nw.ReservedPorts = []structs.Port{{Label: "admin", Value: static}}
+	}
+	for _, l := range dynamic {
+		nw.DynamicPorts = append(nw.DynamicPorts, structs.Port{Label: l, To: 8080})
+	}
+	tg.Networks = []*structs.NetworkResource{nw}
+	return job
+}
+
+// A static port can be held by one allocation per node: the group spreads
+// over the nodes, and what cannot fit is reported as a port collision the
+// operator can read in the placement failure.
+func TestServiceSched_StaticPortOnePerNode(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	h.UpsertNodes(mock.Node(), mock.Node())
+	job, eval := registerJob(t, h, withPorts(mock.Job(), 3, 9090, "http"))
+
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+
+	allocs := desiredRun(h.JobAllocs(job))
+	must.Len(t, 2, allocs)
+	nodes := map[string]bool{}
+	for _, a := range allocs {
+		nodes[a.NodeID] = true
+		ports := a.AllocatedResources.Shared.Ports
+		must.Len(t, 2, ports)
+		must.Eq(t, structs.AllocatedPortMapping{Label: "admin", Value: 9090, HostIP: ports[0].HostIP}, ports[0])
+		must.Eq(t, "http", ports[1].Label)
+		must.Eq(t, 8080, ports[1].To)
+		must.Between(t, structs.MinDynamicPort, ports[1].Value, structs.MaxDynamicPort)
+	}
+	must.MapLen(t, 2, nodes)
+	m := h.LastEval().FailedTGAllocs["web"]
+	must.NotNil(t, m)
+	must.Eq(t, 2, m.ConstraintFiltered["network: port collision"])
+}
+
+// An in-place update keeps the allocation's ports: the task goes on
+// listening where clients already reach it.
+func TestServiceSched_InPlaceUpdateKeepsPorts(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	h.UpsertNodes(mock.Node())
+	job, eval := registerJob(t, h, withPorts(mock.Job(), 1, 0, "http"))
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+	before := desiredRun(h.JobAllocs(job))[0].AllocatedResources.Shared.Ports
+
+	job = job.Copy()
+	job.Meta = map[string]string{"rev": "2"}
+	job, eval = registerJob(t, h, job)
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+	after := desiredRun(h.JobAllocs(job))
+	must.Len(t, 1, after)
+	must.Eq(t, before, after[0].AllocatedResources.Shared.Ports)
+}
+
+// Property: whatever groups are placed, in however many evaluations, no
+// two live allocations on a node share a host port, and every dynamic port
+// is in the node's dynamic range.
+func TestPorts_NeverShared(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		h := schedtest.NewHarness(t)
+		nodes := rapid.IntRange(1, 3).Draw(rt, "nodes")
+		for range nodes {
+			h.UpsertNodes(mock.Node())
+		}
+		jobs := rapid.IntRange(1, 4).Draw(rt, "jobs")
+		for j := range jobs {
+			job := mock.Job()
+			job.ID = fmt.Sprintf("job-%d", j)
+			job.Name = job.ID
+			n := rapid.IntRange(1, 4).Draw(rt, "dynamic")
+			labels := make([]string, n)
+			for i := range labels {
+				labels[i] = fmt.Sprintf("p%d", i)
+			}
+			static := rapid.SampledFrom([]int{0, 0, 8000}).Draw(rt, "static")
+			_, eval := registerJob(t, h, withPorts(job, rapid.IntRange(1, 12).Draw(rt, "count"), static, labels...))
+			if err := h.Process(scheduler.NewServiceScheduler, eval); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		perNode := map[string]map[int]string{}
+		var all []*structs.Allocation
+		for j := range jobs {
+			all = append(all, h.JobAllocs(&structs.Job{ID: fmt.Sprintf("job-%d", j), Namespace: structs.DefaultNamespace})...)
+		}
+		if len(all) == 0 {
+			rt.Fatal("nothing was placed")
+		}
+		for _, a := range all {
+			if a.TerminalStatus() {
+				continue
+			}
+			if perNode[a.NodeID] == nil {
+				perNode[a.NodeID] = map[int]string{}
+			}
+			for _, p := range a.AllocatedResources.Shared.Ports {
+				if other, dup := perNode[a.NodeID][p.Value]; dup {
+					rt.Fatalf("port %d on node %s held by %s and %s", p.Value, a.NodeID, other, a.ID)
+				}
+				perNode[a.NodeID][p.Value] = a.ID
+				if p.Label != "admin" && (p.Value < structs.MinDynamicPort || p.Value > structs.MaxDynamicPort) {
+					rt.Fatalf("dynamic port %d out of range", p.Value)
+				}
+			}
+		}
+	})
+}
