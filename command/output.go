@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"text/template"
 
 	"github.com/nomad-edge/nomad/api"
@@ -35,17 +34,17 @@ func (o outputFlags) format(v any) (string, error) {
 	case o.json:
 		b, err := json.MarshalIndent(v, "", "    ")
 		if err != nil {
-			return "", fmt.Errorf("Error formatting the data: %w", err)
+			return "", userErrorf("Error formatting the data: %w", err)
 		}
 		return string(b), nil
 	}
 	t, err := template.New("format").Parse(o.tmpl)
 	if err != nil {
-		return "", fmt.Errorf("Error parsing the template: %w", err)
+		return "", userErrorf("Error parsing the template: %w", err)
 	}
 	var out bytes.Buffer
 	if err := t.Execute(&out, v); err != nil {
-		return "", fmt.Errorf("Error executing the template: %w", err)
+		return "", userErrorf("Error executing the template: %w", err)
 	}
 	return out.String(), nil
 }

@@ -220,21 +220,6 @@ func (c *client) pullImage(ctx context.Context, ref string, auth *registryAuth, 
 	}
 }
 
-// importImage creates the image ref from a root filesystem tarball, the
-// API twin of `docker import`.
-func (c *client) importImage(ctx context.Context, ref string, tarball io.Reader) error {
-	// The reference goes whole in repo: Podman ignores the tag parameter
-	// of an import, Docker accepts either form.
-	q := url.Values{"fromSrc": {"-"}, "repo": {ref}}
-	resp, err := c.do(ctx, http.MethodPost, "/images/create", q, tarball, http.Header{"Content-Type": {"application/x-tar"}})
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
-}
-
 // loadImage loads an image archive (`docker save` output).
 func (c *client) loadImage(ctx context.Context, archive io.Reader) error {
 	resp, err := c.do(ctx, http.MethodPost, "/images/load", url.Values{"quiet": {"1"}}, archive, http.Header{"Content-Type": {"application/x-tar"}})
