@@ -36,6 +36,7 @@ func (c *Client) Websocket(ctx context.Context, path string) (*websocket.Conn, e
 	if err != nil && resp != nil {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
+		//lint:ignore ST1005 upstream's text, which callers match on
 		return nil, fmt.Errorf("Unexpected response code: %d (%s)", resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
 	return conn, err

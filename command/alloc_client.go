@@ -57,14 +57,14 @@ func (t *allocTarget) pickTask(name string) (string, error) {
 	tasks := t.tasks()
 	if name != "" {
 		if len(tasks) > 0 && !slices.Contains(tasks, name) {
-			return "", fmt.Errorf("Could not find task named %q; the allocation has: %s", name, strings.Join(tasks, ", "))
+			return "", userErrorf("Could not find task named %q; the allocation has: %s", name, strings.Join(tasks, ", "))
 		}
 		return name, nil
 	}
 	if len(tasks) == 1 {
 		return tasks[0], nil
 	}
-	return "", fmt.Errorf("Allocation %q has %d tasks: name one of them (%s)", t.alloc.ID[:8], len(tasks), strings.Join(tasks, ", "))
+	return "", userErrorf("Allocation %q has %d tasks: name one of them (%s)", t.alloc.ID[:8], len(tasks), strings.Join(tasks, ", "))
 }
 
 // path is the /v1/client path of an operation on the allocation.
@@ -94,7 +94,7 @@ func (t *allocTarget) do(ctx context.Context, method, path string, body any) (*h
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		return nil, fmt.Errorf("Unexpected response code: %d (%s)", resp.StatusCode, strings.TrimSpace(string(msg)))
+		return nil, userErrorf("Unexpected response code: %d (%s)", resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
 	return resp, nil
 }

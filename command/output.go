@@ -3,7 +3,6 @@ package command
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"text/template"
 
@@ -30,7 +29,7 @@ func (o outputFlags) set() bool { return o.json || o.tmpl != "" }
 func (o outputFlags) format(v any) (string, error) {
 	switch {
 	case o.json && o.tmpl != "":
-		return "", errors.New("Both json and template formatting are not allowed")
+		return "", userErrorf("Both json and template formatting are not allowed")
 	case o.json:
 		b, err := json.MarshalIndent(v, "", "    ")
 		if err != nil {
