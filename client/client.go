@@ -46,6 +46,14 @@ type Client struct {
 	settleUntil time.Time
 	// startedAt stands in for lastHeartbeat until the first heartbeat.
 	startedAt time.Time
+	// alone is how long before startedAt the servers last heard the node,
+	// from the heartbeat an earlier client process persisted.
+	alone aloneFor
+
+	// contacted is closed once the servers have been heard from since
+	// the client started: its first allocation sync (see serversHeard).
+	contacted     chan struct{}
+	contactedOnce sync.Once
 
 	readyCh     chan struct{}
 	readyOnce   sync.Once
@@ -91,6 +99,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		allocs:      make(map[string]*allocrunner.AllocRunner),
 		finished:    make(map[string]uint64),
 		shutdownCh:  make(chan struct{}),
+		contacted:   make(chan struct{}),
 	}
 	c.updater = newAllocUpdater(c.clock, c.sendAllocUpdates, c.logger.Named("alloc_sync"))
 	c.updater.onSent = c.allocsPushed
@@ -120,6 +129,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	if err := c.setupNode(); err != nil {
 		return fail(err)
 	}
+	c.alone = c.measureTimeAlone()
 	if err := c.restoreAllocs(); err != nil {
 		return fail(err)
 	}
@@ -227,9 +237,13 @@ func (c *Client) restoreAllocs() error {
 	for id, err := range errs {
 		c.logger.Error("skipping allocation that cannot be restored", "alloc_id", id, "error", err)
 	}
+	if len(recs) > 0 {
+		c.logger.Info("restoring allocations; last heartbeat before this start",
+			"ago", c.alone.d, "known", c.alone.known, "measured_on", c.alone.on)
+	}
 	node := c.nodeInfo()
 	for _, rec := range recs {
-		ar, err := c.newAllocRunner(rec.Alloc, node)
+		ar, err := c.newAllocRunner(rec.Alloc, node, c.offlineRestartUntil(rec))
 		if err != nil {
 			c.logger.Error("skipping allocation that cannot be restored", "alloc_id", rec.Alloc.ID, "error", err)
 			continue
@@ -257,7 +271,9 @@ func (c *Client) nodeInfo() allocrunner.NodeInfo {
 	}
 }
 
-func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.NodeInfo) (*allocrunner.AllocRunner, error) {
+// newAllocRunner builds the runner of alloc; offlineUntil is
+// Config.OfflineRestartUntil, zero for allocations from the servers.
+func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.NodeInfo, offlineUntil time.Time) (*allocrunner.AllocRunner, error) {
 	return allocrunner.NewAllocRunner(allocrunner.Config{
 		Logger:         c.logger,
 		Clock:          c.clock,
@@ -269,6 +285,9 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		StateUpdater:   c.updater,
 		MaxKillTimeout: c.cfg.MaxKillTimeout,
 		AdoptOrphans:   c.adoptOrphans,
+
+		ServersContacted:    c.contacted,
+		OfflineRestartUntil: offlineUntil,
 	})
 }
 

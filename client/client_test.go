@@ -10,6 +10,8 @@ import (
 
 	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/client/state"
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -20,6 +22,8 @@ type testClientOpts struct {
 	useBolt  bool
 	allocDir string
 	plugins  map[string]map[string]any
+	drivers  *drivers.Catalog // default: the built-in drivers
+	boot     clock.BootClock  // default: the machine's
 }
 
 // newTestClient starts a client against srv. The caller stops it.
@@ -42,6 +46,8 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 		StateDB:      o.db,
 		NodeName:     "test-node",
 		PluginConfig: o.plugins,
+		Drivers:      o.drivers,
+		BootClock:    o.boot,
 	})
 	must.NoError(t, err)
 	return c

@@ -40,6 +40,11 @@ type taskRunnerConfig struct {
 	// adopt asks the driver for a task left running by an earlier client
 	// before the first start (the client lost its state database).
 	adopt bool
+	// gate holds back the first start of a restored task that did not
+	// survive the client's restart; onOfflineStart is called when it
+	// lets one start before any server answered.
+	gate           *offlineGate
+	onOfflineStart func()
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -61,6 +66,11 @@ type TaskRunner struct {
 	db       state.StateDB
 	notify   func()
 	restarts *RestartTracker
+	gate     *offlineGate
+	// onOfflineStart: see taskRunnerConfig.
+	onOfflineStart func()
+	// restored is set when an earlier client process persisted the task.
+	restored bool
 
 	// persistMu serialises state changes with their writes, so that the
 	// database never ends up holding an older state than memory.
@@ -82,25 +92,27 @@ type TaskRunner struct {
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 	return &TaskRunner{
-		logger:     cfg.logger.With("task", cfg.task.Name),
-		clock:      cfg.clock,
-		alloc:      cfg.alloc,
-		task:       cfg.task,
-		taskID:     cfg.alloc.ID + "/" + cfg.task.Name,
-		allocDir:   cfg.allocDir,
-		dir:        cfg.allocDir.TaskDir(cfg.task.Name),
-		node:       cfg.node,
-		driver:     cfg.driver,
-		driveErr:   cfg.driverErr,
-		db:         cfg.db,
-		notify:     cfg.notify,
-		maxKill:    cfg.maxKill,
-		adopt:      cfg.adopt,
-		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
-		state:      &structs.TaskState{State: structs.TaskStatePending},
-		killCh:     make(chan struct{}),
-		shutdownCh: make(chan struct{}),
-		waitCh:     make(chan struct{}),
+		logger:         cfg.logger.With("task", cfg.task.Name),
+		clock:          cfg.clock,
+		alloc:          cfg.alloc,
+		task:           cfg.task,
+		taskID:         cfg.alloc.ID + "/" + cfg.task.Name,
+		allocDir:       cfg.allocDir,
+		dir:            cfg.allocDir.TaskDir(cfg.task.Name),
+		node:           cfg.node,
+		driver:         cfg.driver,
+		driveErr:       cfg.driverErr,
+		db:             cfg.db,
+		notify:         cfg.notify,
+		maxKill:        cfg.maxKill,
+		adopt:          cfg.adopt,
+		gate:           cfg.gate,
+		onOfflineStart: cfg.onOfflineStart,
+		restarts:       NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
+		state:          &structs.TaskState{State: structs.TaskStatePending},
+		killCh:         make(chan struct{}),
+		shutdownCh:     make(chan struct{}),
+		waitCh:         make(chan struct{}),
 	}
 }
 
@@ -126,6 +138,7 @@ func jobType(alloc *structs.Allocation) string {
 func (tr *TaskRunner) restore(rec *state.TaskRecord) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	tr.restored = true
 	if rec.State != nil {
 		tr.state = rec.State.Copy()
 		tr.setupDone = true
@@ -261,8 +274,22 @@ func (tr *TaskRunner) Run() {
 			return
 		}
 	}
+	// A restored task that is not running did not survive the client's
+	// restart: its next starts pass the gate until the servers answer.
+	gated := tr.restored && !running && tr.gate != nil
 	for {
 		if !running {
+			offline := false
+			if gated {
+				var ok bool
+				ok, offline = tr.gate.wait(tr.killCh, tr.shutdownCh)
+				gated = !ok || offline
+				if offline && tr.onOfflineStart != nil {
+					// Before the start, so that the window's end
+					// cannot miss a task starting at its last moment.
+					tr.onOfflineStart()
+				}
+			}
 			if tr.shuttingDown() {
 				return
 			}
@@ -276,6 +303,9 @@ func (tr *TaskRunner) Run() {
 					return
 				}
 				continue
+			}
+			if offline {
+				tr.restartedOffline()
 			}
 		}
 		running = false
@@ -297,6 +327,15 @@ func (tr *TaskRunner) Run() {
 			return
 		}
 	}
+}
+
+// restartedOffline records a start made before any server answered.
+func (tr *TaskRunner) restartedOffline() {
+	now := tr.clock.Now()
+	left := tr.gate.offlineLeft(now)
+	tr.logger.Info("restarted task without reaching a server: its group's disconnect window allows it",
+		"window_left", left)
+	tr.EmitEvent(restartedOfflineEvent(now, left, tr.gate.window))
 }
 
 // recover re-attaches to a task a previous client process started. running
