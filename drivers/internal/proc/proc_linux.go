@@ -131,6 +131,12 @@ func (w *Watcher) checkIdentity() error {
 		return fmt.Errorf("%w: pid %d was reused by a process started at tick %d, the task started at tick %d",
 			drivers.ErrTaskNotFound, w.pid, ps.StartTime, w.startTime)
 	}
+	if ps.Exited() {
+		// A zombie nobody has reaped yet (its parent, the client that
+		// started it, died too) is as gone as a process that was
+		// reaped: it will never run again, and its exit status is lost.
+		return fmt.Errorf("pid %d: %w: it has exited and awaits its parent (state %c)", w.pid, ErrGone, ps.State)
+	}
 	return nil
 }
 
