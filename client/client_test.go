@@ -12,6 +12,7 @@ import (
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/helper/clock"
+	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -37,6 +38,12 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 	}
 	if o.allocDir == "" {
 		o.allocDir = t.TempDir()
+	}
+	if o.boot == nil {
+		// The machine's boot clock would not follow a synctest bubble's
+		// fake time; a boot of its own, as if the machine had rebooted,
+		// makes a restarted client measure on the (fake) wall clock.
+		o.boot = clocktest.NewBoot(clock.Real(), "boot-"+structs.GenerateUUID())
 	}
 	c, err := NewClient(&Config{
 		Logger:       clienttest.Logger(),
