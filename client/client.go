@@ -54,6 +54,9 @@ type Client struct {
 	// the client started: its first allocation sync (see serversHeard).
 	contacted     chan struct{}
 	contactedOnce sync.Once
+	// hbToPersist holds the newest heartbeat not yet written (see
+	// persistHeartbeats).
+	hbToPersist chan state.Heartbeat
 
 	readyCh     chan struct{}
 	readyOnce   sync.Once
@@ -100,6 +103,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		finished:    make(map[string]uint64),
 		shutdownCh:  make(chan struct{}),
 		contacted:   make(chan struct{}),
+		hbToPersist: make(chan state.Heartbeat, 1),
 	}
 	c.updater = newAllocUpdater(c.clock, c.sendAllocUpdates, c.logger.Named("alloc_sync"))
 	c.updater.onSent = c.allocsPushed
@@ -134,6 +138,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		return fail(err)
 	}
 
+	c.startLoop(c.persistHeartbeats)
 	c.startLoop(c.registerAndHeartbeat)
 	c.startLoop(c.watchAllocations)
 	c.startLoop(func() { c.updater.run(c.shutdownCh) })

@@ -53,10 +53,41 @@ func (c *Client) heartbeatRecord(now time.Time) state.Heartbeat {
 	return hb
 }
 
-// persistHeartbeat stores the heartbeat at now, for the next client process.
+// persistHeartbeat hands the heartbeat at now to persistHeartbeats, which
+// stores it for the next client process. Only the newest waiting one is
+// kept. It is called from the registration and heartbeat loop only, the
+// one sender, so the replacement below cannot race another.
 func (c *Client) persistHeartbeat(now time.Time) {
-	if err := c.db.PutHeartbeat(c.heartbeatRecord(now)); err != nil {
-		c.logger.Warn("failed to persist the last heartbeat", "error", err)
+	hb := c.heartbeatRecord(now)
+	select {
+	case <-c.hbToPersist: // superseded
+	default:
+	}
+	c.hbToPersist <- hb
+}
+
+// persistHeartbeats writes the heartbeats persistHeartbeat hands it, in
+// the background: a write (an fsync on a slow SD card) must not delay what
+// follows a heartbeat, such as the push after an outage. At shutdown it
+// writes the last one still waiting; the database closes after the loops.
+func (c *Client) persistHeartbeats() {
+	write := func(hb state.Heartbeat) {
+		if err := c.db.PutHeartbeat(hb); err != nil {
+			c.logger.Warn("failed to persist the last heartbeat", "error", err)
+		}
+	}
+	for {
+		select {
+		case hb := <-c.hbToPersist:
+			write(hb)
+		case <-c.shutdownCh:
+			select {
+			case hb := <-c.hbToPersist:
+				write(hb)
+			default:
+			}
+			return
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
 
 	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/client/state"
@@ -62,6 +63,42 @@ func TestTimeAlone(t *testing.T) {
 			must.Eq(t, tc.want, timeAlone(tc.hb, tc.now, tc.boot, tc.bootOK))
 		})
 	}
+}
+
+// TestTimeAlone_Properties checks the invariants behind the clock rules for
+// any readings: a known time alone is never negative (a negative one would
+// lengthen the window); within one boot whose clock moved forward the
+// answer does not depend on the wall clock at all; and a different boot is
+// always measured on the wall clock.
+func TestTimeAlone_Properties(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		hb := state.Heartbeat{
+			Wall:      base.Add(time.Duration(rapid.Int64Range(0, int64(1000*time.Hour)).Draw(rt, "hbWall"))),
+			BootID:    rapid.SampledFrom([]string{"", "b1", "b2"}).Draw(rt, "hbBoot"),
+			SinceBoot: time.Duration(rapid.Int64Range(0, int64(1000*time.Hour)).Draw(rt, "hbSince")),
+		}
+		now := base.Add(time.Duration(rapid.Int64Range(0, int64(2000*time.Hour)).Draw(rt, "now")))
+		boot := clock.BootReading{
+			BootID:    rapid.SampledFrom([]string{"b1", "b2"}).Draw(rt, "boot"),
+			SinceBoot: time.Duration(rapid.Int64Range(0, int64(2000*time.Hour)).Draw(rt, "since")),
+		}
+		ok := rapid.Bool().Draw(rt, "bootOK")
+		got := timeAlone(hb, now, boot, ok)
+		if got.known && got.d < 0 {
+			rt.Fatalf("negative time alone %v", got.d)
+		}
+		sameBoot := ok && hb.BootID != "" && hb.BootID == boot.BootID && boot.SinceBoot >= hb.SinceBoot
+		if sameBoot {
+			other := timeAlone(hb, now.Add(7*time.Hour), boot, ok)
+			if got != other || got.on != measuredOnBootClock {
+				rt.Fatalf("within a boot the wall clock changed the answer: %+v vs %+v", got, other)
+			}
+		}
+		if ok && hb.BootID != "" && hb.BootID != boot.BootID && got.known && got.on != measuredOnWallClock {
+			rt.Fatalf("another boot measured on %q", got.on)
+		}
+	})
 }
 
 // deadTasksDriver is the mock driver after a power cut: every task it is
@@ -310,4 +347,35 @@ func TestClient_OfflineRebootClockAcrossReboot(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestClient_OfflineRebootNeverStartedWaits checks that an allocation none
+// of whose tasks ever started is not started by a client restarted while
+// cut off, even in a group with a window: the servers mark such an
+// allocation lost, not unknown, and replace it at once, so starting it
+// would make a second copy.
+func TestClient_OfflineRebootNeverStartedWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := clienttest.NewFakeServer()
+		defer srv.Close()
+		srv.Cut()
+		db := state.NewMemDB()
+		boot := clocktest.NewBoot(clock.Real(), "boot-1")
+		must.NoError(t, db.PutNodeIdentity(state.NodeIdentity{NodeID: structs.GenerateUUID(), SecretID: structs.GenerateUUID()}))
+		id, err := db.GetNodeIdentity()
+		must.NoError(t, err)
+		a := windowAlloc(id.NodeID, time.Hour, nil)
+		must.NoError(t, db.PutAllocations(a))
+		must.NoError(t, db.PutTaskState(a.ID, "web", &structs.TaskState{State: structs.TaskStatePending}))
+		r, _ := boot.ReadBoot()
+		must.NoError(t, db.PutHeartbeat(state.Heartbeat{Wall: time.Now(), BootID: r.BootID, SinceBoot: r.SinceBoot}))
+		time.Sleep(time.Minute)
+
+		c := newTestClient(t, srv, testClientOpts{db: db, boot: boot, drivers: powerCutDrivers(t)})
+		defer c.Destroy()
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		got := localAlloc(t, c, a.ID)
+		must.Eq(t, 0, countEvents(got.TaskStates["web"], structs.TaskStarted), must.Sprint(clienttest.DescribeAlloc(got)))
+	})
 }
