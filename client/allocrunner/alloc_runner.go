@@ -84,10 +84,7 @@ type AllocRunner struct {
 
 	restored bool
 	gate     *offlineGate
-	// restartedOffline is set once a task started before any server
-	// answered (see stopWhenOfflineWindowEnds).
-	restartedOffline atomic.Bool
-	started          atomic.Bool
+	started  atomic.Bool
 	// selfStopped is set by the first Stop.
 	selfStopped atomic.Bool
 
@@ -159,9 +156,6 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			maxKill:   cfg.MaxKillTimeout,
 			adopt:     cfg.AdoptOrphans,
 			gate:      ar.gate,
-			onOfflineStart: func() {
-				ar.restartedOffline.Store(true)
-			},
 		}))
 	}
 	return ar, nil

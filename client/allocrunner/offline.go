@@ -2,6 +2,7 @@ package allocrunner
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nomad-edge/nomad/helper/clock"
@@ -25,6 +26,9 @@ type offlineGate struct {
 	// is desired stop; checked after contact so that a task the servers
 	// no longer want is not started just before its kill arrives.
 	serverStopped func() bool
+	// restartedOffline is set once the gate let a task start before any
+	// server answered (see stopWhenOfflineWindowEnds).
+	restartedOffline atomic.Bool
 }
 
 // closedCh stands in for a nil contacted channel: the servers were heard.
@@ -72,6 +76,9 @@ func (g *offlineGate) offlineLeft(now time.Time) time.Duration {
 // before any server answered.
 func (g *offlineGate) wait(killCh, shutdownCh <-chan struct{}) (start, offline bool) {
 	if !g.isContacted() && g.offlineLeft(g.clock.Now()) > 0 {
+		// Set before the start, so that the window's end cannot miss
+		// a task starting at its last moment.
+		g.restartedOffline.Store(true)
 		return true, true
 	}
 	select {
@@ -132,7 +139,7 @@ func (ar *AllocRunner) stopWhenOfflineWindowEnds() {
 	case <-ar.shutdownCh:
 		return
 	}
-	if g.isContacted() || !ar.restartedOffline.Load() {
+	if g.isContacted() || !g.restartedOffline.Load() {
 		return
 	}
 	if ar.Stop(offlineWindowEnded(g.window)) {

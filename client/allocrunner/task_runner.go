@@ -40,11 +40,9 @@ type taskRunnerConfig struct {
 	// adopt asks the driver for a task left running by an earlier client
 	// before the first start (the client lost its state database).
 	adopt bool
-	// gate holds back the first start of a restored task that did not
-	// survive the client's restart; onOfflineStart is called when it
-	// lets one start before any server answered.
-	gate           *offlineGate
-	onOfflineStart func()
+	// gate holds back the starts of a restored task that did not
+	// survive the client's restart (see offlineGate).
+	gate *offlineGate
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -67,8 +65,6 @@ type TaskRunner struct {
 	notify   func()
 	restarts *RestartTracker
 	gate     *offlineGate
-	// onOfflineStart: see taskRunnerConfig.
-	onOfflineStart func()
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -92,27 +88,26 @@ type TaskRunner struct {
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 	return &TaskRunner{
-		logger:         cfg.logger.With("task", cfg.task.Name),
-		clock:          cfg.clock,
-		alloc:          cfg.alloc,
-		task:           cfg.task,
-		taskID:         cfg.alloc.ID + "/" + cfg.task.Name,
-		allocDir:       cfg.allocDir,
-		dir:            cfg.allocDir.TaskDir(cfg.task.Name),
-		node:           cfg.node,
-		driver:         cfg.driver,
-		driveErr:       cfg.driverErr,
-		db:             cfg.db,
-		notify:         cfg.notify,
-		maxKill:        cfg.maxKill,
-		adopt:          cfg.adopt,
-		gate:           cfg.gate,
-		onOfflineStart: cfg.onOfflineStart,
-		restarts:       NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
-		state:          &structs.TaskState{State: structs.TaskStatePending},
-		killCh:         make(chan struct{}),
-		shutdownCh:     make(chan struct{}),
-		waitCh:         make(chan struct{}),
+		logger:     cfg.logger.With("task", cfg.task.Name),
+		clock:      cfg.clock,
+		alloc:      cfg.alloc,
+		task:       cfg.task,
+		taskID:     cfg.alloc.ID + "/" + cfg.task.Name,
+		allocDir:   cfg.allocDir,
+		dir:        cfg.allocDir.TaskDir(cfg.task.Name),
+		node:       cfg.node,
+		driver:     cfg.driver,
+		driveErr:   cfg.driverErr,
+		db:         cfg.db,
+		notify:     cfg.notify,
+		maxKill:    cfg.maxKill,
+		adopt:      cfg.adopt,
+		gate:       cfg.gate,
+		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
+		state:      &structs.TaskState{State: structs.TaskStatePending},
+		killCh:     make(chan struct{}),
+		shutdownCh: make(chan struct{}),
+		waitCh:     make(chan struct{}),
 	}
 }
 
@@ -284,11 +279,6 @@ func (tr *TaskRunner) Run() {
 				var ok bool
 				ok, offline = tr.gate.wait(tr.killCh, tr.shutdownCh)
 				gated = !ok || offline
-				if offline && tr.onOfflineStart != nil {
-					// Before the start, so that the window's end
-					// cannot miss a task starting at its last moment.
-					tr.onOfflineStart()
-				}
 			}
 			if tr.shuttingDown() {
 				return
