@@ -383,6 +383,10 @@ type DisconnectStrategy struct {
 	StopOnClientAfter *time.Duration
 	Replace           *bool
 	Reconcile         *string
+	// OfflineRestart is beyond upstream: false stops a client that
+	// restarted without reaching a server from restarting the group's
+	// dead tasks on its own. Nil means true for groups with a lost window.
+	OfflineRestart *bool `json:",omitempty"`
 }
 
 // Canonicalize fills in Replace (true) and Reconcile (best_score). The
@@ -428,24 +432,27 @@ const (
 
 // Task event types, shown verbatim by `alloc status`.
 const (
-	TaskSetup                  = "Task Setup"
-	TaskSetupFailure           = "Setup Failure"
-	TaskDriverFailure          = "Driver Failure"
-	TaskDriverMessage          = "Driver"
-	TaskReceived               = "Received"
-	TaskFailedValidation       = "Failed Validation"
-	TaskStarted                = "Started"
-	TaskTerminated             = "Terminated"
-	TaskKilling                = "Killing"
-	TaskKilled                 = "Killed"
-	TaskRestarting             = "Restarting"
-	TaskNotRestarting          = "Not Restarting"
-	TaskSiblingFailed          = "Sibling Task Failed"
-	TaskSignaling              = "Signaling"
-	TaskRestartSignal          = "Restart Signaled"
-	TaskLeaderDead             = "Leader Task Dead"
-	TaskBuildingTaskDir        = "Building Task Directory"
-	TaskClientReconnected      = "Reconnected"
+	TaskSetup             = "Task Setup"
+	TaskSetupFailure      = "Setup Failure"
+	TaskDriverFailure     = "Driver Failure"
+	TaskDriverMessage     = "Driver"
+	TaskReceived          = "Received"
+	TaskFailedValidation  = "Failed Validation"
+	TaskStarted           = "Started"
+	TaskTerminated        = "Terminated"
+	TaskKilling           = "Killing"
+	TaskKilled            = "Killed"
+	TaskRestarting        = "Restarting"
+	TaskNotRestarting     = "Not Restarting"
+	TaskSiblingFailed     = "Sibling Task Failed"
+	TaskSignaling         = "Signaling"
+	TaskRestartSignal     = "Restart Signaled"
+	TaskLeaderDead        = "Leader Task Dead"
+	TaskBuildingTaskDir   = "Building Task Directory"
+	TaskClientReconnected = "Reconnected"
+	// TaskRestartedOffline is beyond upstream: the client restarted the
+	// task after its own restart without reaching any server.
+	TaskRestartedOffline       = "Restarted while disconnected"
 	TaskDownloadingArtifacts   = "Downloading Artifacts"
 	TaskArtifactDownloadFailed = "Failed Artifact Download"
 )

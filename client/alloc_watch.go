@@ -69,6 +69,7 @@ func (c *Client) watchAllocations() {
 		}
 		r.reset()
 		index = resp.Index
+		c.serversHeard()
 	}
 }
 
@@ -207,7 +208,7 @@ func (c *Client) applyAllocs(allocs []*structs.Allocation) error {
 			ar.Update(a)
 			continue
 		}
-		ar, err := c.newAllocRunner(a, node)
+		ar, err := c.newAllocRunner(a, node, time.Time{})
 		if err != nil {
 			c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
 			continue

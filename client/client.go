@@ -46,6 +46,17 @@ type Client struct {
 	settleUntil time.Time
 	// startedAt stands in for lastHeartbeat until the first heartbeat.
 	startedAt time.Time
+	// alone is how long before startedAt the servers last heard the node,
+	// from the heartbeat an earlier client process persisted.
+	alone aloneFor
+
+	// contacted is closed once the servers have been heard from since
+	// the client started: its first allocation sync (see serversHeard).
+	contacted     chan struct{}
+	contactedOnce sync.Once
+	// hbToPersist holds the newest heartbeat not yet written (see
+	// persistHeartbeats).
+	hbToPersist chan state.Heartbeat
 
 	readyCh     chan struct{}
 	readyOnce   sync.Once
@@ -91,6 +102,8 @@ func NewClient(cfg *Config) (*Client, error) {
 		allocs:      make(map[string]*allocrunner.AllocRunner),
 		finished:    make(map[string]uint64),
 		shutdownCh:  make(chan struct{}),
+		contacted:   make(chan struct{}),
+		hbToPersist: make(chan state.Heartbeat, 1),
 	}
 	c.updater = newAllocUpdater(c.clock, c.sendAllocUpdates, c.logger.Named("alloc_sync"))
 	c.updater.onSent = c.allocsPushed
@@ -120,10 +133,12 @@ func NewClient(cfg *Config) (*Client, error) {
 	if err := c.setupNode(); err != nil {
 		return fail(err)
 	}
+	c.alone = c.measureTimeAlone()
 	if err := c.restoreAllocs(); err != nil {
 		return fail(err)
 	}
 
+	c.startLoop(c.persistHeartbeats)
 	c.startLoop(c.registerAndHeartbeat)
 	c.startLoop(c.watchAllocations)
 	c.startLoop(func() { c.updater.run(c.shutdownCh) })
@@ -231,9 +246,13 @@ func (c *Client) restoreAllocs() error {
 	for id, err := range errs {
 		c.logger.Error("skipping allocation that cannot be restored", "alloc_id", id, "error", err)
 	}
+	if len(recs) > 0 {
+		c.logger.Info("restoring allocations; last heartbeat before this start",
+			"ago", c.alone.d, "known", c.alone.known, "measured_on", c.alone.on)
+	}
 	node := c.nodeInfo()
 	for _, rec := range recs {
-		ar, err := c.newAllocRunner(rec.Alloc, node)
+		ar, err := c.newAllocRunner(rec.Alloc, node, c.offlineRestartUntil(rec))
 		if err != nil {
 			c.logger.Error("skipping allocation that cannot be restored", "alloc_id", rec.Alloc.ID, "error", err)
 			continue
@@ -261,7 +280,9 @@ func (c *Client) nodeInfo() allocrunner.NodeInfo {
 	}
 }
 
-func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.NodeInfo) (*allocrunner.AllocRunner, error) {
+// newAllocRunner builds the runner of alloc; offlineUntil is
+// Config.OfflineRestartUntil, zero for allocations from the servers.
+func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.NodeInfo, offlineUntil time.Time) (*allocrunner.AllocRunner, error) {
 	return allocrunner.NewAllocRunner(allocrunner.Config{
 		Logger:         c.logger,
 		Clock:          c.clock,
@@ -273,6 +294,9 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		StateUpdater:   c.updater,
 		MaxKillTimeout: c.cfg.MaxKillTimeout,
 		AdoptOrphans:   c.adoptOrphans,
+
+		ServersContacted:    c.contacted,
+		OfflineRestartUntil: offlineUntil,
 	})
 }
 

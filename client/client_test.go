@@ -10,6 +10,9 @@ import (
 
 	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/client/state"
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/clock"
+	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -20,6 +23,8 @@ type testClientOpts struct {
 	useBolt  bool
 	allocDir string
 	plugins  map[string]map[string]any
+	drivers  *drivers.Catalog // default: the built-in drivers
+	boot     clock.BootClock  // default: the machine's
 }
 
 // newTestClient starts a client against srv. The caller stops it.
@@ -34,6 +39,12 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 	if o.allocDir == "" {
 		o.allocDir = t.TempDir()
 	}
+	if o.boot == nil {
+		// The machine's boot clock would not follow a synctest bubble's
+		// fake time; a boot of its own, as if the machine had rebooted,
+		// makes a restarted client measure on the (fake) wall clock.
+		o.boot = clocktest.NewBoot(clock.Real(), "boot-"+structs.GenerateUUID())
+	}
 	c, err := NewClient(&Config{
 		Logger:       clienttest.Logger(),
 		RPCHandler:   srv,
@@ -42,6 +53,8 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 		StateDB:      o.db,
 		NodeName:     "test-node",
 		PluginConfig: o.plugins,
+		Drivers:      o.drivers,
+		BootClock:    o.boot,
 	})
 	must.NoError(t, err)
 	return c

@@ -73,6 +73,9 @@ type Config struct {
 
 	// Clock is the source of time for every loop; nil means the real one.
 	Clock clock.Clock
+	// BootClock measures time across client restarts within one boot
+	// (the persisted last heartbeat); nil means the machine's.
+	BootClock clock.BootClock
 
 	// StateDB replaces the bbolt database under StateDir, for tests
 	// (state.NewMemDB()). The client closes it on Shutdown.
@@ -113,6 +116,9 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if out.Clock == nil {
 		out.Clock = clock.Real()
+	}
+	if out.BootClock == nil {
+		out.BootClock = clock.RealBoot()
 	}
 	if out.Drivers == nil {
 		out.Drivers = registry.Builtin()

@@ -15,12 +15,18 @@
 //   - stopping the allocations of groups with stop_on_client_after once the
 //     servers have not heard the node for that long;
 //   - the local state database (package state), from which a restarted
-//     client re-attaches to the tasks it left running.
+//     client re-attaches to the tasks it left running;
+//   - persisting the last successful heartbeat, from which a client
+//     restarted while cut off knows how long its groups' disconnect
+//     windows have left, and so which dead tasks it may restart before a
+//     server answers (offline_restart.go; "Offline reboot" in
+//     docs/concepts/disconnected-clients.md).
 //
 // Everything the client asks of the servers goes through one RPCHandler, so
 // the agent can hand it the in-process server in dev mode or a connection
 // pool, and tests a fake. Shutdown stops the client and leaves its tasks
 // running: only the servers decide that a workload stops, except where a
-// group's stop_on_client_after hands the client that decision while it is
-// cut off from them.
+// group's stop_on_client_after, or the end of the window in which it
+// restarted an allocation offline, hands the client that decision while it
+// is cut off from them.
 package client

@@ -220,6 +220,7 @@ func (c *Client) heartbeatOK(resp *structs.NodeUpdateResponse) {
 		c.heartbeatTTL = resp.HeartbeatTTL
 	}
 	c.hbMu.Unlock()
+	c.persistHeartbeat(now)
 	if m, ok := c.cfg.RPCHandler.(ServerManager); ok && len(resp.Servers) > 0 {
 		addrs := make([]string, 0, len(resp.Servers))
 		for _, s := range resp.Servers {

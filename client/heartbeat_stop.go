@@ -22,9 +22,10 @@ const stopCheckInterval = time.Second
 // Time alone is measured from the last successful heartbeat, a monotonic
 // reading, so a wall-clock step on a node that was offline for hours
 // neither hastens nor delays the stop. A client that has had no heartbeat
-// since it started (restarted while cut off) counts from its start: the
-// moment of the last heartbeat of the previous process is not known, and a
-// stop later than the servers expect is the risk to avoid.
+// since it started (restarted while cut off) counts from the heartbeat the
+// previous process persisted, measured as "Offline reboot" in
+// docs/concepts/disconnected-clients.md says (see timeAlone); when that
+// time is unknown it counts from its own start.
 func (c *Client) stopWhenCutOff() {
 	for {
 		if !c.sleep(c.stopCutOffAllocs(c.clock.Now())) {
@@ -46,6 +47,9 @@ func (c *Client) stopCutOffAllocs(now time.Time) time.Duration {
 	since := c.LastHeartbeat()
 	if since.IsZero() {
 		since = c.startedAt
+		if c.alone.known {
+			since = since.Add(-c.alone.d)
+		}
 	}
 	alone := now.Sub(since)
 	ttl := c.HeartbeatTTL()

@@ -175,8 +175,9 @@ func TestClient_StopOnClientAfterShorterThanTTL(t *testing.T) {
 
 // TestClient_StopOnClientAfterRestartedWhileCutOff checks that a client
 // restarted while it cannot reach any server still stops such allocations,
-// counting from its own start: the previous process's last heartbeat is not
-// known, and never stopping would leave two copies running for good.
+// counting from the last heartbeat the previous process persisted, not from
+// its own start: the servers count from that heartbeat too, and a stop
+// later than they expect means two copies running.
 func TestClient_StopOnClientAfterRestartedWhileCutOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := clienttest.NewFakeServer()
@@ -189,13 +190,15 @@ func TestClient_StopOnClientAfterRestartedWhileCutOff(t *testing.T) {
 		srv.UpsertAllocs(a)
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 		must.NoError(t, c1.Shutdown())
+		hb, err := db.GetHeartbeat()
+		must.NoError(t, err)
+		lastBeat := hb.Wall
 
 		cutOff(srv)
 		time.Sleep(10 * time.Second)
-		started := time.Now()
 		c2 := newTestClient(t, srv, testClientOpts{db: db, allocDir: allocDir})
 		defer c2.Destroy()
-		time.Sleep(time.Minute - time.Millisecond)
+		time.Sleep(time.Until(lastBeat.Add(time.Minute)) - time.Millisecond)
 		synctest.Wait()
 		got := localAlloc(t, c2, a.ID)
 		must.Eq(t, structs.AllocClientStatusRunning, got.ClientStatus, must.Sprint(clienttest.DescribeAlloc(got)))
@@ -205,6 +208,6 @@ func TestClient_StopOnClientAfterRestartedWhileCutOff(t *testing.T) {
 		synctest.Wait()
 		got = localAlloc(t, c2, a.ID)
 		must.Eq(t, structs.AllocClientStatusComplete, got.ClientStatus, must.Sprint(clienttest.DescribeAlloc(got)))
-		must.Eq(t, started.Add(time.Minute+5*time.Second), got.TaskStates["web"].FinishedAt.Round(0))
+		must.Eq(t, lastBeat.Add(time.Minute+5*time.Second), got.TaskStates["web"].FinishedAt.Round(0))
 	})
 }

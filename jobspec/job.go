@@ -79,6 +79,9 @@ func copyDisconnect(d *api.DisconnectStrategy) *api.DisconnectStrategy {
 	if d.Reconcile != nil {
 		c.Reconcile = new(*d.Reconcile)
 	}
+	if d.OfflineRestart != nil {
+		c.OfflineRestart = new(*d.OfflineRestart)
+	}
 	return c
 }
 
@@ -265,7 +268,7 @@ func (p *parser) ephemeralDisk(b *hclsyntax.Block, parent string) *api.Ephemeral
 }
 
 // disconnect decodes `disconnect { lost_after stop_on_client_after replace
-// reconcile }`. Whether the combination makes sense (both windows set, an
+// reconcile offline_restart }` (offline_restart is ours, beyond upstream). Whether the combination makes sense (both windows set, an
 // unknown reconcile strategy) is validation, done by the server.
 func (p *parser) disconnect(b *hclsyntax.Block, parent string) *api.DisconnectStrategy {
 	d := &api.DisconnectStrategy{}
@@ -275,6 +278,7 @@ func (p *parser) disconnect(b *hclsyntax.Block, parent string) *api.DisconnectSt
 		"stop_on_client_after": func(a *hclsyntax.Attribute) { d.StopOnClientAfter = p.durationPtr(a, where) },
 		"replace":              func(a *hclsyntax.Attribute) { d.Replace = p.boolPtr(a, where) },
 		"reconcile":            func(a *hclsyntax.Attribute) { d.Reconcile = p.stringPtr(a, where) },
+		"offline_restart":      func(a *hclsyntax.Attribute) { d.OfflineRestart = p.boolPtr(a, where) },
 	}})
 	return d
 }

@@ -154,6 +154,31 @@ func TestParse_JobLevelDisconnectInherited(t *testing.T) {
 	must.Eq(t, 10*time.Minute, *legacy.MaxClientDisconnect)
 }
 
+// disconnect.offline_restart (ours; see "Offline reboot" in
+// docs/concepts/disconnected-clients.md) is read in the group's block and
+// inherited from the job's like the block's other settings.
+func TestParse_OfflineRestart(t *testing.T) {
+	job, err := jobspec.ParseFile(testdata("offline_restart.nomad.hcl"))
+	must.NoError(t, err)
+	must.Eq(t, &api.DisconnectStrategy{LostAfter: new(6 * time.Hour), OfflineRestart: new(false)},
+		job.LookupTaskGroup("inherits").Disconnect)
+	must.Eq(t, &api.DisconnectStrategy{LostAfter: new(time.Hour), OfflineRestart: new(true)},
+		job.LookupTaskGroup("own").Disconnect)
+
+	_, err = jobspec.Parse("bad.nomad.hcl", []byte(`job "j" {
+  group "g" {
+    disconnect {
+      offline_restart = "sometimes"
+    }
+    task "t" {
+      driver = "mock_driver"
+    }
+  }
+}`))
+	must.ErrorContains(t, err, "offline_restart")
+	must.ErrorContains(t, err, "bad.nomad.hcl:4:")
+}
+
 // Constraint shorthands map to upstream's operand/target slots.
 func TestParse_ConstraintShorthands(t *testing.T) {
 	cases := []struct {

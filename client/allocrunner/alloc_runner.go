@@ -47,6 +47,16 @@ type Config struct {
 	// process an earlier client left running for it: set when the client
 	// lost its state database and no longer has the tasks' handles.
 	AdoptOrphans bool
+	// ServersContacted is closed once the client has heard from the
+	// servers since it started; nil means it has. Until then a restored
+	// task that did not survive the restart waits, unless
+	// OfflineRestartUntil lets it start (see offlineGate).
+	ServersContacted <-chan struct{}
+	// OfflineRestartUntil is, on Clock, when the disconnect window of a
+	// restored allocation runs out since the client's last heartbeat:
+	// until then its dead tasks restart before any server answers, and
+	// then it is stopped. Zero means they wait for the servers.
+	OfflineRestartUntil time.Time
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -74,6 +84,7 @@ type AllocRunner struct {
 	health     healthTracker // guarded by stateMu
 
 	restored bool
+	gate     *offlineGate
 	started  atomic.Bool
 	// selfStopped is set by the first Stop.
 	selfStopped atomic.Bool
@@ -124,6 +135,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 		destroyCh:    make(chan struct{}),
 		waitCh:       make(chan struct{}),
 	}
+	ar.gate = newOfflineGate(cfg, ar.serverStopped)
 	for _, task := range tg.Tasks {
 		d, derr := cfg.Drivers.Driver(task.Driver)
 		if derr != nil {
@@ -144,6 +156,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			notify:    ar.requestUpdate,
 			maxKill:   cfg.MaxKillTimeout,
 			adopt:     cfg.AdoptOrphans,
+			gate:      ar.gate,
 		}))
 	}
 	return ar, nil
@@ -244,6 +257,9 @@ func (ar *AllocRunner) Run() {
 		for _, tr := range ar.tasks {
 			go tr.Run()
 		}
+	}
+	if ar.restored {
+		go ar.stopWhenOfflineWindowEnds()
 	}
 	allDone := make(chan struct{})
 	go func() {
@@ -397,6 +413,14 @@ func (ar *AllocRunner) killTasksWith(kill func(tr *TaskRunner)) {
 			kill(tr)
 		}
 	}
+}
+
+// serverStopped reports whether the servers' latest copy of the allocation
+// is desired stop or evict.
+func (ar *AllocRunner) serverStopped() bool {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	return ar.alloc.ServerTerminalStatus()
 }
 
 // StopOnClientAfter returns the stop_on_client_after of the allocation's

@@ -10,7 +10,9 @@
 // it, restarts it according to the restart policy (RestartTracker), kills it
 // with its kill_signal and kill_timeout when told to, and persists its handle
 // and state so that a restarted client re-attaches instead of starting it
-// again.
+// again. A restored task that did not survive the restart starts again only
+// through the allocation's offlineGate: once the servers answer, or before
+// that within the group's disconnect window.
 //
 // Shutdown and Destroy differ on purpose: Shutdown stops the goroutines and
 // leaves every task running (an agent restart must not touch workloads);

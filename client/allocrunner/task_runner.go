@@ -40,6 +40,9 @@ type taskRunnerConfig struct {
 	// adopt asks the driver for a task left running by an earlier client
 	// before the first start (the client lost its state database).
 	adopt bool
+	// gate holds back the starts of a restored task that did not
+	// survive the client's restart (see offlineGate).
+	gate *offlineGate
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -61,6 +64,9 @@ type TaskRunner struct {
 	db       state.StateDB
 	notify   func()
 	restarts *RestartTracker
+	gate     *offlineGate
+	// restored is set when an earlier client process persisted the task.
+	restored bool
 
 	// persistMu serialises state changes with their writes, so that the
 	// database never ends up holding an older state than memory.
@@ -101,6 +107,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		notify:     cfg.notify,
 		maxKill:    cfg.maxKill,
 		adopt:      cfg.adopt,
+		gate:       cfg.gate,
 		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
 		state:      &structs.TaskState{State: structs.TaskStatePending},
 		killCh:     make(chan struct{}),
@@ -132,6 +139,7 @@ func jobType(alloc *structs.Allocation) string {
 func (tr *TaskRunner) restore(rec *state.TaskRecord) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	tr.restored = true
 	if rec.State != nil {
 		tr.state = rec.State.Copy()
 		tr.setupDone = true
@@ -269,8 +277,17 @@ func (tr *TaskRunner) Run() {
 			return
 		}
 	}
+	// A restored task that is not running did not survive the client's
+	// restart: its next starts pass the gate until the servers answer.
+	gated := tr.restored && !running && tr.gate != nil
 	for {
 		if !running {
+			offline := false
+			if gated {
+				var ok bool
+				ok, offline = tr.gate.wait(tr.killCh, tr.shutdownCh)
+				gated = !ok || offline
+			}
 			if tr.shuttingDown() {
 				return
 			}
@@ -284,6 +301,9 @@ func (tr *TaskRunner) Run() {
 					return
 				}
 				continue
+			}
+			if offline {
+				tr.restartedOffline()
 			}
 		}
 		running = false
@@ -308,6 +328,15 @@ func (tr *TaskRunner) Run() {
 			return
 		}
 	}
+}
+
+// restartedOffline records a start made before any server answered.
+func (tr *TaskRunner) restartedOffline() {
+	now := tr.clock.Now()
+	left := tr.gate.offlineLeft(now)
+	tr.logger.Info("restarted task without reaching a server: its group's disconnect window allows it",
+		"window_left", left)
+	tr.EmitEvent(restartedOfflineEvent(now, left, tr.gate.window))
 }
 
 // recover re-attaches to a task a previous client process started. running

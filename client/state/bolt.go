@@ -20,6 +20,7 @@ import (
 // Layout of the bbolt file:
 //
 //	meta/node_id, meta/secret_id
+//	meta/heartbeat                              msgpack Heartbeat
 //	allocations/<allocID>/alloc                 msgpack *structs.Allocation
 //	allocations/<allocID>/tasks/<task>/handle   msgpack *drivers.TaskHandle
 //	allocations/<allocID>/tasks/<task>/state    msgpack *structs.TaskState
@@ -28,11 +29,12 @@ var (
 	allocsBucket = []byte("allocations")
 	tasksBucket  = []byte("tasks")
 
-	nodeIDKey   = []byte("node_id")
-	secretIDKey = []byte("secret_id")
-	allocKey    = []byte("alloc")
-	handleKey   = []byte("handle")
-	stateKey    = []byte("state")
+	nodeIDKey    = []byte("node_id")
+	secretIDKey  = []byte("secret_id")
+	heartbeatKey = []byte("heartbeat")
+	allocKey     = []byte("alloc")
+	handleKey    = []byte("handle")
+	stateKey     = []byte("state")
 )
 
 // DBFile is the database's path relative to the client's state dir.
@@ -272,6 +274,31 @@ func (s *BoltStateDB) PutNodeIdentity(id NodeIdentity) error {
 		}
 		return b.Put(secretIDKey, []byte(id.SecretID))
 	})
+}
+
+// GetHeartbeat implements StateDB.
+func (s *BoltStateDB) GetHeartbeat() (Heartbeat, error) {
+	var hb Heartbeat
+	err := s.view(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(metaBucket).Get(heartbeatKey)
+		if raw == nil {
+			return nil
+		}
+		if err := decode(raw, &hb); err != nil {
+			return fmt.Errorf("decoding last heartbeat: %w", err)
+		}
+		return nil
+	})
+	return hb, err
+}
+
+// PutHeartbeat implements StateDB.
+func (s *BoltStateDB) PutHeartbeat(hb Heartbeat) error {
+	raw, err := encode(hb)
+	if err != nil {
+		return fmt.Errorf("encoding last heartbeat: %w", err)
+	}
+	return s.batch(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(heartbeatKey, raw) })
 }
 
 // GetAllocations implements StateDB.

@@ -3,7 +3,8 @@
 // running instead of starting them twice, whether or not it can reach a
 // server.
 //
-// It stores the node's identity, every allocation the client runs, and per
+// It stores the node's identity, the last successful heartbeat (Heartbeat,
+// with the boot it happened in), every allocation the client runs, and per
 // task the driver's TaskHandle (the key to RecoverTask) and the TaskState
 // (restart count, events). StateDB is the contract; BoltStateDB keeps it in a
 // bbolt file under the client's state dir and MemDB is an in-memory twin for

@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"time"
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -27,6 +28,19 @@ type TaskRecord struct {
 type AllocRecord struct {
 	Alloc *structs.Allocation
 	Tasks map[string]*TaskRecord
+}
+
+// Heartbeat is the client's last successful heartbeat (or registration),
+// persisted so that a client restarted while cut off knows how long it has
+// been alone (docs/concepts/disconnected-clients.md, "Offline reboot").
+// Wall is the wall clock; BootID and SinceBoot are the boot it happened in
+// and the boot clock (CLOCK_BOOTTIME) then, empty where the platform has
+// none. Within one boot the boot clock measures the gap, immune to wall
+// clock steps; across a reboot only the wall clock can.
+type Heartbeat struct {
+	Wall      time.Time
+	BootID    string
+	SinceBoot time.Duration
 }
 
 // StateDB is the client's local database. Implementations are safe for
@@ -55,6 +69,11 @@ type StateDB interface {
 
 	// PutTaskState stores a task's state.
 	PutTaskState(allocID, task string, ts *structs.TaskState) error
+
+	// GetHeartbeat returns the last persisted heartbeat, or a zero value
+	// when none was stored yet.
+	GetHeartbeat() (Heartbeat, error)
+	PutHeartbeat(hb Heartbeat) error
 
 	// Close releases the database. Later calls fail with ErrClosed.
 	Close() error

@@ -14,6 +14,7 @@ import (
 type MemDB struct {
 	mu     sync.Mutex
 	node   NodeIdentity
+	hb     Heartbeat
 	allocs map[string]*AllocRecord
 }
 
@@ -104,6 +105,21 @@ func (m *MemDB) taskLocked(allocID, task string) *TaskRecord {
 		rec.Tasks[task] = tr
 	}
 	return tr
+}
+
+// GetHeartbeat implements StateDB.
+func (m *MemDB) GetHeartbeat() (Heartbeat, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.hb, nil
+}
+
+// PutHeartbeat implements StateDB.
+func (m *MemDB) PutHeartbeat(hb Heartbeat) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hb = hb
+	return nil
 }
 
 // Close implements StateDB; see MemDB.

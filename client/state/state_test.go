@@ -153,3 +153,35 @@ func TestBoltStateDB_Reopen(t *testing.T) {
 	must.Len(t, 1, recs)
 	must.Eq(t, a.ID, recs[0].Alloc.ID)
 }
+
+// TestStateDB_Heartbeat checks that the last heartbeat survives a reopen of
+// the file: a client restarted while cut off measures from it how long its
+// disconnect windows have left ("Offline reboot" in
+// docs/concepts/disconnected-clients.md).
+func TestStateDB_Heartbeat(t *testing.T) {
+	implementations(t, func(t *testing.T, db StateDB) {
+		hb, err := db.GetHeartbeat()
+		must.NoError(t, err)
+		must.Eq(t, Heartbeat{}, hb)
+		want := Heartbeat{Wall: time.Unix(1_700_000_123, 456).UTC(), BootID: "b-1", SinceBoot: 90 * time.Minute}
+		must.NoError(t, db.PutHeartbeat(want))
+		hb, err = db.GetHeartbeat()
+		must.NoError(t, err)
+		must.True(t, want.Wall.Equal(hb.Wall))
+		must.Eq(t, want.BootID, hb.BootID)
+		must.Eq(t, want.SinceBoot, hb.SinceBoot)
+	})
+	dir := t.TempDir()
+	db, err := OpenBolt(dir)
+	must.NoError(t, err)
+	want := Heartbeat{Wall: time.Unix(1_700_000_000, 0).UTC(), BootID: "b-2", SinceBoot: time.Hour}
+	must.NoError(t, db.PutHeartbeat(want))
+	must.NoError(t, db.Close())
+	db, err = OpenBolt(dir)
+	must.NoError(t, err)
+	defer db.Close()
+	hb, err := db.GetHeartbeat()
+	must.NoError(t, err)
+	must.True(t, want.Wall.Equal(hb.Wall))
+	must.Eq(t, want.SinceBoot, hb.SinceBoot)
+}

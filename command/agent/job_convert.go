@@ -66,6 +66,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 			StopOnClientAfter: clonePtr(d.StopOnClientAfter),
 			Replace:           clonePtr(d.Replace),
 			Reconcile:         deref(d.Reconcile),
+			OfflineRestart:    clonePtr(d.OfflineRestart),
 		}
 	}
 	for _, n := range g.Networks {

@@ -110,9 +110,10 @@ job "edge" {
 
   group "cache" {
     disconnect {
-      lost_after = "6h"
-      replace    = false
-      reconcile  = "keep_original"
+      lost_after      = "6h"
+      replace         = false
+      reconcile       = "keep_original"
+      offline_restart = false
     }
     task "c" {
       driver = "mock_driver"
@@ -180,7 +181,7 @@ job "edge" {
 			},
 			{
 				Name: "cache", Count: 1, RestartPolicy: batchRestart(3), ReschedulePolicy: batchReschedule, EphemeralDisk: disk,
-				Disconnect: &structs.DisconnectStrategy{LostAfter: 6 * time.Hour, Replace: new(false), Reconcile: "keep_original"},
+				Disconnect: &structs.DisconnectStrategy{LostAfter: 6 * time.Hour, Replace: new(false), Reconcile: "keep_original", OfflineRestart: new(false)},
 				Tasks: []*structs.Task{{
 					Name: "c", Driver: "mock_driver", Resources: &structs.Resources{CPU: 100, MemoryMB: 300},
 					RestartPolicy: batchRestart(3), KillTimeout: 5 * time.Second, LogConfig: structs.DefaultLogConfig(),

@@ -168,6 +168,7 @@ type nodeStub struct{ ID, Name, Status string }
 
 type allocStub struct {
 	ID, NodeID, ClientStatus, DesiredStatus string
+	TaskGroup                               string
 	TaskStates                              map[string]struct {
 		Restarts  uint64
 		StartedAt time.Time

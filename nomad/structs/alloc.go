@@ -617,6 +617,9 @@ const (
 	TaskSetup             = "Task Setup"
 	TaskClientReconnected = "Reconnected"
 	TaskRestoreFailed     = "Failed Restoring Task"
+	// TaskRestartedOffline is ours, beyond upstream: the client restarted
+	// the task after its own restart without reaching any server.
+	TaskRestartedOffline = "Restarted while disconnected"
 )
 
 // TaskEvent is one entry of a task's history.

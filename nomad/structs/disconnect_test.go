@@ -148,6 +148,12 @@ func TestJob_Validate_DisconnectRules(t *testing.T) {
 		{name: "zero block stop on sysbatch", jobType: structs.JobTypeSysBatch, block: &structs.DisconnectStrategy{StopOnClientAfter: &zero}},
 		{name: "window with a zero block stop", legacy: ptr(time.Hour), block: &structs.DisconnectStrategy{StopOnClientAfter: &zero}},
 
+		{name: "offline_restart opt-out", block: &structs.DisconnectStrategy{LostAfter: time.Hour, OfflineRestart: ptr(false)}},
+		{name: "offline_restart with a legacy window", legacy: ptr(time.Hour), block: &structs.DisconnectStrategy{OfflineRestart: ptr(true)}},
+		{name: "offline_restart false without a window", block: &structs.DisconnectStrategy{OfflineRestart: ptr(false)}},
+		{name: "offline_restart true without a window", block: &structs.DisconnectStrategy{OfflineRestart: ptr(true)},
+			want: []string{g + "disconnect.offline_restart = true needs a lost window (disconnect.lost_after or max_client_disconnect)"}},
+
 		{name: "every disconnect mistake at once", jobType: structs.JobTypeSystem,
 			legacy: ptr(time.Hour), legStop: ptr(time.Minute),
 			block: &structs.DisconnectStrategy{LostAfter: time.Hour, StopOnClientAfter: ptr(-time.Minute), Reconcile: "nope"},
@@ -172,6 +178,35 @@ func TestJob_Validate_DisconnectRules(t *testing.T) {
 			must.Eq(t, tc.want, validationProblems(t, job))
 		})
 	}
+}
+
+// offline_restart (ours, beyond upstream; see
+// docs/concepts/disconnected-clients.md, "Offline reboot") is on by default
+// for every group with a lost window, in either spelling, off for groups
+// without one whatever it says, and off where the group opts out.
+func TestTaskGroup_OfflineRestart(t *testing.T) {
+	cases := []struct {
+		name   string
+		tg     *structs.TaskGroup
+		expect bool
+	}{
+		{"nil group", nil, false},
+		{"no window", &structs.TaskGroup{}, false},
+		{"no window, asked for", &structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{OfflineRestart: ptr(true)}}, false},
+		{"legacy window", &structs.TaskGroup{MaxClientDisconnect: ptr(time.Hour)}, true},
+		{"block window", &structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{LostAfter: time.Hour}}, true},
+		{"opted out", &structs.TaskGroup{Disconnect: &structs.DisconnectStrategy{LostAfter: time.Hour, OfflineRestart: ptr(false)}}, false},
+		{"legacy window, opted out", &structs.TaskGroup{
+			MaxClientDisconnect: ptr(time.Hour), Disconnect: &structs.DisconnectStrategy{OfflineRestart: ptr(false)},
+		}, false},
+	}
+	for _, tc := range cases {
+		must.Eq(t, tc.expect, tc.tg.OfflineRestart(), must.Sprint(tc.name))
+	}
+	d := &structs.DisconnectStrategy{OfflineRestart: ptr(false)}
+	c := d.Copy()
+	*c.OfflineRestart = true
+	must.False(t, *d.OfflineRestart, must.Sprint("Copy shares nothing"))
 }
 
 // Each reconcile strategy is accepted, and the error for a wrong one names

@@ -82,6 +82,7 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 			StopOnClientAfter: ptr(2 * time.Minute),
 			Replace:           ptr(true),
 			Reconcile:         structs.ReconcileOptionKeepOriginal,
+			OfflineRestart:    ptr(true),
 		},
 		Update: fullUpdate(),
 		Networks: []*structs.NetworkResource{{

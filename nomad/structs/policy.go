@@ -154,6 +154,11 @@ type DisconnectStrategy struct {
 	StopOnClientAfter *time.Duration
 	Replace           *bool
 	Reconcile         string
+	// OfflineRestart (beyond upstream) lets a client that restarted
+	// without reaching any server restart the group's tasks that died
+	// meanwhile, within the lost window; nil means true. See
+	// TaskGroup.OfflineRestart.
+	OfflineRestart *bool
 }
 
 // Copy returns a copy.
@@ -166,6 +171,10 @@ func (d *DisconnectStrategy) Copy() *DisconnectStrategy {
 	if d.Replace != nil {
 		v := *d.Replace
 		n.Replace = &v
+	}
+	if d.OfflineRestart != nil {
+		v := *d.OfflineRestart
+		n.OfflineRestart = &v
 	}
 	return &n
 }
@@ -208,6 +217,18 @@ func (tg *TaskGroup) ReplaceOnDisconnect() bool {
 		return true
 	}
 	return *tg.Disconnect.Replace
+}
+
+// OfflineRestart reports whether a client that restarted while no server
+// answers may restart the group's tasks that died while it was down (a
+// power cut), until the lost window has run out since its last heartbeat
+// (docs/concepts/disconnected-clients.md, "Offline reboot"). Only groups
+// with a lost window qualify; for them the default is true.
+func (tg *TaskGroup) OfflineRestart() bool {
+	if tg.LostAfter() <= 0 {
+		return false
+	}
+	return tg.Disconnect == nil || tg.Disconnect.OfflineRestart == nil || *tg.Disconnect.OfflineRestart
 }
 
 // ReconcileStrategy returns the group's reconcile strategy, best_score by default.
@@ -253,6 +274,9 @@ func (tg *TaskGroup) validateDisconnect(job *Job) []string {
 	// problems would surface only after the user fixed the first.
 	lost := positiveDuration(tg.MaxClientDisconnect) || (d != nil && d.LostAfter > 0)
 	stop := positiveDuration(tg.StopAfterClientDisconnect) || (d != nil && positiveDuration(d.StopOnClientAfter))
+	if d != nil && d.OfflineRestart != nil && *d.OfflineRestart && !lost {
+		p.add("disconnect.offline_restart = true needs a lost window (disconnect.lost_after or max_client_disconnect)")
+	}
 	if lost && stop {
 		p.add("a lost window (max_client_disconnect / disconnect.lost_after) and a client stop (stop_after_client_disconnect / disconnect.stop_on_client_after) contradict each other; set only one")
 	}

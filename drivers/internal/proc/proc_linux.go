@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,13 +36,7 @@ func ReadStat(pid int) (Stat, error) {
 // BootID identifies the current boot, so that a handle from before a reboot
 // is never matched against a process that merely has the same pid and start
 // tick. It is "" when the kernel does not expose it.
-func BootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
+func BootID() string { return clock.BootID() }
 
 // StartedAt turns a process's start tick (field 22 of its stat) into a
 // time, from the boot time in /proc/stat. Linux counts those ticks at
@@ -137,6 +130,12 @@ func (w *Watcher) checkIdentity() error {
 	if ps.StartTime != w.startTime {
 		return fmt.Errorf("%w: pid %d was reused by a process started at tick %d, the task started at tick %d",
 			drivers.ErrTaskNotFound, w.pid, ps.StartTime, w.startTime)
+	}
+	if ps.Exited() {
+		// A zombie nobody has reaped yet (its parent, the client that
+		// started it, died too) is as gone as a process that was
+		// reaped: it will never run again, and its exit status is lost.
+		return fmt.Errorf("pid %d: %w: it has exited and awaits its parent (state %c)", w.pid, ErrGone, ps.State)
 	}
 	return nil
 }

@@ -47,3 +47,30 @@ func TestWatch_PollsOnItsClock(t *testing.T) {
 		}
 	})
 }
+
+// A task killed while no client watched it stays a zombie until someone
+// reaps it, and on a machine whose init does not reap (a container) that
+// may be never. Re-attaching to it would only "recover" a dead task;
+// Watch says it is gone, so the client restarts it as a task that died
+// while the agent was down ("Offline reboot" in
+// docs/concepts/disconnected-clients.md).
+func TestWatch_ZombieIsGone(t *testing.T) {
+	for _, noPidfd := range []bool{false, true} {
+		cmd := exec.Command("sleep", "30")
+		must.NoError(t, cmd.Start())
+		st, err := ReadStat(cmd.Process.Pid)
+		must.NoError(t, err)
+		must.NoError(t, cmd.Process.Kill())
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if now, err := ReadStat(cmd.Process.Pid); err == nil && now.Exited() {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the killed process did not become a zombie within 10s")
+			}
+		}
+		_, err = Watch(cmd.Process.Pid, st.StartTime, WatchOptions{NoPidfd: noPidfd})
+		must.ErrorIs(t, err, ErrGone, must.Sprintf("noPidfd=%v", noPidfd))
+		_ = cmd.Wait()
+	}
+}

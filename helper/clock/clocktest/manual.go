@@ -124,3 +124,44 @@ func (c *Manual) Advance(d time.Duration) {
 		c.mu.Lock()
 	}
 }
+
+// Boot is a clock.BootClock for tests: its boot clock advances with the
+// clock it is given (a Manual, or the real clock inside a testing/synctest
+// bubble), and Reboot starts a new boot.
+type Boot struct {
+	c     clock.Clock
+	mu    sync.Mutex
+	id    string
+	start time.Time
+	off   bool
+}
+
+var _ clock.BootClock = (*Boot)(nil)
+
+// NewBoot returns a boot clock on c whose boot id began now.
+func NewBoot(c clock.Clock, id string) *Boot { return &Boot{c: c, id: id, start: c.Now()} }
+
+// Reboot starts boot id now: later readings belong to it.
+func (b *Boot) Reboot(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.id, b.start = id, b.c.Now()
+}
+
+// SetUnavailable makes ReadBoot report no boot clock, as on a platform
+// without one.
+func (b *Boot) SetUnavailable(off bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.off = off
+}
+
+// ReadBoot implements clock.BootClock.
+func (b *Boot) ReadBoot() (clock.BootReading, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.off {
+		return clock.BootReading{}, false
+	}
+	return clock.BootReading{BootID: b.id, SinceBoot: b.c.Now().Sub(b.start)}, true
+}
