@@ -111,11 +111,10 @@ func (c *Client) measureTimeAlone() aloneFor {
 // of whose tasks ever started is not restarted: the servers mark such an
 // allocation lost, not unknown, and replace it at once.
 func (c *Client) offlineRestartUntil(rec *state.AllocRecord) time.Time {
-	tg := rec.Alloc.LookupTaskGroup()
-	if !c.alone.known || !tg.OfflineRestart() || !everStarted(rec) {
+	if !c.alone.known || !rec.Alloc.OfflineRestart() || !everStarted(rec) {
 		return time.Time{}
 	}
-	left := tg.LostAfter() - c.alone.d
+	left := rec.Alloc.DisconnectPolicy().LostAfter - c.alone.d
 	if left <= 0 {
 		return time.Time{}
 	}

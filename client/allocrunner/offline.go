@@ -46,8 +46,8 @@ func newOfflineGate(cfg Config, serverStopped func() bool) *offlineGate {
 	if g.contacted == nil {
 		g.contacted = closedCh
 	}
-	if tg := cfg.Alloc.LookupTaskGroup(); tg != nil {
-		g.window = tg.LostAfter()
+	if cfg.Alloc != nil {
+		g.window = cfg.Alloc.DisconnectPolicy().LostAfter
 	}
 	return g
 }

@@ -116,3 +116,15 @@ func shortDuration(d time.Duration) string {
 	}
 	return s
 }
+
+// OfflineRestart reports whether a client restarted while cut off may
+// restart this allocation's dead tasks before any server answers: its
+// effective window (the group's, or its node pool's) is set and the group
+// has not opted out with disconnect { offline_restart = false }.
+func (a *Allocation) OfflineRestart() bool {
+	if a.DisconnectPolicy().LostAfter <= 0 {
+		return false
+	}
+	tg := a.LookupTaskGroup()
+	return tg == nil || tg.Disconnect == nil || tg.Disconnect.OfflineRestart == nil || *tg.Disconnect.OfflineRestart
+}

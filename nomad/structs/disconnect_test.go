@@ -227,3 +227,31 @@ func TestJob_Validate_ReconcileOptions(t *testing.T) {
 	}
 	must.True(t, strings.Contains(err.Error(), "web"), must.Sprint("the error names the group"))
 }
+
+// A client cut off and restarted may bring an allocation's dead tasks back
+// only while its effective window runs: the group's own, or the node
+// pool's when the group sets none; a group's offline_restart = false
+// always wins.
+func TestAllocation_OfflineRestart(t *testing.T) {
+	hour := time.Hour
+	off := false
+	pool := &structs.PoolDisconnect{Pool: "edge", Policy: &structs.NodePoolDisconnect{LostAfter: hour}}
+	cases := []struct {
+		name  string
+		group *structs.DisconnectStrategy
+		pool  *structs.PoolDisconnect
+		want  bool
+	}{
+		{"no window anywhere", nil, nil, false},
+		{"the group's window", &structs.DisconnectStrategy{LostAfter: hour}, nil, true},
+		{"the pool's window", nil, pool, true},
+		{"opted out", &structs.DisconnectStrategy{LostAfter: hour, OfflineRestart: &off}, nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			job := &structs.Job{ID: "j", TaskGroups: []*structs.TaskGroup{{Name: "g", Disconnect: c.group}}}
+			a := &structs.Allocation{Job: job, TaskGroup: "g", PoolDisconnect: c.pool}
+			must.Eq(t, c.want, a.OfflineRestart())
+		})
+	}
+}
