@@ -97,6 +97,11 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 		if alloc.NextAllocation == "" {
 			alloc.NextAllocation = existing.NextAllocation
 		}
+		keepStop(existing, alloc)
+		// Desired transitions (alloc stop, a drain's migrate) are written
+		// by their own requests, never by a plan: a plan built before one
+		// would erase it, and the allocation would neither move nor stop.
+		alloc.DesiredTransition = existing.DesiredTransition
 		// Health is the client's report: the scheduler's copy may predate
 		// it, and an unknown marking must not erase it. Only joining a new
 		// deployment (an in-place update) starts the judgement afresh.
@@ -131,6 +136,20 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 	}
 	jobs.add(alloc.JobNamespacedID())
 	return nil
+}
+
+// keepStop makes a stop final. A plan built from a snapshot taken before
+// an operator's `alloc stop` or a job stop (the scheduler marking the
+// allocation unknown on a node that just disconnected, or resuming it when
+// the node returns) carries the desired status of that snapshot: written
+// as it is, it would undo the stop, and the task would run on once its
+// node is back. No decision ever takes a stopped allocation back to run:
+// a stopped one is replaced, never revived.
+func keepStop(existing, update *structs.Allocation) {
+	if existing.DesiredStatus != structs.AllocDesiredStatusRun && update.DesiredStatus == structs.AllocDesiredStatusRun {
+		update.DesiredStatus = existing.DesiredStatus
+		update.DesiredDescription = existing.DesiredDescription
+	}
 }
 
 // linkPreviousAllocTxn points the allocation that next replaces at next,

@@ -68,6 +68,50 @@ func TestUpsertAllocs_UpdateKeepsClientOwnedFields(t *testing.T) {
 	must.Eq(t, structs.TaskGroupSummary{Unknown: 1}, summaryOf(t, s, job))
 }
 
+// An operator stops an allocation on a node that just disconnected while
+// the scheduler, working from a snapshot taken a moment earlier, marks it
+// unknown: the stop must survive the scheduler's write, or the task runs on
+// when its node returns. Found by the partition suite
+// (TestPartition_StopsWhileDisconnected, 1 run in 3 under load).
+func TestUpsertAllocs_StopIsFinal(t *testing.T) {
+	s := testStateStore(t)
+	job := mock.Job()
+	allocs := jobWithAllocs(t, s, 10, job, "n1", 1)
+	stale := allocByID(t, s, allocs[0].ID).Copy() // the scheduler's snapshot: desired run
+
+	stopped := stale.Copy()
+	stopped.DesiredStatus = structs.AllocDesiredStatusStop
+	stopped.DesiredDescription = "alloc was stopped by an operator"
+	must.NoError(t, s.UpsertAllocs(12, []*structs.Allocation{stopped}))
+
+	stale.ClientStatus = structs.AllocClientStatusUnknown
+	must.NoError(t, s.UpsertAllocs(13, []*structs.Allocation{stale}))
+	out := allocByID(t, s, stale.ID)
+	must.Eq(t, structs.AllocDesiredStatusStop, out.DesiredStatus)
+	must.Eq(t, "alloc was stopped by an operator", out.DesiredDescription)
+	must.Eq(t, structs.AllocClientStatusUnknown, out.ClientStatus, must.Sprint("the rest of the write lands"))
+}
+
+// `alloc stop` and a drain mark an allocation to migrate through their own
+// request; a plan the scheduler built before (marking the allocation
+// unknown when its node disconnected) must not erase the mark, or the
+// allocation is neither stopped nor replaced. Found by the partition suite
+// (TestPartition_StopsWhileDisconnected failed 3 runs in 4 under load).
+func TestUpsertAllocs_KeepsDesiredTransition(t *testing.T) {
+	s := testStateStore(t)
+	job := mock.Job()
+	allocs := jobWithAllocs(t, s, 10, job, "n1", 1)
+	stale := allocByID(t, s, allocs[0].ID).Copy() // the scheduler's snapshot
+
+	yes := true
+	must.NoError(t, s.UpdateAllocsDesiredTransitions(12, map[string]*structs.DesiredTransition{stale.ID: {Migrate: &yes}}, nil))
+	stale.ClientStatus = structs.AllocClientStatusUnknown
+	must.NoError(t, s.UpsertAllocs(13, []*structs.Allocation{stale}))
+	out := allocByID(t, s, stale.ID)
+	must.True(t, out.DesiredTransition.ShouldMigrate(), must.Sprint("the stop's migrate mark survives the plan"))
+	must.Eq(t, structs.AllocClientStatusUnknown, out.ClientStatus)
+}
+
 // A replacement points back at its original; the store points the original
 // forward, so the reconnect logic can walk the whole chain.
 func TestUpsertAllocs_LinksReplacementChain(t *testing.T) {
