@@ -290,8 +290,8 @@ func TestJobValidate(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.nomad.hcl")
 	must.NoError(t, os.WriteFile(bad, []byte(`job "bad" {
   group "g" {
-    network {
-      mode = "host"
+    scaling {
+      min = 1
     }
   }
 }

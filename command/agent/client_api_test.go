@@ -375,18 +375,26 @@ func TestClientAPI_ForwardsToServerHoldingSession(t *testing.T) {
 	cfg.DataDir = t.TempDir()
 	cfg.NodeName = "edge-fwd"
 	cfg.Client.Enabled = true
-	// The node knows (and opens its session to) s1 alone.
+	// The node is told of s1 only, but learns s2 from its heartbeats and
+	// may open its session to either: the request goes to the other one.
 	cfg.Client.Servers = []string{s1.Server().RPCAddr().String()}
 	cfg.Plugins = []*agent.PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
 	edge, err := agent.NewAgent(cfg, hclog.NewNullLogger())
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = edge.Client().Destroy(); _ = edge.Shutdown() })
-	agenttest.WaitFor(t, 30*time.Second, "the node's session on s1", func() (bool, string) {
-		return s1.Server().HasNodeConn(edge.Client().NodeID()), "none yet"
+	var holder, other *agent.Agent
+	agenttest.WaitFor(t, 30*time.Second, "the node's session on a server", func() (bool, string) {
+		switch id := edge.Client().NodeID(); {
+		case s1.Server().HasNodeConn(id):
+			holder, other = s1, s2
+		case s2.Server().HasNodeConn(id):
+			holder, other = s2, s1
+		}
+		return holder != nil, "none yet"
 	})
-	must.False(t, s2.Server().HasNodeConn(edge.Client().NodeID()))
+	must.False(t, other.Server().HasNodeConn(edge.Client().NodeID()))
 
-	c2, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + s2.HTTPAddr().String()})
+	c2, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + other.HTTPAddr().String()})
 	must.NoError(t, err)
 	ec := &edgeCluster{edge: edge, api: c2}
 	alloc := ec.runRaw(t, "fwd-logs", `echo via-s1; sleep 300`)

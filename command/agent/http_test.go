@@ -339,7 +339,7 @@ func TestHTTP_ParseAndValidate(t *testing.T) {
 
 	_, err = c.Jobs().ParseHCL(`job "p" {
   group "g" {
-    network { mode = "host" }
+    scaling { min = 1 }
   }
 }`, false)
 	must.Error(t, err)
