@@ -51,6 +51,7 @@ type TaskGroup struct {
 	EphemeralDisk    *EphemeralDisk
 	Meta             map[string]string
 	Update           *UpdateStrategy
+	Migrate          *MigrateStrategy
 
 	// StopAfterClientDisconnect is the legacy spelling of
 	// Disconnect.StopOnClientAfter. Upstream ignores it since 1.10; we keep
@@ -115,6 +116,31 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 		g.Disconnect.Canonicalize()
 	}
 	g.canonicalizeUpdate(job)
+	g.canonicalizeMigrate(job)
+}
+
+// canonicalizeMigrate fills the migrate block of a service job's group
+// with upstream's defaults, as the official client does.
+func (g *TaskGroup) canonicalizeMigrate(job *Job) {
+	if job.Type == nil || *job.Type != JobTypeService {
+		return
+	}
+	if g.Migrate == nil {
+		g.Migrate = &MigrateStrategy{}
+	}
+	m := g.Migrate
+	if m.MaxParallel == nil {
+		m.MaxParallel = new(1)
+	}
+	if m.HealthCheck == nil {
+		m.HealthCheck = new("checks")
+	}
+	if m.MinHealthyTime == nil {
+		m.MinHealthyTime = new(10 * time.Second)
+	}
+	if m.HealthyDeadline == nil {
+		m.HealthyDeadline = new(5 * time.Minute)
+	}
 }
 
 // Constrain adds a constraint to the group.

@@ -128,7 +128,8 @@ func (p *parser) group(b *hclsyntax.Block, name string) *api.TaskGroup {
 			"disconnect": {decode: func(b *hclsyntax.Block, _ string) {
 				g.Disconnect = p.disconnect(b, where)
 			}},
-			"update": {decode: func(b *hclsyntax.Block, _ string) { g.Update = p.update(b, where) }},
+			"update":  {decode: func(b *hclsyntax.Block, _ string) { g.Update = p.update(b, where) }},
+			"migrate": {decode: func(b *hclsyntax.Block, _ string) { g.Migrate = p.migrate(b, where) }},
 			"network": {decode: func(b *hclsyntax.Block, _ string) {
 				g.Networks = append(g.Networks, p.network(b, where))
 			}},

@@ -414,3 +414,30 @@ job "web" {
 	must.Eq(t, "task_states", *u.HealthCheck)
 	must.Eq(t, 5*time.Minute, *u.HealthyDeadline)
 }
+
+// A group's migrate block, which drains honour, is read with its keys; an
+// unknown key is named with its position.
+func TestParse_Migrate(t *testing.T) {
+	job, err := jobspec.Parse("m.nomad.hcl", []byte(`job "j" {
+  group "g" {
+    migrate {
+      max_parallel = 2
+      health_check = "task_states"
+    }
+    task "t" {
+      driver = "mock_driver"
+    }
+  }
+}`))
+	must.NoError(t, err)
+	must.Eq(t, &api.MigrateStrategy{MaxParallel: new(2), HealthCheck: new("task_states")}, job.TaskGroups[0].Migrate)
+
+	_, err = jobspec.Parse("m.nomad.hcl", []byte(`job "j" {
+  group "g" {
+    migrate {
+      max_paralel = 2
+    }
+  }
+}`))
+	must.ErrorContains(t, err, `m.nomad.hcl:4:7`)
+}

@@ -42,3 +42,16 @@ func (p *parser) update(b *hclsyntax.Block, parent string) *api.UpdateStrategy {
 	}})
 	return u
 }
+
+// migrate parses a group's migrate block.
+func (p *parser) migrate(b *hclsyntax.Block, parent string) *api.MigrateStrategy {
+	m := &api.MigrateStrategy{}
+	where := blockWhere(b.Type, parent)
+	p.walk(b.Body, where, schema{attrs: map[string]func(*hclsyntax.Attribute){
+		"max_parallel":     func(a *hclsyntax.Attribute) { m.MaxParallel = p.intPtr(a, where) },
+		"health_check":     func(a *hclsyntax.Attribute) { m.HealthCheck = p.stringPtr(a, where) },
+		"min_healthy_time": func(a *hclsyntax.Attribute) { m.MinHealthyTime = p.durationPtr(a, where) },
+		"healthy_deadline": func(a *hclsyntax.Attribute) { m.HealthyDeadline = p.durationPtr(a, where) },
+	}})
+	return m
+}

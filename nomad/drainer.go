@@ -11,11 +11,6 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-// drainMaxParallel is how many allocations of a task group a drain moves
-// at a time. Upstream reads it from the group's migrate block, which this
-// project does not accept yet; upstream's default is 1.
-const drainMaxParallel = 1
-
 // drainRetry is how long the drainer waits after a failed raft write.
 const drainRetry = time.Second
 
@@ -125,7 +120,7 @@ type drainClock struct {
 }
 
 // planNodeDrain decides which of node's allocations move now. Service
-// allocations move drainMaxParallel per group at a time; batch ones are
+// allocations move the group's migrate max_parallel (1 by default) at a time; batch ones are
 // left to finish until the deadline; system ones go last, once nothing
 // else remains, unless the drain ignores them. Unknown allocations (their
 // node disconnected) are not serving, so they all move at once. A
@@ -187,7 +182,9 @@ func planNodeDrain(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, 
 			if err != nil {
 				return drainPlan{}, err
 			}
-			n = drainMaxParallel - inFlight
+			// The group's migrate block says how many move at a time
+			// (upstream's default 1).
+			n = a.LookupTaskGroup().DrainMaxParallel() - inFlight
 		}
 		if n > 0 {
 			plan.migrate = append(plan.migrate, a)

@@ -85,6 +85,18 @@ func TestPlanNodeDrain_OnePerGroupUnknownAllAtOnce(t *testing.T) {
 	must.Len(t, 2, plan.migrate)
 }
 
+// A group's migrate block sets how many of its allocations move at a
+// time: with max_parallel = 2, two of three move in the first pass.
+func TestPlanNodeDrain_MigrateMaxParallel(t *testing.T) {
+	job := mock.Job()
+	job.TaskGroups[0].Migrate = &structs.MigrateStrategy{MaxParallel: 2}
+	a1, a2, a3 := allocOf(job, structs.AllocClientStatusRunning), allocOf(job, structs.AllocClientStatusRunning), allocOf(job, structs.AllocClientStatusRunning)
+	st, node := drainFixture(t, structs.DrainSpec{}, structs.NodeStatusReady, a1, a2, a3)
+	plan, err := planNodeDrain(nil, st, node, drainClock{now: drainNow})
+	must.NoError(t, err)
+	must.Len(t, 2, plan.migrate, must.Sprint(ids(plan.migrate)))
+}
+
 // Batch allocations finish on their own until the deadline; past it
 // everything left is stopped.
 func TestPlanNodeDrain_BatchWaitsForDeadline(t *testing.T) {
@@ -159,7 +171,7 @@ func TestPlanNodeDrain_DisconnectedWaitsForNode(t *testing.T) {
 }
 
 // Whatever a node holds, one pass before the deadline marks at most
-// drainMaxParallel reachable service allocations per group (counting those
+// the group's migrate max_parallel (1 or 2 here) reachable service allocations per group (counting those
 // already moving), no batch one, and no system one while others remain;
 // and the drain is done exactly when nothing it covers is left on a node
 // that is not disconnected.
@@ -167,11 +179,16 @@ func TestPlanNodeDrain_Invariants(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		types := []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}
 		jobs := map[string]*structs.Job{}
+		maxParallel := rapid.IntRange(0, 2).Draw(rt, "maxParallel") // 0: no migrate block
 		for _, typ := range types {
 			j := mock.Job()
 			j.Type = typ
+			if maxParallel > 0 {
+				j.TaskGroups[0].Migrate = &structs.MigrateStrategy{MaxParallel: maxParallel}
+			}
 			jobs[typ] = j
 		}
+		budget := max(maxParallel, 1)
 		n := rapid.IntRange(0, 8).Draw(rt, "allocs")
 		var allocs []*structs.Allocation
 		for i := range n {
@@ -223,6 +240,6 @@ func TestPlanNodeDrain_Invariants(t *testing.T) {
 				}
 			}
 		}
-		must.LessEq(rt, max(drainMaxParallel-moving, 0), reachable) // reachable ≤ the budget
+		must.LessEq(rt, max(budget-moving, 0), reachable) // reachable ≤ the budget
 	})
 }

@@ -52,6 +52,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		MaxClientDisconnect:       clonePtr(g.MaxClientDisconnect),
 		StopAfterClientDisconnect: clonePtr(g.StopAfterClientDisconnect),
 		Update:                    convertUpdate(g.Update),
+		Migrate:                   convertMigrate(g.Migrate),
 	}
 	if d := g.EphemeralDisk; d != nil {
 		out.EphemeralDisk = &structs.EphemeralDisk{
@@ -145,6 +146,18 @@ func convertUpdate(u *api.UpdateStrategy) *structs.UpdateStrategy {
 		AutoRevert:       deref(u.AutoRevert),
 		AutoPromote:      deref(u.AutoPromote),
 		Canary:           deref(u.Canary),
+	}
+}
+
+func convertMigrate(m *api.MigrateStrategy) *structs.MigrateStrategy {
+	if m == nil {
+		return nil
+	}
+	return &structs.MigrateStrategy{
+		MaxParallel:     deref(m.MaxParallel),
+		HealthCheck:     deref(m.HealthCheck),
+		MinHealthyTime:  deref(m.MinHealthyTime),
+		HealthyDeadline: deref(m.HealthyDeadline),
 	}
 }
 

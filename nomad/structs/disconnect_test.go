@@ -255,3 +255,23 @@ func TestAllocation_OfflineRestart(t *testing.T) {
 		})
 	}
 }
+
+// The migrate block is accepted for what a drain honours (max_parallel, a
+// health check judged on task states) and refuses by name the timings a
+// drain would ignore; upstream's defaults, which the official client fills
+// in, pass.
+func TestMigrateStrategy_Validate(t *testing.T) {
+	job := mock.Job()
+	job.TaskGroups[0].Migrate = &structs.MigrateStrategy{MaxParallel: 1, HealthCheck: "checks",
+		MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute}
+	must.NoError(t, job.Validate())
+	must.Eq(t, 1, job.TaskGroups[0].DrainMaxParallel())
+
+	job.TaskGroups[0].Migrate = &structs.MigrateStrategy{MaxParallel: 3, MinHealthyTime: time.Minute}
+	err := job.Validate()
+	must.ErrorContains(t, err, "migrate: min_healthy_time 1m0s is not supported")
+	must.Eq(t, 3, job.TaskGroups[0].DrainMaxParallel())
+
+	job.TaskGroups[0].Migrate = &structs.MigrateStrategy{HealthCheck: "manual"}
+	must.ErrorContains(t, job.Validate(), `migrate: health_check must be "checks" or "task_states"`)
+}

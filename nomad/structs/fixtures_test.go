@@ -84,7 +84,8 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 			Reconcile:         structs.ReconcileOptionKeepOriginal,
 			OfflineRestart:    ptr(true),
 		},
-		Update: fullUpdate(),
+		Update:  fullUpdate(),
+		Migrate: &structs.MigrateStrategy{MaxParallel: 2, HealthCheck: "task_states", MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute},
 		Networks: []*structs.NetworkResource{{
 			Mode:          structs.NetworkModeHost,
 			ReservedPorts: []structs.Port{{Label: "admin", Value: 9090, To: 90, HostNetwork: "default"}},

@@ -302,6 +302,9 @@ type TaskGroup struct {
 	Update *UpdateStrategy
 	// Networks is the group's `network` block (at most one).
 	Networks []*NetworkResource
+
+	// Migrate is the group's migrate block (see MigrateStrategy).
+	Migrate *MigrateStrategy
 }
 
 // LookupTask returns the named task, or nil.
@@ -387,6 +390,7 @@ func (tg *TaskGroup) validate(job *Job) []string {
 		p.add("update: canary (%d) can't exceed the group's count (%d)", u.Canary, tg.Count)
 	}
 	p = append(p, tg.validateNetworks()...)
+	p = append(p, tg.Migrate.validate()...)
 	seen := map[string]bool{}
 	leaders := 0
 	for i, t := range tg.Tasks {
@@ -432,6 +436,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.Disconnect = tg.Disconnect.Copy()
 	n.Update = tg.Update.Copy()
 	n.Networks = copyNetworks(tg.Networks)
+	n.Migrate = tg.Migrate.Copy()
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {
