@@ -312,7 +312,9 @@ func (d *Driver) follow(h *taskHandle, cfg *drivers.TaskConfig, since time.Time)
 // restart, a log driver that cannot be read back) falls back to a blocking
 // wait, retried until the container is seen stopped or gone.
 func (d *Driver) watchExit(h *taskHandle) {
-	<-h.logsDone
+	if !d.awaitStop(h) {
+		return
+	}
 	for {
 		code, err := d.api.waitContainer(context.Background(), h.state.ContainerID)
 		if errors.Is(err, ErrNoSuchContainer) {
@@ -327,6 +329,35 @@ func (d *Driver) watchExit(h *taskHandle) {
 		h.logger.Debug("waiting for container failed, retrying", "error", err)
 		if !clock.Sleep(d.clock, retryWait, h.Done()) {
 			return
+		}
+	}
+}
+
+// stoppedPoll is how often a task whose log stream is still open checks
+// that its container still runs.
+const stoppedPoll = 5 * time.Second
+
+// awaitStop returns once the log stream has ended or inspect shows the
+// container no longer running: an engine may keep the log stream of a
+// finished container open (seen with Podman under load), and the exit must
+// not wait on it. False means the handle was closed.
+func (d *Driver) awaitStop(h *taskHandle) bool {
+	for {
+		t := d.clock.NewTimer(stoppedPoll)
+		select {
+		case <-h.logsDone:
+			t.Stop()
+			return true
+		case <-h.Done():
+			t.Stop()
+			return false
+		case <-t.C():
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+		info, err := d.api.inspectContainer(ctx, h.state.ContainerID)
+		cancel()
+		if errors.Is(err, ErrNoSuchContainer) || (err == nil && !info.State.Running) {
+			return true
 		}
 	}
 }
