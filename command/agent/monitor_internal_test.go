@@ -3,7 +3,9 @@ package agent
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -56,25 +58,38 @@ func TestStreamMonitor_ReportsDropsAndHeartbeats(t *testing.T) {
 		}
 		il.Info("after the gap")
 
+		// The writer runs in the stream's goroutine: a mutex, not only
+		// synctest.Wait, orders its writes before the test's reads for the
+		// race detector.
+		var mu sync.Mutex
 		var writes []string
+		seen := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(writes)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			(&HTTPServer{}).streamMonitor(ctx, m, func(p []byte) error {
+				mu.Lock()
 				writes = append(writes, string(p))
+				mu.Unlock()
 				return nil
 			})
 		}()
 		synctest.Wait()
-		must.Len(t, 1, writes)
-		must.StrContains(t, writes[0], "dropped 3 log lines")
-		must.StrContains(t, writes[0], "after the gap")
+		got := seen()
+		must.Len(t, 1, got)
+		must.StrContains(t, got[0], "dropped 3 log lines")
+		must.StrContains(t, got[0], "after the gap")
 
 		time.Sleep(eventHeartbeat)
 		synctest.Wait()
-		must.Len(t, 2, writes)
-		must.Eq(t, "", writes[1])
+		got = seen()
+		must.Len(t, 2, got)
+		must.Eq(t, "", got[1])
 		cancel()
 		<-done
 	})

@@ -60,6 +60,9 @@ func sh(t *testing.T, args ...string) {
 // machine cannot.
 func newNetns(t *testing.T) *netns {
 	t.Helper()
+	if raceEnabled {
+		t.Skip("partition tests run the real binary, built without the race detector: nothing to gain from running them again under it")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("partition tests need root to create network namespaces")
 	}
