@@ -98,6 +98,14 @@ type Config struct {
 	HeartbeatGrace         time.Duration
 	FailoverHeartbeatTTL   time.Duration
 
+	// NodeStatusBatchWindow and AllocUpdateBatchWindow are how long the
+	// leader gathers node status changes, and clients' allocation
+	// updates, to commit them in one raft entry with one evaluation per
+	// job. Zero commits at once, still batching what arrives while the
+	// previous commit is in flight.
+	NodeStatusBatchWindow  time.Duration
+	AllocUpdateBatchWindow time.Duration
+
 	// Eval broker settings.
 	EvalNackTimeout             time.Duration
 	EvalDeliveryLimit           int
@@ -143,6 +151,8 @@ func DefaultConfig() *Config {
 		MaxHeartbeatsPerSecond:      50,
 		HeartbeatGrace:              10 * time.Second,
 		FailoverHeartbeatTTL:        5 * time.Minute,
+		NodeStatusBatchWindow:       defaultNodeStatusBatchWindow,
+		AllocUpdateBatchWindow:      defaultAllocUpdateBatchWindow,
 		EvalNackTimeout:             60 * time.Second,
 		EvalDeliveryLimit:           3,
 		EvalNackInitialReenqueue:    1 * time.Second,

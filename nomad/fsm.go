@@ -76,6 +76,8 @@ func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {
 		return f.applyNodeDeregister(buf, l.Index)
 	case structs.NodeUpdateStatusRequestType:
 		return f.applyNodeUpdateStatus(buf, l.Index)
+	case structs.NodeBatchUpdateStatusRequestType:
+		return f.applyNodeBatchUpdateStatus(buf, l.Index)
 	case structs.JobRegisterRequestType:
 		return f.applyJobRegister(buf, l.Index)
 	case structs.JobDeregisterRequestType:
@@ -166,6 +168,22 @@ func (f *nomadFSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 	}
 	if req.Status == structs.NodeStatusReady {
 		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
+	}
+	return f.upsertNodeEvals(index, req.Evals)
+}
+
+func (f *nomadFSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
+	var req structs.NodeBatchUpdateStatusRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding node batch status update: %w", err)
+	}
+	if err := f.State().UpdateNodeStatuses(index, req.UpdatedAt, req.Updates); err != nil {
+		return err
+	}
+	for _, u := range req.Updates {
+		if u.Status == structs.NodeStatusReady {
+			f.srv.blockedEvals.UnblockNode(u.NodeID, index)
+		}
 	}
 	return f.upsertNodeEvals(index, req.Evals)
 }

@@ -32,11 +32,14 @@ type heartbeater struct {
 	// node initializing, followed a moment later by "heartbeat missed"),
 	// and the client, told its heartbeat succeeded, has its allocation
 	// updates refused until its next beat.
-	nodeLocks [nodeLockStripes]sync.Mutex
+	// They are channels, not mutexes, because their holders wait for a
+	// batched raft commit: a goroutine waiting for a mutex would keep a
+	// testing/synctest bubble from advancing to the batch's window.
+	nodeLocks [nodeLockStripes]chan struct{}
 	seed      maphash.Seed
 }
 
-const nodeLockStripes = 256
+const nodeLockStripes = 1024
 
 type nodeTimer struct {
 	t   Timer
@@ -44,7 +47,11 @@ type nodeTimer struct {
 }
 
 func newHeartbeater(s *Server) *heartbeater {
-	return &heartbeater{srv: s, timers: map[string]*nodeTimer{}, seed: maphash.MakeSeed()}
+	h := &heartbeater{srv: s, timers: map[string]*nodeTimer{}, seed: maphash.MakeSeed()}
+	for i := range h.nodeLocks {
+		h.nodeLocks[i] = make(chan struct{}, 1)
+	}
+	return h
 }
 
 // lockNode takes the node's status lock and returns its release. The
@@ -52,9 +59,9 @@ func newHeartbeater(s *Server) *heartbeater {
 // status to re-arming its timer; an expiry holds it from checking that its
 // timer is current to writing its decision.
 func (h *heartbeater) lockNode(nodeID string) func() {
-	m := &h.nodeLocks[maphash.String(h.seed, nodeID)%nodeLockStripes]
-	m.Lock()
-	return m.Unlock
+	m := h.nodeLocks[maphash.String(h.seed, nodeID)%nodeLockStripes]
+	m <- struct{}{}
+	return func() { <-m }
 }
 
 // reset (re)arms the node's timer and returns the TTL the client must keep

@@ -221,68 +221,99 @@ func (s *Server) heartbeatStatus(node *structs.Node, requested string) (string, 
 }
 
 // setNodeStatus writes a node status change through raft, with the
-// node-update evaluations it needs in the same entry. It returns the
-// entry's index and those evaluations.
+// node-update evaluations it needs in the same entry. Changes of many
+// nodes within a short window share the entry and one evaluation per job
+// (see commitNodeStatuses). It returns the entry's index and the
+// evaluations it carried.
 func (s *Server) setNodeStatus(node *structs.Node, status string, event *structs.NodeEvent) (uint64, []*structs.Evaluation, error) {
-	now := s.clock.Now()
 	if event == nil {
 		msg := "Node status changed to " + status
 		if status == structs.NodeStatusReady {
 			msg = structs.NodeEventNodeReady
 		}
-		event = structs.NewNodeEvent(structs.NodeEventSubsystemCluster, msg, now)
+		event = structs.NewNodeEvent(structs.NodeEventSubsystemCluster, msg, s.clock.Now())
 	}
-	req := &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: status, NodeEvent: event, UpdatedAt: now.Unix()}
-	if transitionNeedsEvals(node, status) {
-		evals, err := s.nodeEvals(node.ID)
-		if err != nil {
-			return 0, nil, err
+	res, err := s.nodeStatusBatch.submit(nodeStatusChange{node: node, status: status, event: event}, 1).wait()
+	return res.Index, res.Evals, err
+}
+
+// nodeStatusChange is one node's status change waiting in the batch.
+type nodeStatusChange struct {
+	node   *structs.Node // as read when the change was decided
+	status string
+	event  *structs.NodeEvent
+}
+
+// commitNodeStatuses writes a batch of node status changes as one raft
+// entry. The node-update evaluations are one per job with allocations on
+// any node of the batch whose transition needs them, and one per system
+// job when a node became ready: the schedulers look at every node of the
+// job, not at the evaluation's NodeID, so one evaluation that sees every
+// change of the batch (it is in the same entry) serves them all.
+func (s *Server) commitNodeStatuses(changes []nodeStatusChange) (batchResult, error) {
+	now := s.clock.Now()
+	req := &structs.NodeBatchUpdateStatusRequest{UpdatedAt: now.Unix()}
+	var evalNodes []string
+	readyNode := ""
+	for _, c := range changes {
+		req.Updates = append(req.Updates, &structs.NodeStatusUpdate{NodeID: c.node.ID, Status: c.status, NodeEvent: c.event})
+		if transitionNeedsEvals(c.node, c.status) {
+			evalNodes = append(evalNodes, c.node.ID)
 		}
-		req.Evals = evals
-	}
-	if status == structs.NodeStatusReady {
-		evals, err := s.systemJobEvals(node.ID, req.Evals)
-		if err != nil {
-			return 0, nil, err
+		if c.status == structs.NodeStatusReady && readyNode == "" {
+			readyNode = c.node.ID
 		}
-		req.Evals = evals
 	}
-	_, index, err := s.raftApply(structs.NodeUpdateStatusRequestType, req)
-	return index, req.Evals, err
+	evals, err := s.nodeEvals(evalNodes...)
+	if err != nil {
+		return batchResult{}, err
+	}
+	if readyNode != "" {
+		if evals, err = s.systemJobEvals(readyNode, evals); err != nil {
+			return batchResult{}, err
+		}
+	}
+	req.Evals = evals
+	_, index, err := s.raftApply(structs.NodeBatchUpdateStatusRequestType, req)
+	return batchResult{Index: index, Evals: evals}, err
 }
 
 // nodeEvals builds a node-update evaluation for every job with allocations
-// on the node; the FSM stamps them with the index of the node's change.
-func (s *Server) nodeEvals(nodeID string) ([]*structs.Evaluation, error) {
+// on any of the nodes, one per job; the FSM stamps them with the index of
+// the nodes' change. An evaluation's NodeID is the first of the nodes
+// that has the job.
+func (s *Server) nodeEvals(nodeIDs ...string) ([]*structs.Evaluation, error) {
 	st := s.State()
-	allocs, err := st.AllocsByNode(nil, nodeID)
-	if err != nil {
-		return nil, err
-	}
 	now := s.clock.Now()
 	seen := map[structs.NamespacedID]bool{}
 	var evals []*structs.Evaluation
-	for _, a := range allocs {
-		key := a.JobNamespacedID()
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		job, err := st.JobByID(nil, a.Namespace, a.JobID)
+	for _, nodeID := range nodeIDs {
+		allocs, err := st.AllocsByNode(nil, nodeID)
 		if err != nil {
 			return nil, err
 		}
-		if job == nil {
-			// The job was purged: the allocation's own copy still says how
-			// to schedule its cleanup.
-			job = a.Job
+		for _, a := range allocs {
+			key := a.JobNamespacedID()
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			job, err := st.JobByID(nil, a.Namespace, a.JobID)
+			if err != nil {
+				return nil, err
+			}
+			if job == nil {
+				// The job was purged: the allocation's own copy still says how
+				// to schedule its cleanup.
+				job = a.Job
+			}
+			if job == nil {
+				continue
+			}
+			ev := job.NewEval(structs.EvalTriggerNodeUpdate, now)
+			ev.NodeID = nodeID
+			evals = append(evals, ev)
 		}
-		if job == nil {
-			continue
-		}
-		ev := job.NewEval(structs.EvalTriggerNodeUpdate, now)
-		ev.NodeID = nodeID
-		evals = append(evals, ev)
 	}
 	return evals, nil
 }
@@ -336,7 +367,8 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 
 // UpdateAlloc takes a node's status updates of its own allocations (the
 // node's secret in AuthToken). Failed allocations get an evaluation so the
-// scheduler can reschedule them.
+// scheduler can reschedule them. Updates of many nodes within a short
+// window are committed together (see commitAllocUpdates).
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	if done, err := n.srv.forward("Node.UpdateAlloc", args, reply); done {
 		return err
@@ -352,42 +384,71 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		return err
 	}
 	args.AuthToken = ""
-	now := n.srv.clock.Now()
-	args.UpdatedAt = now.UnixNano()
+	update, err := n.srv.clientAllocEvals(st, args)
+	if err != nil {
+		return err
+	}
+	res, err := n.srv.allocUpdateBatch.submit(update, len(update.allocs)).wait()
+	if err != nil {
+		return err
+	}
+	if len(update.back) > 0 {
+		// One line per push, not per allocation: a node may bring back
+		// thousands. The scheduler's reconnect evaluations decide them.
+		n.srv.logger.Info("allocations reported again after their node reconnected", "node_id", args.NodeID,
+			"allocs", len(update.back), "first_alloc_id", update.back[0], "reconnect_jobs", update.reconnectJobs)
+	}
+	reply.Index = res.Index
+	return nil
+}
+
+// clientAllocUpdate is one Node.UpdateAlloc call waiting in the batch,
+// with the evaluations it calls for.
+type clientAllocUpdate struct {
+	allocs []*structs.Allocation
+	evals  []*structs.Evaluation
+	// timeoutEvals are max-disconnect-timeout evaluations that reporting
+	// allocations waited on; the batch cancels those nothing waits on.
+	timeoutEvals  []string
+	back          []string // previously unknown, in the order reported
+	reconnectJobs int
+}
+
+// clientAllocEvals decides, from the stored allocations, the evaluations
+// a client's update calls for: a reconnect (or deregister) per job whose
+// unknown allocation reported again, a retry per job with a newly failed
+// allocation.
+func (s *Server) clientAllocEvals(st *state.StateStore, args *structs.AllocUpdateRequest) (clientAllocUpdate, error) {
+	now := s.clock.Now()
+	out := clientAllocUpdate{allocs: args.Alloc}
 	seenJobs := map[structs.NamespacedID]bool{}
 	reconnectedJobs := map[structs.NamespacedID]bool{}
-	timeoutEvals := map[string]bool{}
-	args.Evals = nil
-	var back []string // previously unknown, in the order reported
 	for _, a := range args.Alloc {
-		a.ModifyTime = now.UnixNano()
 		stored, err := st.AllocByID(nil, a.ID)
 		if err != nil {
-			return err
+			return out, err
 		}
 		if err := checkClientAllocUpdate(args.NodeID, a, stored); err != nil {
-			return err
+			return out, err
 		}
 		if stored == nil {
 			continue
 		}
 		if stored.ClientStatus == structs.AllocClientStatusUnknown {
-			back = append(back, a.ID)
-		}
-		if stored.ClientStatus == structs.AllocClientStatusUnknown && !reconnectedJobs[stored.JobNamespacedID()] {
-			// The servers held it as unknown: its client is back and the
-			// scheduler must decide between it and any replacement.
-			reconnectedJobs[stored.JobNamespacedID()] = true
-			ev, err := n.srv.reconnectEval(stored, now)
-			if err != nil {
-				return err
-			}
-			args.Evals = append(args.Evals, ev)
+			out.back = append(out.back, a.ID)
 			if stored.FollowupEvalID != "" {
-				timeoutEvals[stored.FollowupEvalID] = true
+				out.timeoutEvals = append(out.timeoutEvals, stored.FollowupEvalID)
 			}
-		} else if stored.ClientStatus == structs.AllocClientStatusUnknown && stored.FollowupEvalID != "" {
-			timeoutEvals[stored.FollowupEvalID] = true
+			if !reconnectedJobs[stored.JobNamespacedID()] {
+				// The servers held it as unknown: its client is back and the
+				// scheduler must decide between it and any replacement.
+				reconnectedJobs[stored.JobNamespacedID()] = true
+				ev, err := s.reconnectEval(stored, now)
+				if err != nil {
+					return out, err
+				}
+				out.evals = append(out.evals, ev)
+			}
 		}
 		if a.ClientStatus != structs.AllocClientStatusFailed || stored.ServerTerminalStatus() {
 			continue
@@ -398,31 +459,54 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		}
 		job, err := st.JobByID(nil, stored.Namespace, stored.JobID)
 		if err != nil {
-			return err
+			return out, err
 		}
 		if job == nil || job.Stopped() {
 			continue
 		}
 		seenJobs[key] = true
-		args.Evals = append(args.Evals, job.NewEval(structs.EvalTriggerRetryFailedAlloc, now))
+		out.evals = append(out.evals, job.NewEval(structs.EvalTriggerRetryFailedAlloc, now))
 	}
-	cancel, err := n.srv.cancelableTimeoutEvals(args.Alloc, timeoutEvals, now)
+	out.reconnectJobs = len(reconnectedJobs)
+	return out, nil
+}
+
+// commitAllocUpdates writes a batch of clients' allocation updates as one
+// raft entry, in the order they arrived, stamped with one time. Of the
+// evaluations they call for, one per job and trigger is kept: each sees
+// every update of the batch, being in the same entry.
+func (s *Server) commitAllocUpdates(updates []clientAllocUpdate) (batchResult, error) {
+	now := s.clock.Now()
+	req := &structs.AllocUpdateRequest{UpdatedAt: now.UnixNano()}
+	type evalKey struct {
+		job     structs.NamespacedID
+		trigger string
+	}
+	seen := map[evalKey]bool{}
+	timeouts := map[string]bool{}
+	for _, u := range updates {
+		for _, a := range u.allocs {
+			a.ModifyTime = now.UnixNano()
+			req.Alloc = append(req.Alloc, a)
+		}
+		for _, e := range u.evals {
+			k := evalKey{structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}, e.TriggeredBy}
+			if !seen[k] {
+				seen[k] = true
+				req.Evals = append(req.Evals, e)
+			}
+		}
+		for _, id := range u.timeoutEvals {
+			timeouts[id] = true
+		}
+	}
+	cancel, err := s.cancelableTimeoutEvals(req.Alloc, timeouts, now)
 	if err != nil {
-		return err
+		return batchResult{}, err
 	}
-	args.Evals = append(args.Evals, cancel...)
-	_, index, err := n.srv.raftApply(structs.AllocClientUpdateRequestType, args)
-	if err != nil {
-		return err
-	}
-	if len(back) > 0 {
-		// One line per push, not per allocation: a node may bring back
-		// thousands. The scheduler's reconnect evaluations decide them.
-		n.srv.logger.Info("allocations reported again after their node reconnected", "node_id", args.NodeID,
-			"allocs", len(back), "first_alloc_id", back[0], "reconnect_evals", len(reconnectedJobs))
-	}
-	reply.Index = index
-	return nil
+	req.Evals = append(req.Evals, cancel...)
+	_, index, err := s.raftApply(structs.AllocClientUpdateRequestType, req)
+	return batchResult{Index: index, Evals: req.Evals}, err
 }
 
 // authorizeAllocUpdate checks that the update comes from its node, holding

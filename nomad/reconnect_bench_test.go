@@ -36,6 +36,8 @@ func newReconnectFixture(tb testing.TB, n int, logger hclog.Logger) *reconnectFi
 	cfg.RPCAddr = nil
 	cfg.NumSchedulers = 2
 	cfg.Clock = f.clock
+	// Nothing advances the manual clock while an RPC waits for its batch.
+	cfg.NodeStatusBatchWindow, cfg.AllocUpdateBatchWindow = 0, 0
 	cfg.MinHeartbeatTTL = 10 * time.Second
 	cfg.HeartbeatGrace = 10 * time.Second
 	cfg.Logger = logger

@@ -62,6 +62,11 @@ type Server struct {
 	planQueue    *PlanQueue
 	heartbeats   *heartbeater
 
+	// The leader's write batchers: node status changes and client
+	// allocation updates of many nodes share raft entries and evaluations.
+	nodeStatusBatch  *updateBatcher[nodeStatusChange]
+	allocUpdateBatch *updateBatcher[clientAllocUpdate]
+
 	// leaderState is what exists only while this server leads; guarded by
 	// leaderLock so leadership changes and RPCs see a consistent view.
 	leaderLock sync.Mutex
@@ -136,6 +141,8 @@ func NewServer(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s.heartbeats = newHeartbeater(s)
+	s.nodeStatusBatch = newUpdateBatcher(cfg.Clock, cfg.NodeStatusBatchWindow, maxNodeStatusBatch, s.commitNodeStatuses)
+	s.allocUpdateBatch = newUpdateBatcher(cfg.Clock, cfg.AllocUpdateBatchWindow, maxAllocUpdateBatch, s.commitAllocUpdates)
 
 	if s.fsm, err = newFSM(s, stream.NewEventBroker(stream.EventBrokerConfig{BufferSize: cfg.EventBufferSize})); err != nil {
 		return nil, err

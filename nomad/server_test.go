@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
@@ -24,6 +25,11 @@ func testServer(t *testing.T, mutate func(*Config)) *Server {
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Warn, Output: hclog.DefaultOutput})
 	if mutate != nil {
 		mutate(cfg)
+	}
+	if _, manual := cfg.Clock.(*clocktest.Manual); manual {
+		// Nothing advances a manual clock while an RPC waits for its
+		// batch's window: commit at once.
+		cfg.NodeStatusBatchWindow, cfg.AllocUpdateBatchWindow = 0, 0
 	}
 	s, err := NewServer(cfg)
 	must.NoError(t, err)

@@ -174,7 +174,8 @@ func linkPreviousAllocTxn(txn *writeTxn, index uint64, next *structs.Allocation)
 // trimmed to their bounds (Allocation.TrimHistory). ModifyIndex is
 // set but AllocModifyIndex is not: nothing changed that the client must
 // pull. Unknown IDs are skipped: the allocation may have been garbage
-// collected while the update was in flight.
+// collected while the update was in flight. So are updates older than
+// what is stored (staleClientUpdate).
 func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
@@ -197,6 +198,9 @@ func updateAllocFromClientTxn(txn *writeTxn, index uint64, update *structs.Alloc
 	existing, err := allocByIDTxn(txn.Txn, nil, update.ID)
 	if err != nil || existing == nil {
 		return err
+	}
+	if staleClientUpdate(existing, update) {
+		return nil
 	}
 	alloc := existing.Copy()
 	if update.ClientStatus != "" && clientStatusMayChange(existing.ClientStatus, update.ClientStatus) {
@@ -231,6 +235,36 @@ func updateAllocFromClientTxn(txn *writeTxn, index uint64, update *structs.Alloc
 	}
 	jobs.add(alloc.JobNamespacedID())
 	return nil
+}
+
+// staleClientUpdate reports whether a client's update describes an older
+// moment of the allocation than the one stored, so that applying it would
+// turn the allocation back: a call the client gave up on (a timeout, a
+// failover) that reached the leader after its retry, or a forwarded call
+// overtaken by a direct one. A task's events only ever grow on its
+// client, so an update is older when, for some task, its newest event is
+// in the stored history with newer events after it. Event identity (type
+// and time), not time order, decides: a client clock set back still
+// produces new events that are nowhere in the stored history. An update
+// without task events, or whose newest event was trimmed from the stored
+// history, is applied as before.
+func staleClientUpdate(existing, update *structs.Allocation) bool {
+	for name, ts := range update.TaskStates {
+		stored := existing.TaskStates[name]
+		if ts == nil || stored == nil || len(ts.Events) == 0 || len(stored.Events) < 2 {
+			continue
+		}
+		newest := ts.Events[len(ts.Events)-1]
+		if newest == nil {
+			continue
+		}
+		for _, e := range stored.Events[:len(stored.Events)-1] {
+			if e != nil && e.Type == newest.Type && e.Time == newest.Time {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // UpsertPlanResults commits the accepted part of a plan in one transaction:

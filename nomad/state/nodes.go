@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -146,6 +147,34 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 	})
 }
 
+// UpdateNodeStatuses applies a batch of node status changes in one
+// transaction, so a blocking query woken at index sees all of them.
+// updatedAt is the leader's time of the batch. A node deleted after the
+// change was decided is skipped: one purge must not fail the others.
+func (s *StateStore) UpdateNodeStatuses(index uint64, updatedAt int64, updates []*structs.NodeStatusUpdate) error {
+	for _, u := range updates {
+		if !structs.ValidNodeStatus(u.Status) {
+			return fmt.Errorf("update node %q: status %q: %w", u.NodeID, u.Status, structs.ErrInvalidRequest)
+		}
+	}
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	for _, u := range updates {
+		err := updateNodeTxn(txn, index, u.NodeID, u.NodeEvent, func(n *structs.Node) error {
+			n.Status = u.Status
+			n.StatusUpdatedAt = updatedAt
+			return nil
+		})
+		if errors.Is(err, structs.ErrUnknownNode) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return txn.commit()
+}
+
 // UpdateNodeEligibility sets whether the scheduler may place work on a node.
 // A draining node cannot be made eligible: the drain would be undone behind
 // the operator's back.
@@ -244,6 +273,13 @@ func lastDrain(prev *structs.DrainMetadata, wasDraining bool, u NodeDrainUpdate)
 func (s *StateStore) updateNode(index uint64, nodeID string, event *structs.NodeEvent, change func(*structs.Node) error) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
+	if err := updateNodeTxn(txn, index, nodeID, event, change); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func updateNodeTxn(txn *writeTxn, index uint64, nodeID string, event *structs.NodeEvent, change func(*structs.Node) error) error {
 	existing, err := nodeByIDTxn(txn.Txn, nil, nodeID)
 	if err != nil {
 		return err
@@ -261,10 +297,7 @@ func (s *StateStore) updateNode(index uint64, nodeID string, event *structs.Node
 		n.AddEvent(e)
 	}
 	n.ModifyIndex = index
-	if err := txn.Insert(TableNodes, n); err != nil {
-		return err
-	}
-	return txn.commit()
+	return txn.Insert(TableNodes, n)
 }
 
 // NodeByID returns the node, or nil when there is none.

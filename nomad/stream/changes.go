@@ -16,6 +16,7 @@ var msgTypeEvents = map[structs.MessageType]string{
 	structs.NodeBatchDeregisterRequestType:          TypeNodeDeregistration,
 	structs.NodePurgeRequestType:                    TypeNodeDeregistration,
 	structs.NodeUpdateStatusRequestType:             TypeNodeEvent,
+	structs.NodeBatchUpdateStatusRequestType:        TypeNodeEvent,
 	structs.NodeUpdateDrainRequestType:              TypeNodeDrain,
 	structs.NodeUpdateEligibilityRequestType:        TypeNodeEligibility,
 	structs.JobRegisterRequestType:                  TypeJobRegistered,

@@ -44,6 +44,7 @@ const (
 	DeploymentStatusUpdateRequestType
 	DeploymentPromoteRequestType
 	DeploymentAllocHealthRequestType
+	NodeBatchUpdateStatusRequestType
 )
 
 func (t MessageType) String() string {
@@ -54,7 +55,8 @@ func (t MessageType) String() string {
 		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
 		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
 		"NodePoolUpsert", "NodePoolDelete",
-		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth"}
+		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth",
+		"NodeBatchUpdateStatus"}
 	if int(t) < len(names) {
 		return names[t]
 	}

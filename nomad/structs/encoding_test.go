@@ -25,6 +25,10 @@ func raftRequests() map[structs.MessageType]any {
 			NodeID: "node-a", Status: structs.NodeStatusDisconnected,
 			NodeEvent: fullNode().Events[0], UpdatedAt: t0.UnixNano(), Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
 		},
+		structs.NodeBatchUpdateStatusRequestType: &structs.NodeBatchUpdateStatusRequest{
+			Updates:   []*structs.NodeStatusUpdate{{NodeID: "node-a", Status: structs.NodeStatusReady, NodeEvent: fullNode().Events[0]}},
+			UpdatedAt: t0.Unix(), Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
+		},
 		structs.JobRegisterRequestType: &structs.JobRegisterRequest{
 			Job: fullJob(), EnforceIndex: true, JobModifyIndex: 3, Eval: fullEval(),
 			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), EvalPriority: 90, WriteRequest: fullWriteRequest(),

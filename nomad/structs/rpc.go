@@ -222,6 +222,28 @@ type NodeUpdateStatusRequest struct {
 	WriteRequest
 }
 
+// NodeBatchUpdateStatusRequest is the status changes of many nodes the
+// leader gathered within a short window (heartbeats, missed heartbeats),
+// committed as one raft entry with one node-update evaluation per job
+// they concern: a site of a thousand nodes coming back at once costs a
+// few entries and evaluations, not one per node and per job.
+type NodeBatchUpdateStatusRequest struct {
+	Updates []*NodeStatusUpdate
+	// UpdatedAt is the leader's time of the batch, every node's
+	// StatusUpdatedAt.
+	UpdatedAt int64
+	// Evals see every change of the batch: they are in the same entry.
+	Evals []*Evaluation
+	WriteRequest
+}
+
+// NodeStatusUpdate is one node's change in a NodeBatchUpdateStatusRequest.
+type NodeStatusUpdate struct {
+	NodeID    string
+	Status    string
+	NodeEvent *NodeEvent
+}
+
 // NodeServerInfo tells clients about servers.
 type NodeServerInfo struct {
 	RPCAdvertiseAddr string
