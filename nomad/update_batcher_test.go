@@ -66,7 +66,7 @@ func submitAll(u *updateBatcher[int], items ...int) func() []batchResult {
 func TestUpdateBatcher_WindowGathersOneCommit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &recordingCommit{}
-		u := newUpdateBatcher(clock.Real(), 20 * time.Millisecond, 0, r.commit)
+		u := newUpdateBatcher(clock.Real(), 20*time.Millisecond, 0, r.commit)
 		results := submitAll(u, 1, 2, 3, 4, 5)
 		must.SliceEmpty(t, r.seen(), must.Sprint("nothing is committed before the window ends"))
 
@@ -110,7 +110,7 @@ func TestUpdateBatcher_CommitsInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hold := make(chan struct{})
 		r := &recordingCommit{hold: hold}
-		u := newUpdateBatcher(clock.Real(), 20 * time.Millisecond, 2, r.commit)
+		u := newUpdateBatcher(clock.Real(), 20*time.Millisecond, 2, r.commit)
 		first := submitAll(u, 1)
 		time.Sleep(20 * time.Millisecond)
 		synctest.Wait()
