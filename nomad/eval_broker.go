@@ -117,6 +117,14 @@ type EvalBroker struct {
 	delayAt    time.Time
 	delayGen   uint64
 
+	// readyIDs are the evaluations on a scheduler's ready queue (not
+	// FailedQueue): handed to no worker yet.
+	readyIDs map[string]*structs.Evaluation
+
+	// dequeues counts, per job, the evaluations handed to workers (see
+	// JobWaiting); never reset.
+	dequeues map[structs.NamespacedID]uint64
+
 	// readySignal wakes blocked Dequeue calls.
 	readySignal waitSignal
 }
@@ -163,7 +171,9 @@ func NewEvalBroker(cfg EvalBrokerConfig) (*EvalBroker, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
-	b := &EvalBroker{cfg: cfg}
+	// The dequeue counts survive a leadership change: they only grow, so
+	// a count read before it never matches one read after a dequeue.
+	b := &EvalBroker{cfg: cfg, dequeues: map[structs.NamespacedID]uint64{}}
 	b.resetLocked()
 	return b, nil
 }
@@ -178,6 +188,7 @@ func (b *EvalBroker) resetLocked() {
 	b.unack = map[string]*unackedEval{}
 	b.requeue = map[string]*structs.Evaluation{}
 	b.delayed = nil
+	b.readyIDs = map[string]*structs.Evaluation{}
 }
 
 // Enabled reports whether the broker accepts work.
@@ -287,6 +298,9 @@ func (b *EvalBroker) readyLocked(eval *structs.Evaluation, queue string) {
 		q = &brokerQueue{}
 		b.ready[queue] = q
 	}
+	if queue != FailedQueue {
+		b.readyIDs[eval.ID] = eval
+	}
 	b.seq++
 	heap.Push(q, brokerItem{eval: eval, seq: b.seq})
 	b.readySignal.notifyLocked()
@@ -367,6 +381,10 @@ func (b *EvalBroker) dequeueLocked(schedulers []string) (*structs.Evaluation, st
 	if best.Len() == 0 {
 		delete(b.ready, bestName)
 	}
+	delete(b.readyIDs, eval.ID)
+	if eval.Type != structs.JobTypeCore {
+		b.dequeues[structs.NamespacedID{ID: eval.JobID, Namespace: eval.Namespace}]++
+	}
 
 	token := structs.GenerateUUID()
 	b.evals[eval.ID]++
@@ -377,6 +395,40 @@ func (b *EvalBroker) dequeueLocked(schedulers []string) (*structs.Evaluation, st
 		timer: b.cfg.Clock.AfterFunc(b.cfg.NackTimeout, func() { b.nackExpired(eval.ID, token) }),
 	}
 	return eval, token, true
+}
+
+// JobWaiting reports whether an evaluation of the job with the trigger
+// waits for a worker, on a ready queue or behind the evaluation that owns
+// the job, and how many of the job's evaluations workers have taken so
+// far. A waiting
+// evaluation will see whatever is committed before a worker takes it: a
+// caller relying on that for a change it commits next checks afterwards,
+// with JobDequeues, that the count did not move, and writes its own
+// evaluation if it did (a worker may have taken its snapshot before the
+// change was applied).
+func (b *EvalBroker) JobWaiting(job structs.NamespacedID, trigger string) (bool, uint64) {
+	b.l.Lock()
+	defer b.l.Unlock()
+	if !b.enabled {
+		return false, 0
+	}
+	if e := b.readyIDs[b.jobEvals[job]]; e != nil && e.TriggeredBy == trigger {
+		return true, b.dequeues[job]
+	}
+	for _, e := range b.pending[job] {
+		if e.TriggeredBy == trigger {
+			return true, b.dequeues[job]
+		}
+	}
+	return false, b.dequeues[job]
+}
+
+// JobDequeues returns how many of the job's evaluations workers have taken
+// (see JobWaiting).
+func (b *EvalBroker) JobDequeues(job structs.NamespacedID) uint64 {
+	b.l.Lock()
+	defer b.l.Unlock()
+	return b.dequeues[job]
 }
 
 // Outstanding returns the token of the current delivery of an evaluation.

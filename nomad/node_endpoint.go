@@ -249,7 +249,9 @@ type nodeStatusChange struct {
 // any node of the batch whose transition needs them, and one per system
 // job when a node became ready: the schedulers look at every node of the
 // job, not at the evaluation's NodeID, so one evaluation that sees every
-// change of the batch (it is in the same entry) serves them all.
+// change of the batch (it is in the same entry) serves them all; none at
+// all for a job whose evaluation is still waiting in the broker
+// (coalesceWaiting).
 func (s *Server) commitNodeStatuses(changes []nodeStatusChange) (batchResult, error) {
 	now := s.clock.Now()
 	req := &structs.NodeBatchUpdateStatusRequest{UpdatedAt: now.Unix()}
@@ -273,9 +275,14 @@ func (s *Server) commitNodeStatuses(changes []nodeStatusChange) (batchResult, er
 			return batchResult{}, err
 		}
 	}
-	req.Evals = evals
+	var relied []reliedEval
+	req.Evals, relied = s.coalesceWaiting(evals)
 	_, index, err := s.raftApply(structs.NodeBatchUpdateStatusRequestType, req)
-	return batchResult{Index: index, Evals: evals}, err
+	if err != nil {
+		return batchResult{}, err
+	}
+	late, err := s.followUpRelied(relied)
+	return batchResult{Index: index, Evals: append(req.Evals, late...)}, err
 }
 
 // nodeEvals builds a node-update evaluation for every job with allocations
@@ -504,9 +511,14 @@ func (s *Server) commitAllocUpdates(updates []clientAllocUpdate) (batchResult, e
 	if err != nil {
 		return batchResult{}, err
 	}
-	req.Evals = append(req.Evals, cancel...)
+	evals, relied := s.coalesceWaiting(req.Evals)
+	req.Evals = append(evals, cancel...)
 	_, index, err := s.raftApply(structs.AllocClientUpdateRequestType, req)
-	return batchResult{Index: index, Evals: req.Evals}, err
+	if err != nil {
+		return batchResult{}, err
+	}
+	late, err := s.followUpRelied(relied)
+	return batchResult{Index: index, Evals: append(req.Evals, late...)}, err
 }
 
 // authorizeAllocUpdate checks that the update comes from its node, holding

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"testing"
+	"time"
 
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -49,6 +50,17 @@ func TestNode_ReadyCreatesSystemJobEvals(t *testing.T) {
 	var resp structs.NodeUpdateResponse
 	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &resp))
 	must.Eq(t, want, jobsOf(resp.EvalIDs))
+
+	// A worker takes those: a node-update evaluation of the same job still
+	// waiting would see the next node too, and none would be written.
+	for {
+		e, token, err := s.evalBroker.Dequeue([]string{structs.JobTypeService, structs.JobTypeSystem, structs.JobTypeSysBatch}, time.Nanosecond)
+		must.NoError(t, err)
+		if e == nil {
+			break
+		}
+		must.NoError(t, s.evalBroker.Ack(e.ID, token))
+	}
 
 	late := mock.Node()
 	late.Status = structs.NodeStatusInit
