@@ -45,8 +45,19 @@ func (s *Server) coalesceWaiting(evals []*structs.Evaluation) (write []*structs.
 // evaluation a worker took in between (its dequeue count moved), the
 // waiting evaluation the batch relied on may have been snapshotted before
 // the batch, so the batch's own evaluation is written now. It returns the
-// evaluations written.
-func (s *Server) followUpRelied(relied []reliedEval) ([]*structs.Evaluation, error) {
+// evaluations written. A failure is logged, not returned: the batch's
+// changes are committed, and telling its submitters otherwise would make
+// them retry a change that is no longer one.
+func (s *Server) followUpRelied(relied []reliedEval) []*structs.Evaluation {
+	late, err := s.writeRelied(relied)
+	if err != nil {
+		s.logger.Error("writing the evaluations of a batch after a scheduler took the job's waiting one", "evals", len(late), "error", err)
+		return nil
+	}
+	return late
+}
+
+func (s *Server) writeRelied(relied []reliedEval) ([]*structs.Evaluation, error) {
 	var late []*structs.Evaluation
 	for _, r := range relied {
 		if s.evalBroker.JobDequeues(structs.NamespacedID{Namespace: r.eval.Namespace, ID: r.eval.JobID}) != r.dequeues {
@@ -57,7 +68,7 @@ func (s *Server) followUpRelied(relied []reliedEval) ([]*structs.Evaluation, err
 		return nil, nil
 	}
 	if _, _, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: late}); err != nil {
-		return nil, err
+		return late, err
 	}
 	return late, nil
 }

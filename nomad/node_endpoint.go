@@ -281,8 +281,7 @@ func (s *Server) commitNodeStatuses(changes []nodeStatusChange) (batchResult, er
 	if err != nil {
 		return batchResult{}, err
 	}
-	late, err := s.followUpRelied(relied)
-	return batchResult{Index: index, Evals: append(req.Evals, late...)}, err
+	return batchResult{Index: index, Evals: append(req.Evals, s.followUpRelied(relied)...)}, nil
 }
 
 // nodeEvals builds a node-update evaluation for every job with allocations
@@ -517,8 +516,7 @@ func (s *Server) commitAllocUpdates(updates []clientAllocUpdate) (batchResult, e
 	if err != nil {
 		return batchResult{}, err
 	}
-	late, err := s.followUpRelied(relied)
-	return batchResult{Index: index, Evals: append(req.Evals, late...)}, err
+	return batchResult{Index: index, Evals: append(req.Evals, s.followUpRelied(relied)...)}, nil
 }
 
 // authorizeAllocUpdate checks that the update comes from its node, holding
