@@ -43,12 +43,34 @@ func serverClientStatus(existing, incoming *structs.Allocation) (string, string)
 	return existing.ClientStatus, existing.ClientDescription
 }
 
+// serverClientStatusTxn is serverClientStatus, except that marking an
+// allocation unknown is refused once its node is no longer disconnected:
+// the write comes from a plan whose snapshot predates the node's return,
+// and the client's report since is the truth. Written, it would undo the
+// report; the client, seeing unknown again, would report again and its
+// node stay initializing for another round (what a reconnect storm, where
+// plans are computed while a thousand nodes report, made routine).
+func serverClientStatusTxn(txn *writeTxn, existing, incoming *structs.Allocation) (string, string, error) {
+	status, desc := serverClientStatus(existing, incoming)
+	if status != structs.AllocClientStatusUnknown || existing.ClientStatus == structs.AllocClientStatusUnknown {
+		return status, desc, nil
+	}
+	node, err := nodeByIDTxn(txn.Txn, nil, existing.NodeID)
+	if err != nil {
+		return "", "", err
+	}
+	if node != nil && node.Status != structs.NodeStatusDisconnected {
+		return existing.ClientStatus, existing.ClientDescription, nil
+	}
+	return status, desc, nil
+}
+
 // UpsertAllocs writes allocations from the servers: placements and
 // in-place updates. It sets CreateIndex on new allocations and ModifyIndex
 // and AllocModifyIndex on all (the client pulls what AllocModifyIndex says
 // changed). On an existing allocation it keeps CreateIndex, CreateTime, the
-// client's TaskStates, the client status (unless the write marks it lost or
-// unknown), NextAllocation when the write has none, and the job when the
+// client's TaskStates, the client status (unless the write marks it lost, or
+// unknown while its node is disconnected), NextAllocation when the write has none, and the job when the
 // write has none. A new allocation with a PreviousAllocation becomes that
 // allocation's NextAllocation. Histories are trimmed to their bounds
 // (Allocation.TrimHistory). Summaries and job statuses follow.
@@ -90,7 +112,11 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 		alloc.CreateIndex = existing.CreateIndex
 		alloc.CreateTime = existing.CreateTime
 		alloc.TaskStates = existing.TaskStates
-		alloc.ClientStatus, alloc.ClientDescription = serverClientStatus(existing, alloc)
+		status, desc, err := serverClientStatusTxn(txn, existing, alloc)
+		if err != nil {
+			return err
+		}
+		alloc.ClientStatus, alloc.ClientDescription = status, desc
 		if alloc.Job == nil {
 			alloc.Job = existing.Job
 		}
@@ -341,7 +367,11 @@ func stopAllocTxn(txn *writeTxn, index uint64, stop *structs.Allocation, updated
 		alloc.DesiredStatus = structs.AllocDesiredStatusEvict
 	}
 	alloc.DesiredDescription = stop.DesiredDescription
-	alloc.ClientStatus, alloc.ClientDescription = serverClientStatus(existing, stop)
+	status, desc, err := serverClientStatusTxn(txn, existing, stop)
+	if err != nil {
+		return err
+	}
+	alloc.ClientStatus, alloc.ClientDescription = status, desc
 	if stop.FollowupEvalID != "" {
 		alloc.FollowupEvalID = stop.FollowupEvalID
 	}

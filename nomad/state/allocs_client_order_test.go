@@ -85,3 +85,44 @@ func seq(n int) []int {
 	}
 	return out
 }
+
+// A plan computed while a node was still disconnected marks its
+// allocations unknown; if it lands after the node came back and its
+// client reported them running, the report stands: the marking is for a
+// node that is no longer disconnected. Without this, every plan of a
+// reconnect storm that touched such an allocation sent it back to
+// unknown, the client reported again, and its node waited another
+// heartbeat to become ready. While the node is disconnected the marking
+// applies as before.
+func TestUpsertAllocs_UnknownMarkingAfterTheNodeCameBack(t *testing.T) {
+	s := testStateStore(t)
+	node := mock.Node()
+	node.Status = structs.NodeStatusDisconnected
+	must.NoError(t, s.UpsertNode(5, node))
+	job := mock.Job()
+	allocs := jobWithAllocs(t, s, 10, job, node.ID, 2)
+	for _, a := range allocs {
+		must.NoError(t, s.UpdateAllocsFromClient(11, []*structs.Allocation{clientUpdate(a.ID, structs.AllocClientStatusRunning)}))
+	}
+	// The scheduler's copy from its snapshot, marked unknown (a write
+	// takes it over, so each gets a fresh one).
+	snapshot := allocByID(t, s, allocs[0].ID)
+	marked := func() []*structs.Allocation {
+		p := snapshot.Copy()
+		p.ClientStatus, p.ClientDescription = structs.AllocClientStatusUnknown, structs.AllocUnknown
+		return []*structs.Allocation{p}
+	}
+
+	must.NoError(t, s.UpdateNodeStatus(12, node.ID, structs.NodeStatusInit, 0, nil))
+	must.NoError(t, s.UpsertAllocs(13, marked()))
+	must.Eq(t, structs.AllocClientStatusRunning, allocByID(t, s, allocs[0].ID).ClientStatus)
+	must.NoError(t, s.UpsertPlanResults(14, &structs.ApplyPlanResultsRequest{AllocsStopped: []*structs.Allocation{
+		{ID: allocs[1].ID, ClientStatus: structs.AllocClientStatusUnknown, DesiredDescription: "stale"}}}))
+	must.Eq(t, structs.AllocClientStatusRunning, allocByID(t, s, allocs[1].ID).ClientStatus)
+	must.Eq(t, 2, summaryOf(t, s, job).Running)
+
+	must.NoError(t, s.UpdateNodeStatus(15, node.ID, structs.NodeStatusDisconnected, 0, nil))
+	must.NoError(t, s.UpsertAllocs(16, marked()))
+	must.Eq(t, structs.AllocClientStatusUnknown, allocByID(t, s, allocs[0].ID).ClientStatus)
+	must.Eq(t, 1, summaryOf(t, s, job).Unknown)
+}
