@@ -141,11 +141,13 @@ flap() {
   local s after evals1 idx1
   s=$(sim_status); after=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
   evals1=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx1=$(raft_index)
+  local triggers
+  triggers=$(curl -sf "$http/v1/job/storm/evaluations" | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.TriggeredBy) | map({(.[0].TriggeredBy): length}) | add")
   jq -cn --argjson s "$s" --arg n "$n" --arg total "$total" --arg conv "$t_conv" \
     --arg extra "$((after - before))" --arg evals "$((evals1 - evals0))" --arg raft "$((idx1 - idx0))" \
-    --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" \
+    --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" --argjson trig "${triggers:-null}" \
     '{mode: "flap", nodes: ($n|tonumber), allocs: ($total|tonumber), converged_after_s: ($conv|tonumber*100|round/100),
-      restarts: $s.Restarts, task_stops: $s.Stops, extra_allocs: ($extra|tonumber), evals: ($evals|tonumber),
+      restarts: $s.Restarts, task_stops: $s.Stops, extra_allocs: ($extra|tonumber), evals: ($evals|tonumber), evals_by_trigger: $trig,
       raft_entries: ($raft|tonumber), leader_cpu_pct_during: ($cpu|tonumber*10|round/10)}'
 }
 
