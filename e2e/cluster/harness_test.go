@@ -429,10 +429,40 @@ func (c *cluster) cleanup() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	if c.t.Failed() {
-		for _, a := range c.all() {
-			c.t.Logf("----- log of %s (%s) -----\n%s", a.name, a.cfgPath, a.log())
-		}
+		c.keepLogs()
 	}
+}
+
+// keepLogs copies every agent's log out of the test's data dir, which is
+// removed, and prints where, with each log's last lines: a long run's
+// logs would bury the failure in a CI log's tail.
+func (c *cluster) keepLogs() {
+	dir, err := os.MkdirTemp("", "nomad-e2e-logs-")
+	if err != nil {
+		c.t.Logf("keeping agent logs: %v", err)
+	}
+	for _, a := range c.all() {
+		log := a.log()
+		kept := "(not kept)"
+		if dir != "" {
+			path := filepath.Join(dir, a.name+".log")
+			if os.WriteFile(path, []byte(log), 0o644) == nil {
+				kept = path
+			}
+		}
+		// The stack dump cleanup asked for is in the kept file; the lines
+		// before it are what the agent was doing.
+		if i := strings.Index(log, "SIGQUIT: quit"); i >= 0 {
+			log = log[:i]
+		}
+		c.t.Logf("----- log of %s (%s), kept at %s; its last lines before any stack dump -----\n%s", a.name, a.cfgPath, kept, lastLines(log, 30))
+	}
+}
+
+// lastLines is the end of s, n lines at most.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // startServers starts every server and waits until all of them know the
