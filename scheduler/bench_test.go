@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -13,30 +14,142 @@ import (
 )
 
 // BenchmarkServiceSched_1000 measures one evaluation placing a 1,000-count
-// service job over 100 empty nodes: the reconciler, 1,000 selections and
-// the plan.
+// service job over empty nodes: the reconciler, 1,000 selections and the
+// plan. nodes=1000 is the figure issue 7 sets a target for (under 100 ms
+// on 2 cores); nodes=100 is the older row of the benchmarks page.
 func BenchmarkServiceSched_1000(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		b.StopTimer()
-		h := schedtest.NewHarness(b)
-		for range 100 {
-			h.UpsertNodes(mock.Node())
-		}
-		job := mock.Job()
-		job.TaskGroups[0].Count = 1000
-		job.TaskGroups[0].Tasks[0].Resources = &structs.Resources{CPU: 100, MemoryMB: 64}
-		job = h.UpsertJob(job)
-		eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
-		h.UpsertEval(eval)
-		b.StartTimer()
+	for _, nodes := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				h := schedtest.NewHarness(b)
+				for range nodes {
+					h.UpsertNodes(mock.Node())
+				}
+				job := mock.Job()
+				job.TaskGroups[0].Count = 1000
+				job.TaskGroups[0].Tasks[0].Resources = &structs.Resources{CPU: 100, MemoryMB: 64}
+				job = h.UpsertJob(job)
+				eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
+				h.UpsertEval(eval)
+				b.StartTimer()
 
-		must.NoError(b, h.Process(scheduler.NewServiceScheduler, eval))
+				must.NoError(b, h.Process(scheduler.NewServiceScheduler, eval))
 
-		b.StopTimer()
-		must.Len(b, 1000, schedtest.PlacedAllocs(h.Plans[0]))
-		b.StartTimer()
+				b.StopTimer()
+				must.Len(b, 1000, schedtest.PlacedAllocs(h.Plans[0]))
+				b.StartTimer()
+			}
+		})
 	}
+}
+
+// reconcileFixture is a 10,000-count service job with a one-hour
+// disconnect window running 10 allocations on each of 1,000 nodes, of
+// which the first 100 are disconnected: 1,000 allocations on them.
+type reconcileFixture struct {
+	job     *structs.Job
+	allocs  []*structs.Allocation
+	tainted map[string]*structs.Node
+}
+
+func newReconcileFixture() reconcileFixture {
+	job := mock.Job()
+	tg := job.TaskGroups[0]
+	tg.Count = 10_000
+	window := time.Hour
+	tg.MaxClientDisconnect = &window
+	job.Canonicalize()
+	f := reconcileFixture{job: job, tainted: map[string]*structs.Node{}}
+	for n := range 1000 {
+		node := mock.Node()
+		if n < 100 {
+			node.Status = structs.NodeStatusDisconnected
+			f.tainted[node.ID] = node
+		}
+		for i := range 10 {
+			f.allocs = append(f.allocs, &structs.Allocation{
+				ID:                 structs.GenerateUUID(),
+				Namespace:          job.Namespace,
+				EvalID:             structs.GenerateUUID(),
+				Name:               structs.AllocName(job.ID, tg.Name, uint(n*10+i)),
+				NodeID:             node.ID,
+				NodeName:           node.Name,
+				JobID:              job.ID,
+				Job:                job,
+				TaskGroup:          tg.Name,
+				AllocatedResources: structs.NewAllocatedResources(tg),
+				Metrics:            &structs.AllocMetric{},
+				DesiredStatus:      structs.AllocDesiredStatusRun,
+				ClientStatus:       structs.AllocClientStatusRunning,
+				CreateIndex:        uint64(100 + n*10 + i),
+			})
+		}
+	}
+	return f
+}
+
+// BenchmarkReconcile_10000Disconnected measures the reconciler alone on a
+// 10,000-allocation job with 1,000 allocations on disconnected nodes
+// (issue 7's target: under 30 ms on 2 cores). "disconnecting" is the
+// evaluation after the nodes dropped: the 1,000 are marked unknown and get
+// two follow-ups, one to replace them after the reschedule delay and one
+// for the end of their window; "reconnecting" is the
+// one after they came back, their 1,000 replacements running: each pair
+// is resolved and the replacements stopped.
+func BenchmarkReconcile_10000Disconnected(b *testing.B) {
+	now := schedtest.DefaultNow
+	b.Run("disconnecting", func(b *testing.B) {
+		f := newReconcileFixture()
+		in := scheduler.ReconcilerInput{
+			Job: f.job, Allocs: f.allocs, TaintedNodes: f.tainted,
+			EvalID: structs.GenerateUUID(), EvalPriority: 50, Now: now,
+		}
+		b.ReportAllocs()
+		var res scheduler.ReconcileResults
+		for b.Loop() {
+			res = scheduler.Reconcile(in)
+		}
+		g := res.Groups[0]
+		must.MapLen(b, 1000, g.Disconnect)
+		must.MapLen(b, 1000, g.RescheduleLater)
+		must.Len(b, 2, g.FollowupEvals)
+	})
+	b.Run("reconnecting", func(b *testing.B) {
+		f := newReconcileFixture()
+		since := now.Add(-10 * time.Minute)
+		var replacements []*structs.Allocation
+		for _, a := range f.allocs {
+			if _, ok := f.tainted[a.NodeID]; !ok {
+				continue
+			}
+			// The client reported it running again after it was unknown.
+			a.AllocStates = []*structs.AllocState{{
+				Field: structs.AllocStateFieldClientStatus, Value: structs.AllocClientStatusUnknown, Time: since,
+			}}
+			r := a.Copy()
+			r.ID = structs.GenerateUUID()
+			r.NodeID = structs.GenerateUUID()
+			r.PreviousAllocation = a.ID
+			r.AllocStates = nil
+			r.CreateIndex = a.CreateIndex + 20_000
+			a.NextAllocation = r.ID
+			replacements = append(replacements, r)
+		}
+		in := scheduler.ReconcilerInput{
+			Job: f.job, Allocs: append(f.allocs, replacements...),
+			EvalID: structs.GenerateUUID(), EvalPriority: 50, Now: now,
+		}
+		b.ReportAllocs()
+		var res scheduler.ReconcileResults
+		for b.Loop() {
+			res = scheduler.Reconcile(in)
+		}
+		g := res.Groups[0]
+		must.Len(b, 1000, g.Stop)
+		must.SliceEmpty(b, g.Place)
+	})
 }
 
 // BenchmarkServiceSched_CountBeyondCapacity measures evaluations of a group
