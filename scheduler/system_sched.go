@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"maps"
 	"sort"
 	"time"
 
@@ -187,9 +186,12 @@ func (s *SystemScheduler) computeJobAllocs() error {
 		}
 		d := s.diffGroup(tg, groups[tg.Name], tainted, nodes)
 		timeouts = append(timeouts, d.timeouts...)
+		// One instance per node: every allocation of the group has the
+		// same name.
+		name := structs.AllocName(s.job.ID, tg.Name, 0)
 		for _, n := range d.place {
 			s.queuedAllocs[tg.Name]++
-			s.placeOn(tg, n, d.previous[n.ID])
+			s.placeOn(tg, n, d.previous[n.ID], name)
 		}
 	}
 	// Groups no longer in the job lose their allocations.
@@ -209,13 +211,13 @@ func (s *SystemScheduler) computeJobAllocs() error {
 // placeOn places one allocation of tg on node, if the node is feasible.
 // A node the constraints or drivers rule out is not a failure: a system
 // job simply does not run there. A node that is out of resources is.
-func (s *SystemScheduler) placeOn(tg *structs.TaskGroup, node *structs.Node, prev *structs.Allocation) {
+func (s *SystemScheduler) placeOn(tg *structs.TaskGroup, node *structs.Node, prev *structs.Allocation, name string) {
+	// byDC is made here for this node alone, so the metrics may keep it.
 	s.stack.SetNodes(&readyNodes{
 		nodes: []*structs.Node{node}, byDC: map[string]int{node.Datacenter: 1}, inPool: 1,
 	}, 0)
 	option := s.stack.Select(tg, selectOptions{})
 	metrics := s.ctx.Metrics()
-	metrics.NodesAvailable = maps.Clone(metrics.NodesAvailable)
 	if option == nil {
 		s.queuedAllocs[tg.Name]--
 		if metrics.NodesExhausted == 0 {
@@ -236,7 +238,7 @@ func (s *SystemScheduler) placeOn(tg *structs.TaskGroup, node *structs.Node, pre
 		ID:                 structs.GenerateUUID(),
 		Namespace:          s.job.Namespace,
 		EvalID:             s.eval.ID,
-		Name:               fmt.Sprintf("%s.%s[0]", s.job.ID, tg.Name),
+		Name:               name,
 		JobID:              s.job.ID,
 		Job:                s.job,
 		TaskGroup:          tg.Name,
