@@ -207,10 +207,12 @@ func (s allocSet) chains() chainSet {
 			}
 		}
 		c.rootOf[id], c.depth[id] = root.ID, depth
-		if c.members[root.ID] == nil {
-			c.members[root.ID] = allocSet{}
+		chain, ok := c.members[root.ID]
+		if !ok {
+			chain = make(allocSet, 1)
+			c.members[root.ID] = chain
 		}
-		c.members[root.ID][id] = a
+		chain[id] = a
 	}
 	return c
 }
