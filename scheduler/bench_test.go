@@ -3,7 +3,6 @@ package scheduler_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -12,6 +11,18 @@ import (
 	"github.com/nomad-edge/nomad/scheduler"
 	"github.com/nomad-edge/nomad/scheduler/schedtest"
 )
+
+// placeTimed times one register evaluation of job by the scheduler
+// factory makes, and nothing around it; it returns how many allocations
+// the evaluation's first plan placed. The timer is stopped on entry.
+func placeTimed(b *testing.B, h *schedtest.Harness, factory scheduler.Factory, job *structs.Job) int {
+	eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
+	h.UpsertEval(eval)
+	b.StartTimer()
+	must.NoError(b, h.Process(factory, eval))
+	b.StopTimer()
+	return len(schedtest.PlacedAllocs(h.Plans[0]))
+}
 
 // BenchmarkServiceSched_1000 measures one evaluation placing a 1,000-count
 // service job over empty nodes: the reconciler, 1,000 selections and the
@@ -31,125 +42,11 @@ func BenchmarkServiceSched_1000(b *testing.B) {
 				job.TaskGroups[0].Count = 1000
 				job.TaskGroups[0].Tasks[0].Resources = &structs.Resources{CPU: 100, MemoryMB: 64}
 				job = h.UpsertJob(job)
-				eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
-				h.UpsertEval(eval)
-				b.StartTimer()
-
-				must.NoError(b, h.Process(scheduler.NewServiceScheduler, eval))
-
-				b.StopTimer()
-				must.Len(b, 1000, schedtest.PlacedAllocs(h.Plans[0]))
+				must.Eq(b, 1000, placeTimed(b, h, scheduler.NewServiceScheduler, job))
 				b.StartTimer()
 			}
 		})
 	}
-}
-
-// reconcileFixture is a 10,000-count service job with a one-hour
-// disconnect window running 10 allocations on each of 1,000 nodes, of
-// which the first 100 are disconnected: 1,000 allocations on them.
-type reconcileFixture struct {
-	job     *structs.Job
-	allocs  []*structs.Allocation
-	tainted map[string]*structs.Node
-}
-
-func newReconcileFixture() reconcileFixture {
-	job := mock.Job()
-	tg := job.TaskGroups[0]
-	tg.Count = 10_000
-	window := time.Hour
-	tg.MaxClientDisconnect = &window
-	job.Canonicalize()
-	f := reconcileFixture{job: job, tainted: map[string]*structs.Node{}}
-	for n := range 1000 {
-		node := mock.Node()
-		if n < 100 {
-			node.Status = structs.NodeStatusDisconnected
-			f.tainted[node.ID] = node
-		}
-		for i := range 10 {
-			f.allocs = append(f.allocs, &structs.Allocation{
-				ID:                 structs.GenerateUUID(),
-				Namespace:          job.Namespace,
-				EvalID:             structs.GenerateUUID(),
-				Name:               structs.AllocName(job.ID, tg.Name, uint(n*10+i)),
-				NodeID:             node.ID,
-				NodeName:           node.Name,
-				JobID:              job.ID,
-				Job:                job,
-				TaskGroup:          tg.Name,
-				AllocatedResources: structs.NewAllocatedResources(tg),
-				Metrics:            &structs.AllocMetric{},
-				DesiredStatus:      structs.AllocDesiredStatusRun,
-				ClientStatus:       structs.AllocClientStatusRunning,
-				CreateIndex:        uint64(100 + n*10 + i),
-			})
-		}
-	}
-	return f
-}
-
-// BenchmarkReconcile_10000Disconnected measures the reconciler alone on a
-// 10,000-allocation job with 1,000 allocations on disconnected nodes
-// (issue 7's target: under 30 ms on 2 cores). "disconnecting" is the
-// evaluation after the nodes dropped: the 1,000 are marked unknown and get
-// two follow-ups, one to replace them after the reschedule delay and one
-// for the end of their window; "reconnecting" is the
-// one after they came back, their 1,000 replacements running: each pair
-// is resolved and the replacements stopped.
-func BenchmarkReconcile_10000Disconnected(b *testing.B) {
-	now := schedtest.DefaultNow
-	b.Run("disconnecting", func(b *testing.B) {
-		f := newReconcileFixture()
-		in := scheduler.ReconcilerInput{
-			Job: f.job, Allocs: f.allocs, TaintedNodes: f.tainted,
-			EvalID: structs.GenerateUUID(), EvalPriority: 50, Now: now,
-		}
-		b.ReportAllocs()
-		var res scheduler.ReconcileResults
-		for b.Loop() {
-			res = scheduler.Reconcile(in)
-		}
-		g := res.Groups[0]
-		must.MapLen(b, 1000, g.Disconnect)
-		must.MapLen(b, 1000, g.RescheduleLater)
-		must.Len(b, 2, g.FollowupEvals)
-	})
-	b.Run("reconnecting", func(b *testing.B) {
-		f := newReconcileFixture()
-		since := now.Add(-10 * time.Minute)
-		var replacements []*structs.Allocation
-		for _, a := range f.allocs {
-			if _, ok := f.tainted[a.NodeID]; !ok {
-				continue
-			}
-			// The client reported it running again after it was unknown.
-			a.AllocStates = []*structs.AllocState{{
-				Field: structs.AllocStateFieldClientStatus, Value: structs.AllocClientStatusUnknown, Time: since,
-			}}
-			r := a.Copy()
-			r.ID = structs.GenerateUUID()
-			r.NodeID = structs.GenerateUUID()
-			r.PreviousAllocation = a.ID
-			r.AllocStates = nil
-			r.CreateIndex = a.CreateIndex + 20_000
-			a.NextAllocation = r.ID
-			replacements = append(replacements, r)
-		}
-		in := scheduler.ReconcilerInput{
-			Job: f.job, Allocs: append(f.allocs, replacements...),
-			EvalID: structs.GenerateUUID(), EvalPriority: 50, Now: now,
-		}
-		b.ReportAllocs()
-		var res scheduler.ReconcileResults
-		for b.Loop() {
-			res = scheduler.Reconcile(in)
-		}
-		g := res.Groups[0]
-		must.Len(b, 1000, g.Stop)
-		must.SliceEmpty(b, g.Place)
-	})
 }
 
 // BenchmarkServiceSched_CountBeyondCapacity measures evaluations of a group
@@ -176,14 +73,7 @@ func BenchmarkServiceSched_CountBeyondCapacity(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				h, job := setup(b, count)
-				eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
-				h.UpsertEval(eval)
-				b.StartTimer()
-
-				must.NoError(b, h.Process(scheduler.NewServiceScheduler, eval))
-
-				b.StopTimer()
-				must.Len(b, 100, schedtest.PlacedAllocs(h.Plans[0]))
+				must.Eq(b, 100, placeTimed(b, h, scheduler.NewServiceScheduler, job))
 				b.StartTimer()
 			}
 		})
@@ -237,14 +127,7 @@ func BenchmarkSystemSched_5000(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			h, job := setup(b)
-			eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
-			h.UpsertEval(eval)
-			b.StartTimer()
-
-			must.NoError(b, h.Process(scheduler.NewSystemScheduler, eval))
-
-			b.StopTimer()
-			must.Len(b, 5000, schedtest.PlacedAllocs(h.Plans[0]))
+			must.Eq(b, 5000, placeTimed(b, h, scheduler.NewSystemScheduler, job))
 			b.StartTimer()
 		}
 	})
