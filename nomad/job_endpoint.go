@@ -64,11 +64,16 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	}
 	now := j.srv.clock.Now()
 	args.SubmitTime = now.UnixNano()
-	args.Eval = args.Job.NewEval(opts.trigger, now)
-	if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
-		return err
+	// A periodic or parameterized job is a template: its children run,
+	// it never does, so it gets no evaluation (as upstream).
+	args.Eval = nil
+	if !args.Job.IsParent() {
+		args.Eval = args.Job.NewEval(opts.trigger, now)
+		if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
+			return err
+		}
 	}
-	if sc := args.Scaling; sc != nil && sc.ScalingEvent != nil {
+	if sc := args.Scaling; sc != nil && sc.ScalingEvent != nil && args.Eval != nil {
 		evalID := args.Eval.ID
 		sc.ScalingEvent.EvalID = &evalID
 	}
@@ -77,8 +82,10 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return err
 	}
 	reply.Warnings = j.srv.disconnectWarning(args.Job)
-	reply.EvalID = args.Eval.ID
-	reply.EvalCreateIndex = index
+	if args.Eval != nil {
+		reply.EvalID = args.Eval.ID
+		reply.EvalCreateIndex = index
+	}
 	reply.JobModifyIndex = index
 	reply.Index = index
 	return nil
@@ -123,16 +130,23 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	}
 	now := j.srv.clock.Now()
 	args.Now = now.UnixNano()
-	args.Eval = job.NewEval(structs.EvalTriggerJobDeregister, now)
-	if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
-		return err
+	// Stopping a template stops its launches; it has no allocations to
+	// stop (its children are jobs of their own).
+	args.Eval = nil
+	if !job.IsParent() {
+		args.Eval = job.NewEval(structs.EvalTriggerJobDeregister, now)
+		if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
+			return err
+		}
 	}
 	_, index, err := j.srv.raftApply(structs.JobDeregisterRequestType, args)
 	if err != nil {
 		return err
 	}
-	reply.EvalID = args.Eval.ID
-	reply.EvalCreateIndex = index
+	if args.Eval != nil {
+		reply.EvalID = args.Eval.ID
+		reply.EvalCreateIndex = index
+	}
 	reply.JobModifyIndex = index
 	reply.Index = index
 	return nil

@@ -1,0 +1,116 @@
+package api
+
+import "net/http"
+
+// PeriodicSpecCron is the periodic block's only spec type.
+const PeriodicSpecCron = "cron"
+
+// PeriodicConfig is a job's `periodic` block: the job is a template the
+// servers launch a child job from at each cron instant.
+type PeriodicConfig struct {
+	Enabled *bool
+	// Spec is the legacy single expression (`cron`); Specs is `crons`.
+	Spec            *string
+	Specs           []string
+	SpecType        *string
+	ProhibitOverlap *bool
+	TimeZone        *string
+}
+
+// Canonicalize fills the block's defaults as upstream's client does.
+func (p *PeriodicConfig) Canonicalize() {
+	if p.Enabled == nil {
+		p.Enabled = new(true)
+	}
+	if p.Spec == nil {
+		p.Spec = new("")
+	}
+	if p.Specs == nil {
+		p.Specs = []string{}
+	}
+	if p.SpecType == nil {
+		p.SpecType = new(PeriodicSpecCron)
+	}
+	if p.ProhibitOverlap == nil {
+		p.ProhibitOverlap = new(false)
+	}
+	if p.TimeZone == nil || *p.TimeZone == "" {
+		p.TimeZone = new("UTC")
+	}
+}
+
+// Dispatch payload requirements of a parameterized job.
+const (
+	DispatchPayloadOptional  = "optional"
+	DispatchPayloadRequired  = "required"
+	DispatchPayloadForbidden = "forbidden"
+)
+
+// ParameterizedJobConfig is a job's `parameterized` block: the job never
+// runs itself; each dispatch launches a child with a payload and meta.
+type ParameterizedJobConfig struct {
+	Payload      string
+	MetaRequired []string
+	MetaOptional []string
+}
+
+// DispatchPayloadConfig is a task's `dispatch_payload` block: the file in
+// the task's local/ directory the payload is written to.
+type DispatchPayloadConfig struct {
+	File string
+}
+
+// IsPeriodic reports whether the job is a periodic template.
+func (j *Job) IsPeriodic() bool { return j.Periodic != nil }
+
+// IsParameterized reports whether the job is a parameterized template.
+func (j *Job) IsParameterized() bool { return j.ParameterizedJob != nil && !j.Dispatched }
+
+// PeriodicForceResponse answers PUT /v1/job/:id/periodic/force.
+type PeriodicForceResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	WriteMeta
+}
+
+// JobDispatchRequest is the body of PUT /v1/job/:id/dispatch. Payload is
+// base64 on the wire, as encoding/json writes a []byte.
+type JobDispatchRequest struct {
+	JobID   string
+	Payload []byte
+	Meta    map[string]string
+	WriteRequest
+}
+
+// JobDispatchResponse answers a dispatch.
+type JobDispatchResponse struct {
+	DispatchedJobID string
+	EvalID          string
+	EvalCreateIndex uint64
+	JobCreateIndex  uint64
+	WriteMeta
+}
+
+// PeriodicForce launches a periodic job's child now (PUT
+// /v1/job/:id/periodic/force), whatever its schedule and overlap rule, and
+// returns the ID of the child's evaluation.
+func (j *Jobs) PeriodicForce(jobID string, w *WriteOptions) (string, *WriteMeta, error) {
+	var resp PeriodicForceResponse
+	wm, err := j.client.write(http.MethodPut, jobPath(jobID, "/periodic/force"), nil, &resp, w)
+	if err != nil {
+		return "", nil, err
+	}
+	return resp.EvalID, wm, nil
+}
+
+// Dispatch launches a child of a parameterized job with meta and payload
+// (PUT /v1/job/:id/dispatch).
+func (j *Jobs) Dispatch(jobID string, meta map[string]string, payload []byte, w *WriteOptions) (*JobDispatchResponse, *WriteMeta, error) {
+	req := &JobDispatchRequest{JobID: jobID, Payload: payload, Meta: meta}
+	var resp JobDispatchResponse
+	wm, err := j.client.write(http.MethodPut, jobPath(jobID, "/dispatch"), req, &resp, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &resp, wm, nil
+}
