@@ -107,7 +107,11 @@ func (p *PeriodicConfig) Location() (*time.Location, error) {
 
 // Next returns the first instant after from matching any expression, read
 // in the block's time zone; the zero time when none will ever match (a
-// date in the past) or the block is invalid.
+// date in the past) or the block is invalid. Across daylight saving
+// changes it follows the wall clock: a time that does not exist that day
+// (clocks spring forward over it) is skipped, as upstream; a time that
+// happens twice (clocks fall back) matches once, where upstream matches
+// both.
 func (p *PeriodicConfig) Next(from time.Time) (time.Time, error) {
 	loc, err := p.Location()
 	if err != nil {
@@ -121,11 +125,29 @@ func (p *PeriodicConfig) Next(from time.Time) (time.Time, error) {
 			return time.Time{}, fmt.Errorf("cron %q: %w", s, err)
 		}
 		t := exp.Next(from)
+		if sameWallClock(t, from) {
+			// The hour repeated when clocks fall back: the instant
+			// already ran at its first occurrence.
+			t = exp.Next(t)
+		}
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}
 	return next, nil
+}
+
+// sameWallClock reports whether a and b (in one location) read the same
+// on a wall clock, to the second.
+func sameWallClock(a, b time.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return false
+	}
+	ay, am, ad := a.Date()
+	by, bm, bd := b.Date()
+	ah, ami, as := a.Clock()
+	bh, bmi, bs := b.Clock()
+	return ay == by && am == bm && ad == bd && ah == bh && ami == bmi && as == bs
 }
 
 // parseCron parses one expression. The library panics on some malformed
