@@ -1,6 +1,13 @@
 package api
 
-import "net/http"
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/cronexpr"
+)
 
 // PeriodicSpecCron is the periodic block's only spec type.
 const PeriodicSpecCron = "cron"
@@ -113,4 +120,46 @@ func (j *Jobs) Dispatch(jobID string, meta map[string]string, payload []byte, w 
 		return nil, nil, err
 	}
 	return &resp, wm, nil
+}
+
+// Next returns the first instant after from matching any of the block's
+// expressions, read in its time zone (what `job status` shows as the next
+// launch); the zero time when none matches.
+func (p *PeriodicConfig) Next(from time.Time) (time.Time, error) {
+	loc := time.UTC
+	if p.TimeZone != nil && *p.TimeZone != "" {
+		var err error
+		if loc, err = time.LoadLocation(*p.TimeZone); err != nil {
+			return time.Time{}, fmt.Errorf("time zone %q: %w", *p.TimeZone, err)
+		}
+	}
+	specs := slices.Clone(p.Specs)
+	if p.Spec != nil && *p.Spec != "" {
+		specs = append(specs, *p.Spec)
+	}
+	var next time.Time
+	for _, s := range specs {
+		exp, err := parseCron(s)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if t := exp.Next(from.In(loc)); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next, nil
+}
+
+// parseCron parses one expression, turning the library's panics on
+// malformed input into errors.
+func parseCron(spec string) (exp *cronexpr.Expression, err error) {
+	defer func() {
+		if recover() != nil {
+			exp, err = nil, fmt.Errorf("cron %q: malformed expression", spec)
+		}
+	}()
+	if exp, err = cronexpr.Parse(spec); err != nil {
+		return nil, fmt.Errorf("cron %q: %w", spec, err)
+	}
+	return exp, nil
 }

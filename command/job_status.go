@@ -86,9 +86,12 @@ func (c *JobStatusCommand) Run(args []string) int {
 	if out.set() {
 		return c.writeFormatted(out, job)
 	}
-	c.Ui.Output(formatKV(jobHeader(job)))
+	c.Ui.Output(formatKV(append(jobHeader(job), parentHeader(job, time.Now())...)))
 	if short {
 		return exitOK
+	}
+	if job.IsPeriodic() || job.IsParameterized() {
+		return c.parentDetails(client, job)
 	}
 	return c.details(client, job, verbose)
 }

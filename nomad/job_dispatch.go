@@ -3,7 +3,9 @@ package nomad
 import (
 	"fmt"
 
+	"github.com/hashicorp/go-memdb"
 	"github.com/nomad-edge/nomad/acl"
+	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -92,4 +94,40 @@ func (j *Job) parent(ns, id string) (*structs.Job, error) {
 		return nil, fmt.Errorf("%w: %s", structs.ErrUnknownJob, id)
 	}
 	return job, nil
+}
+
+// withChildren returns summary with the counts of its job's children, when
+// the job is a periodic or parameterized parent. The counts are computed
+// on read from the children's statuses rather than kept, so they cannot
+// drift from the jobs they count.
+func withChildren(ws memdb.WatchSet, st *state.StateStore, summary *structs.JobSummary) (*structs.JobSummary, error) {
+	if summary == nil {
+		return nil, nil
+	}
+	job, err := st.JobByID(ws, summary.Namespace, summary.JobID)
+	if err != nil || !job.IsParent() {
+		return summary, err
+	}
+	iter, err := st.JobsByIDPrefix(ws, job.Namespace, job.ID+"/")
+	if err != nil {
+		return nil, err
+	}
+	counts := &structs.JobChildrenSummary{}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		c := raw.(*structs.Job)
+		if c.ParentID != job.ID {
+			continue
+		}
+		switch c.Status {
+		case structs.JobStatusPending:
+			counts.Pending++
+		case structs.JobStatusRunning:
+			counts.Running++
+		case structs.JobStatusDead:
+			counts.Dead++
+		}
+	}
+	out := summary.Copy()
+	out.Children = counts
+	return out, nil
 }

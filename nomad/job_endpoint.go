@@ -219,6 +219,11 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 			if err != nil {
 				return 0, err
 			}
+			if job.IsParent() {
+				if summary, err = withChildren(ws, st, summary); err != nil {
+					return 0, err
+				}
+			}
 			reply.Jobs = append(reply.Jobs, job.Stub(summary))
 		}
 		return tableIndex(st, state.TableJobs, state.TableJobSummary)
@@ -284,6 +289,9 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		s, err := st.JobSummaryByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
+			return 0, err
+		}
+		if s, err = withChildren(ws, st, s); err != nil {
 			return 0, err
 		}
 		reply.JobSummary = s
