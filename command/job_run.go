@@ -2,11 +2,11 @@ package command
 
 import (
 	"fmt"
-	"time"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/jobspec"
