@@ -3,6 +3,7 @@ package nomad
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -183,4 +184,31 @@ func TestJob_ValidateParentBlocks(t *testing.T) {
 			must.ErrorContains(t, err, w)
 		}
 	}
+}
+
+// Whatever evaluation reaches a template (here one written directly), the
+// real scheduler places nothing for it: only its children run.
+func TestServer_ParentNeverGetsAllocations(t *testing.T) {
+	s := testServer(t, nil)
+	registerNode(t, s)
+	job := parameterizedJob()
+	register(t, s, job)
+
+	ev := mustJob(t, s.State(), job).NewEval(structs.EvalTriggerJobRegister, s.clock.Now())
+	_, _, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{ev}})
+	must.NoError(t, err)
+
+	var got structs.SingleEvalResponse
+	deadline := time.Now().Add(10 * time.Second)
+	for got.Eval == nil || got.Eval.Status != structs.EvalStatusComplete {
+		if time.Now().After(deadline) {
+			t.Fatalf("eval not complete; last saw %+v", got.Eval)
+		}
+		req := &structs.EvalSpecificRequest{EvalID: ev.ID, QueryOptions: structs.QueryOptions{
+			MinQueryIndex: got.Index, MaxQueryTime: time.Second}}
+		must.NoError(t, s.RPC("Eval.GetEval", req, &got))
+	}
+	allocs, err := s.State().AllocsByJob(nil, job.Namespace, job.ID, true)
+	must.NoError(t, err)
+	must.SliceEmpty(t, allocs)
 }

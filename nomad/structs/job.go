@@ -108,8 +108,11 @@ func (j *Job) LookupTaskGroup(name string) *TaskGroup {
 	return nil
 }
 
-// Stopped reports whether the job should have no running allocations.
-func (j *Job) Stopped() bool { return j == nil || j.Stop }
+// Stopped reports whether the job should have no running allocations:
+// stopped by the user, or a periodic or parameterized template, whose
+// children run in its place. The schedulers place nothing for such a job
+// whatever evaluation reaches them.
+func (j *Job) Stopped() bool { return j == nil || j.Stop || j.IsParent() }
 
 // Canonicalize fills defaults for fields the user left empty. It is
 // idempotent and called before validation.
