@@ -212,3 +212,18 @@ func TestServer_ParentNeverGetsAllocations(t *testing.T) {
 	must.NoError(t, err)
 	must.SliceEmpty(t, allocs)
 }
+
+// `job plan` of a periodic job places nothing and says when it would
+// launch, as upstream; the template itself is never scheduled.
+func TestJob_PlanPeriodic(t *testing.T) {
+	s := lifecycleServer(t)
+	job := periodicJob([]string{"0 3 * * *"}, "UTC")
+	var resp structs.JobPlanResponse
+	must.NoError(t, s.RPC("Job.Plan", &structs.JobPlanRequest{Job: job, Diff: true}, &resp))
+	now := s.clock.Now()
+	must.True(t, resp.NextPeriodicLaunch.After(now))
+	must.True(t, resp.NextPeriodicLaunch.Before(now.Add(24*time.Hour+time.Second)))
+	must.Eq(t, 3, resp.NextPeriodicLaunch.UTC().Hour())
+	must.MapEmpty(t, resp.Annotations.DesiredTGUpdates)
+	must.Eq(t, structs.DiffTypeAdded, resp.Diff.Type)
+}
