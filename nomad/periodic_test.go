@@ -13,6 +13,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/helper/clock"
+	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -297,4 +298,49 @@ func TestPeriodicDispatcher_RunArmsAndStopsWithLeadership(t *testing.T) {
 		close(stop2)
 		<-done2
 	})
+}
+
+// The leader runs the dispatcher on the server's clock: a periodic job
+// registered over RPC gets its child at the next instant of the (fake)
+// clock, and after leadership is revoked and established again the new
+// dispatcher launches the next one.
+func TestServer_PeriodicDispatcherFollowsLeadership(t *testing.T) {
+	mc := clocktest.NewManual(time.Date(2026, 5, 1, 10, 0, 30, 0, time.UTC))
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0; c.Clock = mc })
+	job := periodicJob([]string{"* * * * *"}, "UTC")
+	register(t, s, job)
+
+	children := func(min uint64) ([]string, uint64) {
+		var resp structs.JobListResponse
+		req := &structs.JobListRequest{QueryOptions: structs.QueryOptions{Namespace: job.Namespace,
+			Prefix: "nightly/", MinQueryIndex: min, MaxQueryTime: time.Second}}
+		must.NoError(t, s.RPC("Job.List", req, &resp))
+		var ids []string
+		for _, j := range resp.Jobs {
+			ids = append(ids, j.ID)
+		}
+		return ids, resp.Index
+	}
+	// advanceUntil moves the fake clock a minute at a time until n children
+	// exist: the dispatcher may arm its timer after an advance, and then
+	// fires at the following minute.
+	advanceUntil := func(n int) []string {
+		t.Helper()
+		ids, index := children(0)
+		for i := 0; len(ids) < n; i++ {
+			if i == 10 {
+				t.Fatalf("want %d children after 10 minutes of fake time, have %v", n, ids)
+			}
+			mc.Advance(time.Minute)
+			ids, index = children(index)
+		}
+		return ids
+	}
+	first := advanceUntil(1)
+	must.StrHasPrefix(t, "nightly/periodic-", first[0])
+
+	s.revokeLeadership()
+	must.NoError(t, s.establishLeadership())
+	got := advanceUntil(2)
+	must.SliceContains(t, got, first[0])
 }
