@@ -8,9 +8,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hashicorp/cronexpr"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-memdb"
 	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
 
 	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/helper/clock/clocktest"
@@ -344,3 +346,42 @@ func TestServer_PeriodicDispatcherFollowsLeadership(t *testing.T) {
 	got := advanceUntil(2)
 	must.SliceContains(t, got, first[0])
 }
+
+// For any schedule, zone and start, the dispatcher's launches are strictly
+// later one after another, each at an instant the schedule names on the
+// zone's wall clock, and no wall-clock instant runs twice (the repeated
+// hour of a fall-back change included): a periodic job never doubles up.
+func TestPeriodicDispatcher_LaunchesStrictlyIncreasing(t *testing.T) {
+	zones := []string{"UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "America/Santiago"}
+	rapid.Check(t, func(rt *rapid.T) {
+		minute := rapid.SampledFrom([]string{"0", "30", "*/15", "5,45"}).Draw(rt, "minute")
+		hour := rapid.SampledFrom([]string{"*", "1", "2", "0-3", "*/6"}).Draw(rt, "hour")
+		cron := minute + " " + hour + " * * *"
+		tz := rapid.SampledFrom(zones).Draw(rt, "tz")
+		start := time.Unix(rapid.Int64Range(1_767_225_600, 1_798_761_600).Draw(rt, "start"), 0) // 2026
+
+		w := newPeriodicWorld(t)
+		w.upsert(periodicJob([]string{cron}, tz))
+		woke := ticks(t, w.dispatcher(), start, 30)
+		loc, err := time.LoadLocation(tz)
+		must.NoError(t, err)
+		exp, err := parseCronForTest(cron)
+		must.NoError(t, err)
+		seen := map[string]bool{}
+		for i, at := range woke {
+			if i > 0 && !at.After(woke[i-1]) {
+				rt.Fatalf("launch %d at %s is not after %s", i, at, woke[i-1])
+			}
+			if got := exp.Next(at.Add(-time.Second).In(loc)); !got.Equal(at) {
+				rt.Fatalf("launch at %s is not an instant of %q in %s (next is %s)", at, cron, tz, got)
+			}
+			wall := at.In(loc).Format("2006-01-02 15:04:05")
+			if seen[wall] {
+				rt.Fatalf("wall-clock instant %s in %s launched twice", wall, tz)
+			}
+			seen[wall] = true
+		}
+	})
+}
+
+func parseCronForTest(spec string) (*cronexpr.Expression, error) { return cronexpr.Parse(spec) }
