@@ -86,6 +86,8 @@ type JobDispatchRequest struct {
 	JobID   string
 	Payload []byte
 	Meta    map[string]string
+	// Priority, when set, is the child's priority instead of the parent's.
+	Priority int `json:",omitempty"`
 	WriteRequest
 }
 
@@ -110,10 +112,26 @@ func (j *Jobs) PeriodicForce(jobID string, w *WriteOptions) (string, *WriteMeta,
 	return resp.EvalID, wm, nil
 }
 
+// DispatchOptions tune Jobs.DispatchOpts.
+type DispatchOptions struct {
+	Meta    map[string]string
+	Payload []byte
+	// Priority, when set, is the child's priority instead of the parent's.
+	Priority int
+}
+
 // Dispatch launches a child of a parameterized job with meta and payload
 // (PUT /v1/job/:id/dispatch).
 func (j *Jobs) Dispatch(jobID string, meta map[string]string, payload []byte, w *WriteOptions) (*JobDispatchResponse, *WriteMeta, error) {
-	req := &JobDispatchRequest{JobID: jobID, Payload: payload, Meta: meta}
+	return j.DispatchOpts(jobID, &DispatchOptions{Meta: meta, Payload: payload}, w)
+}
+
+// DispatchOpts is Dispatch with options.
+func (j *Jobs) DispatchOpts(jobID string, opts *DispatchOptions, w *WriteOptions) (*JobDispatchResponse, *WriteMeta, error) {
+	if opts == nil {
+		opts = &DispatchOptions{}
+	}
+	req := &JobDispatchRequest{JobID: jobID, Payload: opts.Payload, Meta: opts.Meta, Priority: opts.Priority}
 	var resp JobDispatchResponse
 	wm, err := j.client.write(http.MethodPut, jobPath(jobID, "/dispatch"), req, &resp, w)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/nomad-edge/nomad/api"
 )
 
 // maxDispatchPayload is upstream's bound on a payload; the server enforces
@@ -45,6 +47,9 @@ Dispatch Options:
     Print the dispatched job's ID and evaluation ID and exit without
     following the evaluation.
 
+  -priority <1-100>
+    The child job's priority, instead of the parameterized job's.
+
   -verbose
     Show full IDs.
 `)
@@ -53,11 +58,13 @@ Dispatch Options:
 // Run implements cli.Command.
 func (c *JobDispatchCommand) Run(args []string) int {
 	var detach, verbose bool
+	var priority int
 	var metas stringSlice
 	flags := c.FlagSet("job dispatch")
 	flags.BoolVar(&detach, "detach", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
 	flags.Var(&metas, "meta", "")
+	flags.IntVar(&priority, "priority", 0, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -85,7 +92,7 @@ func (c *JobDispatchCommand) Run(args []string) int {
 	if !ok {
 		return exitError
 	}
-	resp, _, err := client.Jobs().Dispatch(jobID, meta, payload, nil)
+	resp, _, err := client.Jobs().DispatchOpts(jobID, &api.DispatchOptions{Meta: meta, Payload: payload, Priority: priority}, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Failed to dispatch job: %v", err))
 		return exitError

@@ -67,8 +67,14 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	if err := job.ParameterizedJob.ValidateDispatch(args.Payload, args.Meta); err != nil {
 		return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, err)
 	}
+	if p := args.Priority; p != 0 && (p < structs.JobMinPriority || p > structs.JobMaxPriority) {
+		return fmt.Errorf("%w: dispatch priority must be between %d and %d (got %d)", structs.ErrInvalidRequest, structs.JobMinPriority, structs.JobMaxPriority, p)
+	}
 	now := j.srv.clock.Now()
 	child := job.DispatchChild(structs.DispatchedID(job.ID, now), args.Payload, args.Meta)
+	if args.Priority != 0 {
+		child.Priority = args.Priority
+	}
 	res, err := j.srv.launchChild(launchRequest{child: child, trigger: structs.EvalTriggerJobRegister, now: now})
 	if err != nil {
 		return err

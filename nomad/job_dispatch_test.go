@@ -117,6 +117,14 @@ func TestJob_DispatchCreatesChild(t *testing.T) {
 	second, err := dispatch(s, job, []byte("y"), map[string]string{"site": "paris"})
 	must.NoError(t, err)
 	must.NotEq(t, resp.DispatchedJobID, second.DispatchedJobID, must.Sprint("two dispatches in one second differ"))
+
+	var urgent structs.JobDispatchResponse
+	req := &structs.JobDispatchRequest{JobID: job.ID, Payload: []byte("z"), Meta: map[string]string{"site": "rome"}, Priority: 90,
+		WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}
+	must.NoError(t, s.RPC("Job.Dispatch", req, &urgent))
+	must.Eq(t, 90, mustJob(t, s.State(), &structs.Job{Namespace: job.Namespace, ID: urgent.DispatchedJobID}).Priority)
+	req.Priority = 500
+	must.ErrorContains(t, s.RPC("Job.Dispatch", req, &urgent), "dispatch priority must be between 1 and 100 (got 500)")
 }
 
 // `job periodic force` launches a child at once with a periodic-job

@@ -28,8 +28,8 @@ func (s *HTTPServer) jobPeriodicForce(w http.ResponseWriter, r *http.Request) (a
 }
 
 // jobDispatchBody is the body of PUT /v1/job/{id}/dispatch: upstream's
-// request. IdPrefixTemplate and Priority are refused by name when set (the
-// strict decode), as they are not implemented.
+// request. IdPrefixTemplate is refused by name when set (the strict
+// decode), as it is not implemented.
 type jobDispatchBody struct {
 	api.JobDispatchRequest
 	SecretID string
@@ -45,7 +45,7 @@ func (s *HTTPServer) jobDispatch(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	args := &structs.JobDispatchRequest{JobID: r.PathValue("id"), Payload: body.Payload, Meta: body.Meta, WriteRequest: wr}
+	args := &structs.JobDispatchRequest{JobID: r.PathValue("id"), Payload: body.Payload, Meta: body.Meta, Priority: body.Priority, WriteRequest: wr}
 	var reply structs.JobDispatchResponse
 	if err := s.call(r, "Job.Dispatch", args, &reply); err != nil {
 		return nil, err

@@ -166,4 +166,11 @@ func TestHTTP_OfficialClientDispatch(t *testing.T) {
 	payload, err := io.ReadAll(rc)
 	must.NoError(t, err)
 	must.Eq(t, "hello edge", string(payload))
+
+	urgent, _, err := c.Jobs().DispatchOpts(&nomadapi.DispatchOptions{JobID: "ingest", Meta: map[string]string{"site": "rome"},
+		Payload: []byte("x"), Priority: 90}, nil)
+	must.NoError(t, err)
+	uj, _, err := c.Jobs().Info(urgent.DispatchedJobID, nil)
+	must.NoError(t, err)
+	must.Eq(t, 90, *uj.Priority, must.Sprint("the official client's Priority is honoured"))
 }

@@ -26,6 +26,8 @@ type JobDispatchRequest struct {
 	JobID   string
 	Payload []byte
 	Meta    map[string]string
+	// Priority, when set, is the child's priority instead of the parent's.
+	Priority int
 	WriteRequest
 }
 
