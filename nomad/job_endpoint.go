@@ -295,6 +295,11 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 			return 0, err
 		}
 		reply.JobSummary = s
+		if s != nil && s.Children != nil && (s.Children.Pending+s.Children.Running+s.Children.Dead) > 0 {
+			// The counts move with the children, which are jobs: a
+			// blocking query must wake when any of them changes.
+			return tableIndex(st, state.TableJobs, state.TableJobSummary)
+		}
 		if s != nil {
 			return s.ModifyIndex, nil
 		}
