@@ -69,6 +69,9 @@ type periodicDispatcher struct {
 	deps periodicDeps
 	// last is each job's latest launch this dispatcher knows of.
 	last map[structs.NamespacedID]time.Time
+	// restored is set after the first tick, which takes over from the
+	// previous leader; jobs that become active later start afresh.
+	restored bool
 }
 
 func newPeriodicDispatcher(deps periodicDeps) *periodicDispatcher {
@@ -98,14 +101,10 @@ func (d *periodicDispatcher) run(stopCh <-chan struct{}, clock Clock) {
 		}
 		wake, release := clockExpiry(clock, wakeIn(next, now))
 		wctx, wcancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-wake:
-				wcancel()
-			case <-wctx.Done():
-			}
-		}()
-		_ = ws.WatchCtx(wctx)
+		select {
+		case <-ws.WatchCh(wctx):
+		case <-wake:
+		}
 		wcancel()
 		release()
 	}
@@ -157,24 +156,29 @@ func (d *periodicDispatcher) tick(ws memdb.WatchSet, now time.Time) (time.Time, 
 			delete(d.last, id) // stopped or deleted: start afresh if it returns
 		}
 	}
+	d.restored = true
 	return earliest, nil
 }
 
-// due returns the job's next launch after its last one. A job this
-// dispatcher has not seen yet starts from its newest child (launches a
-// previous leader made) or, without one, from now: a periodic job does not
-// run for instants before it was registered.
+// due returns the job's next launch after its last one. On the first tick
+// (a new leader taking over) a job starts from its newest child, the
+// previous leader's last launch, so a launch missed while no leader ran
+// happens now. A job that becomes active later (registered, started again
+// after a stop, enabled) starts from now: it does not run for instants
+// before that.
 func (d *periodicDispatcher) due(st *state.StateStore, job *structs.Job, now time.Time) (time.Time, error) {
 	id := job.NamespacedID()
 	last, ok := d.last[id]
 	if !ok {
-		newest, err := newestPeriodicChild(st, job)
-		if err != nil {
-			return time.Time{}, err
-		}
 		last = now
-		if !newest.IsZero() {
-			last = newest
+		if !d.restored {
+			newest, err := newestPeriodicChild(st, job)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if !newest.IsZero() {
+				last = newest
+			}
 		}
 		d.last[id] = last
 	}

@@ -385,3 +385,30 @@ func TestPeriodicDispatcher_LaunchesStrictlyIncreasing(t *testing.T) {
 }
 
 func parseCronForTest(spec string) (*cronexpr.Expression, error) { return cronexpr.Parse(spec) }
+
+// A job started again after a stop launches at its next instant, not at
+// once for the instants it missed while stopped: only a leader change
+// makes up a launch.
+func TestPeriodicDispatcher_RestartedJobDoesNotCatchUp(t *testing.T) {
+	w := newPeriodicWorld(t)
+	job := periodicJob([]string{"0 * * * *"}, "UTC")
+	w.upsert(job)
+	h := func(n int) time.Time { return time.Date(2026, 5, 1, 9+n, 0, 0, 0, time.UTC) }
+	d := w.dispatcher()
+	ticks(t, d, h(0).Add(30*time.Minute), 2) // launches 10:00
+	must.Len(t, 1, w.launches())
+
+	stopped := mustJob(t, w.st, job).Copy()
+	stopped.Stop = true
+	w.upsert(stopped)
+	_, err := d.tick(memdb.NewWatchSet(), h(3))
+	must.NoError(t, err)
+
+	started := stopped.Copy()
+	started.Stop = false
+	w.upsert(started)
+	next, err := d.tick(memdb.NewWatchSet(), h(6).Add(10*time.Minute))
+	must.NoError(t, err)
+	must.Eq(t, h(7), next.UTC())
+	must.Len(t, 1, w.launches(), must.Sprint("no catch-up for the hours it was stopped"))
+}
