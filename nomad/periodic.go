@@ -121,6 +121,8 @@ func wakeIn(next, now time.Time) time.Duration {
 
 // tick launches every active periodic job due at now and returns the
 // earliest next launch (zero when none). ws watches the jobs it read.
+// TODO(perf): walks every job on any job change; upstream indexes periodic
+// jobs and is told of changes by the FSM.
 func (d *periodicDispatcher) tick(ws memdb.WatchSet, now time.Time) (time.Time, error) {
 	st := d.deps.state()
 	iter, err := st.Jobs(ws)
