@@ -86,6 +86,10 @@ func TestJobPeriodicForce_AndStatus(t *testing.T) {
 	must.StrContains(t, out, child)
 	must.StrNotContains(t, out, "Allocations")
 
+	_, out, _ = run(t, a, jobStatusCmd)
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^nightly\s+batch/periodic\s+50\s+running`), out)
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^nightly/periodic-\d+\s+batch\s+50\s+dead`), out)
+
 	code, _, errOut = run(t, a, jobPeriodicForce, "-detach", "nightly/")
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, "can't force launch non-periodic job")

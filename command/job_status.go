@@ -117,9 +117,21 @@ func formatJobList(jobs []*api.JobListStub) string {
 	lines := []string{"ID|Type|Priority|Status|Submit Date"}
 	for _, j := range jobs {
 		lines = append(lines, fmt.Sprintf("%s|%s|%d|%s|%s",
-			j.ID, j.Type, j.Priority, jobStatus(j.Status, stopState(j.Stop)), formatUnixNanoTime(j.SubmitTime)))
+			j.ID, jobTypeString(j), j.Priority, jobStatus(j.Status, stopState(j.Stop)), formatUnixNanoTime(j.SubmitTime)))
 	}
 	return formatList(lines)
+}
+
+// jobTypeString marks templates in the list as upstream does:
+// "batch/periodic", "batch/parameterized".
+func jobTypeString(j *api.JobListStub) string {
+	switch {
+	case j.Periodic:
+		return j.Type + "/periodic"
+	case j.ParameterizedJob:
+		return j.Type + "/parameterized"
+	}
+	return j.Type
 }
 
 // stopState says whether the user stopped a job.
