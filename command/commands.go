@@ -66,6 +66,11 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"job history":  func() (cli.Command, error) { return &JobHistoryCommand{Meta: m()}, nil },
 		"job inspect":  func() (cli.Command, error) { return &JobInspectCommand{Meta: m()}, nil },
 		"job plan":     func() (cli.Command, error) { return &JobPlanCommand{Meta: m()}, nil },
+		"job periodic": func() (cli.Command, error) { return &JobPeriodicCommand{Meta: m()}, nil },
+		"job periodic force": func() (cli.Command, error) {
+			return &JobPeriodicForceCommand{Meta: m()}, nil
+		},
+		"job dispatch": func() (cli.Command, error) { return &JobDispatchCommand{Meta: m()}, nil },
 		"job revert":   func() (cli.Command, error) { return &JobRevertCommand{Meta: m()}, nil },
 		"job scale":    func() (cli.Command, error) { return &JobScaleCommand{Meta: m()}, nil },
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m()}, nil },

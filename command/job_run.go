@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/jobspec"
@@ -103,7 +104,14 @@ func (c *JobRunCommand) Run(args []string) int {
 		c.Ui.Warn(fmt.Sprintf("Job Warnings:\n%s\n", resp.Warnings))
 	}
 	if resp.EvalID == "" {
+		// A periodic or parameterized job: nothing runs until a launch.
 		c.Ui.Output("Job registration successful")
+		if job.Periodic != nil && job.ParameterizedJob == nil {
+			now := time.Now()
+			if next, err := job.Periodic.Next(now); err == nil && !next.IsZero() {
+				c.Ui.Output(fmt.Sprintf("Approximate next launch time: %s (%s)", formatTime(next), prettyTimeDiff(next, now)))
+			}
+		}
 		return exitOK
 	}
 	if detach {

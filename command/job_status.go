@@ -86,9 +86,12 @@ func (c *JobStatusCommand) Run(args []string) int {
 	if out.set() {
 		return c.writeFormatted(out, job)
 	}
-	c.Ui.Output(formatKV(jobHeader(job)))
+	c.Ui.Output(formatKV(append(jobHeader(job), parentHeader(job, time.Now())...)))
 	if short {
 		return exitOK
+	}
+	if job.IsPeriodic() || job.IsParameterized() {
+		return c.parentDetails(client, job)
 	}
 	return c.details(client, job, verbose)
 }
@@ -114,9 +117,21 @@ func formatJobList(jobs []*api.JobListStub) string {
 	lines := []string{"ID|Type|Priority|Status|Submit Date"}
 	for _, j := range jobs {
 		lines = append(lines, fmt.Sprintf("%s|%s|%d|%s|%s",
-			j.ID, j.Type, j.Priority, jobStatus(j.Status, stopState(j.Stop)), formatUnixNanoTime(j.SubmitTime)))
+			j.ID, jobTypeString(j), j.Priority, jobStatus(j.Status, stopState(j.Stop)), formatUnixNanoTime(j.SubmitTime)))
 	}
 	return formatList(lines)
+}
+
+// jobTypeString marks templates in the list as upstream does:
+// "batch/periodic", "batch/parameterized".
+func jobTypeString(j *api.JobListStub) string {
+	switch {
+	case j.Periodic:
+		return j.Type + "/periodic"
+	case j.ParameterizedJob:
+		return j.Type + "/parameterized"
+	}
+	return j.Type
 }
 
 // stopState says whether the user stopped a job.

@@ -64,11 +64,16 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	}
 	now := j.srv.clock.Now()
 	args.SubmitTime = now.UnixNano()
-	args.Eval = args.Job.NewEval(opts.trigger, now)
-	if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
-		return err
+	// A periodic or parameterized job is a template: its children run,
+	// it never does, so it gets no evaluation (as upstream).
+	args.Eval = nil
+	if !args.Job.IsParent() {
+		args.Eval = args.Job.NewEval(opts.trigger, now)
+		if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
+			return err
+		}
 	}
-	if sc := args.Scaling; sc != nil && sc.ScalingEvent != nil {
+	if sc := args.Scaling; sc != nil && sc.ScalingEvent != nil && args.Eval != nil {
 		evalID := args.Eval.ID
 		sc.ScalingEvent.EvalID = &evalID
 	}
@@ -77,8 +82,10 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return err
 	}
 	reply.Warnings = j.srv.disconnectWarning(args.Job)
-	reply.EvalID = args.Eval.ID
-	reply.EvalCreateIndex = index
+	if args.Eval != nil {
+		reply.EvalID = args.Eval.ID
+		reply.EvalCreateIndex = index
+	}
 	reply.JobModifyIndex = index
 	reply.Index = index
 	return nil
@@ -123,16 +130,23 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	}
 	now := j.srv.clock.Now()
 	args.Now = now.UnixNano()
-	args.Eval = job.NewEval(structs.EvalTriggerJobDeregister, now)
-	if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
-		return err
+	// Stopping a template stops its launches; it has no allocations to
+	// stop (its children are jobs of their own).
+	args.Eval = nil
+	if !job.IsParent() {
+		args.Eval = job.NewEval(structs.EvalTriggerJobDeregister, now)
+		if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
+			return err
+		}
 	}
 	_, index, err := j.srv.raftApply(structs.JobDeregisterRequestType, args)
 	if err != nil {
 		return err
 	}
-	reply.EvalID = args.Eval.ID
-	reply.EvalCreateIndex = index
+	if args.Eval != nil {
+		reply.EvalID = args.Eval.ID
+		reply.EvalCreateIndex = index
+	}
 	reply.JobModifyIndex = index
 	reply.Index = index
 	return nil
@@ -205,6 +219,11 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 			if err != nil {
 				return 0, err
 			}
+			if job.IsParent() {
+				if summary, err = withChildren(ws, st, summary); err != nil {
+					return 0, err
+				}
+			}
 			reply.Jobs = append(reply.Jobs, job.Stub(summary))
 		}
 		return tableIndex(st, state.TableJobs, state.TableJobSummary)
@@ -272,7 +291,15 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 		if err != nil {
 			return 0, err
 		}
+		if s, err = withChildren(ws, st, s); err != nil {
+			return 0, err
+		}
 		reply.JobSummary = s
+		if s != nil && s.Children != nil && (s.Children.Pending+s.Children.Running+s.Children.Dead) > 0 {
+			// The counts move with the children, which are jobs: a
+			// blocking query must wake when any of them changes.
+			return tableIndex(st, state.TableJobs, state.TableJobSummary)
+		}
 		if s != nil {
 			return s.ModifyIndex, nil
 		}

@@ -56,6 +56,7 @@ func (s *Server) establishLeadership() error {
 	go func() { defer s.wg.Done(); s.reapDupBlockedEvals(stopCh) }()
 	s.startDrainer(stopCh)
 	s.startDeploymentWatcher(stopCh)
+	s.startPeriodicDispatcher(stopCh)
 	s.startMetrics(stopCh)
 	s.logger.Info("cluster leadership acquired")
 	return nil
