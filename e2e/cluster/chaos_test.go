@@ -236,9 +236,10 @@ func (c *chaos) restartServer() {
 		return
 	}
 	s := c.nc.servers[c.rng.IntN(len(c.nc.servers))]
+	began := time.Now()
 	s.stop()
 	s.start()
-	c.logf("restart-server", "%s", s.name)
+	c.logf("restart-server", "%s (stopped in %v)", s.name, time.Since(began).Round(time.Millisecond))
 }
 
 func (c *chaos) restartClient() {

@@ -216,7 +216,13 @@ func (a *agentProc) stop() {
 	select {
 	case <-r.exited:
 	case <-time.After(20 * time.Second):
-		a.t.Errorf("%s did not stop within 20s of SIGTERM; killing it", a.name)
+		// The stack dump shows where its shutdown hung.
+		a.t.Errorf("%s did not stop within 20s of SIGTERM; dumping its stacks (in its log) and killing it", a.name)
+		_ = r.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-r.exited:
+		case <-time.After(2 * time.Second):
+		}
 		a.kill9()
 	}
 }
