@@ -58,17 +58,9 @@ func (c *JobHistoryCommand) Run(args []string) int {
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <job>", "job history")
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	jobID, ok := c.resolveJob(client, flags.Arg(0))
-	if !ok {
-		return exitError
+	client, jobID, code := c.jobArg(flags.Args(), "job history")
+	if jobID == "" {
+		return code
 	}
 	versions, diffs, _, err := client.Jobs().Versions(jobID, diff, nil)
 	if err != nil {
@@ -153,6 +145,24 @@ func formatJobVersion(v *api.Job, d *api.JobDiff) string {
 		out += fmt.Sprintf("\n%-11s =\n%s", "Diff", formatJobDiff(d, false))
 	}
 	return out
+}
+
+// jobArg resolves the job a command acts on from its one argument, a job
+// ID or prefix. jobID is empty, with the exit code, when there is none.
+func (m *Meta) jobArg(args []string, command string) (client *api.Client, jobID string, code int) {
+	if len(args) != 1 {
+		return nil, "", m.argsError("This command takes one argument: <job>", command)
+	}
+	client, err := m.Client()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return nil, "", exitError
+	}
+	jobID, ok := m.resolveJob(client, args[0])
+	if !ok {
+		return nil, "", exitError
+	}
+	return client, jobID, exitOK
 }
 
 // resolveJob returns the ID of the one job whose ID is or starts with

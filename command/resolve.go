@@ -39,6 +39,25 @@ func checkPrefix(kind, prefix string) error {
 	return nil
 }
 
+// allocArg resolves the allocation a command acts on from its one
+// argument, an ID or prefix. stub is nil, with the exit code, when there
+// is none.
+func (m *Meta) allocArg(args []string, command string, v view) (client *api.Client, stub *api.AllocationListStub, code int) {
+	if len(args) != 1 {
+		return nil, nil, m.argsError("This command takes one argument: <allocation>", command)
+	}
+	client, err := m.Client()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return nil, nil, exitError
+	}
+	stub, ok := m.resolveAlloc(client, args[0], v)
+	if !ok {
+		return nil, nil, exitError
+	}
+	return client, stub, exitOK
+}
+
 // resolveAlloc finds the one allocation an ID or unique prefix names,
 // printing why not (none, or the ambiguous matches) and returning false
 // when there is no single answer. alloc status and alloc stop share it so
