@@ -32,6 +32,13 @@ Usage: nomad job status [options] [job]
 
 Status Options:
 
+  -all-allocs
+    Show the allocations of earlier instances of the job too: those of a
+    job that was stopped, purged and registered again under its ID.
+
+  -evals
+    Show the job's evaluations.
+
   -short
     Show only the job's basic information.
 
@@ -43,12 +50,15 @@ Status Options:
 
 // Run implements cli.Command.
 func (c *JobStatusCommand) Run(args []string) int {
-	var short, verbose bool
+	var short bool
+	var d jobDetails
 	var out outputFlags
 	flags := c.FlagSet("job status")
 	out.register(flags)
 	flags.BoolVar(&short, "short", false, "")
-	flags.BoolVar(&verbose, "verbose", false, "")
+	flags.BoolVar(&d.verbose, "verbose", false, "")
+	flags.BoolVar(&d.allAllocs, "all-allocs", false, "")
+	flags.BoolVar(&d.evals, "evals", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -90,7 +100,7 @@ func (c *JobStatusCommand) Run(args []string) int {
 	if short {
 		return exitOK
 	}
-	return c.details(client, job, verbose)
+	return c.details(client, job, d)
 }
 
 func (c *JobStatusCommand) list(client *api.Client, out outputFlags) int {
@@ -160,8 +170,16 @@ func jobHeader(job *api.Job) []string {
 	}
 }
 
+// jobDetails says what job status shows below the job's basics.
+type jobDetails struct {
+	verbose   bool
+	allAllocs bool
+	evals     bool
+}
+
 // details prints the summary, placement failures and allocations.
-func (c *JobStatusCommand) details(client *api.Client, job *api.Job, verbose bool) int {
+func (c *JobStatusCommand) details(client *api.Client, job *api.Job, d jobDetails) int {
+	verbose := d.verbose
 	id := *job.ID
 	summary, _, err := client.Jobs().Summary(id, nil)
 	if err != nil {
@@ -176,17 +194,21 @@ func (c *JobStatusCommand) details(client *api.Client, job *api.Job, verbose boo
 		c.Ui.Error(fmt.Sprintf("Error querying job evaluations: %v", err))
 		return exitError
 	}
+	if d.evals {
+		c.Ui.Output("\nEvaluations")
+		c.Ui.Output(formatEvalList(evals, view{verbose: verbose}))
+	}
 	if failed := latestPlacementFailure(evals); failed != nil {
 		c.Ui.Output("\nPlacement Failure")
 		c.Ui.Output(formatPlacementFailures(failed.FailedTGAllocs, "", "  "))
 	}
 
-	if d, _, err := client.Jobs().LatestDeployment(id, nil); err == nil && d != nil {
+	if dep, _, err := client.Jobs().LatestDeployment(id, nil); err == nil && dep != nil {
 		c.Ui.Output("\nLatest Deployment")
-		c.Ui.Output(formatLatestDeployment(d, view{verbose: verbose}))
+		c.Ui.Output(formatLatestDeployment(dep, view{verbose: verbose}))
 	}
 
-	allocs, _, err := client.Jobs().Allocations(id, false, nil)
+	allocs, _, err := client.Jobs().Allocations(id, d.allAllocs, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error querying job allocations: %v", err))
 		return exitError

@@ -65,6 +65,14 @@ Usage: nomad node status [options] [node]
 
 Status Options:
 
+  -self
+    Show the node of the agent the command talks to, when that agent runs
+    a client.
+
+  -short
+    Show only the node's basic information, without its events,
+    resources and allocations.
+
   -verbose
     Show full IDs, addresses, versions and the drivers' health.
 ` + outputFlagsHelp + `
@@ -73,15 +81,20 @@ Status Options:
 
 // Run implements cli.Command.
 func (c *NodeStatusCommand) Run(args []string) int {
-	var verbose bool
+	var self, short, verbose bool
 	var out outputFlags
 	flags := c.FlagSet("node status")
 	out.register(flags)
+	flags.BoolVar(&self, "self", false, "")
+	flags.BoolVar(&short, "short", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() > 1 {
+	switch {
+	case self && flags.NArg() > 0:
+		return c.argsError("With -self this command takes no argument", "node status")
+	case flags.NArg() > 1:
 		return c.argsError("This command takes either no arguments or one: <node>", "node status")
 	}
 	client, err := c.Client()
@@ -89,7 +102,7 @@ func (c *NodeStatusCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
 		return exitError
 	}
-	if flags.NArg() == 0 {
+	if flags.NArg() == 0 && !self {
 		nodes, _, err := client.Nodes().List(nil)
 		if err != nil {
 			c.Ui.Error(fmt.Sprintf("Error querying node status: %v", err))
@@ -107,6 +120,11 @@ func (c *NodeStatusCommand) Run(args []string) int {
 	}
 
 	prefix := flags.Arg(0)
+	if self {
+		if prefix = c.localNodeID(client); prefix == "" {
+			return exitError
+		}
+	}
 	if err := checkPrefix("Node", prefix); err != nil {
 		c.Ui.Error(err.Error())
 		return exitError
@@ -133,12 +151,17 @@ func (c *NodeStatusCommand) Run(args []string) int {
 	if out.set() {
 		return c.writeFormatted(out, node)
 	}
+	v := view{verbose: verbose, now: time.Now()}
+	if short {
+		c.Ui.Output(formatKV(nodeBasics(node, v)))
+		return exitOK
+	}
 	allocs, _, err := client.Nodes().Allocations(node.ID, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error querying node allocations: %v", err))
 		return exitError
 	}
-	c.Ui.Output(formatNode(node, allocs, view{verbose: verbose, now: time.Now()}))
+	c.Ui.Output(formatNode(node, allocs, v))
 	return exitOK
 }
 
@@ -197,15 +220,15 @@ func nodeStatusLine(node *api.Node, v view) string {
 	return fmt.Sprintf("%s (since %s ago)", node.Status, disconnectedFor(node.Status, node.StatusUpdatedAt, v.now))
 }
 
-func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
+// nodeBasics are the node detail's first lines, all that -short shows.
+func nodeBasics(node *api.Node, v view) []string {
 	var healthy []string
 	for _, name := range slices.Sorted(maps.Keys(node.Drivers)) {
 		if d := node.Drivers[name]; d != nil && d.Detected && d.Healthy {
 			healthy = append(healthy, name)
 		}
 	}
-	var b strings.Builder
-	b.WriteString(formatKV([]string{
+	return []string{
 		"ID|" + v.id(node.ID),
 		"Name|" + node.Name,
 		"Node Pool|" + node.NodePool,
@@ -215,7 +238,12 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
 		"Eligibility|" + node.SchedulingEligibility,
 		"Status|" + nodeStatusLine(node, v),
 		"Drivers|" + strings.Join(healthy, ","),
-	}))
+	}
+}
+
+func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
+	var b strings.Builder
+	b.WriteString(formatKV(nodeBasics(node, v)))
 
 	if v.verbose && len(node.Drivers) > 0 {
 		lines := []string{"Driver|Detected|Healthy|Message|Time"}
