@@ -74,18 +74,8 @@ func (c *JobStatusCommand) Run(args []string) int {
 		return c.list(client, out)
 	}
 
-	jobs, _, err := client.Jobs().List(&api.QueryOptions{Prefix: flags.Arg(0)})
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error querying jobs: %v", err))
-		return exitError
-	}
-	stub, ok, matches := pickByPrefix(jobs, func(j *api.JobListStub) string { return j.ID }, flags.Arg(0))
+	client, stub, ok := c.resolveJob(client, flags.Arg(0))
 	if !ok {
-		if len(matches) == 0 {
-			c.Ui.Error(fmt.Sprintf("No job(s) with prefix or id %q found", flags.Arg(0)))
-		} else {
-			c.Ui.Error(fmt.Sprintf("Prefix matched multiple jobs\n\n%s", formatJobList(matches)))
-		}
 		return exitError
 	}
 	job, _, err := client.Jobs().Info(stub.ID, nil)
@@ -116,15 +106,25 @@ func (c *JobStatusCommand) list(client *api.Client, out outputFlags) int {
 		c.Ui.Output("No running jobs")
 		return exitOK
 	}
-	c.Ui.Output(formatJobList(jobs))
+	c.Ui.Output(formatJobList(jobs, c.allNamespaces()))
 	return exitOK
 }
 
-func formatJobList(jobs []*api.JobListStub) string {
+// formatJobList renders the job table with upstream's columns, and the
+// Namespace column after the ID when the list spans namespaces
+// (-namespace=*), where an ID alone no longer names one job.
+func formatJobList(jobs []*api.JobListStub, allNamespaces bool) string {
 	lines := []string{"ID|Type|Priority|Status|Submit Date"}
+	if allNamespaces {
+		lines[0] = "ID|Namespace|Type|Priority|Status|Submit Date"
+	}
 	for _, j := range jobs {
+		id := j.ID
+		if allNamespaces {
+			id += "|" + j.Namespace
+		}
 		lines = append(lines, fmt.Sprintf("%s|%s|%d|%s|%s",
-			j.ID, j.Type, j.Priority, jobStatus(j.Status, stopState(j.Stop)), formatUnixNanoTime(j.SubmitTime)))
+			id, j.Type, j.Priority, jobStatus(j.Status, stopState(j.Stop)), formatUnixNanoTime(j.SubmitTime)))
 	}
 	return formatList(lines)
 }

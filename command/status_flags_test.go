@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
 )
 
@@ -66,4 +67,50 @@ func TestStatusFlags_UpstreamHabits(t *testing.T) {
 		must.True(t, strings.Index(out, "Evaluations") < strings.Index(out, "Allocations"))
 		must.StrContains(t, out, alloc.ID[:8])
 	})
+}
+
+// With -namespace=* the job list names each job's namespace, a job found
+// in one namespace is shown and acted on there, and an ID that two
+// namespaces hold is refused as ambiguous rather than picked at random.
+func TestJobCommands_AllNamespaces(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	_, err := apiClient(t, a).Namespaces().Register(&api.Namespace{Name: "fleet"}, nil)
+	must.NoError(t, err)
+	for _, run1 := range [][]string{
+		{"-detach", writeJob(t, "web", "mock_driver", `run_for = "5m"`)},
+		{"-detach", "-namespace=fleet", writeJob(t, "web", "mock_driver", `run_for = "5m"`)},
+		{"-detach", "-namespace=fleet", writeJob(t, "solo", "mock_driver", `run_for = "5m"`)},
+	} {
+		code, _, errOut := run(t, a, jobRun, run1...)
+		must.Eq(t, 0, code, must.Sprint(errOut))
+	}
+
+	code, out, errOut := run(t, a, jobStatusCmd, "-namespace=*")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^ID\s+Namespace\s+Type\s+Priority\s+Status\s+Submit Date$`), out)
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^solo\s+fleet\s+service`), out)
+	code, out, errOut = run(t, a, jobStatusCmd)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrNotContains(t, out, "Namespace")
+
+	code, out, errOut = run(t, a, jobStatusCmd, "-namespace=*", "so")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, "Namespace   = fleet")
+	must.StrContains(t, out, "\nSummary\n")
+	code, out, errOut = run(t, a, cmdOf(func(m Meta) *JobInspectCommand { return &JobInspectCommand{Meta: m} }),
+		"-namespace=*", "-t", "{{.Namespace}}", "solo")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, "fleet", strings.TrimSpace(out))
+
+	code, _, errOut = run(t, a, jobStatusCmd, "-namespace=*", "web")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "Prefix matched multiple jobs")
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^web\s+default\s+`), errOut)
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^web\s+fleet\s+`), errOut)
+
+	code, _, errOut = run(t, a, jobStop, "-namespace=*", "-detach", "solo")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	job, _, err := apiClient(t, a).Jobs().Info("solo", &api.QueryOptions{Namespace: "fleet"})
+	must.NoError(t, err)
+	must.True(t, *job.Stop)
 }
