@@ -65,6 +65,10 @@ Usage: nomad node status [options] [node]
 
 Status Options:
 
+  -allocs
+    In the node list, count each node's running allocations (of every
+    namespace) in a Running Allocs column.
+
   -self
     Show the node of the agent the command talks to, when that agent runs
     a client.
@@ -81,13 +85,14 @@ Status Options:
 
 // Run implements cli.Command.
 func (c *NodeStatusCommand) Run(args []string) int {
-	var self, short, verbose bool
+	var self, short, verbose, listAllocs bool
 	var out outputFlags
 	flags := c.FlagSet("node status")
 	out.register(flags)
 	flags.BoolVar(&self, "self", false, "")
 	flags.BoolVar(&short, "short", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
+	flags.BoolVar(&listAllocs, "allocs", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -115,7 +120,14 @@ func (c *NodeStatusCommand) Run(args []string) int {
 			c.Ui.Output("No nodes registered")
 			return exitOK
 		}
-		c.Ui.Output(formatNodeList(nodes, view{verbose: verbose, now: time.Now()}))
+		var running map[string]int
+		if listAllocs {
+			if running, err = runningAllocsByNode(client); err != nil {
+				c.Ui.Error(fmt.Sprintf("Error querying allocations: %v", err))
+				return exitError
+			}
+		}
+		c.Ui.Output(formatNodeTable(nodes, view{verbose: verbose, now: time.Now()}, running))
 		return exitOK
 	}
 
@@ -170,9 +182,19 @@ func (c *NodeStatusCommand) Run(args []string) int {
 // may still come back within its allocations' windows is what an operator
 // looks at first.
 func formatNodeList(nodes []*api.NodeListStub, v view) string {
+	return formatNodeTable(nodes, v, nil)
+}
+
+// formatNodeTable is formatNodeList with, when running is not nil (-allocs),
+// a Running Allocs column after Status counting each node's running
+// allocations.
+func formatNodeTable(nodes []*api.NodeListStub, v view, running map[string]int) string {
 	header := "ID|Node Pool|DC|Name|Class|Drain|Eligibility|Status"
 	if v.verbose {
 		header = "ID|Node Pool|DC|Name|Class|Address|Version|Drain|Eligibility|Status"
+	}
+	if running != nil {
+		header += "|Running Allocs"
 	}
 	since := slices.ContainsFunc(nodes, func(n *api.NodeListStub) bool { return n.Status == api.NodeStatusDisconnected })
 	if since {
@@ -190,12 +212,31 @@ func formatNodeList(nodes []*api.NodeListStub, v view) string {
 				v.id(node.ID), node.NodePool, node.Datacenter, node.Name, node.NodeClass,
 				node.Drain, node.SchedulingEligibility, node.Status)
 		}
+		if running != nil {
+			line += fmt.Sprintf("|%d", running[node.ID])
+		}
 		if since {
 			line += "|" + disconnectedFor(node.Status, node.StatusUpdatedAt, v.now)
 		}
 		lines = append(lines, line)
 	}
 	return formatList(lines)
+}
+
+// runningAllocsByNode counts the running allocations of every namespace
+// on each node, in one list call rather than one call a node.
+func runningAllocsByNode(client *api.Client) (map[string]int, error) {
+	allocs, _, err := client.Allocations().List(&api.QueryOptions{Namespace: "*"})
+	if err != nil {
+		return nil, err
+	}
+	running := map[string]int{}
+	for _, a := range allocs {
+		if a.ClientStatus == api.AllocClientStatusRunning {
+			running[a.NodeID]++
+		}
+	}
+	return running, nil
 }
 
 // disconnectedFor is how long a disconnected node has been so ("2m10s"),

@@ -47,6 +47,16 @@ func TestStatusFlags_UpstreamHabits(t *testing.T) {
 		must.StrContains(t, errOut, "With -self this command takes no argument")
 	})
 
+	t.Run("node status -allocs", func(t *testing.T) {
+		code, out, errOut := run(t, a, nodeStatus, "-allocs")
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^ID\s+Node Pool.*\s+Status\s+Running Allocs$`), out)
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^`+alloc.NodeID[:8]+`\s.*\sready\s+1$`), out)
+		code, out, _ = run(t, a, nodeStatus)
+		must.Eq(t, 0, code)
+		must.StrNotContains(t, out, "Running Allocs")
+	})
+
 	t.Run("node status -short", func(t *testing.T) {
 		code, out, errOut := run(t, a, nodeStatus, "-short", alloc.NodeID[:8])
 		must.Eq(t, 0, code, must.Sprint(errOut))
