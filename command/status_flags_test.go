@@ -1,6 +1,7 @@
 package command
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -123,4 +124,30 @@ func TestJobCommands_AllNamespaces(t *testing.T) {
 	job, _, err := apiClient(t, a).Jobs().Info("solo", &api.QueryOptions{Namespace: "fleet"})
 	must.NoError(t, err)
 	must.True(t, *job.Stop)
+}
+
+// job run -output prints the register request's body without submitting
+// it, and eval status -monitor follows an evaluation with job run's exit
+// codes; -monitor with -json is refused by name.
+func TestJobRunOutput_EvalMonitor(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	path := writeJob(t, "web", "mock_driver", `run_for = "5m"`)
+	code, out, errOut := run(t, a, jobRun, "-output", path)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	var body struct{ Job *api.Job }
+	must.NoError(t, json.Unmarshal([]byte(out), &body), must.Sprint(out))
+	must.Eq(t, "web", *body.Job.ID)
+	jobs, _, err := apiClient(t, a).Jobs().List(nil)
+	must.NoError(t, err)
+	must.SliceEmpty(t, jobs, must.Sprint("-output submits nothing"))
+
+	alloc := startJob(t, a, "web")
+	code, out, errOut = run(t, a, evalStatus, "-monitor", alloc.EvalID[:8])
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, `Monitoring evaluation "`+alloc.EvalID[:8]+`"`)
+	must.StrContains(t, out, `finished with status "complete"`)
+
+	code, _, errOut = run(t, a, evalStatus, "-monitor", "-json", alloc.EvalID[:8])
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "-monitor flag cannot be used with -json or -t")
 }
