@@ -151,3 +151,44 @@ func TestJobRunOutput_EvalMonitor(t *testing.T) {
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, "-monitor flag cannot be used with -json or -t")
 }
+
+// job deployments lists a job's deployments (or, with -latest, shows its
+// newest), and the deployment commands print JSON and templates like the
+// other read commands.
+func TestJobDeployments(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	startJob(t, a, "web")
+	deps, _, err := apiClient(t, a).Jobs().Deployments("web", nil)
+	must.NoError(t, err)
+	must.Len(t, 1, deps)
+	dep := deps[0]
+	jobDeps := cmdOf(func(m Meta) *JobDeploymentsCommand { return &JobDeploymentsCommand{Meta: m} })
+
+	code, out, errOut := run(t, a, jobDeps, "we")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^ID\s+Job ID\s+Job Version\s+Status\s+Description$`), out)
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^`+dep.ID[:8]+`\s+web\s+0\s`), out)
+
+	code, out, errOut = run(t, a, jobDeps, "-latest", "-verbose", "web")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, "ID          = "+dep.ID)
+
+	code, out, errOut = run(t, a, jobDeps, "-t", "{{range .}}{{.ID}}{{end}}", "web")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, dep.ID, strings.TrimSpace(out))
+
+	code, _, errOut = run(t, a, jobDeps)
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "This command takes one argument: <job>")
+
+	depList := cmdOf(func(m Meta) *DeploymentListCommand { return &DeploymentListCommand{Meta: m} })
+	code, out, errOut = run(t, a, depList, "-json")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	var list []*api.Deployment
+	must.NoError(t, json.Unmarshal([]byte(out), &list), must.Sprint(out))
+	must.Len(t, 1, list)
+	depStatus := cmdOf(func(m Meta) *DeploymentStatusCommand { return &DeploymentStatusCommand{Meta: m} })
+	code, out, errOut = run(t, a, depStatus, "-t", "{{.JobID}}", dep.ID[:8])
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, "web", strings.TrimSpace(out))
+}
