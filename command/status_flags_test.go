@@ -181,6 +181,12 @@ func TestJobDeployments(t *testing.T) {
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, "This command takes one argument: <job>")
 
+	status := cmdOf(func(m Meta) *StatusCommand { return &StatusCommand{Meta: m} })
+	code, out, errOut = run(t, a, status, dep.ID[:8])
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.StrContains(t, out, "ID          = "+dep.ID[:8])
+	must.StrContains(t, out, "Job Version = 0")
+
 	depList := cmdOf(func(m Meta) *DeploymentListCommand { return &DeploymentListCommand{Meta: m} })
 	code, out, errOut = run(t, a, depList, "-json")
 	must.Eq(t, 0, code, must.Sprint(errOut))
