@@ -161,6 +161,7 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"eval list":       func() (cli.Command, error) { return &EvalListCommand{Meta: m()}, nil },
 		"job allocs":      func() (cli.Command, error) { return &JobAllocsCommand{Meta: m()}, nil },
 		"job deployments": func() (cli.Command, error) { return &JobDeploymentsCommand{Meta: m()}, nil },
+		"job promote":     func() (cli.Command, error) { return newJobPromote(m()), nil },
 
 		// Upstream's older top-level spellings, kept so scripts work.
 		"run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m()}, nil },

@@ -2,10 +2,12 @@ package command
 
 import (
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/api"
@@ -197,4 +199,52 @@ func TestJobDeployments(t *testing.T) {
 	code, out, errOut = run(t, a, depStatus, "-t", "{{.JobID}}", dep.ID[:8])
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.Eq(t, "web", strings.TrimSpace(out))
+}
+
+// job promote promotes the canaries of the job's newest deployment, as
+// deployment promote does given its ID; an unknown job, or one whose
+// deployment is finished, is refused with the reason.
+func TestJobPromote(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	path := writeUpdateJob(t, "can", `max_parallel = 1
+      canary = 1
+      min_healthy_time = "200ms"
+      healthy_deadline = "30s"`)
+	code, _, _ := run(t, a, jobRun, path)
+	must.Eq(t, exitOK, code)
+	src, err := os.ReadFile(path)
+	must.NoError(t, err)
+	must.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(src), `run_for = "5m"`, `run_for = "6m"`, 1)), 0o600))
+	code, out, _ := run(t, a, jobRun, "-detach", path)
+	must.Eq(t, exitOK, code, must.Sprint(out))
+
+	client := apiClient(t, a)
+	var id string
+	waitFor(t, "the canary healthy", func() (bool, string) {
+		d, _, err := client.Jobs().LatestDeployment("can", nil)
+		must.NoError(t, err)
+		if d == nil || d.JobVersion != 1 {
+			return false, "no deployment of version 1"
+		}
+		id = d.ID
+		return d.TaskGroups["web"].HealthyAllocs == 1, d.StatusDescription
+	})
+	jobPromote := func(m Meta) cli.Command { return newJobPromote(m) }
+	code, out, errOut := run(t, a, jobPromote, "-detach", "ca")
+	must.Eq(t, exitOK, code, must.Sprint(errOut))
+	must.StrContains(t, out, `Deployment "`+id[:8]+`" promoted`)
+	waitFor(t, "deployment successful", func() (bool, string) {
+		d, _, err := client.Deployments().Info(id, nil)
+		must.NoError(t, err)
+		return d.Status == "successful", d.Status + " " + d.StatusDescription
+	})
+
+	code, _, errOut = run(t, a, jobPromote, "can")
+	must.Eq(t, exitError, code)
+	must.StrContains(t, errOut, "Error promoting deployment")
+	must.StrContains(t, errOut, "can't promote terminal deployment")
+
+	code, _, errOut = run(t, a, jobPromote, "nope")
+	must.Eq(t, exitError, code)
+	must.StrContains(t, errOut, `No job(s) with prefix or id "nope" found`)
 }
