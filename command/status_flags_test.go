@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -247,4 +248,34 @@ func TestJobPromote(t *testing.T) {
 	code, _, errOut = run(t, a, jobPromote, "nope")
 	must.Eq(t, exitError, code)
 	must.StrContains(t, errOut, `No job(s) with prefix or id "nope" found`)
+}
+
+// -job makes alloc fs (and alloc logs and alloc exec) act on the job's
+// running allocation, for an operator who knows the job and not the
+// allocation; a job with nothing running is refused by name.
+func TestAllocCommands_Job(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	alloc := startJob(t, a, "web")
+	var listing bytes.Buffer
+	allocFS := cmdOf(func(m Meta) *AllocFSCommand { return &AllocFSCommand{Meta: m, stdout: &listing} })
+
+	code, _, errOut := run(t, a, allocFS, "-job", "we")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	out := listing.String()
+	must.StrContains(t, out, "alloc/")
+	listing.Reset()
+	code, _, _ = run(t, a, allocFS, alloc.ID[:8])
+	must.Eq(t, 0, code)
+	must.Eq(t, listing.String(), out, must.Sprint("-job lists the running allocation's directory"))
+
+	code, _, errOut = run(t, a, jobStop, "-yes", "web")
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	waitFor(t, "the allocation stopped", func() (bool, string) {
+		got, _, err := apiClient(t, a).Allocations().Info(alloc.ID, nil)
+		must.NoError(t, err)
+		return got.ClientStatus != api.AllocClientStatusRunning, got.ClientStatus
+	})
+	code, _, errOut = run(t, a, allocFS, "-job", "web")
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, `Job "web" has no running allocations`)
 }
