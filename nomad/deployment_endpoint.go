@@ -289,13 +289,7 @@ func (d *Deployment) SetAllocHealth(args *structs.DeploymentAllocHealthRequest, 
 
 // Deployments returns a job's deployments, newest first.
 func (j *Job) Deployments(args *structs.JobDeploymentsRequest, reply *structs.JobDeploymentsResponse) error {
-	if done, err := j.srv.forwardQuery("Job.Deployments", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.Deployments", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		all, err := st.DeploymentsByJobID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err
@@ -310,13 +304,7 @@ func (j *Job) Deployments(args *structs.JobDeploymentsRequest, reply *structs.Jo
 
 // LatestDeployment returns a job's newest deployment, nil when it has none.
 func (j *Job) LatestDeployment(args *structs.JobDeploymentsRequest, reply *structs.SingleDeploymentResponse) error {
-	if done, err := j.srv.forwardQuery("Job.LatestDeployment", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.LatestDeployment", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		dep, err := st.LatestDeploymentByJobID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err
