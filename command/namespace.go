@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -274,11 +273,7 @@ func (c *NamespaceStatusCommand) Run(args []string) int {
 	}))
 	if len(ns.Meta) > 0 {
 		c.Ui.Output("\nMetadata")
-		var lines []string
-		for _, k := range slices.Sorted(maps.Keys(ns.Meta)) {
-			lines = append(lines, k+"|"+ns.Meta[k])
-		}
-		c.Ui.Output(formatKV(lines))
+		c.Ui.Output(formatMapKV(ns.Meta))
 	}
 	return 0
 }

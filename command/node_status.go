@@ -78,7 +78,8 @@ Status Options:
     resources and allocations.
 
   -verbose
-    Show full IDs, addresses, versions and the drivers' health.
+    Show full IDs, addresses, versions, the drivers' health and the
+    node's attributes and meta.
 ` + outputFlagsHelp + `
 `)
 }
@@ -294,6 +295,19 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
 		}
 		b.WriteString("\n\nDriver Status\n")
 		b.WriteString(formatList(lines))
+	}
+
+	if v.verbose {
+		for _, sec := range []struct {
+			title string
+			kv    map[string]string
+		}{{"Attributes", node.Attributes}, {"Meta", node.Meta}} {
+			if len(sec.kv) == 0 {
+				continue
+			}
+			b.WriteString("\n\n" + sec.title + "\n")
+			b.WriteString(formatMapKV(sec.kv))
+		}
 	}
 
 	if v.verbose && node.LastDrain != nil {

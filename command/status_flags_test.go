@@ -3,8 +3,10 @@ package command
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,6 +61,21 @@ func TestStatusFlags_UpstreamHabits(t *testing.T) {
 		code, out, _ = run(t, a, nodeStatus)
 		must.Eq(t, 0, code)
 		must.StrNotContains(t, out, "Running Allocs")
+	})
+
+	t.Run("node status -verbose", func(t *testing.T) {
+		node, _, err := apiClient(t, a).Nodes().Info(alloc.NodeID, nil)
+		must.NoError(t, err)
+		must.MapNotEmpty(t, node.Attributes)
+		k := slices.Sorted(maps.Keys(node.Attributes))[0]
+
+		code, out, errOut := run(t, a, nodeStatus, "-verbose", alloc.NodeID[:8])
+		must.Eq(t, 0, code, must.Sprint(errOut))
+		must.StrContains(t, out, "\nAttributes\n")
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(k)+`\s+= `), out)
+		code, out, _ = run(t, a, nodeStatus, alloc.NodeID[:8])
+		must.Eq(t, 0, code)
+		must.StrNotContains(t, out, "\nAttributes\n")
 	})
 
 	t.Run("node status -short", func(t *testing.T) {
