@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -224,29 +223,8 @@ func TestJobDeployments(t *testing.T) {
 // deployment is finished, is refused with the reason.
 func TestJobPromote(t *testing.T) {
 	a := agenttest.NewDevAgent(t, nil)
-	path := writeUpdateJob(t, "can", `max_parallel = 1
-      canary = 1
-      min_healthy_time = "200ms"
-      healthy_deadline = "30s"`)
-	code, _, _ := run(t, a, jobRun, path)
-	must.Eq(t, exitOK, code)
-	src, err := os.ReadFile(path)
-	must.NoError(t, err)
-	must.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(src), `run_for = "5m"`, `run_for = "6m"`, 1)), 0o600))
-	code, out, _ := run(t, a, jobRun, "-detach", path)
-	must.Eq(t, exitOK, code, must.Sprint(out))
-
+	id := canaryAwaitingPromotion(t, a, "can")
 	client := apiClient(t, a)
-	var id string
-	waitFor(t, "the canary healthy", func() (bool, string) {
-		d, _, err := client.Jobs().LatestDeployment("can", nil)
-		must.NoError(t, err)
-		if d == nil || d.JobVersion != 1 {
-			return false, "no deployment of version 1"
-		}
-		id = d.ID
-		return d.TaskGroups["web"].HealthyAllocs == 1, d.StatusDescription
-	})
 	jobPromote := func(m Meta) cli.Command { return newJobPromote(m) }
 	code, out, errOut := run(t, a, jobPromote, "-detach", "ca")
 	must.Eq(t, exitOK, code, must.Sprint(errOut))
