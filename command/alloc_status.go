@@ -69,6 +69,10 @@ Usage: nomad alloc status [options] <allocation>
 
 Status Options:
 
+  -short
+    Show the allocation's basic information and one line a task: its
+    state and its most recent event.
+
   -verbose
     Show full IDs, absolute times and the placement metrics: why nodes
     were filtered out and the score each candidate node got.
@@ -78,25 +82,18 @@ Status Options:
 
 // Run implements cli.Command.
 func (c *AllocStatusCommand) Run(args []string) int {
-	var verbose bool
+	var short, verbose bool
 	var out outputFlags
 	flags := c.FlagSet("alloc status")
 	out.register(flags)
+	flags.BoolVar(&short, "short", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <allocation>", "alloc status")
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	stub, ok := c.resolveAlloc(client, flags.Arg(0), view{verbose: verbose, now: time.Now()})
-	if !ok {
-		return exitError
+	client, stub, code := c.allocArg(flags.Args(), "alloc status", view{verbose: verbose, now: time.Now()})
+	if stub == nil {
+		return code
 	}
 	alloc, _, err := client.Allocations().Info(stub.ID, nil)
 	if err != nil {
@@ -109,6 +106,10 @@ func (c *AllocStatusCommand) Run(args []string) int {
 
 	v := view{verbose: verbose, now: time.Now()}
 	c.Ui.Output(formatKV(allocHeader(alloc, c.serverFacts(client, alloc), v)))
+	if short {
+		c.Ui.Output("\nTasks\n" + formatTaskSummary(alloc))
+		return exitOK
+	}
 	for _, name := range slices.Sorted(maps.Keys(alloc.TaskStates)) {
 		c.Ui.Output("")
 		c.Ui.Output(formatTask(alloc, name))
@@ -268,6 +269,21 @@ func rescheduleAttempts(a *api.Allocation, used int) string {
 
 // formatTask renders one task: its state, resources, lifecycle times and
 // recent events, newest first.
+// formatTaskSummary is the short view's task table: each task's state and
+// its most recent event, for a glance at many allocations in a row.
+func formatTaskSummary(a *api.Allocation) string {
+	lines := []string{"Name|State|Last Event|Time"}
+	for _, name := range slices.Sorted(maps.Keys(a.TaskStates)) {
+		st := a.TaskStates[name]
+		var event, at string
+		if n := len(st.Events); n > 0 {
+			event, at = st.Events[n-1].Type, formatUnixNanoTime(st.Events[n-1].Time)
+		}
+		lines = append(lines, fmt.Sprintf("%s|%s|%s|%s", name, st.State, event, at))
+	}
+	return formatList(lines)
+}
+
 func formatTask(a *api.Allocation, name string) string {
 	st := a.TaskStates[name]
 	var b strings.Builder

@@ -160,11 +160,13 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 
 		"version": func() (cli.Command, error) { return &VersionCommand{Meta: m()}, nil },
 
-		"status":     func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
-		"agent-info": func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },
-		"monitor":    func() (cli.Command, error) { return &MonitorCommand{Meta: m()}, nil },
-		"eval list":  func() (cli.Command, error) { return &EvalListCommand{Meta: m()}, nil },
-		"job allocs": func() (cli.Command, error) { return &JobAllocsCommand{Meta: m()}, nil },
+		"status":          func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
+		"agent-info":      func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },
+		"monitor":         func() (cli.Command, error) { return &MonitorCommand{Meta: m()}, nil },
+		"eval list":       func() (cli.Command, error) { return &EvalListCommand{Meta: m()}, nil },
+		"job allocs":      func() (cli.Command, error) { return &JobAllocsCommand{Meta: m()}, nil },
+		"job deployments": func() (cli.Command, error) { return &JobDeploymentsCommand{Meta: m()}, nil },
+		"job promote":     func() (cli.Command, error) { return newJobPromote(m()), nil },
 
 		// Upstream's older top-level spellings, kept so scripts work.
 		"run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m()}, nil },

@@ -88,10 +88,11 @@ func (c *JobDispatchCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
 		return exitError
 	}
-	jobID, ok := c.resolveJob(client, flags.Arg(0))
+	client, stub, ok := c.resolveJob(client, flags.Arg(0))
 	if !ok {
 		return exitError
 	}
+	jobID := stub.ID
 	resp, _, err := client.Jobs().DispatchOpts(jobID, &api.DispatchOptions{Meta: meta, Payload: payload, Priority: priority}, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Failed to dispatch job: %v", err))

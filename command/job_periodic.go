@@ -78,10 +78,11 @@ func (c *JobPeriodicForceCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
 		return exitError
 	}
-	jobID, ok := c.resolveJob(client, flags.Arg(0))
+	client, stub, ok := c.resolveJob(client, flags.Arg(0))
 	if !ok {
 		return exitError
 	}
+	jobID := stub.ID
 	evalID, _, err := client.Jobs().PeriodicForce(jobID, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error forcing periodic job %q: %v", jobID, err))

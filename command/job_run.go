@@ -51,6 +51,10 @@ Run Options:
     Print the evaluation ID and exit without following it or the
     deployment.
 
+  -output
+    Print the job as the JSON body of a register request ({"Job": ...})
+    and exit without submitting it, for curl or the HTTP API.
+
   -verbose
     Show full IDs.
 
@@ -62,10 +66,11 @@ Run Options:
 
 // Run implements cli.Command.
 func (c *JobRunCommand) Run(args []string) int {
-	var detach, verbose bool
+	var detach, verbose, output bool
 	var checkIndex string
 	var evalPriority int
 	flags := c.FlagSet("job run")
+	flags.BoolVar(&output, "output", false, "")
 	flags.IntVar(&evalPriority, "eval-priority", 0, "")
 	flags.BoolVar(&detach, "detach", false, "")
 	flags.StringVar(&checkIndex, "check-index", "", "")
@@ -80,6 +85,9 @@ func (c *JobRunCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error("Error " + err.Error())
 		return exitError
+	}
+	if output {
+		return c.outputJSON(struct{ Job *api.Job }{job})
 	}
 	client, err := c.Client()
 	if err != nil {

@@ -5,12 +5,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/nomad-edge/nomad/api"
-	"github.com/nomad-edge/nomad/helper/nesting"
 )
 
 // parseNodePoolSpec reads a node pool specification: one
@@ -19,21 +16,9 @@ import (
 // implemented and HCL refuses it by name and position. Problems come back
 // as "file:line:column: message" lines.
 func parseNodePoolSpec(src []byte, filename string, isJSON bool) (*api.NodePool, error) {
-	var file *hcl.File
-	var diags hcl.Diagnostics
-	if isJSON {
-		if err := nesting.CheckJSON(src, nesting.MaxDepth); err != nil {
-			return nil, fmt.Errorf("%s: %w", filename, err)
-		}
-		file, diags = hcljson.Parse(src, filename)
-	} else {
-		if d := nesting.CheckHCL(src, filename, nesting.MaxDepth); d != nil {
-			return nil, diagError(hcl.Diagnostics{d})
-		}
-		file, diags = hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
-	}
-	if diags.HasErrors() {
-		return nil, diagError(diags)
+	file, err := parseSpecFile(src, filename, isJSON)
+	if err != nil {
+		return nil, err
 	}
 	content, diags := file.Body.Content(&hcl.BodySchema{
 		Blocks: []hcl.BlockHeaderSchema{{Type: "node_pool", LabelNames: []string{"name"}}},

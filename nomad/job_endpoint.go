@@ -176,13 +176,7 @@ func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValid
 
 // GetJob returns one job, blocking on it when asked.
 func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
-	if done, err := j.srv.forwardQuery("Job.GetJob", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.GetJob", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err
@@ -232,13 +226,7 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 
 // Allocations lists a job's allocations.
 func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAllocationsResponse) error {
-	if done, err := j.srv.forwardQuery("Job.Allocations", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.Allocations", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		allocs, err := st.AllocsByJob(ws, args.RequestNamespace(), args.JobID, args.All)
 		if err != nil {
 			return 0, err
@@ -261,13 +249,7 @@ func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAl
 
 // Evaluations lists a job's evaluations.
 func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEvaluationsResponse) error {
-	if done, err := j.srv.forwardQuery("Job.Evaluations", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.Evaluations", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		evals, err := st.EvalsByJob(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err
@@ -280,13 +262,7 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEv
 
 // Summary returns a job's allocation counts.
 func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummaryResponse) error {
-	if done, err := j.srv.forwardQuery("Job.Summary", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.Summary", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		s, err := st.JobSummaryByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err
@@ -311,13 +287,7 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 // behind it. Allocations on disconnected nodes count as placed, not as
 // running, and are counted apart in Unknown.
 func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobScaleStatusResponse) error {
-	if done, err := j.srv.forwardQuery("Job.ScaleStatus", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.ScaleStatus", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err

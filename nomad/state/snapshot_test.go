@@ -196,3 +196,19 @@ func TestSnapshot_PersistError(t *testing.T) {
 	must.ErrorIs(t, err, boom)
 	must.Eq(t, 1, calls)
 }
+
+// Every kind and every table stand once in snapshotTables, and the kinds
+// are numbered in order from zero: a kind listed twice would restore the
+// second table's objects into the first's, and a gap would make every
+// later kind unknown to the FSM's restore.
+func TestSnapshot_TablesListedOnce(t *testing.T) {
+	tables := map[string]bool{}
+	for i, tbl := range snapshotTables {
+		must.Eq(t, SnapshotKind(i), tbl.kind, must.Sprint(tbl.name))
+		must.False(t, tables[tbl.table], must.Sprint(tbl.table))
+		tables[tbl.table] = true
+		obj, err := NewSnapshotObject(tbl.kind)
+		must.NoError(t, err)
+		must.NotNil(t, obj)
+	}
+}
