@@ -57,6 +57,7 @@ func (s *Server) establishLeadership() error {
 	s.startDrainer(stopCh)
 	s.startDeploymentWatcher(stopCh)
 	s.startMetrics(stopCh)
+	s.startSiteOutages(stopCh)
 	s.logger.Info("cluster leadership acquired")
 	return nil
 }

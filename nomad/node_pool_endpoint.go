@@ -44,6 +44,11 @@ func (n *NodePool) UpsertNodePools(args *structs.NodePoolUpsertRequest, reply *s
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, err)
 		}
+		if p.Disconnect != nil {
+			// Stored with its defaults, so what `node pool info` shows is
+			// what the site outage detector applies.
+			p.Disconnect.SiteOutage.Canonicalize()
+		}
 	}
 	args.AuthToken = ""
 	_, index, err := n.srv.raftApply(structs.NodePoolUpsertRequestType, args)

@@ -42,6 +42,7 @@ var validTriggers = map[string]bool{
 	structs.EvalTriggerFailedFollowUp: true, structs.EvalTriggerPreemption: true,
 	structs.EvalTriggerScaling: true, structs.EvalTriggerMaxDisconnectTimeout: true,
 	structs.EvalTriggerReconnect: true, structs.EvalTriggerDeploymentWatcher: true,
+	structs.EvalTriggerSiteOutageCleared: true,
 }
 
 // GenericScheduler schedules service and batch jobs: it reconciles the
@@ -264,8 +265,12 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		}
 	}
 
+	outages, err := siteOutagesFor(s.state, tainted)
+	if err != nil {
+		return err
+	}
 	res := Reconcile(ReconcilerInput{
-		Job: s.job, Allocs: allocs, TaintedNodes: tainted,
+		Job: s.job, Allocs: allocs, TaintedNodes: tainted, SiteOutages: outages,
 		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now, Deployment: deployment,
 	})
 	s.plan.Deployment, s.plan.DeploymentUpdates = res.Deployment, res.DeploymentUpdates

@@ -17,6 +17,9 @@ type ReconcilerInput struct {
 	// TaintedNodes holds the nodes of Allocs that are down, disconnected,
 	// draining or ineligible; a nil value is a node that no longer exists.
 	TaintedNodes map[string]*structs.Node
+	// SiteOutages are the declared site outages covering tainted nodes:
+	// their unknown allocations are not replaced (see "Site outages").
+	SiteOutages  []*structs.SiteOutage
 	EvalID       string
 	EvalPriority int
 	Now          time.Time

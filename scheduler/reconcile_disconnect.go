@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -44,7 +45,7 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 			standby[upd.ID] = upd
 			continue
 		}
-		if upd.DisconnectPolicy().Replace {
+		if upd.DisconnectPolicy().Replace && !r.siteHeld(upd) {
 			at, ok := nextRescheduleTime(upd, now)
 			if ok && !at.After(now.Add(rescheduleWindow)) {
 				r.rescheduleNow(g, upd)
@@ -70,6 +71,38 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 	return standby
 }
 
+// siteHeld reports whether a's node is disconnected in a site whose
+// outage is declared: then a is not replaced while it is unknown; it waits
+// for its node, or becomes lost when its window ends and is replaced then
+// (see docs/concepts/disconnected-clients.md, "Site outages").
+func (r *reconciler) siteHeld(a *structs.Allocation) bool {
+	node := r.in.TaintedNodes[a.NodeID]
+	if node == nil || node.Status != structs.NodeStatusDisconnected {
+		return false
+	}
+	for _, o := range r.in.SiteOutages {
+		if o.Covers(node) {
+			return true
+		}
+	}
+	return false
+}
+
+// siteOutagesFor reads the declared site outages when some tainted node is
+// disconnected: only those can be held.
+func siteOutagesFor(st State, tainted map[string]*structs.Node) ([]*structs.SiteOutage, error) {
+	for _, n := range tainted {
+		if n != nil && n.Status == structs.NodeStatusDisconnected {
+			outages, err := st.SiteOutages(nil)
+			if err != nil {
+				return nil, fmt.Errorf("reading site outages: %w", err)
+			}
+			return outages, nil
+		}
+	}
+	return nil, nil
+}
+
 // replaceUnknown replaces the counted unknown allocations whose group
 // replaces on disconnect and whose reschedule delay, counted from the
 // moment they became unknown, has passed (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"). With replace = false, or
@@ -82,7 +115,7 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if _, marked := g.disconnected[a.ID]; marked {
 			continue // decided by markDisconnecting in this evaluation
 		}
-		if !a.DisconnectPolicy().Replace || g.heldCanary(a) {
+		if !a.DisconnectPolicy().Replace || g.heldCanary(a) || r.siteHeld(a) {
 			continue
 		}
 		since, ok := a.UnknownSince()

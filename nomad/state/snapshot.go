@@ -28,10 +28,11 @@ const (
 	SnapshotScalingEvents
 	SnapshotNodePool
 	SnapshotDeployment
+	SnapshotSiteOutage
 )
 
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents", "NodePool", "Deployment"}
+	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents", "NodePool", "Deployment", "SiteOutage"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -72,6 +73,8 @@ func NewSnapshotObject(kind SnapshotKind) (any, error) {
 		return new(structs.NodePool), nil
 	case SnapshotDeployment:
 		return new(structs.Deployment), nil
+	case SnapshotSiteOutage:
+		return new(structs.SiteOutage), nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 }
@@ -95,6 +98,7 @@ var snapshotTables = []struct {
 	{TableScalingEvent, SnapshotScalingEvents},
 	{TableNodePools, SnapshotNodePool},
 	{TableDeployment, SnapshotDeployment},
+	{TableSiteOutages, SnapshotSiteOutage},
 }
 
 // Persist streams every object of the snapshot to enc, tagged with its
@@ -247,6 +251,11 @@ func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
 		var v *structs.Deployment
 		if v, ok = obj.(*structs.Deployment); ok {
 			err = r.DeploymentRestore(v)
+		}
+	case SnapshotSiteOutage:
+		var v *structs.SiteOutage
+		if v, ok = obj.(*structs.SiteOutage); ok {
+			err = r.insert(TableSiteOutages, v)
 		}
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
