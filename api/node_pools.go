@@ -38,6 +38,18 @@ type NodePoolDisconnect struct {
 	LostAfter time.Duration
 	Replace   *bool  `json:",omitempty"`
 	Reconcile string `json:",omitempty"`
+	// SiteOutage is the pool's site outage detection (ours).
+	SiteOutage *NodePoolSiteOutage `json:",omitempty"`
+}
+
+// NodePoolSiteOutage is a pool's site outage detection: Threshold is a
+// share of a site's live nodes, Window in nanoseconds on the wire, Scope
+// "datacenter" or "pool". Zero values take the servers' defaults.
+type NodePoolSiteOutage struct {
+	Threshold float64       `json:",omitempty"`
+	Window    time.Duration `json:",omitempty"`
+	Scope     string        `json:",omitempty"`
+	MinNodes  int           `json:",omitempty"`
 }
 
 // NodePools is the handle on /v1/node/pool*.

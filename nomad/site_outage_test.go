@@ -1,0 +1,253 @@
+package nomad
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+var siteNow = time.Unix(1_800_000_000, 0)
+
+// siteNodes makes n nodes of pool "edge" in dc, ready.
+func siteNodes(dc string, n int) []*structs.Node {
+	out := make([]*structs.Node, n)
+	for i := range out {
+		out[i] = &structs.Node{ID: fmt.Sprintf("%s-%d", dc, i), Datacenter: dc, NodePool: "edge",
+			Status: structs.NodeStatusReady, StatusUpdatedAt: siteNow.Add(-time.Hour).Unix()}
+	}
+	return out
+}
+
+// disconnect marks nodes disconnected ago before siteNow.
+func disconnect(ago time.Duration, nodes ...*structs.Node) {
+	for _, n := range nodes {
+		n.Status, n.StatusUpdatedAt = structs.NodeStatusDisconnected, siteNow.Add(-ago).Unix()
+	}
+}
+
+func edgePolicy(threshold float64) map[string]*structs.SiteOutagePolicy {
+	p := &structs.SiteOutagePolicy{Threshold: threshold}
+	p.Canonicalize()
+	return map[string]*structs.SiteOutagePolicy{"edge": p}
+}
+
+// The threshold is a share of the site's live nodes, reached or not:
+// 3 of 8 disconnected is under half, 4 of 8 is at it, 5 of 8 over it.
+// An operator who writes 0.5 expects "half the site" to count.
+func TestSiteOutageRule_Threshold(t *testing.T) {
+	for _, tc := range []struct {
+		down int
+		want bool
+	}{{3, false}, {4, true}, {5, true}} {
+		nodes := siteNodes("dc1", 8)
+		disconnect(10*time.Second, nodes[:tc.down]...)
+		ch := siteOutageChanges(siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow})
+		must.Eq(t, tc.want, len(ch.Declare) == 1, must.Sprintf("%d of 8 disconnected", tc.down))
+		if tc.want {
+			o := ch.Declare[0]
+			must.Eq(t, "edge/dc1", o.ID)
+			must.Eq(t, fmt.Sprintf("Site outage declared for dc1 in node pool edge (%d/8 nodes disconnected within 1m)", tc.down), o.Declared())
+			must.Eq(t, nodeIDs(nodes[:tc.down]), ch.DeclareNodes[o.ID])
+		}
+	}
+	// A share that floating point rounds a hair over: 3 of 10 at 0.3.
+	nodes := siteNodes("dc1", 10)
+	disconnect(time.Second, nodes[:3]...)
+	must.Len(t, 1, siteOutageChanges(siteInput{Policies: edgePolicy(0.3), Nodes: nodes, Now: siteNow}).Declare)
+}
+
+func nodeIDs(nodes []*structs.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.ID
+	}
+	return out
+}
+
+// Only disconnects within the window count toward a declaration: nodes
+// that dropped one by one over an hour are separate failures, each
+// replaced as usual, even when together they are half the site.
+func TestSiteOutageRule_WindowSpreadOut(t *testing.T) {
+	nodes := siteNodes("dc1", 8)
+	disconnect(50*time.Minute, nodes[0])
+	disconnect(30*time.Minute, nodes[1])
+	disconnect(10*time.Minute, nodes[2])
+	disconnect(5*time.Second, nodes[3])
+	ch := siteOutageChanges(siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow})
+	must.True(t, ch.empty(), must.Sprint("4 of 8 disconnected, but only 1 within the window"))
+
+	// The same four within the window (the edge inclusive, to the second).
+	disconnect(time.Minute, nodes[0])
+	disconnect(30*time.Second, nodes[1], nodes[2])
+	must.Len(t, 1, siteOutageChanges(siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow}).Declare)
+}
+
+// min_nodes keeps one node of a two-node site a node's disconnect, and
+// down nodes are not part of the site: they no longer run anything.
+func TestSiteOutageRule_MinNodesAndDownNodes(t *testing.T) {
+	nodes := siteNodes("dc1", 2)
+	disconnect(time.Second, nodes[0])
+	must.True(t, siteOutageChanges(siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow}).empty())
+
+	nodes = siteNodes("dc1", 6)
+	for _, n := range nodes[:4] {
+		n.Status = structs.NodeStatusDown
+	}
+	disconnect(time.Second, nodes[4])
+	nodes[5].Status = structs.NodeStatusReady
+	must.True(t, siteOutageChanges(siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow}).empty(),
+		must.Sprint("1 of 2 live nodes: half, but fewer than min_nodes"))
+	disconnect(time.Second, nodes[5])
+	ch := siteOutageChanges(siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow})
+	must.Len(t, 1, ch.Declare)
+	must.Eq(t, 2, ch.Declare[0].Nodes)
+}
+
+// Scope: each datacenter of the pool is a site, or the pool is one; a pool
+// without the setting is never a site, and other pools' nodes never count.
+func TestSiteOutageRule_Scope(t *testing.T) {
+	nodes := append(siteNodes("dc1", 4), siteNodes("dc2", 4)...)
+	disconnect(time.Second, nodes[0], nodes[1], nodes[4])
+	other := &structs.Node{ID: "other", Datacenter: "dc1", NodePool: "default", Status: structs.NodeStatusReady}
+	nodes = append(nodes, other)
+
+	ch := siteOutageChanges(siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow})
+	must.Len(t, 1, ch.Declare)
+	must.Eq(t, "edge/dc1", ch.Declare[0].ID)
+	must.Eq(t, 4, ch.Declare[0].Nodes, must.Sprint("the default pool's node is not part of edge's site"))
+
+	pool := edgePolicy(0.5)
+	pool["edge"].Scope = structs.SiteScopePool
+	ch = siteOutageChanges(siteInput{Policies: pool, Nodes: nodes, Now: siteNow})
+	must.True(t, ch.empty(), must.Sprint("3 of the pool's 8 nodes"))
+	disconnect(time.Second, nodes[5])
+	ch = siteOutageChanges(siteInput{Policies: pool, Nodes: nodes, Now: siteNow})
+	must.Len(t, 1, ch.Declare)
+	must.Eq(t, "edge", ch.Declare[0].ID)
+	must.Eq(t, "Site outage declared for node pool edge (4/8 nodes disconnected within 1m)", ch.Declare[0].Declared())
+
+	must.True(t, siteOutageChanges(siteInput{Nodes: nodes, Now: siteNow}).empty(), must.Sprint("no pool asks"))
+}
+
+// A declared outage stays declared while the site's disconnected share is
+// at the threshold, however long ago the window that declared it ended:
+// a new leader, reading it from the state store hours later, keeps it.
+// It clears when nodes return (or go down) and the share falls below,
+// naming the nodes still away, whose held replacements are now placed;
+// and when the pool stops asking for detection.
+func TestSiteOutageRule_StaysThenClears(t *testing.T) {
+	nodes := siteNodes("dc1", 8)
+	disconnect(3*time.Hour, nodes[:6]...)
+	declared := []*structs.SiteOutage{{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1"}}
+	in := siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Declared: declared, Now: siteNow}
+	must.True(t, siteOutageChanges(in).empty())
+
+	nodes[0].Status, nodes[1].Status = structs.NodeStatusInit, structs.NodeStatusReady
+	must.True(t, siteOutageChanges(in).empty(), must.Sprint("4 of 8 still away"))
+
+	nodes[2].Status = structs.NodeStatusReady
+	ch := siteOutageChanges(in)
+	must.Len(t, 1, ch.Clear)
+	must.Eq(t, nodeIDs(nodes[3:6]), ch.Clear[0].stillAway)
+	must.Eq(t, "Site outage cleared for dc1 in node pool edge (3/8 nodes disconnected)", clearedMessage(ch.Clear[0]))
+	must.Len(t, 0, ch.Declare, must.Sprint("the remaining disconnects are hours old: no new declaration"))
+
+	nodes[2].Status = structs.NodeStatusDisconnected
+	must.Len(t, 1, siteOutageChanges(siteInput{Nodes: nodes, Declared: declared, Now: siteNow}).Clear,
+		must.Sprint("the pool no longer asks for detection"))
+}
+
+// The heartbeat path counts the node it is about to mark disconnected, so
+// the declaration goes through raft before the node's own change.
+func TestSiteOutageRule_WithDisconnected(t *testing.T) {
+	nodes := siteNodes("dc1", 4)
+	disconnect(time.Second, nodes[0])
+	in := siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow}
+	must.True(t, siteOutageChanges(in).empty())
+	in.Nodes = withDisconnected(nodes, nodes[1], siteNow)
+	must.Len(t, 1, siteOutageChanges(in).Declare)
+	must.Eq(t, structs.NodeStatusReady, nodes[1].Status, must.Sprint("the stored node is not changed"))
+}
+
+// A pool's site_outage setting is refused through the API with every
+// out-of-range value named, and stored with its defaults filled in, so
+// `nomad node pool info` shows what the detector applies.
+func TestNodePool_SiteOutageValidation(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	err := upsertPool(s, "", &structs.NodePool{Name: "edge", Disconnect: &structs.NodePoolDisconnect{
+		SiteOutage: &structs.SiteOutagePolicy{Threshold: 1.5, Window: -time.Second, Scope: "region", MinNodes: -1}}})
+	must.ErrorIs(t, err, structs.ErrInvalidRequest)
+	for _, want := range []string{
+		`node pool "edge": disconnect.site_outage.threshold 1.5 must be greater than 0 and at most 1`,
+		`node pool "edge": disconnect.site_outage.window can't be negative`,
+		`node pool "edge": disconnect.site_outage.scope "region" is not one of [datacenter pool]`,
+		`node pool "edge": disconnect.site_outage.min_nodes can't be negative`,
+	} {
+		must.ErrorContains(t, err, want)
+	}
+
+	must.NoError(t, upsertPool(s, "", &structs.NodePool{Name: "edge", Disconnect: &structs.NodePoolDisconnect{
+		SiteOutage: &structs.SiteOutagePolicy{Threshold: 0.75}}}))
+	p, err := s.State().NodePoolByName(nil, "edge")
+	must.NoError(t, err)
+	must.Eq(t, &structs.SiteOutagePolicy{Threshold: 0.75, Window: time.Minute, Scope: structs.SiteScopeDatacenter, MinNodes: 2},
+		p.Disconnect.SiteOutage)
+}
+
+// The declaration is one raft entry: the outage in the state store, the
+// event on each of the site's nodes, and, when an outage clears, the
+// evaluations that place what it held. A follower that restores the
+// leader's snapshot has the outage: a leader change keeps it.
+func TestFSM_SiteOutages(t *testing.T) {
+	leader := testFSM(t)
+	nodes := siteNodes("dc1", 2)
+	for i, n := range nodes {
+		applyEntry(t, leader, uint64(10+i), structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: n})
+	}
+	o := &structs.SiteOutage{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1", DeclaredAt: siteNow.UnixNano(),
+		Disconnected: 2, Nodes: 2, Window: time.Minute}
+	ev := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, o.Declared(), siteNow)
+	applyEntry(t, leader, 20, structs.SiteOutageUpdateRequestType, &structs.SiteOutageUpdateRequest{
+		Declare: []*structs.SiteOutage{o}, NodeEvents: map[string]*structs.NodeEvent{nodes[0].ID: ev, "gone": ev}})
+	// A second declaration of the same site keeps the first one's time.
+	again := *o
+	again.DeclaredAt++
+	applyEntry(t, leader, 21, structs.SiteOutageUpdateRequestType, &structs.SiteOutageUpdateRequest{Declare: []*structs.SiteOutage{&again}})
+
+	got, err := leader.State().SiteOutages(nil)
+	must.NoError(t, err)
+	must.Len(t, 1, got)
+	must.Eq(t, o.DeclaredAt, got[0].DeclaredAt)
+	must.Eq(t, uint64(20), got[0].CreateIndex)
+	n, err := leader.State().NodeByID(nil, nodes[0].ID)
+	must.NoError(t, err)
+	must.Eq(t, "Site outage declared for dc1 in node pool edge (2/2 nodes disconnected within 1m)", n.Events[len(n.Events)-1].Message)
+
+	snap, err := leader.Snapshot()
+	must.NoError(t, err)
+	sink := &bufferSink{}
+	must.NoError(t, snap.Persist(sink))
+	follower := testFSM(t)
+	must.NoError(t, follower.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
+	restored, err := follower.State().SiteOutages(nil)
+	must.NoError(t, err)
+	must.Eq(t, got, restored)
+
+	job := &structs.Job{ID: "web", Namespace: structs.DefaultNamespace, Type: structs.JobTypeService, Priority: 50}
+	eval := job.NewEval(structs.EvalTriggerSiteOutageCleared, siteNow)
+	applyEntry(t, leader, 22, structs.SiteOutageUpdateRequestType, &structs.SiteOutageUpdateRequest{
+		Clear: []string{"edge/dc1"}, Evals: []*structs.Evaluation{eval}})
+	got, err = leader.State().SiteOutages(nil)
+	must.NoError(t, err)
+	must.Len(t, 0, got)
+	e, err := leader.State().EvalByID(nil, eval.ID)
+	must.NoError(t, err)
+	must.NotNil(t, e)
+	must.Eq(t, structs.EvalTriggerSiteOutageCleared, e.TriggeredBy)
+}
