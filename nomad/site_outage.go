@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/go-memdb"
+	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/state"
