@@ -56,14 +56,16 @@ type siteTally struct {
 	id, pool, dc string
 	policy       *structs.SiteOutagePolicy
 	// live are the nodes that are not down; disconnected those of them
-	// that are disconnected, recent those that became so within the window.
-	live, disconnected, recent []string
+	// that are disconnected, recent those that became so within the window;
+	// away the disconnected and the initializing ones (back, but their
+	// clients have not reported yet).
+	live, disconnected, recent, away []string
 }
 
 // siteCleared is an outage the rule ends, with the site's count now.
 type siteCleared struct {
-	outage             *structs.SiteOutage
-	disconnected, live int
+	outage     *structs.SiteOutage
+	away, live int
 	// stillAway are the site's nodes still disconnected: what the outage
 	// held on them is placed now.
 	stillAway []string
@@ -84,9 +86,11 @@ func (c siteChanges) empty() bool { return len(c.Declare) == 0 && len(c.Clear) =
 // out when the nodes that became disconnected within the window (to the
 // second) are at least threshold of its live (not down) nodes and at least
 // min_nodes; a declared outage is cleared when its disconnected nodes,
-// recent or not, fall below threshold of its live nodes (nodes came back,
-// or went down when their windows ended), or its pool no longer asks for
-// detection. A declared outage is never cleared merely because time passed:
+// recent or not, together with those back but not yet reported
+// (initializing), fall below threshold of its live nodes (nodes came back
+// and reported, or went down when their windows ended), or its pool no
+// longer asks for detection. Counting the initializing ones keeps the hold
+// until the returning clients have said what runs. A declared outage is never cleared merely because time passed:
 // that is what lets it outlast the window that declared it.
 func siteOutageChanges(in siteInput) siteChanges {
 	tallies := tallySites(in)
@@ -95,10 +99,10 @@ func siteOutageChanges(in siteInput) siteChanges {
 	for _, o := range in.Declared {
 		declared[o.ID] = true
 		t := tallies[o.ID]
-		if t == nil || !reaches(len(t.disconnected), len(t.live), t.policy.Threshold) {
+		if t == nil || !reaches(len(t.away), len(t.live), t.policy.Threshold) {
 			c := siteCleared{outage: o}
 			if t != nil {
-				c.disconnected, c.live, c.stillAway = len(t.disconnected), len(t.live), t.disconnected
+				c.away, c.live, c.stillAway = len(t.away), len(t.live), t.disconnected
 			}
 			out.Clear = append(out.Clear, c)
 		}
@@ -143,9 +147,13 @@ func tallySites(in siteInput) map[string]*siteTally {
 			tallies[id] = t
 		}
 		t.live = append(t.live, n.ID)
+		if n.Status == structs.NodeStatusInit {
+			t.away = append(t.away, n.ID)
+		}
 		if n.Status != structs.NodeStatusDisconnected {
 			continue
 		}
+		t.away = append(t.away, n.ID)
 		t.disconnected = append(t.disconnected, n.ID)
 		if in.Now.Unix()-n.StatusUpdatedAt <= int64(p.Window/time.Second) {
 			t.recent = append(t.recent, n.ID)
@@ -309,7 +317,7 @@ func (s *Server) siteOutageRequest(ch siteChanges, now time.Time) (*structs.Site
 }
 
 func clearedMessage(c siteCleared) string {
-	return fmt.Sprintf("Site outage cleared for %s (%d/%d nodes disconnected)", c.outage.Site(), c.disconnected, c.live)
+	return fmt.Sprintf("Site outage cleared for %s (%d/%d nodes still away)", c.outage.Site(), c.away, c.live)
 }
 
 func siteLabels(o *structs.SiteOutage) []metrics.Label {

@@ -138,8 +138,9 @@ func TestSiteOutageRule_Scope(t *testing.T) {
 // A declared outage stays declared while the site's disconnected share is
 // at the threshold, however long ago the window that declared it ended:
 // a new leader, reading it from the state store hours later, keeps it.
-// It clears when nodes return (or go down) and the share falls below,
-// naming the nodes still away, whose held replacements are now placed;
+// It clears when nodes return and report (or go down) and the share falls
+// below — a node back but not yet reported still counts — naming the
+// nodes still disconnected, whose held replacements are now placed;
 // and when the pool stops asking for detection.
 func TestSiteOutageRule_StaysThenClears(t *testing.T) {
 	nodes := siteNodes("dc1", 8)
@@ -148,14 +149,17 @@ func TestSiteOutageRule_StaysThenClears(t *testing.T) {
 	in := siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Declared: declared, Now: siteNow}
 	must.True(t, siteOutageChanges(in).empty())
 
-	nodes[0].Status, nodes[1].Status = structs.NodeStatusInit, structs.NodeStatusReady
+	nodes[0].Status, nodes[1].Status = structs.NodeStatusReady, structs.NodeStatusReady
 	must.True(t, siteOutageChanges(in).empty(), must.Sprint("4 of 8 still away"))
+
+	nodes[2].Status = structs.NodeStatusInit
+	must.True(t, siteOutageChanges(in).empty(), must.Sprint("3 disconnected and 1 back but not yet reported"))
 
 	nodes[2].Status = structs.NodeStatusReady
 	ch := siteOutageChanges(in)
 	must.Len(t, 1, ch.Clear)
 	must.Eq(t, nodeIDs(nodes[3:6]), ch.Clear[0].stillAway)
-	must.Eq(t, "Site outage cleared for dc1 in node pool edge (3/8 nodes disconnected)", clearedMessage(ch.Clear[0]))
+	must.Eq(t, "Site outage cleared for dc1 in node pool edge (3/8 nodes still away)", clearedMessage(ch.Clear[0]))
 	must.Len(t, 0, ch.Declare, must.Sprint("the remaining disconnects are hours old: no new declaration"))
 
 	nodes[2].Status = structs.NodeStatusDisconnected

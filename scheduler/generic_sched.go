@@ -265,12 +265,12 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		}
 	}
 
-	outages, err := siteOutagesFor(s.state, tainted)
+	held, err := siteHeldNodes(s.state, allocs)
 	if err != nil {
 		return err
 	}
 	res := Reconcile(ReconcilerInput{
-		Job: s.job, Allocs: allocs, TaintedNodes: tainted, SiteOutages: outages,
+		Job: s.job, Allocs: allocs, TaintedNodes: tainted, SiteHeldNodes: held,
 		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now, Deployment: deployment,
 	})
 	s.plan.Deployment, s.plan.DeploymentUpdates = res.Deployment, res.DeploymentUpdates

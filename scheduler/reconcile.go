@@ -17,12 +17,12 @@ type ReconcilerInput struct {
 	// TaintedNodes holds the nodes of Allocs that are down, disconnected,
 	// draining or ineligible; a nil value is a node that no longer exists.
 	TaintedNodes map[string]*structs.Node
-	// SiteOutages are the declared site outages covering tainted nodes:
-	// their unknown allocations are not replaced (see "Site outages").
-	SiteOutages  []*structs.SiteOutage
-	EvalID       string
-	EvalPriority int
-	Now          time.Time
+	// SiteHeldNodes are the nodes whose unknown allocations a declared
+	// site outage keeps from being replaced (see "Site outages").
+	SiteHeldNodes map[string]bool
+	EvalID        string
+	EvalPriority  int
+	Now           time.Time
 	// Deployment is the job's latest deployment, any version; nil when it
 	// has none.
 	Deployment *structs.Deployment

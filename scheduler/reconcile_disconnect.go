@@ -71,36 +71,47 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 	return standby
 }
 
-// siteHeld reports whether a's node is disconnected in a site whose
-// outage is declared: then a is not replaced while it is unknown; it waits
-// for its node, or becomes lost when its window ends and is replaced then
-// (see docs/concepts/disconnected-clients.md, "Site outages").
+// siteHeld reports whether a's node is one of a site in a declared
+// outage that is disconnected or reconnecting: then a is not replaced
+// while it is unknown; it waits for its client's report, or becomes lost
+// when its window ends and is replaced then (see
+// docs/concepts/disconnected-clients.md, "Site outages").
 func (r *reconciler) siteHeld(a *structs.Allocation) bool {
-	node := r.in.TaintedNodes[a.NodeID]
-	if node == nil || node.Status != structs.NodeStatusDisconnected {
-		return false
-	}
-	for _, o := range r.in.SiteOutages {
-		if o.Covers(node) {
-			return true
-		}
-	}
-	return false
+	return r.in.SiteHeldNodes[a.NodeID]
 }
 
-// siteOutagesFor reads the declared site outages when some tainted node is
-// disconnected: only those can be held.
-func siteOutagesFor(st State, tainted map[string]*structs.Node) ([]*structs.SiteOutage, error) {
-	for _, n := range tainted {
-		if n != nil && n.Status == structs.NodeStatusDisconnected {
-			outages, err := st.SiteOutages(nil)
-			if err != nil {
-				return nil, fmt.Errorf("reading site outages: %w", err)
+// siteHeldNodes finds, among the nodes of the live allocations (unknown
+// ones, and running ones this evaluation may mark unknown), those whose
+// replacements a declared site outage holds: disconnected ones, and
+// initializing ones, whose clients are back and about to report (replacing
+// what they report a moment later would only have one of the two stopped).
+// It reads nothing more while no outage is declared.
+func siteHeldNodes(st State, allocs []*structs.Allocation) (map[string]bool, error) {
+	outages, err := st.SiteOutages(nil)
+	if err != nil || len(outages) == 0 {
+		return nil, err
+	}
+	held := map[string]bool{}
+	seen := map[string]bool{}
+	for _, a := range allocs {
+		if a.TerminalStatus() || seen[a.NodeID] {
+			continue
+		}
+		seen[a.NodeID] = true
+		node, err := st.NodeByID(nil, a.NodeID)
+		if err != nil {
+			return nil, fmt.Errorf("looking up node %s: %w", a.NodeID, err)
+		}
+		if node == nil || (node.Status != structs.NodeStatusDisconnected && node.Status != structs.NodeStatusInit) {
+			continue
+		}
+		for _, o := range outages {
+			if o.Covers(node) {
+				held[node.ID] = true
 			}
-			return outages, nil
 		}
 	}
-	return nil, nil
+	return held, nil
 }
 
 // replaceUnknown replaces the counted unknown allocations whose group

@@ -173,6 +173,11 @@ func TestServiceSched_SiteReturnsNothingStopped(t *testing.T) {
 		a.ClientStatus, a.AllocStates = structs.AllocClientStatusRunning, nil
 		back = append(back, a)
 	}
+	// Back (initializing) but not yet reported: still held, or the
+	// report a moment later would meet a replacement and one would die.
+	before := placedIn(h)
+	process(t, h, job, structs.EvalTriggerNodeUpdate)
+	must.Eq(t, before, placedIn(h))
 	must.NoError(t, h.State.UpdateAllocsFromClient(h.NextIndex(), back))
 	// The site's return clears the outage in the same moment; the order
 	// of the two does not matter, since nothing was placed to contend.
