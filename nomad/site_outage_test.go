@@ -2,13 +2,17 @@ package nomad
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-memdb"
 	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
 
+	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -254,4 +258,113 @@ func TestFSM_SiteOutages(t *testing.T) {
 	must.NoError(t, err)
 	must.NotNil(t, e)
 	must.Eq(t, structs.EvalTriggerSiteOutageCleared, e.TriggeredBy)
+}
+
+// waitFor waits on the store's watch channels until cond holds; the
+// deadline only bounds a bug.
+func waitFor(t *testing.T, s *Server, what string, cond func(memdb.WatchSet) (bool, string)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		ws := memdb.NewWatchSet()
+		ok, seen := cond(ws)
+		if ok {
+			return
+		}
+		if err := ws.WatchCtx(ctx); err != nil {
+			t.Fatalf("%s: not reached; last saw %s", what, seen)
+		}
+	}
+}
+
+// The leader's detector, end to end on one server: two of a site's four
+// nodes disconnecting declare its outage (in state, with a node event on
+// each); one of them returning and reporting clears it, with a
+// site-outage-cleared evaluation for the job on the node still away, whose
+// held replacement it places.
+func TestSiteDetector_DeclaresAndClears(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	must.NoError(t, upsertPool(s, "", &structs.NodePool{Name: "edge", Disconnect: &structs.NodePoolDisconnect{
+		LostAfter: time.Hour, SiteOutage: &structs.SiteOutagePolicy{Threshold: 0.5, Window: time.Minute}}}))
+	var nodes []*structs.Node
+	for range 4 {
+		n := mock.Node()
+		n.Datacenter, n.NodePool, n.Status = "dc1", "edge", structs.NodeStatusReady
+		nodes = append(nodes, n)
+		must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: n}, &structs.NodeUpdateResponse{}))
+	}
+	job := mock.Job()
+	job.NodePool = "edge"
+	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &structs.JobRegisterResponse{}))
+	stored, err := s.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	a := mock.AllocForNode(nodes[1])
+	a.Job, a.JobID, a.Namespace = stored, stored.ID, stored.Namespace
+	_, _, err = s.raftApply(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		AllocsUpdated: []*structs.Allocation{a}})
+	must.NoError(t, err)
+
+	setStatus := func(n *structs.Node, status string) {
+		_, _, err := s.raftApply(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
+			NodeID: n.ID, Status: status, UpdatedAt: s.clock.Now().Unix()})
+		must.NoError(t, err)
+	}
+	setStatus(nodes[0], structs.NodeStatusDisconnected)
+	setStatus(nodes[1], structs.NodeStatusDisconnected)
+	waitFor(t, s, "outage declared", func(ws memdb.WatchSet) (bool, string) {
+		o, err := s.State().SiteOutages(ws)
+		must.NoError(t, err)
+		return len(o) == 1, fmt.Sprint(len(o), " outages")
+	})
+	n, err := s.State().NodeByID(nil, nodes[1].ID)
+	must.NoError(t, err)
+	must.Eq(t, "Site outage declared for dc1 in node pool edge (2/4 nodes disconnected within 1m)", n.Events[len(n.Events)-1].Message)
+
+	setStatus(nodes[0], structs.NodeStatusReady)
+	waitFor(t, s, "outage cleared", func(ws memdb.WatchSet) (bool, string) {
+		o, err := s.State().SiteOutages(ws)
+		must.NoError(t, err)
+		return len(o) == 0, fmt.Sprint(len(o), " outages")
+	})
+	evals, err := s.State().EvalsByJob(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	var cleared []*structs.Evaluation
+	for _, e := range evals {
+		if e.TriggeredBy == structs.EvalTriggerSiteOutageCleared {
+			cleared = append(cleared, e)
+		}
+	}
+	must.Len(t, 1, cleared)
+	must.Eq(t, nodes[1].ID, cleared[0].NodeID)
+	n, err = s.State().NodeByID(nil, nodes[1].ID)
+	must.NoError(t, err)
+	must.Eq(t, "Site outage cleared for dc1 in node pool edge (1/4 nodes still away)", n.Events[len(n.Events)-1].Message)
+}
+
+// Re-running the rule on what it decided changes nothing (a declared
+// outage is not declared again nor cleared at once), and it never both
+// declares and clears one site, whatever the nodes' statuses and times.
+func TestSiteOutageRule_Stable(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		threshold := rapid.Float64Range(0.05, 1).Draw(rt, "threshold")
+		p := &structs.SiteOutagePolicy{Threshold: threshold, MinNodes: rapid.IntRange(1, 3).Draw(rt, "min")}
+		p.Canonicalize()
+		var nodes []*structs.Node
+		for i := range rapid.IntRange(1, 12).Draw(rt, "nodes") {
+			nodes = append(nodes, &structs.Node{
+				ID: fmt.Sprintf("n%d", i), NodePool: "edge",
+				Datacenter: rapid.SampledFrom([]string{"dc1", "dc2"}).Draw(rt, "dc"),
+				Status: rapid.SampledFrom([]string{structs.NodeStatusReady, structs.NodeStatusInit,
+					structs.NodeStatusDisconnected, structs.NodeStatusDown}).Draw(rt, "status"),
+				StatusUpdatedAt: siteNow.Add(-time.Duration(rapid.IntRange(0, 120).Draw(rt, "ago")) * time.Second).Unix(),
+			})
+		}
+		in := siteInput{Policies: map[string]*structs.SiteOutagePolicy{"edge": p}, Nodes: nodes, Now: siteNow}
+		first := siteOutageChanges(in)
+		must.Len(t, 0, first.Clear)
+		in.Declared = first.Declare
+		again := siteOutageChanges(in)
+		must.True(t, again.empty(), must.Sprintf("declared %v, then %+v", first.Declare, again))
+	})
 }
