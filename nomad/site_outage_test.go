@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -367,4 +368,18 @@ func TestSiteOutageRule_Stable(t *testing.T) {
 		again := siteOutageChanges(in)
 		must.True(t, again.empty(), must.Sprintf("declared %v, then %+v", first.Declare, again))
 	})
+}
+
+// Each declared outage is a gauge series labelled with its pool and
+// datacenter, so a dashboard shows which sites are held right now.
+func TestCollectSiteOutages(t *testing.T) {
+	st, err := state.NewStateStore(nil)
+	must.NoError(t, err)
+	must.NoError(t, st.UpdateSiteOutages(5, &structs.SiteOutageUpdateRequest{Declare: []*structs.SiteOutage{
+		{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1"}, {ID: "lte", Pool: "lte"}}}))
+	g := gaugeFamilies{}
+	must.NoError(t, collectSiteOutages(st, g))
+	must.MapLen(t, 2, g[gaugeSiteOutage])
+	must.Eq(t, 1, g[gaugeSiteOutage]["edge\x00dc1\x00"].value)
+	must.Eq(t, 1, g[gaugeSiteOutage]["lte\x00\x00"].value)
 }
