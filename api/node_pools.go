@@ -109,6 +109,32 @@ func (n *NodePools) ListJobs(name string, q *QueryOptions) ([]*JobListStub, *Que
 	return out, qm, nil
 }
 
+// SiteOutage is a site outage the servers declared for a pool's site
+// (ours): Disconnected of Nodes live nodes went within Window (nanoseconds)
+// before DeclaredAt (Unix nanoseconds). Datacenter is empty when the site
+// is the whole pool.
+type SiteOutage struct {
+	ID           string
+	Pool         string
+	Datacenter   string
+	DeclaredAt   int64
+	Disconnected int
+	Nodes        int
+	Window       time.Duration
+	CreateIndex  uint64
+	ModifyIndex  uint64
+}
+
+// SiteOutages lists the site outages declared for a node pool's sites.
+func (n *NodePools) SiteOutages(name string, q *QueryOptions) ([]*SiteOutage, *QueryMeta, error) {
+	var out []*SiteOutage
+	qm, err := n.client.query("/v1/node/pool/"+pathID(name)+"/site-outages", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, qm, nil
+}
+
 // ListNodes lists the nodes in a node pool.
 func (n *NodePools) ListNodes(name string, q *QueryOptions) ([]*NodeListStub, *QueryMeta, error) {
 	var out []*NodeListStub

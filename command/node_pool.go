@@ -228,8 +228,35 @@ func (c *NodePoolInfoCommand) Run(args []string) int {
 	if asJSON {
 		return c.outputJSON(pool)
 	}
-	c.Ui.Output(formatNodePool(pool))
+	out := formatNodePool(pool)
+	if pool.Disconnect != nil && pool.Disconnect.SiteOutage != nil {
+		outages, _, err := client.NodePools().SiteOutages(pool.Name, nil)
+		if err != nil {
+			c.Ui.Error(fmt.Sprintf("Error retrieving site outages: %v", err))
+			return exitError
+		}
+		out += "\n\nDeclared Site Outages\n" + formatSiteOutages(outages)
+	}
+	c.Ui.Output(out)
 	return exitOK
+}
+
+// formatSiteOutages lists the declared outages of a pool's sites with
+// what declared them.
+func formatSiteOutages(outages []*api.SiteOutage) string {
+	if len(outages) == 0 {
+		return "None"
+	}
+	rows := []string{"Site|Declared At|Nodes Disconnected"}
+	for _, o := range outages {
+		site := o.Datacenter
+		if site == "" {
+			site = "(whole pool)"
+		}
+		rows = append(rows, fmt.Sprintf("%s|%s|%d/%d within %s", site,
+			time.Unix(0, o.DeclaredAt).UTC().Format(time.RFC3339), o.Disconnected, o.Nodes, o.Window))
+	}
+	return formatList(rows)
 }
 
 func formatNodePool(pool *api.NodePool) string {

@@ -99,3 +99,16 @@ func TestFormatNodePool_SiteOutage(t *testing.T) {
 	out = formatNodePool(&api.NodePool{Name: "edge", Disconnect: &api.NodePoolDisconnect{LostAfter: time.Hour}})
 	must.StrContains(t, out, "No site outage detection")
 }
+
+// info lists the pool's declared site outages with what declared them.
+func TestFormatSiteOutages(t *testing.T) {
+	must.Eq(t, "None", formatSiteOutages(nil))
+	at := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC).UnixNano()
+	out := formatSiteOutages([]*api.SiteOutage{
+		{Pool: "edge", Datacenter: "dc1", DeclaredAt: at, Disconnected: 6, Nodes: 8, Window: time.Minute},
+		{Pool: "edge", DeclaredAt: at, Disconnected: 3, Nodes: 4, Window: time.Minute},
+	})
+	must.Eq(t, "Site          Declared At           Nodes Disconnected\n"+
+		"dc1           2026-12-01T14:00:00Z  6/8 within 1m0s\n"+
+		"(whole pool)  2026-12-01T14:00:00Z  3/4 within 1m0s", out)
+}

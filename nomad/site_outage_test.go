@@ -321,6 +321,12 @@ func TestSiteDetector_DeclaresAndClears(t *testing.T) {
 	n, err := s.State().NodeByID(nil, nodes[1].ID)
 	must.NoError(t, err)
 	must.Eq(t, "Site outage declared for dc1 in node pool edge (2/4 nodes disconnected within 1m)", n.Events[len(n.Events)-1].Message)
+	var listed structs.SiteOutageListResponse
+	must.NoError(t, s.RPC("NodePool.ListSiteOutages", &structs.NodePoolSpecificRequest{Name: "edge"}, &listed))
+	must.Len(t, 1, listed.SiteOutages)
+	must.Eq(t, "dc1", listed.SiteOutages[0].Datacenter)
+	must.NoError(t, s.RPC("NodePool.ListSiteOutages", &structs.NodePoolSpecificRequest{Name: "default"}, &listed))
+	must.Len(t, 0, listed.SiteOutages)
 
 	setStatus(nodes[0], structs.NodeStatusReady)
 	waitFor(t, s, "outage cleared", func(ws memdb.WatchSet) (bool, string) {

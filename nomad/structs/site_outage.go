@@ -152,3 +152,9 @@ type SiteOutageUpdateRequest struct {
 	Evals      []*Evaluation
 	WriteRequest
 }
+
+// SiteOutageListResponse is the outages declared for a pool's sites.
+type SiteOutageListResponse struct {
+	SiteOutages []*SiteOutage
+	QueryMeta
+}
