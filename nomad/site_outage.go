@@ -259,6 +259,14 @@ func (s *Server) siteInput(ws memdb.WatchSet, now time.Time) (siteInput, error) 
 			in.Policies[p.Name] = pol
 		}
 	}
+	if in.Declared, err = st.SiteOutages(ws); err != nil {
+		return in, err
+	}
+	if len(in.Policies) == 0 && len(in.Declared) == 0 {
+		// Nothing to decide until a pool asks: node changes, by far the
+		// most frequent writes, are not even watched.
+		return in, nil
+	}
 	nodes, err := st.Nodes(ws)
 	if err != nil {
 		return in, err
@@ -266,8 +274,7 @@ func (s *Server) siteInput(ws memdb.WatchSet, now time.Time) (siteInput, error) 
 	for raw := nodes.Next(); raw != nil; raw = nodes.Next() {
 		in.Nodes = append(in.Nodes, raw.(*structs.Node))
 	}
-	in.Declared, err = st.SiteOutages(ws)
-	return in, err
+	return in, nil
 }
 
 func withDisconnected(nodes []*structs.Node, n *structs.Node, now time.Time) []*structs.Node {
