@@ -34,11 +34,23 @@ const gaugeSiteOutage = "nomad.disconnect.site_outage"
 // moment) runs again.
 const siteOutageRetry = time.Second
 
+// sitePendingTTL bounds how long a disconnect the heartbeat path
+// announced counts before the node's stored status shows it: its write is
+// retried every heartbeatRetryDelay, and a leader that cannot write for
+// this long has lost its quorum or its leadership.
+const sitePendingTTL = 30 * time.Second
+
 // siteDetector serialises the checks of the watch loop and of the
 // heartbeat path, so that one declaration is never written twice.
 type siteDetector struct {
 	srv *Server
 	mu  sync.Mutex
+	// pending are the nodes the heartbeat path is about to mark
+	// disconnected, with when it said so. They count as disconnected until
+	// their stored status catches up: the declaration is written before
+	// the node's own change, and its node events wake the watch loop,
+	// which must not clear the outage in between.
+	pending map[string]time.Time
 }
 
 // siteInput is what the rule decides from.
@@ -220,9 +232,13 @@ func (d *siteDetector) check(ws memdb.WatchSet, disconnecting *structs.Node) err
 	if err != nil {
 		return err
 	}
-	if disconnecting != nil {
-		in.Nodes = withDisconnected(in.Nodes, disconnecting, in.Now)
+	if d.pending == nil {
+		d.pending = map[string]time.Time{}
 	}
+	if disconnecting != nil {
+		d.pending[disconnecting.ID] = in.Now
+	}
+	in.Nodes = withPending(in.Nodes, d.pending, in.Now)
 	ch := siteOutageChanges(in)
 	if ch.empty() {
 		return nil
@@ -277,15 +293,34 @@ func (s *Server) siteInput(ws memdb.WatchSet, now time.Time) (siteInput, error) 
 	return in, nil
 }
 
-func withDisconnected(nodes []*structs.Node, n *structs.Node, now time.Time) []*structs.Node {
+// withPending counts the pending nodes as disconnected since they were
+// announced, and forgets those whose stored status has caught up (or that
+// are gone, or were announced too long ago). The stored nodes are not
+// changed.
+func withPending(nodes []*structs.Node, pending map[string]time.Time, now time.Time) []*structs.Node {
+	if len(pending) == 0 {
+		return nodes
+	}
 	out := make([]*structs.Node, 0, len(nodes))
+	seen := map[string]bool{}
 	for _, m := range nodes {
-		if m.ID == n.ID {
+		at, ok := pending[m.ID]
+		seen[m.ID] = ok
+		switch {
+		case !ok:
+		case m.Status == structs.NodeStatusDisconnected || m.Status == structs.NodeStatusDown || now.Sub(at) > sitePendingTTL:
+			delete(pending, m.ID)
+		default:
 			c := *m
-			c.Status, c.StatusUpdatedAt = structs.NodeStatusDisconnected, now.Unix()
+			c.Status, c.StatusUpdatedAt = structs.NodeStatusDisconnected, at.Unix()
 			m = &c
 		}
 		out = append(out, m)
+	}
+	for id := range pending {
+		if !seen[id] {
+			delete(pending, id)
+		}
 	}
 	return out
 }

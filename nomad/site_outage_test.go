@@ -173,15 +173,29 @@ func TestSiteOutageRule_StaysThenClears(t *testing.T) {
 }
 
 // The heartbeat path counts the node it is about to mark disconnected, so
-// the declaration goes through raft before the node's own change.
-func TestSiteOutageRule_WithDisconnected(t *testing.T) {
+// the declaration goes through raft before the node's own change; until
+// that change is stored the node keeps counting (the declaration's own
+// node events wake a check that must not clear it), and no longer once
+// its status caught up, it vanished, or the announcement is too old.
+func TestSiteOutageRule_WithPending(t *testing.T) {
 	nodes := siteNodes("dc1", 4)
 	disconnect(time.Second, nodes[0])
 	in := siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow}
 	must.True(t, siteOutageChanges(in).empty())
-	in.Nodes = withDisconnected(nodes, nodes[1], siteNow)
+	pending := map[string]time.Time{nodes[1].ID: siteNow, "vanished": siteNow}
+	in.Nodes = withPending(nodes, pending, siteNow)
 	must.Len(t, 1, siteOutageChanges(in).Declare)
 	must.Eq(t, structs.NodeStatusReady, nodes[1].Status, must.Sprint("the stored node is not changed"))
+	must.MapLen(t, 1, pending, must.Sprint("a pending node that is gone is forgotten"))
+
+	must.MapLen(t, 1, pending)
+	withPending(nodes, pending, siteNow.Add(sitePendingTTL+time.Second))
+	must.MapEmpty(t, pending, must.Sprint("an announcement too old is forgotten"))
+
+	pending[nodes[1].ID] = siteNow
+	disconnect(0, nodes[1])
+	withPending(nodes, pending, siteNow)
+	must.MapEmpty(t, pending, must.Sprint("forgotten once the stored status shows it"))
 }
 
 // A pool's site_outage setting is refused through the API with every
@@ -388,4 +402,42 @@ func TestCollectSiteOutages(t *testing.T) {
 	must.MapLen(t, 2, g[gaugeSiteOutage])
 	must.Eq(t, 1, g[gaugeSiteOutage]["edge\x00dc1\x00"].value)
 	must.Eq(t, 1, g[gaugeSiteOutage]["lte\x00\x00"].value)
+}
+
+// The heartbeat path's declaration comes before the node's own status
+// change: a check in between (the declaration's node events wake the
+// watch loop) must not clear it, and the node's change, once stored,
+// keeps it.
+func TestSiteDetector_BeforeDisconnectSurvivesTheGap(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	must.NoError(t, upsertPool(s, "", &structs.NodePool{Name: "edge", Disconnect: &structs.NodePoolDisconnect{
+		LostAfter: time.Hour, SiteOutage: &structs.SiteOutagePolicy{Threshold: 0.5}}}))
+	var nodes []*structs.Node
+	for range 2 {
+		n := mock.Node()
+		n.Datacenter, n.NodePool, n.Status = "dc1", "edge", structs.NodeStatusReady
+		nodes = append(nodes, n)
+		must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: n}, &structs.NodeUpdateResponse{}))
+	}
+	setStatus := func(n *structs.Node, status string) {
+		_, _, err := s.raftApply(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
+			NodeID: n.ID, Status: status, UpdatedAt: s.clock.Now().Unix()})
+		must.NoError(t, err)
+	}
+	setStatus(nodes[0], structs.NodeStatusDisconnected)
+	stored, err := s.State().NodeByID(nil, nodes[1].ID)
+	must.NoError(t, err)
+
+	s.sites.beforeDisconnect(stored)
+	declared := func() int {
+		o, err := s.State().SiteOutages(nil)
+		must.NoError(t, err)
+		return len(o)
+	}
+	must.Eq(t, 1, declared(), must.Sprint("declared before the node's change"))
+	must.NoError(t, s.sites.check(nil, nil))
+	must.Eq(t, 1, declared(), must.Sprint("a check in the gap keeps it"))
+	setStatus(nodes[1], structs.NodeStatusDisconnected)
+	must.NoError(t, s.sites.check(nil, nil))
+	must.Eq(t, 1, declared())
 }
