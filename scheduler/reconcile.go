@@ -17,15 +17,16 @@ type ReconcilerInput struct {
 	// TaintedNodes holds the nodes of Allocs that are down, disconnected,
 	// draining or ineligible; a nil value is a node that no longer exists.
 	TaintedNodes map[string]*structs.Node
-	// SiteHeldNodes are the nodes whose unknown allocations a declared
-	// site outage keeps from being replaced (see "Site outages").
-	SiteHeldNodes map[string]bool
-	EvalID        string
-	EvalPriority  int
-	Now           time.Time
+	EvalID       string
+	EvalPriority int
+	Now          time.Time
 	// Deployment is the job's latest deployment, any version; nil when it
 	// has none.
 	Deployment *structs.Deployment
+
+	// SiteHeldNodes are the nodes whose unknown allocations a declared
+	// site outage keeps from being replaced (see "Site outages").
+	SiteHeldNodes map[string]bool
 }
 
 // ReconcileResults is what the reconciler wants done: one GroupResults
