@@ -76,6 +76,9 @@ type GenericScheduler struct {
 	replacing map[string]bool
 	// deploymentIDs maps a group to the deployment its placements join.
 	deploymentIDs map[string]string
+	// siteHeld is the evaluation's description when a site outage held
+	// replacements (siteHeldDescription).
+	siteHeld string
 }
 
 // NewServiceScheduler returns the scheduler for service jobs.
@@ -139,7 +142,7 @@ func (s *GenericScheduler) Process(eval *structs.Evaluation) error {
 		e.SnapshotIndex = s.plan.SnapshotIndex
 		return s.planner.ReblockEval(e)
 	}
-	return s.setStatus(structs.EvalStatusComplete, "")
+	return s.setStatus(structs.EvalStatusComplete, s.siteHeld)
 }
 
 // retryMax runs process until it is done, at most limit times in a row
@@ -276,6 +279,7 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 	s.plan.Deployment, s.plan.DeploymentUpdates = res.Deployment, res.DeploymentUpdates
 	s.deploymentIDs = map[string]string{}
 	s.reconnects = reconnectOutcomes(s.job, res)
+	s.siteHeld = siteHeldDescription(held, allocs, res)
 	if s.eval.AnnotatePlan {
 		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates()}
 	}

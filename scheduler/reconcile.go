@@ -25,8 +25,9 @@ type ReconcilerInput struct {
 	Deployment *structs.Deployment
 
 	// SiteHeldNodes are the nodes whose unknown allocations a declared
-	// site outage keeps from being replaced (see "Site outages").
-	SiteHeldNodes map[string]bool
+	// site outage keeps from being replaced (see "Site outages"), each
+	// with its site's name.
+	SiteHeldNodes map[string]string
 }
 
 // ReconcileResults is what the reconciler wants done: one GroupResults

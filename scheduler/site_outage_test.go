@@ -87,15 +87,19 @@ func TestServiceSched_SiteOutageHoldsReplacements(t *testing.T) {
 	ts := triggers(h.CreateEvals)
 	must.Eq(t, 0, ts[structs.EvalTriggerRetryFailedAlloc], must.Sprint("no replacement is due, so none is scheduled"))
 	must.Eq(t, 1, ts[structs.EvalTriggerMaxDisconnectTimeout])
+	must.Eq(t, "replacements held by a site outage: 2 allocations on dc1 in node pool edge", h.LastEval().StatusDescription,
+		must.Sprint("`nomad eval status` says why nothing was placed"))
 
 	h.Now = h.Now.Add(31 * time.Second)
 	process(t, h, job, structs.EvalTriggerNodeUpdate)
 	must.Eq(t, placedBefore, placedIn(h), must.Sprint("past the reschedule delay, still held"))
+	must.StrContains(t, h.LastEval().StatusDescription, "2 allocations on dc1")
 
 	h.Now = h.Now.Add(time.Hour)
 	process(t, h, job, structs.EvalTriggerMaxDisconnectTimeout)
 	placed := schedtest.PlacedAllocs(h.Plans[len(h.Plans)-1])
 	must.Len(t, 2, placed, must.Sprint("past the window the originals are lost and replaced"))
+	must.Eq(t, "", h.LastEval().StatusDescription, must.Sprint("nothing is held any more"))
 	for _, a := range placed {
 		must.NotEq(t, site[0].ID, a.NodeID)
 		must.NotEq(t, site[1].ID, a.NodeID)
@@ -117,6 +121,7 @@ func TestServiceSched_SiteOutageOnlyHoldsItsSite(t *testing.T) {
 		process(t, h, job, structs.EvalTriggerRetryFailedAlloc)
 		placed := schedtest.PlacedAllocs(h.Plans[len(h.Plans)-1])
 		must.Len(t, 1, placed, must.Sprintf("outage declared for %q", other))
+		must.Eq(t, "", h.LastEval().StatusDescription)
 		must.Eq(t, allocsOn(h.JobAllocs(job), site[0].ID)[0].ID, placed[0].PreviousAllocation)
 	}
 }
