@@ -83,6 +83,8 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 		ScalingEvent: &structs.ScalingEvent{Time: 16, Count: &count, Message: "busy"}})
 	applyEntry(t, leader, 17, structs.NodePoolUpsertRequestType, &structs.NodePoolUpsertRequest{
 		NodePools: []*structs.NodePool{{Name: "edge"}}})
+	applyEntry(t, leader, 18, structs.SiteOutageUpdateRequestType, &structs.SiteOutageUpdateRequest{
+		Declare: []*structs.SiteOutage{{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1", DeclaredAt: 18, Disconnected: 3, Nodes: 4, Window: time.Minute}}})
 
 	want := persisted(t, leader.State())
 	for _, k := range everyKind(t) {

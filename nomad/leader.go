@@ -58,6 +58,7 @@ func (s *Server) establishLeadership() error {
 	s.startDeploymentWatcher(stopCh)
 	s.startPeriodicDispatcher(stopCh)
 	s.startMetrics(stopCh)
+	s.startSiteOutages(stopCh)
 	s.logger.Info("cluster leadership acquired")
 	return nil
 }

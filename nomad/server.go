@@ -61,6 +61,8 @@ type Server struct {
 	blockedEvals *BlockedEvals
 	planQueue    *PlanQueue
 	heartbeats   *heartbeater
+	// sites declares and clears site outages while this server leads.
+	sites *siteDetector
 
 	// leaderState is what exists only while this server leads; guarded by
 	// leaderLock so leadership changes and RPCs see a consistent view.
@@ -136,6 +138,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s.heartbeats = newHeartbeater(s)
+	s.sites = &siteDetector{srv: s}
 
 	if s.fsm, err = newFSM(s, stream.NewEventBroker(stream.EventBrokerConfig{BufferSize: cfg.EventBufferSize})); err != nil {
 		return nil, err

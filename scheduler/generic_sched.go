@@ -40,6 +40,7 @@ var validTriggers = map[string]bool{
 	structs.EvalTriggerFailedFollowUp: true, structs.EvalTriggerPreemption: true,
 	structs.EvalTriggerScaling: true, structs.EvalTriggerMaxDisconnectTimeout: true,
 	structs.EvalTriggerReconnect: true, structs.EvalTriggerDeploymentWatcher: true,
+	structs.EvalTriggerSiteOutageCleared: true,
 }
 
 // GenericScheduler schedules service and batch jobs: it reconciles the
@@ -51,6 +52,9 @@ type GenericScheduler struct {
 
 	// deploymentIDs maps a group to the deployment its placements join.
 	deploymentIDs map[string]string
+	// siteHeld is the evaluation's description when a site outage held
+	// replacements (siteHeldDescription).
+	siteHeld string
 }
 
 // NewServiceScheduler returns the scheduler for service jobs.
@@ -99,7 +103,7 @@ func (s *GenericScheduler) Process(eval *structs.Evaluation) error {
 		e.SnapshotIndex = s.plan.SnapshotIndex
 		return s.planner.ReblockEval(e)
 	}
-	return s.setStatus(structs.EvalStatusComplete, "")
+	return s.setStatus(structs.EvalStatusComplete, s.siteHeld)
 }
 
 // process makes and submits one plan. It returns true when nothing is
@@ -151,13 +155,18 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		}
 	}
 
+	held, err := siteHeldNodes(s.state, allocs)
+	if err != nil {
+		return err
+	}
 	res := Reconcile(ReconcilerInput{
-		Job: s.job, Allocs: allocs, TaintedNodes: tainted,
+		Job: s.job, Allocs: allocs, TaintedNodes: tainted, SiteHeldNodes: held,
 		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now, Deployment: deployment,
 	})
 	s.plan.Deployment, s.plan.DeploymentUpdates = res.Deployment, res.DeploymentUpdates
 	s.deploymentIDs = map[string]string{}
 	s.reconnects = reconnectOutcomes(s.job, res)
+	s.siteHeld = siteHeldDescription(held, allocs, res)
 	if s.eval.AnnotatePlan {
 		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates()}
 	}

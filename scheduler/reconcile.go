@@ -23,6 +23,11 @@ type ReconcilerInput struct {
 	// Deployment is the job's latest deployment, any version; nil when it
 	// has none.
 	Deployment *structs.Deployment
+
+	// SiteHeldNodes are the nodes whose unknown allocations a declared
+	// site outage keeps from being replaced (see "Site outages"), each
+	// with its site's name.
+	SiteHeldNodes map[string]string
 }
 
 // ReconcileResults is what the reconciler wants done: one GroupResults

@@ -28,6 +28,7 @@ const (
 	SnapshotScalingEvents
 	SnapshotNodePool
 	SnapshotDeployment
+	SnapshotSiteOutage
 )
 
 // String names the kind, as error messages show it.
@@ -91,6 +92,7 @@ var snapshotTables = []snapshotTable{
 	snapshotOf[structs.JobScalingEvents](TableScalingEvent, SnapshotScalingEvents, "ScalingEvents", nil),
 	snapshotOf[structs.NodePool](TableNodePools, SnapshotNodePool, "NodePool", nil),
 	snapshotOf(TableDeployment, SnapshotDeployment, "Deployment", (*StateRestore).DeploymentRestore),
+	snapshotOf[structs.SiteOutage](TableSiteOutages, SnapshotSiteOutage, "SiteOutage", nil),
 }
 
 func tableOf(kind SnapshotKind) (snapshotTable, bool) {

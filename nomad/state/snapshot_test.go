@@ -41,6 +41,8 @@ func populated(t *testing.T) *StateStore {
 	dep := structs.NewDeployment(job, 50, time.Unix(20, 0))
 	dep.TaskGroups["web"] = &structs.DeploymentState{DesiredTotal: 3, ProgressDeadline: time.Minute}
 	must.NoError(t, s.UpsertDeployment(20, dep))
+	must.NoError(t, s.UpdateSiteOutages(21, &structs.SiteOutageUpdateRequest{Declare: []*structs.SiteOutage{{
+		ID: "default/dc1", Pool: "default", Datacenter: "dc1", DeclaredAt: 21, Disconnected: 1, Nodes: 1, Window: time.Minute}}}))
 	return s
 }
 

@@ -44,6 +44,7 @@ const (
 	DeploymentStatusUpdateRequestType
 	DeploymentPromoteRequestType
 	DeploymentAllocHealthRequestType
+	SiteOutageUpdateRequestType
 )
 
 func (t MessageType) String() string {
@@ -54,7 +55,7 @@ func (t MessageType) String() string {
 		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
 		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
 		"NodePoolUpsert", "NodePoolDelete",
-		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth"}
+		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -259,6 +259,7 @@ func fullAlloc() *structs.Allocation {
 		},
 		PoolDisconnect: &structs.PoolDisconnect{Pool: "edge", Policy: &structs.NodePoolDisconnect{
 			LostAfter: time.Hour, Replace: new(true), Reconcile: structs.ReconcileOptionKeepOriginal,
+			SiteOutage: fullSiteOutagePolicy(),
 		}},
 		CreateIndex:      30,
 		ModifyIndex:      40,
@@ -504,4 +505,8 @@ func scribble(v reflect.Value, skip map[string]bool) {
 func fullSpread(attr string) *structs.Spread {
 	return &structs.Spread{Attribute: attr, Weight: 70, SpreadTarget: []*structs.SpreadTarget{
 		{Value: "a", Percent: 60}, {Value: "b", Percent: 40}}}
+}
+
+func fullSiteOutagePolicy() *structs.SiteOutagePolicy {
+	return &structs.SiteOutagePolicy{Threshold: 0.5, Window: time.Minute, Scope: structs.SiteScopePool, MinNodes: 3}
 }
