@@ -120,17 +120,17 @@ func (c *JobDispatchCommand) readPayload(source string) ([]byte, error) {
 	} else {
 		f, err := os.Open(source)
 		if err != nil {
-			return nil, fmt.Errorf("Error opening input source %q: %v", source, err)
+			return nil, userErrorf("Error opening input source %q: %v", source, err)
 		}
 		defer f.Close()
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxDispatchPayload+1))
 	if err != nil {
-		return nil, fmt.Errorf("Error reading input data: %v", err)
+		return nil, userErrorf("Error reading input data: %v", err)
 	}
 	if len(data) > maxDispatchPayload {
-		return nil, fmt.Errorf("Payload exceeds maximum size; it must be at most %d bytes", maxDispatchPayload)
+		return nil, userErrorf("Payload exceeds maximum size; it must be at most %d bytes", maxDispatchPayload)
 	}
 	return data, nil
 }
@@ -144,7 +144,7 @@ func parseMetaFlags(flags []string) (map[string]string, error) {
 	for _, kv := range flags {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("Error parsing meta %q: must be of the form <key>=<value>", kv)
+			return nil, userErrorf("Error parsing meta %q: must be of the form <key>=<value>", kv)
 		}
 		meta[k] = v
 	}
