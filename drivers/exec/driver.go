@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 	"github.com/nomad-edge/nomad/helper/clock"
@@ -85,7 +86,19 @@ func checkHost() (int, string) {
 			return 0, fmt.Sprintf("the kernel has no %s namespaces", ns)
 		}
 	}
-	return detectCgroups()
+	return cgroup.Detect(cgroupControllers)
+}
+
+// cgroupControllers are the v1 hierarchies the limits need.
+var cgroupControllers = []string{"cpu", "memory", "pids"}
+
+// taskControllers are the v1 hierarchies a task joins: those of its limits,
+// and cpuacct, where mounted, for its CPU time in `alloc status -stats`.
+func taskControllers() []string {
+	if cgroup.MountedV1("cpuacct") {
+		return []string{"cpu", "cpuacct", "memory", "pids"}
+	}
+	return cgroupControllers
 }
 
 // Fingerprint implements drivers.Driver: the driver is detected only where it
@@ -198,19 +211,24 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 	if err := prepareTaskDir(cfg, in.cred); err != nil {
 		return nil, err
 	}
-	cg, err := createCgroups(in.cgroupVersion, cgroupName(cfg.ID), limits{
-		CPUShares: cfg.Resources.CPUShares,
-		MemSoftMB: cfg.Resources.MemoryMB,
-		MemHardMB: max(cfg.Resources.MemoryMaxMB, cfg.Resources.MemoryMB),
-		Pids:      tc.PidsLimit,
+	cg, err := cgroup.Create(cgroup.CreateInput{
+		Version:     in.cgroupVersion,
+		Name:        cgroup.NameFor(cfg.ID),
+		Controllers: taskControllers(),
+		Limits: cgroup.Limits{
+			CPUShares: cfg.Resources.CPUShares,
+			MemSoftMB: cfg.Resources.MemoryMB,
+			MemHardMB: max(cfg.Resources.MemoryMaxMB, cfg.Resources.MemoryMB),
+			Pids:      tc.PidsLimit,
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			cg.killAll()
-			d.removeCgroups(cg)
+			cg.KillAll()
+			_ = cg.DestroyWait(d.clock, d.killWait)
 		}
 	}()
 
@@ -231,7 +249,7 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 	}
 	// The init blocks on its config until it is in the cgroups, so that
 	// nothing of the task ever runs unlimited.
-	if err := cg.join(pid); err != nil {
+	if err := cg.Join(pid); err != nil {
 		return fail(err)
 	}
 	if err := pipes.sendConfig(d.initConfig(cfg, tc, in.cred)); err != nil {
@@ -253,7 +271,7 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 	go func() {
 		err := cmd.Wait()
 		res := exitResult(cmd.ProcessState, err)
-		res.OOMKilled = cg.oomKilled()
+		res.OOMKilled = cg.OOMKilled()
 		h.Exit(res, d.clock.Now())
 		h.logger.Debug("task exited", "result", res)
 	}()
@@ -295,11 +313,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// cgroupName turns "<allocID>/<task>" into one path element.
-func cgroupName(taskID string) string {
-	return strings.ReplaceAll(taskID, "/", ".")
 }
 
 // initCommand builds the re-execution of the agent binary as the task's
@@ -525,8 +538,8 @@ func (d *Driver) DestroyTask(taskID string, force bool) error {
 			return err
 		}
 	}
-	h.state.Cgroups.killAll()
-	if err := d.removeCgroups(h.state.Cgroups); err != nil {
+	h.state.Cgroups.KillAll()
+	if err := h.state.Cgroups.DestroyWait(d.clock, d.killWait); err != nil {
 		h.logger.Warn("failed to remove the task's cgroups", "error", err)
 	}
 	if h.watch != nil {
@@ -534,20 +547,6 @@ func (d *Driver) DestroyTask(taskID string, force bool) error {
 	}
 	d.tasks.Delete(taskID)
 	return nil
-}
-
-// removeCgroups removes a task's cgroups once the kernel has finished
-// tearing down its last processes, which it does asynchronously after they
-// were killed: rmdir fails with EBUSY until then.
-func (d *Driver) removeCgroups(cg cgroups) error {
-	deadline := d.clock.Now().Add(d.killWait)
-	for {
-		err := cg.destroy()
-		if err == nil || !errors.Is(err, syscall.EBUSY) || d.clock.Now().After(deadline) {
-			return err
-		}
-		clock.Sleep(d.clock, 10*time.Millisecond, nil)
-	}
 }
 
 // InspectTask implements drivers.Driver.

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 	"github.com/nomad-edge/nomad/helper/clock"
@@ -23,9 +24,9 @@ type taskState struct {
 	Pid int `json:"pid"`
 	// StartTime is field 22 of /proc/<pid>/stat; with BootID it names
 	// one process for the lifetime of the node.
-	StartTime uint64  `json:"start_time"`
-	BootID    string  `json:"boot_id,omitempty"`
-	Cgroups   cgroups `json:"cgroups"`
+	StartTime uint64         `json:"start_time"`
+	BootID    string         `json:"boot_id,omitempty"`
+	Cgroups   cgroup.Cgroups `json:"cgroups"`
 }
 
 // validate rejects states whose pid would make a signal hit more than the
@@ -34,7 +35,7 @@ func (s taskState) validate() error {
 	if s.Pid <= 1 || s.StartTime == 0 {
 		return fmt.Errorf("%w: pid %d, start time %d", drivers.ErrInvalidHandle, s.Pid, s.StartTime)
 	}
-	if !s.Cgroups.valid() {
+	if !s.Cgroups.Valid() {
 		return fmt.Errorf("%w: cgroups %v are not the exec driver's", drivers.ErrInvalidHandle, s.Cgroups.Paths)
 	}
 	return nil
@@ -80,7 +81,7 @@ func (h *taskHandle) stop(sig syscall.Signal, timeout, killWait time.Duration) e
 	}
 	// Whatever the task left in its cgroups (with pid_mode = "host" its
 	// children outlive it) goes with it.
-	h.state.Cgroups.killAll()
+	h.state.Cgroups.KillAll()
 	return nil
 }
 
@@ -157,7 +158,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	}
 	go func() {
 		if w.Wait() {
-			res := &drivers.ExitResult{Err: drivers.ErrExitCodeUnknown, OOMKilled: st.Cgroups.oomKilled()}
+			res := &drivers.ExitResult{Err: drivers.ErrExitCodeUnknown, OOMKilled: st.Cgroups.OOMKilled()}
 			h.Exit(res, d.clock.Now())
 			h.logger.Debug("recovered task exited", "pid", st.Pid, "result", res)
 		}
@@ -177,8 +178,8 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 	if version == 0 {
 		return nil, drivers.ErrTaskNotFound
 	}
-	cg := cgroupsFor(version, cgroupName(cfg.ID))
-	for _, pid := range cg.pids() {
+	cg := cgroup.For(version, cgroup.NameFor(cfg.ID), taskControllers())
+	for _, pid := range cg.Pids() {
 		st, err := proc.ReadStat(pid)
 		if err != nil || st.Pgid != pid || st.Exited() {
 			continue

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 )
 
@@ -129,10 +130,10 @@ func TestFindTask_ByCgroup(t *testing.T) {
 func TestRecoverTask_InvalidHandle(t *testing.T) {
 	d := newTestDriver(t, nil)
 	h := &drivers.TaskHandle{Version: HandleVersion, Config: &drivers.TaskConfig{ID: "a/web"}}
-	must.NoError(t, h.SetDriverState(taskState{Pid: 4242, StartTime: 1, Cgroups: cgroups{Version: 1, Paths: []string{"/sys/fs/cgroup/memory/system.slice"}}}))
+	must.NoError(t, h.SetDriverState(taskState{Pid: 4242, StartTime: 1, Cgroups: cgroup.Cgroups{Version: 1, Paths: []string{"/sys/fs/cgroup/memory/system.slice"}}}))
 	must.ErrorIs(t, d.RecoverTask(h), drivers.ErrInvalidHandle)
 
-	must.NoError(t, h.SetDriverState(taskState{Pid: 1, StartTime: 1, Cgroups: cgroupsFor(1, "a.web")}))
+	must.NoError(t, h.SetDriverState(taskState{Pid: 1, StartTime: 1, Cgroups: cgroup.For(1, "a.web", cgroupControllers)}))
 	must.ErrorIs(t, d.RecoverTask(h), drivers.ErrInvalidHandle)
 
 	h.Version = HandleVersion + 1
