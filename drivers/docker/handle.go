@@ -112,11 +112,7 @@ func logsSince(paths ...string) time.Time {
 
 // WaitTask implements drivers.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return nil, err
-	}
-	return h.Wait(ctx), nil
+	return tasks.WaitTask(d.tasks, ctx, taskID)
 }
 
 // StopTask implements drivers.Driver: the task's kill_signal, then SIGKILL

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/users"
 )
 
 // Namespace modes of the `pid_mode` and `ipc_mode` keys.
@@ -23,6 +24,8 @@ type pluginConfig struct {
 	// AllowCaps are the capabilities a task may have, lower case without
 	// the "cap_" prefix.
 	AllowCaps []string
+	// Denied are the host uids and gids no task may run as.
+	Denied users.Policy
 }
 
 // defaultAllowCaps is upstream's default `allow_caps`: what a container
@@ -39,6 +42,7 @@ func decodePluginConfig(m map[string]any) (pluginConfig, error) {
 		DefaultIpcMode: dec.String("default_ipc_mode"),
 		NoPivotRoot:    dec.Bool("no_pivot_root"),
 		AllowCaps:      dec.StringSlice("allow_caps"),
+		Denied:         users.DecodePolicy(dec),
 	}
 	if err := dec.Err(); err != nil {
 		return pc, err

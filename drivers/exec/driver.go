@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	osexec "os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
+	"github.com/nomad-edge/nomad/drivers/internal/users"
 	"github.com/nomad-edge/nomad/helper/clock"
 )
 
@@ -124,33 +124,12 @@ func (d *Driver) Capabilities() drivers.Capabilities {
 	return drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot, LogFIFO: true}
 }
 
-// credential is who a task runs as.
-type credential struct {
-	uid, gid int
-	groups   []int
-}
-
-func lookupUser(name string) (credential, error) {
+// lookupUser is the task's user, nobody unless it names one.
+func lookupUser(name string) (users.Credential, error) {
 	if name == "" {
 		name = defaultUser
 	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		return credential{}, fmt.Errorf("task user %q: %w", name, err)
-	}
-	uid, err1 := strconv.Atoi(u.Uid)
-	gid, err2 := strconv.Atoi(u.Gid)
-	if err := errors.Join(err1, err2); err != nil {
-		return credential{}, fmt.Errorf("task user %q: %w", name, err)
-	}
-	c := credential{uid: uid, gid: gid}
-	ids, _ := u.GroupIds()
-	for _, g := range ids {
-		if n, err := strconv.Atoi(g); err == nil {
-			c.groups = append(c.groups, n)
-		}
-	}
-	return c, nil
+	return users.Lookup(name)
 }
 
 // StartTask implements drivers.Driver.
@@ -167,10 +146,13 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
 	}
 	cred, err := lookupUser(cfg.User)
+	if err == nil {
+		err = d.pc.Denied.Check(orDefault(cfg.User, defaultUser), cred)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
 	}
-	if len(tc.CapAdd) > 0 && cred.uid != 0 {
+	if len(tc.CapAdd) > 0 && cred.UID != 0 {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, &drivers.ConfigError{Key: "cap_add",
 			Err: errors.New("capabilities for a user other than root (ambient capabilities) are not implemented")})
 	}
@@ -199,7 +181,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 type startInput struct {
 	cfg           *drivers.TaskConfig
 	tc            taskConfig
-	cred          credential
+	cred          users.Credential
 	cgroupVersion int
 }
 
@@ -263,10 +245,11 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 		return fail(fmt.Errorf("reading start time of pid %d: %w", pid, err))
 	}
 	h := &taskHandle{
-		Task:   tasks.New(cfg.ID, cfg.Name, d.clock.Now()),
-		logger: d.logger.With("task_id", cfg.ID),
-		clock:  d.clock,
-		state:  taskState{Pid: pid, StartTime: ps.StartTime, BootID: proc.BootID(), Cgroups: cg},
+		Task:     tasks.New(cfg.ID, cfg.Name, d.clock.Now()),
+		logger:   d.logger.With("task_id", cfg.ID),
+		clock:    d.clock,
+		state:    taskState{Pid: pid, StartTime: ps.StartTime, BootID: proc.BootID(), Cgroups: cg},
+		killWait: d.killWait,
 	}
 	go func() {
 		err := cmd.Wait()
@@ -280,7 +263,7 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 
 // prepareTaskDir makes the directories the root needs and hands the task's
 // own ones to its user.
-func prepareTaskDir(cfg *drivers.TaskConfig, cred credential) error {
+func prepareTaskDir(cfg *drivers.TaskConfig, cred users.Credential) error {
 	for _, dir := range []struct {
 		path string
 		perm os.FileMode
@@ -300,7 +283,7 @@ func prepareTaskDir(cfg *drivers.TaskConfig, cred credential) error {
 			return fmt.Errorf("task dir %s is not a directory (a symlink?): %v", dir.path, err)
 		}
 		if dir.own {
-			if err := os.Lchown(dir.path, cred.uid, cred.gid); err != nil {
+			if err := os.Lchown(dir.path, cred.UID, cred.GID); err != nil {
 				return fmt.Errorf("handing %s to the task user: %w", dir.path, err)
 			}
 		}
@@ -362,7 +345,7 @@ func (d *Driver) initCommand(cfg *drivers.TaskConfig, tc taskConfig) (*osexec.Cm
 }
 
 // initConfig is what the init is told to do.
-func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred credential) initConfig {
+func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred users.Credential) initConfig {
 	var mounts []bindMount
 	for _, target := range slices.Sorted(maps.Keys(d.chrootEnv)) {
 		src := filepath.Clean(d.chrootEnv[target])
@@ -385,9 +368,9 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred credent
 		Hostname:    hostname(cfg.Name),
 		NoPivotRoot: d.pc.NoPivotRoot,
 		Caps:        taskCaps(d.pc, tc),
-		UID:         cred.uid,
-		GID:         cred.gid,
-		Groups:      cred.groups,
+		UID:         cred.UID,
+		GID:         cred.GID,
+		Groups:      cred.Groups,
 		WorkDir:     tc.WorkDir,
 		Command:     tc.Command,
 		Args:        tc.Args,
@@ -503,50 +486,29 @@ func openLog(path string) (*os.File, error) { return drivers.OpenTaskLog(path) }
 
 // WaitTask implements drivers.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return nil, err
-	}
-	return h.Wait(ctx), nil
+	return tasks.WaitTask(d.tasks, ctx, taskID)
 }
 
 // StopTask implements drivers.Driver.
 func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) error {
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return fmt.Errorf("stopping task %q: %w", taskID, err)
-	}
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return err
-	}
-	return h.stop(sig, timeout, d.killWait)
+	return tasks.StopTask(d.tasks, taskID, timeout, signal)
 }
 
 // DestroyTask implements drivers.Driver. It kills whatever the task left in
 // its cgroups and removes them.
 func (d *Driver) DestroyTask(taskID string, force bool) error {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return err
-	}
-	if !h.Exited() {
-		if !force {
-			return fmt.Errorf("destroying task %q: %w", taskID, drivers.ErrTaskRunning)
-		}
-		if err := h.stop(syscall.SIGKILL, 0, d.killWait); err != nil {
-			return err
-		}
-	}
+	return tasks.DestroyTask(d.tasks, taskID, force)
+}
+
+// Release implements tasks.Destroyer.
+func (h *taskHandle) Release() {
 	h.state.Cgroups.KillAll()
-	if err := h.state.Cgroups.DestroyWait(d.clock, d.killWait); err != nil {
+	if err := h.state.Cgroups.DestroyWait(h.clock, h.killWait); err != nil {
 		h.logger.Warn("failed to remove the task's cgroups", "error", err)
 	}
 	if h.watch != nil {
 		h.watch.Close()
 	}
-	d.tasks.Delete(taskID)
-	return nil
 }
 
 // InspectTask implements drivers.Driver.

@@ -47,6 +47,8 @@ type taskHandle struct {
 	logger hclog.Logger
 	clock  clock.Clock
 	state  taskState // immutable after construction
+	// killWait bounds the wait for the task's exit after SIGKILL.
+	killWait time.Duration
 
 	// recovered is set for tasks re-attached after an agent restart; their
 	// exit is seen by watch instead of by wait(2).
@@ -54,14 +56,14 @@ type taskHandle struct {
 	watch     *proc.Watcher
 }
 
-// stop signals the task's process group, escalates to SIGKILL after timeout
+// Stop signals the task's process group, escalates to SIGKILL after timeout
 // and waits for the task to exit, at most killWait after the SIGKILL.
 //
 // With a private PID namespace the task is its namespace's init: the kernel
 // delivers a signal to it from outside only if the task handles that
 // signal (SIGKILL always), so a task that ignores the kill signal is killed
 // at the timeout, and everything in the namespace dies with it.
-func (h *taskHandle) stop(sig syscall.Signal, timeout, killWait time.Duration) error {
+func (h *taskHandle) Stop(sig syscall.Signal, timeout time.Duration) error {
 	if h.Exited() {
 		return nil
 	}
@@ -76,8 +78,8 @@ func (h *taskHandle) stop(sig syscall.Signal, timeout, killWait time.Duration) e
 			}
 		}
 	}
-	if clock.Sleep(h.clock, killWait, h.Done()) {
-		return fmt.Errorf("stopping task %q (pid %d): %w within %s", h.ID(), h.state.Pid, ErrKillTimeout, killWait)
+	if clock.Sleep(h.clock, h.killWait, h.Done()) {
+		return fmt.Errorf("stopping task %q (pid %d): %w within %s", h.ID(), h.state.Pid, ErrKillTimeout, h.killWait)
 	}
 	// Whatever the task left in its cgroups (with pid_mode = "host" its
 	// children outlive it) goes with it.
@@ -146,6 +148,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 		logger:    d.logger.With("task_id", id),
 		clock:     d.clock,
 		state:     st,
+		killWait:  d.killWait,
 		recovered: true,
 		watch:     w,
 	}

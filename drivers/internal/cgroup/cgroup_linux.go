@@ -196,6 +196,10 @@ func (c Cgroups) setLimits(l Limits) error {
 			set = append(set, setting{"cpu", "cpu.weight", strconv.Itoa(SharesToWeight(l.CPUShares))})
 		}
 	} else {
+		// Charges move with a process that joins after it ran (raw_exec
+		// joins its task right after the fork): its memory so far would
+		// otherwise stay the parent cgroup's. 3 = anonymous and file pages.
+		set = append(set, setting{"memory", "memory.move_charge_at_immigrate?", "3"})
 		if hard > 0 {
 			set = append(set, setting{"memory", "memory.limit_in_bytes", strconv.Itoa(hard * mb)})
 			set = append(set, setting{"memory", "memory.memsw.limit_in_bytes?", strconv.Itoa(hard * mb)})
@@ -215,7 +219,14 @@ func (c Cgroups) setLimits(l Limits) error {
 		// A trailing "?" marks a file that kernels may lack (no swap
 		// accounting): best effort.
 		file, optional := strings.CutSuffix(s.file, "?")
-		err := writeFile(filepath.Join(c.Dir(s.controller), file), s.value)
+		dir := c.Dir(s.controller)
+		if dir == "" {
+			if optional {
+				continue
+			}
+			return fmt.Errorf("setting cgroup limit %s: the task has no %s cgroup", file, s.controller)
+		}
+		err := writeFile(filepath.Join(dir, file), s.value)
 		if err != nil && !(optional && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EINVAL))) {
 			return fmt.Errorf("setting cgroup limit: %w", err)
 		}
@@ -240,6 +251,54 @@ func (c Cgroups) Join(pid int) error {
 	return nil
 }
 
+// JoinThread moves one thread of the calling process into the task's v1
+// cgroups (v1 places threads, not processes): a process it forks starts
+// there, so that everything the task does is counted from its first
+// instruction. restore moves the thread back where it was.
+func (c Cgroups) JoinThread(tid int) (restore func() error, err error) {
+	if c.Version != 1 {
+		return nil, fmt.Errorf("joining cgroup: only v1 places threads")
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/cgroup", tid))
+	if err != nil {
+		return nil, fmt.Errorf("joining cgroup: %w", err)
+	}
+	var back []string
+	for _, p := range c.Paths {
+		controller := filepath.Base(filepath.Dir(filepath.Dir(p)))
+		orig, ok := threadCgroup(string(b), controller)
+		if !ok {
+			return nil, fmt.Errorf("joining cgroup: the thread is in no %s cgroup", controller)
+		}
+		back = append(back, filepath.Join(Root, controller, orig))
+	}
+	restore = func() error {
+		var errs []error
+		for _, dir := range back {
+			errs = append(errs, writeFile(filepath.Join(dir, "tasks"), strconv.Itoa(tid)))
+		}
+		return errors.Join(errs...)
+	}
+	for _, p := range c.Paths {
+		if err := writeFile(filepath.Join(p, "tasks"), strconv.Itoa(tid)); err != nil {
+			return nil, errors.Join(fmt.Errorf("joining cgroup: %w", err), restore())
+		}
+	}
+	return restore, nil
+}
+
+// threadCgroup finds controller's path in a /proc/<pid>/cgroup listing
+// ("4:memory:/user.slice", "3:cpu,cpuacct:/").
+func threadCgroup(listing, controller string) (string, bool) {
+	for _, line := range strings.Split(listing, "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && slices.Contains(strings.Split(f[1], ","), controller) {
+			return f[2], true
+		}
+	}
+	return "", false
+}
+
 // OOMKilled reports whether the kernel's OOM killer killed a process of the
 // cgroup for exceeding its memory limit.
 func (c Cgroups) OOMKilled() bool {
@@ -250,8 +309,11 @@ func (c Cgroups) OOMKilled() bool {
 	return readKeyed(filepath.Join(c.Dir("memory"), file))["oom_kill"] > 0
 }
 
-// Pids returns the processes in the task's cgroups.
+// Pids returns the processes in the task's cgroups. The agent itself is
+// never one: on v1 it is listed while the thread that forked a raw_exec task
+// into the cgroup is still exiting, and must not be killed with the task.
 func (c Cgroups) Pids() []int {
+	self := os.Getpid()
 	var out []int
 	for _, p := range c.Paths {
 		b, err := os.ReadFile(filepath.Join(p, "cgroup.procs"))
@@ -259,7 +321,7 @@ func (c Cgroups) Pids() []int {
 			continue
 		}
 		for _, f := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(f); err == nil && !slices.Contains(out, n) {
+			if n, err := strconv.Atoi(f); err == nil && n != self && !slices.Contains(out, n) {
 				out = append(out, n)
 			}
 		}

@@ -63,6 +63,9 @@ func SharedV2(string) (Cgroups, error) { return Cgroups{}, errUnsupported }
 // Join fails here.
 func (Cgroups) Join(int) error { return errUnsupported }
 
+// JoinThread fails here.
+func (Cgroups) JoinThread(int) (func() error, error) { return nil, errUnsupported }
+
 // OOMKilled is false here.
 func (Cgroups) OOMKilled() bool { return false }
 
