@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/stats"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 )
 
@@ -33,6 +34,7 @@ type taskHandle struct {
 	logger hclog.Logger
 	state  taskState // immutable after construction
 
+	cpu       *stats.Sampler
 	recovered bool
 	stopLogs  context.CancelFunc
 	logsDone  chan struct{}

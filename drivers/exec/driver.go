@@ -23,6 +23,7 @@ import (
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
+	"github.com/nomad-edge/nomad/drivers/internal/stats"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 	"github.com/nomad-edge/nomad/drivers/internal/users"
 	"github.com/nomad-edge/nomad/helper/clock"
@@ -50,6 +51,7 @@ var (
 	_ drivers.Driver             = (*Driver)(nil)
 	_ drivers.CapabilityReporter = (*Driver)(nil)
 	_ drivers.TaskFinder         = (*Driver)(nil)
+	_ drivers.StatsReporter      = (*Driver)(nil)
 )
 
 // New builds the driver from the agent's plugin config.
@@ -251,6 +253,7 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 		state:    taskState{Pid: pid, StartTime: ps.StartTime, BootID: proc.BootID(), Cgroups: cg},
 		killWait: d.killWait,
 	}
+	h.cpu = stats.NewSampler(h.StartedAt())
 	go func() {
 		err := cmd.Wait()
 		res := exitResult(cmd.ProcessState, err)
@@ -498,6 +501,15 @@ func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) e
 // its cgroups and removes them.
 func (d *Driver) DestroyTask(taskID string, force bool) error {
 	return tasks.DestroyTask(d.tasks, taskID, force)
+}
+
+// TaskStats implements drivers.StatsReporter, from the task's cgroups.
+func (d *Driver) TaskStats(taskID string) (*drivers.TaskResourceUsage, error) {
+	h, err := d.tasks.Get(taskID)
+	if err != nil {
+		return nil, err
+	}
+	return stats.FromCgroup(h.state.Cgroups, h.cpu, d.clock.Now()), nil
 }
 
 // Release implements tasks.Destroyer.

@@ -13,6 +13,7 @@ import (
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
+	"github.com/nomad-edge/nomad/drivers/internal/stats"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 	"github.com/nomad-edge/nomad/helper/clock"
 )
@@ -49,6 +50,7 @@ type taskHandle struct {
 	state  taskState // immutable after construction
 	// killWait bounds the wait for the task's exit after SIGKILL.
 	killWait time.Duration
+	cpu      *stats.Sampler
 
 	// recovered is set for tasks re-attached after an agent restart; their
 	// exit is seen by watch instead of by wait(2).
@@ -149,6 +151,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 		clock:     d.clock,
 		state:     st,
 		killWait:  d.killWait,
+		cpu:       stats.NewSampler(handle.StartedAt),
 		recovered: true,
 		watch:     w,
 	}

@@ -1,0 +1,60 @@
+//go:build linux
+
+package exec
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/users"
+)
+
+// A busy task's CPU and memory are read from its cgroups, for
+// `alloc status -stats`; a re-attached task's as well.
+func TestTaskStats(t *testing.T) {
+	needIsolation(t)
+	d := newTestDriver(t, nil)
+	cfg := newTaskConfig(t, "/bin/sh", "-c", "while :; do :; done")
+	h, err := d.StartTask(cfg)
+	must.NoError(t, err)
+
+	for _, drv := range []*Driver{d, recovered(t, h)} {
+		deadline := time.Now().Add(10 * time.Second)
+		var u *drivers.TaskResourceUsage
+		for time.Now().Before(deadline) {
+			u, err = drv.TaskStats(cfg.ID)
+			must.NoError(t, err)
+			if u.ResourceUsage.CpuStats.Percent > 0 && u.ResourceUsage.MemoryStats.Usage > 0 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond) // real CPU time must accrue
+		}
+		must.Positive(t, u.ResourceUsage.CpuStats.Percent, must.Sprintf("cpu %+v", *u.ResourceUsage.CpuStats))
+		must.Positive(t, u.ResourceUsage.MemoryStats.Usage)
+		must.SliceContains(t, u.ResourceUsage.CpuStats.Measured, drivers.MeasuredUserMode)
+		must.Positive(t, len(u.Pids))
+	}
+}
+
+// recovered re-attaches a second driver, a restarted agent, to h's task.
+func recovered(t *testing.T, h *drivers.TaskHandle) *Driver {
+	t.Helper()
+	d2 := newTestDriver(t, nil)
+	must.NoError(t, d2.RecoverTask(h.Copy()))
+	return d2
+}
+
+// A task whose user has a uid the plugin denies does not start.
+func TestStartTask_UserDenied(t *testing.T) {
+	needIsolation(t)
+	nobody, err := users.Lookup("nobody")
+	must.NoError(t, err)
+	d := newTestDriver(t, map[string]any{"denied_host_uids": strconv.Itoa(nobody.UID)})
+	_, err = d.StartTask(newTaskConfig(t, "/bin/true"))
+	must.ErrorIs(t, err, users.ErrDenied)
+	must.StrContains(t, err.Error(), "denied_host_uids")
+}
