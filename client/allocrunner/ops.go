@@ -216,5 +216,19 @@ func (tr *TaskRunner) PID() int {
 	return pid
 }
 
+// Stats samples the task's resource usage through its driver. It is nil,
+// without error, when the task is not running or its driver reports no
+// stats (mock_driver).
+func (tr *TaskRunner) Stats() (*drivers.TaskResourceUsage, error) {
+	if !tr.running() {
+		return nil, nil
+	}
+	s, ok := tr.driver.(drivers.StatsReporter)
+	if !ok {
+		return nil, nil
+	}
+	return s.TaskStats(tr.taskID)
+}
+
 // Driver returns the name of the task's driver.
 func (tr *TaskRunner) Driver() string { return tr.task.Driver }
