@@ -324,3 +324,36 @@ func TestRecoverTask_ForeignCgroup(t *testing.T) {
 		Cgroups: &cgroup.Cgroups{Version: 1, Paths: []string{"/sys/fs/cgroup/memory/system.slice"}}}))
 	must.ErrorIs(t, d.RecoverTask(h), drivers.ErrInvalidHandle)
 }
+
+// On a v2 host, cgroup_v2_override puts the task in an existing cgroup it
+// does not own; a missing one is refused by key. On v1 hosts it does not
+// apply, as upstream's, and the task gets its own.
+func TestTaskCgroups_V2Override(t *testing.T) {
+	root := t.TempDir()
+	old := cgroup.Root
+	cgroup.Root = root
+	t.Cleanup(func() { cgroup.Root = old })
+	must.NoError(t, os.MkdirAll(filepath.Join(root, "custom"), 0o755))
+	must.NoError(t, os.WriteFile(filepath.Join(root, "custom", "cgroup.procs"), nil, 0o644))
+
+	d := newTestDriver(t)
+	d.cgroupHost = func() cgroupHost { return cgroupHost{version: 2} }
+	cfg := newTaskConfig(t, "true")
+	cg, err := d.taskCgroups(cfg, taskConfig{CgroupV2Override: "custom"})
+	must.NoError(t, err)
+	must.Eq(t, []string{filepath.Join(root, "custom")}, cg.Paths)
+	must.True(t, cg.Shared)
+
+	_, err = d.taskCgroups(cfg, taskConfig{CgroupV2Override: "nope"})
+	var ce *drivers.ConfigError
+	must.ErrorAs[*drivers.ConfigError](t, err, &ce)
+	must.Eq(t, "cgroup_v2_override", ce.Key)
+
+	must.NoError(t, os.MkdirAll(filepath.Join(root, "memory"), 0o755))
+	must.NoError(t, os.WriteFile(filepath.Join(root, "memory", "cgroup.procs"), nil, 0o644))
+	d.cgroupHost = func() cgroupHost { return cgroupHost{version: 1, controllers: []string{"memory"}} }
+	cg, err = d.taskCgroups(cfg, taskConfig{CgroupV2Override: "custom"})
+	must.NoError(t, err)
+	must.False(t, cg.Shared)
+	must.Eq(t, []string{filepath.Join(root, "memory", cgroup.ParentV1, cgroup.NameFor(cfg.ID))}, cg.Paths)
+}
