@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -179,4 +180,20 @@ func taskCaps(pc pluginConfig, tc taskConfig) []string {
 	set = append(set, tc.CapAdd...)
 	slices.Sort(set)
 	return slices.Compact(set)
+}
+
+// checkChrootEnv refuses a client chroot_env entry that is not a pair of
+// absolute paths, or that would hide the task's own directories.
+func checkChrootEnv(env map[string]string) error {
+	for _, src := range slices.Sorted(maps.Keys(env)) {
+		dst := env[src]
+		if !path.IsAbs(src) || !path.IsAbs(dst) {
+			return fmt.Errorf("client chroot_env %q = %q: both must be absolute paths", src, dst)
+		}
+		switch path.Clean(dst) {
+		case "/", "/alloc", "/local", "/secrets", "/tmp", "/proc", "/dev":
+			return fmt.Errorf("client chroot_env %q = %q: %s is the task's own", src, dst, path.Clean(dst))
+		}
+	}
+	return nil
 }

@@ -36,7 +36,8 @@ type Driver struct {
 	tasks  *tasks.Set[*taskHandle]
 	clock  clock.Clock
 
-	// chrootEnv maps host paths to where they appear in the task's root.
+	// chrootEnv maps host paths to where they appear in the task's root,
+	// as the client's chroot_env does.
 	chrootEnv map[string]string
 	// hostCheck says whether this host can isolate a task: the cgroup
 	// version to use, or 0 and why not. Tests replace it.
@@ -60,12 +61,19 @@ func New(opts drivers.Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q config: %w", Name, err)
 	}
+	chroot := defaultChrootEnv
+	if opts.ChrootEnv != nil {
+		if err := checkChrootEnv(opts.ChrootEnv); err != nil {
+			return nil, err
+		}
+		chroot = opts.ChrootEnv
+	}
 	d := &Driver{
 		logger:           opts.LoggerOrNull().Named(Name),
 		pc:               pc,
 		tasks:            tasks.NewSet[*taskHandle](),
 		clock:            clock.Real(),
-		chrootEnv:        maps.Clone(defaultChrootEnv),
+		chrootEnv:        maps.Clone(chroot),
 		hostCheck:        checkHost,
 		killWait:         defaultKillWait,
 		exitPollInterval: proc.DefaultPollInterval,
@@ -349,14 +357,7 @@ func (d *Driver) initCommand(cfg *drivers.TaskConfig, tc taskConfig) (*osexec.Cm
 
 // initConfig is what the init is told to do.
 func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred users.Credential) initConfig {
-	var mounts []bindMount
-	for _, target := range slices.Sorted(maps.Keys(d.chrootEnv)) {
-		src := filepath.Clean(d.chrootEnv[target])
-		if _, err := os.Stat(src); err != nil {
-			continue // /lib32 on a 64-bit-only host
-		}
-		mounts = append(mounts, bindMount{Source: src, Target: filepath.Clean(target), ReadOnly: true})
-	}
+	mounts := chrootMounts(d.chrootEnv)
 	if cfg.AllocDir != "" {
 		mounts = append(mounts, bindMount{Source: cfg.AllocDir, Target: "/alloc"})
 	}
