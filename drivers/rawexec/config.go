@@ -40,6 +40,8 @@ type taskConfig struct {
 	// does not inherit the agent's (often -1000, from its unit file)
 	// and become the last thing the kernel kills.
 	OOMScoreAdj int
+	// OOMScoreAdjSet is whether the job set it.
+	OOMScoreAdjSet bool
 	// CgroupV2Override is an existing v2 cgroup the task joins instead
 	// of one of its own.
 	CgroupV2Override string
@@ -58,6 +60,7 @@ func decodeTaskConfig(m map[string]any) (taskConfig, error) {
 		CgroupV2Override: dec.String("cgroup_v2_override"),
 		DeniedEnvvars:    dec.StringSlice("denied_envvars"),
 	}
+	tc.OOMScoreAdjSet = dec.Has("oom_score_adj")
 	if err := dec.Err(); err != nil {
 		return tc, err
 	}

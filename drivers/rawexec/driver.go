@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -180,53 +181,15 @@ type startInput struct {
 	cred *users.Credential
 }
 
-// start forks the task's process and puts it in its cgroup. On success a
-// goroutine owns cmd.Wait and records the exit in the returned handle.
+// start forks the task's process into its cgroup. On success a goroutine
+// owns cmd.Wait and records the exit in the returned handle.
 func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 	cfg, tc := in.cfg, in.tc
-	if cfg.TaskDir != "" {
-		if err := os.MkdirAll(cfg.TaskDir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating task dir: %w", err)
-		}
-	}
-	if in.cred != nil {
-		giveTaskDirs(cfg, *in.cred)
-	}
-	cmd := exec.Command(tc.Command, tc.Args...)
-	cmd.Dir = cfg.TaskDir
-	if tc.WorkDir != "" {
-		cmd.Dir = tc.WorkDir
-	}
-	cmd.Env = taskEnv(cfg.Env, tc.DeniedEnvvars)
-	// A group of its own lets StopTask signal the task's whole process
-	// tree. No Pdeathsig: the task must outlive a client restart.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if c := in.cred; c != nil {
-		cmd.SysProcAttr.Credential = &syscall.Credential{
-			Uid: uint32(c.UID), Gid: uint32(c.GID), Groups: toUint32(c.Groups),
-		}
-	}
-
-	// The files are handed to the child as its fds 1 and 2 and closed here
-	// once it runs: no copying goroutine, and no pipe that a crashed client
-	// would leave the task writing into.
-	stdout, err := openLog(cfg.StdoutPath)
+	cmd, closeLogs, err := taskCommand(in)
 	if err != nil {
-		return nil, fmt.Errorf("opening stdout: %w", err)
+		return nil, err
 	}
-	if stdout != nil {
-		defer stdout.Close()
-		cmd.Stdout = stdout
-	}
-	stderr, err := openLog(cfg.StderrPath)
-	if err != nil {
-		return nil, fmt.Errorf("opening stderr: %w", err)
-	}
-	if stderr != nil {
-		defer stderr.Close()
-		cmd.Stderr = stderr
-	}
-
+	defer closeLogs()
 	cg, err := d.taskCgroups(cfg, tc)
 	if err != nil {
 		return nil, err
@@ -255,11 +218,8 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 	if err != nil {
 		return fail(fmt.Errorf("reading start time of pid %d: %w", pid, err))
 	}
-	// Right after the start: until then the command has the agent's
-	// score. The score belongs to the process, not to the forking thread,
-	// so it cannot be set for the child before the fork.
-	if err := writeOOMScoreAdj(pid, tc.OOMScoreAdj); err != nil {
-		return fail(&drivers.ConfigError{Key: "oom_score_adj", Err: err})
+	if err := d.setOOMScoreAdj(pid, tc); err != nil {
+		return fail(err)
 	}
 
 	h := &taskHandle{
@@ -282,6 +242,76 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 		h.logger.Debug("task exited", "result", res)
 	}()
 	return h, nil
+}
+
+// taskCommand is the task's process, not yet started: its command, working
+// directory, environment, user and log files. closeLogs closes the agent's
+// copies of the files once the child has them.
+func taskCommand(in startInput) (_ *exec.Cmd, closeLogs func(), err error) {
+	cfg, tc := in.cfg, in.tc
+	if cfg.TaskDir != "" {
+		if err := os.MkdirAll(cfg.TaskDir, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("creating task dir: %w", err)
+		}
+	}
+	if in.cred != nil {
+		giveTaskDirs(cfg, *in.cred)
+	}
+	cmd := exec.Command(tc.Command, tc.Args...)
+	cmd.Dir = cfg.TaskDir
+	if tc.WorkDir != "" {
+		cmd.Dir = tc.WorkDir
+	}
+	cmd.Env = taskEnv(cfg.Env, tc.DeniedEnvvars)
+	// A group of its own lets StopTask signal the task's whole process
+	// tree. No Pdeathsig: the task must outlive a client restart.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if c := in.cred; c != nil {
+		cmd.SysProcAttr.Credential = &syscall.Credential{
+			Uid: uint32(c.UID), Gid: uint32(c.GID), Groups: toUint32(c.Groups),
+		}
+	}
+
+	// The files are handed to the child as its fds 1 and 2: no copying
+	// goroutine, and no pipe that a crashed client would leave the task
+	// writing into.
+	var files []*os.File
+	closeLogs = func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	for _, out := range []struct {
+		name, path string
+		dst        *io.Writer
+	}{{"stdout", cfg.StdoutPath, &cmd.Stdout}, {"stderr", cfg.StderrPath, &cmd.Stderr}} {
+		f, err := openLog(out.path)
+		if err != nil {
+			closeLogs()
+			return nil, nil, fmt.Errorf("opening %s: %w", out.name, err)
+		}
+		if f != nil {
+			files = append(files, f)
+			*out.dst = f
+		}
+	}
+	return cmd, closeLogs, nil
+}
+
+// setOOMScoreAdj sets the task's OOM score right after the start: until then
+// the command has the agent's. The score belongs to the process, not to the
+// forking thread, so it cannot be set for the child before the fork. A
+// failure fails the task only when the job asked for a score.
+func (d *Driver) setOOMScoreAdj(pid int, tc taskConfig) error {
+	err := writeOOMScoreAdj(pid, tc.OOMScoreAdj)
+	switch {
+	case err == nil:
+		return nil
+	case tc.OOMScoreAdjSet:
+		return &drivers.ConfigError{Key: "oom_score_adj", Err: err}
+	}
+	d.logger.Warn("could not reset the task's oom_score_adj to 0", "pid", pid, "error", err)
+	return nil
 }
 
 // writeOOMScoreAdj sets the task's OOM score adjustment.
