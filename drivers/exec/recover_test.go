@@ -3,11 +3,8 @@
 package exec
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,34 +14,9 @@ import (
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 )
-
-// startInCrashedAgent starts cfg from a stand-in agent process, kills that
-// process with SIGKILL and returns the handle it had persisted: the task is
-// now an orphan nobody waits for, as after an agent crash.
-func startInCrashedAgent(t *testing.T, cfg *drivers.TaskConfig) *drivers.TaskHandle {
-	t.Helper()
-	b, err := json.Marshal(cfg)
-	must.NoError(t, err)
-	agent := osexec.Command(os.Args[0])
-	agent.Env = append(os.Environ(), testAgentEnv+"="+string(b))
-	agent.Stderr = os.Stderr
-	out, err := agent.StdoutPipe()
-	must.NoError(t, err)
-	must.NoError(t, agent.Start())
-	line, err := bufio.NewReader(out).ReadBytes('\n')
-	if err != nil {
-		_ = agent.Process.Kill()
-		_ = agent.Wait()
-		t.Fatalf("stand-in agent printed no handle: %v", err)
-	}
-	must.NoError(t, agent.Process.Signal(unix.SIGKILL))
-	_ = agent.Wait()
-	var h drivers.TaskHandle
-	must.NoError(t, json.Unmarshal(line, &h))
-	return &h
-}
 
 // After the agent is killed with SIGKILL its tasks run on; a new agent
 // re-attaches to the same process (same pid, same start time), can stop it,
@@ -62,7 +34,7 @@ func TestRecoverTask_AfterAgentKill(t *testing.T) {
 			goFifo := filepath.Join(cfg.LocalDir, "go")
 			must.NoError(t, unix.Mkfifo(goFifo, 0o666))
 			must.NoError(t, os.Chmod(goFifo, 0o666))
-			saved := startInCrashedAgent(t, cfg)
+			saved := drivertest.StartInCrashedAgent(t, cfg)
 			var st taskState
 			must.NoError(t, saved.GetDriverState(&st))
 			ps, err := proc.ReadStat(st.Pid)
@@ -104,7 +76,7 @@ func TestRecoverTask_AfterAgentKill(t *testing.T) {
 func TestFindTask_ByCgroup(t *testing.T) {
 	needIsolation(t)
 	cfg := newTaskConfig(t, "/bin/sleep", "30")
-	saved := startInCrashedAgent(t, cfg)
+	saved := drivertest.StartInCrashedAgent(t, cfg)
 	var st taskState
 	must.NoError(t, saved.GetDriverState(&st))
 
