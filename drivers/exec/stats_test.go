@@ -10,6 +10,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 	"github.com/nomad-edge/nomad/drivers/internal/users"
 )
 
@@ -18,22 +19,12 @@ import (
 func TestTaskStats(t *testing.T) {
 	needIsolation(t)
 	d := newTestDriver(t, nil)
-	cfg := newTaskConfig(t, "/bin/sh", "-c", "while :; do :; done")
+	cfg := newTaskConfig(t, "/bin/sh", "-c", drivertest.BusyLoop)
 	h, err := d.StartTask(cfg)
 	must.NoError(t, err)
 
 	for _, drv := range []*Driver{d, recovered(t, h)} {
-		deadline := time.Now().Add(10 * time.Second)
-		var u *drivers.TaskResourceUsage
-		for time.Now().Before(deadline) {
-			u, err = drv.TaskStats(cfg.ID)
-			must.NoError(t, err)
-			if u.ResourceUsage.CpuStats.Percent > 0 && u.ResourceUsage.MemoryStats.Usage > 0 {
-				break
-			}
-			time.Sleep(50 * time.Millisecond) // real CPU time must accrue
-		}
-		must.Positive(t, u.ResourceUsage.CpuStats.Percent, must.Sprintf("cpu %+v", *u.ResourceUsage.CpuStats))
+		u := drivertest.BusyStats(t, drv, cfg.ID, 10*time.Second)
 		must.Positive(t, u.ResourceUsage.MemoryStats.Usage)
 		must.SliceContains(t, u.ResourceUsage.CpuStats.Measured, drivers.MeasuredUserMode)
 		must.Positive(t, len(u.Pids))

@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 	"github.com/nomad-edge/nomad/drivers/internal/users"
 )
 
@@ -239,27 +239,12 @@ func TestStartTask_Cgroup(t *testing.T) {
 	}
 }
 
-// busyStats polls a busy task's stats until its CPU and memory show, within
-// the test timeout: CPU time only accrues in real time.
 func busyStats(t *testing.T, d *Driver, id string) *drivers.TaskResourceUsage {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	var last *drivers.TaskResourceUsage
-	for time.Now().Before(deadline) {
-		u, err := d.TaskStats(id)
-		must.NoError(t, err)
-		last = u
-		if u.ResourceUsage.CpuStats.Percent > 0 && u.ResourceUsage.MemoryStats.RSS > 0 {
-			return u
-		}
-		time.Sleep(50 * time.Millisecond) // real CPU time must accrue
-	}
-	t.Fatalf("no CPU or memory within %s; last sample: cpu %+v mem %+v", testTimeout,
-		*last.ResourceUsage.CpuStats, *last.ResourceUsage.MemoryStats)
-	return nil
+	return drivertest.BusyStats(t, d, id, testTimeout)
 }
 
-const busyLoop = "while :; do :; done"
+const busyLoop = drivertest.BusyLoop
 
 // A busy task shows CPU and memory, from its cgroup where it has one, with
 // the task's process among the pids.
