@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -43,6 +45,10 @@ const (
 // ErrUserNotSupported refuses a task whose `user` is not the agent's own
 // when the agent does not run as root: only root can switch users.
 var ErrUserNotSupported = errors.New("running a task as another user needs the agent to run as root")
+
+// ErrWorkDirUnreachable is the cause when the task's user cannot enter its
+// working directory.
+var ErrWorkDirUnreachable = errors.New("working directory unreachable")
 
 // ErrKillTimeout is returned by StopTask and DestroyTask when the task's
 // process is still alive after SIGKILL and the kill wait.
@@ -254,13 +260,18 @@ func taskCommand(in startInput) (_ *exec.Cmd, closeLogs func(), err error) {
 			return nil, nil, fmt.Errorf("creating task dir: %w", err)
 		}
 	}
-	if in.cred != nil {
-		giveTaskDirs(cfg, *in.cred)
-	}
 	cmd := exec.Command(tc.Command, tc.Args...)
 	cmd.Dir = cfg.TaskDir
 	if tc.WorkDir != "" {
 		cmd.Dir = tc.WorkDir
+	}
+	if c := in.cred; c != nil {
+		giveTaskDirs(cfg, *c)
+		// Otherwise the fork fails with a bare "permission denied" that
+		// names the command, not the directory.
+		if err := reachable(cmd.Dir, *c); err != nil {
+			return nil, nil, err
+		}
 	}
 	cmd.Env = taskEnv(cfg.Env, tc.DeniedEnvvars)
 	// A group of its own lets StopTask signal the task's whole process
@@ -329,6 +340,45 @@ func giveTaskDirs(cfg *drivers.TaskConfig, c users.Credential) {
 		}
 		_ = os.Lchown(dir, c.UID, c.GID)
 	}
+}
+
+// reachable checks that the task's user can enter dir: every directory on
+// the way must be searchable by it. A client data_dir of mode 0700 is the
+// usual culprit.
+func reachable(dir string, c users.Credential) error {
+	if dir == "" {
+		return nil
+	}
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("working directory %s: %w", dir, err)
+		}
+		if !searchable(fi, c) {
+			return fmt.Errorf("%w: task user cannot enter its working directory %s: %s (mode %04o) is closed to uid %d; "+
+				"set work_dir, or open the client's data_dir to the user", ErrWorkDirUnreachable, dir, p, uint32(fi.Mode().Perm()), c.UID)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
+}
+
+// searchable applies the permission bits as the kernel does for a user who
+// is not root: owner, then group, then others.
+func searchable(fi os.FileInfo, c users.Credential) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || c.UID == 0 {
+		return true
+	}
+	mode := fi.Mode().Perm()
+	switch {
+	case int(st.Uid) == c.UID:
+		return mode&0o100 != 0
+	case int(st.Gid) == c.GID || slices.Contains(c.Groups, int(st.Gid)):
+		return mode&0o010 != 0
+	}
+	return mode&0o001 != 0
 }
 
 func toUint32(in []int) []uint32 {

@@ -134,6 +134,25 @@ func TestStartTask_User(t *testing.T) {
 	must.Eq(t, strings.Join([]string{gid, gid, gid, gid}, " "), procField(t, st.Pid, "Gid"))
 }
 
+// A task whose user cannot enter its working directory (a data_dir of mode
+// 0700) is refused with the directory named, not with the fork's bare
+// "permission denied".
+func TestStartTask_UserCannotReachWorkDir(t *testing.T) {
+	needRoot(t)
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, "true")
+	cfg.User = "nobody"
+	_, err := d.StartTask(cfg)
+	must.ErrorIs(t, err, ErrWorkDirUnreachable)
+	must.StrContains(t, err.Error(), cfg.TaskDir)
+	must.False(t, d.tasks.Has(cfg.ID))
+
+	cfg.Config["work_dir"] = "/"
+	_, err = d.StartTask(cfg)
+	must.NoError(t, err)
+	must.True(t, waitExit(t, d, cfg.ID).Successful())
+}
+
 // A user whose uid or gid the plugin denies is refused before anything
 // runs, and the error names the option; an unknown user is refused too.
 func TestStartTask_UserDenied(t *testing.T) {
