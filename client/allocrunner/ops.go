@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"time"
 
 	"github.com/nomad-edge/nomad/drivers"
@@ -200,20 +199,6 @@ func (tr *TaskRunner) ExecInfo() (ExecInfo, error) {
 		Env:       maps.Clone(cfg.Env),
 		Dir:       cfg.TaskDir,
 	}, nil
-}
-
-// PID returns the pid of the task's main process when the driver reports
-// one (InspectTask's "pid" attribute), or 0.
-func (tr *TaskRunner) PID() int {
-	if !tr.running() {
-		return 0
-	}
-	st, err := tr.driver.InspectTask(tr.taskID)
-	if err != nil || st == nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(st.DriverAttributes["pid"])
-	return pid
 }
 
 // Stats samples the task's resource usage through its driver. It is nil,
