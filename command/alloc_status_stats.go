@@ -8,19 +8,22 @@ import (
 	"github.com/nomad-edge/nomad/api"
 )
 
-// usedResources is the task's usage when it has both parts.
+// usedResources is the task's usage, nil when its driver measured nothing
+// (the task is not running, or mock_driver).
 func usedResources(u *api.TaskResourceUsage) *api.ResourceUsage {
 	if u == nil || u.ResourceUsage == nil || u.ResourceUsage.MemoryStats == nil || u.ResourceUsage.CpuStats == nil {
+		return nil
+	}
+	if len(u.ResourceUsage.MemoryStats.Measured) == 0 && len(u.ResourceUsage.CpuStats.Measured) == 0 {
 		return nil
 	}
 	return u.ResourceUsage
 }
 
 // formatUsage renders the memory and CPU figures the driver measured, one
-// column each, as upstream's -stats does; a task without usage (not
-// running, or a driver that measures nothing) says so.
+// column each, as upstream's -stats does; a task without usage says so.
 func formatUsage(u *api.ResourceUsage) string {
-	if u == nil || (len(u.MemoryStats.Measured) == 0 && len(u.CpuStats.Measured) == 0) {
+	if u == nil {
 		return "\n\nResource usage is not available for this task."
 	}
 	m, c := u.MemoryStats, u.CpuStats

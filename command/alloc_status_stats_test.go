@@ -34,6 +34,7 @@ func TestAllocStatus_Stats(t *testing.T) {
 	code, out, _ = run(t, a, allocStatus, "-stats", mock.ID)
 	must.Eq(t, 0, code)
 	must.StrContains(t, out, "Resource usage is not available for this task.")
+	must.StrContains(t, out, "100 MHz  64 MiB", must.Sprint("reserved only: nothing was measured"))
 }
 
 // The tables list only what the driver measured, in a stable order.
