@@ -515,8 +515,7 @@ func (d *Driver) TaskStats(taskID string) (*drivers.TaskResourceUsage, error) {
 
 // Release implements tasks.Destroyer.
 func (h *taskHandle) Release() {
-	h.state.Cgroups.KillAll()
-	if err := h.state.Cgroups.DestroyWait(h.clock, h.killWait); err != nil {
+	if err := h.state.Cgroups.Remove(h.clock, h.killWait); err != nil {
 		h.logger.Warn("failed to remove the task's cgroups", "error", err)
 	}
 	if h.watch != nil {

@@ -3,6 +3,7 @@
 package exec
 
 import (
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -48,4 +49,24 @@ func TestStartTask_UserDenied(t *testing.T) {
 	_, err = d.StartTask(newTaskConfig(t, "/bin/true"))
 	must.ErrorIs(t, err, users.ErrDenied)
 	must.StrContains(t, err.Error(), "denied_host_uids")
+}
+
+// A task that ended while no agent watched it leaves its cgroups behind;
+// the agent that then fails to re-attach removes them.
+func TestRecoverTask_GoneRemovesCgroups(t *testing.T) {
+	needIsolation(t)
+	d1 := newTestDriver(t, nil)
+	cfg := newTaskConfig(t, "/bin/true")
+	h, err := d1.StartTask(cfg)
+	must.NoError(t, err)
+	waitExit(t, d1, cfg.ID)
+	var st taskState
+	must.NoError(t, h.GetDriverState(&st))
+
+	d2 := newTestDriver(t, nil)
+	must.ErrorIs(t, d2.RecoverTask(h.Copy()), drivers.ErrTaskNotFound)
+	for _, p := range st.Cgroups.Paths {
+		_, err := os.Stat(p)
+		must.True(t, os.IsNotExist(err), must.Sprintf("cgroup %s removed", p))
+	}
 }

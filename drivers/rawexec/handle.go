@@ -99,7 +99,7 @@ func (h *taskHandle) killLeftovers() {
 func (h *taskHandle) Release() {
 	h.killLeftovers()
 	if cg := h.state.Cgroups; cg != nil {
-		if err := cg.DestroyWait(clock.Real(), h.killWait); err != nil {
+		if err := cg.Remove(clock.Real(), h.killWait); err != nil {
 			h.logger.Warn("failed to remove the task's cgroup", "error", err)
 		}
 	}

@@ -361,3 +361,27 @@ func TestTaskCgroups_V2Override(t *testing.T) {
 	must.False(t, cg.Shared)
 	must.Eq(t, []string{filepath.Join(root, "memory", cgroup.ParentV1, cgroup.NameFor(cfg.ID))}, cg.Paths)
 }
+
+// A task that ended while no client watched it leaves its cgroup behind;
+// the client that then fails to re-attach removes it, since nobody else
+// ever will.
+func TestRecoverTask_GoneRemovesCgroup(t *testing.T) {
+	needCgroups(t)
+	d1 := newTestDriver(t)
+	cfg := newTaskConfig(t, "true")
+	h, err := d1.StartTask(cfg)
+	must.NoError(t, err)
+	waitExit(t, d1, cfg.ID)
+	var st taskState
+	must.NoError(t, h.GetDriverState(&st))
+	must.NotNil(t, st.Cgroups)
+	_, err = os.Stat(st.Cgroups.Paths[0])
+	must.NoError(t, err, must.Sprint("not destroyed yet: the client crashed"))
+
+	d2 := newTestDriver(t)
+	must.ErrorIs(t, d2.RecoverTask(persisted(t, h)), drivers.ErrTaskNotFound)
+	for _, p := range st.Cgroups.Paths {
+		_, err := os.Stat(p)
+		must.True(t, os.IsNotExist(err), must.Sprintf("cgroup %s removed", p))
+	}
+}

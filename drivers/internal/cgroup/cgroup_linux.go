@@ -370,6 +370,13 @@ func (c Cgroups) DestroyWait(clk clock.Clock, wait time.Duration) error {
 	}
 }
 
+// Remove kills what is left in the cgroups and removes them, waiting at
+// most wait for the kernel to let go of them.
+func (c Cgroups) Remove(clk clock.Clock, wait time.Duration) error {
+	c.KillAll()
+	return c.DestroyWait(clk, wait)
+}
+
 // Valid refuses persisted paths outside the drivers' parents (or, for a
 // shared cgroup, outside Root), so that a corrupt handle cannot make the
 // agent kill or remove someone else's cgroup.

@@ -84,6 +84,9 @@ func (Cgroups) Destroy() error { return nil }
 // DestroyWait does nothing here.
 func (Cgroups) DestroyWait(clock.Clock, time.Duration) error { return nil }
 
+// Remove does nothing here.
+func (Cgroups) Remove(clock.Clock, time.Duration) error { return nil }
+
 // Valid is false here.
 func (Cgroups) Valid() bool { return false }
 
