@@ -144,11 +144,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	w, err := proc.Watch(st.Pid, st.StartTime, proc.WatchOptions{PollInterval: d.exitPollInterval, NoPidfd: d.noPidfd, Clock: d.clock})
 	if err != nil {
 		if errors.Is(err, drivers.ErrTaskNotFound) {
-			// The task ended while no agent watched: nobody else will
-			// ever remove its cgroups.
-			if err := st.Cgroups.Remove(d.clock, d.killWait); err != nil {
-				d.logger.Warn("failed to remove the cgroups of a task that is gone", "task_id", id, "error", err)
-			}
+			st.Cgroups.RemoveIfEmpty(d.logger.With("task_id", id))
 		}
 		return fmt.Errorf("recovering task %q: %w", id, err)
 	}

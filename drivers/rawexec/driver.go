@@ -441,11 +441,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	w, err := proc.Watch(st.Pid, st.StartTime, proc.WatchOptions{PollInterval: d.exitPollInterval, NoPidfd: d.noPidfd})
 	if err != nil {
 		if errors.Is(err, drivers.ErrTaskNotFound) && st.Cgroups != nil {
-			// The task ended while no client watched: nobody else will
-			// ever remove its cgroup.
-			if err := st.Cgroups.Remove(clock.Real(), d.killWait); err != nil {
-				d.logger.Warn("failed to remove the cgroup of a task that is gone", "task_id", id, "error", err)
-			}
+			st.Cgroups.RemoveIfEmpty(d.logger.With("task_id", id))
 		}
 		return fmt.Errorf("recovering task %q: %w", id, err)
 	}

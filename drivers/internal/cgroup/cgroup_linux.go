@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/nomad-edge/nomad/helper/clock"
 )
 
@@ -375,6 +377,20 @@ func (c Cgroups) DestroyWait(clk clock.Clock, wait time.Duration) error {
 func (c Cgroups) Remove(clk clock.Clock, wait time.Duration) error {
 	c.KillAll()
 	return c.DestroyWait(clk, wait)
+}
+
+// RemoveIfEmpty removes the cgroups of a task that ended while no agent
+// watched it: nobody else ever will. Cgroups that still hold processes are
+// left alone (rmdir refuses them), so that a handle that no longer matches
+// its process never makes the agent kill anything.
+func (c Cgroups) RemoveIfEmpty(logger hclog.Logger) {
+	if len(c.Pids()) > 0 {
+		logger.Info("leaving the cgroup of a task that is gone: it still holds processes", "cgroups", c.Paths)
+		return
+	}
+	if err := c.Destroy(); err != nil {
+		logger.Warn("failed to remove the cgroup of a task that is gone", "error", err)
+	}
 }
 
 // Valid refuses persisted paths outside the drivers' parents (or, for a

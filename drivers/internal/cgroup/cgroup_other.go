@@ -6,7 +6,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/nomad-edge/nomad/drivers"
+
 	"github.com/nomad-edge/nomad/helper/clock"
 )
 
@@ -86,6 +88,9 @@ func (Cgroups) DestroyWait(clock.Clock, time.Duration) error { return nil }
 
 // Remove does nothing here.
 func (Cgroups) Remove(clock.Clock, time.Duration) error { return nil }
+
+// RemoveIfEmpty does nothing here.
+func (Cgroups) RemoveIfEmpty(hclog.Logger) {}
 
 // Valid is false here.
 func (Cgroups) Valid() bool { return false }
