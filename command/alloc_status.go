@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -76,18 +77,25 @@ Status Options:
   -verbose
     Show full IDs, absolute times and the placement metrics: why nodes
     were filtered out and the score each candidate node got.
+
+  -stats
+    Ask the allocation's client what each running task uses now: the Task
+    Resources line shows CPU (MHz) and memory (RSS) used against what the
+    task reserved, followed by the memory and CPU figures the task's
+    driver measured.
 ` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *AllocStatusCommand) Run(args []string) int {
-	var short, verbose bool
+	var short, verbose, showStats bool
 	var out outputFlags
 	flags := c.FlagSet("alloc status")
 	out.register(flags)
 	flags.BoolVar(&short, "short", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
+	flags.BoolVar(&showStats, "stats", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -110,9 +118,19 @@ func (c *AllocStatusCommand) Run(args []string) int {
 		c.Ui.Output("\nTasks\n" + formatTaskSummary(alloc))
 		return exitOK
 	}
+	var usage *api.AllocResourceUsage
+	if showStats {
+		if usage, err = client.Allocations().Stats(alloc, nil); err != nil {
+			c.Ui.Warn(fmt.Sprintf("Couldn't retrieve stats: %v", err))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(alloc.TaskStates)) {
+		sv := statsView{shown: showStats}
+		if usage != nil {
+			sv.usage = usage.Tasks[name]
+		}
 		c.Ui.Output("")
-		c.Ui.Output(formatTask(alloc, name))
+		c.Ui.Output(formatTaskStats(alloc, name, sv))
 	}
 	if s := formatReconnectDecision(alloc, v); s != "" {
 		c.Ui.Output("\n" + s)
@@ -267,8 +285,6 @@ func rescheduleAttempts(a *api.Allocation, used int) string {
 	return fmt.Sprint(used)
 }
 
-// formatTask renders one task: its state, resources, lifecycle times and
-// recent events, newest first.
 // formatTaskSummary is the short view's task table: each task's state and
 // its most recent event, for a glance at many allocations in a row.
 func formatTaskSummary(a *api.Allocation) string {
@@ -284,7 +300,21 @@ func formatTaskSummary(a *api.Allocation) string {
 	return formatList(lines)
 }
 
+// formatTask renders one task: its state, resources, lifecycle times and
+// recent events, newest first.
 func formatTask(a *api.Allocation, name string) string {
+	return formatTaskStats(a, name, statsView{})
+}
+
+// statsView is what `alloc status -stats` adds to a task: its usage, nil
+// when the client could not tell.
+type statsView struct {
+	shown bool
+	usage *api.TaskResourceUsage
+}
+
+// formatTaskStats is formatTask with the task's usage.
+func formatTaskStats(a *api.Allocation, name string, sv statsView) string {
 	st := a.TaskStates[name]
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task %q is %q", name, st.State)
@@ -304,8 +334,17 @@ func formatTask(a *api.Allocation, name string) string {
 		}
 		disk = r.Shared.DiskMB
 	}
-	lines = append(lines, fmt.Sprintf("%d MHz|%s|%s", cpu, formatMB(mem), formatMB(disk)))
+	used := usedResources(sv.usage)
+	if used == nil {
+		lines = append(lines, fmt.Sprintf("%d MHz|%s|%s", cpu, formatMB(mem), formatMB(disk)))
+	} else {
+		lines = append(lines, fmt.Sprintf("%d/%d MHz|%s/%s|%s", int64(math.Floor(used.CpuStats.TotalTicks)), cpu,
+			formatBytes(used.MemoryStats.RSS), formatMB(mem), formatMB(disk)))
+	}
 	b.WriteString(formatList(lines))
+	if sv.shown {
+		b.WriteString(formatUsage(used))
+	}
 
 	na := func(t time.Time) string {
 		if t.IsZero() {

@@ -430,10 +430,13 @@ func (c *cluster) cleanup() {
 	}
 	// Client agents leave their tasks running on purpose (the next agent
 	// re-attaches); at the end of a test nothing may outlive it.
+	var cgroups []string
 	for _, pid := range pidsWithEnv(c.dir) {
+		cgroups = append(cgroups, taskCgroups(pid)...)
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	removeCgroups(cgroups)
 	if c.t.Failed() {
 		c.keepLogs()
 	}
@@ -623,6 +626,38 @@ func pidsWithEnv(s string) []int {
 		}
 	}
 	return pids
+}
+
+// taskCgroups are the cgroups the driver made for pid's task (raw_exec
+// gives each task one, under nomad/ or nomad.slice/, when the agent is
+// root), read from /proc/<pid>/cgroup.
+func taskCgroups(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 || !(strings.HasPrefix(f[2], "/nomad/") || strings.HasPrefix(f[2], "/nomad.slice/")) {
+			continue
+		}
+		out = append(out, filepath.Join("/sys/fs/cgroup", f[1], f[2])) // f[1] is empty on v2
+	}
+	return out
+}
+
+// removeCgroups removes the killed tasks' cgroups: the agents that would
+// have are gone. The kernel empties a cgroup a moment after its last
+// process died; until then rmdir says EBUSY.
+func removeCgroups(dirs []string) {
+	for _, d := range dirs {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if err := os.Remove(d); err == nil || os.IsNotExist(err) || time.Now().After(deadline) {
+				break
+			}
+		}
+	}
 }
 
 // alive says whether pid is a live process (not a zombie).
