@@ -3,6 +3,9 @@ package main
 
 import (
 	"os"
+	// Periodic jobs name IANA time zones; edge images often ship no
+	// zoneinfo, so the binary carries its own copy.
+	_ "time/tzdata"
 
 	"github.com/nomad-edge/nomad/command"
 	"github.com/nomad-edge/nomad/drivers/exec"

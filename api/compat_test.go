@@ -271,6 +271,20 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 		roundTrip[api.Job, nomadapi.Job](t, filled[api.Job](), "TaskGroups.Disconnect.OfflineRestart")
 	})
 	t.Run("JobListStub", func(t *testing.T) { roundTrip[api.JobListStub, nomadapi.JobListStub](t, filled[api.JobListStub]()) })
+	// The dispatch request's WriteRequest is ours (upstream's body has
+	// none); the answers' WriteMeta fields are client-side only.
+	t.Run("JobDispatchRequest", func(t *testing.T) {
+		roundTrip[api.JobDispatchRequest, nomadapi.JobDispatchRequest](t, filled[api.JobDispatchRequest](), "Region", "Namespace")
+	})
+	t.Run("JobDispatchResponse", func(t *testing.T) {
+		roundTrip[api.JobDispatchResponse, nomadapi.JobDispatchResponse](t, filled[api.JobDispatchResponse]())
+	})
+	t.Run("PeriodicConfig", func(t *testing.T) {
+		roundTrip[api.PeriodicConfig, nomadapi.PeriodicConfig](t, filled[api.PeriodicConfig]())
+	})
+	t.Run("ParameterizedJobConfig", func(t *testing.T) {
+		roundTrip[api.ParameterizedJobConfig, nomadapi.ParameterizedJobConfig](t, filled[api.ParameterizedJobConfig]())
+	})
 	t.Run("JobSummary", func(t *testing.T) { roundTrip[api.JobSummary, nomadapi.JobSummary](t, filled[api.JobSummary]()) })
 	t.Run("JobRegisterRequest", func(t *testing.T) {
 		roundTrip[api.JobRegisterRequest, nomadapi.JobRegisterRequest](t, filled[api.JobRegisterRequest]())

@@ -49,8 +49,13 @@ type Job struct {
 	Meta        map[string]string
 	Update      *UpdateStrategy
 
+	Periodic         *PeriodicConfig
+	ParameterizedJob *ParameterizedJobConfig
+
 	Stop              *bool
 	ParentID          *string
+	Dispatched        bool
+	Payload           []byte
 	Status            *string
 	StatusDescription *string
 	Stable            *bool
@@ -160,6 +165,9 @@ func (j *Job) Canonicalize() {
 	}
 	if j.JobModifyIndex == nil {
 		j.JobModifyIndex = new(uint64(0))
+	}
+	if j.Periodic != nil {
+		j.Periodic.Canonicalize()
 	}
 	for _, a := range j.Affinities {
 		a.Canonicalize()

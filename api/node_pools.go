@@ -38,6 +38,18 @@ type NodePoolDisconnect struct {
 	LostAfter time.Duration
 	Replace   *bool  `json:",omitempty"`
 	Reconcile string `json:",omitempty"`
+	// SiteOutage is the pool's site outage detection (ours).
+	SiteOutage *NodePoolSiteOutage `json:",omitempty"`
+}
+
+// NodePoolSiteOutage is a pool's site outage detection: Threshold is a
+// share of a site's live nodes, Window in nanoseconds on the wire, Scope
+// "datacenter" or "pool". Zero values take the servers' defaults.
+type NodePoolSiteOutage struct {
+	Threshold float64       `json:",omitempty"`
+	Window    time.Duration `json:",omitempty"`
+	Scope     string        `json:",omitempty"`
+	MinNodes  int           `json:",omitempty"`
 }
 
 // NodePools is the handle on /v1/node/pool*.
@@ -91,6 +103,32 @@ func (n *NodePools) Delete(name string, w *WriteOptions) (*WriteMeta, error) {
 func (n *NodePools) ListJobs(name string, q *QueryOptions) ([]*JobListStub, *QueryMeta, error) {
 	var out []*JobListStub
 	qm, err := n.client.query("/v1/node/pool/"+pathID(name)+"/jobs", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, qm, nil
+}
+
+// SiteOutage is a site outage the servers declared for a pool's site
+// (ours): Disconnected of Nodes live nodes went within Window (nanoseconds)
+// before DeclaredAt (Unix nanoseconds). Datacenter is empty when the site
+// is the whole pool.
+type SiteOutage struct {
+	ID           string
+	Pool         string
+	Datacenter   string
+	DeclaredAt   int64
+	Disconnected int
+	Nodes        int
+	Window       time.Duration
+	CreateIndex  uint64
+	ModifyIndex  uint64
+}
+
+// SiteOutages lists the site outages declared for a node pool's sites.
+func (n *NodePools) SiteOutages(name string, q *QueryOptions) ([]*SiteOutage, *QueryMeta, error) {
+	var out []*SiteOutage
+	qm, err := n.client.query("/v1/node/pool/"+pathID(name)+"/site-outages", &out, q)
 	if err != nil {
 		return nil, nil, err
 	}

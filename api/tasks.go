@@ -178,6 +178,8 @@ type Task struct {
 	Leader bool
 	// LogConfig is the `logs` block: rotation of the task's output.
 	LogConfig *LogConfig
+	// DispatchPayload is the `dispatch_payload` block.
+	DispatchPayload *DispatchPayloadConfig
 }
 
 // LogConfig is a task's `logs` block, as upstream's.

@@ -170,7 +170,7 @@ func (c *Client) setupDrivers() error {
 	}
 	c.drivers = make(map[string]drivers.Driver, len(names))
 	for _, name := range names {
-		d, err := c.cfg.Drivers.New(name, drivers.Options{Logger: c.logger, Config: c.cfg.PluginConfig[name]})
+		d, err := c.cfg.Drivers.New(name, drivers.Options{Logger: c.logger, Config: c.cfg.PluginConfig[name], ChrootEnv: c.cfg.ChrootEnv})
 		if err != nil {
 			return fmt.Errorf("client: %w", err)
 		}

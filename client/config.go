@@ -59,6 +59,9 @@ type Config struct {
 	// PluginConfig is each driver's agent config block by driver name,
 	// e.g. {"raw_exec": {"enabled": true}}.
 	PluginConfig map[string]map[string]any
+	// ChrootEnv is client chroot_env, handed to the drivers; nil means
+	// theirs.
+	ChrootEnv map[string]string
 	// Drivers is the catalog the client builds its drivers from; nil
 	// means the built-in drivers.
 	Drivers *drivers.Catalog

@@ -33,12 +33,47 @@ func (m *Meta) targetAlloc(prefix string) (*allocTarget, bool) {
 	if !ok {
 		return nil, false
 	}
-	alloc, _, err := client.Allocations().Info(stub.ID, nil)
+	return m.targetByID(client, stub.ID)
+}
+
+func (m *Meta) targetByID(client *api.Client, id string) (*allocTarget, bool) {
+	alloc, _, err := client.Allocations().Info(id, nil)
 	if err != nil {
 		m.Ui.Error(fmt.Sprintf("Error querying allocation: %v", err))
 		return nil, false
 	}
 	return &allocTarget{client: client, alloc: alloc}, true
+}
+
+// targetJobAlloc resolves a job ID or prefix to the job's newest running
+// allocation, for a client command's -job: upstream's picks one of the
+// job's running allocations.
+func (m *Meta) targetJobAlloc(prefix string) (*allocTarget, bool) {
+	client, err := m.Client()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return nil, false
+	}
+	client, job, ok := m.resolveJob(client, prefix)
+	if !ok {
+		return nil, false
+	}
+	stubs, _, err := client.Jobs().Allocations(job.ID, false, nil)
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error querying the job's allocations: %v", err))
+		return nil, false
+	}
+	var newest *api.AllocationListStub
+	for _, a := range stubs {
+		if a.ClientStatus == api.AllocClientStatusRunning && (newest == nil || a.CreateIndex > newest.CreateIndex) {
+			newest = a
+		}
+	}
+	if newest == nil {
+		m.Ui.Error(fmt.Sprintf("Job %q has no running allocations", job.ID))
+		return nil, false
+	}
+	return m.targetByID(client, newest.ID)
 }
 
 // tasks are the allocation's task names, sorted.

@@ -53,15 +53,20 @@ Exec Options:
   -t
     Give the command a terminal (a pty). Defaults to true when stdin is a
     terminal.
+
+  -job
+    Take <allocation> to be a job ID or prefix, and act on the job's newest
+    running allocation.
 `)
 }
 
 // Run implements cli.Command.
 func (c *AllocExecCommand) Run(args []string) int {
 	var task string
-	var interactive, ttyFlag bool
+	var interactive, ttyFlag, byJob bool
 	flags := c.FlagSet("alloc exec")
 	flags.StringVar(&task, "task", "", "")
+	flags.BoolVar(&byJob, "job", false, "")
 	flags.BoolVar(&interactive, "i", true, "")
 	flags.BoolVar(&ttyFlag, "t", false, "")
 	if !c.parseFlags(flags, args, c) {
@@ -77,7 +82,11 @@ func (c *AllocExecCommand) Run(args []string) int {
 			tty = ttyFlag
 		}
 	})
-	target, ok := c.targetAlloc(flags.Arg(0))
+	resolve := c.targetAlloc
+	if byJob {
+		resolve = c.targetJobAlloc
+	}
+	target, ok := resolve(flags.Arg(0))
 	if !ok {
 		return exitError
 	}

@@ -37,6 +37,10 @@ FS Options:
 
   -stat
     Show the file's details instead of its content.
+
+  -job
+    Take <allocation> to be a job ID or prefix, and act on the job's newest
+    running allocation.
 `)
 }
 
@@ -50,9 +54,10 @@ type fileInfo struct {
 
 // Run implements cli.Command.
 func (c *AllocFSCommand) Run(args []string) int {
-	var stat bool
+	var stat, byJob bool
 	flags := c.FlagSet("alloc fs")
 	flags.BoolVar(&stat, "stat", false, "")
+	flags.BoolVar(&byJob, "job", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -63,7 +68,11 @@ func (c *AllocFSCommand) Run(args []string) int {
 	if flags.NArg() == 2 {
 		p = flags.Arg(1)
 	}
-	target, ok := c.targetAlloc(flags.Arg(0))
+	resolve := c.targetAlloc
+	if byJob {
+		resolve = c.targetJobAlloc
+	}
+	target, ok := resolve(flags.Arg(0))
 	if !ok {
 		return exitError
 	}

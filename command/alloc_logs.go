@@ -56,12 +56,16 @@ Logs Options:
 
   -task <name>
     The task, as the [task] argument names it.
+
+  -job
+    Take <allocation> to be a job ID or prefix, and act on the job's newest
+    running allocation.
 `)
 }
 
 // Run implements cli.Command.
 func (c *AllocLogsCommand) Run(args []string) int {
-	var stderr, follow, tail bool
+	var stderr, follow, tail, byJob bool
 	var lines, bytesN int64
 	var task string
 	flags := c.FlagSet("alloc logs")
@@ -71,6 +75,7 @@ func (c *AllocLogsCommand) Run(args []string) int {
 	flags.Int64Var(&lines, "n", -1, "")
 	flags.Int64Var(&bytesN, "c", -1, "")
 	flags.StringVar(&task, "task", "", "")
+	flags.BoolVar(&byJob, "job", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -83,7 +88,11 @@ func (c *AllocLogsCommand) Run(args []string) int {
 	if (lines >= 0 || bytesN >= 0) && !tail {
 		tail = true
 	}
-	target, ok := c.targetAlloc(flags.Arg(0))
+	resolve := c.targetAlloc
+	if byJob {
+		resolve = c.targetJobAlloc
+	}
+	target, ok := resolve(flags.Arg(0))
 	if !ok {
 		return exitError
 	}

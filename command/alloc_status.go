@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -69,34 +70,38 @@ Usage: nomad alloc status [options] <allocation>
 
 Status Options:
 
+  -short
+    Show the allocation's basic information and one line a task: its
+    state and its most recent event.
+
   -verbose
     Show full IDs, absolute times and the placement metrics: why nodes
     were filtered out and the score each candidate node got.
+
+  -stats
+    Ask the allocation's client what each running task uses now: the Task
+    Resources line shows CPU (MHz) and memory (RSS) used against what the
+    task reserved, followed by the memory and CPU figures the task's
+    driver measured.
 ` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *AllocStatusCommand) Run(args []string) int {
-	var verbose bool
+	var short, verbose, showStats bool
 	var out outputFlags
 	flags := c.FlagSet("alloc status")
 	out.register(flags)
+	flags.BoolVar(&short, "short", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
+	flags.BoolVar(&showStats, "stats", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <allocation>", "alloc status")
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	stub, ok := c.resolveAlloc(client, flags.Arg(0), view{verbose: verbose, now: time.Now()})
-	if !ok {
-		return exitError
+	client, stub, code := c.allocArg(flags.Args(), "alloc status", view{verbose: verbose, now: time.Now()})
+	if stub == nil {
+		return code
 	}
 	alloc, _, err := client.Allocations().Info(stub.ID, nil)
 	if err != nil {
@@ -109,9 +114,23 @@ func (c *AllocStatusCommand) Run(args []string) int {
 
 	v := view{verbose: verbose, now: time.Now()}
 	c.Ui.Output(formatKV(allocHeader(alloc, c.serverFacts(client, alloc), v)))
+	if short {
+		c.Ui.Output("\nTasks\n" + formatTaskSummary(alloc))
+		return exitOK
+	}
+	var usage *api.AllocResourceUsage
+	if showStats {
+		if usage, err = client.Allocations().Stats(alloc, nil); err != nil {
+			c.Ui.Warn(fmt.Sprintf("Couldn't retrieve stats: %v", err))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(alloc.TaskStates)) {
+		sv := statsView{shown: showStats}
+		if usage != nil {
+			sv.usage = usage.Tasks[name]
+		}
 		c.Ui.Output("")
-		c.Ui.Output(formatTask(alloc, name))
+		c.Ui.Output(formatTaskStats(alloc, name, sv))
 	}
 	if s := formatReconnectDecision(alloc, v); s != "" {
 		c.Ui.Output("\n" + s)
@@ -266,9 +285,36 @@ func rescheduleAttempts(a *api.Allocation, used int) string {
 	return fmt.Sprint(used)
 }
 
+// formatTaskSummary is the short view's task table: each task's state and
+// its most recent event, for a glance at many allocations in a row.
+func formatTaskSummary(a *api.Allocation) string {
+	lines := []string{"Name|State|Last Event|Time"}
+	for _, name := range slices.Sorted(maps.Keys(a.TaskStates)) {
+		st := a.TaskStates[name]
+		var event, at string
+		if n := len(st.Events); n > 0 {
+			event, at = st.Events[n-1].Type, formatUnixNanoTime(st.Events[n-1].Time)
+		}
+		lines = append(lines, fmt.Sprintf("%s|%s|%s|%s", name, st.State, event, at))
+	}
+	return formatList(lines)
+}
+
 // formatTask renders one task: its state, resources, lifecycle times and
 // recent events, newest first.
 func formatTask(a *api.Allocation, name string) string {
+	return formatTaskStats(a, name, statsView{})
+}
+
+// statsView is what `alloc status -stats` adds to a task: its usage, nil
+// when the client could not tell.
+type statsView struct {
+	shown bool
+	usage *api.TaskResourceUsage
+}
+
+// formatTaskStats is formatTask with the task's usage.
+func formatTaskStats(a *api.Allocation, name string, sv statsView) string {
 	st := a.TaskStates[name]
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task %q is %q", name, st.State)
@@ -288,8 +334,17 @@ func formatTask(a *api.Allocation, name string) string {
 		}
 		disk = r.Shared.DiskMB
 	}
-	lines = append(lines, fmt.Sprintf("%d MHz|%s|%s", cpu, formatMB(mem), formatMB(disk)))
+	used := usedResources(sv.usage)
+	if used == nil {
+		lines = append(lines, fmt.Sprintf("%d MHz|%s|%s", cpu, formatMB(mem), formatMB(disk)))
+	} else {
+		lines = append(lines, fmt.Sprintf("%d/%d MHz|%s/%s|%s", int64(math.Floor(used.CpuStats.TotalTicks)), cpu,
+			formatBytes(used.MemoryStats.RSS), formatMB(mem), formatMB(disk)))
+	}
 	b.WriteString(formatList(lines))
+	if sv.shown {
+		b.WriteString(formatUsage(used))
+	}
 
 	na := func(t time.Time) string {
 		if t.IsZero() {

@@ -57,17 +57,9 @@ func (c *AllocStopCommand) Run(args []string) int {
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <allocation>", "alloc stop")
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	stub, ok := c.resolveAlloc(client, flags.Arg(0), view{verbose: verbose, now: time.Now()})
-	if !ok {
-		return exitError
+	client, stub, code := c.allocArg(flags.Args(), "alloc stop", view{verbose: verbose, now: time.Now()})
+	if stub == nil {
+		return code
 	}
 	q := &api.QueryOptions{}
 	if noDelay {

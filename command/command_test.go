@@ -174,9 +174,9 @@ func TestJobStatus(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"ID", "web"}, {"Name", "web"}, {"Type", "service"}, {"Priority", "50"}, {"Datacenters", "*"},
 		{"Namespace", "default"}, {"Node Pool", "default"}, {"Status", "running"},
-		{"Submit Date", time.Now().Format("2006-01-02")},
+		{"Submit Date", time.Now().Format("2006-01-02")}, {"Periodic", "false"}, {"Parameterized", "false"},
 	} {
-		must.StrContains(t, out, fmt.Sprintf("%-11s = %s", kv[0], kv[1]))
+		must.StrContains(t, out, fmt.Sprintf("%-13s = %s", kv[0], kv[1]))
 	}
 	summary := regexp.MustCompile(`(?m)^Summary\n(.*)\n(.*)$`).FindStringSubmatch(out)
 	must.SliceLen(t, 3, summary, must.Sprint(out))
@@ -366,7 +366,7 @@ func TestCommands_UnknownFlag(t *testing.T) {
 	for name := range Commands(Meta{Ui: cli.NewMockUi()}) {
 		switch name {
 		case "job", "alloc", "node", "eval", "server", "operator", "operator raft", "system", "version",
-			"tls", "tls ca", "tls cert", "operator gossip", "operator gossip keyring", "acl", "acl policy", "acl token", "namespace", "node pool", "deployment":
+			"tls", "tls ca", "tls cert", "operator gossip", "operator gossip keyring", "acl", "acl policy", "acl token", "namespace", "node pool", "deployment", "job periodic":
 			continue // parents show help; version takes nothing
 		}
 		ui := cli.NewMockUi()

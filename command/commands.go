@@ -66,6 +66,11 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"job history":  func() (cli.Command, error) { return &JobHistoryCommand{Meta: m()}, nil },
 		"job inspect":  func() (cli.Command, error) { return &JobInspectCommand{Meta: m()}, nil },
 		"job plan":     func() (cli.Command, error) { return &JobPlanCommand{Meta: m()}, nil },
+		"job periodic": func() (cli.Command, error) { return &JobPeriodicCommand{Meta: m()}, nil },
+		"job periodic force": func() (cli.Command, error) {
+			return &JobPeriodicForceCommand{Meta: m()}, nil
+		},
+		"job dispatch": func() (cli.Command, error) { return &JobDispatchCommand{Meta: m()}, nil },
 		"job revert":   func() (cli.Command, error) { return &JobRevertCommand{Meta: m()}, nil },
 		"job scale":    func() (cli.Command, error) { return &JobScaleCommand{Meta: m()}, nil },
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m()}, nil },
@@ -155,11 +160,13 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 
 		"version": func() (cli.Command, error) { return &VersionCommand{Meta: m()}, nil },
 
-		"status":     func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
-		"agent-info": func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },
-		"monitor":    func() (cli.Command, error) { return &MonitorCommand{Meta: m()}, nil },
-		"eval list":  func() (cli.Command, error) { return &EvalListCommand{Meta: m()}, nil },
-		"job allocs": func() (cli.Command, error) { return &JobAllocsCommand{Meta: m()}, nil },
+		"status":          func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
+		"agent-info":      func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },
+		"monitor":         func() (cli.Command, error) { return &MonitorCommand{Meta: m()}, nil },
+		"eval list":       func() (cli.Command, error) { return &EvalListCommand{Meta: m()}, nil },
+		"job allocs":      func() (cli.Command, error) { return &JobAllocsCommand{Meta: m()}, nil },
+		"job deployments": func() (cli.Command, error) { return &JobDeploymentsCommand{Meta: m()}, nil },
+		"job promote":     func() (cli.Command, error) { return newJobPromote(m()), nil },
 
 		// Upstream's older top-level spellings, kept so scripts work.
 		"run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m()}, nil },

@@ -59,14 +59,17 @@ List Options:
 
   -verbose
     Show full IDs.
+` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *DeploymentListCommand) Run(args []string) int {
 	var verbose bool
+	var out outputFlags
 	flags := c.FlagSet("deployment list")
 	flags.BoolVar(&verbose, "verbose", false, "")
+	out.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -82,6 +85,9 @@ func (c *DeploymentListCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error retrieving deployments: %v", err))
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, deps)
 	}
 	if len(deps) == 0 {
 		c.Ui.Output("No deployments found")
@@ -123,14 +129,17 @@ Status Options:
 
   -verbose
     Show full IDs.
+` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *DeploymentStatusCommand) Run(args []string) int {
 	var verbose bool
+	var out outputFlags
 	flags := c.FlagSet("deployment status")
 	flags.BoolVar(&verbose, "verbose", false, "")
+	out.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -145,6 +154,9 @@ func (c *DeploymentStatusCommand) Run(args []string) int {
 	d, ok := c.resolveDeployment(client, flags.Arg(0), view{verbose: verbose})
 	if !ok {
 		return exitError
+	}
+	if out.set() {
+		return c.writeFormatted(out, d)
 	}
 	c.Ui.Output(formatDeployment(d, view{verbose: verbose}))
 	return exitOK

@@ -14,8 +14,11 @@ type deploymentOp struct {
 	name, synopsis, help string
 	// groups takes -group flags (promote).
 	groups bool
-	do     func(c *api.Client, d *api.Deployment, groups []string) (*api.DeploymentUpdateResponse, error)
-	done   string // printed with the short ID
+	// byJob makes the argument a job, whose newest deployment is changed
+	// (nomad job promote).
+	byJob bool
+	do    func(c *api.Client, d *api.Deployment, groups []string) (*api.DeploymentUpdateResponse, error)
+	done  string // printed with the short ID
 }
 
 // Synopsis implements cli.Command.
@@ -35,15 +38,27 @@ func (c *deploymentOp) Help() string {
     Promote the canaries of this group only; may be repeated. Without it,
     every group's canaries are promoted.` + opts
 	}
+	usage := "deployment " + c.name + " [options] <deployment id>"
+	if c.byJob {
+		usage = "job " + c.name + " [options] <job>"
+	}
 	return strings.TrimSpace(fmt.Sprintf(`
-Usage: nomad deployment %s [options] <deployment id>
+Usage: nomad %s
 
   %s
 
-`, c.name, c.help) + generalOptions() + `
+`, usage, c.help) + generalOptions() + `
 
 ` + strings.ToUpper(c.name[:1]) + c.name[1:] + ` Options:
 ` + opts)
+}
+
+// gerund is the -ing form of an operation's name, for its error message.
+func gerund(name string) string {
+	if strings.HasSuffix(name, "e") {
+		return name[:len(name)-1] + "ing"
+	}
+	return name + "ing"
 }
 
 type stringList []string
@@ -64,22 +79,14 @@ func (c *deploymentOp) Run(args []string) int {
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <deployment id>", "deployment "+c.name)
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
 	v := view{verbose: verbose}
-	d, ok := c.resolveDeployment(client, flags.Arg(0), v)
-	if !ok {
-		return exitError
+	client, d, code := c.target(flags.Args(), v)
+	if d == nil {
+		return code
 	}
 	resp, err := c.do(client, d, groups)
 	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error %s deployment: %v", c.name, err))
+		c.Ui.Error(fmt.Sprintf("Error %s deployment: %v", gerund(c.name), err))
 		return exitError
 	}
 	c.Ui.Output(fmt.Sprintf(c.done, v.id(d.ID)))
@@ -93,6 +100,49 @@ func (c *deploymentOp) Run(args []string) int {
 		return exitOK
 	}
 	return newEvalMonitor(c.Ui, client, v).monitor(resp.EvalID)
+}
+
+// target resolves the deployment the command changes: the one its
+// argument names, or with byJob the newest of the job it names.
+func (c *deploymentOp) target(args []string, v view) (*api.Client, *api.Deployment, int) {
+	if c.byJob {
+		client, jobID, code := c.jobArg(args, "job "+c.name)
+		if jobID == "" {
+			return nil, nil, code
+		}
+		d, _, err := client.Jobs().LatestDeployment(jobID, nil)
+		if err != nil {
+			c.Ui.Error(fmt.Sprintf("Error retrieving deployment: %v", err))
+			return nil, nil, exitError
+		}
+		if d == nil {
+			c.Ui.Error(fmt.Sprintf("No deployment found for job %q", jobID))
+			return nil, nil, exitError
+		}
+		return client, d, exitOK
+	}
+	if len(args) != 1 {
+		return nil, nil, c.argsError("This command takes one argument: <deployment id>", "deployment "+c.name)
+	}
+	client, err := c.Client()
+	if err != nil {
+		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return nil, nil, exitError
+	}
+	d, ok := c.resolveDeployment(client, args[0], v)
+	if !ok {
+		return nil, nil, exitError
+	}
+	return client, d, exitOK
+}
+
+// newJobPromote is `nomad job promote`: deployment promote on the job's
+// newest deployment.
+func newJobPromote(m Meta) *deploymentOp {
+	op := newDeploymentPromote(m)
+	op.byJob = true
+	op.help = "Promote the canaries of the job's newest deployment, so that the rest of\n  each group is updated. Every canary of a promoted group must be healthy."
+	return op
 }
 
 func newDeploymentPromote(m Meta) *deploymentOp {

@@ -95,31 +95,9 @@ func TestJobRun_FollowsDeployment(t *testing.T) {
 // lets the rollout go on, and pause/resume/fail act on a running one.
 func TestDeployment_PromotePauseResumeFail(t *testing.T) {
 	a := agenttest.NewDevAgent(t, nil)
-	path := writeUpdateJob(t, "can", `max_parallel = 1
-      canary = 1
-      min_healthy_time = "200ms"
-      healthy_deadline = "30s"`)
-	code, _, _ := run(t, a, jobRun, path)
-	must.Eq(t, exitOK, code)
-
-	src, err := os.ReadFile(path)
-	must.NoError(t, err)
-	must.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(src), `run_for = "5m"`, `run_for = "6m"`, 1)), 0o600))
-	code, out, _ := run(t, a, jobRun, "-detach", path)
-	must.Eq(t, exitOK, code, must.Sprint(out))
-
+	id := canaryAwaitingPromotion(t, a, "can")
 	client := apiClient(t, a)
-	var id string
-	waitFor(t, "the canary healthy", func() (bool, string) {
-		d, _, err := client.Jobs().LatestDeployment("can", nil)
-		must.NoError(t, err)
-		if d == nil || d.JobVersion != 1 {
-			return false, "no deployment of version 1"
-		}
-		id = d.ID
-		return d.TaskGroups["web"].HealthyAllocs == 1, d.StatusDescription
-	})
-	code, out, _ = run(t, a, deploymentStatus, id)
+	code, out, _ := run(t, a, deploymentStatus, id)
 	must.Eq(t, exitOK, code)
 	must.StrContains(t, out, "Description = Deployment is running but requires manual promotion")
 	must.StrContains(t, out, "Task Group  Promoted  Desired  Canaries  Placed  Healthy  Unhealthy  Progress Deadline\nweb         false     2        1         1       1")
@@ -143,6 +121,38 @@ func TestDeployment_PromotePauseResumeFail(t *testing.T) {
 	code, _, errOut = run(t, a, deploymentFail, id)
 	must.Eq(t, exitError, code)
 	must.StrContains(t, errOut, "can't fail terminal deployment")
+}
+
+// canaryAwaitingPromotion runs the job id with one canary, updates it,
+// and returns the deployment of version 1 once its canary is healthy and
+// it waits for promotion.
+func canaryAwaitingPromotion(t *testing.T, a *agenttest.Agent, id string) string {
+	t.Helper()
+	path := writeUpdateJob(t, id, `max_parallel = 1
+      canary = 1
+      min_healthy_time = "200ms"
+      healthy_deadline = "30s"`)
+	code, _, _ := run(t, a, jobRun, path)
+	must.Eq(t, exitOK, code)
+
+	src, err := os.ReadFile(path)
+	must.NoError(t, err)
+	must.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(src), `run_for = "5m"`, `run_for = "6m"`, 1)), 0o600))
+	code, out, _ := run(t, a, jobRun, "-detach", path)
+	must.Eq(t, exitOK, code, must.Sprint(out))
+
+	client := apiClient(t, a)
+	var depID string
+	waitFor(t, "the canary healthy", func() (bool, string) {
+		d, _, err := client.Jobs().LatestDeployment(id, nil)
+		must.NoError(t, err)
+		if d == nil || d.JobVersion != 1 {
+			return false, "no deployment of version 1"
+		}
+		depID = d.ID
+		return d.TaskGroups["web"].HealthyAllocs == 1, d.StatusDescription
+	})
+	return depID
 }
 
 // waitFor polls cond every 50ms for up to 30s of real time (the dev agent

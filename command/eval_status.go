@@ -58,6 +58,10 @@ Usage: nomad eval status [options] <evaluation>
 
 Status Options:
 
+  -monitor
+    Follow the evaluation until it finishes, as 'nomad job run' does,
+    reporting the allocations it places; the exit code is job run's.
+
   -verbose
     Show full IDs and absolute times.
 ` + outputFlagsHelp + `
@@ -66,12 +70,17 @@ Status Options:
 
 // Run implements cli.Command.
 func (c *EvalStatusCommand) Run(args []string) int {
-	var verbose bool
+	var verbose, monitor bool
 	var out outputFlags
 	flags := c.FlagSet("eval status")
 	out.register(flags)
 	flags.BoolVar(&verbose, "verbose", false, "")
+	flags.BoolVar(&monitor, "monitor", false, "")
 	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if monitor && out.set() {
+		c.Ui.Error("The -monitor flag cannot be used with -json or -t")
 		return exitError
 	}
 	if flags.NArg() != 1 {
@@ -100,6 +109,9 @@ func (c *EvalStatusCommand) Run(args []string) int {
 			c.Ui.Error(fmt.Sprintf("Prefix matched multiple evaluations\n\n%s", formatEvalList(matches, view{verbose: verbose})))
 		}
 		return exitError
+	}
+	if monitor {
+		return newEvalMonitor(c.Ui, client, view{verbose: verbose}).monitor(eval.ID)
 	}
 	// The list answer is complete, but read the evaluation itself so the
 	// output reflects its newest state.

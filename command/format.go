@@ -22,6 +22,16 @@ const fullIDLength = 36
 // timeFormat is how absolute times are shown, as upstream shows them.
 const timeFormat = "2006-01-02T15:04:05Z07:00"
 
+// formatMapKV renders a string map as formatKV's "key = value" lines,
+// sorted by key.
+func formatMapKV(m map[string]string) string {
+	lines := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		lines = append(lines, k+"|"+m[k])
+	}
+	return formatKV(lines)
+}
+
 // formatKV lays out "key|value" lines as aligned "key = value" pairs; an
 // empty value reads <none>.
 func formatKV(lines []string) string {

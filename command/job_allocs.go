@@ -46,17 +46,9 @@ func (c *JobAllocsCommand) Run(args []string) int {
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <job>", "job allocs")
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	jobID, ok := c.resolveJob(client, flags.Arg(0))
-	if !ok {
-		return exitError
+	client, jobID, code := c.jobArg(flags.Args(), "job allocs")
+	if jobID == "" {
+		return code
 	}
 	allocs, _, err := client.Jobs().Allocations(jobID, all, nil)
 	if err != nil {

@@ -58,17 +58,9 @@ func (c *JobHistoryCommand) Run(args []string) int {
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <job>", "job history")
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	jobID, ok := c.resolveJob(client, flags.Arg(0))
-	if !ok {
-		return exitError
+	client, jobID, code := c.jobArg(flags.Args(), "job history")
+	if jobID == "" {
+		return code
 	}
 	versions, diffs, _, err := client.Jobs().Versions(jobID, diff, nil)
 	if err != nil {
@@ -153,24 +145,4 @@ func formatJobVersion(v *api.Job, d *api.JobDiff) string {
 		out += fmt.Sprintf("\n%-11s =\n%s", "Diff", formatJobDiff(d, false))
 	}
 	return out
-}
-
-// resolveJob returns the ID of the one job whose ID is or starts with
-// prefix, explaining on the UI when there is none or several.
-func (m *Meta) resolveJob(client *api.Client, prefix string) (string, bool) {
-	jobs, _, err := client.Jobs().List(&api.QueryOptions{Prefix: prefix})
-	if err != nil {
-		m.Ui.Error(fmt.Sprintf("Error finding jobs with prefix %q: %v", prefix, err))
-		return "", false
-	}
-	job, ok, matches := pickByPrefix(jobs, func(j *api.JobListStub) string { return j.ID }, prefix)
-	if !ok {
-		if len(matches) == 0 {
-			m.Ui.Error(fmt.Sprintf("No job(s) with prefix or id %q found", prefix))
-		} else {
-			m.Ui.Error(fmt.Sprintf("Prefix matched multiple jobs\n\n%s", formatJobList(matches)))
-		}
-		return "", false
-	}
-	return job.ID, true
 }

@@ -50,17 +50,9 @@ func (c *JobInspectCommand) Run(args []string) int {
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <job>", "job inspect")
-	}
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	jobID, ok := c.resolveJob(client, flags.Arg(0))
-	if !ok {
-		return exitError
+	client, jobID, code := c.jobArg(flags.Args(), "job inspect")
+	if jobID == "" {
+		return code
 	}
 	job, err := c.inspected(client, jobID, versionStr)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nomad-edge/nomad/api"
 )
@@ -94,7 +95,12 @@ func (c *JobPlanCommand) Run(args []string) int {
 		c.Ui.Output(formatJobDiff(resp.Diff, verbose) + "\n")
 	}
 	c.Ui.Output("Scheduler dry-run:")
-	c.Ui.Output(formatDryRun(resp) + "\n")
+	c.Ui.Output(formatDryRun(resp))
+	if next := resp.NextPeriodicLaunch; !next.IsZero() {
+		c.Ui.Output(fmt.Sprintf("- If submitted now, next periodic launch would be at %s (%s).",
+			formatTime(next), prettyTimeDiff(next, time.Now())))
+	}
+	c.Ui.Output("")
 	if s := formatPlanDisconnect(resp.DisconnectPolicies); s != "" {
 		c.Ui.Output(s + "\n")
 	}

@@ -61,10 +61,11 @@ func (c *JobRevertCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
 		return exitError
 	}
-	jobID, ok := c.resolveJob(client, flags.Arg(0))
+	client, job, ok := c.resolveJob(client, flags.Arg(0))
 	if !ok {
 		return exitError
 	}
+	jobID := job.ID
 	resp, _, err := client.Jobs().Revert(jobID, version, nil, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error reverting job: %v", err))

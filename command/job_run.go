@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/jobspec"
@@ -50,6 +51,10 @@ Run Options:
     Print the evaluation ID and exit without following it or the
     deployment.
 
+  -output
+    Print the job as the JSON body of a register request ({"Job": ...})
+    and exit without submitting it, for curl or the HTTP API.
+
   -verbose
     Show full IDs.
 
@@ -61,10 +66,11 @@ Run Options:
 
 // Run implements cli.Command.
 func (c *JobRunCommand) Run(args []string) int {
-	var detach, verbose bool
+	var detach, verbose, output bool
 	var checkIndex string
 	var evalPriority int
 	flags := c.FlagSet("job run")
+	flags.BoolVar(&output, "output", false, "")
 	flags.IntVar(&evalPriority, "eval-priority", 0, "")
 	flags.BoolVar(&detach, "detach", false, "")
 	flags.StringVar(&checkIndex, "check-index", "", "")
@@ -79,6 +85,9 @@ func (c *JobRunCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error("Error " + err.Error())
 		return exitError
+	}
+	if output {
+		return c.outputJSON(struct{ Job *api.Job }{job})
 	}
 	client, err := c.Client()
 	if err != nil {
@@ -103,7 +112,14 @@ func (c *JobRunCommand) Run(args []string) int {
 		c.Ui.Warn(fmt.Sprintf("Job Warnings:\n%s\n", resp.Warnings))
 	}
 	if resp.EvalID == "" {
+		// A periodic or parameterized job: nothing runs until a launch.
 		c.Ui.Output("Job registration successful")
+		if job.Periodic != nil && job.ParameterizedJob == nil {
+			now := time.Now()
+			if next, err := job.Periodic.Next(now); err == nil && !next.IsZero() {
+				c.Ui.Output(fmt.Sprintf("Approximate next launch time: %s (%s)", formatTime(next), prettyTimeDiff(next, now)))
+			}
+		}
 		return exitOK
 	}
 	if detach {

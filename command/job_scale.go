@@ -60,10 +60,11 @@ func (c *JobScaleCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
 		return exitError
 	}
-	jobID, ok := c.resolveJob(client, rest[0])
+	client, job, ok := c.resolveJob(client, rest[0])
 	if !ok {
 		return exitError
 	}
+	jobID := job.ID
 	group := ""
 	if len(rest) == 3 {
 		group = rest[1]

@@ -32,6 +32,13 @@ Usage: nomad job status [options] [job]
 
 Status Options:
 
+  -all-allocs
+    Show the allocations of earlier instances of the job too: those of a
+    job that was stopped, purged and registered again under its ID.
+
+  -evals
+    Show the job's evaluations.
+
   -short
     Show only the job's basic information.
 
@@ -43,12 +50,15 @@ Status Options:
 
 // Run implements cli.Command.
 func (c *JobStatusCommand) Run(args []string) int {
-	var short, verbose bool
+	var short bool
+	var d jobDetails
 	var out outputFlags
 	flags := c.FlagSet("job status")
 	out.register(flags)
 	flags.BoolVar(&short, "short", false, "")
-	flags.BoolVar(&verbose, "verbose", false, "")
+	flags.BoolVar(&d.verbose, "verbose", false, "")
+	flags.BoolVar(&d.allAllocs, "all-allocs", false, "")
+	flags.BoolVar(&d.evals, "evals", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -64,18 +74,8 @@ func (c *JobStatusCommand) Run(args []string) int {
 		return c.list(client, out)
 	}
 
-	jobs, _, err := client.Jobs().List(&api.QueryOptions{Prefix: flags.Arg(0)})
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error querying jobs: %v", err))
-		return exitError
-	}
-	stub, ok, matches := pickByPrefix(jobs, func(j *api.JobListStub) string { return j.ID }, flags.Arg(0))
+	client, stub, ok := c.resolveJob(client, flags.Arg(0))
 	if !ok {
-		if len(matches) == 0 {
-			c.Ui.Error(fmt.Sprintf("No job(s) with prefix or id %q found", flags.Arg(0)))
-		} else {
-			c.Ui.Error(fmt.Sprintf("Prefix matched multiple jobs\n\n%s", formatJobList(matches)))
-		}
 		return exitError
 	}
 	job, _, err := client.Jobs().Info(stub.ID, nil)
@@ -86,11 +86,14 @@ func (c *JobStatusCommand) Run(args []string) int {
 	if out.set() {
 		return c.writeFormatted(out, job)
 	}
-	c.Ui.Output(formatKV(jobHeader(job)))
+	c.Ui.Output(formatKV(append(jobHeader(job), parentHeader(job, time.Now())...)))
 	if short {
 		return exitOK
 	}
-	return c.details(client, job, verbose)
+	if job.IsPeriodic() || job.IsParameterized() {
+		return c.parentDetails(client, job)
+	}
+	return c.details(client, job, d)
 }
 
 func (c *JobStatusCommand) list(client *api.Client, out outputFlags) int {
@@ -106,17 +109,39 @@ func (c *JobStatusCommand) list(client *api.Client, out outputFlags) int {
 		c.Ui.Output("No running jobs")
 		return exitOK
 	}
-	c.Ui.Output(formatJobList(jobs))
+	c.Ui.Output(formatJobList(jobs, c.allNamespaces()))
 	return exitOK
 }
 
-func formatJobList(jobs []*api.JobListStub) string {
+// formatJobList renders the job table with upstream's columns, and the
+// Namespace column after the ID when the list spans namespaces
+// (-namespace=*), where an ID alone no longer names one job.
+func formatJobList(jobs []*api.JobListStub, allNamespaces bool) string {
 	lines := []string{"ID|Type|Priority|Status|Submit Date"}
+	if allNamespaces {
+		lines[0] = "ID|Namespace|Type|Priority|Status|Submit Date"
+	}
 	for _, j := range jobs {
+		id := j.ID
+		if allNamespaces {
+			id += "|" + j.Namespace
+		}
 		lines = append(lines, fmt.Sprintf("%s|%s|%d|%s|%s",
-			j.ID, j.Type, j.Priority, jobStatus(j.Status, stopState(j.Stop)), formatUnixNanoTime(j.SubmitTime)))
+			id, jobTypeString(j), j.Priority, jobStatus(j.Status, stopState(j.Stop)), formatUnixNanoTime(j.SubmitTime)))
 	}
 	return formatList(lines)
+}
+
+// jobTypeString marks templates in the list as upstream does:
+// "batch/periodic", "batch/parameterized".
+func jobTypeString(j *api.JobListStub) string {
+	switch {
+	case j.Periodic:
+		return j.Type + "/periodic"
+	case j.ParameterizedJob:
+		return j.Type + "/parameterized"
+	}
+	return j.Type
 }
 
 // stopState says whether the user stopped a job.
@@ -160,8 +185,16 @@ func jobHeader(job *api.Job) []string {
 	}
 }
 
+// jobDetails says what job status shows below the job's basics.
+type jobDetails struct {
+	verbose   bool
+	allAllocs bool
+	evals     bool
+}
+
 // details prints the summary, placement failures and allocations.
-func (c *JobStatusCommand) details(client *api.Client, job *api.Job, verbose bool) int {
+func (c *JobStatusCommand) details(client *api.Client, job *api.Job, d jobDetails) int {
+	verbose := d.verbose
 	id := *job.ID
 	summary, _, err := client.Jobs().Summary(id, nil)
 	if err != nil {
@@ -176,17 +209,21 @@ func (c *JobStatusCommand) details(client *api.Client, job *api.Job, verbose boo
 		c.Ui.Error(fmt.Sprintf("Error querying job evaluations: %v", err))
 		return exitError
 	}
+	if d.evals {
+		c.Ui.Output("\nEvaluations")
+		c.Ui.Output(formatEvalList(evals, view{verbose: verbose}))
+	}
 	if failed := latestPlacementFailure(evals); failed != nil {
 		c.Ui.Output("\nPlacement Failure")
 		c.Ui.Output(formatPlacementFailures(failed.FailedTGAllocs, "", "  "))
 	}
 
-	if d, _, err := client.Jobs().LatestDeployment(id, nil); err == nil && d != nil {
+	if dep, _, err := client.Jobs().LatestDeployment(id, nil); err == nil && dep != nil {
 		c.Ui.Output("\nLatest Deployment")
-		c.Ui.Output(formatLatestDeployment(d, view{verbose: verbose}))
+		c.Ui.Output(formatLatestDeployment(dep, view{verbose: verbose}))
 	}
 
-	allocs, _, err := client.Jobs().Allocations(id, false, nil)
+	allocs, _, err := client.Jobs().Allocations(id, d.allAllocs, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error querying job allocations: %v", err))
 		return exitError

@@ -64,35 +64,16 @@ func (c *JobStopCommand) Run(args []string) int {
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() != 1 {
-		return c.argsError("This command takes one argument: <job>", "job stop")
+	client, jobID, code := c.jobArg(flags.Args(), "job stop")
+	if jobID == "" {
+		return code
 	}
-	prefix := flags.Arg(0)
-	client, err := c.Client()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
-		return exitError
-	}
-	jobs, _, err := client.Jobs().List(&api.QueryOptions{Prefix: prefix})
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error finding jobs with prefix %q: %v", prefix, err))
-		return exitError
-	}
-	job, ok, matches := pickByPrefix(jobs, func(j *api.JobListStub) string { return j.ID }, prefix)
-	if !ok {
-		if len(matches) == 0 {
-			c.Ui.Error(fmt.Sprintf("No job(s) with prefix or id %q found", prefix))
-		} else {
-			c.Ui.Error(fmt.Sprintf("Prefix matched multiple jobs\n\n%s", formatJobList(matches)))
-		}
-		return exitError
-	}
-	if job.ID != prefix && !yes && !c.confirm(job.ID) {
+	if jobID != flags.Arg(0) && !yes && !c.confirm(jobID) {
 		c.Ui.Output("Cancelling job stop")
 		return exitOK
 	}
 
-	evalID, _, err := client.Jobs().DeregisterOpts(job.ID, &api.DeregisterOptions{Purge: purge, EvalPriority: evalPriority}, nil)
+	evalID, _, err := client.Jobs().DeregisterOpts(jobID, &api.DeregisterOptions{Purge: purge, EvalPriority: evalPriority}, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error deregistering job: %v", err))
 		return exitError

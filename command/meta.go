@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/hashicorp/cli"
@@ -85,6 +86,16 @@ func (m *Meta) Client() (*api.Client, error) {
 		t.Insecure = true
 	}
 	return api.NewClient(cfg)
+}
+
+// allNamespaces says whether the command reads every namespace the token
+// may read: -namespace=*, or NOMAD_NAMESPACE=* without the flag.
+func (m *Meta) allNamespaces() bool {
+	ns := m.namespace
+	if ns == "" {
+		ns = os.Getenv(api.EnvNamespace)
+	}
+	return ns == "*"
 }
 
 // helpCommand is a command with help text, which parseFlags prints on a

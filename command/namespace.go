@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -249,20 +248,10 @@ Usage: nomad namespace status [options] <namespace>
 
 // Run implements cli.Command.
 func (c *NamespaceStatusCommand) Run(args []string) int {
-	flags := c.FlagSet("namespace status")
 	var out outputFlags
-	out.register(flags)
-	if !c.parseFlags(flags, args, c) {
-		return exitError
-	}
-	client, code, ok := c.clientFor("namespace status", flags.NArg(), 1)
-	if !ok {
+	ns, code := c.readNamespace("namespace status", args, c, &out)
+	if ns == nil {
 		return code
-	}
-	ns, _, err := client.Namespaces().Info(flags.Arg(0), nil)
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error looking up namespace: %v", err))
-		return exitError
 	}
 	if out.set() {
 		return c.writeFormatted(out, ns)
@@ -274,13 +263,30 @@ func (c *NamespaceStatusCommand) Run(args []string) int {
 	}))
 	if len(ns.Meta) > 0 {
 		c.Ui.Output("\nMetadata")
-		var lines []string
-		for _, k := range slices.Sorted(maps.Keys(ns.Meta)) {
-			lines = append(lines, k+"|"+ns.Meta[k])
-		}
-		c.Ui.Output(formatKV(lines))
+		c.Ui.Output(formatMapKV(ns.Meta))
 	}
 	return 0
+}
+
+// readNamespace parses a namespace read command's flags, with -json and
+// -t, and reads the namespace its one argument names; nil, with the exit
+// code, when it cannot.
+func (m *Meta) readNamespace(name string, args []string, c helpCommand, out *outputFlags) (*api.Namespace, int) {
+	flags := m.FlagSet(name)
+	out.register(flags)
+	if !m.parseFlags(flags, args, c) {
+		return nil, exitError
+	}
+	client, code, ok := m.clientFor(name, flags.NArg(), 1)
+	if !ok {
+		return nil, code
+	}
+	ns, _, err := client.Namespaces().Info(flags.Arg(0), nil)
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error looking up namespace: %v", err))
+		return nil, exitError
+	}
+	return ns, exitOK
 }
 
 // NamespaceInspectCommand is `nomad namespace inspect`.
@@ -303,20 +309,10 @@ Usage: nomad namespace inspect [options] <namespace>
 
 // Run implements cli.Command.
 func (c *NamespaceInspectCommand) Run(args []string) int {
-	flags := c.FlagSet("namespace inspect")
 	var out outputFlags
-	out.register(flags)
-	if !c.parseFlags(flags, args, c) {
-		return exitError
-	}
-	client, code, ok := c.clientFor("namespace inspect", flags.NArg(), 1)
-	if !ok {
+	ns, code := c.readNamespace("namespace inspect", args, c, &out)
+	if ns == nil {
 		return code
-	}
-	ns, _, err := client.Namespaces().Info(flags.Arg(0), nil)
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error looking up namespace: %v", err))
-		return exitError
 	}
 	if out.tmpl != "" {
 		return c.writeFormatted(out, ns)

@@ -26,21 +26,9 @@ var namespaceFieldsSchema = []hcl.AttributeSchema{
 // `namespace "x" { ... }` block. Both carry description, quota and a meta
 // block. Problems come back as "file:line:column: message" lines.
 func parseNamespaceSpec(src []byte, filename string, isJSON bool) (*api.Namespace, error) {
-	var file *hcl.File
-	var diags hcl.Diagnostics
-	if isJSON {
-		if err := nesting.CheckJSON(src, nesting.MaxDepth); err != nil {
-			return nil, fmt.Errorf("%s: %w", filename, err)
-		}
-		file, diags = hcljson.Parse(src, filename)
-	} else {
-		if d := nesting.CheckHCL(src, filename, nesting.MaxDepth); d != nil {
-			return nil, diagError(hcl.Diagnostics{d})
-		}
-		file, diags = hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
-	}
-	if diags.HasErrors() {
-		return nil, diagError(diags)
+	file, err := parseSpecFile(src, filename, isJSON)
+	if err != nil {
+		return nil, err
 	}
 	top := &hcl.BodySchema{
 		Attributes: append([]hcl.AttributeSchema{{Name: "name"}}, namespaceFieldsSchema...),
@@ -136,6 +124,29 @@ func stringAttr(attr *hcl.Attribute) (string, hcl.Diagnostics) {
 // pos is where r starts, as file:line:column.
 func hclPos(r hcl.Range) string {
 	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}
+
+// parseSpecFile parses a specification file given to an apply command,
+// HCL or (isJSON) JSON, refusing nesting deep enough to exhaust the parser
+// before parsing.
+func parseSpecFile(src []byte, filename string, isJSON bool) (*hcl.File, error) {
+	var file *hcl.File
+	var diags hcl.Diagnostics
+	if isJSON {
+		if err := nesting.CheckJSON(src, nesting.MaxDepth); err != nil {
+			return nil, fmt.Errorf("%s: %w", filename, err)
+		}
+		file, diags = hcljson.Parse(src, filename)
+	} else {
+		if d := nesting.CheckHCL(src, filename, nesting.MaxDepth); d != nil {
+			return nil, diagError(hcl.Diagnostics{d})
+		}
+		file, diags = hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	}
+	if diags.HasErrors() {
+		return nil, diagError(diags)
+	}
+	return file, nil
 }
 
 // diagError words HCL diagnostics one "file:line:column: summary; detail"

@@ -310,6 +310,21 @@ func (c *NodePurgeCommand) Run(args []string) int {
 	return exitOK
 }
 
+// localNodeID is the ID of the client node of the agent the command talks
+// to, for -self; "" after saying why when there is none.
+func (m *Meta) localNodeID(client *api.Client) string {
+	agent, err := client.Agent().Self()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error querying agent info: %v", err))
+		return ""
+	}
+	id := agent.Stats["client"]["node_id"]
+	if id == "" {
+		m.Ui.Error("-self: the agent is not running a client")
+	}
+	return id
+}
+
 // nodeArg resolves the node a command acts on: its one argument, or with
 // self the node of the agent it talks to. node is nil, with the exit code,
 // when there is none.
@@ -327,13 +342,7 @@ func (m *Meta) nodeArg(args []string, self bool, command string) (*api.Client, *
 	}
 	var prefix string
 	if self {
-		agent, err := client.Agent().Self()
-		if err != nil {
-			m.Ui.Error(fmt.Sprintf("Error querying agent info: %v", err))
-			return nil, nil, exitError
-		}
-		if prefix = agent.Stats["client"]["node_id"]; prefix == "" {
-			m.Ui.Error("-self: the agent is not running a client")
+		if prefix = m.localNodeID(client); prefix == "" {
 			return nil, nil, exitError
 		}
 	} else {

@@ -72,6 +72,14 @@ Usage: nomad node pool apply [options] <file>
         lost_after = "1h"
         replace    = true
         reconcile  = "keep_original"
+        # When half a datacenter's nodes of the pool disconnect within a
+        # minute, hold their replacements: the site is cut off, not dead.
+        site_outage {
+          threshold = 0.5          # share of the site's live nodes, (0, 1]
+          window    = "1m"
+          scope     = "datacenter" # or "pool"
+          min_nodes = 2
+        }
       }
     }
 
@@ -189,7 +197,8 @@ func (c *NodePoolInfoCommand) Help() string {
 	return strings.TrimSpace(`
 Usage: nomad node pool info [options] <pool>
 
-  Show a node pool: its name, description, metadata and disconnect policy.
+  Show a node pool: its name, description, metadata, disconnect policy and
+  site outage detection.
 
 Info Options:
 
@@ -219,8 +228,35 @@ func (c *NodePoolInfoCommand) Run(args []string) int {
 	if asJSON {
 		return c.outputJSON(pool)
 	}
-	c.Ui.Output(formatNodePool(pool))
+	out := formatNodePool(pool)
+	if pool.Disconnect != nil && pool.Disconnect.SiteOutage != nil {
+		outages, _, err := client.NodePools().SiteOutages(pool.Name, nil)
+		if err != nil {
+			c.Ui.Error(fmt.Sprintf("Error retrieving site outages: %v", err))
+			return exitError
+		}
+		out += "\n\nDeclared Site Outages\n" + formatSiteOutages(outages)
+	}
+	c.Ui.Output(out)
 	return exitOK
+}
+
+// formatSiteOutages lists the declared outages of a pool's sites with
+// what declared them.
+func formatSiteOutages(outages []*api.SiteOutage) string {
+	if len(outages) == 0 {
+		return "None"
+	}
+	rows := []string{"Site|Declared At|Nodes Disconnected"}
+	for _, o := range outages {
+		site := o.Datacenter
+		if site == "" {
+			site = "(whole pool)"
+		}
+		rows = append(rows, fmt.Sprintf("%s|%s|%d/%d within %s", site,
+			time.Unix(0, o.DeclaredAt).UTC().Format(time.RFC3339), o.Disconnected, o.Nodes, o.Window))
+	}
+	return formatList(rows)
 }
 
 func formatNodePool(pool *api.NodePool) string {
@@ -247,10 +283,38 @@ func formatNodePool(pool *api.NodePool) string {
 	if reconcile == "" {
 		reconcile = "best_score"
 	}
-	return out + formatKV([]string{
+	out += formatKV([]string{
 		"Lost After|" + d.LostAfter.String(),
 		fmt.Sprintf("Replace|%t", replace),
 		"Reconcile|" + reconcile,
+	})
+	return out + "\n\nSite Outage Detection\n" + formatSiteOutage(d.SiteOutage)
+}
+
+// formatSiteOutage shows a pool's site outage setting with the servers'
+// defaults filled in.
+func formatSiteOutage(so *api.NodePoolSiteOutage) string {
+	if so == nil {
+		return "No site outage detection"
+	}
+	v := *so
+	if v.Threshold == 0 {
+		v.Threshold = 0.5
+	}
+	if v.Window == 0 {
+		v.Window = time.Minute
+	}
+	if v.Scope == "" {
+		v.Scope = "datacenter"
+	}
+	if v.MinNodes == 0 {
+		v.MinNodes = 2
+	}
+	return formatKV([]string{
+		fmt.Sprintf("Threshold|%g", v.Threshold),
+		"Window|" + v.Window.String(),
+		"Scope|" + v.Scope,
+		fmt.Sprintf("Min Nodes|%d", v.MinNodes),
 	})
 }
 

@@ -5,12 +5,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	hcljson "github.com/hashicorp/hcl/v2/json"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/nomad-edge/nomad/api"
-	"github.com/nomad-edge/nomad/helper/nesting"
 )
 
 // parseNodePoolSpec reads a node pool specification: one
@@ -19,21 +16,9 @@ import (
 // implemented and HCL refuses it by name and position. Problems come back
 // as "file:line:column: message" lines.
 func parseNodePoolSpec(src []byte, filename string, isJSON bool) (*api.NodePool, error) {
-	var file *hcl.File
-	var diags hcl.Diagnostics
-	if isJSON {
-		if err := nesting.CheckJSON(src, nesting.MaxDepth); err != nil {
-			return nil, fmt.Errorf("%s: %w", filename, err)
-		}
-		file, diags = hcljson.Parse(src, filename)
-	} else {
-		if d := nesting.CheckHCL(src, filename, nesting.MaxDepth); d != nil {
-			return nil, diagError(hcl.Diagnostics{d})
-		}
-		file, diags = hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
-	}
-	if diags.HasErrors() {
-		return nil, diagError(diags)
+	file, err := parseSpecFile(src, filename, isJSON)
+	if err != nil {
+		return nil, err
 	}
 	content, diags := file.Body.Content(&hcl.BodySchema{
 		Blocks: []hcl.BlockHeaderSchema{{Type: "node_pool", LabelNames: []string{"name"}}},
@@ -96,14 +81,25 @@ func decodePoolDisconnect(b *hcl.Block, pool *api.NodePool) hcl.Diagnostics {
 	if pool.Disconnect != nil {
 		return hcl.Diagnostics{duplicateBlock(b)}
 	}
-	c, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-		{Name: "lost_after"}, {Name: "replace"}, {Name: "reconcile"},
-	}})
+	c, diags := b.Body.Content(&hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "lost_after"}, {Name: "replace"}, {Name: "reconcile"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "site_outage"}},
+	})
 	if diags.HasErrors() {
 		return diags
 	}
 	d := &api.NodePoolDisconnect{}
 	pool.Disconnect = d
+	for _, blk := range c.Blocks {
+		if d.SiteOutage != nil {
+			return hcl.Diagnostics{duplicateBlock(blk)}
+		}
+		so, dd := decodeSiteOutage(blk)
+		if dd.HasErrors() {
+			return dd
+		}
+		d.SiteOutage = so
+	}
 	if a, ok := c.Attributes["lost_after"]; ok {
 		s, dd := stringAttr(a)
 		if dd.HasErrors() {
@@ -136,4 +132,74 @@ func decodePoolDisconnect(b *hcl.Block, pool *api.NodePool) hcl.Diagnostics {
 		d.Reconcile = s
 	}
 	return nil
+}
+
+// decodeSiteOutage reads disconnect { site_outage { threshold window scope
+// min_nodes } }. Ranges are checked here, with the attribute's position,
+// and again by the servers for API callers.
+func decodeSiteOutage(b *hcl.Block) (*api.NodePoolSiteOutage, hcl.Diagnostics) {
+	c, diags := b.Body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "threshold"}, {Name: "window"}, {Name: "scope"}, {Name: "min_nodes"},
+	}})
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	so := &api.NodePoolSiteOutage{}
+	bad := func(a *hcl.Attribute, format string, args ...any) hcl.Diagnostics {
+		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid value",
+			Detail: fmt.Sprintf(format, args...), Subject: a.Expr.Range().Ptr()}}
+	}
+	if a, ok := c.Attributes["threshold"]; ok {
+		v, dd := a.Expr.Value(nil)
+		if dd.HasErrors() {
+			return nil, dd
+		}
+		if v.IsNull() || !v.Type().Equals(cty.Number) {
+			return nil, bad(a, "site_outage.threshold must be a number greater than 0 and at most 1, such as 0.5.")
+		}
+		f, _ := v.AsBigFloat().Float64()
+		if f <= 0 || f > 1 {
+			return nil, bad(a, "site_outage.threshold %g must be greater than 0 and at most 1.", f)
+		}
+		so.Threshold = f
+	}
+	if a, ok := c.Attributes["window"]; ok {
+		s, dd := stringAttr(a)
+		if dd.HasErrors() {
+			return nil, dd
+		}
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, bad(a, "site_outage.window: %v.", err)
+		}
+		if v <= 0 {
+			return nil, bad(a, "site_outage.window %q must be positive.", s)
+		}
+		so.Window = v
+	}
+	if a, ok := c.Attributes["scope"]; ok {
+		s, dd := stringAttr(a)
+		if dd.HasErrors() {
+			return nil, dd
+		}
+		if s != "datacenter" && s != "pool" {
+			return nil, bad(a, "site_outage.scope %q is not one of \"datacenter\" or \"pool\".", s)
+		}
+		so.Scope = s
+	}
+	if a, ok := c.Attributes["min_nodes"]; ok {
+		v, dd := a.Expr.Value(nil)
+		if dd.HasErrors() {
+			return nil, dd
+		}
+		if v.IsNull() || !v.Type().Equals(cty.Number) || !v.AsBigFloat().IsInt() {
+			return nil, bad(a, "site_outage.min_nodes must be a whole number of at least 1.")
+		}
+		n, _ := v.AsBigFloat().Int64()
+		if n < 1 {
+			return nil, bad(a, "site_outage.min_nodes %d must be at least 1.", n)
+		}
+		so.MinNodes = int(n)
+	}
+	return so, nil
 }

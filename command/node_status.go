@@ -65,23 +65,42 @@ Usage: nomad node status [options] [node]
 
 Status Options:
 
+  -allocs
+    In the node list, count each node's running allocations (of every
+    namespace) in a Running Allocs column.
+
+  -self
+    Show the node of the agent the command talks to, when that agent runs
+    a client.
+
+  -short
+    Show only the node's basic information, without its events,
+    resources and allocations.
+
   -verbose
-    Show full IDs, addresses, versions and the drivers' health.
+    Show full IDs, addresses, versions, the drivers' health and the
+    node's attributes and meta.
 ` + outputFlagsHelp + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *NodeStatusCommand) Run(args []string) int {
-	var verbose bool
+	var self, short, verbose, listAllocs bool
 	var out outputFlags
 	flags := c.FlagSet("node status")
 	out.register(flags)
+	flags.BoolVar(&self, "self", false, "")
+	flags.BoolVar(&short, "short", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
+	flags.BoolVar(&listAllocs, "allocs", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
-	if flags.NArg() > 1 {
+	switch {
+	case self && flags.NArg() > 0:
+		return c.argsError("With -self this command takes no argument", "node status")
+	case flags.NArg() > 1:
 		return c.argsError("This command takes either no arguments or one: <node>", "node status")
 	}
 	client, err := c.Client()
@@ -89,7 +108,7 @@ func (c *NodeStatusCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
 		return exitError
 	}
-	if flags.NArg() == 0 {
+	if flags.NArg() == 0 && !self {
 		nodes, _, err := client.Nodes().List(nil)
 		if err != nil {
 			c.Ui.Error(fmt.Sprintf("Error querying node status: %v", err))
@@ -102,11 +121,23 @@ func (c *NodeStatusCommand) Run(args []string) int {
 			c.Ui.Output("No nodes registered")
 			return exitOK
 		}
-		c.Ui.Output(formatNodeList(nodes, view{verbose: verbose, now: time.Now()}))
+		var running map[string]int
+		if listAllocs {
+			if running, err = runningAllocsByNode(client); err != nil {
+				c.Ui.Error(fmt.Sprintf("Error querying allocations: %v", err))
+				return exitError
+			}
+		}
+		c.Ui.Output(formatNodeTable(nodes, view{verbose: verbose, now: time.Now()}, running))
 		return exitOK
 	}
 
 	prefix := flags.Arg(0)
+	if self {
+		if prefix = c.localNodeID(client); prefix == "" {
+			return exitError
+		}
+	}
 	if err := checkPrefix("Node", prefix); err != nil {
 		c.Ui.Error(err.Error())
 		return exitError
@@ -133,12 +164,17 @@ func (c *NodeStatusCommand) Run(args []string) int {
 	if out.set() {
 		return c.writeFormatted(out, node)
 	}
+	v := view{verbose: verbose, now: time.Now()}
+	if short {
+		c.Ui.Output(formatKV(nodeBasics(node, v)))
+		return exitOK
+	}
 	allocs, _, err := client.Nodes().Allocations(node.ID, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error querying node allocations: %v", err))
 		return exitError
 	}
-	c.Ui.Output(formatNode(node, allocs, view{verbose: verbose, now: time.Now()}))
+	c.Ui.Output(formatNode(node, allocs, v))
 	return exitOK
 }
 
@@ -147,9 +183,19 @@ func (c *NodeStatusCommand) Run(args []string) int {
 // may still come back within its allocations' windows is what an operator
 // looks at first.
 func formatNodeList(nodes []*api.NodeListStub, v view) string {
+	return formatNodeTable(nodes, v, nil)
+}
+
+// formatNodeTable is formatNodeList with, when running is not nil (-allocs),
+// a Running Allocs column after Status counting each node's running
+// allocations.
+func formatNodeTable(nodes []*api.NodeListStub, v view, running map[string]int) string {
 	header := "ID|Node Pool|DC|Name|Class|Drain|Eligibility|Status"
 	if v.verbose {
 		header = "ID|Node Pool|DC|Name|Class|Address|Version|Drain|Eligibility|Status"
+	}
+	if running != nil {
+		header += "|Running Allocs"
 	}
 	since := slices.ContainsFunc(nodes, func(n *api.NodeListStub) bool { return n.Status == api.NodeStatusDisconnected })
 	if since {
@@ -167,12 +213,31 @@ func formatNodeList(nodes []*api.NodeListStub, v view) string {
 				v.id(node.ID), node.NodePool, node.Datacenter, node.Name, node.NodeClass,
 				node.Drain, node.SchedulingEligibility, node.Status)
 		}
+		if running != nil {
+			line += fmt.Sprintf("|%d", running[node.ID])
+		}
 		if since {
 			line += "|" + disconnectedFor(node.Status, node.StatusUpdatedAt, v.now)
 		}
 		lines = append(lines, line)
 	}
 	return formatList(lines)
+}
+
+// runningAllocsByNode counts the running allocations of every namespace
+// on each node, in one list call rather than one call a node.
+func runningAllocsByNode(client *api.Client) (map[string]int, error) {
+	allocs, _, err := client.Allocations().List(&api.QueryOptions{Namespace: "*"})
+	if err != nil {
+		return nil, err
+	}
+	running := map[string]int{}
+	for _, a := range allocs {
+		if a.ClientStatus == api.AllocClientStatusRunning {
+			running[a.NodeID]++
+		}
+	}
+	return running, nil
 }
 
 // disconnectedFor is how long a disconnected node has been so ("2m10s"),
@@ -197,15 +262,15 @@ func nodeStatusLine(node *api.Node, v view) string {
 	return fmt.Sprintf("%s (since %s ago)", node.Status, disconnectedFor(node.Status, node.StatusUpdatedAt, v.now))
 }
 
-func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
+// nodeBasics are the node detail's first lines, all that -short shows.
+func nodeBasics(node *api.Node, v view) []string {
 	var healthy []string
 	for _, name := range slices.Sorted(maps.Keys(node.Drivers)) {
 		if d := node.Drivers[name]; d != nil && d.Detected && d.Healthy {
 			healthy = append(healthy, name)
 		}
 	}
-	var b strings.Builder
-	b.WriteString(formatKV([]string{
+	return []string{
 		"ID|" + v.id(node.ID),
 		"Name|" + node.Name,
 		"Node Pool|" + node.NodePool,
@@ -215,7 +280,12 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
 		"Eligibility|" + node.SchedulingEligibility,
 		"Status|" + nodeStatusLine(node, v),
 		"Drivers|" + strings.Join(healthy, ","),
-	}))
+	}
+}
+
+func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
+	var b strings.Builder
+	b.WriteString(formatKV(nodeBasics(node, v)))
 
 	if v.verbose && len(node.Drivers) > 0 {
 		lines := []string{"Driver|Detected|Healthy|Message|Time"}
@@ -225,6 +295,19 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
 		}
 		b.WriteString("\n\nDriver Status\n")
 		b.WriteString(formatList(lines))
+	}
+
+	if v.verbose {
+		for _, sec := range []struct {
+			title string
+			kv    map[string]string
+		}{{"Attributes", node.Attributes}, {"Meta", node.Meta}} {
+			if len(sec.kv) == 0 {
+				continue
+			}
+			b.WriteString("\n\n" + sec.title + "\n")
+			b.WriteString(formatMapKV(sec.kv))
+		}
 	}
 
 	if v.verbose && node.LastDrain != nil {

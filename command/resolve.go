@@ -39,6 +39,25 @@ func checkPrefix(kind, prefix string) error {
 	return nil
 }
 
+// allocArg resolves the allocation a command acts on from its one
+// argument, an ID or prefix. stub is nil, with the exit code, when there
+// is none.
+func (m *Meta) allocArg(args []string, command string, v view) (client *api.Client, stub *api.AllocationListStub, code int) {
+	if len(args) != 1 {
+		return nil, nil, m.argsError("This command takes one argument: <allocation>", command)
+	}
+	client, err := m.Client()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return nil, nil, exitError
+	}
+	stub, ok := m.resolveAlloc(client, args[0], v)
+	if !ok {
+		return nil, nil, exitError
+	}
+	return client, stub, exitOK
+}
+
 // resolveAlloc finds the one allocation an ID or unique prefix names,
 // printing why not (none, or the ambiguous matches) and returning false
 // when there is no single answer. alloc status and alloc stop share it so
@@ -91,4 +110,70 @@ func (m *Meta) resolveNode(client *api.Client, prefix string) (*api.NodeListStub
 	}
 	m.Ui.Error(fmt.Sprintf("Prefix matched multiple nodes\n\n%s", formatNodeList(matches, view{now: time.Now()})))
 	return nil, false
+}
+
+// jobArg resolves the job a command acts on from its one argument, a job
+// ID or prefix, with a client for the job's namespace. jobID is empty,
+// with the exit code, when there is none.
+func (m *Meta) jobArg(args []string, command string) (client *api.Client, jobID string, code int) {
+	if len(args) != 1 {
+		return nil, "", m.argsError("This command takes one argument: <job>", command)
+	}
+	client, err := m.Client()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+		return nil, "", exitError
+	}
+	client, job, ok := m.resolveJob(client, args[0])
+	if !ok {
+		return nil, "", exitError
+	}
+	return client, job.ID, exitOK
+}
+
+// resolveJob finds the one job whose ID is or starts with prefix,
+// explaining on the UI when there is none or several. With -namespace=*
+// the same ID in two namespaces is two jobs, and the client returned is
+// bound to the job's namespace, since calls about one job name one
+// namespace; otherwise it is client.
+func (m *Meta) resolveJob(client *api.Client, prefix string) (*api.Client, *api.JobListStub, bool) {
+	jobs, _, err := client.Jobs().List(&api.QueryOptions{Prefix: prefix})
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error finding jobs with prefix %q: %v", prefix, err))
+		return nil, nil, false
+	}
+	all := m.allNamespaces()
+	job, ok, matches := pickByPrefix(jobs, func(j *api.JobListStub) string { return j.ID }, prefix)
+	if ok && all {
+		if same := sameID(jobs, job.ID); len(same) > 1 {
+			ok, matches = false, same
+		}
+	}
+	if !ok {
+		if len(matches) == 0 {
+			m.Ui.Error(fmt.Sprintf("No job(s) with prefix or id %q found", prefix))
+		} else {
+			m.Ui.Error(fmt.Sprintf("Prefix matched multiple jobs\n\n%s", formatJobList(matches, all)))
+		}
+		return nil, nil, false
+	}
+	if all && job.Namespace != "" {
+		bound := *m
+		bound.namespace = job.Namespace
+		if client, err = bound.Client(); err != nil {
+			m.Ui.Error(fmt.Sprintf("Error initializing client: %v", err))
+			return nil, nil, false
+		}
+	}
+	return client, job, true
+}
+
+func sameID(jobs []*api.JobListStub, id string) []*api.JobListStub {
+	var out []*api.JobListStub
+	for _, j := range jobs {
+		if j.ID == id {
+			out = append(out, j)
+		}
+	}
+	return out
 }

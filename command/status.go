@@ -24,9 +24,9 @@ func (c *StatusCommand) Help() string {
 Usage: nomad status [options] [prefix]
 
   Without an argument, list the jobs (as "nomad job status"). With an ID
-  or a prefix of one, find the job, allocation, node, evaluation or
-  namespace it names and show its status as that object's own status
-  command does. A prefix that names several objects lists them.
+  or a prefix of one, find the job, allocation, node, evaluation,
+  deployment or namespace it names and show its status as that object's
+  own status command does. A prefix that names several objects lists them.
 
 ` + generalOptions() + `
 
@@ -136,6 +136,13 @@ func (c *StatusCommand) search(client *api.Client, prefix string) ([]statusMatch
 		}
 		for _, e := range evals {
 			add("evals", e.ID, &EvalStatusCommand{Meta: c.Meta})
+		}
+		deps, _, err := client.Deployments().List(q)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range deps {
+			add("deployment", d.ID, &DeploymentStatusCommand{Meta: c.Meta})
 		}
 	}
 	nss, _, err := client.Namespaces().List(nil)

@@ -19,6 +19,11 @@ type Options struct {
 	// `plugin "<name>" { config { ... } }`, loosely typed like a task's
 	// config. Read it with ConfigDecoder.
 	Config map[string]interface{}
+
+	// ChrootEnv is the client's `chroot_env`: host paths (keys) bound at
+	// paths (values) inside the root of drivers that build one (exec).
+	// Nil means the driver's default.
+	ChrootEnv map[string]string
 }
 
 // LoggerOrNull returns o.Logger, or a logger that discards everything, so that

@@ -44,7 +44,11 @@ func (p *parser) job(b *hclsyntax.Block, id string) *api.Job {
 			"disconnect": {decode: func(b *hclsyntax.Block, _ string) {
 				disconnect = p.disconnect(b, where)
 			}},
-			"update": {decode: func(b *hclsyntax.Block, _ string) { j.Update = p.update(b, where) }},
+			"update":   {decode: func(b *hclsyntax.Block, _ string) { j.Update = p.update(b, where) }},
+			"periodic": {decode: func(b *hclsyntax.Block, _ string) { j.Periodic = p.periodic(b, where) }},
+			"parameterized": {decode: func(b *hclsyntax.Block, _ string) {
+				j.ParameterizedJob = p.parameterized(b, where)
+			}},
 			"group": {label: "group name", multi: true, decode: func(b *hclsyntax.Block, name string) {
 				j.TaskGroups = append(j.TaskGroups, p.group(b, name))
 			}},
@@ -186,6 +190,9 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 			}},
 			"logs": {decode: func(b *hclsyntax.Block, _ string) {
 				t.LogConfig = p.logs(b, where)
+			}},
+			"dispatch_payload": {decode: func(b *hclsyntax.Block, _ string) {
+				t.DispatchPayload = p.dispatchPayload(b, where)
 			}},
 			"constraint": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				if c := p.constraint(b, where); c != nil {

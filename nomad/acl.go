@@ -131,6 +131,21 @@ func (s *Server) readJobCheck(secret string) (func(ns string) error, error) {
 	return func(ns string) error { return check(a, secret, nsCap(ns, acl.NamespaceCapabilityReadJob)) }, nil
 }
 
+// readJobQuery answers a read of job data in the request's namespace:
+// from the leader unless the caller allows a stale read, refused without
+// read-job there, and blocking on run as the request asks. method is the
+// RPC's name, for the forward.
+func (s *Server) readJobQuery(method string, args structs.Queryer, reply structs.QueryReplier, run queryFn) error {
+	q := args.QueryOpts()
+	if done, err := s.forwardQuery(method, q, args, reply); done {
+		return err
+	}
+	if err := s.authorizeNamespace(q.AuthToken, q.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
+		return err
+	}
+	return s.blockingRPC(q, reply.QueryMetadata(), run)
+}
+
 // mayPullAlloc lets a client pull the allocations of its own node with
 // its node secret (the client knows no ACL token), and anyone else the
 // allocations their token may read.

@@ -246,8 +246,8 @@ func (p *gcPass) awaitsReschedule(a *structs.Allocation, policy *structs.Resched
 }
 
 // jobGarbage finds dead jobs past job_gc_threshold, with their evaluations
-// and allocations. A job qualifies when it is dead and either stopped or a
-// batch job (a dead service job that was not stopped stays, as upstream),
+// and allocations. A job qualifies when it is dead and finishesOnItsOwn (a
+// dead service job that was not stopped stays, as upstream),
 // and only when every one of its evaluations is terminal and every one of
 // its allocations collectable, all past the same threshold: a job goes
 // whole or not at all.
@@ -259,8 +259,7 @@ func (p *gcPass) jobGarbage() (*garbage, error) {
 	g := &garbage{}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		job := raw.(*structs.Job)
-		if job.Status != structs.JobStatusDead || !(job.Stop || job.Type == structs.JobTypeBatch) ||
-			!p.old(time.Unix(0, job.SubmitTime)) {
+		if job.Status != structs.JobStatusDead || !finishesOnItsOwn(job) || !p.old(time.Unix(0, job.SubmitTime)) {
 			continue
 		}
 		evals, allocs, ok, err := p.jobObjects(job)
@@ -274,6 +273,19 @@ func (p *gcPass) jobGarbage() (*garbage, error) {
 		}
 	}
 	return g, nil
+}
+
+// finishesOnItsOwn reports whether a dead job is done for good: stopped,
+// a batch job, or a child of a periodic or parameterized job (batch or
+// sysbatch work launched once, like a batch job).
+func finishesOnItsOwn(job *structs.Job) bool {
+	switch {
+	case job.Stop, job.Type == structs.JobTypeBatch:
+		return true
+	case job.ParentID != "" && job.Type == structs.JobTypeSysBatch:
+		return true
+	}
+	return false
 }
 
 // jobObjects returns the IDs of a job's evaluations and allocations (of

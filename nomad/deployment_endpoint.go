@@ -95,28 +95,49 @@ func (d *Deployment) Allocations(args *structs.DeploymentSpecificRequest, reply 
 	})
 }
 
-// writable returns the deployment an operator changes, after checking the
-// token may submit jobs in its namespace.
-func (d *Deployment) writable(secret, id string) (*structs.Deployment, *structs.Job, error) {
-	if id == "" {
-		return nil, nil, fmt.Errorf("%w: missing deployment ID", structs.ErrMissingField)
+// deploymentChange names an operator's change of a deployment for change.
+type deploymentChange struct {
+	method string
+	id     string
+	args   any
+	wr     *structs.WriteRequest
+	reply  *structs.DeploymentUpdateResponse
+	// terminal is the refusal when the deployment is no longer active.
+	terminal string
+}
+
+// change runs what every change of a deployment starts with: the call
+// goes to the leader; there, the deployment must exist, the token must
+// submit jobs in its namespace, and the deployment must still be active.
+// The token is cleared before apply, so it never reaches the raft log.
+// apply gets the deployment and its job, nil when the job is gone.
+func (d *Deployment) change(c deploymentChange, apply func(dep *structs.Deployment, job *structs.Job) error) error {
+	if done, err := d.srv.forward(c.method, c.args, c.reply); done {
+		return err
+	}
+	if c.id == "" {
+		return fmt.Errorf("%w: missing deployment ID", structs.ErrMissingField)
 	}
 	st := d.srv.State()
-	dep, err := st.DeploymentByID(nil, id)
+	dep, err := st.DeploymentByID(nil, c.id)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if dep == nil {
-		return nil, nil, fmt.Errorf("%w: %s", structs.ErrUnknownDeployment, id)
+		return fmt.Errorf("%w: %s", structs.ErrUnknownDeployment, c.id)
 	}
-	if err := d.srv.authorizeNamespace(secret, dep.Namespace, acl.NamespaceCapabilitySubmitJob); err != nil {
-		return nil, nil, err
+	if err := d.srv.authorizeNamespace(c.wr.AuthToken, dep.Namespace, acl.NamespaceCapabilitySubmitJob); err != nil {
+		return err
 	}
+	c.wr.AuthToken = ""
 	job, err := st.JobByID(nil, dep.Namespace, dep.JobID)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return dep, job, nil
+	if !dep.Active() {
+		return fmt.Errorf("%w: %s", structs.ErrInvalidRequest, c.terminal)
+	}
+	return apply(dep, job)
 }
 
 // deploymentEval is the evaluation that carries an operator's change of a
@@ -130,43 +151,38 @@ func (d *Deployment) deploymentEval(dep *structs.Deployment, job *structs.Job) *
 	return e
 }
 
-func (d *Deployment) reply(dep *structs.Deployment, eval *structs.Evaluation, index uint64, reply *structs.DeploymentUpdateResponse) {
+// commit applies the change's raft entry and answers with its index and
+// the evaluation it carries.
+func (d *Deployment) commit(t structs.MessageType, entry any, eval *structs.Evaluation, reply *structs.DeploymentUpdateResponse) error {
+	_, index, err := d.srv.raftApply(t, entry)
+	if err != nil {
+		return err
+	}
 	reply.DeploymentModifyIndex, reply.Index = index, index
 	if eval != nil {
 		reply.EvalID, reply.EvalCreateIndex = eval.ID, index
 	}
+	return nil
 }
 
 // Promote promotes the canaries of a running deployment: every group, or
 // the named ones. Every canary of those groups must be healthy.
 func (d *Deployment) Promote(args *structs.DeploymentPromoteRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.Promote", args, reply); done {
-		return err
-	}
-	dep, job, err := d.writable(args.AuthToken, args.DeploymentID)
-	if err != nil {
-		return err
-	}
-	args.AuthToken = ""
-	if !dep.Active() {
-		return fmt.Errorf("%w: can't promote terminal deployment", structs.ErrInvalidRequest)
-	}
-	in, err := deploymentInputFor(d.srv.State(), dep, d.srv.clock.Now())
-	if err != nil {
-		return err
-	}
-	if err := promotable(dep, in.Canaries, args); err != nil {
-		return err
-	}
-	eval := d.deploymentEval(dep, job)
-	_, index, err := d.srv.raftApply(structs.DeploymentPromoteRequestType, &structs.ApplyDeploymentPromoteRequest{
-		DeploymentPromoteRequest: *args, Eval: eval, UpdatedAt: d.srv.clock.Now().UnixNano(),
+	c := deploymentChange{method: "Deployment.Promote", id: args.DeploymentID, args: args, wr: &args.WriteRequest, reply: reply,
+		terminal: "can't promote terminal deployment"}
+	return d.change(c, func(dep *structs.Deployment, job *structs.Job) error {
+		in, err := deploymentInputFor(d.srv.State(), dep, d.srv.clock.Now())
+		if err != nil {
+			return err
+		}
+		if err := promotable(dep, in.Canaries, args); err != nil {
+			return err
+		}
+		eval := d.deploymentEval(dep, job)
+		return d.commit(structs.DeploymentPromoteRequestType, &structs.ApplyDeploymentPromoteRequest{
+			DeploymentPromoteRequest: *args, Eval: eval, UpdatedAt: d.srv.clock.Now().UnixNano(),
+		}, eval, reply)
 	})
-	if err != nil {
-		return err
-	}
-	d.reply(dep, eval, index, reply)
-	return nil
 }
 
 // promotable checks that the groups to promote have canaries, all healthy.
@@ -207,109 +223,73 @@ func contains(list []string, s string) bool {
 
 // Pause pauses or resumes a deployment.
 func (d *Deployment) Pause(args *structs.DeploymentPauseRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.Pause", args, reply); done {
-		return err
+	action := "resume"
+	if args.Pause {
+		action = "pause"
 	}
-	dep, job, err := d.writable(args.AuthToken, args.DeploymentID)
-	if err != nil {
-		return err
-	}
-	args.AuthToken = ""
-	if !dep.Active() {
-		action := "resume"
-		if args.Pause {
-			action = "pause"
+	c := deploymentChange{method: "Deployment.Pause", id: args.DeploymentID, args: args, wr: &args.WriteRequest, reply: reply,
+		terminal: "can't " + action + " terminal deployment"}
+	return d.change(c, func(dep *structs.Deployment, job *structs.Job) error {
+		u := &structs.DeploymentStatusUpdate{DeploymentID: dep.ID, Status: structs.DeploymentStatusPaused, StatusDescription: structs.DeploymentStatusDescriptionPaused}
+		var eval *structs.Evaluation
+		if !args.Pause {
+			u.Status, u.StatusDescription = structs.DeploymentStatusRunning, structs.DeploymentStatusDescriptionRunning
+			if dep.RequiresPromotion() {
+				u.StatusDescription = structs.DeploymentStatusDescriptionRunningNeedsPromotion
+			}
+			eval = d.deploymentEval(dep, job)
 		}
-		return fmt.Errorf("%w: can't %s terminal deployment", structs.ErrInvalidRequest, action)
-	}
-	u := &structs.DeploymentStatusUpdate{DeploymentID: dep.ID, Status: structs.DeploymentStatusPaused, StatusDescription: structs.DeploymentStatusDescriptionPaused}
-	var eval *structs.Evaluation
-	if !args.Pause {
-		u.Status, u.StatusDescription = structs.DeploymentStatusRunning, structs.DeploymentStatusDescriptionRunning
-		if dep.RequiresPromotion() {
-			u.StatusDescription = structs.DeploymentStatusDescriptionRunningNeedsPromotion
-		}
-		eval = d.deploymentEval(dep, job)
-	}
-	return d.applyStatus(dep, &structs.DeploymentStatusUpdateRequest{DeploymentUpdate: u, Eval: eval}, reply)
+		return d.applyStatus(&structs.DeploymentStatusUpdateRequest{DeploymentUpdate: u, Eval: eval}, reply)
+	})
 }
 
 // Fail fails a running deployment, rolling back as auto_revert says.
 func (d *Deployment) Fail(args *structs.DeploymentFailRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.Fail", args, reply); done {
-		return err
-	}
-	dep, job, err := d.writable(args.AuthToken, args.DeploymentID)
-	if err != nil {
-		return err
-	}
-	if !dep.Active() {
-		return fmt.Errorf("%w: can't fail terminal deployment", structs.ErrInvalidRequest)
-	}
-	in, err := deploymentInputFor(d.srv.State(), dep, d.srv.clock.Now())
-	if err != nil {
-		return err
-	}
-	revert := false
-	for _, g := range dep.TaskGroups {
-		revert = revert || g.AutoRevert
-	}
-	step := failDeployment(in, structs.DeploymentStatusDescriptionFailedByUser, revert)
-	req := &structs.DeploymentStatusUpdateRequest{DeploymentUpdate: step.Update, Job: step.Rollback, Eval: d.deploymentEval(dep, job)}
-	if step.Rollback != nil {
-		reply.RevertedJobVersion = new(step.Rollback.Version)
-	}
-	return d.applyStatus(dep, req, reply)
+	c := deploymentChange{method: "Deployment.Fail", id: args.DeploymentID, args: args, wr: &args.WriteRequest, reply: reply,
+		terminal: "can't fail terminal deployment"}
+	return d.change(c, func(dep *structs.Deployment, job *structs.Job) error {
+		in, err := deploymentInputFor(d.srv.State(), dep, d.srv.clock.Now())
+		if err != nil {
+			return err
+		}
+		revert := false
+		for _, g := range dep.TaskGroups {
+			revert = revert || g.AutoRevert
+		}
+		step := failDeployment(in, structs.DeploymentStatusDescriptionFailedByUser, revert)
+		req := &structs.DeploymentStatusUpdateRequest{DeploymentUpdate: step.Update, Job: step.Rollback, Eval: d.deploymentEval(dep, job)}
+		if step.Rollback != nil {
+			reply.RevertedJobVersion = new(step.Rollback.Version)
+		}
+		return d.applyStatus(req, reply)
+	})
 }
 
-func (d *Deployment) applyStatus(dep *structs.Deployment, req *structs.DeploymentStatusUpdateRequest, reply *structs.DeploymentUpdateResponse) error {
+func (d *Deployment) applyStatus(req *structs.DeploymentStatusUpdateRequest, reply *structs.DeploymentUpdateResponse) error {
 	req.UpdatedAt = d.srv.clock.Now().UnixNano()
-	_, index, err := d.srv.raftApply(structs.DeploymentStatusUpdateRequestType, req)
-	if err != nil {
-		return err
-	}
-	d.reply(dep, req.Eval, index, reply)
-	return nil
+	return d.commit(structs.DeploymentStatusUpdateRequestType, req, req.Eval, reply)
 }
 
 // SetAllocHealth records allocation health by hand (health_check =
 // "manual", or an operator's verdict). An unhealthy allocation fails the
 // deployment through the watcher, as one the client reports does.
 func (d *Deployment) SetAllocHealth(args *structs.DeploymentAllocHealthRequest, reply *structs.DeploymentUpdateResponse) error {
-	if done, err := d.srv.forward("Deployment.SetAllocHealth", args, reply); done {
-		return err
-	}
-	dep, job, err := d.writable(args.AuthToken, args.DeploymentID)
-	if err != nil {
-		return err
-	}
-	args.AuthToken = ""
-	if !dep.Active() {
-		return fmt.Errorf("%w: can't set health of allocations for a terminal deployment", structs.ErrInvalidRequest)
-	}
-	if len(args.HealthyAllocationIDs)+len(args.UnhealthyAllocationIDs) == 0 {
-		return fmt.Errorf("%w: must specify at least one healthy/unhealthy allocation ID", structs.ErrMissingField)
-	}
-	eval := d.deploymentEval(dep, job)
-	_, index, err := d.srv.raftApply(structs.DeploymentAllocHealthRequestType, &structs.ApplyDeploymentAllocHealthRequest{
-		DeploymentAllocHealthRequest: *args, Timestamp: d.srv.clock.Now().UTC(), Eval: eval,
+	c := deploymentChange{method: "Deployment.SetAllocHealth", id: args.DeploymentID, args: args, wr: &args.WriteRequest, reply: reply,
+		terminal: "can't set health of allocations for a terminal deployment"}
+	return d.change(c, func(dep *structs.Deployment, job *structs.Job) error {
+		if len(args.HealthyAllocationIDs)+len(args.UnhealthyAllocationIDs) == 0 {
+			return fmt.Errorf("%w: must specify at least one healthy/unhealthy allocation ID", structs.ErrMissingField)
+		}
+		eval := d.deploymentEval(dep, job)
+		return d.commit(structs.DeploymentAllocHealthRequestType, &structs.ApplyDeploymentAllocHealthRequest{
+			DeploymentAllocHealthRequest: *args, Timestamp: d.srv.clock.Now().UTC(), Eval: eval,
+		}, eval, reply)
 	})
-	if err != nil {
-		return err
-	}
-	d.reply(dep, eval, index, reply)
-	return nil
 }
 
 // Deployments returns a job's deployments, newest first.
 func (j *Job) Deployments(args *structs.JobDeploymentsRequest, reply *structs.JobDeploymentsResponse) error {
-	if done, err := j.srv.forwardQuery("Job.Deployments", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.Deployments", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		all, err := st.DeploymentsByJobID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err
@@ -324,13 +304,7 @@ func (j *Job) Deployments(args *structs.JobDeploymentsRequest, reply *structs.Jo
 
 // LatestDeployment returns a job's newest deployment, nil when it has none.
 func (j *Job) LatestDeployment(args *structs.JobDeploymentsRequest, reply *structs.SingleDeploymentResponse) error {
-	if done, err := j.srv.forwardQuery("Job.LatestDeployment", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.LatestDeployment", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		dep, err := st.LatestDeploymentByJobID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err

@@ -6,7 +6,8 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-// applyNodePool applies the node pool entries; ok is false for any other
+// applyNodePool applies the node pool entries, and the site outages
+// declared for pools' sites; ok is false for any other
 // type.
 func (f *nomadFSM) applyNodePool(t structs.MessageType, buf []byte, index uint64) (resp any, ok bool) {
 	switch t {
@@ -22,6 +23,15 @@ func (f *nomadFSM) applyNodePool(t structs.MessageType, buf []byte, index uint64
 			return fmt.Errorf("decoding %s: %w", t, err), true
 		}
 		return f.State().DeleteNodePools(index, req.Names), true
+	case structs.SiteOutageUpdateRequestType:
+		var req structs.SiteOutageUpdateRequest
+		if err := structs.Decode(buf, &req); err != nil {
+			return fmt.Errorf("decoding %s: %w", t, err), true
+		}
+		if err := f.State().UpdateSiteOutages(index, &req); err != nil {
+			return err, true
+		}
+		return f.upsertEvals(index, req.Evals), true
 	}
 	return nil, false
 }

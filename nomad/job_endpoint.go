@@ -64,11 +64,16 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	}
 	now := j.srv.clock.Now()
 	args.SubmitTime = now.UnixNano()
-	args.Eval = args.Job.NewEval(opts.trigger, now)
-	if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
-		return err
+	// A periodic or parameterized job is a template: its children run,
+	// it never does, so it gets no evaluation (as upstream).
+	args.Eval = nil
+	if !args.Job.IsParent() {
+		args.Eval = args.Job.NewEval(opts.trigger, now)
+		if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
+			return err
+		}
 	}
-	if sc := args.Scaling; sc != nil && sc.ScalingEvent != nil {
+	if sc := args.Scaling; sc != nil && sc.ScalingEvent != nil && args.Eval != nil {
 		evalID := args.Eval.ID
 		sc.ScalingEvent.EvalID = &evalID
 	}
@@ -77,8 +82,10 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return err
 	}
 	reply.Warnings = j.srv.disconnectWarning(args.Job)
-	reply.EvalID = args.Eval.ID
-	reply.EvalCreateIndex = index
+	if args.Eval != nil {
+		reply.EvalID = args.Eval.ID
+		reply.EvalCreateIndex = index
+	}
 	reply.JobModifyIndex = index
 	reply.Index = index
 	return nil
@@ -123,16 +130,23 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	}
 	now := j.srv.clock.Now()
 	args.Now = now.UnixNano()
-	args.Eval = job.NewEval(structs.EvalTriggerJobDeregister, now)
-	if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
-		return err
+	// Stopping a template stops its launches; it has no allocations to
+	// stop (its children are jobs of their own).
+	args.Eval = nil
+	if !job.IsParent() {
+		args.Eval = job.NewEval(structs.EvalTriggerJobDeregister, now)
+		if err := overrideEvalPriority(args.Eval, args.EvalPriority); err != nil {
+			return err
+		}
 	}
 	_, index, err := j.srv.raftApply(structs.JobDeregisterRequestType, args)
 	if err != nil {
 		return err
 	}
-	reply.EvalID = args.Eval.ID
-	reply.EvalCreateIndex = index
+	if args.Eval != nil {
+		reply.EvalID = args.Eval.ID
+		reply.EvalCreateIndex = index
+	}
 	reply.JobModifyIndex = index
 	reply.Index = index
 	return nil
@@ -162,13 +176,7 @@ func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValid
 
 // GetJob returns one job, blocking on it when asked.
 func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
-	if done, err := j.srv.forwardQuery("Job.GetJob", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.GetJob", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err
@@ -205,6 +213,11 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 			if err != nil {
 				return 0, err
 			}
+			if job.IsParent() {
+				if summary, err = withChildren(ws, st, summary); err != nil {
+					return 0, err
+				}
+			}
 			reply.Jobs = append(reply.Jobs, job.Stub(summary))
 		}
 		return tableIndex(st, state.TableJobs, state.TableJobSummary)
@@ -213,13 +226,7 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 
 // Allocations lists a job's allocations.
 func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAllocationsResponse) error {
-	if done, err := j.srv.forwardQuery("Job.Allocations", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.Allocations", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		allocs, err := st.AllocsByJob(ws, args.RequestNamespace(), args.JobID, args.All)
 		if err != nil {
 			return 0, err
@@ -242,13 +249,7 @@ func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAl
 
 // Evaluations lists a job's evaluations.
 func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEvaluationsResponse) error {
-	if done, err := j.srv.forwardQuery("Job.Evaluations", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.Evaluations", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		evals, err := st.EvalsByJob(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err
@@ -261,18 +262,20 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEv
 
 // Summary returns a job's allocation counts.
 func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummaryResponse) error {
-	if done, err := j.srv.forwardQuery("Job.Summary", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.Summary", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		s, err := st.JobSummaryByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err
 		}
+		if s, err = withChildren(ws, st, s); err != nil {
+			return 0, err
+		}
 		reply.JobSummary = s
+		if s != nil && s.Children != nil && (s.Children.Pending+s.Children.Running+s.Children.Dead) > 0 {
+			// The counts move with the children, which are jobs: a
+			// blocking query must wake when any of them changes.
+			return tableIndex(st, state.TableJobs, state.TableJobSummary)
+		}
 		if s != nil {
 			return s.ModifyIndex, nil
 		}
@@ -284,13 +287,7 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 // behind it. Allocations on disconnected nodes count as placed, not as
 // running, and are counted apart in Unknown.
 func (j *Job) ScaleStatus(args *structs.JobSpecificRequest, reply *structs.JobScaleStatusResponse) error {
-	if done, err := j.srv.forwardQuery("Job.ScaleStatus", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.ScaleStatus", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err

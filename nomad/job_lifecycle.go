@@ -12,13 +12,7 @@ import (
 // GetJobVersions returns the stored versions of a job, newest first, and
 // with Diffs the change each made to the one before it.
 func (j *Job) GetJobVersions(args *structs.JobVersionsRequest, reply *structs.JobVersionsResponse) error {
-	if done, err := j.srv.forwardQuery("Job.GetJobVersions", &args.QueryOptions, args, reply); done {
-		return err
-	}
-	if err := j.srv.authorizeNamespace(args.AuthToken, args.RequestNamespace(), acl.NamespaceCapabilityReadJob); err != nil {
-		return err
-	}
-	return j.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	return j.srv.readJobQuery("Job.GetJobVersions", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		versions, err := st.JobVersionsByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
 			return 0, err

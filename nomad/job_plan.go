@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -63,6 +64,11 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	stored, err := snap.JobByID(nil, job.Namespace, job.ID)
 	if err != nil {
 		return err
+	}
+	if stored.IsParent() {
+		// A template places nothing; its children are planned when they
+		// launch. Upstream answers with the next launch instead.
+		return planParent(j.srv, stored, now, index, reply)
 	}
 	eval := stored.NewEval(structs.EvalTriggerJobRegister, now)
 	eval.AnnotatePlan = true
@@ -258,4 +264,22 @@ func annotateChanges(g *structs.TaskGroupDiff, u *structs.DesiredUpdates) {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// planParent answers the plan of a periodic or parameterized job.
+func planParent(srv *Server, job *structs.Job, now time.Time, index uint64, reply *structs.JobPlanResponse) error {
+	if job.IsPeriodicActive() {
+		next, err := job.Periodic.Next(now)
+		if err != nil {
+			return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, err)
+		}
+		reply.NextPeriodicLaunch = next
+	}
+	reply.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}}
+	if reply.Diff != nil {
+		annotateGroups(reply.Diff, reply.Annotations)
+	}
+	reply.Warnings = srv.disconnectWarning(job)
+	reply.Index = index - 1
+	return nil
 }

@@ -56,7 +56,9 @@ func (s *Server) establishLeadership() error {
 	go func() { defer s.wg.Done(); s.reapDupBlockedEvals(stopCh) }()
 	s.startDrainer(stopCh)
 	s.startDeploymentWatcher(stopCh)
+	s.startPeriodicDispatcher(stopCh)
 	s.startMetrics(stopCh)
+	s.startSiteOutages(stopCh)
 	s.logger.Info("cluster leadership acquired")
 	return nil
 }

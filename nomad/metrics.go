@@ -101,6 +101,9 @@ func (s *Server) leaderGauges() (gaugeFamilies, error) {
 	g.set("nomad.blocked_evals.total_escaped", float32(bl.TotalEscaped))
 	g.set("nomad.plan.queue_depth", float32(s.planQueue.Stats().Depth))
 	g.set("nomad.heartbeat.active", float32(s.heartbeats.count()))
+	if err := collectSiteOutages(&snap.StateStore, g); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 

@@ -44,6 +44,11 @@ func (n *NodePool) UpsertNodePools(args *structs.NodePoolUpsertRequest, reply *s
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("%w: %w", structs.ErrInvalidRequest, err)
 		}
+		if p.Disconnect != nil {
+			// Stored with its defaults, so what `node pool info` shows is
+			// what the site outage detector applies.
+			p.Disconnect.SiteOutage.Canonicalize()
+		}
 	}
 	args.AuthToken = ""
 	_, index, err := n.srv.raftApply(structs.NodePoolUpsertRequestType, args)
@@ -191,4 +196,32 @@ func poolExists(ws memdb.WatchSet, st *state.StateStore, name string) error {
 		return fmt.Errorf("%w: %q", structs.ErrUnknownNodePool, name)
 	}
 	return nil
+}
+
+// ListSiteOutages lists the site outages declared for a pool's sites (see
+// docs/concepts/disconnected-clients.md, "Site outages"); needs read on
+// the pool.
+func (n *NodePool) ListSiteOutages(args *structs.NodePoolSpecificRequest, reply *structs.SiteOutageListResponse) error {
+	if done, err := n.srv.forwardQuery("NodePool.ListSiteOutages", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	if err := n.srv.authorize(args.AuthToken, poolCap(args.Name, false)); err != nil {
+		return err
+	}
+	return n.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		if err := poolExists(ws, st, args.Name); err != nil {
+			return 0, err
+		}
+		outages, err := st.SiteOutages(ws)
+		if err != nil {
+			return 0, err
+		}
+		reply.SiteOutages = []*structs.SiteOutage{}
+		for _, o := range outages {
+			if o.Pool == args.Name {
+				reply.SiteOutages = append(reply.SiteOutages, o)
+			}
+		}
+		return tableIndex(st, state.TableNodePools, state.TableSiteOutages)
+	})
 }

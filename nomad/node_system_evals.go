@@ -22,7 +22,7 @@ func (s *Server) systemJobEvals(nodeID string, have []*structs.Evaluation) ([]*s
 	var out []*structs.Evaluation
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		job := raw.(*structs.Job)
-		if job.Stopped() || (job.Type != structs.JobTypeSystem && job.Type != structs.JobTypeSysBatch) {
+		if job.Stopped() || job.IsParent() || (job.Type != structs.JobTypeSystem && job.Type != structs.JobTypeSysBatch) {
 			continue
 		}
 		if seen[structs.NamespacedID{Namespace: job.Namespace, ID: job.ID}] {

@@ -61,6 +61,8 @@ type Server struct {
 	blockedEvals *BlockedEvals
 	planQueue    *PlanQueue
 	heartbeats   *heartbeater
+	// sites declares and clears site outages while this server leads.
+	sites *siteDetector
 
 	// The leader's write batchers: node status changes and client
 	// allocation updates of many nodes share raft entries and evaluations.
@@ -143,6 +145,7 @@ func NewServer(cfg *Config) (*Server, error) {
 	s.heartbeats = newHeartbeater(s)
 	s.nodeStatusBatch = newUpdateBatcher(cfg.Clock, cfg.NodeStatusBatchWindow, maxNodeStatusBatch, s.commitNodeStatuses)
 	s.allocUpdateBatch = newUpdateBatcher(cfg.Clock, cfg.AllocUpdateBatchWindow, maxAllocUpdateBatch, s.commitAllocUpdates)
+	s.sites = &siteDetector{srv: s}
 
 	if s.fsm, err = newFSM(s, stream.NewEventBroker(stream.EventBrokerConfig{BufferSize: cfg.EventBufferSize})); err != nil {
 		return nil, err

@@ -1,10 +1,15 @@
 package scheduler
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
 
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -31,6 +36,32 @@ func TestAllocSet_Algebra(t *testing.T) {
 	c.ClientStatus = structs.AllocClientStatusUnknown
 	b.ClientStatus = structs.AllocClientStatusLost
 	must.MapLen(t, 1, y.filterByTerminal(), must.Sprint("unknown is not terminal"))
+}
+
+// sorted, which parses each name's index once, orders any set as the
+// plain rule does (name index, then ID): everything the reconciler derives
+// from a set depends on that order being deterministic.
+func TestAllocSet_SortedMatchesOracle(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		s := allocSet{}
+		for i := range rapid.IntRange(0, 30).Draw(rt, "n") {
+			a := mock.Alloc()
+			a.ID = fmt.Sprintf("%02d-%s", rapid.IntRange(0, 9).Draw(rt, "id"), a.ID)
+			a.Name = rapid.SampledFrom([]string{
+				structs.AllocName("j", "g", uint(rapid.IntRange(0, 12).Draw(rt, fmt.Sprint("index", i)))),
+				"j.g[", "no-index", "j.g[x]",
+			}).Draw(rt, "name")
+			s[a.ID] = a
+		}
+		want := slices.AppendSeq(make([]*structs.Allocation, 0, len(s)), maps.Values(s))
+		sort.Slice(want, func(i, j int) bool {
+			if want[i].Index() != want[j].Index() {
+				return want[i].Index() < want[j].Index()
+			}
+			return want[i].ID < want[j].ID
+		})
+		must.Eq(rt, want, s.sorted())
+	})
 }
 
 // Each classification rule of "Disconnecting allocations" (see

@@ -12,30 +12,40 @@ import (
 	"github.com/nomad-edge/nomad/scheduler/schedtest"
 )
 
+// placeTimed times one register evaluation of job by the scheduler
+// factory makes, and nothing around it; it returns how many allocations
+// the evaluation's first plan placed. The timer is stopped on entry.
+func placeTimed(b *testing.B, h *schedtest.Harness, factory scheduler.Factory, job *structs.Job) int {
+	eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
+	h.UpsertEval(eval)
+	b.StartTimer()
+	must.NoError(b, h.Process(factory, eval))
+	b.StopTimer()
+	return len(schedtest.PlacedAllocs(h.Plans[0]))
+}
+
 // BenchmarkServiceSched_1000 measures one evaluation placing a 1,000-count
-// service job over 100 empty nodes: the reconciler, 1,000 selections and
-// the plan.
+// service job over empty nodes: the reconciler, 1,000 selections and the
+// plan. nodes=1000 is the figure issue 7 sets a target for (under 100 ms
+// on 2 cores); nodes=100 is the older row of the benchmarks page.
 func BenchmarkServiceSched_1000(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		b.StopTimer()
-		h := schedtest.NewHarness(b)
-		for range 100 {
-			h.UpsertNodes(mock.Node())
-		}
-		job := mock.Job()
-		job.TaskGroups[0].Count = 1000
-		job.TaskGroups[0].Tasks[0].Resources = &structs.Resources{CPU: 100, MemoryMB: 64}
-		job = h.UpsertJob(job)
-		eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
-		h.UpsertEval(eval)
-		b.StartTimer()
-
-		must.NoError(b, h.Process(scheduler.NewServiceScheduler, eval))
-
-		b.StopTimer()
-		must.Len(b, 1000, schedtest.PlacedAllocs(h.Plans[0]))
-		b.StartTimer()
+	for _, nodes := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				h := schedtest.NewHarness(b)
+				for range nodes {
+					h.UpsertNodes(mock.Node())
+				}
+				job := mock.Job()
+				job.TaskGroups[0].Count = 1000
+				job.TaskGroups[0].Tasks[0].Resources = &structs.Resources{CPU: 100, MemoryMB: 64}
+				job = h.UpsertJob(job)
+				must.Eq(b, 1000, placeTimed(b, h, scheduler.NewServiceScheduler, job))
+				b.StartTimer()
+			}
+		})
 	}
 }
 
@@ -63,14 +73,7 @@ func BenchmarkServiceSched_CountBeyondCapacity(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				h, job := setup(b, count)
-				eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
-				h.UpsertEval(eval)
-				b.StartTimer()
-
-				must.NoError(b, h.Process(scheduler.NewServiceScheduler, eval))
-
-				b.StopTimer()
-				must.Len(b, 100, schedtest.PlacedAllocs(h.Plans[0]))
+				must.Eq(b, 100, placeTimed(b, h, scheduler.NewServiceScheduler, job))
 				b.StartTimer()
 			}
 		})
@@ -93,9 +96,24 @@ func BenchmarkServiceSched_CountBeyondCapacity(b *testing.B) {
 	}
 }
 
+// acceptingPlanner is a harness whose plans are accepted whole and written
+// nowhere, so that a benchmark measures the scheduler without the state
+// store's inserts that follow in the plan applier.
+type acceptingPlanner struct {
+	*schedtest.Harness
+	plans []*structs.Plan
+}
+
+func (p *acceptingPlanner) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
+	p.plans = append(p.plans, plan)
+	return &structs.PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation}, nil, nil
+}
+
 // BenchmarkSystemSched_5000 measures the system scheduler over 5,000 ready
 // nodes: "place" is the first evaluation (5,000 single-node selections and
-// the plan), "settled" one more evaluation that finds nothing to do.
+// the plan, applied by the harness to its state store), "schedule" the
+// same with the plan accepted and not applied (the scheduler alone),
+// "settled" one more evaluation that finds nothing to do.
 func BenchmarkSystemSched_5000(b *testing.B) {
 	setup := func(b *testing.B) (*schedtest.Harness, *structs.Job) {
 		h := schedtest.NewHarness(b)
@@ -109,16 +127,24 @@ func BenchmarkSystemSched_5000(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			h, job := setup(b)
-			eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
-			h.UpsertEval(eval)
-			b.StartTimer()
-
-			must.NoError(b, h.Process(scheduler.NewSystemScheduler, eval))
-
-			b.StopTimer()
-			must.Len(b, 5000, schedtest.PlacedAllocs(h.Plans[0]))
+			must.Eq(b, 5000, placeTimed(b, h, scheduler.NewSystemScheduler, job))
 			b.StartTimer()
 		}
+	})
+	b.Run("schedule", func(b *testing.B) {
+		h, job := setup(b)
+		snap, err := h.State.Snapshot()
+		must.NoError(b, err)
+		p := &acceptingPlanner{Harness: h}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			eval := schedtest.JobEval(job, structs.EvalTriggerJobRegister)
+			sched := scheduler.NewSystemScheduler(scheduler.Config{State: snap, Planner: p, Now: h.Clock()})
+			must.NoError(b, sched.Process(eval))
+		}
+		b.StopTimer()
+		must.Len(b, 5000, schedtest.PlacedAllocs(p.plans[len(p.plans)-1]))
 	})
 	b.Run("settled", func(b *testing.B) {
 		h, job := setup(b)

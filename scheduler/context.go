@@ -29,6 +29,10 @@ type EvalContext struct {
 	versions map[string]version.Constraints
 	pools    map[string]*structs.PoolDisconnect
 	nodes    map[string]*structs.Node
+	// live caches each node's non-terminal allocations in state: the
+	// snapshot does not change during an attempt, and bin packing asks
+	// for the same candidate nodes once per placement.
+	live map[string][]*structs.Allocation
 }
 
 // NewEvalContext returns a context over state that charges nodes for the
@@ -41,6 +45,7 @@ func NewEvalContext(state State, plan *structs.Plan, logger hclog.Logger) *EvalC
 		state: state, plan: plan, logger: logger,
 		regexps: map[string]*regexp.Regexp{}, versions: map[string]version.Constraints{},
 		pools: map[string]*structs.PoolDisconnect{}, nodes: map[string]*structs.Node{},
+		live: map[string][]*structs.Allocation{},
 	}
 	c.resetMetrics()
 	return c
@@ -62,9 +67,13 @@ func (c *EvalContext) resetMetrics() {
 // included: their tasks may well be running), minus the plan's stops, with
 // the plan's updates and placements.
 func (c *EvalContext) ProposedAllocs(nodeID string) ([]*structs.Allocation, error) {
-	existing, err := c.state.AllocsByNodeTerminal(nil, nodeID, false)
-	if err != nil {
-		return nil, fmt.Errorf("listing allocations of node %s: %w", nodeID, err)
+	existing, ok := c.live[nodeID]
+	if !ok {
+		var err error
+		if existing, err = c.state.AllocsByNodeTerminal(nil, nodeID, false); err != nil {
+			return nil, fmt.Errorf("listing allocations of node %s: %w", nodeID, err)
+		}
+		c.live[nodeID] = existing
 	}
 	gone := map[string]bool{}
 	for _, a := range c.plan.NodeUpdate[nodeID] {

@@ -69,8 +69,12 @@ func (it *staticIterator) Reset() { it.seen = 0 }
 // SetNodes replaces the list with a shuffled copy of nodes.
 func (it *staticIterator) SetNodes(nodes []*structs.Node, seed uint64) {
 	shuffled := append([]*structs.Node(nil), nodes...)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	// The system scheduler sets one node at a time, thousands of times
+	// an evaluation: a generator to shuffle a list of one is waste.
+	if len(shuffled) > 1 {
+		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	}
 	it.nodes, it.offset, it.seen = shuffled, 0, 0
 }
 

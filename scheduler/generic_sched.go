@@ -7,8 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -42,78 +40,45 @@ var validTriggers = map[string]bool{
 	structs.EvalTriggerFailedFollowUp: true, structs.EvalTriggerPreemption: true,
 	structs.EvalTriggerScaling: true, structs.EvalTriggerMaxDisconnectTimeout: true,
 	structs.EvalTriggerReconnect: true, structs.EvalTriggerDeploymentWatcher: true,
+	structs.EvalTriggerSiteOutageCleared: true,
 }
 
 // GenericScheduler schedules service and batch jobs: it reconciles the
 // job's allocations, places what is missing, and retries when the plan
 // applier rejects part of its plan.
 type GenericScheduler struct {
-	base     hclog.Logger
-	logger   hclog.Logger
-	state    State
-	planner  Planner
-	recorder Recorder
-	clock    func() time.Time
-	batch    bool
+	schedulerBase
+	batch bool
 
-	// Per Process.
-	now            time.Time
-	eval           *structs.Evaluation
-	job            *structs.Job
-	plan           *structs.Plan
-	planResult     *structs.PlanResult
-	ctx            *EvalContext
-	stack          *genericStack
-	followUpEvals  []*structs.Evaluation
-	blocked        *structs.Evaluation
-	nextEval       *structs.Evaluation
-	failedTGAllocs map[string]*structs.AllocMetric
-	queuedAllocs   map[string]int
-	placed         map[string]string // new allocation ID → group
-	reconnects     []reconnectOutcome
-	// replacing are new allocations that replace unknown ones.
-	replacing map[string]bool
 	// deploymentIDs maps a group to the deployment its placements join.
 	deploymentIDs map[string]string
+	// siteHeld is the evaluation's description when a site outage held
+	// replacements (siteHeldDescription).
+	siteHeld string
 }
 
 // NewServiceScheduler returns the scheduler for service jobs.
-func NewServiceScheduler(cfg Config) Scheduler { return newGenericScheduler(cfg, false) }
+func NewServiceScheduler(cfg Config) Scheduler {
+	return &GenericScheduler{schedulerBase: newSchedulerBase(cfg, structs.JobTypeService)}
+}
 
 // NewBatchScheduler returns the scheduler for batch jobs.
-func NewBatchScheduler(cfg Config) Scheduler { return newGenericScheduler(cfg, true) }
-
-func newGenericScheduler(cfg Config, batch bool) *GenericScheduler {
-	cfg = cfg.withDefaults()
-	name := structs.JobTypeService
-	if batch {
-		name = structs.JobTypeBatch
-	}
-	return &GenericScheduler{
-		base: cfg.Logger.Named(name + "_sched"), state: cfg.State, planner: cfg.Planner,
-		recorder: cfg.Recorder, clock: cfg.Now, batch: batch,
-	}
+func NewBatchScheduler(cfg Config) Scheduler {
+	return &GenericScheduler{schedulerBase: newSchedulerBase(cfg, structs.JobTypeBatch), batch: true}
 }
 
 // Process handles one evaluation. The evaluation's outcome is written
 // through Planner.UpdateEval; a returned error means the evaluation could
 // not be processed at all and should be retried by the broker.
 func (s *GenericScheduler) Process(eval *structs.Evaluation) error {
-	s.eval = eval
-	s.now = s.clock()
-	s.blocked, s.nextEval = nil, nil
-	s.logger = s.base.With("eval_id", eval.ID, "job_id", eval.JobID, "namespace", eval.Namespace)
-
-	if !validTriggers[eval.TriggeredBy] {
-		desc := fmt.Sprintf("scheduler cannot handle '%s' evaluation reason", eval.TriggeredBy)
-		return s.setStatus(structs.EvalStatusFailed, desc)
+	if ok, err := s.begin(eval); !ok {
+		return err
 	}
-
 	limit := maxServiceScheduleAttempts
 	if s.batch {
 		limit = maxBatchScheduleAttempts
 	}
-	if err := s.retryMax(limit); err != nil {
+	if err := s.retryMax(limit, s.process); err != nil {
 		if !errors.Is(err, ErrMaxAttempts) {
 			return err
 		}
@@ -138,60 +103,18 @@ func (s *GenericScheduler) Process(eval *structs.Evaluation) error {
 		e.SnapshotIndex = s.plan.SnapshotIndex
 		return s.planner.ReblockEval(e)
 	}
-	return s.setStatus(structs.EvalStatusComplete, "")
-}
-
-// retryMax runs process until it is done, at most limit times in a row
-// without progress.
-func (s *GenericScheduler) retryMax(limit int) error {
-	for attempts := 0; attempts < limit; {
-		done, err := s.process()
-		if err != nil {
-			return err
-		}
-		if done {
-			return nil
-		}
-		if s.planResult != nil && !s.planResult.IsNoOp() {
-			attempts = 0 // part of the plan landed: the state moved on
-		} else {
-			attempts++
-		}
-	}
-	return fmt.Errorf("%w (%d)", ErrMaxAttempts, limit)
+	return s.setStatus(structs.EvalStatusComplete, s.siteHeld)
 }
 
 // process makes and submits one plan. It returns true when nothing is
 // left to retry.
 func (s *GenericScheduler) process() (bool, error) {
-	job, err := s.state.JobByID(nil, s.eval.Namespace, s.eval.JobID)
+	index, err := s.startAttempt(s.batch)
 	if err != nil {
-		return false, fmt.Errorf("looking up job %q: %w", s.eval.JobID, err)
+		return false, err
 	}
-	s.job = job
-	index, err := s.state.LatestIndex()
-	if err != nil {
-		return false, fmt.Errorf("reading state index: %w", err)
-	}
-	s.queuedAllocs = map[string]int{}
-	if !job.Stopped() {
-		for _, tg := range job.TaskGroups {
-			s.queuedAllocs[tg.Name] = 0
-		}
-	}
-	s.followUpEvals, s.failedTGAllocs, s.planResult = nil, nil, nil
-	s.placed = map[string]string{}
-	s.replacing = map[string]bool{}
-	s.plan = &structs.Plan{
-		EvalID: s.eval.ID, Priority: s.eval.Priority, Job: job, SnapshotIndex: index,
-	}
-	if job != nil {
-		s.plan.AllAtOnce = job.AllAtOnce
-	}
-	s.ctx = NewEvalContext(s.state, s.plan, s.logger)
-	s.stack = newGenericStack(s.batch, s.ctx)
-	if !job.Stopped() {
-		s.stack.SetJob(job)
+	if s.job != nil {
+		s.plan.AllAtOnce = s.job.AllAtOnce
 	}
 
 	if err := s.computeJobAllocs(index); err != nil {
@@ -211,39 +134,7 @@ func (s *GenericScheduler) process() (bool, error) {
 		}
 	}
 
-	// Follow-ups commit in the plan's raft entry; a plan that changes
-	// nothing has no entry, so its follow-ups are created on their own.
-	if s.plan.IsNoOp() {
-		for _, e := range s.followUpEvals {
-			if err := s.planner.CreateEval(e); err != nil {
-				return false, fmt.Errorf("creating follow-up evaluation: %w", err)
-			}
-		}
-		if !s.eval.AnnotatePlan {
-			return true, nil
-		}
-	} else {
-		s.plan.FollowUpEvals = s.followUpEvals
-	}
-	result, newState, err := s.planner.SubmitPlan(s.plan)
-	s.planResult = result
-	if err != nil {
-		return false, fmt.Errorf("submitting plan: %w", err)
-	}
-	reportReconnectOutcomes(reconnectReport{
-		Logger: s.logger, Recorder: s.recorder, Outcomes: s.reconnects, Replacing: s.replacing, Result: result,
-	})
-	s.adjustQueued(result)
-	if newState != nil {
-		s.logger.Debug("refreshing state after partial plan rejection")
-		s.state = newState
-		return false, nil
-	}
-	if full, expected, actual := result.FullCommit(s.plan); !full {
-		s.logger.Debug("plan partially committed", "expected", expected, "actual", actual)
-		return false, nil
-	}
-	return true, nil
+	return s.submitPlan(s.eval.AnnotatePlan)
 }
 
 // computeJobAllocs reconciles the job and fills the plan.
@@ -264,13 +155,18 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 		}
 	}
 
+	held, err := siteHeldNodes(s.state, allocs)
+	if err != nil {
+		return err
+	}
 	res := Reconcile(ReconcilerInput{
-		Job: s.job, Allocs: allocs, TaintedNodes: tainted,
+		Job: s.job, Allocs: allocs, TaintedNodes: tainted, SiteHeldNodes: held,
 		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now, Deployment: deployment,
 	})
 	s.plan.Deployment, s.plan.DeploymentUpdates = res.Deployment, res.DeploymentUpdates
 	s.deploymentIDs = map[string]string{}
 	s.reconnects = reconnectOutcomes(s.job, res)
+	s.siteHeld = siteHeldDescription(held, allocs, res)
 	if s.eval.AnnotatePlan {
 		s.plan.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: res.DesiredTGUpdates()}
 	}
@@ -422,39 +318,6 @@ func penaltyNodes(p placementRequest) map[string]bool {
 		}
 	}
 	return out
-}
-
-// adjustQueued removes the committed placements from the queued counts.
-func (s *GenericScheduler) adjustQueued(result *structs.PlanResult) {
-	if result == nil {
-		return
-	}
-	for _, allocs := range result.NodeAllocation {
-		for _, a := range allocs {
-			if g, ok := s.placed[a.ID]; ok {
-				s.queuedAllocs[g]--
-			}
-		}
-	}
-}
-
-func (s *GenericScheduler) setStatus(status, desc string) error {
-	e := s.eval.Copy()
-	e.Status = status
-	e.StatusDescription = desc
-	e.FailedTGAllocs = s.failedTGAllocs
-	e.QueuedAllocations = s.queuedAllocs
-	if s.blocked != nil {
-		e.BlockedEval = s.blocked.ID
-	}
-	if s.nextEval != nil {
-		e.NextEval = s.nextEval.ID
-	}
-	e.ModifyTime = s.now.UnixNano()
-	if err := s.planner.UpdateEval(e); err != nil {
-		return fmt.Errorf("updating evaluation: %w", err)
-	}
-	return nil
 }
 
 func sortedAllocs(m map[string]*structs.Allocation) []*structs.Allocation {

@@ -23,6 +23,11 @@ type ReconcilerInput struct {
 	// Deployment is the job's latest deployment, any version; nil when it
 	// has none.
 	Deployment *structs.Deployment
+
+	// SiteHeldNodes are the nodes whose unknown allocations a declared
+	// site outage keeps from being replaced (see "Site outages"), each
+	// with its site's name.
+	SiteHeldNodes map[string]string
 }
 
 // ReconcileResults is what the reconciler wants done: one GroupResults
@@ -299,10 +304,8 @@ func (r *reconciler) followupEval(trigger string, at time.Time) *structs.Evaluat
 // destructive replacement with the same name.
 // The update block limits them afterwards (limitUpdates).
 func (r *reconciler) computeUpdates(g *groupState) {
-	for _, a := range g.keep.sorted() {
-		if r.sameVersion(a) || a.TerminalStatus() {
-			continue
-		}
+	outdated := g.keep.filter(func(a *structs.Allocation) bool { return !r.sameVersion(a) && !a.TerminalStatus() })
+	for _, a := range outdated.sorted() {
 		if tasksUpdated(a.Job, r.in.Job, g.tg.Name) {
 			delete(g.keep, a.ID)
 			g.destructive = append(g.destructive, placementRequest{

@@ -1,7 +1,9 @@
 package scheduler
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -44,7 +46,7 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 			standby[upd.ID] = upd
 			continue
 		}
-		if upd.DisconnectPolicy().Replace {
+		if upd.DisconnectPolicy().Replace && !r.siteHeld(upd) {
 			at, ok := nextRescheduleTime(upd, now)
 			if ok && !at.After(now.Add(rescheduleWindow)) {
 				r.rescheduleNow(g, upd)
@@ -70,6 +72,97 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 	return standby
 }
 
+// siteHeld reports whether a's node is one of a site in a declared
+// outage that is disconnected or reconnecting: then a is not replaced
+// while it is unknown; it waits for its client's report, or becomes lost
+// when its window ends and is replaced then (see
+// docs/concepts/disconnected-clients.md, "Site outages").
+func (r *reconciler) siteHeld(a *structs.Allocation) bool {
+	return r.in.SiteHeldNodes[a.NodeID] != ""
+}
+
+// siteHeldNodes finds, among the nodes of the live allocations (unknown
+// ones, and running ones this evaluation may mark unknown), those whose
+// replacements a declared site outage holds: disconnected ones, and
+// initializing ones, whose clients are back and about to report (replacing
+// what they report a moment later would only have one of the two stopped).
+// It reads nothing more while no outage is declared. The values name the
+// sites, as the operator reads them (SiteOutage.Site).
+func siteHeldNodes(st State, allocs []*structs.Allocation) (map[string]string, error) {
+	outages, err := st.SiteOutages(nil)
+	if err != nil || len(outages) == 0 {
+		return nil, err
+	}
+	held := map[string]string{}
+	seen := map[string]bool{}
+	for _, a := range allocs {
+		if a.TerminalStatus() || seen[a.NodeID] {
+			continue
+		}
+		seen[a.NodeID] = true
+		node, err := st.NodeByID(nil, a.NodeID)
+		if err != nil {
+			return nil, fmt.Errorf("looking up node %s: %w", a.NodeID, err)
+		}
+		if node == nil || (node.Status != structs.NodeStatusDisconnected && node.Status != structs.NodeStatusInit) {
+			continue
+		}
+		for _, o := range outages {
+			if o.Covers(node) {
+				held[node.ID] = o.Site()
+			}
+		}
+	}
+	return held, nil
+}
+
+// siteHeldDescription is the evaluation's description when a site outage
+// held replacements in it, which `nomad eval status` shows: "replacements
+// held by a site outage: 2 allocations on dc1 in node pool edge". It is
+// read from the results: the unknown allocations (or those marked so now)
+// on held nodes, in groups that replace, that nothing replaces or stops.
+func siteHeldDescription(held map[string]string, allocs []*structs.Allocation, res ReconcileResults) string {
+	if len(held) == 0 {
+		return ""
+	}
+	settled, marked := map[string]bool{}, map[string]bool{}
+	for _, g := range res.Groups {
+		for _, p := range g.Place {
+			if p.previousAlloc != nil {
+				settled[p.previousAlloc.ID] = true
+			}
+		}
+		for _, st := range g.Stop {
+			settled[st.alloc.ID] = true
+		}
+		for id := range g.Disconnect {
+			marked[id] = true
+		}
+	}
+	bySite := map[string]int{}
+	for _, a := range allocs {
+		site := held[a.NodeID]
+		unknown := a.ClientStatus == structs.AllocClientStatusUnknown || marked[a.ID]
+		if site == "" || !unknown || a.ServerTerminalStatus() || a.NextAllocation != "" || settled[a.ID] || !a.DisconnectPolicy().Replace {
+			continue
+		}
+		bySite[site]++
+	}
+	if len(bySite) == 0 {
+		return ""
+	}
+	sites := make([]string, 0, len(bySite))
+	for site := range bySite {
+		sites = append(sites, site)
+	}
+	sort.Strings(sites)
+	parts := make([]string, len(sites))
+	for i, site := range sites {
+		parts[i] = fmt.Sprintf("%d allocations on %s", bySite[site], site)
+	}
+	return "replacements held by a site outage: " + strings.Join(parts, "; ")
+}
+
 // replaceUnknown replaces the counted unknown allocations whose group
 // replaces on disconnect and whose reschedule delay, counted from the
 // moment they became unknown, has passed (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"). With replace = false, or
@@ -82,7 +175,7 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if _, marked := g.disconnected[a.ID]; marked {
 			continue // decided by markDisconnecting in this evaluation
 		}
-		if !a.DisconnectPolicy().Replace || g.heldCanary(a) {
+		if !a.DisconnectPolicy().Replace || g.heldCanary(a) || r.siteHeld(a) {
 			continue
 		}
 		since, ok := a.UnknownSince()

@@ -35,6 +35,8 @@ type State interface {
 	NodePoolByName(ws memdb.WatchSet, name string) (*structs.NodePool, error)
 	// LatestDeploymentByJobID returns nil, nil when the job never deployed.
 	LatestDeploymentByJobID(ws memdb.WatchSet, namespace, jobID string) (*structs.Deployment, error)
+	// SiteOutages returns the declared site outages.
+	SiteOutages(ws memdb.WatchSet) ([]*structs.SiteOutage, error)
 }
 
 // Planner is how a scheduler changes the cluster. The server's worker

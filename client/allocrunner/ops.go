@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"time"
 
 	"github.com/nomad-edge/nomad/drivers"
@@ -202,18 +201,18 @@ func (tr *TaskRunner) ExecInfo() (ExecInfo, error) {
 	}, nil
 }
 
-// PID returns the pid of the task's main process when the driver reports
-// one (InspectTask's "pid" attribute), or 0.
-func (tr *TaskRunner) PID() int {
+// Stats samples the task's resource usage through its driver. It is nil,
+// without error, when the task is not running or its driver reports no
+// stats (mock_driver).
+func (tr *TaskRunner) Stats() (*drivers.TaskResourceUsage, error) {
 	if !tr.running() {
-		return 0
+		return nil, nil
 	}
-	st, err := tr.driver.InspectTask(tr.taskID)
-	if err != nil || st == nil {
-		return 0
+	s, ok := tr.driver.(drivers.StatsReporter)
+	if !ok {
+		return nil, nil
 	}
-	pid, _ := strconv.Atoi(st.DriverAttributes["pid"])
-	return pid
+	return s.TaskStats(tr.taskID)
 }
 
 // Driver returns the name of the task's driver.

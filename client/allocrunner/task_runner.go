@@ -404,6 +404,9 @@ func (tr *TaskRunner) start() error {
 	}
 
 	err := tr.driveErr
+	if err == nil {
+		err = writeDispatchPayload(tr.dir.LocalDir, tr.alloc.Job, tr.task)
+	}
 	var h *drivers.TaskHandle
 	if err == nil && firstStart && tr.adopt {
 		if h = tr.findOrphan(); h != nil {

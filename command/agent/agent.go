@@ -284,6 +284,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		Version:        Version,
 		PluginConfig:   cfg.PluginConfigs(),
 		MaxKillTimeout: cfg.Client.MaxKillTimeout,
+		ChrootEnv:      cfg.Client.ChrootEnv,
 
 		StatsCollectionInterval:  tc.CollectionInterval,
 		PublishNodeMetrics:       tc.PublishNodeMetrics,

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nomad-edge/nomad/client/allocrunner"
@@ -87,155 +85,66 @@ func (s *HTTPServer) allocSignal(w http.ResponseWriter, r *http.Request, ar *all
 	return writeJSON(w, struct{}{})
 }
 
-// Resource usage, with upstream's field names (AllocResourceUsage).
-type (
-	memoryStats struct {
-		RSS, Cache, Swap, Usage, MaxUsage, KernelUsage, KernelMaxUsage uint64
-		Measured                                                       []string
-	}
-	cpuStats struct {
-		SystemMode, UserMode, TotalTicks float64
-		ThrottledPeriods, ThrottledTime  uint64
-		Percent                          float64
-		Measured                         []string
-	}
-	resourceUsage struct {
-		MemoryStats *memoryStats
-		CpuStats    *cpuStats
-	}
-	taskResourceUsage struct {
-		ResourceUsage *resourceUsage
-		Timestamp     int64
-		Pids          map[string]*resourceUsage
-	}
-	allocResourceUsage struct {
-		ResourceUsage *resourceUsage
-		Tasks         map[string]*taskResourceUsage
-		Timestamp     int64
-	}
-)
-
-// Measured names what the /proc reading fills: no cache, swap or
-// throttling, which need the task's cgroup.
-var (
-	measuredMemory = []string{"RSS"}
-	measuredCPU    = []string{"System Mode", "User Mode", "Percent"}
-)
+// allocResourceUsage is upstream's AllocResourceUsage: the allocation's
+// usage, the sum of its tasks'.
+type allocResourceUsage struct {
+	ResourceUsage *drivers.ResourceUsage
+	Tasks         map[string]*drivers.TaskResourceUsage
+	Timestamp     int64
+}
 
 // allocStats handles GET /v1/client/allocation/{alloc}/stats: CPU and
-// memory of each task's processes, read from /proc (the task's process
-// group, when its driver reports a pid). Tasks whose driver reports none
-// (mock_driver) have empty usage.
+// memory of each task as its driver measures them (a cgroup, /proc, the
+// container engine). A task that is not running, or whose driver measures
+// nothing (mock_driver), has empty usage.
 func (s *HTTPServer) allocStats(w http.ResponseWriter, r *http.Request, ar *allocrunner.AllocRunner) error {
 	now := time.Now()
+	mhz := s.cpuMHzPerCore()
 	out := allocResourceUsage{
-		ResourceUsage: &resourceUsage{MemoryStats: &memoryStats{Measured: measuredMemory}, CpuStats: &cpuStats{Measured: measuredCPU}},
-		Tasks:         map[string]*taskResourceUsage{},
+		ResourceUsage: drivers.NewResourceUsage(),
+		Tasks:         map[string]*drivers.TaskResourceUsage{},
 		Timestamp:     now.UnixNano(),
 	}
 	for _, tr := range ar.Tasks() {
-		tu := &taskResourceUsage{
-			ResourceUsage: &resourceUsage{MemoryStats: &memoryStats{Measured: measuredMemory}, CpuStats: &cpuStats{Measured: measuredCPU}},
-			Timestamp:     now.UnixNano(),
-			Pids:          map[string]*resourceUsage{},
+		tu, err := tr.Stats()
+		if err != nil {
+			s.logger.Debug("reading task stats", "alloc_id", ar.ID(), "task", tr.Name(), "error", err)
 		}
-		if pid := tr.PID(); pid > 0 {
-			for _, p := range groupProcs(pid) {
-				u := p.usage()
-				tu.Pids[strconv.Itoa(p.pid)] = u
-				addUsage(tu.ResourceUsage, u)
-			}
+		if err != nil || tu == nil {
+			tu = &drivers.TaskResourceUsage{ResourceUsage: drivers.NewResourceUsage(), Timestamp: now.UnixNano()}
 		}
-		addUsage(out.ResourceUsage, tu.ResourceUsage)
+		withTicks(tu.ResourceUsage, mhz)
+		for _, p := range tu.Pids {
+			withTicks(p, mhz)
+		}
+		out.ResourceUsage.Add(tu.ResourceUsage)
 		out.Tasks[tr.Name()] = tu
 	}
 	return writeJSON(w, out)
 }
 
-func addUsage(dst, u *resourceUsage) {
-	dst.MemoryStats.RSS += u.MemoryStats.RSS
-	dst.MemoryStats.Usage += u.MemoryStats.Usage
-	dst.CpuStats.UserMode += u.CpuStats.UserMode
-	dst.CpuStats.SystemMode += u.CpuStats.SystemMode
-	dst.CpuStats.TotalTicks += u.CpuStats.TotalTicks
-	dst.CpuStats.Percent += u.CpuStats.Percent
-}
-
-// procSample is what /proc says of one process.
-type procSample struct {
-	pid               int
-	utime, stime, age float64 // seconds
-	rss               uint64  // bytes
-}
-
-func (p procSample) usage() *resourceUsage {
-	pct := 0.0
-	if p.age > 0 {
-		pct = 100 * (p.utime + p.stime) / p.age
-	}
-	return &resourceUsage{
-		MemoryStats: &memoryStats{RSS: p.rss, Usage: p.rss, Measured: measuredMemory},
-		CpuStats: &cpuStats{
-			UserMode: p.utime, SystemMode: p.stime, TotalTicks: (p.utime + p.stime) * clockTicks,
-			Percent: pct, Measured: measuredCPU,
-		},
+// withTicks fills TotalTicks, the CPU use in MHz that `alloc status -stats`
+// sets against the task's `cpu`: drivers measure percent of a core, the
+// client knows the cores' clock.
+func withTicks(u *drivers.ResourceUsage, mhzPerCore float64) {
+	if u != nil && u.CpuStats != nil {
+		u.CpuStats.TotalTicks = u.CpuStats.Percent / 100 * mhzPerCore
 	}
 }
 
-// clockTicks is USER_HZ, which is 100 on every Linux the client runs on.
-const clockTicks = 100
+// fallbackMHzPerCore stands in for a node whose CPU frequency is unknown,
+// as the client's fingerprint assumes.
+const fallbackMHzPerCore = 1000
 
-// groupProcs returns the processes of the process group pgid leads: a
-// raw_exec task and everything it forked.
-func groupProcs(pgid int) []procSample {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
+// cpuMHzPerCore is this node's fingerprinted clock rate.
+func (s *HTTPServer) cpuMHzPerCore() float64 {
+	if s.agent == nil || s.agent.client == nil {
+		return fallbackMHzPerCore
 	}
-	uptime := readUptime()
-	var out []procSample
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	if n := s.agent.client.Node(); n != nil {
+		if f, err := strconv.ParseFloat(n.Attributes["cpu.frequency"], 64); err == nil && f > 0 {
+			return f
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// Fields after the command, which may hold spaces, close with ')'.
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 22 {
-			continue
-		}
-		if g, _ := strconv.Atoi(f[2]); g != pgid {
-			continue
-		}
-		ut, _ := strconv.ParseFloat(f[11], 64)
-		st, _ := strconv.ParseFloat(f[12], 64)
-		start, _ := strconv.ParseFloat(f[19], 64)
-		rssPages, _ := strconv.ParseUint(f[21], 10, 64)
-		out = append(out, procSample{
-			pid: pid, utime: ut / clockTicks, stime: st / clockTicks,
-			age: uptime - start/clockTicks, rss: rssPages * uint64(os.Getpagesize()),
-		})
 	}
-	return out
-}
-
-func readUptime() float64 {
-	b, err := os.ReadFile("/proc/uptime")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
+	return fallbackMHzPerCore
 }

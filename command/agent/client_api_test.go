@@ -409,6 +409,9 @@ func TestClientAPI_ForwardsToServerHoldingSession(t *testing.T) {
 func TestClientAPI_NoSessionIsNoPath(t *testing.T) {
 	ec := newEdgeCluster(t, nil)
 	alloc := ec.runRaw(t, "nat-gone", `sleep 300`)
+	// Destroy, not Shutdown, which would leave the task running on the
+	// machine after the test (and its cgroup with it).
+	must.NoError(t, ec.edge.Client().Destroy())
 	must.NoError(t, ec.edge.Shutdown())
 	agenttest.WaitFor(t, 30*time.Second, "the session gone", func() (bool, string) {
 		return !ec.server.Server().HasNodeConn(alloc.NodeID), "still connected"

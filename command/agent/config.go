@@ -176,6 +176,9 @@ type ClientConfig struct {
 	// MaxKillTimeout caps every task's kill_timeout on this client, so a
 	// job cannot make the agent wait for ever to stop it.
 	MaxKillTimeout time.Duration
+	// ChrootEnv is upstream's chroot_env: host paths (keys) bound at
+	// paths (values) in exec tasks' roots, instead of the default set.
+	ChrootEnv map[string]string
 }
 
 // PluginConfig is one `plugin "<driver>" { config { ... } }` block. Config
@@ -361,6 +364,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	}
 	o.Meta = mergeMap(o.Meta, cl.Meta)
 	o.Options = mergeMap(o.Options, cl.Options)
+	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
 }
 
 // merge layers b over j; j is never nil (copy makes it).
@@ -442,6 +446,7 @@ func (c *Config) copy() *Config {
 		out.Client.Servers = slices.Clone(c.Client.Servers)
 		out.Client.Meta = maps.Clone(c.Client.Meta)
 		out.Client.Options = maps.Clone(c.Client.Options)
+		out.Client.ChrootEnv = maps.Clone(c.Client.ChrootEnv)
 	}
 	out.Client.ServerJoin = out.Client.ServerJoin.copy()
 	out.TLSConfig = &TLSConfig{}

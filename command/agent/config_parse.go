@@ -423,7 +423,7 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
 		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"},
 		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
-		maps:        []string{"meta", "options"},
+		maps:        []string{"meta", "options", "chroot_env"},
 		unsupported: unsupportedClient,
 	})
 	c := &ClientConfig{}
@@ -439,6 +439,7 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b.duration("max_kill_timeout", &c.MaxKillTimeout)
 	c.Meta = b.mapping("meta")
 	c.Options = b.mapping("options")
+	c.ChrootEnv = b.mapping("chroot_env")
 	if blk := b.sub("server_join"); blk != nil {
 		c.ServerJoin = d.serverJoin(blk.Body, "client.server_join.", false)
 	}

@@ -640,3 +640,25 @@ func TestParseConfig_ACL(t *testing.T) {
 	_, err = ParseConfig("acl.hcl", []byte("acl {\n  enabld = true\n}\n"))
 	must.ErrorContains(t, err, "acl.hcl:2:")
 }
+
+// client chroot_env is read as upstream's map, from HCL's map attribute (a
+// block cannot hold path keys in HCL2) and from JSON, and reaches the
+// client's config for the drivers.
+func TestParseConfig_ChrootEnv(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte(`
+client {
+  chroot_env = {
+    "/bin"             = "/bin"
+    "/opt/tools/bin"   = "/usr/local/bin"
+  }
+}
+`))
+	must.NoError(t, err)
+	want := map[string]string{"/bin": "/bin", "/opt/tools/bin": "/usr/local/bin"}
+	must.Eq(t, want, c.Client.ChrootEnv)
+	must.Eq(t, want, c.copy().Client.ChrootEnv)
+
+	c, err = ParseConfig("agent.json", []byte(`{"client": {"chroot_env": {"/etc": "/etc"}}}`))
+	must.NoError(t, err)
+	must.Eq(t, map[string]string{"/etc": "/etc"}, c.Client.ChrootEnv)
+}

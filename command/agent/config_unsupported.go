@@ -89,7 +89,6 @@ var unsupportedClient = map[string]string{
 	"bridge_network_subnet":       "",
 	"bridge_network_subnet_ipv6":  "",
 	"cgroup_parent":               "",
-	"chroot_env":                  "",
 	"cni_config_dir":              "",
 	"cni_path":                    "",
 	"cpu_disable_dmidecode":       "",

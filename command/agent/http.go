@@ -101,6 +101,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/job/{id}/summary", s.jobSummary)
 	handle("GET /v1/job/{id}/scale", s.jobScaleStatus)
 	s.jobLifecycleRoutes(handle)
+	s.jobDispatchRoutes(handle)
 	s.deploymentRoutes(handle)
 
 	handle("GET /v1/allocations", s.allocList)

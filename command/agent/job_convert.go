@@ -32,6 +32,11 @@ func APIJobToStructJob(job *api.Job) *structs.Job {
 		ParentID:    deref(job.ParentID),
 		Stop:        deref(job.Stop),
 		Update:      convertUpdate(job.Update),
+
+		Periodic:         convertPeriodic(job.Periodic),
+		ParameterizedJob: convertParameterized(job.ParameterizedJob),
+		Dispatched:       job.Dispatched,
+		Payload:          slices.Clone(job.Payload),
 	}
 	for _, g := range job.TaskGroups {
 		out.TaskGroups = append(out.TaskGroups, convertTaskGroup(g))
@@ -111,6 +116,9 @@ func convertTask(t *api.Task) *structs.Task {
 		KillSignal:    t.KillSignal,
 		Leader:        t.Leader,
 	}
+	if d := t.DispatchPayload; d != nil {
+		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}
+	}
 	if l := t.LogConfig; l != nil {
 		out.LogConfig = structs.DefaultLogConfig()
 		if l.MaxFiles != nil {
@@ -146,6 +154,31 @@ func convertUpdate(u *api.UpdateStrategy) *structs.UpdateStrategy {
 		AutoRevert:       deref(u.AutoRevert),
 		AutoPromote:      deref(u.AutoPromote),
 		Canary:           deref(u.Canary),
+	}
+}
+
+func convertPeriodic(p *api.PeriodicConfig) *structs.PeriodicConfig {
+	if p == nil {
+		return nil
+	}
+	return &structs.PeriodicConfig{
+		Enabled:         p.Enabled == nil || *p.Enabled,
+		Spec:            deref(p.Spec),
+		Specs:           slices.Clone(p.Specs),
+		SpecType:        deref(p.SpecType),
+		ProhibitOverlap: deref(p.ProhibitOverlap),
+		TimeZone:        deref(p.TimeZone),
+	}
+}
+
+func convertParameterized(c *api.ParameterizedJobConfig) *structs.ParameterizedJobConfig {
+	if c == nil {
+		return nil
+	}
+	return &structs.ParameterizedJobConfig{
+		Payload:      c.Payload,
+		MetaRequired: slices.Clone(c.MetaRequired),
+		MetaOptional: slices.Clone(c.MetaOptional),
 	}
 }
 

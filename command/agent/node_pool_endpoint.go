@@ -12,6 +12,7 @@ func (s *HTTPServer) nodePoolRoutes(handle func(string, handlerFunc)) {
 	handle("GET /v1/node/pool/{name}", s.nodePoolGet)
 	handle("GET /v1/node/pool/{name}/jobs", s.nodePoolJobs)
 	handle("GET /v1/node/pool/{name}/nodes", s.nodePoolNodes)
+	handle("GET /v1/node/pool/{name}/site-outages", s.nodePoolSiteOutages)
 	handle("DELETE /v1/node/pool/{name}", s.nodePoolDelete)
 	for _, m := range []string{http.MethodPut, http.MethodPost} {
 		handle(m+" /v1/node/pools", s.nodePoolPut)
@@ -90,6 +91,17 @@ func (s *HTTPServer) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any,
 		return nil, err
 	}
 	return nonNil(reply.Nodes), nil
+}
+
+// nodePoolSiteOutages lists the site outages declared for the pool's
+// sites (ours).
+func (s *HTTPServer) nodePoolSiteOutages(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := &structs.NodePoolSpecificRequest{Name: r.PathValue("name")}
+	var reply structs.SiteOutageListResponse
+	if err := s.query(w, r, readCall{"NodePool.ListSiteOutages", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return nonNil(reply.SiteOutages), nil
 }
 
 func (s *HTTPServer) nodePoolPut(w http.ResponseWriter, r *http.Request) (any, error) {

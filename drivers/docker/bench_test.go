@@ -1,24 +1,14 @@
 package docker
 
 import (
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 )
-
-// heldKiB is what the Go runtime holds for live objects and goroutine
-// stacks after a collection: the driver's own share of the agent's memory,
-// without the noise of RSS.
-func heldKiB() int {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int((m.HeapInuse + m.StackInuse) / 1024)
-}
 
 // BenchmarkDocker_Tasks starts benchTasks containers with the driver, one
 // after the other, as the agent would: image inspect, create, start, and
@@ -41,7 +31,7 @@ func BenchmarkDocker_Tasks(b *testing.B) {
 		for i := range cfgs {
 			cfgs[i] = newTaskConfig(b, sh("exec sleep 300"))
 		}
-		before := heldKiB()
+		before := drivertest.HeldKiB()
 		b.StartTimer()
 		start := time.Now()
 		for _, c := range cfgs {
@@ -50,7 +40,7 @@ func BenchmarkDocker_Tasks(b *testing.B) {
 		}
 		total += time.Since(start)
 		b.StopTimer()
-		held += heldKiB() - before
+		held += drivertest.HeldKiB() - before
 		for _, c := range cfgs {
 			must.NoError(b, d.DestroyTask(c.ID, true))
 		}

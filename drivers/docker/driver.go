@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/stats"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 	"github.com/nomad-edge/nomad/helper/clock"
 )
@@ -281,6 +282,7 @@ func (d *Driver) newHandle(cfg *drivers.TaskConfig, st taskState, startedAt time
 		logger:   d.logger.With("task_id", cfg.ID, "container_id", shortID(st.ContainerID)),
 		state:    st,
 		logsDone: make(chan struct{}),
+		cpu:      stats.NewSampler(startedAt),
 	}
 	return h
 }

@@ -2,25 +2,23 @@ package docker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 )
 
 // testTimeout bounds every wait; hitting it means a lost exit.
@@ -159,7 +157,7 @@ func TestDriver_StopKillsAfterTimeout(t *testing.T) {
 func TestDriver_RecoverAfterAgentKill(t *testing.T) {
 	needPodman(t)
 	cfg := newTaskConfig(t, sh(`i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.1; done`))
-	handle := startInAgent(t, cfg)
+	handle := drivertest.StartInCrashedAgent(t, cfg, testEndpointEnv+"="+podman.endpoint)
 	// Nobody follows the logs while the agent is down: the container's
 	// output waits in the engine.
 
@@ -191,26 +189,6 @@ func TestDriver_RecoverAfterAgentKill(t *testing.T) {
 	for i := range n + 3 {
 		must.StrContains(t, string(b), fmt.Sprintf("tick %d\n", i))
 	}
-}
-
-// startInAgent starts cfg in a stand-in agent process and SIGKILLs it once
-// it has printed the task's handle.
-func startInAgent(t *testing.T, cfg *drivers.TaskConfig) *drivers.TaskHandle {
-	t.Helper()
-	b, err := json.Marshal(cfg)
-	must.NoError(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), testAgentEnv+"="+string(b), testEndpointEnv+"="+podman.endpoint)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	must.NoError(t, err)
-	must.NoError(t, cmd.Start())
-	var h drivers.TaskHandle
-	err = json.NewDecoder(out).Decode(&h)
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-	must.NoError(t, err)
-	return &h
 }
 
 // TestDriver_RecoverGone checks that a handle whose container was removed

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/stats"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 )
 
@@ -33,6 +34,7 @@ type taskHandle struct {
 	logger hclog.Logger
 	state  taskState // immutable after construction
 
+	cpu       *stats.Sampler
 	recovered bool
 	stopLogs  context.CancelFunc
 	logsDone  chan struct{}
@@ -112,11 +114,7 @@ func logsSince(paths ...string) time.Time {
 
 // WaitTask implements drivers.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return nil, err
-	}
-	return h.Wait(ctx), nil
+	return tasks.WaitTask(d.tasks, ctx, taskID)
 }
 
 // StopTask implements drivers.Driver: the task's kill_signal, then SIGKILL

@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -10,16 +8,14 @@ import (
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/docker/dockertest"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 )
 
 const (
 	// testEndpointEnv passes the service's endpoint to the stand-in agent
-	// (see runTestAgent).
+	// (drivertest.StartInCrashedAgent).
 	testEndpointEnv = "NOMAD_DOCKER_TEST_ENDPOINT"
-	// testAgentEnv, when set to a task config as JSON, makes the test
-	// binary a stand-in agent that starts the task and waits to be killed.
-	testAgentEnv = "NOMAD_DOCKER_TEST_AGENT"
-	testImage    = dockertest.Image
+	testImage       = dockertest.Image
 )
 
 // podman is the test service, or why there is none.
@@ -30,9 +26,9 @@ var podman struct {
 }
 
 func TestMain(m *testing.M) {
-	if cfg := os.Getenv(testAgentEnv); cfg != "" {
-		os.Exit(runTestAgent(cfg))
-	}
+	drivertest.RunAgentIfAsked(func() (drivers.Driver, error) {
+		return New(drivers.Options{Config: map[string]any{"endpoint": os.Getenv(testEndpointEnv)}})
+	})
 	p, err := dockertest.Start()
 	if err != nil {
 		podman.skip = err.Error()
@@ -51,31 +47,6 @@ func needPodman(t *testing.T) {
 	if podman.skip != "" {
 		t.Skipf("docker driver tests need a Podman service: %s", podman.skip)
 	}
-}
-
-// runTestAgent starts the task as an agent would, prints the handle the
-// client would persist, and waits to be killed: the test then sees a real
-// agent crash, not a driver value going out of scope.
-func runTestAgent(cfgJSON string) int {
-	var cfg drivers.TaskConfig
-	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	d, err := New(drivers.Options{Config: map[string]any{"endpoint": os.Getenv(testEndpointEnv)}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	h, err := d.StartTask(&cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := json.NewEncoder(os.Stdout).Encode(h); err != nil {
-		return 1
-	}
-	select {}
 }
 
 // readFileUntil polls path until it contains want: the output crosses the

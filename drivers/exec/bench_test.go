@@ -6,24 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 )
-
-// heldKiB is what the Go runtime holds for live objects and goroutine
-// stacks after a collection: the driver's own share of the agent's memory,
-// without the noise of RSS (freed pages returned to the OS or not).
-func heldKiB() int {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int((m.HeapInuse + m.StackInuse) / 1024)
-}
 
 // BenchmarkExec_100Tasks starts 100 isolated tasks with the driver, as the
 // agent would, one after the other: each start is namespaces, cgroups, the
@@ -46,7 +36,7 @@ func BenchmarkExec_100Tasks(b *testing.B) {
 		for i := range cfgs {
 			cfgs[i] = benchTaskConfig(b)
 		}
-		before := heldKiB()
+		before := drivertest.HeldKiB()
 		b.StartTimer()
 		start := time.Now()
 		for _, c := range cfgs {
@@ -55,7 +45,7 @@ func BenchmarkExec_100Tasks(b *testing.B) {
 		}
 		total += time.Since(start)
 		b.StopTimer()
-		held += heldKiB() - before
+		held += drivertest.HeldKiB() - before
 		for _, c := range cfgs {
 			must.NoError(b, d.DestroyTask(c.ID, true))
 		}

@@ -2,11 +2,13 @@ package exec
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/users"
 )
 
 // Namespace modes of the `pid_mode` and `ipc_mode` keys.
@@ -23,6 +25,8 @@ type pluginConfig struct {
 	// AllowCaps are the capabilities a task may have, lower case without
 	// the "cap_" prefix.
 	AllowCaps []string
+	// Denied are the host uids and gids no task may run as.
+	Denied users.Policy
 }
 
 // defaultAllowCaps is upstream's default `allow_caps`: what a container
@@ -39,6 +43,7 @@ func decodePluginConfig(m map[string]any) (pluginConfig, error) {
 		DefaultIpcMode: dec.String("default_ipc_mode"),
 		NoPivotRoot:    dec.Bool("no_pivot_root"),
 		AllowCaps:      dec.StringSlice("allow_caps"),
+		Denied:         users.DecodePolicy(dec),
 	}
 	if err := dec.Err(); err != nil {
 		return pc, err
@@ -175,4 +180,20 @@ func taskCaps(pc pluginConfig, tc taskConfig) []string {
 	set = append(set, tc.CapAdd...)
 	slices.Sort(set)
 	return slices.Compact(set)
+}
+
+// checkChrootEnv refuses a client chroot_env entry that is not a pair of
+// absolute paths, or that would hide the task's own directories.
+func checkChrootEnv(env map[string]string) error {
+	for _, src := range slices.Sorted(maps.Keys(env)) {
+		dst := env[src]
+		if !path.IsAbs(src) || !path.IsAbs(dst) {
+			return fmt.Errorf("client chroot_env %q = %q: both must be absolute paths", src, dst)
+		}
+		switch path.Clean(dst) {
+		case "/", "/alloc", "/local", "/secrets", "/tmp", "/proc", "/dev":
+			return fmt.Errorf("client chroot_env %q = %q: %s is the task's own", src, dst, path.Clean(dst))
+		}
+	}
+	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	osexec "os/exec"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,8 +21,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
+	"github.com/nomad-edge/nomad/drivers/internal/stats"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
+	"github.com/nomad-edge/nomad/drivers/internal/users"
 	"github.com/nomad-edge/nomad/helper/clock"
 )
 
@@ -34,7 +36,8 @@ type Driver struct {
 	tasks  *tasks.Set[*taskHandle]
 	clock  clock.Clock
 
-	// chrootEnv maps host paths to where they appear in the task's root.
+	// chrootEnv maps host paths to where they appear in the task's root,
+	// as the client's chroot_env does.
 	chrootEnv map[string]string
 	// hostCheck says whether this host can isolate a task: the cgroup
 	// version to use, or 0 and why not. Tests replace it.
@@ -49,6 +52,7 @@ var (
 	_ drivers.Driver             = (*Driver)(nil)
 	_ drivers.CapabilityReporter = (*Driver)(nil)
 	_ drivers.TaskFinder         = (*Driver)(nil)
+	_ drivers.StatsReporter      = (*Driver)(nil)
 )
 
 // New builds the driver from the agent's plugin config.
@@ -57,12 +61,19 @@ func New(opts drivers.Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q config: %w", Name, err)
 	}
+	chroot := defaultChrootEnv
+	if opts.ChrootEnv != nil {
+		if err := checkChrootEnv(opts.ChrootEnv); err != nil {
+			return nil, err
+		}
+		chroot = opts.ChrootEnv
+	}
 	d := &Driver{
 		logger:           opts.LoggerOrNull().Named(Name),
 		pc:               pc,
 		tasks:            tasks.NewSet[*taskHandle](),
 		clock:            clock.Real(),
-		chrootEnv:        maps.Clone(defaultChrootEnv),
+		chrootEnv:        maps.Clone(chroot),
 		hostCheck:        checkHost,
 		killWait:         defaultKillWait,
 		exitPollInterval: proc.DefaultPollInterval,
@@ -85,7 +96,19 @@ func checkHost() (int, string) {
 			return 0, fmt.Sprintf("the kernel has no %s namespaces", ns)
 		}
 	}
-	return detectCgroups()
+	return cgroup.Detect(cgroupControllers)
+}
+
+// cgroupControllers are the v1 hierarchies the limits need.
+var cgroupControllers = []string{"cpu", "memory", "pids"}
+
+// taskControllers are the v1 hierarchies a task joins: those of its limits,
+// and cpuacct, where mounted, for its CPU time in `alloc status -stats`.
+func taskControllers() []string {
+	if cgroup.MountedV1("cpuacct") {
+		return []string{"cpu", "cpuacct", "memory", "pids"}
+	}
+	return cgroupControllers
 }
 
 // Fingerprint implements drivers.Driver: the driver is detected only where it
@@ -111,33 +134,12 @@ func (d *Driver) Capabilities() drivers.Capabilities {
 	return drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot, LogFIFO: true}
 }
 
-// credential is who a task runs as.
-type credential struct {
-	uid, gid int
-	groups   []int
-}
-
-func lookupUser(name string) (credential, error) {
+// lookupUser is the task's user, nobody unless it names one.
+func lookupUser(name string) (users.Credential, error) {
 	if name == "" {
 		name = defaultUser
 	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		return credential{}, fmt.Errorf("task user %q: %w", name, err)
-	}
-	uid, err1 := strconv.Atoi(u.Uid)
-	gid, err2 := strconv.Atoi(u.Gid)
-	if err := errors.Join(err1, err2); err != nil {
-		return credential{}, fmt.Errorf("task user %q: %w", name, err)
-	}
-	c := credential{uid: uid, gid: gid}
-	ids, _ := u.GroupIds()
-	for _, g := range ids {
-		if n, err := strconv.Atoi(g); err == nil {
-			c.groups = append(c.groups, n)
-		}
-	}
-	return c, nil
+	return users.Lookup(name)
 }
 
 // StartTask implements drivers.Driver.
@@ -154,10 +156,13 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
 	}
 	cred, err := lookupUser(cfg.User)
+	if err == nil {
+		err = d.pc.Denied.Check(orDefault(cfg.User, defaultUser), cred)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
 	}
-	if len(tc.CapAdd) > 0 && cred.uid != 0 {
+	if len(tc.CapAdd) > 0 && cred.UID != 0 {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, &drivers.ConfigError{Key: "cap_add",
 			Err: errors.New("capabilities for a user other than root (ambient capabilities) are not implemented")})
 	}
@@ -186,7 +191,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 type startInput struct {
 	cfg           *drivers.TaskConfig
 	tc            taskConfig
-	cred          credential
+	cred          users.Credential
 	cgroupVersion int
 }
 
@@ -198,19 +203,24 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 	if err := prepareTaskDir(cfg, in.cred); err != nil {
 		return nil, err
 	}
-	cg, err := createCgroups(in.cgroupVersion, cgroupName(cfg.ID), limits{
-		CPUShares: cfg.Resources.CPUShares,
-		MemSoftMB: cfg.Resources.MemoryMB,
-		MemHardMB: max(cfg.Resources.MemoryMaxMB, cfg.Resources.MemoryMB),
-		Pids:      tc.PidsLimit,
+	cg, err := cgroup.Create(cgroup.CreateInput{
+		Version:     in.cgroupVersion,
+		Name:        cgroup.NameFor(cfg.ID),
+		Controllers: taskControllers(),
+		Limits: cgroup.Limits{
+			CPUShares: cfg.Resources.CPUShares,
+			MemSoftMB: cfg.Resources.MemoryMB,
+			MemHardMB: max(cfg.Resources.MemoryMaxMB, cfg.Resources.MemoryMB),
+			Pids:      tc.PidsLimit,
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			cg.killAll()
-			d.removeCgroups(cg)
+			cg.KillAll()
+			_ = cg.DestroyWait(d.clock, d.killWait)
 		}
 	}()
 
@@ -231,7 +241,7 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 	}
 	// The init blocks on its config until it is in the cgroups, so that
 	// nothing of the task ever runs unlimited.
-	if err := cg.join(pid); err != nil {
+	if err := cg.Join(pid); err != nil {
 		return fail(err)
 	}
 	if err := pipes.sendConfig(d.initConfig(cfg, tc, in.cred)); err != nil {
@@ -245,15 +255,17 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 		return fail(fmt.Errorf("reading start time of pid %d: %w", pid, err))
 	}
 	h := &taskHandle{
-		Task:   tasks.New(cfg.ID, cfg.Name, d.clock.Now()),
-		logger: d.logger.With("task_id", cfg.ID),
-		clock:  d.clock,
-		state:  taskState{Pid: pid, StartTime: ps.StartTime, BootID: proc.BootID(), Cgroups: cg},
+		Task:     tasks.New(cfg.ID, cfg.Name, d.clock.Now()),
+		logger:   d.logger.With("task_id", cfg.ID),
+		clock:    d.clock,
+		state:    taskState{Pid: pid, StartTime: ps.StartTime, BootID: proc.BootID(), Cgroups: cg},
+		killWait: d.killWait,
 	}
+	h.cpu = stats.NewSampler(h.StartedAt())
 	go func() {
 		err := cmd.Wait()
 		res := exitResult(cmd.ProcessState, err)
-		res.OOMKilled = cg.oomKilled()
+		res.OOMKilled = cg.OOMKilled()
 		h.Exit(res, d.clock.Now())
 		h.logger.Debug("task exited", "result", res)
 	}()
@@ -262,7 +274,7 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 
 // prepareTaskDir makes the directories the root needs and hands the task's
 // own ones to its user.
-func prepareTaskDir(cfg *drivers.TaskConfig, cred credential) error {
+func prepareTaskDir(cfg *drivers.TaskConfig, cred users.Credential) error {
 	for _, dir := range []struct {
 		path string
 		perm os.FileMode
@@ -282,7 +294,7 @@ func prepareTaskDir(cfg *drivers.TaskConfig, cred credential) error {
 			return fmt.Errorf("task dir %s is not a directory (a symlink?): %v", dir.path, err)
 		}
 		if dir.own {
-			if err := os.Lchown(dir.path, cred.uid, cred.gid); err != nil {
+			if err := os.Lchown(dir.path, cred.UID, cred.GID); err != nil {
 				return fmt.Errorf("handing %s to the task user: %w", dir.path, err)
 			}
 		}
@@ -295,11 +307,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// cgroupName turns "<allocID>/<task>" into one path element.
-func cgroupName(taskID string) string {
-	return strings.ReplaceAll(taskID, "/", ".")
 }
 
 // initCommand builds the re-execution of the agent binary as the task's
@@ -349,15 +356,8 @@ func (d *Driver) initCommand(cfg *drivers.TaskConfig, tc taskConfig) (*osexec.Cm
 }
 
 // initConfig is what the init is told to do.
-func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred credential) initConfig {
-	var mounts []bindMount
-	for _, target := range slices.Sorted(maps.Keys(d.chrootEnv)) {
-		src := filepath.Clean(d.chrootEnv[target])
-		if _, err := os.Stat(src); err != nil {
-			continue // /lib32 on a 64-bit-only host
-		}
-		mounts = append(mounts, bindMount{Source: src, Target: filepath.Clean(target), ReadOnly: true})
-	}
+func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred users.Credential) initConfig {
+	mounts := chrootMounts(d.chrootEnv)
 	if cfg.AllocDir != "" {
 		mounts = append(mounts, bindMount{Source: cfg.AllocDir, Target: "/alloc"})
 	}
@@ -372,9 +372,9 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred credent
 		Hostname:    hostname(cfg.Name),
 		NoPivotRoot: d.pc.NoPivotRoot,
 		Caps:        taskCaps(d.pc, tc),
-		UID:         cred.uid,
-		GID:         cred.gid,
-		Groups:      cred.groups,
+		UID:         cred.UID,
+		GID:         cred.GID,
+		Groups:      cred.Groups,
 		WorkDir:     tc.WorkDir,
 		Command:     tc.Command,
 		Args:        tc.Args,
@@ -490,63 +490,36 @@ func openLog(path string) (*os.File, error) { return drivers.OpenTaskLog(path) }
 
 // WaitTask implements drivers.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return nil, err
-	}
-	return h.Wait(ctx), nil
+	return tasks.WaitTask(d.tasks, ctx, taskID)
 }
 
 // StopTask implements drivers.Driver.
 func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) error {
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return fmt.Errorf("stopping task %q: %w", taskID, err)
-	}
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return err
-	}
-	return h.stop(sig, timeout, d.killWait)
+	return tasks.StopTask(d.tasks, taskID, timeout, signal)
 }
 
 // DestroyTask implements drivers.Driver. It kills whatever the task left in
 // its cgroups and removes them.
 func (d *Driver) DestroyTask(taskID string, force bool) error {
+	return tasks.DestroyTask(d.tasks, taskID, force)
+}
+
+// TaskStats implements drivers.StatsReporter, from the task's cgroups.
+func (d *Driver) TaskStats(taskID string) (*drivers.TaskResourceUsage, error) {
 	h, err := d.tasks.Get(taskID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !h.Exited() {
-		if !force {
-			return fmt.Errorf("destroying task %q: %w", taskID, drivers.ErrTaskRunning)
-		}
-		if err := h.stop(syscall.SIGKILL, 0, d.killWait); err != nil {
-			return err
-		}
-	}
-	h.state.Cgroups.killAll()
-	if err := d.removeCgroups(h.state.Cgroups); err != nil {
+	return stats.FromCgroup(h.state.Cgroups, h.cpu, d.clock.Now()), nil
+}
+
+// Release implements tasks.Destroyer.
+func (h *taskHandle) Release() {
+	if err := h.state.Cgroups.Remove(h.clock, h.killWait); err != nil {
 		h.logger.Warn("failed to remove the task's cgroups", "error", err)
 	}
 	if h.watch != nil {
 		h.watch.Close()
-	}
-	d.tasks.Delete(taskID)
-	return nil
-}
-
-// removeCgroups removes a task's cgroups once the kernel has finished
-// tearing down its last processes, which it does asynchronously after they
-// were killed: rmdir fails with EBUSY until then.
-func (d *Driver) removeCgroups(cg cgroups) error {
-	deadline := d.clock.Now().Add(d.killWait)
-	for {
-		err := cg.destroy()
-		if err == nil || !errors.Is(err, syscall.EBUSY) || d.clock.Now().After(deadline) {
-			return err
-		}
-		clock.Sleep(d.clock, 10*time.Millisecond, nil)
 	}
 }
 

@@ -172,7 +172,7 @@ func TestStartTask_User(t *testing.T) {
 	must.True(t, res.Successful(), must.Sprint(res))
 	nobody, err := lookupUser("nobody")
 	must.NoError(t, err)
-	must.Eq(t, []string{itoa(nobody.uid), itoa(nobody.gid), "wrote"}, strings.Fields(out))
+	must.Eq(t, []string{itoa(nobody.UID), itoa(nobody.GID), "wrote"}, strings.Fields(out))
 
 	root := newTaskConfig(t, "/bin/sh", "-c", "id -u")
 	root.User = "root"

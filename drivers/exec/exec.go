@@ -25,8 +25,8 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 // after SIGKILL; only a process stuck in the kernel takes longer.
 const defaultKillWait = 5 * time.Second
 
-// defaultChrootEnv is upstream's default `chroot_env`: the host paths (value)
-// bound read-only at the same place (key) in a task's root. What a host
+// defaultChrootEnv is upstream's default `chroot_env`: the host paths (key)
+// bound read-only at the same place (value) in a task's root. What a host
 // lacks (/lib32, /run/resolvconf) is skipped.
 var defaultChrootEnv = map[string]string{
 	"/bin":                 "/bin",

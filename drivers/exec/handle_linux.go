@@ -11,7 +11,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
+	"github.com/nomad-edge/nomad/drivers/internal/stats"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
 	"github.com/nomad-edge/nomad/helper/clock"
 )
@@ -23,9 +25,9 @@ type taskState struct {
 	Pid int `json:"pid"`
 	// StartTime is field 22 of /proc/<pid>/stat; with BootID it names
 	// one process for the lifetime of the node.
-	StartTime uint64  `json:"start_time"`
-	BootID    string  `json:"boot_id,omitempty"`
-	Cgroups   cgroups `json:"cgroups"`
+	StartTime uint64         `json:"start_time"`
+	BootID    string         `json:"boot_id,omitempty"`
+	Cgroups   cgroup.Cgroups `json:"cgroups"`
 }
 
 // validate rejects states whose pid would make a signal hit more than the
@@ -34,7 +36,7 @@ func (s taskState) validate() error {
 	if s.Pid <= 1 || s.StartTime == 0 {
 		return fmt.Errorf("%w: pid %d, start time %d", drivers.ErrInvalidHandle, s.Pid, s.StartTime)
 	}
-	if !s.Cgroups.valid() {
+	if !s.Cgroups.Valid() {
 		return fmt.Errorf("%w: cgroups %v are not the exec driver's", drivers.ErrInvalidHandle, s.Cgroups.Paths)
 	}
 	return nil
@@ -46,6 +48,9 @@ type taskHandle struct {
 	logger hclog.Logger
 	clock  clock.Clock
 	state  taskState // immutable after construction
+	// killWait bounds the wait for the task's exit after SIGKILL.
+	killWait time.Duration
+	cpu      *stats.Sampler
 
 	// recovered is set for tasks re-attached after an agent restart; their
 	// exit is seen by watch instead of by wait(2).
@@ -53,14 +58,14 @@ type taskHandle struct {
 	watch     *proc.Watcher
 }
 
-// stop signals the task's process group, escalates to SIGKILL after timeout
+// Stop signals the task's process group, escalates to SIGKILL after timeout
 // and waits for the task to exit, at most killWait after the SIGKILL.
 //
 // With a private PID namespace the task is its namespace's init: the kernel
 // delivers a signal to it from outside only if the task handles that
 // signal (SIGKILL always), so a task that ignores the kill signal is killed
 // at the timeout, and everything in the namespace dies with it.
-func (h *taskHandle) stop(sig syscall.Signal, timeout, killWait time.Duration) error {
+func (h *taskHandle) Stop(sig syscall.Signal, timeout time.Duration) error {
 	if h.Exited() {
 		return nil
 	}
@@ -75,12 +80,12 @@ func (h *taskHandle) stop(sig syscall.Signal, timeout, killWait time.Duration) e
 			}
 		}
 	}
-	if clock.Sleep(h.clock, killWait, h.Done()) {
-		return fmt.Errorf("stopping task %q (pid %d): %w within %s", h.ID(), h.state.Pid, ErrKillTimeout, killWait)
+	if clock.Sleep(h.clock, h.killWait, h.Done()) {
+		return fmt.Errorf("stopping task %q (pid %d): %w within %s", h.ID(), h.state.Pid, ErrKillTimeout, h.killWait)
 	}
 	// Whatever the task left in its cgroups (with pid_mode = "host" its
 	// children outlive it) goes with it.
-	h.state.Cgroups.killAll()
+	h.state.Cgroups.KillAll()
 	return nil
 }
 
@@ -138,6 +143,9 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	}
 	w, err := proc.Watch(st.Pid, st.StartTime, proc.WatchOptions{PollInterval: d.exitPollInterval, NoPidfd: d.noPidfd, Clock: d.clock})
 	if err != nil {
+		if errors.Is(err, drivers.ErrTaskNotFound) {
+			st.Cgroups.RemoveIfEmpty(d.logger.With("task_id", id))
+		}
 		return fmt.Errorf("recovering task %q: %w", id, err)
 	}
 	h := &taskHandle{
@@ -145,6 +153,8 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 		logger:    d.logger.With("task_id", id),
 		clock:     d.clock,
 		state:     st,
+		killWait:  d.killWait,
+		cpu:       stats.NewSampler(handle.StartedAt),
 		recovered: true,
 		watch:     w,
 	}
@@ -157,7 +167,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	}
 	go func() {
 		if w.Wait() {
-			res := &drivers.ExitResult{Err: drivers.ErrExitCodeUnknown, OOMKilled: st.Cgroups.oomKilled()}
+			res := &drivers.ExitResult{Err: drivers.ErrExitCodeUnknown, OOMKilled: st.Cgroups.OOMKilled()}
 			h.Exit(res, d.clock.Now())
 			h.logger.Debug("recovered task exited", "pid", st.Pid, "result", res)
 		}
@@ -177,8 +187,8 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 	if version == 0 {
 		return nil, drivers.ErrTaskNotFound
 	}
-	cg := cgroupsFor(version, cgroupName(cfg.ID))
-	for _, pid := range cg.pids() {
+	cg := cgroup.For(version, cgroup.NameFor(cfg.ID), taskControllers())
+	for _, pid := range cg.Pids() {
 		st, err := proc.ReadStat(pid)
 		if err != nil || st.Pgid != pid || st.Exited() {
 			continue

@@ -13,6 +13,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 )
 
 // A task that allocates past its memory limit is killed by the kernel, and
@@ -48,24 +49,24 @@ func TestStartTask_CgroupLimits(t *testing.T) {
 	cg := h.state.Cgroups
 
 	read := func(controller, file string) string {
-		b, err := os.ReadFile(filepath.Join(cg.dir(controller), file))
+		b, err := os.ReadFile(filepath.Join(cg.Dir(controller), file))
 		must.NoError(t, err)
 		return strings.TrimSpace(string(b))
 	}
 	if cg.Version == 2 {
 		must.Eq(t, "134217728", read("memory", "memory.max"))
 		must.Eq(t, "67108864", read("memory", "memory.low"))
-		must.Eq(t, itoa(sharesToWeight(300)), read("cpu", "cpu.weight"))
+		must.Eq(t, itoa(cgroup.SharesToWeight(300)), read("cpu", "cpu.weight"))
 	} else {
 		must.Eq(t, "134217728", read("memory", "memory.limit_in_bytes"))
 		must.Eq(t, "67108864", read("memory", "memory.soft_limit_in_bytes"))
 		must.Eq(t, "300", read("cpu", "cpu.shares"))
 	}
 	must.Eq(t, "50", read("pids", "pids.max"))
-	must.SliceContains(t, cg.pids(), h.state.Pid)
+	must.SliceContains(t, cg.Pids(), h.state.Pid)
 	own, err := os.ReadFile(filepath.Join("/proc", itoa(h.state.Pid), "cgroup"))
 	must.NoError(t, err)
-	must.StrContains(t, string(own), cgroupName(cfg.ID), must.Sprint("the kernel puts the task in its own cgroup"))
+	must.StrContains(t, string(own), cgroup.NameFor(cfg.ID), must.Sprint("the kernel puts the task in its own cgroup"))
 
 	must.NoError(t, d.StopTask(cfg.ID, 0, "SIGKILL"))
 

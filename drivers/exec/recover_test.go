@@ -3,11 +3,8 @@
 package exec
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,34 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 )
-
-// startInCrashedAgent starts cfg from a stand-in agent process, kills that
-// process with SIGKILL and returns the handle it had persisted: the task is
-// now an orphan nobody waits for, as after an agent crash.
-func startInCrashedAgent(t *testing.T, cfg *drivers.TaskConfig) *drivers.TaskHandle {
-	t.Helper()
-	b, err := json.Marshal(cfg)
-	must.NoError(t, err)
-	agent := osexec.Command(os.Args[0])
-	agent.Env = append(os.Environ(), testAgentEnv+"="+string(b))
-	agent.Stderr = os.Stderr
-	out, err := agent.StdoutPipe()
-	must.NoError(t, err)
-	must.NoError(t, agent.Start())
-	line, err := bufio.NewReader(out).ReadBytes('\n')
-	if err != nil {
-		_ = agent.Process.Kill()
-		_ = agent.Wait()
-		t.Fatalf("stand-in agent printed no handle: %v", err)
-	}
-	must.NoError(t, agent.Process.Signal(unix.SIGKILL))
-	_ = agent.Wait()
-	var h drivers.TaskHandle
-	must.NoError(t, json.Unmarshal(line, &h))
-	return &h
-}
 
 // After the agent is killed with SIGKILL its tasks run on; a new agent
 // re-attaches to the same process (same pid, same start time), can stop it,
@@ -61,7 +34,7 @@ func TestRecoverTask_AfterAgentKill(t *testing.T) {
 			goFifo := filepath.Join(cfg.LocalDir, "go")
 			must.NoError(t, unix.Mkfifo(goFifo, 0o666))
 			must.NoError(t, os.Chmod(goFifo, 0o666))
-			saved := startInCrashedAgent(t, cfg)
+			saved := drivertest.StartInCrashedAgent(t, cfg)
 			var st taskState
 			must.NoError(t, saved.GetDriverState(&st))
 			ps, err := proc.ReadStat(st.Pid)
@@ -103,7 +76,7 @@ func TestRecoverTask_AfterAgentKill(t *testing.T) {
 func TestFindTask_ByCgroup(t *testing.T) {
 	needIsolation(t)
 	cfg := newTaskConfig(t, "/bin/sleep", "30")
-	saved := startInCrashedAgent(t, cfg)
+	saved := drivertest.StartInCrashedAgent(t, cfg)
 	var st taskState
 	must.NoError(t, saved.GetDriverState(&st))
 
@@ -129,10 +102,10 @@ func TestFindTask_ByCgroup(t *testing.T) {
 func TestRecoverTask_InvalidHandle(t *testing.T) {
 	d := newTestDriver(t, nil)
 	h := &drivers.TaskHandle{Version: HandleVersion, Config: &drivers.TaskConfig{ID: "a/web"}}
-	must.NoError(t, h.SetDriverState(taskState{Pid: 4242, StartTime: 1, Cgroups: cgroups{Version: 1, Paths: []string{"/sys/fs/cgroup/memory/system.slice"}}}))
+	must.NoError(t, h.SetDriverState(taskState{Pid: 4242, StartTime: 1, Cgroups: cgroup.Cgroups{Version: 1, Paths: []string{"/sys/fs/cgroup/memory/system.slice"}}}))
 	must.ErrorIs(t, d.RecoverTask(h), drivers.ErrInvalidHandle)
 
-	must.NoError(t, h.SetDriverState(taskState{Pid: 1, StartTime: 1, Cgroups: cgroupsFor(1, "a.web")}))
+	must.NoError(t, h.SetDriverState(taskState{Pid: 1, StartTime: 1, Cgroups: cgroup.For(1, "a.web", cgroupControllers)}))
 	must.ErrorIs(t, d.RecoverTask(h), drivers.ErrInvalidHandle)
 
 	h.Version = HandleVersion + 1

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 )
 
 // fifoLines makes path a FIFO and streams the lines written to it; the test
@@ -80,13 +81,13 @@ func TestStopTask_KillAfterTimeout(t *testing.T) {
 	must.Eq(t, "ready", nextLine(t, lines))
 	h, err := d.tasks.Get(cfg.ID)
 	must.NoError(t, err)
-	must.Eq(t, 2, len(h.state.Cgroups.pids()), must.Sprint("the shell and its sleep"))
+	must.Eq(t, 2, len(h.state.Cgroups.Pids()), must.Sprint("the shell and its sleep"))
 
 	must.NoError(t, d.StopTask(cfg.ID, 50*time.Millisecond, "SIGTERM"))
 	res := waitExit(t, d, cfg.ID)
 	must.Eq(t, int(syscall.SIGKILL), res.Signal)
 	must.NoError(t, d.DestroyTask(cfg.ID, false))
-	must.SliceEmpty(t, h.state.Cgroups.pids())
+	must.SliceEmpty(t, h.state.Cgroups.Pids())
 }
 
 // On a host that cannot isolate tasks the driver is not detected, says why,
@@ -114,7 +115,7 @@ func TestFingerprint_Healthy(t *testing.T) {
 	must.True(t, fp.Detected)
 	must.True(t, fp.Healthy)
 	must.Eq(t, "1", fp.Attributes["driver.exec"])
-	v, _ := detectCgroups()
+	v, _ := cgroup.Detect(cgroupControllers)
 	must.Eq(t, "v"+itoa(v), fp.Attributes["driver.exec.cgroup"])
 }
 
@@ -127,8 +128,8 @@ func TestStartTask_SetupFailure(t *testing.T) {
 	_, err := d.StartTask(cfg)
 	must.ErrorIs(t, err, ErrTaskSetup)
 	must.ErrorContains(t, err, `command "no-such-command": not found`)
-	v, _ := detectCgroups()
-	for _, p := range cgroupsFor(v, cgroupName(cfg.ID)).Paths {
+	v, _ := cgroup.Detect(cgroupControllers)
+	for _, p := range cgroup.For(v, cgroup.NameFor(cfg.ID), taskControllers()).Paths {
 		_, err := os.Stat(p)
 		must.True(t, os.IsNotExist(err), must.Sprintf("cgroup %s removed", p))
 	}

@@ -167,11 +167,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 
 // WaitTask implements drivers.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return nil, err
-	}
-	return h.Wait(ctx), nil
+	return tasks.WaitTask(d.tasks, ctx, taskID)
 }
 
 // StopTask implements drivers.Driver. The task exits with the stop signal

@@ -513,17 +513,6 @@ func TestStartTask_Errors(t *testing.T) {
 	})
 }
 
-// A task that names a user is refused rather than run as the agent's user:
-// the job asked for something this driver does not do.
-func TestStartTask_UserRefused(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "true")
-	cfg.User = "nobody"
-	_, err := d.StartTask(cfg)
-	must.ErrorIs(t, err, ErrUserNotSupported)
-	must.False(t, d.tasks.Has(cfg.ID))
-}
-
 // TestUnknownTaskAndSignal checks the error values callers branch on.
 func TestUnknownTaskAndSignal(t *testing.T) {
 	d := newTestDriver(t)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 )
 
@@ -49,7 +50,7 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 			State:     drivers.TaskStateRunning,
 			StartedAt: proc.StartedAt(st.StartTime),
 		}
-		ts := taskState{Pid: pid, Pgid: pid, StartTime: st.StartTime, BootID: proc.BootID()}
+		ts := taskState{Pid: pid, Pgid: pid, StartTime: st.StartTime, BootID: proc.BootID(), Cgroups: d.existingCgroups(cfg.ID)}
 		if err := handle.SetDriverState(ts); err != nil {
 			return nil, err
 		}
@@ -76,4 +77,21 @@ func hasAll(vars [][]byte, want [][]byte) bool {
 		}
 	}
 	return true
+}
+
+// existingCgroups are the cgroups an earlier client made for the task, if
+// they are still there, so that an adopted task keeps its accounting and is
+// cleaned up the same way.
+func (d *Driver) existingCgroups(taskID string) *cgroup.Cgroups {
+	host := d.cgroupHost()
+	if host.version == 0 {
+		return nil
+	}
+	cg := cgroup.For(host.version, cgroup.NameFor(taskID), host.controllers)
+	for _, p := range cg.Paths {
+		if _, err := os.Stat(p); err != nil {
+			return nil
+		}
+	}
+	return &cg
 }

@@ -9,8 +9,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
+	"github.com/nomad-edge/nomad/drivers/internal/stats"
 	"github.com/nomad-edge/nomad/drivers/internal/tasks"
+	"github.com/nomad-edge/nomad/helper/clock"
 )
 
 // taskState is the DriverState persisted in the task handle: everything a new
@@ -24,6 +27,9 @@ type taskState struct {
 	// for the lifetime of the node.
 	StartTime uint64 `json:"start_time"`
 	BootID    string `json:"boot_id,omitempty"`
+	// Cgroups is the task's cgroup, nil on hosts without (and in handles
+	// written before raw_exec used cgroups).
+	Cgroups *cgroup.Cgroups `json:"cgroups,omitempty"`
 }
 
 // validate rejects states whose pid or pgid would make a signal hit more than
@@ -37,6 +43,9 @@ func (s taskState) validate() error {
 	if s.StartTime == 0 {
 		return fmt.Errorf("%w: no process start time", drivers.ErrInvalidHandle)
 	}
+	if s.Cgroups != nil && !s.Cgroups.Valid() {
+		return fmt.Errorf("%w: cgroups %v are not the driver's", drivers.ErrInvalidHandle, s.Cgroups.Paths)
+	}
 	return nil
 }
 
@@ -45,6 +54,9 @@ type taskHandle struct {
 	*tasks.Task
 	logger hclog.Logger
 	state  taskState // immutable after construction
+	// killWait bounds the wait for the task's exit after SIGKILL.
+	killWait time.Duration
+	cpu      *stats.Sampler
 
 	// recovered is set for tasks re-attached after a client restart; their
 	// exit is seen by watch instead of by wait(2).
@@ -52,7 +64,7 @@ type taskHandle struct {
 	watch     *proc.Watcher
 }
 
-// stop signals the task's group, escalates to SIGKILL after timeout and waits
+// Stop signals the task's group, escalates to SIGKILL after timeout and waits
 // for the task to exit, at most killWait after the SIGKILL.
 //
 // The task is its leader process: once the leader has exited, whatever it
@@ -60,20 +72,44 @@ type taskHandle struct {
 // same moment as the leader, and a leader that wanted them to finish would
 // have waited for them; left alone they would run on, invisible to the client
 // (background jobs of a shell ignore SIGINT, for one).
-func (h *taskHandle) stop(sig syscall.Signal, timeout, killWait time.Duration) error {
+func (h *taskHandle) Stop(sig syscall.Signal, timeout time.Duration) error {
 	if h.Exited() {
 		return nil
 	}
-	if err := h.stopLeader(sig, timeout, killWait); err != nil {
+	if err := h.stopLeader(sig, timeout); err != nil {
 		return err
 	}
-	if err := h.signalGroup(syscall.SIGKILL); err != nil {
-		h.logger.Warn("failed to kill leftover processes of stopped task", "pgid", h.state.Pgid, "error", err)
-	}
+	h.killLeftovers()
 	return nil
 }
 
-func (h *taskHandle) stopLeader(sig syscall.Signal, timeout, killWait time.Duration) error {
+// killLeftovers kills what the task left behind: its process group, and
+// whatever else is in its cgroup (children that left the group).
+func (h *taskHandle) killLeftovers() {
+	if err := h.signalGroup(syscall.SIGKILL); err != nil {
+		h.logger.Warn("failed to kill leftover processes of task", "pgid", h.state.Pgid, "error", err)
+	}
+	if h.state.Cgroups != nil {
+		h.state.Cgroups.KillAll()
+	}
+}
+
+// Release implements tasks.Destroyer: leftovers are killed, the cgroup
+// removed and the exit watch closed.
+func (h *taskHandle) Release() {
+	h.killLeftovers()
+	if cg := h.state.Cgroups; cg != nil {
+		if err := cg.Remove(clock.Real(), h.killWait); err != nil {
+			h.logger.Warn("failed to remove the task's cgroup", "error", err)
+		}
+	}
+	if h.watch != nil {
+		h.watch.Close()
+	}
+}
+
+func (h *taskHandle) stopLeader(sig syscall.Signal, timeout time.Duration) error {
+	killWait := h.killWait
 	if err := h.signalGroup(sig); err != nil {
 		return fmt.Errorf("stopping task %q: sending %s: %w", h.ID(), sig, err)
 	}

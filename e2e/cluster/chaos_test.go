@@ -67,6 +67,8 @@ type chaos struct {
 	pids   map[string]int
 	seen   map[string]bool
 	rounds int
+	// lastCheck is what the checker last refused, for the failure report.
+	lastCheck string
 }
 
 func (c *chaos) logf(kind, format string, args ...any) {
@@ -97,6 +99,14 @@ func TestChaos(t *testing.T) {
 		seed = rand.Uint64()
 	}
 	t.Logf("chaos seed %d, duration %v (run again with -chaos.seed=%d)", seed, *chaosDuration, seed)
+	// Registered before the cluster's cleanup, so it runs after it: the
+	// seed, the reason and the events are the last lines of a failed run.
+	var summary string
+	t.Cleanup(func() {
+		if summary != "" {
+			t.Log(summary)
+		}
+	})
 	nc := newNetCluster(t, 3, 4)
 	c := &chaos{
 		t: t, nc: nc, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6e6f6d6164)),
@@ -105,7 +115,8 @@ func TestChaos(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("chaos seed %d failed after %d rounds; events:\n%s\nstate:\n%s", seed, c.rounds, strings.Join(c.events, "\n"), c.state())
+			summary = fmt.Sprintf("chaos seed %d failed in round %d; events:\n%s\nstate:\n%s\nlast check: %s",
+				seed, c.rounds, strings.Join(c.events, "\n"), c.state(), c.lastCheck)
 		}
 	})
 	nc.start()
@@ -125,6 +136,13 @@ func TestChaos(t *testing.T) {
 		c.settle()
 	}
 	t.Logf("chaos seed %d: %d rounds, events %v", seed, c.rounds, c.counts)
+}
+
+// fatalf fails the run, keeping the reason for the summary printed last.
+func (c *chaos) fatalf(format string, args ...any) {
+	c.t.Helper()
+	c.lastCheck = fmt.Sprintf(format, args...)
+	c.t.Fatal(c.lastCheck)
 }
 
 // round injects three to six faults with random pauses between them.
@@ -218,9 +236,10 @@ func (c *chaos) restartServer() {
 		return
 	}
 	s := c.nc.servers[c.rng.IntN(len(c.nc.servers))]
+	began := time.Now()
 	s.stop()
 	s.start()
-	c.logf("restart-server", "%s", s.name)
+	c.logf("restart-server", "%s (stopped in %v)", s.name, time.Since(began).Round(time.Millisecond))
 }
 
 func (c *chaos) restartClient() {
@@ -243,13 +262,14 @@ func (c *chaos) settle() {
 	c.startDown()
 	took := pollUntil(c.t, 2*time.Minute, fmt.Sprintf("round %d settles with every invariant holding (seed %d)", c.rounds, c.seed), func() (bool, string) {
 		if err := c.check(); err != nil {
+			c.lastCheck = err.Error()
 			return false, err.Error()
 		}
 		return true, ""
 	})
 	c.logf("settled", "round %d in %v", c.rounds, took.Round(time.Millisecond))
 	if err := c.checkLogs(); err != nil {
-		c.t.Fatal(err)
+		c.fatalf("%v", err)
 	}
 }
 
@@ -288,7 +308,7 @@ func (c *chaos) check() error {
 	}
 	for id := range c.seen {
 		if !have[id] {
-			c.t.Fatalf("allocation %s is missing from the state", id)
+			c.fatalf("allocation %s is missing from the state", id)
 		}
 	}
 	return c.checkEvals(api)
@@ -317,7 +337,7 @@ func (c *chaos) checkJob(j chaosJob) error {
 		if first, ok := c.pids[a.ID]; !ok {
 			c.pids[a.ID] = a.PID
 		} else if first != a.PID || a.Restarts != 0 {
-			c.t.Fatalf("%s: %s restarted: first ran as pid %d", *j.job.ID, a, first)
+			c.fatalf("%s: %s restarted: first ran as pid %d", *j.job.ID, a, first)
 		}
 	}
 	if n := len(running(as)); n != want {

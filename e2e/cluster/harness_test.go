@@ -216,7 +216,13 @@ func (a *agentProc) stop() {
 	select {
 	case <-r.exited:
 	case <-time.After(20 * time.Second):
-		a.t.Errorf("%s did not stop within 20s of SIGTERM; killing it", a.name)
+		// The stack dump shows where its shutdown hung.
+		a.t.Errorf("%s did not stop within 20s of SIGTERM; dumping its stacks (in its log) and killing it", a.name)
+		_ = r.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-r.exited:
+		case <-time.After(2 * time.Second):
+		}
 		a.kill9()
 	}
 }
@@ -424,15 +430,48 @@ func (c *cluster) cleanup() {
 	}
 	// Client agents leave their tasks running on purpose (the next agent
 	// re-attaches); at the end of a test nothing may outlive it.
+	var cgroups []string
 	for _, pid := range pidsWithEnv(c.dir) {
+		cgroups = append(cgroups, taskCgroups(pid)...)
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	removeCgroups(cgroups)
 	if c.t.Failed() {
-		for _, a := range c.all() {
-			c.t.Logf("----- log of %s (%s) -----\n%s", a.name, a.cfgPath, a.log())
-		}
+		c.keepLogs()
 	}
+}
+
+// keepLogs copies every agent's log out of the test's data dir, which is
+// removed, and prints where, with each log's last lines: a long run's
+// logs would bury the failure in a CI log's tail.
+func (c *cluster) keepLogs() {
+	dir, err := os.MkdirTemp("", "nomad-e2e-logs-")
+	if err != nil {
+		c.t.Logf("keeping agent logs: %v", err)
+	}
+	for _, a := range c.all() {
+		log := a.log()
+		kept := "(not kept)"
+		if dir != "" {
+			path := filepath.Join(dir, a.name+".log")
+			if os.WriteFile(path, []byte(log), 0o644) == nil {
+				kept = path
+			}
+		}
+		// The stack dump cleanup asked for is in the kept file; the lines
+		// before it are what the agent was doing.
+		if i := strings.Index(log, "SIGQUIT: quit"); i >= 0 {
+			log = log[:i]
+		}
+		c.t.Logf("----- log of %s (%s), kept at %s; its last lines before any stack dump -----\n%s", a.name, a.cfgPath, kept, lastLines(log, 30))
+	}
+}
+
+// lastLines is the end of s, n lines at most.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // startServers starts every server and waits until all of them know the
@@ -587,6 +626,38 @@ func pidsWithEnv(s string) []int {
 		}
 	}
 	return pids
+}
+
+// taskCgroups are the cgroups the driver made for pid's task (raw_exec
+// gives each task one, under nomad/ or nomad.slice/, when the agent is
+// root), read from /proc/<pid>/cgroup.
+func taskCgroups(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 || !(strings.HasPrefix(f[2], "/nomad/") || strings.HasPrefix(f[2], "/nomad.slice/")) {
+			continue
+		}
+		out = append(out, filepath.Join("/sys/fs/cgroup", f[1], f[2])) // f[1] is empty on v2
+	}
+	return out
+}
+
+// removeCgroups removes the killed tasks' cgroups: the agents that would
+// have are gone. The kernel empties a cgroup a moment after its last
+// process died; until then rmdir says EBUSY.
+func removeCgroups(dirs []string) {
+	for _, d := range dirs {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if err := os.Remove(d); err == nil || os.IsNotExist(err) || time.Now().After(deadline) {
+				break
+			}
+		}
+	}
 }
 
 // alive says whether pid is a live process (not a zombie).

@@ -144,10 +144,7 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 		alloc.ModifyTime = updatedAt
 	}
 	alloc.TrimHistory()
-	if err := updateSummaryWithAllocTxn(txn, index, alloc, existing); err != nil {
-		return err
-	}
-	if err := txn.Insert(TableAllocs, alloc); err != nil {
+	if err := storeAllocTxn(txn, index, alloc, existing); err != nil {
 		return err
 	}
 	if existing == nil && alloc.PreviousAllocation != "" {
@@ -253,10 +250,7 @@ func updateAllocFromClientTxn(txn *writeTxn, index uint64, update *structs.Alloc
 	if update.ModifyTime != 0 {
 		alloc.ModifyTime = update.ModifyTime
 	}
-	if err := updateSummaryWithAllocTxn(txn, index, alloc, existing); err != nil {
-		return err
-	}
-	if err := txn.Insert(TableAllocs, alloc); err != nil {
+	if err := storeAllocTxn(txn, index, alloc, existing); err != nil {
 		return err
 	}
 	jobs.add(alloc.JobNamespacedID())
@@ -386,14 +380,21 @@ func stopAllocTxn(txn *writeTxn, index uint64, stop *structs.Allocation, updated
 	case stop.ModifyTime != 0:
 		alloc.ModifyTime = stop.ModifyTime
 	}
-	if err := updateSummaryWithAllocTxn(txn, index, alloc, existing); err != nil {
-		return err
-	}
-	if err := txn.Insert(TableAllocs, alloc); err != nil {
+	if err := storeAllocTxn(txn, index, alloc, existing); err != nil {
 		return err
 	}
 	jobs.add(alloc.JobNamespacedID())
 	return nil
+}
+
+// storeAllocTxn writes alloc over existing (nil for a new allocation),
+// moving its job's summary counts with the change of client status in
+// the same transaction.
+func storeAllocTxn(txn *writeTxn, index uint64, alloc, existing *structs.Allocation) error {
+	if err := updateSummaryWithAllocTxn(txn, index, alloc, existing); err != nil {
+		return err
+	}
+	return txn.Insert(TableAllocs, alloc)
 }
 
 // touchEvalTxn sets the plan's evaluation's ModifyIndex to the plan's

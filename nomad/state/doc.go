@@ -149,6 +149,10 @@
 //	func (r *StateRestore) Commit() error
 //	func (r *StateRestore) Abort()
 //
+// snapshotTables in snapshot.go is the one list that ties a kind to its
+// table and Go type: Persist, NewSnapshotObject and RestoreObject all read
+// it, so a new table is added there once and is written and restored alike.
+//
 // The FSM restores into a fresh store, swaps it in, and calls Abandon on
 // the old one so that its blocking queries return.
 package state

@@ -64,6 +64,8 @@ func schema() *memdb.DBSchema {
 			TableNodePools: nodePoolTableSchema(),
 			// Deployments (the update block).
 			TableDeployment: deploymentTableSchema(),
+			// Declared site outages (ours).
+			TableSiteOutages: siteOutageTableSchema(),
 		},
 	}
 }

@@ -28,12 +28,13 @@ const (
 	SnapshotScalingEvents
 	SnapshotNodePool
 	SnapshotDeployment
+	SnapshotSiteOutage
 )
 
+// String names the kind, as error messages show it.
 func (k SnapshotKind) String() string {
-	names := [...]string{"Index", "Node", "Job", "JobSummary", "Eval", "Alloc", "ACLPolicy", "ACLToken", "Namespace", "JobVersion", "ScalingEvents", "NodePool", "Deployment"}
-	if int(k) < len(names) {
-		return names[k]
+	if t, ok := tableOf(k); ok {
+		return t.name
 	}
 	return fmt.Sprintf("SnapshotKind(%d)", uint8(k))
 }
@@ -42,59 +43,75 @@ func (k SnapshotKind) String() string {
 // version does not know, typically a snapshot written by a newer server.
 var ErrUnknownSnapshotKind = errors.New("unknown snapshot kind")
 
+// snapshotTable ties a kind to the table it is read from and restored
+// into. newObj and restore come from snapshotOf, which keeps the two in
+// step on one Go type.
+type snapshotTable struct {
+	table   string
+	kind    SnapshotKind
+	name    string
+	newObj  func() any
+	restore func(r *StateRestore, obj any) error
+}
+
+// snapshotOf describes a kind whose objects are *T, restored through the
+// kind's typed XRestore method where it has one (a node's makes its pool),
+// inserted as they are where restore is nil.
+func snapshotOf[T any](table string, kind SnapshotKind, name string, restore func(*StateRestore, *T) error) snapshotTable {
+	return snapshotTable{
+		table: table, kind: kind, name: name,
+		newObj: func() any { return new(T) },
+		restore: func(r *StateRestore, obj any) error {
+			v, ok := obj.(*T)
+			if !ok {
+				return fmt.Errorf("restore %s: got %T", name, obj)
+			}
+			if restore == nil {
+				return r.insert(table, v)
+			}
+			return restore(r, v)
+		},
+	}
+}
+
+// snapshotTables lists what Persist writes, in order, and is the only
+// place a kind is tied to its table and type: a table missing here is
+// neither written nor restored. The index entries go first so a reader of
+// the stream learns how fresh it is at once.
+var snapshotTables = []snapshotTable{
+	snapshotOf(TableIndex, SnapshotIndex, "Index", (*StateRestore).IndexRestore),
+	snapshotOf(TableNodes, SnapshotNode, "Node", (*StateRestore).NodeRestore),
+	snapshotOf(TableJobs, SnapshotJob, "Job", (*StateRestore).JobRestore),
+	snapshotOf(TableJobSummary, SnapshotJobSummary, "JobSummary", (*StateRestore).JobSummaryRestore),
+	snapshotOf(TableEvals, SnapshotEval, "Eval", (*StateRestore).EvalRestore),
+	snapshotOf(TableAllocs, SnapshotAlloc, "Alloc", (*StateRestore).AllocRestore),
+	snapshotOf[structs.ACLPolicy](TableACLPolicies, SnapshotACLPolicy, "ACLPolicy", nil),
+	snapshotOf[structs.ACLToken](TableACLTokens, SnapshotACLToken, "ACLToken", nil),
+	snapshotOf[structs.Namespace](TableNamespaces, SnapshotNamespace, "Namespace", nil),
+	snapshotOf(TableJobVersion, SnapshotJobVersion, "JobVersion", (*StateRestore).JobVersionRestore),
+	snapshotOf[structs.JobScalingEvents](TableScalingEvent, SnapshotScalingEvents, "ScalingEvents", nil),
+	snapshotOf[structs.NodePool](TableNodePools, SnapshotNodePool, "NodePool", nil),
+	snapshotOf(TableDeployment, SnapshotDeployment, "Deployment", (*StateRestore).DeploymentRestore),
+	snapshotOf[structs.SiteOutage](TableSiteOutages, SnapshotSiteOutage, "SiteOutage", nil),
+}
+
+func tableOf(kind SnapshotKind) (snapshotTable, bool) {
+	for _, t := range snapshotTables {
+		if t.kind == kind {
+			return t, true
+		}
+	}
+	return snapshotTable{}, false
+}
+
 // NewSnapshotObject returns a pointer to a zero object of kind, for the FSM
 // to decode a snapshot record into before passing it to RestoreObject.
 func NewSnapshotObject(kind SnapshotKind) (any, error) {
-	switch kind {
-	case SnapshotIndex:
-		return new(IndexEntry), nil
-	case SnapshotNode:
-		return new(structs.Node), nil
-	case SnapshotJob:
-		return new(structs.Job), nil
-	case SnapshotJobSummary:
-		return new(structs.JobSummary), nil
-	case SnapshotEval:
-		return new(structs.Evaluation), nil
-	case SnapshotAlloc:
-		return new(structs.Allocation), nil
-	case SnapshotACLPolicy:
-		return new(structs.ACLPolicy), nil
-	case SnapshotACLToken:
-		return new(structs.ACLToken), nil
-	case SnapshotNamespace:
-		return new(structs.Namespace), nil
-	case SnapshotJobVersion:
-		return new(structs.Job), nil
-	case SnapshotScalingEvents:
-		return new(structs.JobScalingEvents), nil
-	case SnapshotNodePool:
-		return new(structs.NodePool), nil
-	case SnapshotDeployment:
-		return new(structs.Deployment), nil
+	t, ok := tableOf(kind)
+	if !ok {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 	}
-	return nil, fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
-}
-
-// snapshotTables lists what Persist writes, in order. The index entries go
-// first so a reader of the stream learns how fresh it is at once.
-var snapshotTables = []struct {
-	table string
-	kind  SnapshotKind
-}{
-	{TableIndex, SnapshotIndex},
-	{TableNodes, SnapshotNode},
-	{TableJobs, SnapshotJob},
-	{TableJobSummary, SnapshotJobSummary},
-	{TableEvals, SnapshotEval},
-	{TableAllocs, SnapshotAlloc},
-	{TableACLPolicies, SnapshotACLPolicy},
-	{TableACLTokens, SnapshotACLToken},
-	{TableNamespaces, SnapshotNamespace},
-	{TableJobVersion, SnapshotJobVersion},
-	{TableScalingEvent, SnapshotScalingEvents},
-	{TableNodePools, SnapshotNodePool},
-	{TableDeployment, SnapshotDeployment},
+	return t.newObj(), nil
 }
 
 // Persist streams every object of the snapshot to enc, tagged with its
@@ -178,83 +195,13 @@ func (r *StateRestore) AllocRestore(alloc *structs.Allocation) error {
 func (r *StateRestore) IndexRestore(e *IndexEntry) error { return r.insert(TableIndex, e) }
 
 // RestoreObject restores obj, as made by NewSnapshotObject(kind) and
-// decoded, through the matching XRestore method.
+// decoded, into the kind's table.
 func (r *StateRestore) RestoreObject(kind SnapshotKind, obj any) error {
-	var err error
-	ok := true
-	switch kind {
-	case SnapshotIndex:
-		var v *IndexEntry
-		if v, ok = obj.(*IndexEntry); ok {
-			err = r.IndexRestore(v)
-		}
-	case SnapshotNode:
-		var v *structs.Node
-		if v, ok = obj.(*structs.Node); ok {
-			err = r.NodeRestore(v)
-		}
-	case SnapshotJob:
-		var v *structs.Job
-		if v, ok = obj.(*structs.Job); ok {
-			err = r.JobRestore(v)
-		}
-	case SnapshotJobSummary:
-		var v *structs.JobSummary
-		if v, ok = obj.(*structs.JobSummary); ok {
-			err = r.JobSummaryRestore(v)
-		}
-	case SnapshotEval:
-		var v *structs.Evaluation
-		if v, ok = obj.(*structs.Evaluation); ok {
-			err = r.EvalRestore(v)
-		}
-	case SnapshotAlloc:
-		var v *structs.Allocation
-		if v, ok = obj.(*structs.Allocation); ok {
-			err = r.AllocRestore(v)
-		}
-	case SnapshotACLPolicy:
-		var v *structs.ACLPolicy
-		if v, ok = obj.(*structs.ACLPolicy); ok {
-			err = r.insert(TableACLPolicies, v)
-		}
-	case SnapshotACLToken:
-		var v *structs.ACLToken
-		if v, ok = obj.(*structs.ACLToken); ok {
-			err = r.insert(TableACLTokens, v)
-		}
-	case SnapshotNamespace:
-		var v *structs.Namespace
-		if v, ok = obj.(*structs.Namespace); ok {
-			err = r.insert(TableNamespaces, v)
-		}
-	case SnapshotJobVersion:
-		var v *structs.Job
-		if v, ok = obj.(*structs.Job); ok {
-			err = r.JobVersionRestore(v)
-		}
-	case SnapshotScalingEvents:
-		var v *structs.JobScalingEvents
-		if v, ok = obj.(*structs.JobScalingEvents); ok {
-			err = r.insert(TableScalingEvent, v)
-		}
-	case SnapshotNodePool:
-		var v *structs.NodePool
-		if v, ok = obj.(*structs.NodePool); ok {
-			err = r.insert(TableNodePools, v)
-		}
-	case SnapshotDeployment:
-		var v *structs.Deployment
-		if v, ok = obj.(*structs.Deployment); ok {
-			err = r.DeploymentRestore(v)
-		}
-	default:
+	t, ok := tableOf(kind)
+	if !ok {
 		return fmt.Errorf("%w: %d", ErrUnknownSnapshotKind, uint8(kind))
 	}
-	if !ok {
-		return fmt.Errorf("restore %s: got %T", kind, obj)
-	}
-	return err
+	return t.restore(r, obj)
 }
 
 // Commit makes the restored objects visible.

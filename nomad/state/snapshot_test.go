@@ -41,6 +41,8 @@ func populated(t *testing.T) *StateStore {
 	dep := structs.NewDeployment(job, 50, time.Unix(20, 0))
 	dep.TaskGroups["web"] = &structs.DeploymentState{DesiredTotal: 3, ProgressDeadline: time.Minute}
 	must.NoError(t, s.UpsertDeployment(20, dep))
+	must.NoError(t, s.UpdateSiteOutages(21, &structs.SiteOutageUpdateRequest{Declare: []*structs.SiteOutage{{
+		ID: "default/dc1", Pool: "default", Datacenter: "dc1", DeclaredAt: 21, Disconnected: 1, Nodes: 1, Window: time.Minute}}}))
 	return s
 }
 
@@ -195,4 +197,20 @@ func TestSnapshot_PersistError(t *testing.T) {
 	})
 	must.ErrorIs(t, err, boom)
 	must.Eq(t, 1, calls)
+}
+
+// Every kind and every table stand once in snapshotTables, and the kinds
+// are numbered in order from zero: a kind listed twice would restore the
+// second table's objects into the first's, and a gap would make every
+// later kind unknown to the FSM's restore.
+func TestSnapshot_TablesListedOnce(t *testing.T) {
+	tables := map[string]bool{}
+	for i, tbl := range snapshotTables {
+		must.Eq(t, SnapshotKind(i), tbl.kind, must.Sprint(tbl.name))
+		must.False(t, tables[tbl.table], must.Sprint(tbl.table))
+		tables[tbl.table] = true
+		obj, err := NewSnapshotObject(tbl.kind)
+		must.NoError(t, err)
+		must.NotNil(t, obj)
+	}
 }

@@ -218,6 +218,14 @@ func jobStatusTxn(txn *memdb.Txn, job *structs.Job, evalDelete bool) (string, er
 			return structs.JobStatusPending, nil
 		}
 	}
+	// Templates are running until stopped, as upstream: their children
+	// carry the work.
+	if job.IsParent() {
+		if job.Stop {
+			return structs.JobStatusDead, nil
+		}
+		return structs.JobStatusRunning, nil
+	}
 	if job.Type == structs.JobTypeSystem && !job.Stop {
 		return structs.JobStatusRunning, nil
 	}

@@ -62,3 +62,21 @@ func (w *WriteRequest) SetAuthToken(token string) { w.AuthToken = token }
 type AuthTokenSetter interface {
 	SetAuthToken(string)
 }
+
+// QueryOpts returns the options themselves, so that code handling any
+// request that embeds QueryOptions can reach them (Queryer).
+func (q *QueryOptions) QueryOpts() *QueryOptions { return q }
+
+// QueryMetadata returns the metadata itself, so that code handling any
+// response that embeds QueryMeta can fill it in (QueryReplier).
+func (m *QueryMeta) QueryMetadata() *QueryMeta { return m }
+
+// Queryer is a read request.
+type Queryer interface {
+	QueryOpts() *QueryOptions
+}
+
+// QueryReplier is the response to a read request.
+type QueryReplier interface {
+	QueryMetadata() *QueryMeta
+}

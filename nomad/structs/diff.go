@@ -79,7 +79,7 @@ const (
 // Fields the servers maintain or that name an object rather than describe
 // it: a diff of them would be noise.
 var (
-	jobDiffSkip   = map[string]bool{"ID": true, "Status": true, "StatusDescription": true, "Stable": true, "Version": true, "SubmitTime": true, "CreateIndex": true, "ModifyIndex": true, "JobModifyIndex": true, "TaskGroups": true}
+	jobDiffSkip   = map[string]bool{"ID": true, "Status": true, "StatusDescription": true, "Stable": true, "Version": true, "SubmitTime": true, "CreateIndex": true, "ModifyIndex": true, "JobModifyIndex": true, "TaskGroups": true, "Payload": true}
 	groupDiffSkip = map[string]bool{"Name": true, "Tasks": true}
 	taskDiffSkip  = map[string]bool{"Name": true}
 )

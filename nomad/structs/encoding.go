@@ -44,6 +44,7 @@ const (
 	DeploymentStatusUpdateRequestType
 	DeploymentPromoteRequestType
 	DeploymentAllocHealthRequestType
+	SiteOutageUpdateRequestType
 	NodeBatchUpdateStatusRequestType
 )
 
@@ -55,7 +56,7 @@ func (t MessageType) String() string {
 		"ACLTokenDelete", "ACLTokenBootstrap", "NodeUpdateDrain", "NodeUpdateEligibility", "NodePurge",
 		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
 		"NodePoolUpsert", "NodePoolDelete",
-		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth",
+		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate",
 		"NodeBatchUpdateStatus"}
 	if int(t) < len(names) {
 		return names[t]

@@ -116,7 +116,8 @@ func raftRequests() map[structs.MessageType]any {
 				SchedulerConfiguration: &structs.NodePoolSchedulerConfiguration{
 					SchedulerAlgorithm: "spread", MemoryOversubscriptionEnabled: new(true),
 				},
-				Disconnect:  &structs.NodePoolDisconnect{LostAfter: time.Hour, Replace: new(true), Reconcile: "keep_original"},
+				Disconnect: &structs.NodePoolDisconnect{LostAfter: time.Hour, Replace: new(true), Reconcile: "keep_original",
+					SiteOutage: fullSiteOutagePolicy()},
 				CreateIndex: 5, ModifyIndex: 6,
 			}},
 			WriteRequest: fullWriteRequest(),
@@ -144,6 +145,14 @@ func raftRequests() map[structs.MessageType]any {
 			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "dep-1", Status: "failed", StatusDescription: "bad"},
 			Job:              fullJob(), Eval: fullEval(),
 		},
+		structs.SiteOutageUpdateRequestType: &structs.SiteOutageUpdateRequest{
+			Declare: []*structs.SiteOutage{{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1", DeclaredAt: t0.UnixNano(),
+				Disconnected: 6, Nodes: 8, Window: time.Minute, CreateIndex: 7, ModifyIndex: 8}},
+			Clear:        []string{"edge/dc2"},
+			NodeEvents:   map[string]*structs.NodeEvent{"node-1": fullNode().Events[0]},
+			Evals:        []*structs.Evaluation{fullEval()},
+			WriteRequest: fullWriteRequest(),
+		},
 	}
 }
 
@@ -152,7 +161,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.DeploymentAllocHealthRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.NodeBatchUpdateStatusRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))

@@ -33,6 +33,9 @@ const (
 	EvalTriggerMaxDisconnectTimeout = "max-disconnect-timeout"
 	EvalTriggerReconnect            = "reconnect"
 	EvalTriggerDeploymentWatcher    = "deployment-watcher"
+	// EvalTriggerSiteOutageCleared is ours: a site outage ended and the
+	// replacements it held may now be placed.
+	EvalTriggerSiteOutageCleared = "site-outage-cleared"
 )
 
 // Upstream's core job IDs; the leader's garbage collections go by these

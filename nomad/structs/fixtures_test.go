@@ -47,16 +47,17 @@ func fullTask(name string) *structs.Task {
 			"labels":  map[string]any{"team": "edge", "nested": map[string]any{"deep": "value"}},
 			"mount":   []any{map[string]any{"source": "/data", "readonly": true}},
 		},
-		Env:           map[string]string{"FOO": "bar"},
-		Resources:     &structs.Resources{CPU: 500, Cores: 1, MemoryMB: 256, MemoryMaxMB: 512, DiskMB: 10},
-		Constraints:   []*structs.Constraint{fullConstraint("task")},
-		Affinities:    []*structs.Affinity{fullAffinity("task")},
-		RestartPolicy: fullRestart(),
-		Meta:          map[string]string{"task": "meta"},
-		KillTimeout:   7 * time.Second,
-		KillSignal:    "SIGINT",
-		LogConfig:     &structs.LogConfig{MaxFiles: 3, MaxFileSizeMB: 5},
-		Leader:        true,
+		Env:             map[string]string{"FOO": "bar"},
+		Resources:       &structs.Resources{CPU: 500, Cores: 1, MemoryMB: 256, MemoryMaxMB: 512, DiskMB: 10},
+		Constraints:     []*structs.Constraint{fullConstraint("task")},
+		Affinities:      []*structs.Affinity{fullAffinity("task")},
+		RestartPolicy:   fullRestart(),
+		Meta:            map[string]string{"task": "meta"},
+		KillTimeout:     7 * time.Second,
+		KillSignal:      "SIGINT",
+		LogConfig:       &structs.LogConfig{MaxFiles: 3, MaxFileSizeMB: 5},
+		Leader:          true,
+		DispatchPayload: &structs.DispatchPayloadConfig{File: "input.json"},
 	}
 }
 
@@ -118,22 +119,28 @@ func fullDeployment() *structs.Deployment {
 
 func fullJob() *structs.Job {
 	return &structs.Job{
-		ID:                "edge-app",
-		Name:              "edge app",
-		Namespace:         "fleet",
-		Region:            "eu",
-		Type:              structs.JobTypeService,
-		Priority:          70,
-		AllAtOnce:         true,
-		Datacenters:       []string{"dc1", "dc2"},
-		NodePool:          "lte",
-		Constraints:       []*structs.Constraint{fullConstraint("job")},
-		Affinities:        []*structs.Affinity{fullAffinity("job")},
-		Spreads:           []*structs.Spread{fullSpread("${node.datacenter}")},
-		TaskGroups:        []*structs.TaskGroup{fullTaskGroup("web"), fullTaskGroup("db")},
-		Meta:              map[string]string{"owner": "ops"},
-		ParentID:          "edge-parent",
-		Update:            fullUpdate(),
+		ID:          "edge-app",
+		Name:        "edge app",
+		Namespace:   "fleet",
+		Region:      "eu",
+		Type:        structs.JobTypeService,
+		Priority:    70,
+		AllAtOnce:   true,
+		Datacenters: []string{"dc1", "dc2"},
+		NodePool:    "lte",
+		Constraints: []*structs.Constraint{fullConstraint("job")},
+		Affinities:  []*structs.Affinity{fullAffinity("job")},
+		Spreads:     []*structs.Spread{fullSpread("${node.datacenter}")},
+		TaskGroups:  []*structs.TaskGroup{fullTaskGroup("web"), fullTaskGroup("db")},
+		Meta:        map[string]string{"owner": "ops"},
+		ParentID:    "edge-parent",
+		Update:      fullUpdate(),
+		Periodic: &structs.PeriodicConfig{Enabled: true, Spec: "*/5 * * * *", Specs: []string{"0 3 * * *"},
+			SpecType: structs.PeriodicSpecCron, ProhibitOverlap: true, TimeZone: "Europe/Paris"},
+		ParameterizedJob: &structs.ParameterizedJobConfig{Payload: structs.DispatchPayloadRequired,
+			MetaRequired: []string{"site"}, MetaOptional: []string{"level"}},
+		Dispatched:        true,
+		Payload:           []byte("payload"),
 		Stop:              true,
 		Status:            structs.JobStatusRunning,
 		StatusDescription: "running fine",
@@ -252,6 +259,7 @@ func fullAlloc() *structs.Allocation {
 		},
 		PoolDisconnect: &structs.PoolDisconnect{Pool: "edge", Policy: &structs.NodePoolDisconnect{
 			LostAfter: time.Hour, Replace: new(true), Reconcile: structs.ReconcileOptionKeepOriginal,
+			SiteOutage: fullSiteOutagePolicy(),
 		}},
 		CreateIndex:      30,
 		ModifyIndex:      40,
@@ -497,4 +505,8 @@ func scribble(v reflect.Value, skip map[string]bool) {
 func fullSpread(attr string) *structs.Spread {
 	return &structs.Spread{Attribute: attr, Weight: 70, SpreadTarget: []*structs.SpreadTarget{
 		{Value: "a", Percent: 60}, {Value: "b", Percent: 40}}}
+}
+
+func fullSiteOutagePolicy() *structs.SiteOutagePolicy {
+	return &structs.SiteOutagePolicy{Threshold: 0.5, Window: time.Minute, Scope: structs.SiteScopePool, MinNodes: 3}
 }

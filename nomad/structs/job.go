@@ -61,6 +61,14 @@ type Job struct {
 	// inherit it (Canonicalize).
 	Update *UpdateStrategy
 
+	// Periodic and ParameterizedJob make the job a template that never
+	// runs itself (see IsParent); Dispatched and Payload mark and feed a
+	// child made by `job dispatch`.
+	Periodic         *PeriodicConfig
+	ParameterizedJob *ParameterizedJobConfig
+	Dispatched       bool
+	Payload          []byte
+
 	// Stop marks a job stopped by the user; its allocations are stopped but
 	// the job stays until purged or garbage collected.
 	Stop bool
@@ -100,8 +108,11 @@ func (j *Job) LookupTaskGroup(name string) *TaskGroup {
 	return nil
 }
 
-// Stopped reports whether the job should have no running allocations.
-func (j *Job) Stopped() bool { return j == nil || j.Stop }
+// Stopped reports whether the job should have no running allocations:
+// stopped by the user, or a periodic or parameterized template, whose
+// children run in its place. The schedulers place nothing for such a job
+// whatever evaluation reaches them.
+func (j *Job) Stopped() bool { return j == nil || j.Stop || j.IsParent() }
 
 // Canonicalize fills defaults for fields the user left empty. It is
 // idempotent and called before validation.
@@ -134,6 +145,8 @@ func (j *Job) Canonicalize() {
 		// Only service jobs deploy; upstream ignores the block elsewhere.
 		j.Update = nil
 	}
+	j.Periodic.Canonicalize()
+	j.ParameterizedJob.Canonicalize()
 	for _, tg := range j.TaskGroups {
 		tg.Canonicalize(j)
 	}
@@ -184,6 +197,7 @@ func (j *Job) Validate() error {
 			p.addErr(fmt.Sprintf("Spread %d validation failed: ", i+1), err)
 		}
 	}
+	p = append(p, j.validateParent()...)
 	if len(j.TaskGroups) == 0 {
 		p.add("Missing job task groups")
 	}
@@ -216,6 +230,9 @@ func (j *Job) Copy() *Job {
 	n.Spreads = copySpreads(j.Spreads)
 	n.Meta = maps.Clone(j.Meta)
 	n.Update = j.Update.Copy()
+	n.Periodic = j.Periodic.Copy()
+	n.ParameterizedJob = j.ParameterizedJob.Copy()
+	n.Payload = slices.Clone(j.Payload)
 	if j.TaskGroups != nil {
 		n.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 		for i, tg := range j.TaskGroups {
@@ -236,6 +253,8 @@ func (j *Job) Stub(summary *JobSummary) *JobListStub {
 		NodePool:          j.NodePool,
 		Type:              j.Type,
 		Priority:          j.Priority,
+		Periodic:          j.IsPeriodic(),
+		ParameterizedJob:  j.IsParameterized(),
 		Stop:              j.Stop,
 		Status:            j.Status,
 		StatusDescription: j.StatusDescription,
@@ -480,6 +499,8 @@ type Task struct {
 	Leader        bool
 	// LogConfig is the `logs` block; nil means DefaultLogConfig.
 	LogConfig *LogConfig
+	// DispatchPayload says where a dispatched job's payload is written.
+	DispatchPayload *DispatchPayloadConfig
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -530,6 +551,7 @@ func (t *Task) validate() []string {
 	if err := t.LogConfig.Validate(); err != nil {
 		p.addErr("", err)
 	}
+	p = append(p, t.DispatchPayload.validate()...)
 	return p
 }
 
@@ -546,6 +568,7 @@ func (t *Task) Copy() *Task {
 	n.Affinities = copyAffinities(t.Affinities)
 	n.RestartPolicy = t.RestartPolicy.Copy()
 	n.LogConfig = t.LogConfig.Copy()
+	n.DispatchPayload = t.DispatchPayload.Copy()
 	if t.Resources != nil {
 		r := *t.Resources
 		n.Resources = &r

@@ -51,6 +51,9 @@ type NodePoolDisconnect struct {
 	LostAfter time.Duration
 	Replace   *bool
 	Reconcile string
+	// SiteOutage, when set, has the servers hold replacements for the
+	// pool's sites that drop together (see SiteOutagePolicy).
+	SiteOutage *SiteOutagePolicy `json:",omitempty"`
 }
 
 // Copy returns a copy.
@@ -60,6 +63,7 @@ func (d *NodePoolDisconnect) Copy() *NodePoolDisconnect {
 	}
 	n := *d
 	n.Replace = copyPtr(d.Replace)
+	n.SiteOutage = d.SiteOutage.Copy()
 	return &n
 }
 
@@ -101,6 +105,9 @@ func (p *NodePool) Validate() error {
 			ReconcileOptionKeepReplacement, ReconcileOptionLongestRunning:
 		default:
 			pr.add("node pool %q: disconnect.reconcile %q is not one of %v", p.Name, d.Reconcile, ReconcileOptions)
+		}
+		if d.SiteOutage != nil {
+			d.SiteOutage.validate(p.Name, &pr)
 		}
 	}
 	return pr.err()

@@ -214,3 +214,23 @@ func WaitPidfd(f *os.File) error {
 	}
 	return pollErr
 }
+
+// GroupPids returns the live processes of process group pgid, read from
+// /proc: a raw_exec task and everything it forked that stayed in its group.
+func GroupPids(pgid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := ReadStat(pid); err == nil && st.Pgid == pgid && !st.Exited() {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

@@ -48,3 +48,6 @@ func (*Watcher) Close() {}
 
 // WaitPidfd fails.
 func WaitPidfd(*os.File) error { return errUnsupported }
+
+// GroupPids finds nothing here.
+func GroupPids(int) []int { return nil }

@@ -31,6 +31,10 @@ type Stat struct {
 	State     byte // R, S, D, Z, ...
 	Pgid      int
 	StartTime uint64 // clock ticks after boot
+	// UserTicks and SystemTicks are the CPU time the process has used,
+	// in clock ticks (USER_HZ); RSSPages its resident set, in pages.
+	UserTicks, SystemTicks uint64
+	RSSPages               uint64
 }
 
 // Exited reports whether the process has finished running: a zombie (Z) or
@@ -50,9 +54,12 @@ func ParseStat(b []byte) (Stat, error) {
 	const (
 		fieldState     = 3
 		fieldPgid      = 5
+		fieldUtime     = 14
+		fieldStime     = 15
 		fieldStartTime = 22
+		fieldRSS       = 24
 	)
-	if len(rest) <= fieldStartTime-3 {
+	if len(rest) <= fieldRSS-3 {
 		return Stat{}, fmt.Errorf("malformed stat line: %d fields after the command name", len(rest))
 	}
 	pgid, err := strconv.Atoi(rest[fieldPgid-3])
@@ -63,5 +70,13 @@ func ParseStat(b []byte) (Stat, error) {
 	if err != nil {
 		return Stat{}, fmt.Errorf("malformed stat line: starttime: %w", err)
 	}
-	return Stat{State: rest[fieldState-3][0], Pgid: pgid, StartTime: start}, nil
+	// Counters that do not parse stay zero: they feed statistics, not
+	// identity.
+	ut, _ := strconv.ParseUint(rest[fieldUtime-3], 10, 64)
+	st, _ := strconv.ParseUint(rest[fieldStime-3], 10, 64)
+	rss, _ := strconv.ParseUint(rest[fieldRSS-3], 10, 64)
+	return Stat{
+		State: rest[fieldState-3][0], Pgid: pgid, StartTime: start,
+		UserTicks: ut, SystemTicks: st, RSSPages: rss,
+	}, nil
 }

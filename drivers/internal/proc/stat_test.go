@@ -16,6 +16,9 @@ func TestParseStat(t *testing.T) {
 	must.Eq(t, byte('S'), ps.State)
 	must.Eq(t, 4240, ps.Pgid)
 	must.Eq(t, uint64(987654), ps.StartTime)
+	must.Eq(t, uint64(1), ps.UserTicks)
+	must.Eq(t, uint64(2), ps.SystemTicks)
+	must.Eq(t, uint64(200), ps.RSSPages)
 	must.False(t, ps.Exited())
 
 	_, err = ParseStat([]byte("4242 (short) S 1 2"))
