@@ -35,10 +35,26 @@ func startBusy(t *testing.T) *exec.Cmd {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	must.NoError(t, cmd.Start())
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
+		if cmd.ProcessState == nil { // not reaped: its pid is still its own
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 	})
 	return cmd
+}
+
+// waitCmd waits for cmd to exit, for at most testTimeout: a broken kill
+// must fail the test, not hang it.
+func waitCmd(t *testing.T, cmd *exec.Cmd) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(testTimeout):
+		t.Fatalf("process %d still running after %s", cmd.Process.Pid, testTimeout)
+		return nil
+	}
 }
 
 // usageAbove polls until the cgroup's CPU time is above floor: CPU time
@@ -91,7 +107,7 @@ func TestRealV2_Lifecycle(t *testing.T) {
 	must.True(t, errors.Is(err, syscall.EBUSY), must.Sprintf("rmdir of a populated cgroup: %v", err))
 
 	cg.KillAll()
-	err = cmd.Wait()
+	err = waitCmd(t, cmd)
 	var ee *exec.ExitError
 	must.ErrorAs[*exec.ExitError](t, err, &ee)
 	must.Eq(t, syscall.SIGKILL, ee.Sys().(syscall.WaitStatus).Signal())
@@ -120,7 +136,7 @@ func TestRealV2_Reattach(t *testing.T) {
 	must.SliceContains(t, cg.Pids(), cmd.Process.Pid)
 
 	must.NoError(t, cg.Remove(clock.Real(), testTimeout))
-	must.Error(t, cmd.Wait())
+	must.Error(t, waitCmd(t, cmd))
 	_, err = os.Stat(cg.Paths[0])
 	must.True(t, os.IsNotExist(err), must.Sprintf("cgroup %s removed", cg.Paths[0]))
 }

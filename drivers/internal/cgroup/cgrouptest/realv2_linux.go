@@ -62,7 +62,9 @@ func RealV2(t *testing.T) string {
 }
 
 // removeTree kills what is left in every cgroup below root and removes them,
-// children first: rmdir refuses a cgroup that has children.
+// children first: rmdir refuses a cgroup that has children. It kills by
+// itself, not with the package's KillAll, so that a broken KillAll fails its
+// test without leaking processes.
 func removeTree(root string) error {
 	var dirs []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -77,10 +79,26 @@ func removeTree(root string) error {
 	slices.Reverse(dirs)
 	var errs []error
 	for _, dir := range dirs {
+		killIn(dir)
 		cg := cgroup.Cgroups{Version: 2, Paths: []string{dir}}
-		errs = append(errs, cg.Remove(clock.Real(), removeWait))
+		errs = append(errs, cg.DestroyWait(clock.Real(), removeWait))
 	}
 	return errors.Join(errs...)
+}
+
+// killIn sends SIGKILL to every process in the cgroup dir, through
+// cgroup.kill where the kernel has it (5.14 and later), which also reaches
+// processes forked meanwhile.
+func killIn(dir string) {
+	if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0o644) == nil {
+		return
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid != os.Getpid() {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
 }
 
 // ProcCgroup is the directory on UnifiedMount that pid is in, from the
