@@ -30,7 +30,7 @@ func (s *Server) monitorLeadership() {
 // establishLeadership starts the leader's duties once the FSM has applied
 // everything committed before this term.
 func (s *Server) establishLeadership() error {
-	if err := s.awaitRaft(s.raft.Barrier(time.Minute)); err != nil {
+	if err := s.raft.Barrier(time.Minute).Error(); err != nil {
 		return err
 	}
 	s.leaderLock.Lock()

@@ -78,7 +78,7 @@ func (s *Server) reconcilePeers(failedSince map[string]time.Time) {
 				s.logger.Warn("removing a stale raft entry before adding a server", "name", p.Name, "address", addr, "error", err)
 				continue
 			}
-			if err := s.awaitRaft(s.raft.AddVoter(id, addr, 0, 0)); err != nil {
+			if err := s.raft.AddVoter(id, addr, 0, 0).Error(); err != nil {
 				s.logger.Warn("adding server to raft", "name", p.Name, "error", err)
 				continue
 			}
@@ -123,7 +123,7 @@ func (s *Server) removeStaleAddress(inRaft map[raft.ServerID]raft.Server, id raf
 		if srv.Address != addr || oldID == id {
 			continue
 		}
-		if err := s.awaitRaft(s.raft.RemoveServer(oldID, 0, 0)); err != nil {
+		if err := s.raft.RemoveServer(oldID, 0, 0).Error(); err != nil {
 			return err
 		}
 		delete(inRaft, oldID)
@@ -133,7 +133,7 @@ func (s *Server) removeStaleAddress(inRaft map[raft.ServerID]raft.Server, id raf
 }
 
 func (s *Server) removeRaftPeer(p *serverParts, why string) {
-	if err := s.awaitRaft(s.raft.RemoveServer(raft.ServerID(p.ID), 0, 0)); err != nil {
+	if err := s.raft.RemoveServer(raft.ServerID(p.ID), 0, 0).Error(); err != nil {
 		s.logger.Warn("removing server from raft", "name", p.Name, "error", err)
 		return
 	}
@@ -162,7 +162,7 @@ func (s *Server) RemoveRaftPeer(id, addr string) error {
 	}
 	for _, srv := range cfg.Servers {
 		if (id != "" && string(srv.ID) == id) || (addr != "" && string(srv.Address) == addr) {
-			return s.awaitRaft(s.raft.RemoveServer(srv.ID, 0, 0))
+			return s.raft.RemoveServer(srv.ID, 0, 0).Error()
 		}
 	}
 	return ErrPeerNotFound

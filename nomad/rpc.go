@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/net-rpc-msgpackrpc/v2"
-	"github.com/hashicorp/raft"
 	"github.com/hashicorp/yamux"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/state"
@@ -356,30 +355,13 @@ func (s *Server) forwardQuery(method string, opts *structs.QueryOptions, args, r
 
 // raftApply encodes and applies a raft entry and returns the FSM's response
 // and the log index.
-// awaitRaft waits for a raft future, or for this server to shut down.
-// Raft can drop a future it had already taken when it shuts down (one
-// queued for its FSM, say), and such a future has no shutdown channel to
-// give up on: its waiter would hang for ever, and with it the server's
-// shutdown, which waits for the goroutine that waits. After shutdown the
-// future's goroutine is left to the process's exit.
-func (s *Server) awaitRaft(f raft.Future) error {
-	done := make(chan error, 1)
-	go func() { done <- f.Error() }()
-	select {
-	case err := <-done:
-		return err
-	case <-s.shutdownCh:
-		return raft.ErrRaftShutdown
-	}
-}
-
 func (s *Server) raftApply(t structs.MessageType, msg any) (any, uint64, error) {
 	buf, err := structs.Encode(t, msg)
 	if err != nil {
 		return nil, 0, err
 	}
 	f := s.raft.Apply(buf, 30*time.Second)
-	if err := s.awaitRaft(f); err != nil {
+	if err := f.Error(); err != nil {
 		return nil, 0, fmt.Errorf("raft apply %s: %w", t, err)
 	}
 	resp := f.Response()
