@@ -292,10 +292,36 @@ func (s *Server) Shutdown() error {
 	s.evalBroker.SetEnabled(false)
 	s.planQueue.SetEnabled(false)
 	s.connPool.Shutdown()
-	s.wg.Wait()
+	s.waitGoroutines(shutdownWait)
 	s.fsm.State().Abandon()
 	s.fsm.Events().Close()
 	return nil
+}
+
+// shutdownWait bounds how long Shutdown waits for the server's goroutines.
+const shutdownWait = 10 * time.Second
+
+// waitGoroutines waits for the server's goroutines to end, for at most d.
+// Raft can drop a write it had already taken when it shuts down (one
+// queued for its FSM), and that write's future has nothing to give up on:
+// a worker waiting on it would keep the server, and the agent on SIGTERM,
+// from ever stopping. Such a goroutine is left behind, named in the log;
+// the state it would touch is abandoned next.
+func (s *Server) waitGoroutines(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		s.logger.Warn("shutdown: goroutines still running, leaving them behind (a raft write dropped at shutdown never answers)", "waited", d)
+		return false
+	}
 }
 
 // WaitForLeader returns once this server knows a leader and, if it is that

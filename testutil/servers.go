@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,8 +40,19 @@ type Servers struct {
 	Net     *FaultNet
 	Servers []*nomad.Server
 	dirs    []string
-	addrs   []string
 	serf    []int
+
+	// addrsMu guards addrs: a server's dialer reads them from its own
+	// goroutines while a restart writes the restarted server's address.
+	addrsMu sync.Mutex
+	addrs   []string
+}
+
+// addr is server i's RPC address.
+func (sc *Servers) addr(i int) string {
+	sc.addrsMu.Lock()
+	defer sc.addrsMu.Unlock()
+	return sc.addrs[i]
 }
 
 // StartServers starts cfg.N servers, joins them and waits for a leader.
@@ -94,7 +106,7 @@ func (sc *Servers) start(i, port int) {
 	// (the race detector on two cores) does not lose its leader mid-test.
 	c.RaftElectionTimeout = 500 * time.Millisecond
 	c.NumSchedulers = 1
-	c.Dialer = sc.Net.Dialer(func() string { return sc.addrs[i] })
+	c.Dialer = sc.Net.Dialer(func() string { return sc.addr(i) })
 	if sc.cfg.Server != nil {
 		sc.cfg.Server(i, c)
 	}
@@ -103,7 +115,9 @@ func (sc *Servers) start(i, port int) {
 		sc.t.Fatalf("starting server %d: %v", i, err)
 	}
 	sc.Servers[i] = s
+	sc.addrsMu.Lock()
 	sc.addrs[i] = s.RPCAddr().String()
+	sc.addrsMu.Unlock()
 	_, serfPort, _ := net.SplitHostPort(s.SerfAddr())
 	fmt.Sscan(serfPort, &sc.serf[i])
 }
@@ -138,7 +152,7 @@ func (sc *Servers) Stop(i int) {
 // to the others.
 func (sc *Servers) Restart(i int) {
 	sc.t.Helper()
-	_, portStr, _ := net.SplitHostPort(sc.addrs[i])
+	_, portStr, _ := net.SplitHostPort(sc.addr(i))
 	var port int
 	fmt.Sscan(portStr, &port)
 	sc.start(i, port)
@@ -172,7 +186,7 @@ func (sc *Servers) WaitCaughtUp(i int) {
 }
 
 // Addr returns server i's RPC address.
-func (sc *Servers) Addr(i int) string { return sc.addrs[i] }
+func (sc *Servers) Addr(i int) string { return sc.addr(i) }
 
 // Leader waits for the running servers to agree on a leader and returns
 // its index.
@@ -205,7 +219,7 @@ func (sc *Servers) WaitForLeaderExcept(skip int) int {
 		}
 		if agreed && leader != "" {
 			for i, s := range sc.Servers {
-				if s != nil && i != skip && sc.addrs[i] == leader && s.IsLeader() {
+				if s != nil && i != skip && sc.addr(i) == leader && s.IsLeader() {
 					return i
 				}
 			}
@@ -226,7 +240,7 @@ func (sc *Servers) AddClient(name string) (*client.Client, *FaultableRPC) {
 	var addrs []string
 	for i, s := range sc.Servers {
 		if s != nil {
-			addrs = append(addrs, sc.addrs[i])
+			addrs = append(addrs, sc.addr(i))
 		}
 	}
 	remote, err := client.NewServerRPCWithPool(addrs, pool.Config{TLS: sc.cfg.ClientTLS})

@@ -27,6 +27,12 @@ const Supported = true
 // not have.
 var Root = "/sys/fs/cgroup"
 
+// V2Delegate is what Create enables in cgroup.subtree_control of the v2
+// root and of nomad.slice, so that the tasks' cgroups get the controllers
+// their limits need. Tests on a v2 mount that offers none of them (a hybrid
+// host's /sys/fs/cgroup/unified) set it empty: nothing is written then.
+var V2Delegate = "+cpu +memory +pids"
+
 // Parents of the tasks' cgroups, under each hierarchy's root: where an
 // operator looks for what Nomad runs.
 const (
@@ -152,8 +158,11 @@ func enableV2Controllers() error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("creating cgroup %s: %w", parent, err)
 	}
+	if V2Delegate == "" {
+		return nil
+	}
 	for _, dir := range []string{Root, parent} {
-		if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), "+cpu +memory +pids"); err != nil {
+		if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), V2Delegate); err != nil {
 			return err
 		}
 	}
