@@ -18,6 +18,12 @@ const (
 
 	allocSyncRetryBase = 500 * time.Millisecond
 	allocSyncRetryMax  = 15 * time.Second
+
+	// allocSyncHoldMax bounds how long a hold keeps updates queued
+	// without a retryNow: past it they are sent and, if refused, retried
+	// with backoff as before, so a heartbeat path that fails for good
+	// never silences the allocations' reports.
+	allocSyncHoldMax = allocSyncRetryMax
 )
 
 // allocUpdater batches allocation state changes into Node.UpdateAlloc
@@ -31,6 +37,10 @@ type allocUpdater struct {
 	logger hclog.Logger
 	// onSent, when set, is called after every batch the servers took.
 	onSent func()
+	// hold, when set and true, keeps batches queued: the servers would
+	// refuse them now (see Client.holdPushes). The updater waits for a
+	// retryNow, or at most allocSyncHoldMax, and asks again.
+	hold func() bool
 
 	mu      sync.Mutex
 	pending map[string]*structs.Allocation
@@ -91,6 +101,11 @@ func (u *allocUpdater) run(shutdownCh <-chan struct{}) {
 		case <-u.wake:
 		case <-shutdownCh:
 			return
+		}
+		if u.hold != nil && u.hold() {
+			if !u.sleep(allocSyncHoldMax, shutdownCh) {
+				return
+			}
 		}
 		u.mu.Lock()
 		batch := u.pending

@@ -107,6 +107,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	}
 	c.updater = newAllocUpdater(c.clock, c.sendAllocUpdates, c.logger.Named("alloc_sync"))
 	c.updater.onSent = c.allocsPushed
+	c.updater.hold = c.holdPushes
 
 	if c.db = conf.StateDB; c.db == nil {
 		bdb, err := state.OpenBolt(conf.StateDir)

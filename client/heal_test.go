@@ -257,3 +257,52 @@ func TestServerRPC_LearnsServers(t *testing.T) {
 		must.Eq(t, "10.0.9.9:4647", got[3])
 	}
 }
+
+// A site returning at once: the leader gathers the heartbeats of a short
+// window into one raft entry, so the heartbeat that ends a node's outage
+// is answered only once the node is initializing, some milliseconds after
+// the link came back. The client's allocation watch, meanwhile, already
+// sees its allocations unknown and wants to push their true state. Pushed
+// before that heartbeat is written, the update is refused (the node is
+// still disconnected) and waits out a retry backoff; pushed after it was
+// written but before its answer was read, it opened no "heartbeat after
+// the push" window, and ready waited a whole heartbeat interval. The
+// client holds its pushes while the servers have not heard it for a TTL,
+// and the heartbeat that ends the silence opens the window: no push is
+// refused and each heal takes about one retry interval.
+func TestClient_ReturnWithBatchedHeartbeat_NoRefusedPushes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := clienttest.NewFakeServer()
+		defer srv.Close()
+		srv.SetHeartbeatTTL(10 * time.Second)
+		c := newTestClient(t, srv, testClientOpts{})
+		defer c.Destroy()
+		waitReady(t, c)
+		a := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "10h"})
+		srv.UpsertAllocs(a)
+		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
+		srv.SetHeartbeatCommitDelay(300 * time.Millisecond)
+
+		var worst time.Duration
+		for round := range 10 {
+			srv.Cut()
+			time.Sleep(25 * time.Second) // past TTL + grace
+			srv.SetNodeStatus(c.NodeID(), structs.NodeStatusDisconnected)
+			srv.MarkUnknown(a.ID)
+			time.Sleep(time.Duration(5+round) * time.Second)
+
+			srv.Heal()
+			healed := time.Now()
+			srv.WaitFor(t, time.Minute, func(v *clienttest.View) (bool, string) {
+				n, al := v.Node(c.NodeID()), v.Alloc(a.ID)
+				return n.Status == structs.NodeStatusReady && al.ClientStatus == structs.AllocClientStatusRunning,
+					"node " + n.Status + ", " + clienttest.DescribeAlloc(al)
+			})
+			worst = max(worst, time.Since(healed))
+		}
+		t.Logf("slowest of 10 heals: %v, %d pushes refused", worst, srv.RefusedUpdates())
+		must.Eq(t, 0, srv.RefusedUpdates(), must.Sprint("pushes sent while the node was still disconnected"))
+		must.LessEq(t, 2*time.Second, worst, must.Sprintf("slowest heal %v", worst))
+		must.Eq(t, 0, srv.Alloc(a.ID).TaskStates["web"].Restarts)
+	})
+}

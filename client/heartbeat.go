@@ -185,6 +185,19 @@ func (c *Client) settle() {
 	c.updater.retryNow()
 }
 
+// holdPushes is the updater's hold: true while the servers have not
+// heard the node for longer than its TTL. They may hold it disconnected,
+// and refuse its allocation updates until the heartbeat that ends the
+// outage is written; sent meanwhile, each would wait out a retry backoff
+// (in a storm, most of a site's first pushes). The heartbeat that ends
+// the outage releases them (linkBack). Before the first heartbeat there
+// is nothing to hold for.
+func (c *Client) holdPushes() bool {
+	c.hbMu.RLock()
+	defer c.hbMu.RUnlock()
+	return !c.lastHeartbeat.IsZero() && c.heartbeatTTL > 0 && c.clock.Now().Sub(c.lastHeartbeat) > c.heartbeatTTL
+}
+
 // allocsPushed is the updater's hook after a successful Node.UpdateAlloc.
 func (c *Client) allocsPushed() {
 	c.hbMu.RLock()
@@ -215,6 +228,13 @@ func (c *Client) heartbeat() error {
 func (c *Client) heartbeatOK(resp *structs.NodeUpdateResponse) {
 	now := c.clock.Now()
 	c.hbMu.Lock()
+	if prev := c.lastHeartbeat; !prev.IsZero() && c.heartbeatTTL > 0 && now.Sub(prev) > c.heartbeatTTL {
+		// This heartbeat ends a silence the servers may have noticed: the
+		// settle window opens before anything can see the new
+		// lastHeartbeat, so that a push released by it is followed by a
+		// heartbeat (see linkBack), even a push that beats linkBack.
+		c.settleUntil = now.Add(c.heartbeatTTL)
+	}
 	c.lastHeartbeat = now
 	if resp.HeartbeatTTL > 0 {
 		c.heartbeatTTL = resp.HeartbeatTTL

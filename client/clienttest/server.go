@@ -43,9 +43,14 @@ type FakeServer struct {
 	observed chan struct{}
 	closed   chan struct{}
 
+	// commitDelay is how long a heartbeat waits before its status
+	// change is applied (see SetHeartbeatCommitDelay).
+	commitDelay time.Duration
+
 	registrations int
 	heartbeats    map[string][]time.Time
 	updateCalls   int
+	refused       int // Node.UpdateAlloc calls refused for the node's status
 	// received is every client status each allocation was reported
 	// with, in order.
 	received map[string][]string
@@ -83,6 +88,17 @@ func (s *FakeServer) SetHeartbeatTTL(ttl time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ttl = ttl
+}
+
+// SetHeartbeatCommitDelay makes each heartbeat wait d before its status
+// change is applied and answered, as the real leader gathers the status
+// changes of a short window into one raft entry: meanwhile the node keeps
+// its old status, and an allocation update from a node still
+// disconnected is refused.
+func (s *FakeServer) SetHeartbeatCommitDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commitDelay = d
 }
 
 // SetError makes every call of method fail with err; nil heals it.
@@ -247,6 +263,12 @@ func (s *FakeServer) authorizeLocked(nodeID, token string) (*structs.Node, error
 
 func (s *FakeServer) updateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
 	s.mu.Lock()
+	delay := s.commitDelay
+	s.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := s.authorizeLocked(args.NodeID, args.AuthToken)
 	if err != nil {
@@ -363,6 +385,8 @@ func (s *FakeServer) updateAlloc(args *structs.AllocUpdateRequest, reply *struct
 		return err
 	}
 	if n.Status == structs.NodeStatusDown || n.Status == structs.NodeStatusDisconnected {
+		s.refused++
+		s.observeLocked()
 		return fmt.Errorf("%w: node %s is %s", structs.ErrNodeNotReady, n.ID, n.Status)
 	}
 	for _, u := range args.Alloc {
@@ -505,6 +529,14 @@ func (s *FakeServer) UpdateCalls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.updateCalls
+}
+
+// RefusedUpdates returns how many Node.UpdateAlloc calls were refused
+// because the node was down or disconnected.
+func (s *FakeServer) RefusedUpdates() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
 }
 
 // Received returns every client status an allocation was reported with.

@@ -151,6 +151,16 @@ func runStormJob(t *testing.T, c *testutil.MemCluster, fleet *sim.Fleet, count i
 		s := fleet.Stats()
 		return s.Running == count, fmt.Sprintf("%+v", s)
 	})
+	// The servers must know it too: a node silenced while its reports are
+	// still in flight has nothing running to keep it disconnected.
+	testutil.Eventually(t, 2*time.Minute, "the servers see every allocation running", func() (bool, string) {
+		all := jobAllocs(t, c.Leader().State(), job)
+		byStatus := map[string]int{}
+		for _, a := range all {
+			byStatus[a.ClientStatus]++
+		}
+		return byStatus[structs.AllocClientStatusRunning] == count, fmt.Sprintf("%v", byStatus)
+	})
 	return job
 }
 
