@@ -1,12 +1,14 @@
 package client
 
 import (
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/helper/clock"
+	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -124,6 +126,14 @@ func (u *allocUpdater) run(shutdownCh <-chan struct{}) {
 		if err := u.send(updates); err != nil {
 			u.requeue(batch)
 			wait = r.next(err, u.clock.Now().Sub(start))
+			if errors.Is(err, pool.ErrCallTimeout) {
+				// The servers are reachable but slow (a storm's backlog),
+				// or the link died mid-call: sent again at once, the push
+				// would join the backlog it timed out in. A growing,
+				// jittered wait lets it drain; a heartbeat that ends an
+				// outage still kicks the retry (retryNow).
+				wait = r.refused.next()
+			}
 			// The heartbeat loop reports an unreachable link; a refusal
 			// is this loop's own news.
 			log := u.logger.Warn

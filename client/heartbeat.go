@@ -204,6 +204,7 @@ func (c *Client) allocsPushed() {
 	settling := c.clock.Now().Before(c.settleUntil)
 	c.hbMu.RUnlock()
 	if settling {
+		c.logger.Debug("allocations pushed while settling; heartbeating now")
 		signal(c.beatNow)
 	}
 }
@@ -220,6 +221,7 @@ func (c *Client) heartbeat() error {
 		return err
 	}
 	c.heartbeatOK(&resp)
+	c.logger.Trace("heartbeat", "ttl", resp.HeartbeatTTL, "index", resp.Index)
 	return nil
 }
 

@@ -21,6 +21,18 @@ const (
 	ClientCallTimeout = 3 * time.Second
 )
 
+// allocUpdateBudget is how long, beyond ClientCallTimeout, a server may
+// take to answer Node.UpdateAlloc. The leader writes the allocation
+// updates of many nodes in one raft entry, one entry at a time: when a
+// site of a thousand nodes returns at once, a push queues behind the
+// entries before it for seconds. Abandoned after ClientCallTimeout, it
+// would be sent again to the next server while the first still writes
+// it, and the backlog would grow with every round (a push is idempotent,
+// so nothing breaks, but nothing drains either). A dead link is still
+// noticed in a few seconds by the heartbeat, whose calls keep the short
+// timeout, and its return kicks the pushes at once.
+const allocUpdateBudget = 12 * time.Second
+
 // blocking is implemented by requests that carry QueryOptions: it says how
 // long the server may hold them.
 type blocking interface {
@@ -108,6 +120,9 @@ func (s *ServerRPC) RPC(method string, args, reply any) error {
 	var wait time.Duration
 	if b, ok := args.(blocking); ok {
 		wait = b.BlockingTime()
+	}
+	if method == methodUpdateAlloc {
+		wait = allocUpdateBudget
 	}
 	var lastErr error
 	tried := map[string]bool{}

@@ -22,7 +22,8 @@
 # Each prints one JSON line of results; a CPU profile of the leader is left
 # in $SIM_WORK (default: a new temporary directory, printed).
 # Environment: SETTLE (60), WINDOW (120), NOMAD_BIN (default: bin/nomad,
-# built first).
+# built first), SIM_LOG_LEVEL (the servers'), SIM_CLIENT_LOG (the simulated
+# clients' log level), SIM_TRACE (print progress every 0.1 s in a storm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:?usage: scripts/sim-bench.sh heartbeat|storm [nodes] [allocs-per-node]}
@@ -32,6 +33,7 @@ if [ -z "${NOMAD_BIN:-}" ]; then
   export NOMAD_BIN=bin/nomad
 fi
 export SIM_WORK=${SIM_WORK:-$(mktemp -d)}
+mkdir -p "$SIM_WORK"
 export SIM_BASE_PORT=${SIM_BASE_PORT:-$((20000 + RANDOM % 20000))}
 export SIM_AGENT_EXTRA='enable_debug = true'
 http="http://127.0.0.1:$SIM_BASE_PORT"
@@ -41,7 +43,7 @@ hz=$(getconf CLK_TCK)
 
 start_cluster() { # nodes, sim flags...
   local n=$1; shift
-  scripts/sim-cluster.sh -count "$n" -control-addr "127.0.0.1:$ctl_port" -stats-interval 30s "$@" \
+  scripts/sim-cluster.sh -count "$n" -control-addr "127.0.0.1:$ctl_port" -stats-interval 30s ${SIM_CLIENT_LOG:+-log-level "$SIM_CLIENT_LOG"} "$@" \
     > "$SIM_WORK/sim.out" 2>&1 &
   cluster_pid=$!
   trap 'kill $cluster_pid 2>/dev/null || true; wait $cluster_pid 2>/dev/null || true' EXIT

@@ -10,7 +10,8 @@
 # SIM_BASE_PORT (default 4646: server i uses base+10i for HTTP, +1 RPC,
 # +2 serf), SIM_SERVER_EXTRA (HCL lines added inside each server block,
 # e.g. 'heartbeat_grace = "5s"'), SIM_AGENT_EXTRA (top-level HCL lines,
-# e.g. 'enable_debug = true'), SIM_WORK (keep the directory there; the
+# e.g. 'enable_debug = true'), SIM_LOG_LEVEL (the servers', WARN by default),
+# SIM_WORK (keep the directory there; the
 # servers' and the simulator's PIDs are written into it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ for i in 0 1 2; do
 name      = "server-$i"
 data_dir  = "$work/server-$i"
 bind_addr = "127.0.0.1"
-log_level = "WARN"
+log_level = "${SIM_LOG_LEVEL:-WARN}"
 ${SIM_AGENT_EXTRA:-}
 ports {
   http = $http

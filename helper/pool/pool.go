@@ -74,6 +74,11 @@ var ErrPoolClosed = errors.New("connection pool is shut down")
 // servers tries the next one on these only.
 var ErrTransport = errors.New("rpc transport error")
 
+// ErrCallTimeout marks, beside ErrTransport, a call that got no answer
+// within its deadline: the link may be dead, or the server busy with it
+// still (and likely to carry it out).
+var ErrCallTimeout = errors.New("no answer within the call timeout")
+
 // NewPool returns a pool.
 func NewPool(cfg Config) *ConnPool {
 	if cfg.Dialer == nil {
@@ -185,6 +190,9 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 		timedOut := !time.Now().Before(deadline)
 		if !p.cfg.KeepSessionOnTimeout || !timedOut || s.IsClosed() {
 			p.drop(addr, s)
+		}
+		if timedOut {
+			return fmt.Errorf("%w: rpc %s to %s: %w: %w", ErrTransport, method, addr, ErrCallTimeout, err)
 		}
 		return fmt.Errorf("%w: rpc %s to %s: %w", ErrTransport, method, addr, err)
 	}

@@ -366,6 +366,8 @@ func TestPool_BlackholedCallTimesOut(t *testing.T) {
 	elapsed := time.Since(start)
 	must.Error(t, err)
 	must.StrContains(t, err.Error(), ln.Addr().String())
+	must.ErrorIs(t, err, pool.ErrTransport)
+	must.ErrorIs(t, err, pool.ErrCallTimeout, must.Sprint("a timeout is told apart from a dead dial"))
 	must.GreaterEq(t, callTimeout, elapsed)
 	must.Less(t, eventTimeout, elapsed)
 
