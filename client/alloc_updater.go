@@ -104,10 +104,8 @@ func (u *allocUpdater) run(shutdownCh <-chan struct{}) {
 		case <-shutdownCh:
 			return
 		}
-		if u.hold != nil && u.hold() {
-			if !u.sleep(allocSyncHoldMax, shutdownCh) {
-				return
-			}
+		if !u.waitHold(shutdownCh) {
+			return
 		}
 		u.mu.Lock()
 		batch := u.pending
@@ -153,6 +151,26 @@ func (u *allocUpdater) run(shutdownCh <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// waitHold waits while the hold says so, at most allocSyncHoldMax; a kick
+// only makes it ask again (a kick left from long ago must not release the
+// updates into a refusal). It returns false on shutdown.
+func (u *allocUpdater) waitHold(shutdownCh <-chan struct{}) bool {
+	if u.hold == nil || !u.hold() {
+		return true
+	}
+	deadline := u.clock.Now().Add(allocSyncHoldMax)
+	for u.hold() {
+		left := deadline.Sub(u.clock.Now())
+		if left <= 0 {
+			return true
+		}
+		if !u.sleep(left, shutdownCh) {
+			return false
+		}
+	}
+	return true
 }
 
 // requeue puts a failed batch back, except where a newer update arrived

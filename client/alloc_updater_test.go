@@ -53,3 +53,41 @@ func TestAllocUpdater_BacksOffAfterTimedOutPushes(t *testing.T) {
 		must.Eq(t, 0, u.numPending())
 	})
 }
+
+// While the hold says the servers would refuse, updates stay queued, even
+// when a kick left from long ago (a registration, an earlier gap) is still
+// buffered; the kick that comes with the hold's end sends them at once.
+func TestAllocUpdater_HoldOutlastsAStaleKick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		held, sent := true, 0
+		send := func([]*structs.Allocation) error {
+			mu.Lock()
+			defer mu.Unlock()
+			sent++
+			return nil
+		}
+		u := newAllocUpdater(clock.Real(), send, hclog.NewNullLogger())
+		u.hold = func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return held
+		}
+		shutdown := make(chan struct{})
+		defer close(shutdown)
+		go u.run(shutdown)
+
+		u.retryNow() // stale: nothing was waiting for it
+		u.AllocStateUpdated(&structs.Allocation{ID: "a1"})
+		time.Sleep(allocSyncHoldMax - time.Second)
+		mu.Lock()
+		must.Eq(t, 0, sent, must.Sprint("sent while held"))
+		held = false
+		mu.Unlock()
+		u.retryNow()
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		must.Eq(t, 1, sent, must.Sprint("the end of the hold sends at once"))
+	})
+}
