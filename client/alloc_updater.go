@@ -21,11 +21,14 @@ const (
 	allocSyncRetryBase = 500 * time.Millisecond
 	allocSyncRetryMax  = 15 * time.Second
 
-	// allocSyncHoldMax bounds how long a hold keeps updates queued
-	// without a retryNow: past it they are sent and, if refused, retried
-	// with backoff as before, so a heartbeat path that fails for good
-	// never silences the allocations' reports.
-	allocSyncHoldMax = allocSyncRetryMax
+	// allocSyncHoldMax bounds how long a hold keeps updates queued: past
+	// it they are sent (and, refused, retried with backoff) before the
+	// hold is asked again, so a heartbeat that fails for good never
+	// silences the allocations' reports. Long against an outage's usual
+	// length: with 15 s, the updates a site's nodes had in flight when
+	// their cell went silent were all sent 15 s later, into servers that
+	// still held the nodes disconnected.
+	allocSyncHoldMax = time.Minute
 )
 
 // allocUpdater batches allocation state changes into Node.UpdateAlloc
