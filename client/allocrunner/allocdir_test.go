@@ -2,10 +2,10 @@ package allocrunner
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -215,11 +215,8 @@ func TestAllocDir_BuildMatchesNaiveOracle(t *testing.T) {
 		// Entries a previous run left, drawn from the full layout.
 		ref := NewAllocDir(filepath.Join(t.TempDir(), "ref"), "a1")
 		must.NoError(t, naiveBuild(ref, tasks))
-		var left []string
-		for rel := range tree(t, ref.Dir) {
-			left = append(left, rel)
-		}
-		slices.Sort(left)
+		full := tree(t, ref.Dir)
+		left := slices.Sorted(maps.Keys(full))
 		left = rapid.SliceOfDistinct(rapid.SampledFrom(left), rapid.ID[string]).Draw(rt, "left")
 
 		var trees []map[string]node
@@ -227,7 +224,7 @@ func TestAllocDir_BuildMatchesNaiveOracle(t *testing.T) {
 			d := NewAllocDir(filepath.Join(t.TempDir(), "alloc"), "a1")
 			for _, rel := range left {
 				p := filepath.Join(d.Dir, rel)
-				if strings.HasSuffix(rel, ".0") {
+				if full[rel].Mode.IsRegular() {
 					must.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 					must.NoError(t, os.WriteFile(p, []byte("output before the restart\n"), 0o600))
 				} else {
