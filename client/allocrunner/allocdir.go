@@ -118,11 +118,11 @@ func (d *AllocDir) TaskDir(task string) TaskDir {
 // Build creates the allocation's directories and empty log files for tasks.
 // It is idempotent, so a restored allocation rebuilds whatever is missing.
 //
-// Every directory and file is one syscall relative to a descriptor of the
-// alloc dir, parents first, an existing entry being fine: no os.MkdirAll
-// stat walk, and the kernel resolves a name or two instead of the whole
-// data dir path each time. What is left is the filesystem's own cost of a
-// directory (on ext4, an inode and a 4 KiB block each).
+// Each entry is one mkdirat or mknodat relative to a descriptor of the alloc
+// dir, parents first, an existing one being kept: the kernel resolves a name
+// or two instead of the whole data dir path each time, and the root is not
+// stat'ed unless it is missing. What is left is the filesystem's own cost of
+// a directory (on ext4, an inode and a 4 KiB block each).
 func (d *AllocDir) Build(tasks []string) error {
 	if err := checkName("allocation ID", d.id); err != nil {
 		return fmt.Errorf("building alloc dir: %w", err)
@@ -193,7 +193,11 @@ func (d *AllocDir) create() (int, error) {
 	if err != nil && !errors.Is(err, os.ErrExist) {
 		return -1, err
 	}
-	fd, err := unix.Open(d.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	var fd int
+	err = ignoringEINTR(func() (err error) {
+		fd, err = unix.Open(d.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: d.Dir, Err: err}
 	}
@@ -202,7 +206,8 @@ func (d *AllocDir) create() (int, error) {
 
 // mkdirAt makes rel under the alloc dir open as fd; one that exists is kept.
 func (d *AllocDir) mkdirAt(fd int, rel string, perm uint32) error {
-	if err := unix.Mkdirat(fd, rel, perm); err != nil && err != unix.EEXIST {
+	err := ignoringEINTR(func() error { return unix.Mkdirat(fd, rel, perm) })
+	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return &os.PathError{Op: "mkdir", Path: filepath.Join(d.Dir, rel), Err: err}
 	}
 	return nil
@@ -213,10 +218,21 @@ func (d *AllocDir) mkdirAt(fd int, rel string, perm uint32) error {
 // close, and, unlike open, never follows a symlink or waits on a FIFO left
 // at that name.
 func (d *AllocDir) createFileAt(fd int, rel string) error {
-	if err := unix.Mknodat(fd, rel, unix.S_IFREG|0o644, 0); err != nil && err != unix.EEXIST {
+	err := ignoringEINTR(func() error { return unix.Mknodat(fd, rel, unix.S_IFREG|0o644, 0) })
+	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("creating log file %s: %w", filepath.Join(d.Dir, rel), err)
 	}
 	return nil
+}
+
+// ignoringEINTR retries f while a signal interrupts it, as package os does:
+// on network and FUSE filesystems the runtime's preemption signals can.
+func ignoringEINTR(f func() error) error {
+	for {
+		if err := f(); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }
 
 // Destroy removes the allocation's directory.
