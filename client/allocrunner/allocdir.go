@@ -205,10 +205,17 @@ func (d *AllocDir) create() (int, error) {
 }
 
 // mkdirAt makes rel under the alloc dir open as fd; one that exists is kept.
+// A scratch directory (sticky) gets its mode set past the umask: a task
+// running as another user than the agent must be able to write there.
 func (d *AllocDir) mkdirAt(fd int, rel string, perm uint32) error {
 	err := ignoringEINTR(func() error { return unix.Mkdirat(fd, rel, perm) })
 	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return &os.PathError{Op: "mkdir", Path: filepath.Join(d.Dir, rel), Err: err}
+	}
+	if perm&unix.S_ISVTX != 0 {
+		if err := ignoringEINTR(func() error { return unix.Fchmodat(fd, rel, perm, 0) }); err != nil {
+			return &os.PathError{Op: "chmod", Path: filepath.Join(d.Dir, rel), Err: err}
+		}
 	}
 	return nil
 }

@@ -129,7 +129,8 @@ func umaskedPerm(t *testing.T, perm os.FileMode) os.FileMode {
 }
 
 // A task finds the directories it is promised, with the modes it is
-// promised: scratch space any user may write to (sticky), secrets nobody
+// promised: scratch space any user may write to (1777, past the agent's
+// umask, as a task may run as another user), secrets nobody
 // else may read, and its log files before its first write. The root is
 // created when missing, as on a client's first start.
 func TestAllocDir_BuildLayout(t *testing.T) {
@@ -138,7 +139,7 @@ func TestAllocDir_BuildLayout(t *testing.T) {
 	must.NoError(t, d.Build([]string{"web", "side"}))
 
 	dir := os.ModeDir | umaskedPerm(t, 0o755)
-	sticky := os.ModeDir | os.ModeSticky | umaskedPerm(t, 0o777)
+	sticky := os.ModeDir | os.ModeSticky | 0o777 // whatever the umask: any task user writes there
 	secret := os.ModeDir | umaskedPerm(t, 0o700)
 	file := umaskedPerm(t, 0o644)
 	want := map[string]os.FileMode{
@@ -189,6 +190,11 @@ func naiveBuild(d *AllocDir, tasks []string) error {
 	for _, dir := range dirs {
 		if err := os.MkdirAll(dir.path, dir.perm); err != nil {
 			return err
+		}
+		if dir.perm&os.ModeSticky != 0 {
+			if err := os.Chmod(dir.path, dir.perm); err != nil {
+				return err
+			}
 		}
 	}
 	for _, p := range files {
