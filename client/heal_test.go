@@ -94,23 +94,13 @@ func TestClient_HealsWithinOneRetry(t *testing.T) {
 		srv.UpsertAllocs(a)
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 
-		var worst time.Duration
-		for round := range 20 {
-			srv.Cut()
-			time.Sleep(3 * time.Second) // TTL + grace: the servers give up on the node
-			srv.SetNodeStatus(c.NodeID(), structs.NodeStatusDisconnected)
-			srv.MarkUnknown(a.ID)
-			time.Sleep(time.Duration(10+round) * time.Second)
-
-			srv.Heal()
-			healed := time.Now()
-			srv.WaitFor(t, time.Minute, func(v *clienttest.View) (bool, string) {
-				n, al := v.Node(c.NodeID()), v.Alloc(a.ID)
-				return n.Status == structs.NodeStatusReady && al.ClientStatus == structs.AllocClientStatusRunning,
-					"node " + n.Status + ", " + clienttest.DescribeAlloc(al)
-			})
-			worst = max(worst, time.Since(healed))
-		}
+		worst := cutAndHeal{
+			rounds: 20,
+			cutFor: 3 * time.Second, // TTL + grace: the servers give up on the node
+			awayFor: func(round int) time.Duration {
+				return time.Duration(10+round) * time.Second
+			},
+		}.run(t, srv, c.NodeID(), a.ID)
 		t.Logf("slowest of 20 heals: %v", worst)
 		must.LessEq(t, 1500*time.Millisecond, worst, must.Sprintf("slowest heal %v", worst))
 		must.Eq(t, 0, srv.Alloc(a.ID).TaskStates["web"].Restarts)
@@ -283,26 +273,49 @@ func TestClient_ReturnWithBatchedHeartbeat_NoRefusedPushes(t *testing.T) {
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 		srv.SetHeartbeatCommitDelay(300 * time.Millisecond)
 
-		var worst time.Duration
-		for round := range 10 {
-			srv.Cut()
-			time.Sleep(25 * time.Second) // past TTL + grace
-			srv.SetNodeStatus(c.NodeID(), structs.NodeStatusDisconnected)
-			srv.MarkUnknown(a.ID)
-			time.Sleep(time.Duration(5+round) * time.Second)
-
-			srv.Heal()
-			healed := time.Now()
-			srv.WaitFor(t, time.Minute, func(v *clienttest.View) (bool, string) {
-				n, al := v.Node(c.NodeID()), v.Alloc(a.ID)
-				return n.Status == structs.NodeStatusReady && al.ClientStatus == structs.AllocClientStatusRunning,
-					"node " + n.Status + ", " + clienttest.DescribeAlloc(al)
-			})
-			worst = max(worst, time.Since(healed))
-		}
+		worst := cutAndHeal{
+			rounds: 10,
+			cutFor: 25 * time.Second, // past TTL + grace
+			awayFor: func(round int) time.Duration {
+				return time.Duration(5+round) * time.Second
+			},
+		}.run(t, srv, c.NodeID(), a.ID)
 		t.Logf("slowest of 10 heals: %v, %d pushes refused", worst, srv.RefusedUpdates())
 		must.Eq(t, 0, srv.RefusedUpdates(), must.Sprint("pushes sent while the node was still disconnected"))
 		must.LessEq(t, 2*time.Second, worst, must.Sprintf("slowest heal %v", worst))
 		must.Eq(t, 0, srv.Alloc(a.ID).TaskStates["web"].Restarts)
 	})
+}
+
+// cutAndHeal cuts a client's link rounds times. After cutFor the servers
+// mark its node disconnected and the allocation unknown, as they would
+// once TTL and grace ran out; awayFor(round) later the link heals, and the
+// node must be ready and the allocation running again.
+type cutAndHeal struct {
+	rounds  int
+	cutFor  time.Duration
+	awayFor func(round int) time.Duration
+}
+
+// run runs the rounds and returns the slowest heal.
+func (h cutAndHeal) run(t *testing.T, srv *clienttest.FakeServer, nodeID, allocID string) time.Duration {
+	t.Helper()
+	var worst time.Duration
+	for round := range h.rounds {
+		srv.Cut()
+		time.Sleep(h.cutFor)
+		srv.SetNodeStatus(nodeID, structs.NodeStatusDisconnected)
+		srv.MarkUnknown(allocID)
+		time.Sleep(h.awayFor(round))
+
+		srv.Heal()
+		healed := time.Now()
+		srv.WaitFor(t, time.Minute, func(v *clienttest.View) (bool, string) {
+			n, al := v.Node(nodeID), v.Alloc(allocID)
+			return n.Status == structs.NodeStatusReady && al.ClientStatus == structs.AllocClientStatusRunning,
+				"node " + n.Status + ", " + clienttest.DescribeAlloc(al)
+		})
+		worst = max(worst, time.Since(healed))
+	}
+	return worst
 }
