@@ -122,6 +122,10 @@ type Config struct {
 	JobGCThreshold  time.Duration
 	NodeGCInterval  time.Duration
 	NodeGCThreshold time.Duration
+	// Finished deployments (deployment_gc_threshold, upstream's 1h);
+	// every job keeps its newest whatever its age.
+	DeploymentGCInterval  time.Duration
+	DeploymentGCThreshold time.Duration
 
 	// StatsCollectionInterval is how often the leader publishes its
 	// gauges (telemetry.collection_interval); 0, the default outside an
@@ -163,6 +167,8 @@ func DefaultConfig() *Config {
 		JobGCThreshold:              4 * time.Hour,
 		NodeGCInterval:              5 * time.Minute,
 		NodeGCThreshold:             24 * time.Hour,
+		DeploymentGCInterval:        5 * time.Minute,
+		DeploymentGCThreshold:       time.Hour,
 		RPCHandshakeTimeout:         DefaultRPCHandshakeTimeout,
 		RPCMaxConnsPerClient:        DefaultRPCMaxConnsPerClient,
 		Version:                     "0.1.0",

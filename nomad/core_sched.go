@@ -10,7 +10,7 @@ import (
 )
 
 // Garbage collection on the leader: upstream's core jobs eval-gc, job-gc,
-// node-gc and force-gc. Each collection reads a state snapshot, decides
+// node-gc, deployment-gc and force-gc. Each collection reads a state snapshot, decides
 // what is finished and old enough (gcPass, pure given the snapshot and the
 // time), and removes it through raft in bounded batches (gcRequests). The
 // FSM re-checks jobs and nodes when it applies the removal, because the
@@ -20,21 +20,24 @@ import (
 // status is not terminal (pending, running, unknown; a stopped unknown
 // allocation may still run on its disconnected client), the evaluation
 // that placed it, its job, and its node; a node that is not down
-// (disconnected is not down).
+// (disconnected is not down); a deployment that is active, its job's
+// newest, or referenced by a live allocation.
 //
 // Age is measured on the times the servers stamp before raft, not on
 // upstream's raft index ↔ time table: an evaluation's and an allocation's
 // ModifyTime (CreateTime when unset), a node's StatusUpdatedAt (when it
-// went down), a job's SubmitTime (when it was registered or stopped). An
+// went down), a job's SubmitTime (when it was registered or stopped), a
+// deployment's ModifyTime (its last status change). An
 // object with no recorded time counts as old.
 
 // gcKind names one collection, as upstream's core job IDs do.
 type gcKind string
 
 const (
-	gcEvals gcKind = structs.CoreJobEvalGC
-	gcJobs  gcKind = structs.CoreJobJobGC
-	gcNodes gcKind = structs.CoreJobNodeGC
+	gcEvals       gcKind = structs.CoreJobEvalGC
+	gcJobs        gcKind = structs.CoreJobJobGC
+	gcNodes       gcKind = structs.CoreJobNodeGC
+	gcDeployments gcKind = structs.CoreJobDeploymentGC
 )
 
 // gcForever is the cutoff of a forced collection: everything finished is
@@ -66,11 +69,12 @@ type garbage struct {
 	evals  []string
 	jobs   []structs.NamespacedID
 	// nodes maps a node ID to the ModifyIndex the collector saw.
-	nodes map[string]uint64
+	nodes       map[string]uint64
+	deployments []string
 }
 
 func (g *garbage) empty() bool {
-	return len(g.allocs) == 0 && len(g.evals) == 0 && len(g.jobs) == 0 && len(g.nodes) == 0
+	return len(g.allocs) == 0 && len(g.evals) == 0 && len(g.jobs) == 0 && len(g.nodes) == 0 && len(g.deployments) == 0
 }
 
 // old reports whether an object last changed at t (Unix nanoseconds) is
@@ -93,6 +97,8 @@ func (p *gcPass) find(kind gcKind) (*garbage, error) {
 		return p.jobGarbage()
 	case gcNodes:
 		return p.nodeGarbage()
+	case gcDeployments:
+		return p.deploymentGarbage()
 	}
 	return nil, fmt.Errorf("%w: unknown garbage collection %q", structs.ErrInvalidRequest, kind)
 }
@@ -344,6 +350,32 @@ NODES:
 	return g, nil
 }
 
+// deploymentGarbage finds finished deployments past
+// deployment_gc_threshold, counted from their last status change, that
+// nothing needs any more (state.DeploymentKept): each job keeps its newest,
+// so the table holds at most one finished deployment per job beyond the
+// active ones; a purged job takes all of its own with it.
+func (p *gcPass) deploymentGarbage() (*garbage, error) {
+	all, err := p.snap.Deployments(nil, state.AllNamespaces, "")
+	if err != nil {
+		return nil, err
+	}
+	g := &garbage{}
+	for _, d := range all {
+		if d.Active() || !p.old(objectTime(d.ModifyTime, d.CreateTime)) {
+			continue
+		}
+		kept, err := p.snap.DeploymentKept(d)
+		if err != nil {
+			return nil, err
+		}
+		if !kept {
+			g.deployments = append(g.deployments, d.ID)
+		}
+	}
+	return g, nil
+}
+
 // gcRequest is one raft entry of a collection.
 type gcRequest struct {
 	typ structs.MessageType
@@ -384,6 +416,12 @@ func gcRequests(g *garbage, batchSize int) []gcRequest {
 	if len(batch) > 0 {
 		out = append(out, gcRequest{structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{Nodes: batch}})
 	}
+	for start := 0; start < len(g.deployments); start += batchSize {
+		end := min(start+batchSize, len(g.deployments))
+		out = append(out, gcRequest{structs.DeploymentDeleteRequestType, &structs.DeploymentDeleteRequest{
+			Deployments: g.deployments[start:end],
+		}})
+	}
 	return out
 }
 
@@ -396,6 +434,8 @@ func (s *Server) gcThreshold(kind gcKind) time.Duration {
 		return s.config.JobGCThreshold
 	case gcNodes:
 		return s.config.NodeGCThreshold
+	case gcDeployments:
+		return s.config.DeploymentGCThreshold
 	}
 	return 0
 }
@@ -431,9 +471,10 @@ func (s *Server) collectGarbage(kind gcKind, force bool) error {
 
 // forceGC runs every collection now, ignoring the thresholds, as upstream's
 // force-gc: jobs first (taking their evaluations and allocations), then
-// evaluations, then nodes, whose allocations the others may have cleared.
+// evaluations, then nodes, whose allocations the others may have cleared,
+// then deployments, whose allocations are gone or finished by then.
 func (s *Server) forceGC() error {
-	for _, kind := range []gcKind{gcJobs, gcEvals, gcNodes} {
+	for _, kind := range []gcKind{gcJobs, gcEvals, gcNodes, gcDeployments} {
 		if err := s.collectGarbage(kind, true); err != nil {
 			return err
 		}
@@ -450,19 +491,21 @@ func (s *Server) gcInterval(kind gcKind) time.Duration {
 		return s.config.JobGCInterval
 	case gcNodes:
 		return s.config.NodeGCInterval
+	case gcDeployments:
+		return s.config.DeploymentGCInterval
 	}
 	return 0
 }
 
 // runCoreGC runs the periodic collections on the leader, each kind on its
-// own interval (EvalGCInterval, JobGCInterval, NodeGCInterval; zero turns
-// one off), until stopCh closes. The leader starts it in
+// own interval (EvalGCInterval, JobGCInterval, NodeGCInterval,
+// DeploymentGCInterval; zero turns one off), until stopCh closes. The leader starts it in
 // establishLeadership with the leadership's stop channel.
 func (s *Server) runCoreGC(stopCh <-chan struct{}) { s.armCoreGC().run(stopCh) }
 
 // gcKinds are the periodic collections, in the order of gcSchedule's
 // arrays.
-var gcKinds = [3]gcKind{gcEvals, gcJobs, gcNodes}
+var gcKinds = [4]gcKind{gcEvals, gcJobs, gcNodes, gcDeployments}
 
 // gcSchedule holds the timers of the periodic collections. Timers come
 // from the server's clock, so tests drive the schedule with a fake one;
@@ -505,6 +548,8 @@ func (g *gcSchedule) run(stopCh <-chan struct{}) {
 			g.fire(1)
 		case <-g.due[2]:
 			g.fire(2)
+		case <-g.due[3]:
+			g.fire(3)
 		}
 	}
 }

@@ -109,8 +109,32 @@ func (w *gcWorld) apply(g *garbage) {
 		case *structs.NodeBatchDeregisterRequest:
 			_, err := w.st.DeleteDownNodes(w.next(), m.Nodes)
 			must.NoError(w.t, err)
+		case *structs.DeploymentDeleteRequest:
+			_, err := w.st.DeleteDeployments(w.next(), m.Deployments)
+			must.NoError(w.t, err)
 		}
 	}
+}
+
+// deployment stores a deployment of job with status, last changed at at.
+func (w *gcWorld) deployment(job *structs.Job, status string, at time.Time) *structs.Deployment {
+	w.t.Helper()
+	d := structs.NewDeployment(job, 50, at)
+	d.Status = status
+	d.CreateTime, d.ModifyTime = at.UnixNano(), at.UnixNano()
+	must.NoError(w.t, w.st.UpsertDeployment(w.next(), d))
+	return d
+}
+
+// deployed stores an allocation placed by deployment d.
+func (w *gcWorld) deployed(d *structs.Deployment, job *structs.Job, client string, at time.Time) *structs.Allocation {
+	w.t.Helper()
+	ev := w.eval(job, structs.EvalStatusComplete, at)
+	a := w.alloc(job, ev, "n1", client, structs.AllocDesiredStatusRun, at)
+	a = a.Copy()
+	a.DeploymentID = d.ID
+	must.NoError(w.t, w.st.UpsertAllocs(w.next(), []*structs.Allocation{a}))
+	return a
 }
 
 func sorted(ids ...string) []string { return slices.Sorted(slices.Values(ids)) }
@@ -370,6 +394,7 @@ func TestGCRequests_BoundedAndOrdered(t *testing.T) {
 		for _, id := range idsOf("node-", rapid.IntRange(0, 20).Draw(t, "nodes")) {
 			g.nodes[id] = 1
 		}
+		g.deployments = idsOf("deploy-", rapid.IntRange(0, 20).Draw(t, "deployments"))
 		size := rapid.IntRange(1, 12).Draw(t, "batch size")
 
 		var seen []string
@@ -401,6 +426,10 @@ func TestGCRequests_BoundedAndOrdered(t *testing.T) {
 					seen = append(seen, id)
 				}
 				n = len(m.Nodes)
+			case *structs.DeploymentDeleteRequest:
+				stage = 2
+				seen = append(seen, m.Deployments...)
+				n = len(m.Deployments)
 			}
 			if n == 0 || n > size {
 				t.Fatalf("entry of %d IDs with batch size %d", n, size)
@@ -413,8 +442,59 @@ func TestGCRequests_BoundedAndOrdered(t *testing.T) {
 		for id := range g.nodes {
 			want = append(want, id)
 		}
+		want = append(want, g.deployments...)
 		must.Eq(t, sorted(want...), sorted(seen...))
 	})
+}
+
+// Every job update deploys, and a long-lived edge job is updated for
+// years: finished deployments go once older than deployment_gc_threshold
+// (counted from their last status change), so the table stays bounded.
+// What stays whatever its age: an active deployment, a job's newest (what
+// `job status` shows as the latest deployment), and one whose allocations
+// are live, unknown included (the allocation may come back and be
+// resolved against it). The state store decides again when it applies
+// the removal.
+func TestGC_DeploymentsPastThreshold(t *testing.T) {
+	w := newGCWorld(t)
+	old := gcT0.Add(-2 * time.Hour)
+	job := w.job(mock.Job(), old)
+	done := w.deployment(job, structs.DeploymentStatusSuccessful, old)
+	w.deployed(done, job, structs.AllocClientStatusComplete, old)
+	failed := w.deployment(job, structs.DeploymentStatusFailed, old)
+	heldByUnknown := w.deployment(job, structs.DeploymentStatusCancelled, old)
+	w.deployed(heldByUnknown, job, structs.AllocClientStatusUnknown, old)
+	young := w.deployment(job, structs.DeploymentStatusSuccessful, gcT0.Add(-10*time.Minute))
+	w.deployment(job, structs.DeploymentStatusRunning, old) // newest, and active
+
+	other := w.job(mock.Job(), old)
+	latest := w.deployment(other, structs.DeploymentStatusSuccessful, old)
+
+	g := w.find(gcDeployments, gcT0, time.Hour)
+	must.Eq(t, sorted(done.ID, failed.ID), sorted(g.deployments...))
+	must.SliceEmpty(t, g.allocs, must.Sprint("deployments go alone; their allocations are the evaluation collector's"))
+
+	w.apply(g)
+	for _, gone := range []*structs.Deployment{done, failed} {
+		d, err := w.st.DeploymentByID(nil, gone.ID)
+		must.NoError(t, err)
+		must.Nil(t, d)
+	}
+	for _, kept := range []*structs.Deployment{heldByUnknown, young, latest} {
+		d, err := w.st.DeploymentByID(nil, kept.ID)
+		must.NoError(t, err)
+		must.NotNil(t, d, must.Sprintf("deployment %s kept", kept.ID))
+	}
+	must.Eq(t, []string{young.ID}, w.forced(gcDeployments).deployments, must.Sprint("a forced collection ignores the threshold, nothing else"))
+
+	// Decided on a snapshot, applied later: a deployment that is now its
+	// job's newest, or has a live allocation again, is not removed.
+	stale := w.find(gcDeployments, gcT0.Add(time.Hour), time.Hour)
+	must.Eq(t, []string{young.ID}, stale.deployments)
+	w.deployed(young, job, structs.AllocClientStatusRunning, gcT0)
+	deleted, err := w.st.DeleteDeployments(w.next(), stale.deployments)
+	must.NoError(t, err)
+	must.SliceEmpty(t, deleted)
 }
 
 // waitGone waits, on the store's watch channels, until every lookup
@@ -450,6 +530,10 @@ func nodePresent(st *state.StateStore, id string) func(memdb.WatchSet) (bool, er
 	return func(ws memdb.WatchSet) (bool, error) { n, err := st.NodeByID(ws, id); return n != nil, err }
 }
 
+func deploymentPresent(st *state.StateStore, id string) func(memdb.WatchSet) (bool, error) {
+	return func(ws memdb.WatchSet) (bool, error) { d, err := st.DeploymentByID(ws, id); return d != nil, err }
+}
+
 func jobPresent(st *state.StateStore, job *structs.Job) func(memdb.WatchSet) (bool, error) {
 	return func(ws memdb.WatchSet) (bool, error) {
 		j, err := st.JobByID(ws, job.Namespace, job.ID)
@@ -459,8 +543,9 @@ func jobPresent(st *state.StateStore, job *structs.Job) func(memdb.WatchSet) (bo
 
 // The leader collects on its own, each kind on its interval of the
 // server's clock: once the clock passes an interval, a terminal eval past
-// eval_gc_threshold, a job dead past job_gc_threshold and a node down past
-// node_gc_threshold are gone, while a young evaluation removed in the same
+// eval_gc_threshold, a job dead past job_gc_threshold, a node down past
+// node_gc_threshold and a finished deployment past deployment_gc_threshold
+// are gone, while a young evaluation removed in the same
 // pass would have been is still there.
 func TestCoreGC_PeriodicOnLeader(t *testing.T) {
 	clock := newManualClock()
@@ -475,6 +560,8 @@ func TestCoreGC_PeriodicOnLeader(t *testing.T) {
 	deadEval := w.eval(dead, structs.EvalStatusComplete, now.Add(-5*time.Hour))
 	w.alloc(dead, deadEval, node.ID, structs.AllocClientStatusComplete, structs.AllocDesiredStatusStop, now.Add(-5*time.Hour))
 	dead = w.stop(dead, now.Add(-5*time.Hour))
+	oldDeployment := w.deployment(live, structs.DeploymentStatusSuccessful, now.Add(-2*time.Hour))
+	w.deployment(live, structs.DeploymentStatusSuccessful, now.Add(-2*time.Hour)) // the newest stays
 
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -483,7 +570,8 @@ func TestCoreGC_PeriodicOnLeader(t *testing.T) {
 	t.Cleanup(func() { close(stop); <-done })
 
 	clock.Advance(5 * time.Minute)
-	waitGone(t, s.State(), "old objects", evalPresent(s.State(), old.ID), nodePresent(s.State(), node.ID), jobPresent(s.State(), dead))
+	waitGone(t, s.State(), "old objects", evalPresent(s.State(), old.ID), nodePresent(s.State(), node.ID), jobPresent(s.State(), dead),
+		deploymentPresent(s.State(), oldDeployment.ID))
 	ev, err := s.State().EvalByID(nil, young.ID)
 	must.NoError(t, err)
 	must.NotNil(t, ev, must.Sprint("an evaluation younger than eval_gc_threshold stays"))

@@ -92,6 +92,8 @@ func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {
 		return f.applyPlanResults(buf, l.Index)
 	case structs.JobBatchDeregisterRequestType:
 		return f.applyJobBatchDeregister(buf, l.Index)
+	case structs.DeploymentDeleteRequestType:
+		return f.applyDeploymentDelete(buf, l.Index)
 	case structs.AllocUpdateDesiredTransitionRequestType:
 		return f.applyAllocDesiredTransitions(buf, l.Index)
 	case structs.NodeBatchDeregisterRequestType:
@@ -260,6 +262,15 @@ func (f *nomadFSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 		f.srv.blockedEvals.Untrack(id.Namespace, id.ID)
 	}
 	return nil
+}
+
+func (f *nomadFSM) applyDeploymentDelete(buf []byte, index uint64) any {
+	var req structs.DeploymentDeleteRequest
+	if err := structs.Decode(buf, &req); err != nil {
+		return fmt.Errorf("decoding deployment delete: %w", err)
+	}
+	_, err := f.State().DeleteDeployments(index, req.Deployments)
+	return err
 }
 
 func (f *nomadFSM) applyNodeBatchDeregister(buf []byte, index uint64) any {

@@ -225,6 +225,9 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	if v := cfg.Server.NodeGCThreshold; v > 0 {
 		sc.NodeGCThreshold = v
 	}
+	if v := cfg.Server.DeploymentGCThreshold; v > 0 {
+		sc.DeploymentGCThreshold = v
+	}
 	if v := cfg.Server.BootstrapExpect; v > 0 {
 		sc.BootstrapExpect = v
 	}

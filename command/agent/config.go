@@ -119,10 +119,11 @@ type ServerConfig struct {
 	// RaftProtocol is always 3; older protocols are refused at load.
 	RaftProtocol int
 	// RaftMultiplier scales raft's timeouts, 1 (fastest) to 10.
-	RaftMultiplier  int
-	NodeGCThreshold time.Duration
-	EvalGCThreshold time.Duration
-	JobGCThreshold  time.Duration
+	RaftMultiplier        int
+	NodeGCThreshold       time.Duration
+	EvalGCThreshold       time.Duration
+	JobGCThreshold        time.Duration
+	DeploymentGCThreshold time.Duration
 	// EncryptKey is the base64 gossip key (server.encrypt, -encrypt). It
 	// is a secret: /v1/agent/self never shows it, as upstream's.
 	EncryptKey string `json:"-"`
@@ -190,14 +191,15 @@ type PluginConfig struct {
 
 // Upstream's defaults for the settings the server package does not own.
 const (
-	DefaultRetryInterval   = 30 * time.Second
-	DefaultRaftProtocol    = 3
-	DefaultRaftMultiplier  = 1
-	MaxRaftMultiplier      = 10
-	DefaultNodeGCThreshold = 24 * time.Hour
-	DefaultEvalGCThreshold = time.Hour
-	DefaultJobGCThreshold  = 4 * time.Hour
-	DefaultClientRPCPort   = DefaultRPCPort
+	DefaultRetryInterval         = 30 * time.Second
+	DefaultRaftProtocol          = 3
+	DefaultRaftMultiplier        = 1
+	MaxRaftMultiplier            = 10
+	DefaultNodeGCThreshold       = 24 * time.Hour
+	DefaultEvalGCThreshold       = time.Hour
+	DefaultJobGCThreshold        = 4 * time.Hour
+	DefaultDeploymentGCThreshold = time.Hour
+	DefaultClientRPCPort         = DefaultRPCPort
 )
 
 // DefaultConfig returns the configuration an agent starts from before its
@@ -226,6 +228,7 @@ func DefaultConfig() *Config {
 			NodeGCThreshold:        DefaultNodeGCThreshold,
 			EvalGCThreshold:        DefaultEvalGCThreshold,
 			JobGCThreshold:         DefaultJobGCThreshold,
+			DeploymentGCThreshold:  DefaultDeploymentGCThreshold,
 		},
 		Client: &ClientConfig{
 			ServerJoin:     &ServerJoin{RetryInterval: DefaultRetryInterval},
@@ -326,6 +329,7 @@ func (o *ServerConfig) merge(s *ServerConfig) {
 	setDuration(&o.NodeGCThreshold, s.NodeGCThreshold)
 	setDuration(&o.EvalGCThreshold, s.EvalGCThreshold)
 	setDuration(&o.JobGCThreshold, s.JobGCThreshold)
+	setDuration(&o.DeploymentGCThreshold, s.DeploymentGCThreshold)
 	setString(&o.EncryptKey, s.EncryptKey)
 }
 
@@ -553,6 +557,7 @@ func (s *ServerConfig) validate() []error {
 		{"server.node_gc_threshold", s.NodeGCThreshold},
 		{"server.eval_gc_threshold", s.EvalGCThreshold},
 		{"server.job_gc_threshold", s.JobGCThreshold},
+		{"server.deployment_gc_threshold", s.DeploymentGCThreshold},
 	} {
 		if d.v < 0 {
 			add("%s can't be negative", d.key)

@@ -350,7 +350,7 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 			"enabled", "bootstrap_expect", "data_dir", "heartbeat_grace", "min_heartbeat_ttl",
 			"max_heartbeats_per_second", "failover_heartbeat_ttl", "num_schedulers",
 			"raft_protocol", "raft_multiplier",
-			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold", "encrypt",
+			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold", "deployment_gc_threshold", "encrypt",
 			"event_buffer_size",
 		}, joinKeys),
 		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
@@ -377,6 +377,7 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 	b.duration("node_gc_threshold", &s.NodeGCThreshold)
 	b.duration("eval_gc_threshold", &s.EvalGCThreshold)
 	b.duration("job_gc_threshold", &s.JobGCThreshold)
+	b.duration("deployment_gc_threshold", &s.DeploymentGCThreshold)
 	if b.str("encrypt", &s.EncryptKey) {
 		if _, err := s.encryptKey(); err != nil {
 			d.errorf(b.attr("encrypt").Expr.Range(), "%v", err)

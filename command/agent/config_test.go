@@ -58,6 +58,7 @@ server {
   node_gc_threshold         = "48h"
   eval_gc_threshold         = "2h"
   job_gc_threshold          = "8h"
+  deployment_gc_threshold   = "30m"
   server_join {
     retry_join     = ["10.0.0.1", "10.0.0.2:4648"]
     retry_interval = "15s"
@@ -113,6 +114,7 @@ const allKeysJSON = `{
     "max_heartbeats_per_second": 25.5, "failover_heartbeat_ttl": "10m",
     "num_schedulers": 4, "raft_protocol": 3, "raft_multiplier": 5,
     "node_gc_threshold": "48h", "eval_gc_threshold": "2h", "job_gc_threshold": "8h",
+    "deployment_gc_threshold": "30m",
     "server_join": {
       "retry_join": ["10.0.0.1", "10.0.0.2:4648"], "retry_interval": "15s",
       "retry_max": 3, "start_join": ["10.0.0.3"]
@@ -166,6 +168,7 @@ func wantAllKeys() *Config {
 			NodeGCThreshold:        48 * time.Hour,
 			EvalGCThreshold:        2 * time.Hour,
 			JobGCThreshold:         8 * time.Hour,
+			DeploymentGCThreshold:  30 * time.Minute,
 		},
 		Client: &ClientConfig{
 			Enabled: true,
@@ -496,6 +499,7 @@ func TestDefaultConfig_UpstreamDefaults(t *testing.T) {
 	must.Eq(t, 24*time.Hour, c.Server.NodeGCThreshold)
 	must.Eq(t, time.Hour, c.Server.EvalGCThreshold)
 	must.Eq(t, 4*time.Hour, c.Server.JobGCThreshold)
+	must.Eq(t, time.Hour, c.Server.DeploymentGCThreshold)
 	must.Eq(t, &ServerJoin{RetryInterval: 30 * time.Second}, c.Server.ServerJoin)
 	must.Eq(t, &ServerJoin{RetryInterval: 30 * time.Second}, c.Client.ServerJoin)
 	must.Eq(t, &Addresses{}, c.Addresses)

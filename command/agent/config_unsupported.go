@@ -37,7 +37,6 @@ var unsupportedServer = map[string]string{
 	"csi_volume_claim_gc_interval":  "",
 	"csi_volume_claim_gc_threshold": "",
 	"default_scheduler_config":      "",
-	"deployment_gc_threshold":       "deployments are not garbage collected yet; a purged job takes its deployments with it",
 	"enable_event_broker":           "",
 	"enabled_schedulers":            "",
 	"job_default_priority":          "",

@@ -400,3 +400,57 @@ func deleteDeploymentsTxn(txn *writeTxn, namespace, jobID string) error {
 	}
 	return nil
 }
+
+// DeploymentKept reports whether a finished deployment must stay whatever
+// its age: it is still active, it is its job's newest (what `job status`
+// and the scheduler read as the job's latest deployment), or an
+// allocation it placed is live (pending, running or unknown: an unknown
+// one may come back and be resolved against it).
+func (s *StateStore) DeploymentKept(d *structs.Deployment) (bool, error) {
+	return deploymentKeptTxn(s.db.Txn(false), d)
+}
+
+func deploymentKeptTxn(txn *memdb.Txn, d *structs.Deployment) (bool, error) {
+	if d.Active() {
+		return true, nil
+	}
+	all, err := deploymentsByJobTxn(txn, nil, d.Namespace, d.JobID)
+	if err != nil {
+		return false, err
+	}
+	if len(all) > 0 && all[0].ID == d.ID {
+		return true, nil
+	}
+	return hasLiveAllocTxn(txn, indexDeployment, d.ID)
+}
+
+// DeleteDeployments removes the deployments the garbage collector chose,
+// deciding again on the state it applies to (the collector read a
+// snapshot): a deployment gone meanwhile is skipped, and so is one that
+// must be kept (DeploymentKept). It returns the IDs it removed.
+func (s *StateStore) DeleteDeployments(index uint64, ids []string) ([]string, error) {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	var deleted []string
+	for _, id := range ids {
+		d, err := deploymentByIDTxn(txn.Txn, nil, id)
+		if err != nil {
+			return nil, err
+		}
+		if d == nil {
+			continue
+		}
+		kept, err := deploymentKeptTxn(txn.Txn, d)
+		if err != nil {
+			return nil, err
+		}
+		if kept {
+			continue
+		}
+		if err := txn.Delete(TableDeployment, d); err != nil {
+			return nil, err
+		}
+		deleted = append(deleted, id)
+	}
+	return deleted, txn.commit()
+}

@@ -30,6 +30,7 @@ const (
 	indexNodeTerminal = "node_terminal"
 	indexEval         = "eval"
 	indexFollowupEval = "followup_eval"
+	indexDeployment   = "deployment"
 	indexSecret       = "secret"
 
 	// prefixSuffix turns an index name into memdb's prefix scan of it.
@@ -153,6 +154,9 @@ func allocTableSchema() *memdb.TableSchema {
 			// when the last of them reports, the evaluation is cancelled.
 			// Without it each report scans the whole job.
 			indexFollowupEval: {Name: indexFollowupEval, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "FollowupEvalID"}},
+			// The allocations a deployment placed: the garbage collector
+			// keeps a deployment while any of them is live.
+			indexDeployment: {Name: indexDeployment, AllowMissing: true, Indexer: &memdb.StringFieldIndex{Field: "DeploymentID"}},
 		},
 	}
 }

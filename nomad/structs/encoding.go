@@ -46,6 +46,7 @@ const (
 	DeploymentAllocHealthRequestType
 	SiteOutageUpdateRequestType
 	NodeBatchUpdateStatusRequestType
+	DeploymentDeleteRequestType
 )
 
 func (t MessageType) String() string {
@@ -57,7 +58,7 @@ func (t MessageType) String() string {
 		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
 		"NodePoolUpsert", "NodePoolDelete",
 		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate",
-		"NodeBatchUpdateStatus"}
+		"NodeBatchUpdateStatus", "DeploymentDelete"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -29,6 +29,9 @@ func raftRequests() map[structs.MessageType]any {
 			Updates:   []*structs.NodeStatusUpdate{{NodeID: "node-a", Status: structs.NodeStatusReady, NodeEvent: fullNode().Events[0]}},
 			UpdatedAt: t0.Unix(), Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
 		},
+		structs.DeploymentDeleteRequestType: &structs.DeploymentDeleteRequest{
+			Deployments: []string{"d1", "d2"}, WriteRequest: fullWriteRequest(),
+		},
 		structs.JobRegisterRequestType: &structs.JobRegisterRequest{
 			Job: fullJob(), EnforceIndex: true, JobModifyIndex: 3, Eval: fullEval(),
 			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), EvalPriority: 90, WriteRequest: fullWriteRequest(),
@@ -161,7 +164,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.NodeBatchUpdateStatusRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.DeploymentDeleteRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))

@@ -41,10 +41,11 @@ const (
 // Upstream's core job IDs; the leader's garbage collections go by these
 // names in logs.
 const (
-	CoreJobEvalGC  = "eval-gc"
-	CoreJobJobGC   = "job-gc"
-	CoreJobNodeGC  = "node-gc"
-	CoreJobForceGC = "force-gc"
+	CoreJobEvalGC       = "eval-gc"
+	CoreJobJobGC        = "job-gc"
+	CoreJobNodeGC       = "node-gc"
+	CoreJobDeploymentGC = "deployment-gc"
+	CoreJobForceGC      = "force-gc"
 )
 
 // Evaluation asks the scheduler to reconcile one job with the cluster.

@@ -437,6 +437,13 @@ type EvalDeleteRequest struct {
 	WriteRequest
 }
 
+// DeploymentDeleteRequest removes deployments the garbage collector found
+// finished, old and no longer referenced (see nomad/core_sched.go).
+type DeploymentDeleteRequest struct {
+	Deployments []string
+	WriteRequest
+}
+
 // PlanRequest submits a plan.
 type PlanRequest struct {
 	Plan *Plan
