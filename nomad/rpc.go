@@ -203,7 +203,7 @@ func (c *ctxCodec) ReadRequestBody(body any) error {
 // with the call: a blocking query or a forward to the leader ends when it
 // does.
 func (s *Server) RPC(method string, args, reply any) error {
-	return s.inmemCall(method, args, reply, false)
+	return s.inmemCall(method, args, reply, inmemCopy)
 }
 
 // RPCReadOnly is RPC for callers that only read the reply and then drop
@@ -215,12 +215,35 @@ func (s *Server) RPC(method string, args, reply any) error {
 // A 100-job list costs about half the CPU this way (benchmarks.md, "HTTP
 // API").
 func (s *Server) RPCReadOnly(method string, args, reply any) error {
-	return s.inmemCall(method, args, reply, true)
+	return s.inmemCall(method, args, reply, inmemShareReply)
 }
 
-func (s *Server) inmemCall(method string, args, reply any, share bool) error {
-	c := &inmemCodec{method: method, ctx: structs.RequestContext(args), share: share}
-	if err := codec.NewEncoderBytes(&c.args, structs.MsgpackHandle).Encode(args); err != nil {
+// rpcHandoff is RPC for a caller inside the server that hands its args to
+// the endpoint and neither changes nor reuses them until the call
+// returns, and only reads the reply: both are shared, not copied through
+// msgpack. The worker submits its plans this way: a plan of thousands of
+// allocations is the scheduler's own, and the plan applier only reads it
+// (it copies what it must change), so the two msgpack copies of every
+// plan and result bought nothing but CPU (18 % of the leader's in a
+// reconnect storm). A call the endpoint forwards is encoded as always.
+func (s *Server) rpcHandoff(method string, args, reply any) error {
+	return s.inmemCall(method, args, reply, inmemHandoff)
+}
+
+// inmemMode says what an in-process call copies through msgpack.
+type inmemMode int
+
+const (
+	inmemCopy       inmemMode = iota // args and reply
+	inmemShareReply                  // args only
+	inmemHandoff                     // nothing
+)
+
+func (s *Server) inmemCall(method string, args, reply any, mode inmemMode) error {
+	c := &inmemCodec{method: method, ctx: structs.RequestContext(args), share: mode != inmemCopy}
+	if mode == inmemHandoff {
+		c.handoff = args
+	} else if err := codec.NewEncoderBytes(&c.args, structs.MsgpackHandle).Encode(args); err != nil {
 		return fmt.Errorf("encoding %s args: %w", method, err)
 	}
 	if err := s.rpcServer.ServeRequest(c); err != nil {
@@ -233,7 +256,7 @@ func (s *Server) inmemCall(method string, args, reply any, share bool) error {
 		}
 		return structs.RPCError(c.err)
 	}
-	if share {
+	if c.share {
 		dst, src := reflect.ValueOf(reply), reflect.ValueOf(c.shared)
 		if dst.Kind() != reflect.Pointer || src.Kind() != reflect.Pointer || dst.Type() != src.Type() {
 			return fmt.Errorf("%s: reply is %T, the endpoint's is %T", method, reply, c.shared)
@@ -254,6 +277,9 @@ type inmemCodec struct {
 	// share keeps the endpoint's reply value itself in shared.
 	share  bool
 	shared any
+	// handoff, when set, is the caller's args, given to the endpoint
+	// as they are instead of decoded from args.
+	handoff any
 }
 
 func (c *inmemCodec) ReadRequestHeader(r *rpc.Request) error {
@@ -263,6 +289,15 @@ func (c *inmemCodec) ReadRequestHeader(r *rpc.Request) error {
 
 func (c *inmemCodec) ReadRequestBody(body any) error {
 	if body == nil {
+		return nil
+	}
+	if c.handoff != nil {
+		dst, src := reflect.ValueOf(body), reflect.ValueOf(c.handoff)
+		if dst.Kind() != reflect.Pointer || src.Kind() != reflect.Pointer || dst.Type() != src.Type() {
+			return fmt.Errorf("%s: args are %T, the endpoint's are %T", c.method, c.handoff, body)
+		}
+		dst.Elem().Set(src.Elem())
+		structs.WithRequestContext(body, c.ctx)
 		return nil
 	}
 	if err := codec.NewDecoder(bytes.NewReader(c.args), structs.MsgpackHandle).Decode(body); err != nil {

@@ -42,3 +42,27 @@ func TestServer_RPCReadOnly(t *testing.T) {
 	must.Error(t, errShared)
 	must.EqError(t, errShared, errCopied.Error())
 }
+
+// A handoff call gives the endpoint the caller's own args: a write made
+// this way lands as a copying call's does, args of the wrong type are an
+// error rather than a panic, and the endpoint's errors come back the same.
+func TestServer_RPCHandoff(t *testing.T) {
+	s := testServer(t, nil)
+	job := mock.Job()
+	var reg structs.JobRegisterResponse
+	must.NoError(t, s.rpcHandoff("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+	must.Positive(t, reg.Index)
+	stored, err := s.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.NotNil(t, stored)
+
+	var resp structs.SingleJobResponse
+	err = s.rpcHandoff("Job.GetJob", &structs.JobListRequest{}, &resp)
+	must.ErrorContains(t, err, "args are *structs.JobListRequest")
+
+	bad := &structs.JobRegisterRequest{}
+	errCopied := s.RPC("Job.Register", bad, &reg)
+	errHanded := s.rpcHandoff("Job.Register", bad, &reg)
+	must.Error(t, errHanded)
+	must.EqError(t, errHanded, errCopied.Error())
+}

@@ -152,7 +152,9 @@ func (w *worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 	plan.EvalToken = w.evalToken
 	plan.SnapshotIndex = w.snapIndex
 	var resp structs.PlanResponse
-	if err := w.srv.RPC("Plan.Submit", &structs.PlanRequest{Plan: plan}, &resp); err != nil {
+	// The plan is handed over, not copied (see rpcHandoff): the scheduler
+	// does not touch it until the result is back.
+	if err := w.srv.rpcHandoff("Plan.Submit", &structs.PlanRequest{Plan: plan}, &resp); err != nil {
 		return nil, nil, err
 	}
 	result := resp.Result
