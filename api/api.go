@@ -95,6 +95,10 @@ type Client struct {
 	httpClient *http.Client
 }
 
+// sharedTransport carries the requests of every client built without an
+// HTTP client or TLS settings of its own.
+var sharedTransport = http.DefaultTransport.(*http.Transport).Clone()
+
 // NewClient returns a Client for cfg. A nil cfg, or empty fields in it, take
 // the values of DefaultConfig, so NewClient(nil) honours NOMAD_ADDR.
 func NewClient(cfg *Config) (*Client, error) {
@@ -116,13 +120,21 @@ func NewClient(cfg *Config) (*Client, error) {
 	if base.Host == "" {
 		return nil, fmt.Errorf("invalid agent address %q: missing host", addr)
 	}
-	hc := cfg.HttpClient
-	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	}
 	tlsCfg := cfg.TLSConfig
 	if tlsCfg == nil {
 		tlsCfg = def.TLSConfig
+	}
+	hc := cfg.HttpClient
+	switch {
+	case hc != nil:
+	case tlsCfg.empty():
+		// Clients without TLS settings share one pool of connections: a
+		// program that makes a client per call (as a CLI command does)
+		// reuses idle connections instead of leaving one more open per
+		// client, which an agent's per-address connection limit counts.
+		hc = &http.Client{Transport: sharedTransport}
+	default:
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	if err := configureTLS(hc, tlsCfg); err != nil {
 		return nil, fmt.Errorf("TLS: %w", err)

@@ -177,6 +177,9 @@ func TestClientAPI_RestartSignalStats(t *testing.T) {
 	must.Positive(t, stats.Tasks["web"].ResourceUsage.MemoryStats.RSS)
 	must.MapNotEmpty(t, stats.Tasks["web"].Pids)
 
+	// A signal that beats the shell to its trap kills it (and the task
+	// restarts): wait until the trap is set.
+	waitForLog(t, ec, alloc, "started")
 	must.NoError(t, allocs.Signal(alloc, nil, "web", "SIGHUP"))
 	waitForLog(t, ec, alloc, "got-hup")
 
