@@ -151,6 +151,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	if version == 0 {
 		return nil, fmt.Errorf("starting task %q: %w: %s", cfg.ID, ErrCannotIsolate, reason)
 	}
+	proc.DefaultSignalsForChildren()
 	tc, err := decodeTaskConfig(cfg.Config, d.pc)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)

@@ -127,6 +127,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		return nil, fmt.Errorf("starting task %q: %w: set enabled = true in the agent's plugin %q config",
 			cfg.ID, drivers.ErrDriverDisabled, Name)
 	}
+	proc.DefaultSignalsForChildren()
 	tc, err := decodeTaskConfig(cfg.Config)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)

@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -193,6 +195,31 @@ func TestStartTask_ClientEnvNotInherited(t *testing.T) {
 	out, err := os.ReadFile(cfg.StdoutPath)
 	must.NoError(t, err)
 	must.Eq(t, "[]\n", string(out))
+}
+
+// An agent started under nohup ignores SIGHUP, one started with `&` from a
+// script SIGINT and SIGQUIT, and ignored signals survive exec: its tasks
+// would ignore them too, and `nomad alloc signal -s HUP` (a reload) or a
+// shell's trap would do nothing. A task starts with them at their
+// defaults whatever the agent inherited.
+func TestStartTask_SignalsAtDefaultWhenTheAgentIgnoresThem(t *testing.T) {
+	signal.Ignore(syscall.SIGHUP, syscall.SIGQUIT)
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, "sh", "-c", `grep SigIgn /proc/$$/status`)
+	_, err := d.StartTask(cfg)
+	must.NoError(t, err)
+	res := waitExit(t, d, cfg.ID)
+	must.True(t, res.Successful(), must.Sprint(res))
+
+	out, err := os.ReadFile(cfg.StdoutPath)
+	must.NoError(t, err)
+	fields := strings.Fields(string(out))
+	must.SliceLen(t, 2, fields, must.Sprintf("output %q", out))
+	mask, err := strconv.ParseUint(fields[1], 16, 64)
+	must.NoError(t, err)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2} {
+		must.Zero(t, mask&(1<<(uint(sig)-1)), must.Sprintf("the task ignores %v (SigIgn %s)", sig, fields[1]))
+	}
 }
 
 // TestStopTask_Signal checks that a stop delivers the requested signal and
