@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -201,9 +202,27 @@ func TestStartTask_ClientEnvNotInherited(t *testing.T) {
 // script SIGINT and SIGQUIT, and ignored signals survive exec: its tasks
 // would ignore them too, and `nomad alloc signal -s HUP` (a reload) or a
 // shell's trap would do nothing. A task starts with them at their
-// defaults whatever the agent inherited.
+// defaults whatever the agent inherited, also after the agent notified
+// and stopped notifying one of them (as `nomad agent` does around its
+// run: the runtime then puts SIG_IGN back while signal.Ignored says
+// false). The test runs itself again with SIGHUP and SIGQUIT ignored from
+// the start, as nohup would.
 func TestStartTask_SignalsAtDefaultWhenTheAgentIgnoresThem(t *testing.T) {
-	signal.Ignore(syscall.SIGHUP, syscall.SIGQUIT)
+	if os.Getenv("RAWEXEC_SIGIGN_CHILD") == "1" {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGHUP)
+		signal.Stop(ch)
+		assertTaskSignalsAtDefault(t)
+		return
+	}
+	cmd := exec.Command("sh", "-c", `trap '' HUP QUIT; exec "$0" -test.run '^TestStartTask_SignalsAtDefaultWhenTheAgentIgnoresThem$' -test.v`, os.Args[0])
+	cmd.Env = append(os.Environ(), "RAWEXEC_SIGIGN_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	must.NoError(t, err, must.Sprintf("the test run with SIGHUP ignored:\n%s", out))
+	must.StrContains(t, string(out), "--- PASS")
+}
+
+func assertTaskSignalsAtDefault(t *testing.T) {
 	d := newTestDriver(t)
 	cfg := newTaskConfig(t, "sh", "-c", `grep SigIgn /proc/$$/status`)
 	_, err := d.StartTask(cfg)

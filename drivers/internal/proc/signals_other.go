@@ -1,6 +1,6 @@
-//go:build !unix
+//go:build !linux
 
 package proc
 
-// DefaultSignalsForChildren does nothing where tasks cannot be started.
+// DefaultSignalsForChildren does nothing where the drivers cannot start tasks.
 func DefaultSignalsForChildren() {}
