@@ -31,7 +31,8 @@ func (f *nomadFSM) applyNodePool(t structs.MessageType, buf []byte, index uint64
 		if err := f.State().UpdateSiteOutages(index, &req); err != nil {
 			return err, true
 		}
-		return f.upsertEvals(index, req.Evals), true
+		f.trackEvals(req.Evals)
+		return nil, true
 	}
 	return nil, false
 }

@@ -21,8 +21,10 @@ func siteOutageTableSchema() *memdb.TableSchema {
 	}
 }
 
-// UpdateSiteOutages declares and clears site outages and appends their
-// node events, in one transaction. Declaring an outage already declared
+// UpdateSiteOutages declares and clears site outages, appends their node
+// events and writes the clears' evaluations, in one transaction: whoever
+// sees an outage cleared sees the evaluations that place what it held.
+// Declaring an outage already declared
 // keeps the first declaration: its time is when the hold began.
 func (s *StateStore) UpdateSiteOutages(index uint64, req *structs.SiteOutageUpdateRequest) error {
 	txn := s.writeTxn(index)
@@ -73,6 +75,9 @@ func (s *StateStore) UpdateSiteOutages(index uint64, req *structs.SiteOutageUpda
 		if err := txn.Insert(TableNodes, n); err != nil {
 			return err
 		}
+	}
+	if err := upsertEvalsTxn(txn, index, req.Evals); err != nil {
+		return err
 	}
 	return txn.commit()
 }
