@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -227,6 +228,7 @@ func TestClient_LostStateAdoptsRunningTask(t *testing.T) {
 	task.Config = map[string]any{"command": sleepBin, "args": []any{"600"}}
 	srv.UpsertAllocs(a)
 	waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
+	startedAt := srv.Alloc(a.ID).TaskStates["web"].StartedAt
 	taskID := a.ID + "/web"
 	st, err := c1.drivers["raw_exec"].InspectTask(taskID)
 	must.NoError(t, err)
@@ -255,4 +257,20 @@ func TestClient_LostStateAdoptsRunningTask(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
+	// The re-attached task keeps the start time the servers hold, to the
+	// nanosecond: derived from the process table it would be truncated to
+	// the kernel's tick (and, from /proc/stat's btime, up to a second early).
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		ts := srv.Alloc(a.ID).TaskStates["web"]
+		if ts != nil && countEvents(ts, structs.TaskStarted) == 1 && len(ts.Events) > 0 &&
+			strings.HasPrefix(ts.Events[len(ts.Events)-1].Message, "Re-attached") {
+			must.True(t, ts.StartedAt.Equal(startedAt), must.Sprintf("started at %s, was %s", ts.StartedAt, startedAt))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no report of the re-attached task within 30s; last seen: %s", clienttest.DescribeAlloc(srv.Alloc(a.ID)))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

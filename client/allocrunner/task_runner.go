@@ -391,6 +391,28 @@ func (tr *TaskRunner) findOrphan() *drivers.TaskHandle {
 	return h
 }
 
+// adoptedStart is the start time of a task found running after the client
+// lost its state: the one the servers hold for the task (known, from the
+// allocation they sent) when it names the run that was found, else the
+// driver's (derived from the process table, to the kernel's 10 ms tick).
+// The client records a start once StartTask has returned, so the run the
+// servers know did not start after that record, and a later run started
+// after it: a derived start at most startLatency before the recorded one
+// (and no more than a tick after it) is that run.
+func adoptedStart(found time.Time, known *structs.TaskState) time.Time {
+	if known == nil || known.State != structs.TaskStateRunning || known.StartedAt.IsZero() {
+		return found
+	}
+	// A derived start is truncated to the tick; the slack allows for that
+	// and for the two clocks the boot time is read from.
+	const tick, startLatency = 10*time.Millisecond + time.Millisecond, time.Minute
+	lead := known.StartedAt.Sub(found)
+	if lead < -tick || lead > startLatency {
+		return found
+	}
+	return known.StartedAt
+}
+
 func (tr *TaskRunner) start() error {
 	now := tr.clock.Now()
 	tr.mu.Lock()
@@ -411,7 +433,7 @@ func (tr *TaskRunner) start() error {
 	if err == nil && firstStart && tr.adopt {
 		if h = tr.findOrphan(); h != nil {
 			tr.setHandle(h)
-			startedAt := h.StartedAt
+			startedAt := adoptedStart(h.StartedAt, tr.alloc.TaskStates[tr.task.Name])
 			tr.update(func(st *structs.TaskState) {
 				st.State = structs.TaskStateRunning
 				st.StartedAt = startedAt.UTC()

@@ -39,10 +39,17 @@ func ReadStat(pid int) (Stat, error) {
 func BootID() string { return clock.BootID() }
 
 // StartedAt turns a process's start tick (field 22 of its stat) into a
-// time, from the boot time in /proc/stat. Linux counts those ticks at
-// USER_HZ, 100 per second on every architecture it exposes to user space.
-// When the boot time cannot be read it returns now.
+// time, from the boot time (clock.BootTime, to the nanosecond). Linux
+// counts those ticks at USER_HZ, 100 per second on every architecture it
+// exposes to user space, so the result is the start truncated to 10 ms.
+// Where the boot clock cannot be read it falls back on /proc/stat's btime
+// (whole seconds), and on now when that fails too.
 func StartedAt(ticks uint64) time.Time {
+	const userHZ = 100
+	since := time.Duration(ticks) * time.Second / userHZ
+	if boot := clock.BootTime(); !boot.IsZero() {
+		return boot.Add(since)
+	}
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return time.Now()
@@ -53,8 +60,7 @@ func StartedAt(ticks uint64) time.Time {
 			if err != nil {
 				break
 			}
-			const userHZ = 100
-			return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / userHZ)
+			return time.Unix(boot, 0).Add(since)
 		}
 	}
 	return time.Now()
