@@ -1,21 +1,43 @@
-// Package nomad is the server: it owns the replicated state and everything
-// that runs on the raft leader.
+// Package nomad is the server: it owns the replicated state, decides what
+// the cluster should run, and is the only writer of that state.
 //
-//   - fsm.go: the raft FSM, applying msgpack log entries to the go-memdb
-//     state store deterministically (time comes from the entries).
-//     fsm_events.go publishes what each applied entry committed to the
-//     event stream (package stream), on every server.
-//   - rpc.go and the *_endpoint.go files: the msgpack RPC endpoints (Job,
-//     Node, Alloc, Eval, Plan, Status) over yamux streams, blocking queries,
-//     forwarding to the leader.
-//   - leader.go: duties taken up on winning an election (eval broker,
-//     blocked evals, plan queue, heartbeat timers, reapers) and dropped on
-//     losing it.
-//   - eval_broker.go, blocked_evals.go, plan_queue.go, plan_apply.go: the
-//     path from an evaluation to committed allocations.
-//   - worker.go: scheduling workers, the scheduler's Planner.
-//   - heartbeat.go: per-node TTL timers and the disconnected/down rule.
+// What it owns:
+//   - The raft log and its FSM. Every change to the cluster is one raft
+//     entry of a message type, applied deterministically on every server to
+//     the go-memdb store of package state: time and randomness come from the
+//     entry (the endpoint that writes it stamps them), never from the FSM.
+//     One decision is one entry: a node's status and the evaluations it
+//     causes, a plan's allocations and their job summaries, are committed
+//     together or not at all. What an applied entry committed is published
+//     to the event stream (package stream) on every server.
+//   - The RPC endpoints. Each validates its request, checks the caller
+//     (ACL token, or node secret for client RPCs; server-only methods
+//     refuse clients), forwards writes to the leader, and either reads a
+//     state snapshot (blocking queries wait on its watch sets) or writes
+//     one raft entry. Endpoints never change state in memory directly.
+//   - The leader's duties, started when this server wins an election and
+//     stopped when it loses it: the eval broker and blocked evaluations,
+//     the plan queue and its applier, heartbeat timers (a missed TTL makes
+//     a node disconnected or down, by statusAfterMiss), the deployment
+//     watcher, the drainer, the periodic dispatcher, site-outage
+//     detection, the core garbage collector. Each duty rebuilds what it
+//     needs from the state store when it starts, so a new leader carries
+//     on where the old one stopped; none keeps a decision only in memory.
+//   - Scheduling workers, on every server: they dequeue evaluations from
+//     the leader's broker, run package scheduler over a snapshot, and act
+//     as its Planner, submitting plans to the leader's plan queue. The
+//     plan applier, alone, checks each plan against the latest state (a
+//     node that is not ready takes no placement) and commits it.
 //
-// The scheduler itself lives in package scheduler and never imports this
-// one; time is injected through Clock so tests can drive timers.
+// Which way it calls: the server imports the model (nomad/structs), the
+// state store, the event stream, the scheduler and the helpers; nothing it
+// imports imports it back, and it never imports the client, the drivers
+// or the command packages (internal/audit checks the direction). The
+// scheduler is handed a read-only snapshot and a Planner and never sees
+// the server. Clients reach it only over RPC. Time reaches it through the
+// injected Clock, so tests drive TTLs and windows on a fake one.
+//
+// The disconnected-clients rules this package implements are those of
+// docs/concepts/disconnected-clients.md, "Heartbeats and node status",
+// "Reconnect" and "Site outages".
 package nomad

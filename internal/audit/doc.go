@@ -12,6 +12,16 @@
 // website/content/docs/concepts/disconnected-clients.md name sections
 // (headings) the page really has.
 //
+// TestImportDirection checks the layering between the module's packages
+// (the model imports nothing of ours, the scheduler only the model, the
+// client and drivers never the server) against a table of rules, each
+// with its reason.
+//
+// The TestDocs_ checks hold the pages to the code where a machine can
+// tell: the parser's error examples are what the parser prints, package
+// comments exist and name only files that exist, and the README names
+// every built-in driver.
+//
 // The package has no code of its own: it lives
 // apart so that no production package's tests depend on the layout of the
 // whole repository, and `go test ./internal/audit` is the one command that
