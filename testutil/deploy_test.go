@@ -11,6 +11,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // deployJob is a long-running service job of count allocations with an
@@ -35,7 +36,7 @@ func register(t *testing.T, s *nomad.Server, job *structs.Job) {
 func deploymentOf(t *testing.T, s *nomad.Server, job *structs.Job, version uint64, status string, within time.Duration) *structs.Deployment {
 	t.Helper()
 	var got *structs.Deployment
-	testutil.Eventually(t, within, fmt.Sprintf("deployment of version %d %s", version, status), func() (bool, string) {
+	wait.Eventually(t, within, fmt.Sprintf("deployment of version %d %s", version, status), func() (bool, string) {
 		all, err := s.State().DeploymentsByJobID(nil, job.Namespace, job.ID)
 		must.NoError(t, err)
 		seen := ""
@@ -71,7 +72,7 @@ func TestCluster_RollingUpdateMaxParallel(t *testing.T) {
 		v1.TaskGroups[0].Tasks[0].Env = map[string]string{"FOO": "v1"}
 		register(t, s, v1)
 		maxInFlight := 0
-		testutil.Eventually(t, 5*time.Minute, "every allocation on version 1", func() (bool, string) {
+		wait.Eventually(t, 5*time.Minute, "every allocation on version 1", func() (bool, string) {
 			allocs, err := s.State().AllocsByJob(nil, job.Namespace, job.ID, true)
 			must.NoError(t, err)
 			inFlight, done := 0, 0
@@ -194,7 +195,7 @@ func TestCluster_DisconnectDuringRollingUpdate(t *testing.T) {
 
 		deploymentOf(t, s, job, 1, structs.DeploymentStatusSuccessful, 10*time.Minute)
 		c.Links[cut].Heal()
-		testutil.Eventually(t, 5*time.Minute, "three allocations of version 1 running, nothing else live", func() (bool, string) {
+		wait.Eventually(t, 5*time.Minute, "three allocations of version 1 running, nothing else live", func() (bool, string) {
 			allocs, err := s.State().AllocsByJob(nil, job.Namespace, job.ID, true)
 			must.NoError(t, err)
 			running, other := 0, 0

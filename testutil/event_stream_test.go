@@ -14,6 +14,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/stream"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // eventLog reads a subscription in the background, so it never lags, and
@@ -109,12 +110,12 @@ func TestMemCluster_DisconnectReconnect_OnEventStream(t *testing.T) {
 		original, cut := memRunOne(t, c, c.Leader(), job)
 		nodeID := original.NodeID
 		c.Net.Isolate(testutil.ClientHost(cut), testutil.Blackhole)
-		testutil.Eventually(t, 2*time.Minute, "node disconnected on the follower's stream", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "node disconnected on the follower's stream", func() (bool, string) {
 			s := log.statuses(stream.TopicNode, nodeID)
 			return slices.Contains(s, stream.TypeNodeEvent+":"+structs.NodeStatusDisconnected), strings.Join(s, " ")
 		})
 		c.Net.Heal(testutil.ClientHost(cut))
-		testutil.Eventually(t, 2*time.Minute, "node ready and allocation running again", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "node ready and allocation running again", func() (bool, string) {
 			nodes, allocs := log.statuses(stream.TopicNode, nodeID), log.statuses(stream.TopicAllocation, original.ID)
 			seen := fmt.Sprintf("node %v; alloc %v", nodes, allocs)
 			return len(nodes) > 0 && nodes[len(nodes)-1] == stream.TypeNodeEvent+":"+structs.NodeStatusReady &&

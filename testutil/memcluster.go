@@ -260,22 +260,3 @@ func Settle(d time.Duration) {
 	synctest.Wait()
 }
 
-// Eventually checks cond every second of fake time until it holds; past
-// within it fails with what it last saw. In a bubble the checks cost no
-// real time, so within can be as long as the behaviour needs.
-func Eventually(t testing.TB, within time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	var seen string
-	for deadline := time.Now().Add(within); ; {
-		synctest.Wait()
-		ok, s := cond()
-		if ok {
-			return
-		}
-		seen = s
-		if !time.Now().Before(deadline) {
-			t.Fatalf("%s: not within %v of fake time; last saw: %s", what, within, seen)
-		}
-		time.Sleep(time.Second)
-	}
-}

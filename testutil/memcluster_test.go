@@ -10,6 +10,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
 
@@ -33,7 +34,7 @@ func memRunOne(t *testing.T, c *testutil.MemCluster, s *nomad.Server, job *struc
 	var reg structs.JobRegisterResponse
 	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
 	var orig *structs.Allocation
-	testutil.Eventually(t, time.Minute, "allocation running", func() (bool, string) {
+	wait.Eventually(t, time.Minute, "allocation running", func() (bool, string) {
 		allocs, err := c.Leader().State().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
 		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
@@ -73,7 +74,7 @@ func TestMemCluster_LeaderPartitioned_NewLeaderKeepsState(t *testing.T) {
 			}
 		}
 		for i := range c.Servers {
-			testutil.Eventually(t, 10*time.Second, fmt.Sprintf("server %d has the job", i), hasJob(i, job))
+			wait.Eventually(t, 10*time.Second, fmt.Sprintf("server %d has the job", i), hasJob(i, job))
 		}
 
 		cut := time.Now()
@@ -90,11 +91,11 @@ func TestMemCluster_LeaderPartitioned_NewLeaderKeepsState(t *testing.T) {
 		other := 3 - leader - next
 		job2 := mock.Job()
 		must.NoError(t, c.Servers[other].RPC("Job.Register", &structs.JobRegisterRequest{Job: job2}, &reg))
-		testutil.Eventually(t, 10*time.Second, "the new leader has the second job", hasJob(next, job2))
+		wait.Eventually(t, 10*time.Second, "the new leader has the second job", hasJob(next, job2))
 
 		c.Net.Heal(testutil.ServerHost(leader))
-		testutil.Eventually(t, time.Minute, "the healed old leader caught up", hasJob(leader, job2))
-		testutil.Eventually(t, time.Minute, "the old leader follows the new one", func() (bool, string) {
+		wait.Eventually(t, time.Minute, "the healed old leader caught up", hasJob(leader, job2))
+		wait.Eventually(t, time.Minute, "the old leader follows the new one", func() (bool, string) {
 			l := c.Servers[leader].Leader()
 			return !c.Servers[leader].IsLeader() && l != "", "leader " + l
 		})
@@ -130,7 +131,7 @@ func TestMemCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T
 		cutAt := time.Now()
 		c.Net.Isolate(testutil.ClientHost(cut), testutil.Blackhole)
 		var replacement *structs.Allocation
-		testutil.Eventually(t, 2*time.Minute, "original unknown and a replacement running elsewhere", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "original unknown and a replacement running elsewhere", func() (bool, string) {
 			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 			must.NoError(t, err)
 			var orig *structs.Allocation
@@ -157,7 +158,7 @@ func TestMemCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T
 			must.Sprint("the task kept running on the cut-off client"))
 
 		c.Net.Heal(testutil.ClientHost(cut))
-		testutil.Eventually(t, 2*time.Minute, "original kept, replacement stopped, node ready", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "original kept, replacement stopped, node ready", func() (bool, string) {
 			n, err := st().NodeByID(nil, original.NodeID)
 			must.NoError(t, err)
 			orig, rep := mustAlloc(t, st(), original.ID), mustAlloc(t, st(), replacement.ID)
@@ -171,7 +172,7 @@ func TestMemCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T
 		must.Eq(t, startedAt, ts.StartedAt)
 		must.True(t, hasEvent(ts, structs.TaskClientReconnected))
 		must.Eq(t, structs.AllocReconnected, mustAlloc(t, st(), replacement.ID).DesiredDescription)
-		testutil.Eventually(t, time.Minute, "one running and none unknown in the summary", func() (bool, string) {
+		wait.Eventually(t, time.Minute, "one running and none unknown in the summary", func() (bool, string) {
 			s, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
 			must.NoError(t, err)
 			return s.Summary["app"].Running == 1 && s.Summary["app"].Unknown == 0, fmt.Sprintf("%+v", s.Summary["app"])
@@ -220,7 +221,7 @@ func TestMemCluster_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
 					must.NoError(t, err)
 					return n, mustAlloc(t, s.State(), orig.ID)
 				}
-				testutil.Eventually(t, 2*time.Minute, "node and allocation after the cut", func() (bool, string) {
+				wait.Eventually(t, 2*time.Minute, "node and allocation after the cut", func() (bool, string) {
 					n, a := status(c.Leader())
 					return n.Status == tc.wantNode && a.ClientStatus == tc.wantClient, fmt.Sprintf("node %s, alloc %s", n.Status, a.ClientStatus)
 				})
@@ -248,7 +249,7 @@ func TestMemCluster_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
 
 				c.Net.Heal(testutil.ServerHost(old))
 				c.Net.Heal(testutil.ClientHost(0))
-				testutil.Eventually(t, 2*time.Minute, "the original runs again after the heal", func() (bool, string) {
+				wait.Eventually(t, 2*time.Minute, "the original runs again after the heal", func() (bool, string) {
 					n, a := status(c.Leader())
 					return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusRunning && !a.NeedsToReconnect(),
 						fmt.Sprintf("node %s, alloc %s", n.Status, a.ClientStatus)

@@ -12,6 +12,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // siteCluster: three servers; clients 0 and 1 are site dc1 of pool edge,
@@ -47,7 +48,7 @@ func siteCluster(t *testing.T) (*testutil.MemCluster, *structs.Job, []*structs.A
 	var reg structs.JobRegisterResponse
 	must.NoError(t, leader.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
 	var running []*structs.Allocation
-	testutil.Eventually(t, time.Minute, "two allocations running in dc1", func() (bool, string) {
+	wait.Eventually(t, time.Minute, "two allocations running in dc1", func() (bool, string) {
 		allocs := jobAllocs(t, c.Leader(), job)
 		running = running[:0]
 		for _, a := range allocs {
@@ -90,7 +91,7 @@ func TestMemCluster_SiteOutage_HoldsAcrossLeaderChangeAndReturns(t *testing.T) {
 		c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
 		c.Net.Isolate(testutil.ClientHost(1), testutil.Blackhole)
 
-		testutil.Eventually(t, 2*time.Minute, "site outage declared, originals unknown", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "site outage declared, originals unknown", func() (bool, string) {
 			allocs := jobAllocs(t, c.Leader(), job)
 			unknown := 0
 			for _, a := range allocs {
@@ -126,7 +127,7 @@ func TestMemCluster_SiteOutage_HoldsAcrossLeaderChangeAndReturns(t *testing.T) {
 
 		c.Net.Heal(testutil.ClientHost(0))
 		c.Net.Heal(testutil.ClientHost(1))
-		testutil.Eventually(t, 2*time.Minute, "outage cleared, originals running", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "outage cleared, originals running", func() (bool, string) {
 			allocs := jobAllocs(t, c.Leader(), job)
 			ok := len(siteOutages(t, c.Leader())) == 0 && len(allocs) == 2
 			for _, a := range allocs {
@@ -153,7 +154,7 @@ func TestMemCluster_SiteOutage_SingleNodeIsReplaced(t *testing.T) {
 			cut = 1
 		}
 		c.Net.Isolate(testutil.ClientHost(cut), testutil.Blackhole)
-		testutil.Eventually(t, 3*time.Minute, "a replacement runs in dc2", func() (bool, string) {
+		wait.Eventually(t, 3*time.Minute, "a replacement runs in dc2", func() (bool, string) {
 			allocs := jobAllocs(t, c.Leader(), job)
 			for _, a := range allocs {
 				if a.PreviousAllocation == originals[0].ID && a.ClientStatus == structs.AllocClientStatusRunning {

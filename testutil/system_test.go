@@ -8,6 +8,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
 
@@ -36,7 +37,7 @@ func systemRunning(t *testing.T, c *testutil.MemCluster, job *structs.Job) map[s
 	var reg structs.JobRegisterResponse
 	must.NoError(t, c.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
 	byNode := map[string]*structs.Allocation{}
-	testutil.Eventually(t, time.Minute, "one running allocation per node", func() (bool, string) {
+	wait.Eventually(t, time.Minute, "one running allocation per node", func() (bool, string) {
 		allocs, err := c.Leader().State().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
 		clear(byNode)
@@ -64,7 +65,7 @@ func TestMemCluster_SystemJob_DisconnectResumes(t *testing.T) {
 		startedAt := original.TaskStates["agent"].StartedAt
 
 		c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
-		testutil.Eventually(t, 2*time.Minute, "unknown on the disconnected node", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "unknown on the disconnected node", func() (bool, string) {
 			n, err := st().NodeByID(nil, original.NodeID)
 			must.NoError(t, err)
 			orig := mustAlloc(t, st(), original.ID)
@@ -79,7 +80,7 @@ func TestMemCluster_SystemJob_DisconnectResumes(t *testing.T) {
 			must.Sprint("the task kept running on the cut-off client"))
 
 		c.Net.Heal(testutil.ClientHost(0))
-		testutil.Eventually(t, 2*time.Minute, "running again, node ready", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "running again, node ready", func() (bool, string) {
 			n, err := st().NodeByID(nil, original.NodeID)
 			must.NoError(t, err)
 			orig := mustAlloc(t, st(), original.ID)
@@ -107,7 +108,7 @@ func TestMemCluster_SystemJob_WindowExpiresThenPlacedOnReturn(t *testing.T) {
 		original := systemRunning(t, c, job)[c.Clients[0].NodeID()]
 
 		c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
-		testutil.Eventually(t, 5*time.Minute, "lost after the window", func() (bool, string) {
+		wait.Eventually(t, 5*time.Minute, "lost after the window", func() (bool, string) {
 			orig := mustAlloc(t, st(), original.ID)
 			return orig.ClientStatus == structs.AllocClientStatusLost, orig.ClientStatus
 		})
@@ -116,7 +117,7 @@ func TestMemCluster_SystemJob_WindowExpiresThenPlacedOnReturn(t *testing.T) {
 		must.Len(t, 2, allocs, must.Sprintf("nothing placed elsewhere: %s", describe(allocs)))
 
 		c.Net.Heal(testutil.ClientHost(0))
-		testutil.Eventually(t, 2*time.Minute, "a new allocation runs on the returned node", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "a new allocation runs on the returned node", func() (bool, string) {
 			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 			must.NoError(t, err)
 			for _, a := range allocs {
@@ -138,7 +139,7 @@ func TestMemCluster_SystemJob_LateNodeGetsOne(t *testing.T) {
 		st := func() *state.StateStore { return c.Leader().State() }
 		late := c.Clients[1].NodeID()
 		c.Net.Isolate(testutil.ClientHost(1), testutil.Blackhole)
-		testutil.Eventually(t, 2*time.Minute, "node down", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "node down", func() (bool, string) {
 			n, err := st().NodeByID(nil, late)
 			must.NoError(t, err)
 			return n.Status == structs.NodeStatusDown, n.Status
@@ -147,14 +148,14 @@ func TestMemCluster_SystemJob_LateNodeGetsOne(t *testing.T) {
 		job := systemEdgeJob(time.Hour)
 		var reg structs.JobRegisterResponse
 		must.NoError(t, c.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-		testutil.Eventually(t, time.Minute, "one allocation, on the ready node", func() (bool, string) {
+		wait.Eventually(t, time.Minute, "one allocation, on the ready node", func() (bool, string) {
 			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 			must.NoError(t, err)
 			return len(allocs) == 1 && allocs[0].NodeID == c.Clients[0].NodeID(), describe(allocs)
 		})
 
 		c.Net.Heal(testutil.ClientHost(1))
-		testutil.Eventually(t, 2*time.Minute, "the returning node runs one too", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "the returning node runs one too", func() (bool, string) {
 			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 			must.NoError(t, err)
 			on := 0

@@ -15,6 +15,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // simHost is the simulator's IP on the MemNet: every simulated node
@@ -62,7 +63,7 @@ func TestStorm_MassReturnConvergesWithoutRestart(t *testing.T) {
 		n, err := fleet.Silence(sim.Selection{})
 		must.NoError(t, err)
 		must.Eq(t, nodes, n)
-		testutil.Eventually(t, 2*time.Minute, "every node disconnected and every allocation unknown", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "every node disconnected and every allocation unknown", func() (bool, string) {
 			status := nodeStatuses(t, st())
 			unknown := countStatus(jobAllocs(t, st(), job), structs.AllocClientStatusUnknown)
 			return status[structs.NodeStatusDisconnected] == nodes && unknown == allocs,
@@ -73,7 +74,7 @@ func TestStorm_MassReturnConvergesWithoutRestart(t *testing.T) {
 
 		back := time.Now()
 		must.Eq(t, nodes, fleet.Return(0))
-		testutil.Eventually(t, 2*time.Minute, "every node ready and every allocation running", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "every node ready and every allocation running", func() (bool, string) {
 			status := nodeStatuses(t, st())
 			now := jobAllocs(t, st(), job)
 			running := countStatus(now, structs.AllocClientStatusRunning)
@@ -147,13 +148,13 @@ func runStormJob(t *testing.T, c *testutil.MemCluster, fleet *sim.Fleet, count i
 	job := stormJob(count)
 	var reg structs.JobRegisterResponse
 	must.NoError(t, c.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-	testutil.Eventually(t, 2*time.Minute, "every allocation running", func() (bool, string) {
+	wait.Eventually(t, 2*time.Minute, "every allocation running", func() (bool, string) {
 		s := fleet.Stats()
 		return s.Running == count, fmt.Sprintf("%+v", s)
 	})
 	// The servers must know it too: a node silenced while its reports are
 	// still in flight has nothing running to keep it disconnected.
-	testutil.Eventually(t, 2*time.Minute, "the servers see every allocation running", func() (bool, string) {
+	wait.Eventually(t, 2*time.Minute, "the servers see every allocation running", func() (bool, string) {
 		all := jobAllocs(t, c.Leader().State(), job)
 		byStatus := map[string]int{}
 		for _, a := range all {
@@ -254,7 +255,7 @@ func TestStorm_FlappingNodesNeverRestart(t *testing.T) {
 			sawDisconnected = sawDisconnected || nodeStatuses(t, st())[structs.NodeStatusDisconnected] > 0
 		}
 		must.True(t, sawDisconnected, must.Sprint("the flaps outlasted the TTL: nodes went disconnected"))
-		testutil.Eventually(t, 2*time.Minute, "every node ready and every allocation running", func() (bool, string) {
+		wait.Eventually(t, 2*time.Minute, "every node ready and every allocation running", func() (bool, string) {
 			status := nodeStatuses(t, st())
 			now := jobAllocs(t, st(), job)
 			live := 0
