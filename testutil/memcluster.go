@@ -259,4 +259,3 @@ func Settle(d time.Duration) {
 	time.Sleep(d)
 	synctest.Wait()
 }
-
