@@ -369,12 +369,12 @@ func TestRecoverTask(t *testing.T) {
 			saved := persisted(t, h)
 
 			d2 := newTestDriver(t)
-			d2.noPidfd = tc.noPidfd
-			d2.exitPollInterval = 10 * time.Millisecond
+			d2.tasks.NoPidfd = tc.noPidfd
+			d2.tasks.PollInterval = 10 * time.Millisecond
 			must.NoError(t, d2.RecoverTask(saved))
 			w, err := d2.tasks.Get(cfg.ID)
 			must.NoError(t, err)
-			must.Eq(t, !tc.noPidfd, w.watch.HasPidfd())
+			must.Eq(t, !tc.noPidfd, w.HasPidfd())
 
 			// Recovering again is a no-op, not a second watcher.
 			must.NoError(t, d2.RecoverTask(saved))
