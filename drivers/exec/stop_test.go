@@ -81,13 +81,13 @@ func TestStopTask_KillAfterTimeout(t *testing.T) {
 	must.Eq(t, "ready", nextLine(t, lines))
 	h, err := d.tasks.Get(cfg.ID)
 	must.NoError(t, err)
-	must.Eq(t, 2, len(h.state.Cgroups.Pids()), must.Sprint("the shell and its sleep"))
+	must.Eq(t, 2, len(h.State.Cgroups.Pids()), must.Sprint("the shell and its sleep"))
 
 	must.NoError(t, d.StopTask(cfg.ID, 50*time.Millisecond, "SIGTERM"))
 	res := waitExit(t, d, cfg.ID)
 	must.Eq(t, int(syscall.SIGKILL), res.Signal)
 	must.NoError(t, d.DestroyTask(cfg.ID, false))
-	must.SliceEmpty(t, h.state.Cgroups.Pids())
+	must.SliceEmpty(t, h.State.Cgroups.Pids())
 }
 
 // On a host that cannot isolate tasks the driver is not detected, says why,
