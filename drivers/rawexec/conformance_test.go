@@ -26,7 +26,9 @@ func rawExecSuite() drivertest.Suite {
 		Exit: func(t *testing.T, code int) *drivers.TaskConfig {
 			return newTaskConfig(t, "sh", "-c", "exit "+strconv.Itoa(code))
 		},
-		Trap:    func(t *testing.T, sig string) *drivers.TaskConfig { return newTaskConfig(t, "sh", "-c", trapScript(sig)) },
+		Trap: func(t *testing.T, sig string) *drivers.TaskConfig {
+			return newTaskConfig(t, "sh", "-c", trapScript(sig))
+		},
 		Timeout: testTimeout,
 		Caps:    drivertest.Caps{AfterReboot: drivertest.OtherBoot},
 	}
