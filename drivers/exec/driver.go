@@ -48,6 +48,7 @@ var (
 	_ drivers.CapabilityReporter = (*Driver)(nil)
 	_ drivers.TaskFinder         = (*Driver)(nil)
 	_ drivers.StatsReporter      = (*Driver)(nil)
+	_ drivers.Signaler           = (*Driver)(nil)
 )
 
 // New builds the driver from the agent's plugin config.
@@ -447,6 +448,11 @@ func (d *Driver) TaskStats(taskID string) (*drivers.TaskResourceUsage, error) {
 func (d *Driver) InspectTask(taskID string) (*drivers.TaskStatus, error) {
 	return d.tasks.Inspect(taskID)
 }
+
+// SignalTask implements drivers.Signaler: the signal goes to the task's
+// process group, as a stop's does. As its PID namespace's init, the task
+// gets only a signal it handles.
+func (d *Driver) SignalTask(taskID, signal string) error { return d.tasks.Signal(taskID, signal) }
 
 // FindTask implements drivers.TaskFinder: a task started for cfg by an
 // earlier agent is found by its cgroup, named after the task ID, whose
