@@ -51,23 +51,6 @@ func nextLine(t *testing.T, lines <-chan string) string {
 	}
 }
 
-// A task that handles its kill signal gets it and may exit cleanly, even as
-// the init of its PID namespace.
-func TestStopTask_Signal(t *testing.T) {
-	needIsolation(t)
-	d := newTestDriver(t, nil)
-	cfg := newTaskConfig(t, "/bin/sh", "-c", `trap 'echo term; exit 7' TERM; echo ready; while :; do sleep 1 & wait $!; done`)
-	lines := fifoLines(t, cfg.StdoutPath)
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	must.Eq(t, "ready", nextLine(t, lines))
-
-	must.NoError(t, d.StopTask(cfg.ID, testTimeout, "SIGTERM"))
-	must.Eq(t, "term", nextLine(t, lines))
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, 7, res.ExitCode)
-}
-
 // A task that ignores its kill signal (a PID namespace's init without a
 // handler does) is killed once kill_timeout has passed, with everything it
 // started.

@@ -331,28 +331,6 @@ func TestConfigErrors(t *testing.T) {
 	must.ErrorIs(t, err, drivers.ErrUnknownKey)
 }
 
-// TestErrors checks the driver contract's error values.
-func TestErrors(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		d := newTestDriver(t)
-		_, err := d.WaitTask(context.Background(), "nope")
-		must.ErrorIs(t, err, drivers.ErrTaskNotFound)
-		must.ErrorIs(t, d.StopTask("nope", time.Second, ""), drivers.ErrTaskNotFound)
-		must.ErrorIs(t, d.DestroyTask("nope", true), drivers.ErrTaskNotFound)
-
-		cfg := newTaskConfig("svc", nil)
-		_, err = d.StartTask(cfg)
-		must.NoError(t, err)
-		_, err = d.StartTask(cfg)
-		must.ErrorIs(t, err, drivers.ErrTaskExists)
-		must.ErrorIs(t, d.StopTask(cfg.ID, time.Second, "SIGNOPE"), drivers.ErrUnknownSignal)
-		must.ErrorIs(t, d.DestroyTask(cfg.ID, false), drivers.ErrTaskRunning)
-		must.NoError(t, d.DestroyTask(cfg.ID, true))
-		_, err = d.InspectTask(cfg.ID)
-		must.ErrorIs(t, err, drivers.ErrTaskNotFound)
-	})
-}
-
 // TestManyTasksAreCheap checks that running tasks cost timers, not
 // goroutines, and that a thousand of them all exit on time: load tests run
 // thousands of mock tasks per client.

@@ -136,30 +136,6 @@ func waitGone(t *testing.T, pid int) {
 	}
 }
 
-// TestStartTask_ExitCode checks that a task's own exit code reaches the task
-// runner, since restart policies and batch completion are decided on it.
-func TestStartTask_ExitCode(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sh", "-c", "exit 3")
-
-	h, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	must.Eq(t, drivers.TaskStateRunning, h.State)
-	must.Eq(t, HandleVersion, h.Version)
-
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, 3, res.ExitCode)
-	must.Zero(t, res.Signal)
-	must.NoError(t, res.Err)
-	must.False(t, res.Successful())
-
-	st, err := d.InspectTask(cfg.ID)
-	must.NoError(t, err)
-	must.Eq(t, drivers.TaskStateExited, st.State)
-	must.Eq(t, 3, st.ExitResult.ExitCode)
-	must.False(t, st.CompletedAt.IsZero())
-}
-
 // TestStartTask_Output checks that stdout and stderr land in the client's log
 // files (dirs created) and that the task sees its env over a minimal base,
 // because `nomad alloc logs` and interpolated env are how users debug tasks.
@@ -241,45 +217,6 @@ func assertTaskSignalsAtDefault(t *testing.T) {
 	}
 }
 
-// TestStopTask_Signal checks that a stop delivers the requested signal and
-// returns as soon as the task exits, not after the kill timeout, so that
-// stopping a job is as fast as its tasks.
-func TestStopTask_Signal(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sleep", "30")
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-
-	start := time.Now()
-	must.NoError(t, d.StopTask(cfg.ID, time.Minute, "SIGTERM"))
-	must.Less(t, testTimeout, time.Since(start))
-
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, int(syscall.SIGTERM), res.Signal)
-	must.Eq(t, 128+int(syscall.SIGTERM), res.ExitCode)
-	must.False(t, res.Successful())
-
-	// Stopping an exited task is a no-op, so the runner can retry freely.
-	must.NoError(t, d.StopTask(cfg.ID, time.Second, ""))
-}
-
-// TestStopTask_KillAfterTimeout checks that a task ignoring its stop signal
-// is SIGKILLed once the kill timeout passes, so a stuck task cannot block a
-// job update or a node drain.
-func TestStopTask_KillAfterTimeout(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sh", "-c", `trap "" TERM; echo ready; sleep 30`)
-	lines := fifoLines(t, cfg.StdoutPath)
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	must.Eq(t, "ready", nextLine(t, lines))
-
-	must.NoError(t, d.StopTask(cfg.ID, 100*time.Millisecond, "SIGTERM"))
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, int(syscall.SIGKILL), res.Signal)
-	must.Eq(t, 137, res.ExitCode)
-}
-
 // TestStopTask_KillsProcessGroup checks that a stop reaches the task's
 // children, because a task that forks workers must not leave them running
 // after it is stopped. SIGINT covers children that ignore the stop signal
@@ -323,19 +260,6 @@ func TestDestroyTask_KillsLeftovers(t *testing.T) {
 
 	_, err = d.InspectTask(cfg.ID)
 	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
-}
-
-// TestDestroyTask_Running checks that a live task is only destroyed when
-// forced, so a caller cannot drop a workload it still has to stop.
-func TestDestroyTask_Running(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sleep", "30")
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-
-	must.ErrorIs(t, d.DestroyTask(cfg.ID, false), drivers.ErrTaskRunning)
-	must.NoError(t, d.DestroyTask(cfg.ID, true))
-	must.ErrorIs(t, d.DestroyTask(cfg.ID, true), drivers.ErrTaskNotFound)
 }
 
 // persisted round-trips a handle through JSON, as the client's state DB does,
@@ -396,21 +320,6 @@ func TestRecoverTask(t *testing.T) {
 			must.NoError(t, d2.DestroyTask(cfg.ID, false))
 		})
 	}
-}
-
-// TestRecoverTask_DeadProcess checks that recovery refuses a task whose
-// process is gone, so that the runner reports it instead of waiting forever.
-func TestRecoverTask_DeadProcess(t *testing.T) {
-	d1 := newTestDriver(t)
-	cfg := newTaskConfig(t, "true")
-	h, err := d1.StartTask(cfg)
-	must.NoError(t, err)
-	waitExit(t, d1, cfg.ID)
-
-	d2 := newTestDriver(t)
-	must.ErrorIs(t, d2.RecoverTask(persisted(t, h)), drivers.ErrTaskNotFound)
-	_, err = d2.InspectTask(cfg.ID)
-	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
 }
 
 // TestRecoverTask_ReusedPid checks that recovery refuses a pid that now
@@ -557,55 +466,4 @@ func TestStartTask_Errors(t *testing.T) {
 		_, err = d.StartTask(cfg)
 		must.ErrorIs(t, err, drivers.ErrTaskExists)
 	})
-}
-
-// TestUnknownTaskAndSignal checks the error values callers branch on.
-func TestUnknownTaskAndSignal(t *testing.T) {
-	d := newTestDriver(t)
-	_, err := d.WaitTask(context.Background(), "nope")
-	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
-	must.ErrorIs(t, d.StopTask("nope", time.Second, ""), drivers.ErrTaskNotFound)
-	_, err = d.InspectTask("nope")
-	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
-
-	cfg := newTaskConfig(t, "sleep", "30")
-	_, err = d.StartTask(cfg)
-	must.NoError(t, err)
-	must.ErrorIs(t, d.StopTask(cfg.ID, time.Second, "SIGBOGUS"), drivers.ErrUnknownSignal)
-	st, err := d.InspectTask(cfg.ID)
-	must.NoError(t, err)
-	must.Eq(t, drivers.TaskStateRunning, st.State)
-}
-
-// TestWaitTask checks the WaitTask contract: every waiter gets the one
-// result, a late waiter gets it at once, and a cancelled wait just closes.
-func TestWaitTask(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sleep", "30")
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancelled, err := d.WaitTask(ctx, cfg.ID)
-	must.NoError(t, err)
-	cancel()
-	select {
-	case res, ok := <-cancelled:
-		must.False(t, ok, must.Sprintf("got result %v from a cancelled wait", res))
-	case <-time.After(testTimeout):
-		t.Fatal("cancelled wait did not close")
-	}
-
-	early, err := d.WaitTask(context.Background(), cfg.ID)
-	must.NoError(t, err)
-	must.NoError(t, d.StopTask(cfg.ID, testTimeout, "SIGKILL"))
-	late := waitExit(t, d, cfg.ID)
-	select {
-	case res := <-early:
-		must.Eq(t, late, res)
-	case <-time.After(testTimeout):
-		t.Fatal("early waiter got nothing")
-	}
-	_, ok := <-early
-	must.False(t, ok, must.Sprint("channel must close after its one result"))
 }

@@ -107,6 +107,8 @@ func conformStartAndWait(t *testing.T, s Suite) {
 	_, h = s.start(t, d, cfg)
 	res := s.wait(t, d, cfg.ID)
 	must.Eq(t, 3, res.ExitCode)
+	must.Zero(t, res.Signal)
+	must.NoError(t, res.Err)
 	must.False(t, res.Successful())
 	must.Eq(t, res, s.wait(t, d, cfg.ID), must.Sprint("a late waiter gets the same result"))
 
