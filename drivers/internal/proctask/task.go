@@ -69,8 +69,9 @@ func (t *Task) Stop(sig syscall.Signal, timeout time.Duration) error {
 }
 
 // Release implements tasks.Destroyer: leftovers are killed, the cgroup
-// removed and the exit watch closed.
-func (t *Task) Release() {
+// removed and the exit watch closed. A cgroup that cannot be removed is
+// logged, not returned: the task is gone either way.
+func (t *Task) Release() error {
 	t.killLeftovers()
 	if cg := t.State.Cgroups; cg != nil {
 		if err := cg.Remove(t.opts.Clock, t.opts.KillWait); err != nil {
@@ -80,6 +81,7 @@ func (t *Task) Release() {
 	if t.watch != nil {
 		t.watch.Close()
 	}
+	return nil
 }
 
 // killLeftovers kills what the task left behind: its process group, and

@@ -30,8 +30,9 @@ type Stopper interface {
 type Destroyer interface {
 	Stopper
 	// Release frees what the driver holds for the exited task: leftover
-	// processes, cgroups, exit watches.
-	Release()
+	// processes, cgroups, exit watches, containers. A task whose release
+	// failed stays tracked, so that destroying it can be retried.
+	Release() error
 }
 
 // WaitTask implements drivers.Driver.WaitTask over s.
@@ -72,7 +73,9 @@ func DestroyTask[T Destroyer](s *Set[T], id string, force bool) error {
 			return err
 		}
 	}
-	h.Release()
+	if err := h.Release(); err != nil {
+		return fmt.Errorf("destroying task %q: %w", id, err)
+	}
 	s.Delete(id)
 	return nil
 }

@@ -24,7 +24,7 @@ func (f *fakeTask) Stop(sig syscall.Signal, _ time.Duration) error {
 	return nil
 }
 
-func (f *fakeTask) Release() { f.released++ }
+func (f *fakeTask) Release() error { f.released++; return nil }
 
 // DestroyTask refuses a running task unless forced, kills a forced one
 // with SIGKILL, releases it once and forgets it; StopTask parses the
