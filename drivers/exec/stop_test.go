@@ -3,52 +3,24 @@
 package exec
 
 import (
-	"bufio"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
-	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 )
 
-// fifoLines makes path a FIFO and streams the lines written to it; the test
-// holds it open read-write, so the driver's open never blocks and a task's
-// line arrives the moment it is written. Tests learn that a task reached a
-// point this way, without sleeping.
-func fifoLines(t *testing.T, path string) <-chan string {
-	t.Helper()
-	must.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	must.NoError(t, unix.Mkfifo(path, 0o666))
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	must.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	lines := make(chan string, 16)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	return lines
-}
+// fifoLines streams the lines written to path: see drivertest.FIFOLines.
+func fifoLines(t *testing.T, path string) <-chan string { return drivertest.FIFOLines(t, path) }
 
 func nextLine(t *testing.T, lines <-chan string) string {
 	t.Helper()
-	select {
-	case l, ok := <-lines:
-		must.True(t, ok, must.Sprint("output closed before the expected line"))
-		return l
-	case <-time.After(testTimeout):
-		t.Fatal("no output line within timeout")
-		return ""
-	}
+	return drivertest.NextLine(t, lines, testTimeout)
 }
 
 // A task that ignores its kill signal (a PID namespace's init without a

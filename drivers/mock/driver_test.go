@@ -2,7 +2,6 @@ package mock
 
 import (
 	"context"
-	"encoding/json"
 	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 )
 
 // The tests run inside synctest bubbles: the driver's real clock is the time
@@ -217,12 +217,7 @@ func TestStartBlockFor(t *testing.T) {
 }
 
 func persisted(t *testing.T, h *drivers.TaskHandle) *drivers.TaskHandle {
-	t.Helper()
-	b, err := json.Marshal(h)
-	must.NoError(t, err)
-	var out drivers.TaskHandle
-	must.NoError(t, json.Unmarshal(b, &out))
-	return &out
+	return drivertest.Persisted(t, h)
 }
 
 // TestRecoverTask checks that a restarted client's driver resumes a task for

@@ -3,9 +3,6 @@
 package rawexec
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -21,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 )
 
@@ -59,60 +57,19 @@ func newTaskConfig(t *testing.T, command string, args ...string) *drivers.TaskCo
 }
 
 // toAny mimics a config block that came through JSON: lists are []any.
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
+func toAny(ss []string) []any { return drivertest.Args(ss...) }
 
 func waitExit(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
 	t.Helper()
-	ch, err := d.WaitTask(context.Background(), id)
-	must.NoError(t, err)
-	select {
-	case res, ok := <-ch:
-		must.True(t, ok, must.Sprint("wait channel closed without a result"))
-		return res
-	case <-time.After(testTimeout):
-		t.Fatalf("task %s did not exit within %s", id, testTimeout)
-		return nil
-	}
+	return drivertest.WaitExit(t, d, id, testTimeout)
 }
 
-// fifoLines makes path a FIFO and streams the lines written to it. The test
-// holds it open read-write so that the driver's open for writing never blocks
-// and a task's line is delivered the moment it is written: this is how tests
-// learn that a script reached a point, without sleeping.
-func fifoLines(t *testing.T, path string) <-chan string {
-	t.Helper()
-	must.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	must.NoError(t, unix.Mkfifo(path, 0o600))
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	must.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	lines := make(chan string, 16)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	return lines
-}
+// fifoLines streams the lines written to path: see drivertest.FIFOLines.
+func fifoLines(t *testing.T, path string) <-chan string { return drivertest.FIFOLines(t, path) }
 
 func nextLine(t *testing.T, lines <-chan string) string {
 	t.Helper()
-	select {
-	case l, ok := <-lines:
-		must.True(t, ok, must.Sprint("output closed before the expected line"))
-		return l
-	case <-time.After(testTimeout):
-		t.Fatal("no output line within timeout")
-		return ""
-	}
+	return drivertest.NextLine(t, lines, testTimeout)
 }
 
 // waitGone blocks until pid has exited, through a pidfd: the same event the
@@ -262,15 +219,9 @@ func TestDestroyTask_KillsLeftovers(t *testing.T) {
 	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
 }
 
-// persisted round-trips a handle through JSON, as the client's state DB does,
-// so that recovery is tested on what actually survives a restart.
+// persisted round-trips a handle through JSON, as the client's state DB does.
 func persisted(t *testing.T, h *drivers.TaskHandle) *drivers.TaskHandle {
-	t.Helper()
-	b, err := json.Marshal(h)
-	must.NoError(t, err)
-	var out drivers.TaskHandle
-	must.NoError(t, json.Unmarshal(b, &out))
-	return &out
+	return drivertest.Persisted(t, h)
 }
 
 // TestRecoverTask checks that a new driver instance (a restarted client)

@@ -1,7 +1,6 @@
 package drivertest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
-	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
 )
@@ -238,7 +236,7 @@ func conformRecover(t *testing.T, s Suite) {
 	cfg := s.prepare(t, s.Sleep(t))
 	lines, h := s.start(t, d1, cfg)
 	s.nextLine(t, lines, "ready")
-	saved := persisted(t, h)
+	saved := Persisted(t, h)
 
 	d2 := s.New(t)
 	s.destroyOnCleanup(t, d2, cfg.ID)
@@ -267,7 +265,7 @@ func conformRecoverExited(t *testing.T, s Suite) {
 	d1 := s.New(t)
 	cfg := s.prepare(t, s.Exit(t, 3))
 	_, h := s.start(t, d1, cfg)
-	saved := persisted(t, h)
+	saved := Persisted(t, h)
 	s.wait(t, d1, cfg.ID)
 
 	d2 := s.New(t)
@@ -296,7 +294,7 @@ func conformRecoverAfterReboot(t *testing.T, s Suite) {
 	cfg := s.prepare(t, s.Sleep(t))
 	lines, h := s.start(t, d1, cfg)
 	s.nextLine(t, lines, "ready")
-	rebooted := s.Caps.AfterReboot(t, persisted(t, h))
+	rebooted := s.Caps.AfterReboot(t, Persisted(t, h))
 
 	d2 := s.New(t)
 	s.destroyOnCleanup(t, d2, cfg.ID)
@@ -386,26 +384,12 @@ func (s Suite) prepare(t *testing.T, cfg *drivers.TaskConfig) *drivers.TaskConfi
 	return cfg
 }
 
-// start makes cfg's stdout a FIFO whose lines it returns, starts cfg with
-// d and destroys the task when the test ends (before the FIFO closes).
-// The test holds the FIFO open read-write, so that the driver's open never
-// blocks and a line arrives the moment the task writes it: how the suite
-// learns that a task reached a point, without sleeping.
+// start makes cfg's stdout a FIFO whose lines it returns (FIFOLines),
+// starts cfg with d and destroys the task when the test ends, before the
+// FIFO closes.
 func (s Suite) start(t *testing.T, d drivers.Driver, cfg *drivers.TaskConfig) (<-chan string, *drivers.TaskHandle) {
 	t.Helper()
-	must.NoError(t, os.MkdirAll(filepath.Dir(cfg.StdoutPath), 0o755))
-	must.NoError(t, unix.Mkfifo(cfg.StdoutPath, 0o666))
-	f, err := os.OpenFile(cfg.StdoutPath, os.O_RDWR, 0)
-	must.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
+	lines := FIFOLines(t, cfg.StdoutPath)
 	h, err := d.StartTask(cfg)
 	must.NoError(t, err)
 	s.destroyOnCleanup(t, d, cfg.ID)
@@ -425,37 +409,11 @@ func (s Suite) destroyOnCleanup(t *testing.T, d drivers.Driver, id string) {
 // nextLine fails the test unless the task's next stdout line is want.
 func (s Suite) nextLine(t *testing.T, lines <-chan string, want string) {
 	t.Helper()
-	select {
-	case l, ok := <-lines:
-		must.True(t, ok, must.Sprintf("stdout closed before the line %q", want))
-		must.Eq(t, want, l)
-	case <-time.After(s.Timeout):
-		t.Fatalf("no line %q on stdout within %s", want, s.Timeout)
-	}
+	must.Eq(t, want, NextLine(t, lines, s.Timeout))
 }
 
 // wait returns the task's exit result, or fails the test after Timeout.
 func (s Suite) wait(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
 	t.Helper()
-	ch, err := d.WaitTask(context.Background(), id)
-	must.NoError(t, err)
-	select {
-	case res, ok := <-ch:
-		must.True(t, ok, must.Sprint("wait channel closed without a result"))
-		return res
-	case <-time.After(s.Timeout):
-		t.Fatalf("task %s did not exit within %s", id, s.Timeout)
-		return nil
-	}
-}
-
-// persisted round-trips h through JSON, as the client's state database
-// does, so that recovery is tested on what survives a restart.
-func persisted(t *testing.T, h *drivers.TaskHandle) *drivers.TaskHandle {
-	t.Helper()
-	b, err := json.Marshal(h)
-	must.NoError(t, err)
-	var out drivers.TaskHandle
-	must.NoError(t, json.Unmarshal(b, &out))
-	return &out
+	return WaitExit(t, d, id, s.Timeout)
 }
