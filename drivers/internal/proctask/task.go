@@ -55,7 +55,7 @@ func (t *Task) Stop(sig syscall.Signal, timeout time.Duration) error {
 		return nil
 	}
 	exited, err := tasks.Escalate(tasks.EscalateInput{
-		Clock: t.opts.Clock, Done: t.Done(), Send: t.signal,
+		Clock: t.opts.Clock, Done: t.Done(), Send: t.Signal,
 		Signal: sig, Timeout: timeout, KillWait: t.opts.KillWait, Logger: t.logger,
 	})
 	if err != nil {
@@ -87,7 +87,7 @@ func (t *Task) Release() error {
 // killLeftovers kills what the task left behind: its process group, and
 // whatever else is in its cgroup (children that left the group).
 func (t *Task) killLeftovers() {
-	if err := t.signal(syscall.SIGKILL); err != nil {
+	if err := t.Signal(syscall.SIGKILL); err != nil {
 		t.logger.Warn("failed to kill leftover processes of task", "pgid", t.State.Pgid, "error", err)
 	}
 	if cg := t.State.Cgroups; cg != nil {
@@ -95,7 +95,8 @@ func (t *Task) killLeftovers() {
 	}
 }
 
-// signal sends sig to the task's process group, and to the task itself
+// Signal implements tasks.Signaller: it sends sig to the task's process
+// group, and to the task itself
 // should it have left its group (setsid). A group that no longer exists is
 // not an error.
 //
@@ -103,7 +104,7 @@ func (t *Task) killLeftovers() {
 // that leads a group of the same number. The group can only be ours if the
 // process with pid == pgid is missing (only our leftovers hold the number)
 // or is still our leader, so any other owner is left alone.
-func (t *Task) signal(sig syscall.Signal) error {
+func (t *Task) Signal(sig syscall.Signal) error {
 	s := t.State
 	if err := s.validate(false); err != nil {
 		return err

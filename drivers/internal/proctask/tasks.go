@@ -220,20 +220,7 @@ func (ts *Tasks) Destroy(id string, force bool) error {
 // Signal implements drivers.Signaler: the signal goes to the task's whole
 // process group, as a stop's does, so that a shell wrapper passes a SIGHUP
 // on to the program it runs.
-func (ts *Tasks) Signal(id, signal string) error {
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return err
-	}
-	t, err := ts.set.Get(id)
-	if err != nil {
-		return err
-	}
-	if err := t.signal(sig); err != nil {
-		return fmt.Errorf("signalling task %q: %w", id, err)
-	}
-	return nil
-}
+func (ts *Tasks) Signal(id, signal string) error { return tasks.SignalTask(ts.set, id, signal) }
 
 // Inspect implements drivers.Driver.InspectTask.
 func (ts *Tasks) Inspect(id string) (*drivers.TaskStatus, error) {

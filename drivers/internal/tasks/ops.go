@@ -57,6 +57,28 @@ func StopTask[T Stopper](s *Set[T], id string, timeout time.Duration, signal str
 	return h.Stop(sig, timeout)
 }
 
+// Signaller is a tracked task a driver can send a signal without stopping
+// it.
+type Signaller interface {
+	Signal(sig syscall.Signal) error
+}
+
+// SignalTask implements drivers.Signaler.SignalTask over s.
+func SignalTask[T Signaller](s *Set[T], id, signal string) error {
+	sig, err := drivers.ParseSignal(signal)
+	if err != nil {
+		return err
+	}
+	h, err := s.Get(id)
+	if err != nil {
+		return err
+	}
+	if err := h.Signal(sig); err != nil {
+		return fmt.Errorf("signalling task %q: %w", id, err)
+	}
+	return nil
+}
+
 // DestroyTask implements drivers.Driver.DestroyTask over s: a running task
 // is refused unless force, then killed; its resources are released and it
 // is forgotten.
