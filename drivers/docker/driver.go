@@ -54,6 +54,7 @@ var (
 	_ drivers.Driver             = (*Driver)(nil)
 	_ drivers.CapabilityReporter = (*Driver)(nil)
 	_ drivers.TaskFinder         = (*Driver)(nil)
+	_ drivers.Signaler           = (*Driver)(nil)
 )
 
 // New builds the driver from the agent's plugin config. It does not contact

@@ -134,6 +134,15 @@ func (h *taskHandle) Stop(sig syscall.Signal, timeout time.Duration) error {
 	return nil
 }
 
+// SignalTask implements drivers.Signaler: the engine sends the signal to
+// the container's command, its PID 1, which gets only a signal it handles.
+func (d *Driver) SignalTask(taskID, signal string) error {
+	return tasks.SignalTask(d.tasks, taskID, signal)
+}
+
+// Signal implements tasks.Signaller.
+func (h *taskHandle) Signal(sig syscall.Signal) error { return h.kill(sig) }
+
 func (h *taskHandle) kill(sig syscall.Signal) error {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
