@@ -3,8 +3,6 @@
 package exec
 
 import (
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/nomad-edge/nomad/drivers"
@@ -12,25 +10,20 @@ import (
 )
 
 // exec keeps the Driver contract every driver keeps (start, wait, stop,
-// signal, recover, recover after a reboot, FindTask).
+// signal, recover, recover after a reboot, FindTask); its task is the init
+// of its PID namespace.
 func TestConformance(t *testing.T) {
+	sh := func(t *testing.T, script string) *drivers.TaskConfig {
+		return newTaskConfig(t, "/bin/sh", "-c", script)
+	}
 	drivertest.RunConformance(t, drivertest.Suite{
 		New: func(t *testing.T) drivers.Driver {
 			needIsolation(t)
 			return newTestDriver(t, nil)
 		},
-		// The task is its PID namespace's init, which ignores a signal
-		// it does not handle: it traps SIGTERM to die of it.
-		Sleep: func(t *testing.T) *drivers.TaskConfig {
-			return newTaskConfig(t, "/bin/sh", "-c", `trap 'exit 143' TERM; echo ready; while :; do sleep 1 & wait $!; done`)
-		},
-		Exit: func(t *testing.T, code int) *drivers.TaskConfig {
-			return newTaskConfig(t, "/bin/sh", "-c", "exit "+strconv.Itoa(code))
-		},
-		Trap: func(t *testing.T, sig string) *drivers.TaskConfig {
-			return newTaskConfig(t, "/bin/sh", "-c",
-				`trap 'echo trapped' `+strings.TrimPrefix(sig, "SIG")+`; echo ready; while :; do sleep 1 & wait $!; done`)
-		},
+		Sleep:   func(t *testing.T) *drivers.TaskConfig { return sh(t, drivertest.SleepScript(true)) },
+		Exit:    func(t *testing.T, code int) *drivers.TaskConfig { return sh(t, drivertest.ExitScript(code)) },
+		Trap:    func(t *testing.T, sig string) *drivers.TaskConfig { return sh(t, drivertest.TrapScript(sig)) },
 		Timeout: testTimeout,
 		Caps:    drivertest.Caps{AfterReboot: drivertest.OtherBoot},
 	})

@@ -3,8 +3,6 @@
 package rawexec
 
 import (
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/nomad-edge/nomad/drivers"
@@ -14,29 +12,18 @@ import (
 // raw_exec keeps the Driver contract every driver keeps (start, wait,
 // stop, signal, recover, recover after a reboot, FindTask).
 func TestConformance(t *testing.T) {
-	drivertest.RunConformance(t, rawExecSuite())
-}
-
-func rawExecSuite() drivertest.Suite {
-	return drivertest.Suite{
+	drivertest.RunConformance(t, drivertest.Suite{
 		New: func(t *testing.T) drivers.Driver { return newTestDriver(t) },
 		Sleep: func(t *testing.T) *drivers.TaskConfig {
-			return newTaskConfig(t, "sh", "-c", "echo ready; exec sleep 300")
+			return newTaskConfig(t, "sh", "-c", drivertest.SleepScript(false))
 		},
 		Exit: func(t *testing.T, code int) *drivers.TaskConfig {
-			return newTaskConfig(t, "sh", "-c", "exit "+strconv.Itoa(code))
+			return newTaskConfig(t, "sh", "-c", drivertest.ExitScript(code))
 		},
 		Trap: func(t *testing.T, sig string) *drivers.TaskConfig {
-			return newTaskConfig(t, "sh", "-c", trapScript(sig))
+			return newTaskConfig(t, "sh", "-c", drivertest.TrapScript(sig))
 		},
 		Timeout: testTimeout,
 		Caps:    drivertest.Caps{AfterReboot: drivertest.OtherBoot},
-	}
-}
-
-// trapScript is a shell script that echoes "trapped" for each sig and runs
-// on; its sleeps run in the background, as a trap runs only between
-// commands.
-func trapScript(sig string) string {
-	return `trap 'echo trapped' ` + strings.TrimPrefix(sig, "SIG") + `; echo ready; while :; do sleep 1 & wait $!; done`
+	})
 }

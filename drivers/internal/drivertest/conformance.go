@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -416,4 +418,28 @@ func (s Suite) nextLine(t *testing.T, lines <-chan string, want string) {
 func (s Suite) wait(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
 	t.Helper()
 	return WaitExit(t, d, id, s.Timeout)
+}
+
+// shLoop runs until killed, its sleeps in the background because a trap
+// runs only between commands.
+const shLoop = `echo ready; while :; do sleep 1 & wait $!; done`
+
+// SleepScript is the suite's Sleep as a shell script, for drivers whose
+// tasks can run /bin/sh -c. A task that is the init of its PID namespace
+// (pid1: exec's, a container's command) ignores a signal it does not
+// handle, so it traps SIGTERM to die of it; a plain process dies of the
+// signal itself.
+func SleepScript(pid1 bool) string {
+	if pid1 {
+		return `trap 'exit 143' TERM; ` + shLoop
+	}
+	return `echo ready; exec sleep 300`
+}
+
+// ExitScript is the suite's Exit as a shell script.
+func ExitScript(code int) string { return "exit " + strconv.Itoa(code) }
+
+// TrapScript is the suite's Trap as a shell script.
+func TrapScript(sig string) string {
+	return `trap 'echo trapped' ` + strings.TrimPrefix(sig, "SIG") + `; ` + shLoop
 }
