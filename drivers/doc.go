@@ -20,5 +20,11 @@
 //     the registry subpackage, which imports them; this package imports none.
 //
 // Implementations live in subpackages: rawexec ("raw_exec") runs host
-// processes, mock ("mock_driver") fakes tasks for tests and load tests.
+// processes, exec ("exec") runs them isolated, docker ("docker") runs
+// containers through an engine, mock ("mock_driver") fakes tasks for tests
+// and load tests. What they share lives once under internal/: tasks (the
+// exit latch, the ID set, the handle check, the stop escalation and the
+// Driver methods over them), proctask (the one core of raw_exec and exec),
+// proc, cgroup, stats and users. Every driver runs the conformance suite
+// in internal/drivertest, which holds it to this package's contract.
 package drivers

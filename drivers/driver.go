@@ -218,6 +218,19 @@ func (h *TaskHandle) Copy() *TaskHandle {
 	return &out
 }
 
+// NewTaskHandle is the handle of a task a driver has just started (or found
+// running): version is the driver's DriverState layout, state its
+// DriverState. The config is copied without its Events callback, which is
+// not persisted and so never part of a handle.
+func NewTaskHandle(version int, cfg *TaskConfig, startedAt time.Time, state any) (*TaskHandle, error) {
+	h := &TaskHandle{Version: version, Config: cfg.Copy(), State: TaskStateRunning, StartedAt: startedAt}
+	h.Config.Events = nil
+	if err := h.SetDriverState(state); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
 // SetDriverState encodes v as JSON into DriverState.
 func (h *TaskHandle) SetDriverState(v any) error {
 	b, err := json.Marshal(v)

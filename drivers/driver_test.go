@@ -118,3 +118,27 @@ func TestCatalog(t *testing.T) {
 	must.ErrorIs(t, err, ErrInvalidConfig)
 	must.StrContains(t, err.Error(), `"broken"`)
 }
+
+// TestNewTaskHandle checks that a new handle is running, carries its own
+// copy of the config without the Events callback (which is never
+// persisted), and its driver state as JSON, so that every driver's
+// StartTask and FindTask hand the client the same shape.
+func TestNewTaskHandle(t *testing.T) {
+	cfg := &TaskConfig{ID: "a/web", Env: map[string]string{"K": "v"}, Events: func(string) {}}
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	h, err := NewTaskHandle(3, cfg, at, map[string]int{"pid": 42})
+	must.NoError(t, err)
+	must.Eq(t, 3, h.Version)
+	must.Eq(t, TaskStateRunning, h.State)
+	must.Eq(t, at, h.StartedAt)
+	must.Nil(t, h.Config.Events)
+	must.NotNil(t, cfg.Events)
+	h.Config.Env["K"] = "changed"
+	must.Eq(t, "v", cfg.Env["K"])
+	var st map[string]int
+	must.NoError(t, h.GetDriverState(&st))
+	must.Eq(t, 42, st["pid"])
+
+	_, err = NewTaskHandle(1, cfg, at, func() {})
+	must.Error(t, err)
+}

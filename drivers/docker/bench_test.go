@@ -2,7 +2,6 @@ package docker
 
 import (
 	"testing"
-	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -21,31 +20,9 @@ func BenchmarkDocker_Tasks(b *testing.B) {
 		b.Skipf("needs a Podman service: %s", podman.skip)
 	}
 	const benchTasks = 50
-	var total time.Duration
-	var held int
-	for b.Loop() {
-		b.StopTimer()
+	drivertest.BenchStarts(b, benchTasks, func() drivers.Driver {
 		d, err := New(drivers.Options{Config: map[string]any{"endpoint": podman.endpoint, "gc": []map[string]any{{"image": false}}}})
 		must.NoError(b, err)
-		cfgs := make([]*drivers.TaskConfig, benchTasks)
-		for i := range cfgs {
-			cfgs[i] = newTaskConfig(b, sh("exec sleep 300"))
-		}
-		before := drivertest.HeldKiB()
-		b.StartTimer()
-		start := time.Now()
-		for _, c := range cfgs {
-			_, err := d.StartTask(c)
-			must.NoError(b, err)
-		}
-		total += time.Since(start)
-		b.StopTimer()
-		held += drivertest.HeldKiB() - before
-		for _, c := range cfgs {
-			must.NoError(b, d.DestroyTask(c.ID, true))
-		}
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(total.Microseconds())/float64(b.N*benchTasks)/1000, "ms/start")
-	b.ReportMetric(float64(held)/float64(b.N)*100/benchTasks, "agent-KiB/100tasks")
+		return d
+	}, func() *drivers.TaskConfig { return newTaskConfig(b, sh("exec sleep 300")) })
 }

@@ -54,6 +54,7 @@ var (
 	_ drivers.Driver             = (*Driver)(nil)
 	_ drivers.CapabilityReporter = (*Driver)(nil)
 	_ drivers.TaskFinder         = (*Driver)(nil)
+	_ drivers.Signaler           = (*Driver)(nil)
 )
 
 // New builds the driver from the agent's plugin config. It does not contact
@@ -138,14 +139,8 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		return nil, fmt.Errorf("starting task %q: %w", cfg.ID, err)
 	}
 	d.tasks.Fill(cfg.ID, h)
-	handle := &drivers.TaskHandle{
-		Version:   HandleVersion,
-		Config:    cfg.Copy(),
-		State:     drivers.TaskStateRunning,
-		StartedAt: h.StartedAt(),
-	}
-	handle.Config.Events = nil
-	if err := handle.SetDriverState(h.state); err != nil {
+	handle, err := drivers.NewTaskHandle(HandleVersion, cfg, h.StartedAt(), h.state)
+	if err != nil {
 		return nil, err
 	}
 	d.logger.Debug("started task", "task_id", cfg.ID, "container_id", h.state.ContainerID, "image", tc.Image)
@@ -279,6 +274,7 @@ func (d *Driver) pull(cfg *drivers.TaskConfig, tc taskConfig) error {
 func (d *Driver) newHandle(cfg *drivers.TaskConfig, st taskState, startedAt time.Time) *taskHandle {
 	h := &taskHandle{
 		Task:     tasks.New(cfg.ID, cfg.Name, startedAt),
+		d:        d,
 		logger:   d.logger.With("task_id", cfg.ID, "container_id", shortID(st.ContainerID)),
 		state:    st,
 		logsDone: make(chan struct{}),
@@ -292,8 +288,8 @@ func (d *Driver) newHandle(cfg *drivers.TaskConfig, st taskState, startedAt time
 func (d *Driver) follow(h *taskHandle, cfg *drivers.TaskConfig, since time.Time) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopLogs = cancel
-	stdout, err1 := openLog(cfg.StdoutPath)
-	stderr, err2 := openLog(cfg.StderrPath)
+	stdout, err1 := drivers.OpenTaskLog(cfg.StdoutPath)
+	stderr, err2 := drivers.OpenTaskLog(cfg.StderrPath)
 	if err := errors.Join(err1, err2); err != nil {
 		h.logger.Warn("cannot open log files, the task's output is lost", "error", err)
 	}
@@ -376,16 +372,6 @@ func (d *Driver) exitResult(h *taskHandle, code int) *drivers.ExitResult {
 		}
 	}
 	return res
-}
-
-func openLog(path string) (*os.File, error) {
-	if path == "" {
-		return nil, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 }
 
 func shortID(id string) string {

@@ -105,51 +105,6 @@ func TestDriver_RunsContainerWithLogs(t *testing.T) {
 	must.Eq(t, "shared\n", string(b))
 }
 
-// TestDriver_ExitCode checks that the container's exit code is the task's:
-// restart policies and batch job results depend on it.
-func TestDriver_ExitCode(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, sh("exit 3"))
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, 3, res.ExitCode)
-	must.False(t, res.Successful())
-}
-
-// TestDriver_StopWithKillSignal checks that StopTask delivers the task's
-// kill_signal to the container, so that it can shut down cleanly.
-func TestDriver_StopWithKillSignal(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, sh(`trap 'echo got-usr1; exit 0' USR1; echo ready; while true; do sleep 0.05; done`))
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	readFileUntil(t, cfg.StdoutPath, "ready")
-
-	must.NoError(t, d.StopTask(cfg.ID, 30*time.Second, "SIGUSR1"))
-	res := waitExit(t, d, cfg.ID)
-	must.True(t, res.Successful(), must.Sprintf("result: %s", res))
-	readFileUntil(t, cfg.StdoutPath, "got-usr1")
-}
-
-// TestDriver_StopKillsAfterTimeout checks that a container ignoring its
-// kill signal is killed once kill_timeout has passed, so that a stuck task
-// cannot block an allocation's stop forever.
-func TestDriver_StopKillsAfterTimeout(t *testing.T) {
-	d := newTestDriver(t)
-	// PID 1 ignores SIGTERM unless it traps it.
-	cfg := newTaskConfig(t, sh(`echo ready; while true; do sleep 0.05; done`))
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	readFileUntil(t, cfg.StdoutPath, "ready")
-
-	start := time.Now()
-	must.NoError(t, d.StopTask(cfg.ID, 500*time.Millisecond, "SIGTERM"))
-	must.GreaterEq(t, 500*time.Millisecond, time.Since(start))
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, 137, res.ExitCode)
-}
-
 // TestDriver_RecoverAfterAgentKill checks that a container outlives a
 // SIGKILLed agent and that a new driver re-attaches to the same container
 // from the persisted handle, keeps its logs flowing and can stop and remove
@@ -200,26 +155,6 @@ func TestDriver_RecoverGone(t *testing.T) {
 	h := &drivers.TaskHandle{Version: HandleVersion, Config: cfg, State: drivers.TaskStateRunning}
 	must.NoError(t, h.SetDriverState(taskState{ContainerID: "0123456789abcdef"}))
 	must.ErrorIs(t, d.RecoverTask(h), drivers.ErrTaskNotFound)
-}
-
-// TestDriver_FindTask checks that a running container is found by its
-// allocation and task labels when the client has lost its handle.
-func TestDriver_FindTask(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, sh(`echo up; sleep 300`))
-	started, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	readFileUntil(t, cfg.StdoutPath, "up")
-
-	other := newTestDriver(t)
-	found, err := other.FindTask(cfg)
-	must.NoError(t, err)
-	var a, b taskState
-	must.NoError(t, started.GetDriverState(&a))
-	must.NoError(t, found.GetDriverState(&b))
-	must.Eq(t, a.ContainerID, b.ContainerID)
-	// Only one driver may own it in a real agent; hand it back.
-	other.tasks.Delete(cfg.ID)
 }
 
 // TestDriver_PortMapping checks that a port of the group network named in

@@ -31,6 +31,7 @@ type taskState struct {
 // taskHandle is one tracked container.
 type taskHandle struct {
 	*tasks.Task
+	d      *Driver
 	logger hclog.Logger
 	state  taskState // immutable after construction
 
@@ -44,19 +45,10 @@ type taskHandle struct {
 // and follows it again. A container that exited while the client was away
 // is tracked as exited with its real exit code, which the engine kept.
 func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
-	if handle == nil || handle.Config == nil || handle.Config.ID == "" {
-		return fmt.Errorf("%w: missing task config or ID", drivers.ErrInvalidHandle)
-	}
-	id := handle.Config.ID
-	if handle.Version != HandleVersion {
-		return fmt.Errorf("%w: task %q: handle version %d, want %d", drivers.ErrInvalidHandle, id, handle.Version, HandleVersion)
-	}
-	if d.tasks.Has(id) {
-		return nil
-	}
 	var st taskState
-	if err := handle.GetDriverState(&st); err != nil {
-		return fmt.Errorf("task %q: %w", id, err)
+	id, tracked, err := d.tasks.OpenHandle(handle, HandleVersion, &st)
+	if err != nil || tracked {
+		return err
 	}
 	if st.ContainerID == "" {
 		return fmt.Errorf("task %q: %w: no container ID", id, drivers.ErrInvalidHandle)
@@ -120,76 +112,58 @@ func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.E
 // StopTask implements drivers.Driver: the task's kill_signal, then SIGKILL
 // after timeout.
 func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) error {
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return fmt.Errorf("stopping task %q: %w", taskID, err)
-	}
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return err
-	}
-	return d.stop(h, sig, timeout)
+	return tasks.StopTask(d.tasks, taskID, timeout, signal)
 }
 
-func (d *Driver) stop(h *taskHandle, sig syscall.Signal, timeout time.Duration) error {
+// Stop implements tasks.Stopper.
+func (h *taskHandle) Stop(sig syscall.Signal, timeout time.Duration) error {
 	if h.Exited() {
 		return nil
 	}
-	if err := d.kill(h, sig); err != nil {
-		return err
+	d := h.d
+	exited, err := tasks.Escalate(tasks.EscalateInput{
+		Clock: d.clock, Done: h.Done(), Send: h.kill,
+		Signal: sig, Timeout: timeout, KillWait: d.killWait, Logger: h.logger,
+	})
+	if err != nil {
+		return fmt.Errorf("stopping task %q: %w", h.ID(), err)
 	}
-	if sig != syscall.SIGKILL {
-		t := d.clock.NewTimer(timeout)
-		defer t.Stop()
-		select {
-		case <-h.Done():
-			return nil
-		case <-t.C():
-		}
-		h.logger.Debug("container still running after stop signal, sending SIGKILL", "signal", sig, "timeout", timeout)
-		if err := d.kill(h, syscall.SIGKILL); err != nil {
-			return err
-		}
-	}
-	t := d.clock.NewTimer(d.killWait)
-	defer t.Stop()
-	select {
-	case <-h.Done():
-		return nil
-	case <-t.C():
+	if !exited {
 		return fmt.Errorf("stopping task %q (container %s): %w within %s", h.ID(), shortID(h.state.ContainerID), ErrKillTimeout, d.killWait)
 	}
+	return nil
 }
 
-func (d *Driver) kill(h *taskHandle, sig syscall.Signal) error {
+// SignalTask implements drivers.Signaler: the engine sends the signal to
+// the container's command, its PID 1, which gets only a signal it handles.
+func (d *Driver) SignalTask(taskID, signal string) error {
+	return tasks.SignalTask(d.tasks, taskID, signal)
+}
+
+// Signal implements tasks.Signaller.
+func (h *taskHandle) Signal(sig syscall.Signal) error { return h.kill(sig) }
+
+func (h *taskHandle) kill(sig syscall.Signal) error {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
-	err := d.api.killContainer(ctx, h.state.ContainerID, strconv.Itoa(int(sig)))
+	err := h.d.api.killContainer(ctx, h.state.ContainerID, strconv.Itoa(int(sig)))
 	if errors.Is(err, ErrNoSuchContainer) {
 		return nil // watchExit reports it
 	}
-	if err != nil {
-		return fmt.Errorf("stopping task %q: sending %s: %w", h.ID(), sig, err)
-	}
-	return nil
+	return err
 }
 
 // DestroyTask implements drivers.Driver: the container is removed (unless
 // the plugin's gc { container = false }) and its image released for the
 // image GC.
 func (d *Driver) DestroyTask(taskID string, force bool) error {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return err
-	}
-	if !h.Exited() {
-		if !force {
-			return fmt.Errorf("destroying task %q: %w", taskID, drivers.ErrTaskRunning)
-		}
-		if err := d.stop(h, syscall.SIGKILL, 0); err != nil {
-			return err
-		}
-	}
+	return tasks.DestroyTask(d.tasks, taskID, force)
+}
+
+// Release implements tasks.Destroyer: the log stream is drained and
+// closed, the container removed and its image released.
+func (h *taskHandle) Release() error {
+	d := h.d
 	if h.stopLogs != nil {
 		// Let the stream drain what the container wrote last, but do not
 		// hang on an engine that keeps it open.
@@ -206,11 +180,10 @@ func (d *Driver) DestroyTask(taskID string, force bool) error {
 		ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 		defer cancel()
 		if err := d.api.removeContainer(ctx, h.state.ContainerID); err != nil {
-			return fmt.Errorf("destroying task %q: removing container: %w", taskID, err)
+			return fmt.Errorf("removing container: %w", err)
 		}
 	}
 	d.images.release(h.state.ImageID)
-	d.tasks.Delete(taskID)
 	return nil
 }
 
@@ -248,9 +221,8 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 		if err != nil {
 			continue
 		}
-		handle := &drivers.TaskHandle{Version: HandleVersion, Config: cfg.Copy(), State: drivers.TaskStateRunning, StartedAt: info.State.StartedAt}
-		handle.Config.Events = nil
-		if err := handle.SetDriverState(taskState{ContainerID: info.ID, ImageID: info.Image}); err != nil {
+		handle, err := drivers.NewTaskHandle(HandleVersion, cfg, info.State.StartedAt, taskState{ContainerID: info.ID, ImageID: info.Image})
+		if err != nil {
 			return nil, err
 		}
 		if err := d.RecoverTask(handle); err != nil {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -25,34 +24,11 @@ func BenchmarkExec_100Tasks(b *testing.B) {
 	if v, reason := checkHost(); v == 0 {
 		b.Skipf("needs a host that can isolate tasks: %s", reason)
 	}
-	const n = 100
-	var total time.Duration
-	var held int
-	for b.Loop() {
-		b.StopTimer()
+	drivertest.BenchStarts(b, 100, func() drivers.Driver {
 		d, err := New(drivers.Options{})
 		must.NoError(b, err)
-		cfgs := make([]*drivers.TaskConfig, n)
-		for i := range cfgs {
-			cfgs[i] = benchTaskConfig(b)
-		}
-		before := drivertest.HeldKiB()
-		b.StartTimer()
-		start := time.Now()
-		for _, c := range cfgs {
-			_, err := d.StartTask(c)
-			must.NoError(b, err)
-		}
-		total += time.Since(start)
-		b.StopTimer()
-		held += drivertest.HeldKiB() - before
-		for _, c := range cfgs {
-			must.NoError(b, d.DestroyTask(c.ID, true))
-		}
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(total.Microseconds())/float64(b.N*n)/1000, "ms/start")
-	b.ReportMetric(float64(held)/float64(b.N), "agent-KiB/100tasks")
+		return d
+	}, func() *drivers.TaskConfig { return benchTaskConfig(b) })
 }
 
 func benchTaskConfig(b *testing.B) *drivers.TaskConfig {

@@ -29,6 +29,11 @@
 // OOM kill from the cgroup, though not the exit code, which went to
 // whoever reaped the orphan.
 //
+// What exec shares with raw_exec (the handle and its checks, re-attaching,
+// the exit watch, stop, signals, inspection, stats) is the process core's,
+// internal/proctask; this package owns the isolation: the init, the root,
+// the namespaces, the capabilities and the cgroup limits.
+//
 // The driver is detected only where it can isolate: root, the namespaces,
 // and the cpu, memory and pids cgroup controllers.
 package exec

@@ -12,7 +12,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,18 +22,18 @@ import (
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
-	"github.com/nomad-edge/nomad/drivers/internal/stats"
-	"github.com/nomad-edge/nomad/drivers/internal/tasks"
+	"github.com/nomad-edge/nomad/drivers/internal/proctask"
 	"github.com/nomad-edge/nomad/drivers/internal/users"
-	"github.com/nomad-edge/nomad/helper/clock"
 )
+
+// taskState is the DriverState this driver persists.
+type taskState = proctask.State
 
 // Driver is the exec driver. It is safe for concurrent use.
 type Driver struct {
 	logger hclog.Logger
 	pc     pluginConfig
-	tasks  *tasks.Set[*taskHandle]
-	clock  clock.Clock
+	tasks  *proctask.Tasks
 
 	// chrootEnv maps host paths to where they appear in the task's root,
 	// as the client's chroot_env does.
@@ -42,10 +41,6 @@ type Driver struct {
 	// hostCheck says whether this host can isolate a task: the cgroup
 	// version to use, or 0 and why not. Tests replace it.
 	hostCheck func() (int, string)
-
-	killWait         time.Duration
-	exitPollInterval time.Duration
-	noPidfd          bool
 }
 
 var (
@@ -53,6 +48,7 @@ var (
 	_ drivers.CapabilityReporter = (*Driver)(nil)
 	_ drivers.TaskFinder         = (*Driver)(nil)
 	_ drivers.StatsReporter      = (*Driver)(nil)
+	_ drivers.Signaler           = (*Driver)(nil)
 )
 
 // New builds the driver from the agent's plugin config.
@@ -68,15 +64,18 @@ func New(opts drivers.Options) (*Driver, error) {
 		}
 		chroot = opts.ChrootEnv
 	}
+	logger := opts.LoggerOrNull().Named(Name)
 	d := &Driver{
-		logger:           opts.LoggerOrNull().Named(Name),
-		pc:               pc,
-		tasks:            tasks.NewSet[*taskHandle](),
-		clock:            clock.Real(),
-		chrootEnv:        maps.Clone(chroot),
-		hostCheck:        checkHost,
-		killWait:         defaultKillWait,
-		exitPollInterval: proc.DefaultPollInterval,
+		logger: logger,
+		pc:     pc,
+		tasks: proctask.New(proctask.Options{
+			HandleVersion:  HandleVersion,
+			Logger:         logger,
+			RequireCgroups: true,
+			OOMFromCgroups: true,
+		}),
+		chrootEnv: maps.Clone(chroot),
+		hostCheck: checkHost,
 	}
 	if v, reason := d.hostCheck(); v == 0 {
 		// The client does not advertise an undetected driver: the log
@@ -167,26 +166,12 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, &drivers.ConfigError{Key: "cap_add",
 			Err: errors.New("capabilities for a user other than root (ambient capabilities) are not implemented")})
 	}
-	if err := d.tasks.Reserve(cfg.ID); err != nil {
-		return nil, err
-	}
-	h, err := d.start(startInput{cfg: cfg, tc: tc, cred: cred, cgroupVersion: version})
-	if err != nil {
-		d.tasks.Release(cfg.ID)
-		return nil, fmt.Errorf("starting task %q: %w", cfg.ID, err)
-	}
-	d.tasks.Fill(cfg.ID, h)
-	handle := &drivers.TaskHandle{
-		Version:   HandleVersion,
-		Config:    cfg.Copy(),
-		State:     drivers.TaskStateRunning,
-		StartedAt: h.StartedAt(),
-	}
-	if err := handle.SetDriverState(h.state); err != nil {
-		return nil, err
-	}
-	d.logger.Debug("started task", "task_id", cfg.ID, "pid", h.state.Pid, "command", tc.Command)
-	return handle, nil
+	in := startInput{cfg: cfg, tc: tc, cred: cred, cgroupVersion: version}
+	return d.tasks.Start(proctask.StartInput{
+		Config:  cfg,
+		Command: tc.Command,
+		Launch:  func() (*osexec.Cmd, taskState, error) { return d.start(in) },
+	})
 }
 
 type startInput struct {
@@ -197,12 +182,12 @@ type startInput struct {
 }
 
 // start creates the task's cgroups and re-executes the agent binary as the
-// init of the task's namespaces, which builds the root and execs the task.
-// On success a goroutine owns cmd.Wait and records the exit in the handle.
-func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
+// init of the task's namespaces, which builds the root and execs the task,
+// and hands it to the core, which owns cmd.Wait from then on.
+func (d *Driver) start(in startInput) (_ *osexec.Cmd, _ taskState, err error) {
 	cfg, tc := in.cfg, in.tc
 	if err := prepareTaskDir(cfg, in.cred); err != nil {
-		return nil, err
+		return nil, taskState{}, err
 	}
 	cg, err := cgroup.Create(cgroup.CreateInput{
 		Version:     in.cgroupVersion,
@@ -216,61 +201,39 @@ func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
 		},
 	})
 	if err != nil {
-		return nil, err
+		return nil, taskState{}, err
 	}
 	defer func() {
 		if err != nil {
-			cg.KillAll()
-			_ = cg.DestroyWait(d.clock, d.killWait)
+			_ = cg.Remove(d.tasks.Clock, d.tasks.KillWait)
 		}
 	}()
 
 	cmd, pipes, err := d.initCommand(cfg, tc)
 	if err != nil {
-		return nil, err
+		return nil, taskState{}, err
 	}
 	defer pipes.closeAll()
 	if err := cmd.Start(); err != nil {
-		return nil, drivers.NewRecoverableError(err, isTransient(err))
+		return nil, taskState{}, drivers.NewRecoverableError(err, proctask.IsTransient(err))
 	}
 	pipes.closeChildEnds()
-	pid := cmd.Process.Pid
-	fail := func(err error) (*taskHandle, error) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		return nil, err
-	}
 	// The init blocks on its config until it is in the cgroups, so that
 	// nothing of the task ever runs unlimited.
-	if err := cg.Join(pid); err != nil {
-		return fail(err)
+	if err := cg.Join(cmd.Process.Pid); err != nil {
+		return nil, taskState{}, proctask.Abort(cmd, err)
 	}
 	if err := pipes.sendConfig(d.initConfig(cfg, tc, in.cred)); err != nil {
-		return fail(err)
+		return nil, taskState{}, proctask.Abort(cmd, err)
 	}
 	if msg := pipes.readError(); msg != "" {
-		return fail(fmt.Errorf("%w: %s", ErrTaskSetup, msg))
+		return nil, taskState{}, proctask.Abort(cmd, fmt.Errorf("%w: %s", ErrTaskSetup, msg))
 	}
-	ps, err := proc.ReadStat(pid)
+	st, err := proctask.Launched(cmd, &cg)
 	if err != nil {
-		return fail(fmt.Errorf("reading start time of pid %d: %w", pid, err))
+		return nil, taskState{}, err
 	}
-	h := &taskHandle{
-		Task:     tasks.New(cfg.ID, cfg.Name, d.clock.Now()),
-		logger:   d.logger.With("task_id", cfg.ID),
-		clock:    d.clock,
-		state:    taskState{Pid: pid, StartTime: ps.StartTime, BootID: proc.BootID(), Cgroups: cg},
-		killWait: d.killWait,
-	}
-	h.cpu = stats.NewSampler(h.StartedAt())
-	go func() {
-		err := cmd.Wait()
-		res := exitResult(cmd.ProcessState, err)
-		res.OOMKilled = cg.OOMKilled()
-		h.Exit(res, d.clock.Now())
-		h.logger.Debug("task exited", "result", res)
-	}()
-	return h, nil
+	return cmd, st, nil
 }
 
 // prepareTaskDir makes the directories the root needs and hands the task's
@@ -340,7 +303,7 @@ func (d *Driver) initCommand(cfg *drivers.TaskConfig, tc taskConfig) (*osexec.Cm
 		path string
 		dst  *io.Writer
 	}{{cfg.StdoutPath, &cmd.Stdout}, {cfg.StderrPath, &cmd.Stderr}} {
-		f, err := openLog(out.path)
+		f, err := drivers.OpenTaskLog(out.path)
 		if err != nil {
 			pipes.closeAll()
 			return nil, nil, fmt.Errorf("opening task log: %w", err)
@@ -379,7 +342,7 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred users.C
 		WorkDir:     tc.WorkDir,
 		Command:     tc.Command,
 		Args:        tc.Args,
-		Env:         taskEnv(cfg.Env),
+		Env:         proctask.Env(cfg.Env, nil),
 	}
 }
 
@@ -455,87 +418,58 @@ func (p *initPipes) readError() string {
 	return strings.TrimSpace(string(b))
 }
 
-// exitResult turns a wait status into the driver's result.
-func exitResult(ps *os.ProcessState, waitErr error) *drivers.ExitResult {
-	if ps == nil {
-		return &drivers.ExitResult{Err: fmt.Errorf("waiting for process: %w", waitErr)}
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return drivers.SignalExitResult(ws.Signal())
-	}
-	return &drivers.ExitResult{ExitCode: ps.ExitCode()}
-}
-
-// isTransient reports whether a failed fork is worth retrying: the node ran
-// short of processes, memory or descriptors.
-func isTransient(err error) bool {
-	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOMEM) ||
-		errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
-}
-
-// taskEnv is the task's environment on top of a minimal base, sorted so that
-// a process's environment does not depend on map order.
-func taskEnv(env map[string]string) []string {
-	all := map[string]string{"PATH": defaultPath}
-	maps.Copy(all, env)
-	out := make([]string, 0, len(all))
-	for _, k := range slices.Sorted(maps.Keys(all)) {
-		out = append(out, k+"="+all[k])
-	}
-	return out
-}
-
-// openLog opens path for appending, creating it and its directory. An empty
-// path returns nil, which exec maps to /dev/null.
-func openLog(path string) (*os.File, error) { return drivers.OpenTaskLog(path) }
+// RecoverTask implements drivers.Driver. It refuses with ErrTaskNotFound when
+// the node has rebooted since, the process is gone, or the pid now belongs
+// to another process. A recovered task is no longer the agent's child: its
+// exit is seen through a pidfd (or /proc), its exit code is unknown, and an
+// OOM kill is still told by its cgroup's counters.
+func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error { return d.tasks.Recover(handle) }
 
 // WaitTask implements drivers.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
-	return tasks.WaitTask(d.tasks, ctx, taskID)
+	return d.tasks.Wait(ctx, taskID)
 }
 
 // StopTask implements drivers.Driver.
 func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) error {
-	return tasks.StopTask(d.tasks, taskID, timeout, signal)
+	return d.tasks.Stop(taskID, timeout, signal)
 }
 
 // DestroyTask implements drivers.Driver. It kills whatever the task left in
 // its cgroups and removes them.
-func (d *Driver) DestroyTask(taskID string, force bool) error {
-	return tasks.DestroyTask(d.tasks, taskID, force)
-}
+func (d *Driver) DestroyTask(taskID string, force bool) error { return d.tasks.Destroy(taskID, force) }
 
 // TaskStats implements drivers.StatsReporter, from the task's cgroups.
 func (d *Driver) TaskStats(taskID string) (*drivers.TaskResourceUsage, error) {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return nil, err
-	}
-	return stats.FromCgroup(h.state.Cgroups, h.cpu, d.clock.Now()), nil
-}
-
-// Release implements tasks.Destroyer.
-func (h *taskHandle) Release() {
-	if err := h.state.Cgroups.Remove(h.clock, h.killWait); err != nil {
-		h.logger.Warn("failed to remove the task's cgroups", "error", err)
-	}
-	if h.watch != nil {
-		h.watch.Close()
-	}
+	return d.tasks.Stats(taskID)
 }
 
 // InspectTask implements drivers.Driver.
 func (d *Driver) InspectTask(taskID string) (*drivers.TaskStatus, error) {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return nil, err
+	return d.tasks.Inspect(taskID)
+}
+
+// SignalTask implements drivers.Signaler: the signal goes to the task's
+// process group, as a stop's does. As its PID namespace's init, the task
+// gets only a signal it handles.
+func (d *Driver) SignalTask(taskID, signal string) error { return d.tasks.Signal(taskID, signal) }
+
+// FindTask implements drivers.TaskFinder: a task started for cfg by an
+// earlier agent is found by its cgroup, named after the task ID, whose
+// process group leader is the task.
+func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	if cfg == nil || cfg.ID == "" {
+		return nil, fmt.Errorf("%w: finding a task needs its ID", drivers.ErrInvalidHandle)
 	}
-	attrs := map[string]string{
-		"pid":       strconv.Itoa(h.state.Pid),
-		"recovered": strconv.FormatBool(h.recovered),
+	version, _ := d.hostCheck()
+	if version == 0 {
+		return nil, drivers.ErrTaskNotFound
 	}
-	if len(h.state.Cgroups.Paths) > 0 {
-		attrs["cgroup"] = h.state.Cgroups.Paths[0]
+	cg := cgroup.For(version, cgroup.NameFor(cfg.ID), taskControllers())
+	for _, pid := range cg.Pids() {
+		if st, ok := proctask.Leader(pid); ok {
+			return d.tasks.Adopt(cfg, pid, st, &cg)
+		}
 	}
-	return h.Status(attrs), nil
+	return nil, drivers.ErrTaskNotFound
 }

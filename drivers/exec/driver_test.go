@@ -3,7 +3,6 @@
 package exec
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 )
 
 // testTimeout bounds every wait; hitting it means a lost exit.
@@ -73,26 +73,11 @@ func newTaskConfig(t *testing.T, command string, args ...string) *drivers.TaskCo
 	}
 }
 
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
+func toAny(ss []string) []any { return drivertest.Args(ss...) }
 
 func waitExit(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
 	t.Helper()
-	ch, err := d.WaitTask(context.Background(), id)
-	must.NoError(t, err)
-	select {
-	case res, ok := <-ch:
-		must.True(t, ok, must.Sprint("wait channel closed without a result"))
-		return res
-	case <-time.After(testTimeout):
-		t.Fatalf("task %s did not exit within %s", id, testTimeout)
-		return nil
-	}
+	return drivertest.WaitExit(t, d, id, testTimeout)
 }
 
 // runScript runs a shell script as an exec task to completion and returns

@@ -2,9 +2,9 @@ package exec
 
 import (
 	"errors"
-	"time"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/proctask"
 )
 
 // Name is the driver name jobs use in a task's `driver` field.
@@ -16,14 +16,6 @@ const HandleVersion = 1
 // defaultUser is who a task runs as when its `user` is unset: nobody owns
 // nothing, so a task can read the chroot and write only its own dirs.
 const defaultUser = "nobody"
-
-// defaultPath is the PATH a task gets unless its env sets one; tasks do not
-// inherit the agent's environment.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-// defaultKillWait bounds how long StopTask waits for a task to disappear
-// after SIGKILL; only a process stuck in the kernel takes longer.
-const defaultKillWait = 5 * time.Second
 
 // defaultChrootEnv is upstream's default `chroot_env`: the host paths (key)
 // bound read-only at the same place (value) in a task's root. What a host
@@ -52,7 +44,7 @@ var (
 
 	// ErrKillTimeout is returned by StopTask and DestroyTask when the task
 	// is still alive after SIGKILL and the kill wait.
-	ErrKillTimeout = errors.New("process did not exit after SIGKILL")
+	ErrKillTimeout = proctask.ErrKillTimeout
 )
 
 // Factory is New as a drivers.Factory.

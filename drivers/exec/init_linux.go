@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nomad-edge/nomad/drivers/internal/proctask"
 )
 
 // initArg0 is the argv[0] under which the agent binary, re-executed by the
@@ -338,7 +340,7 @@ func lookPath(cmd string, env []string) (string, error) {
 		}
 		return p, nil
 	}
-	pathVar := defaultPath
+	pathVar := proctask.DefaultPath
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			pathVar = v

@@ -46,7 +46,7 @@ func TestStartTask_CgroupLimits(t *testing.T) {
 	must.NoError(t, err)
 	h, err := d.tasks.Get(cfg.ID)
 	must.NoError(t, err)
-	cg := h.state.Cgroups
+	cg := h.State.Cgroups
 
 	read := func(controller, file string) string {
 		b, err := os.ReadFile(filepath.Join(cg.Dir(controller), file))
@@ -63,8 +63,8 @@ func TestStartTask_CgroupLimits(t *testing.T) {
 		must.Eq(t, "300", read("cpu", "cpu.shares"))
 	}
 	must.Eq(t, "50", read("pids", "pids.max"))
-	must.SliceContains(t, cg.Pids(), h.state.Pid)
-	own, err := os.ReadFile(filepath.Join("/proc", itoa(h.state.Pid), "cgroup"))
+	must.SliceContains(t, cg.Pids(), h.State.Pid)
+	own, err := os.ReadFile(filepath.Join("/proc", itoa(h.State.Pid), "cgroup"))
 	must.NoError(t, err)
 	must.StrContains(t, string(own), cgroup.NameFor(cfg.ID), must.Sprint("the kernel puts the task in its own cgroup"))
 

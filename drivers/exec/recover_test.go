@@ -42,8 +42,8 @@ func TestRecoverTask_AfterAgentKill(t *testing.T) {
 			must.False(t, ps.Exited(), must.Sprint("the task outlived its agent"))
 
 			d := newTestDriver(t, nil)
-			d.noPidfd = tc.noPidfd
-			d.exitPollInterval = 10 * time.Millisecond
+			d.tasks.NoPidfd = tc.noPidfd
+			d.tasks.PollInterval = 10 * time.Millisecond
 			must.NoError(t, d.RecoverTask(saved))
 			must.NoError(t, d.RecoverTask(saved), must.Sprint("recovering twice is a no-op"))
 			status, err := d.InspectTask(cfg.ID)
@@ -102,10 +102,11 @@ func TestFindTask_ByCgroup(t *testing.T) {
 func TestRecoverTask_InvalidHandle(t *testing.T) {
 	d := newTestDriver(t, nil)
 	h := &drivers.TaskHandle{Version: HandleVersion, Config: &drivers.TaskConfig{ID: "a/web"}}
-	must.NoError(t, h.SetDriverState(taskState{Pid: 4242, StartTime: 1, Cgroups: cgroup.Cgroups{Version: 1, Paths: []string{"/sys/fs/cgroup/memory/system.slice"}}}))
+	must.NoError(t, h.SetDriverState(taskState{Pid: 4242, StartTime: 1, Cgroups: &cgroup.Cgroups{Version: 1, Paths: []string{"/sys/fs/cgroup/memory/system.slice"}}}))
 	must.ErrorIs(t, d.RecoverTask(h), drivers.ErrInvalidHandle)
 
-	must.NoError(t, h.SetDriverState(taskState{Pid: 1, StartTime: 1, Cgroups: cgroup.For(1, "a.web", cgroupControllers)}))
+	cg := cgroup.For(1, "a.web", cgroupControllers)
+	must.NoError(t, h.SetDriverState(taskState{Pid: 1, StartTime: 1, Cgroups: &cg}))
 	must.ErrorIs(t, d.RecoverTask(h), drivers.ErrInvalidHandle)
 
 	h.Version = HandleVersion + 1

@@ -3,69 +3,24 @@
 package exec
 
 import (
-	"bufio"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
-	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 )
 
-// fifoLines makes path a FIFO and streams the lines written to it; the test
-// holds it open read-write, so the driver's open never blocks and a task's
-// line arrives the moment it is written. Tests learn that a task reached a
-// point this way, without sleeping.
-func fifoLines(t *testing.T, path string) <-chan string {
-	t.Helper()
-	must.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	must.NoError(t, unix.Mkfifo(path, 0o666))
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	must.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	lines := make(chan string, 16)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	return lines
-}
+// fifoLines streams the lines written to path: see drivertest.FIFOLines.
+func fifoLines(t *testing.T, path string) <-chan string { return drivertest.FIFOLines(t, path) }
 
 func nextLine(t *testing.T, lines <-chan string) string {
 	t.Helper()
-	select {
-	case l, ok := <-lines:
-		must.True(t, ok, must.Sprint("output closed before the expected line"))
-		return l
-	case <-time.After(testTimeout):
-		t.Fatal("no output line within timeout")
-		return ""
-	}
-}
-
-// A task that handles its kill signal gets it and may exit cleanly, even as
-// the init of its PID namespace.
-func TestStopTask_Signal(t *testing.T) {
-	needIsolation(t)
-	d := newTestDriver(t, nil)
-	cfg := newTaskConfig(t, "/bin/sh", "-c", `trap 'echo term; exit 7' TERM; echo ready; while :; do sleep 1 & wait $!; done`)
-	lines := fifoLines(t, cfg.StdoutPath)
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	must.Eq(t, "ready", nextLine(t, lines))
-
-	must.NoError(t, d.StopTask(cfg.ID, testTimeout, "SIGTERM"))
-	must.Eq(t, "term", nextLine(t, lines))
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, 7, res.ExitCode)
+	return drivertest.NextLine(t, lines, testTimeout)
 }
 
 // A task that ignores its kill signal (a PID namespace's init without a
@@ -81,13 +36,13 @@ func TestStopTask_KillAfterTimeout(t *testing.T) {
 	must.Eq(t, "ready", nextLine(t, lines))
 	h, err := d.tasks.Get(cfg.ID)
 	must.NoError(t, err)
-	must.Eq(t, 2, len(h.state.Cgroups.Pids()), must.Sprint("the shell and its sleep"))
+	must.Eq(t, 2, len(h.State.Cgroups.Pids()), must.Sprint("the shell and its sleep"))
 
 	must.NoError(t, d.StopTask(cfg.ID, 50*time.Millisecond, "SIGTERM"))
 	res := waitExit(t, d, cfg.ID)
 	must.Eq(t, int(syscall.SIGKILL), res.Signal)
 	must.NoError(t, d.DestroyTask(cfg.ID, false))
-	must.SliceEmpty(t, h.state.Cgroups.Pids())
+	must.SliceEmpty(t, h.State.Cgroups.Pids())
 }
 
 // On a host that cannot isolate tasks the driver is not detected, says why,

@@ -99,16 +99,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		h.schedule(&h.runTimer, tc.RunFor, func() { h.exit(tc.result()) })
 	}
 
-	handle := &drivers.TaskHandle{
-		Version:   HandleVersion,
-		Config:    cfg.Copy(),
-		State:     drivers.TaskStateRunning,
-		StartedAt: now,
-	}
-	if err := handle.SetDriverState(driverState{Config: tc, StartedAt: now}); err != nil {
-		return nil, err
-	}
-	return handle, nil
+	return drivers.NewTaskHandle(HandleVersion, cfg, now, driverState{Config: tc, StartedAt: now})
 }
 
 // sleep blocks for dur on the driver's clock.
@@ -132,20 +123,10 @@ func (d *Driver) newHandle(id, name, stdoutPath string, tc taskConfig, startedAt
 // left of its run_for since it first started; one whose run_for ran out while
 // the client was away exits at once with its configured result.
 func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
-	if handle == nil || handle.Config == nil || handle.Config.ID == "" {
-		return fmt.Errorf("%w: missing task config or ID", drivers.ErrInvalidHandle)
-	}
-	id := handle.Config.ID
-	if handle.Version != HandleVersion {
-		return fmt.Errorf("%w: task %q: handle version %d, want %d",
-			drivers.ErrInvalidHandle, id, handle.Version, HandleVersion)
-	}
-	if d.tasks.Has(id) {
-		return nil
-	}
 	var st driverState
-	if err := handle.GetDriverState(&st); err != nil {
-		return fmt.Errorf("task %q: %w", id, err)
+	id, tracked, err := d.tasks.OpenHandle(handle, HandleVersion, &st)
+	if err != nil || tracked {
+		return err
 	}
 	h := d.newHandle(id, handle.Config.Name, handle.Config.StdoutPath, st.Config, st.StartedAt)
 	if err := d.tasks.Add(id, h); err != nil {
@@ -174,34 +155,25 @@ func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.E
 // after kill_after, or is killed with SIGKILL at timeout if kill_after is not
 // shorter; StopTask returns when it has exited.
 func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) error {
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return fmt.Errorf("stopping task %q: %w", taskID, err)
-	}
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return err
-	}
+	return tasks.StopTask(d.tasks, taskID, timeout, signal)
+}
+
+// DestroyTask implements drivers.Driver: a forced destroy of a running
+// task kills it at once.
+func (d *Driver) DestroyTask(taskID string, force bool) error {
+	return tasks.DestroyTask(d.tasks, taskID, force)
+}
+
+// Stop implements tasks.Stopper: it requests the stop and returns once the
+// task has exited.
+func (h *taskHandle) Stop(sig syscall.Signal, timeout time.Duration) error {
 	h.requestStop(sig, timeout)
 	<-h.Done()
 	return nil
 }
 
-// DestroyTask implements drivers.Driver.
-func (d *Driver) DestroyTask(taskID string, force bool) error {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return err
-	}
-	if !h.Exited() {
-		if !force {
-			return fmt.Errorf("destroying task %q: %w", taskID, drivers.ErrTaskRunning)
-		}
-		h.exit(drivers.SignalExitResult(syscall.SIGKILL))
-	}
-	d.tasks.Delete(taskID)
-	return nil
-}
+// Release implements tasks.Destroyer: an exited mock task holds nothing.
+func (h *taskHandle) Release() error { return nil }
 
 // InspectTask implements drivers.Driver.
 func (d *Driver) InspectTask(taskID string) (*drivers.TaskStatus, error) {

@@ -2,7 +2,6 @@ package mock
 
 import (
 	"context"
-	"encoding/json"
 	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 )
 
 // The tests run inside synctest bubbles: the driver's real clock is the time
@@ -217,12 +217,7 @@ func TestStartBlockFor(t *testing.T) {
 }
 
 func persisted(t *testing.T, h *drivers.TaskHandle) *drivers.TaskHandle {
-	t.Helper()
-	b, err := json.Marshal(h)
-	must.NoError(t, err)
-	var out drivers.TaskHandle
-	must.NoError(t, json.Unmarshal(b, &out))
-	return &out
+	return drivertest.Persisted(t, h)
 }
 
 // TestRecoverTask checks that a restarted client's driver resumes a task for
@@ -329,28 +324,6 @@ func TestConfigErrors(t *testing.T) {
 	}
 	_, err := New(drivers.Options{Config: map[string]any{"fs_isolation": "none"}}, nil)
 	must.ErrorIs(t, err, drivers.ErrUnknownKey)
-}
-
-// TestErrors checks the driver contract's error values.
-func TestErrors(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		d := newTestDriver(t)
-		_, err := d.WaitTask(context.Background(), "nope")
-		must.ErrorIs(t, err, drivers.ErrTaskNotFound)
-		must.ErrorIs(t, d.StopTask("nope", time.Second, ""), drivers.ErrTaskNotFound)
-		must.ErrorIs(t, d.DestroyTask("nope", true), drivers.ErrTaskNotFound)
-
-		cfg := newTaskConfig("svc", nil)
-		_, err = d.StartTask(cfg)
-		must.NoError(t, err)
-		_, err = d.StartTask(cfg)
-		must.ErrorIs(t, err, drivers.ErrTaskExists)
-		must.ErrorIs(t, d.StopTask(cfg.ID, time.Second, "SIGNOPE"), drivers.ErrUnknownSignal)
-		must.ErrorIs(t, d.DestroyTask(cfg.ID, false), drivers.ErrTaskRunning)
-		must.NoError(t, d.DestroyTask(cfg.ID, true))
-		_, err = d.InspectTask(cfg.ID)
-		must.ErrorIs(t, err, drivers.ErrTaskNotFound)
-	})
 }
 
 // TestManyTasksAreCheap checks that running tasks cost timers, not

@@ -2,10 +2,8 @@ package rawexec
 
 import (
 	"fmt"
-	"maps"
 	"path"
 	"path/filepath"
-	"slices"
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/users"
@@ -77,29 +75,4 @@ func decodeTaskConfig(m map[string]any) (taskConfig, error) {
 		}
 	}
 	return tc, nil
-}
-
-// taskEnv is the task's environment on top of a minimal base, less the
-// denied variables, sorted so that a process's environment does not depend
-// on map order.
-func taskEnv(env map[string]string, denied []string) []string {
-	all := map[string]string{"PATH": defaultPath}
-	maps.Copy(all, env)
-	out := make([]string, 0, len(all))
-	for _, k := range slices.Sorted(maps.Keys(all)) {
-		if !matchesAny(denied, k) {
-			out = append(out, k+"="+all[k])
-		}
-	}
-	return out
-}
-
-func matchesAny(patterns []string, name string) bool {
-	for _, p := range patterns {
-		// Patterns were checked at decode time; names hold no '/'.
-		if ok, _ := path.Match(p, name); ok {
-			return true
-		}
-	}
-	return false
 }

@@ -15,6 +15,12 @@
 // child, so its exit is observed through a pidfd (or, on kernels without
 // pidfd, by polling /proc) and its exit status is reported as unknown.
 //
+// What raw_exec shares with exec (the handle and its checks, re-attaching,
+// the exit watch, stop, signals, inspection, stats) is the process core's,
+// internal/proctask; this package owns its config, how a task's process is
+// forked (user, working directory, environment, cgroup, OOM score) and how
+// FindTask recognises a task by its environment.
+//
 // The driver is off unless the agent configuration enables it:
 //
 //	plugin "raw_exec" {

@@ -17,10 +17,8 @@ import (
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
-	"github.com/nomad-edge/nomad/drivers/internal/stats"
-	"github.com/nomad-edge/nomad/drivers/internal/tasks"
+	"github.com/nomad-edge/nomad/drivers/internal/proctask"
 	"github.com/nomad-edge/nomad/drivers/internal/users"
-	"github.com/nomad-edge/nomad/helper/clock"
 )
 
 // Name is the driver name jobs use in a task's `driver` field.
@@ -28,19 +26,6 @@ const Name = "raw_exec"
 
 // HandleVersion is the layout version of the DriverState this driver writes.
 const HandleVersion = 1
-
-// defaultPath is the PATH a task gets unless its env sets one. Tasks do not
-// inherit the client's environment: the client's secrets and settings are none
-// of a task's business, and a task must behave the same whichever way the
-// client was started.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-const (
-	// defaultKillWait bounds how long StopTask waits for a process group
-	// to disappear after SIGKILL; only a process stuck in the kernel takes
-	// longer, and the caller should hear about it rather than hang.
-	defaultKillWait = 5 * time.Second
-)
 
 // ErrUserNotSupported refuses a task whose `user` is not the agent's own
 // when the agent does not run as root: only root can switch users.
@@ -52,21 +37,18 @@ var ErrWorkDirUnreachable = errors.New("working directory unreachable")
 
 // ErrKillTimeout is returned by StopTask and DestroyTask when the task's
 // process is still alive after SIGKILL and the kill wait.
-var ErrKillTimeout = errors.New("process did not exit after SIGKILL")
+var ErrKillTimeout = proctask.ErrKillTimeout
+
+// taskState is the DriverState this driver persists.
+type taskState = proctask.State
 
 // Driver is the raw_exec driver. It is safe for concurrent use.
 type Driver struct {
 	logger hclog.Logger
 	pc     pluginConfig
-	tasks  *tasks.Set[*taskHandle]
+	tasks  *proctask.Tasks
 	// cgroupHost says what cgroups this host offers; tests replace it.
 	cgroupHost func() cgroupHost
-
-	killWait         time.Duration
-	exitPollInterval time.Duration
-	// noPidfd forces the /proc polling fallback for recovered tasks, so
-	// that tests exercise the path kernels before 5.10 take.
-	noPidfd bool
 }
 
 var (
@@ -81,13 +63,12 @@ func New(opts drivers.Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q config: %w", Name, err)
 	}
+	logger := opts.LoggerOrNull().Named(Name)
 	return &Driver{
-		logger:           opts.LoggerOrNull().Named(Name),
-		pc:               pc,
-		tasks:            tasks.NewSet[*taskHandle](),
-		cgroupHost:       detectCgroupHost,
-		killWait:         defaultKillWait,
-		exitPollInterval: proc.DefaultPollInterval,
+		logger:     logger,
+		pc:         pc,
+		tasks:      proctask.New(proctask.Options{HandleVersion: HandleVersion, Logger: logger}),
+		cgroupHost: detectCgroupHost,
 	}, nil
 }
 
@@ -136,27 +117,11 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
 	}
-	if err := d.tasks.Reserve(cfg.ID); err != nil {
-		return nil, err
-	}
-	h, err := d.start(startInput{cfg: cfg, tc: tc, cred: cred})
-	if err != nil {
-		d.tasks.Release(cfg.ID)
-		return nil, fmt.Errorf("starting task %q: %w", cfg.ID, err)
-	}
-	d.tasks.Fill(cfg.ID, h)
-
-	handle := &drivers.TaskHandle{
-		Version:   HandleVersion,
-		Config:    cfg.Copy(),
-		State:     drivers.TaskStateRunning,
-		StartedAt: h.StartedAt(),
-	}
-	if err := handle.SetDriverState(h.state); err != nil {
-		return nil, err
-	}
-	d.logger.Debug("started task", "task_id", cfg.ID, "pid", h.state.Pid, "command", tc.Command)
-	return handle, nil
+	return d.tasks.Start(proctask.StartInput{
+		Config:  cfg,
+		Command: tc.Command,
+		Launch:  func() (*exec.Cmd, taskState, error) { return d.start(startInput{cfg: cfg, tc: tc, cred: cred}) },
+	})
 }
 
 // credential is who the task runs as: nil for the agent's own user (no
@@ -188,67 +153,36 @@ type startInput struct {
 	cred *users.Credential
 }
 
-// start forks the task's process into its cgroup. On success a goroutine
-// owns cmd.Wait and records the exit in the returned handle.
-func (d *Driver) start(in startInput) (_ *taskHandle, err error) {
+// start forks the task's process into its cgroup and hands it to the core,
+// which owns cmd.Wait from then on.
+func (d *Driver) start(in startInput) (_ *exec.Cmd, _ taskState, err error) {
 	cfg, tc := in.cfg, in.tc
 	cmd, closeLogs, err := taskCommand(in)
 	if err != nil {
-		return nil, err
+		return nil, taskState{}, err
 	}
 	defer closeLogs()
 	cg, err := d.taskCgroups(cfg, tc)
 	if err != nil {
-		return nil, err
+		return nil, taskState{}, err
 	}
 	defer func() {
 		if err != nil && cg != nil {
-			_ = cg.DestroyWait(clock.Real(), d.killWait)
+			_ = cg.Remove(d.tasks.Clock, d.tasks.KillWait)
 		}
 	}()
 
 	if err := startIn(cmd, cg); err != nil {
-		return nil, drivers.NewRecoverableError(err, isTransient(err))
+		return nil, taskState{}, drivers.NewRecoverableError(err, proctask.IsTransient(err))
 	}
-	pid := cmd.Process.Pid
-	fail := func(err error) (*taskHandle, error) {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		if cg != nil {
-			cg.KillAll()
-		}
-		return nil, err
-	}
-	// The child is not reaped until cmd.Wait below, so its /proc entry is
-	// there even if it has already exited.
-	ps, err := proc.ReadStat(pid)
+	st, err := proctask.Launched(cmd, cg)
 	if err != nil {
-		return fail(fmt.Errorf("reading start time of pid %d: %w", pid, err))
+		return nil, taskState{}, err
 	}
-	if err := d.setOOMScoreAdj(pid, tc); err != nil {
-		return fail(err)
+	if err := d.setOOMScoreAdj(st.Pid, tc); err != nil {
+		return nil, taskState{}, proctask.Abort(cmd, err)
 	}
-
-	h := &taskHandle{
-		Task:     tasks.New(cfg.ID, cfg.Name, time.Now()),
-		logger:   d.logger.With("task_id", cfg.ID),
-		killWait: d.killWait,
-		state: taskState{
-			Pid:       pid,
-			Pgid:      pid,
-			StartTime: ps.StartTime,
-			BootID:    proc.BootID(),
-			Cgroups:   cg,
-		},
-	}
-	h.cpu = stats.NewSampler(h.StartedAt())
-	go func() {
-		err := cmd.Wait()
-		res := exitResult(cmd.ProcessState, err)
-		h.Exit(res, time.Now())
-		h.logger.Debug("task exited", "result", res)
-	}()
-	return h, nil
+	return cmd, st, nil
 }
 
 // taskCommand is the task's process, not yet started: its command, working
@@ -274,7 +208,7 @@ func taskCommand(in startInput) (_ *exec.Cmd, closeLogs func(), err error) {
 			return nil, nil, err
 		}
 	}
-	cmd.Env = taskEnv(cfg.Env, tc.DeniedEnvvars)
+	cmd.Env = proctask.Env(cfg.Env, tc.DeniedEnvvars)
 	// A group of its own lets StopTask signal the task's whole process
 	// tree. No Pdeathsig: the task must outlive a client restart.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -297,7 +231,7 @@ func taskCommand(in startInput) (_ *exec.Cmd, closeLogs func(), err error) {
 		name, path string
 		dst        *io.Writer
 	}{{"stdout", cfg.StdoutPath, &cmd.Stdout}, {"stderr", cfg.StderrPath, &cmd.Stderr}} {
-		f, err := openLog(out.path)
+		f, err := drivers.OpenTaskLog(out.path)
 		if err != nil {
 			closeLogs()
 			return nil, nil, fmt.Errorf("opening %s: %w", out.name, err)
@@ -390,133 +324,33 @@ func toUint32(in []int) []uint32 {
 	return out
 }
 
-// exitResult turns a wait status into the driver's result.
-func exitResult(ps *os.ProcessState, waitErr error) *drivers.ExitResult {
-	if ps == nil {
-		return &drivers.ExitResult{Err: fmt.Errorf("waiting for process: %w", waitErr)}
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return drivers.SignalExitResult(ws.Signal())
-	}
-	return &drivers.ExitResult{ExitCode: ps.ExitCode()}
-}
-
-// isTransient reports whether a failed fork or exec is worth retrying: the
-// node ran short of processes, memory or descriptors. A missing or
-// non-executable command will fail the same way every time.
-func isTransient(err error) bool {
-	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOMEM) ||
-		errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
-}
-
-// openLog opens path for appending, creating it and its directory. An empty
-// path returns nil, which exec maps to /dev/null.
-func openLog(path string) (*os.File, error) { return drivers.OpenTaskLog(path) }
-
 // RecoverTask implements drivers.Driver. It refuses with ErrTaskNotFound when
-// the process is gone, the node has rebooted since, or the pid now belongs to
+// the node has rebooted since, the process is gone, or the pid now belongs to
 // a process started at another time.
-func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
-	if handle == nil || handle.Config == nil || handle.Config.ID == "" {
-		return fmt.Errorf("%w: missing task config or ID", drivers.ErrInvalidHandle)
-	}
-	id := handle.Config.ID
-	if handle.Version != HandleVersion {
-		return fmt.Errorf("%w: task %q: handle version %d, want %d",
-			drivers.ErrInvalidHandle, id, handle.Version, HandleVersion)
-	}
-	if d.tasks.Has(id) {
-		return nil
-	}
-	var st taskState
-	if err := handle.GetDriverState(&st); err != nil {
-		return fmt.Errorf("task %q: %w", id, err)
-	}
-	if err := st.validate(); err != nil {
-		return fmt.Errorf("task %q: %w", id, err)
-	}
-	if cur := proc.BootID(); st.BootID != "" && cur != "" && cur != st.BootID {
-		return fmt.Errorf("task %q: %w: the node has rebooted since it started", id, drivers.ErrTaskNotFound)
-	}
-
-	w, err := proc.Watch(st.Pid, st.StartTime, proc.WatchOptions{PollInterval: d.exitPollInterval, NoPidfd: d.noPidfd})
-	if err != nil {
-		if errors.Is(err, drivers.ErrTaskNotFound) && st.Cgroups != nil {
-			st.Cgroups.RemoveIfEmpty(d.logger.With("task_id", id))
-		}
-		return fmt.Errorf("recovering task %q: %w", id, err)
-	}
-	h := &taskHandle{
-		Task:      tasks.New(id, handle.Config.Name, handle.StartedAt),
-		logger:    d.logger.With("task_id", id),
-		state:     st,
-		killWait:  d.killWait,
-		cpu:       stats.NewSampler(handle.StartedAt),
-		recovered: true,
-		watch:     w,
-	}
-	if err := d.tasks.Add(id, h); err != nil {
-		// Recovered concurrently by another caller: theirs stands.
-		w.Close()
-		if errors.Is(err, drivers.ErrTaskExists) {
-			return nil
-		}
-		return err
-	}
-	go func() {
-		if w.Wait() {
-			h.Exit(&drivers.ExitResult{Err: drivers.ErrExitCodeUnknown}, time.Now())
-			h.logger.Debug("recovered task exited", "pid", st.Pid)
-		}
-	}()
-	d.logger.Debug("recovered task", "task_id", id, "pid", st.Pid, "pidfd", w.HasPidfd())
-	return nil
-}
+func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error { return d.tasks.Recover(handle) }
 
 // WaitTask implements drivers.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
-	return tasks.WaitTask(d.tasks, ctx, taskID)
+	return d.tasks.Wait(ctx, taskID)
 }
 
 // StopTask implements drivers.Driver.
 func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) error {
-	return tasks.StopTask(d.tasks, taskID, timeout, signal)
+	return d.tasks.Stop(taskID, timeout, signal)
 }
 
 // DestroyTask implements drivers.Driver. It also kills whatever the task left
 // running in its process group and its cgroup, and removes the cgroup: a
 // task's children do not outlive the task.
-func (d *Driver) DestroyTask(taskID string, force bool) error {
-	return tasks.DestroyTask(d.tasks, taskID, force)
-}
+func (d *Driver) DestroyTask(taskID string, force bool) error { return d.tasks.Destroy(taskID, force) }
 
 // TaskStats implements drivers.StatsReporter: from the task's cgroup where
 // it has one, else from /proc for the processes of its group.
 func (d *Driver) TaskStats(taskID string) (*drivers.TaskResourceUsage, error) {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	if cg := h.state.Cgroups; cg != nil {
-		return stats.FromCgroup(*cg, h.cpu, now), nil
-	}
-	return stats.FromProcs(proc.GroupPids(h.state.Pgid), h.cpu, now), nil
+	return d.tasks.Stats(taskID)
 }
 
 // InspectTask implements drivers.Driver.
 func (d *Driver) InspectTask(taskID string) (*drivers.TaskStatus, error) {
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return nil, err
-	}
-	attrs := map[string]string{
-		"pid":       strconv.Itoa(h.state.Pid),
-		"pgid":      strconv.Itoa(h.state.Pgid),
-		"recovered": strconv.FormatBool(h.recovered),
-	}
-	if cg := h.state.Cgroups; cg != nil && len(cg.Paths) > 0 {
-		attrs["cgroup"] = cg.Paths[0]
-	}
-	return h.Status(attrs), nil
+	return d.tasks.Inspect(taskID)
 }

@@ -3,9 +3,6 @@
 package rawexec
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -21,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 )
 
@@ -59,60 +57,19 @@ func newTaskConfig(t *testing.T, command string, args ...string) *drivers.TaskCo
 }
 
 // toAny mimics a config block that came through JSON: lists are []any.
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
+func toAny(ss []string) []any { return drivertest.Args(ss...) }
 
 func waitExit(t *testing.T, d drivers.Driver, id string) *drivers.ExitResult {
 	t.Helper()
-	ch, err := d.WaitTask(context.Background(), id)
-	must.NoError(t, err)
-	select {
-	case res, ok := <-ch:
-		must.True(t, ok, must.Sprint("wait channel closed without a result"))
-		return res
-	case <-time.After(testTimeout):
-		t.Fatalf("task %s did not exit within %s", id, testTimeout)
-		return nil
-	}
+	return drivertest.WaitExit(t, d, id, testTimeout)
 }
 
-// fifoLines makes path a FIFO and streams the lines written to it. The test
-// holds it open read-write so that the driver's open for writing never blocks
-// and a task's line is delivered the moment it is written: this is how tests
-// learn that a script reached a point, without sleeping.
-func fifoLines(t *testing.T, path string) <-chan string {
-	t.Helper()
-	must.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	must.NoError(t, unix.Mkfifo(path, 0o600))
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	must.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	lines := make(chan string, 16)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	return lines
-}
+// fifoLines streams the lines written to path: see drivertest.FIFOLines.
+func fifoLines(t *testing.T, path string) <-chan string { return drivertest.FIFOLines(t, path) }
 
 func nextLine(t *testing.T, lines <-chan string) string {
 	t.Helper()
-	select {
-	case l, ok := <-lines:
-		must.True(t, ok, must.Sprint("output closed before the expected line"))
-		return l
-	case <-time.After(testTimeout):
-		t.Fatal("no output line within timeout")
-		return ""
-	}
+	return drivertest.NextLine(t, lines, testTimeout)
 }
 
 // waitGone blocks until pid has exited, through a pidfd: the same event the
@@ -134,30 +91,6 @@ func waitGone(t *testing.T, pid int) {
 	case <-time.After(testTimeout):
 		t.Fatalf("process %d still alive after %s", pid, testTimeout)
 	}
-}
-
-// TestStartTask_ExitCode checks that a task's own exit code reaches the task
-// runner, since restart policies and batch completion are decided on it.
-func TestStartTask_ExitCode(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sh", "-c", "exit 3")
-
-	h, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	must.Eq(t, drivers.TaskStateRunning, h.State)
-	must.Eq(t, HandleVersion, h.Version)
-
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, 3, res.ExitCode)
-	must.Zero(t, res.Signal)
-	must.NoError(t, res.Err)
-	must.False(t, res.Successful())
-
-	st, err := d.InspectTask(cfg.ID)
-	must.NoError(t, err)
-	must.Eq(t, drivers.TaskStateExited, st.State)
-	must.Eq(t, 3, st.ExitResult.ExitCode)
-	must.False(t, st.CompletedAt.IsZero())
 }
 
 // TestStartTask_Output checks that stdout and stderr land in the client's log
@@ -241,45 +174,6 @@ func assertTaskSignalsAtDefault(t *testing.T) {
 	}
 }
 
-// TestStopTask_Signal checks that a stop delivers the requested signal and
-// returns as soon as the task exits, not after the kill timeout, so that
-// stopping a job is as fast as its tasks.
-func TestStopTask_Signal(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sleep", "30")
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-
-	start := time.Now()
-	must.NoError(t, d.StopTask(cfg.ID, time.Minute, "SIGTERM"))
-	must.Less(t, testTimeout, time.Since(start))
-
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, int(syscall.SIGTERM), res.Signal)
-	must.Eq(t, 128+int(syscall.SIGTERM), res.ExitCode)
-	must.False(t, res.Successful())
-
-	// Stopping an exited task is a no-op, so the runner can retry freely.
-	must.NoError(t, d.StopTask(cfg.ID, time.Second, ""))
-}
-
-// TestStopTask_KillAfterTimeout checks that a task ignoring its stop signal
-// is SIGKILLed once the kill timeout passes, so a stuck task cannot block a
-// job update or a node drain.
-func TestStopTask_KillAfterTimeout(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sh", "-c", `trap "" TERM; echo ready; sleep 30`)
-	lines := fifoLines(t, cfg.StdoutPath)
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-	must.Eq(t, "ready", nextLine(t, lines))
-
-	must.NoError(t, d.StopTask(cfg.ID, 100*time.Millisecond, "SIGTERM"))
-	res := waitExit(t, d, cfg.ID)
-	must.Eq(t, int(syscall.SIGKILL), res.Signal)
-	must.Eq(t, 137, res.ExitCode)
-}
-
 // TestStopTask_KillsProcessGroup checks that a stop reaches the task's
 // children, because a task that forks workers must not leave them running
 // after it is stopped. SIGINT covers children that ignore the stop signal
@@ -325,28 +219,9 @@ func TestDestroyTask_KillsLeftovers(t *testing.T) {
 	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
 }
 
-// TestDestroyTask_Running checks that a live task is only destroyed when
-// forced, so a caller cannot drop a workload it still has to stop.
-func TestDestroyTask_Running(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sleep", "30")
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-
-	must.ErrorIs(t, d.DestroyTask(cfg.ID, false), drivers.ErrTaskRunning)
-	must.NoError(t, d.DestroyTask(cfg.ID, true))
-	must.ErrorIs(t, d.DestroyTask(cfg.ID, true), drivers.ErrTaskNotFound)
-}
-
-// persisted round-trips a handle through JSON, as the client's state DB does,
-// so that recovery is tested on what actually survives a restart.
+// persisted round-trips a handle through JSON, as the client's state DB does.
 func persisted(t *testing.T, h *drivers.TaskHandle) *drivers.TaskHandle {
-	t.Helper()
-	b, err := json.Marshal(h)
-	must.NoError(t, err)
-	var out drivers.TaskHandle
-	must.NoError(t, json.Unmarshal(b, &out))
-	return &out
+	return drivertest.Persisted(t, h)
 }
 
 // TestRecoverTask checks that a new driver instance (a restarted client)
@@ -369,12 +244,12 @@ func TestRecoverTask(t *testing.T) {
 			saved := persisted(t, h)
 
 			d2 := newTestDriver(t)
-			d2.noPidfd = tc.noPidfd
-			d2.exitPollInterval = 10 * time.Millisecond
+			d2.tasks.NoPidfd = tc.noPidfd
+			d2.tasks.PollInterval = 10 * time.Millisecond
 			must.NoError(t, d2.RecoverTask(saved))
 			w, err := d2.tasks.Get(cfg.ID)
 			must.NoError(t, err)
-			must.Eq(t, !tc.noPidfd, w.watch.HasPidfd())
+			must.Eq(t, !tc.noPidfd, w.HasPidfd())
 
 			// Recovering again is a no-op, not a second watcher.
 			must.NoError(t, d2.RecoverTask(saved))
@@ -396,21 +271,6 @@ func TestRecoverTask(t *testing.T) {
 			must.NoError(t, d2.DestroyTask(cfg.ID, false))
 		})
 	}
-}
-
-// TestRecoverTask_DeadProcess checks that recovery refuses a task whose
-// process is gone, so that the runner reports it instead of waiting forever.
-func TestRecoverTask_DeadProcess(t *testing.T) {
-	d1 := newTestDriver(t)
-	cfg := newTaskConfig(t, "true")
-	h, err := d1.StartTask(cfg)
-	must.NoError(t, err)
-	waitExit(t, d1, cfg.ID)
-
-	d2 := newTestDriver(t)
-	must.ErrorIs(t, d2.RecoverTask(persisted(t, h)), drivers.ErrTaskNotFound)
-	_, err = d2.InspectTask(cfg.ID)
-	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
 }
 
 // TestRecoverTask_ReusedPid checks that recovery refuses a pid that now
@@ -557,55 +417,4 @@ func TestStartTask_Errors(t *testing.T) {
 		_, err = d.StartTask(cfg)
 		must.ErrorIs(t, err, drivers.ErrTaskExists)
 	})
-}
-
-// TestUnknownTaskAndSignal checks the error values callers branch on.
-func TestUnknownTaskAndSignal(t *testing.T) {
-	d := newTestDriver(t)
-	_, err := d.WaitTask(context.Background(), "nope")
-	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
-	must.ErrorIs(t, d.StopTask("nope", time.Second, ""), drivers.ErrTaskNotFound)
-	_, err = d.InspectTask("nope")
-	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
-
-	cfg := newTaskConfig(t, "sleep", "30")
-	_, err = d.StartTask(cfg)
-	must.NoError(t, err)
-	must.ErrorIs(t, d.StopTask(cfg.ID, time.Second, "SIGBOGUS"), drivers.ErrUnknownSignal)
-	st, err := d.InspectTask(cfg.ID)
-	must.NoError(t, err)
-	must.Eq(t, drivers.TaskStateRunning, st.State)
-}
-
-// TestWaitTask checks the WaitTask contract: every waiter gets the one
-// result, a late waiter gets it at once, and a cancelled wait just closes.
-func TestWaitTask(t *testing.T) {
-	d := newTestDriver(t)
-	cfg := newTaskConfig(t, "sleep", "30")
-	_, err := d.StartTask(cfg)
-	must.NoError(t, err)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancelled, err := d.WaitTask(ctx, cfg.ID)
-	must.NoError(t, err)
-	cancel()
-	select {
-	case res, ok := <-cancelled:
-		must.False(t, ok, must.Sprintf("got result %v from a cancelled wait", res))
-	case <-time.After(testTimeout):
-		t.Fatal("cancelled wait did not close")
-	}
-
-	early, err := d.WaitTask(context.Background(), cfg.ID)
-	must.NoError(t, err)
-	must.NoError(t, d.StopTask(cfg.ID, testTimeout, "SIGKILL"))
-	late := waitExit(t, d, cfg.ID)
-	select {
-	case res := <-early:
-		must.Eq(t, late, res)
-	case <-time.After(testTimeout):
-		t.Fatal("early waiter got nothing")
-	}
-	_, ok := <-early
-	must.False(t, ok, must.Sprint("channel must close after its one result"))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
+	"github.com/nomad-edge/nomad/drivers/internal/proctask"
 )
 
 var _ drivers.TaskFinder = (*Driver)(nil)
@@ -36,29 +37,15 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 		if err != nil || pid <= 1 || pid == os.Getpid() {
 			continue
 		}
-		st, err := proc.ReadStat(pid)
-		if err != nil || st.Pgid != pid || st.Exited() {
+		st, ok := proctask.Leader(pid)
+		if !ok {
 			continue
 		}
 		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if err != nil || !hasAll(bytes.Split(env, []byte{0}), want) {
 			continue
 		}
-		handle := &drivers.TaskHandle{
-			Version:   HandleVersion,
-			Config:    cfg.Copy(),
-			State:     drivers.TaskStateRunning,
-			StartedAt: proc.StartedAt(st.StartTime),
-		}
-		ts := taskState{Pid: pid, Pgid: pid, StartTime: st.StartTime, BootID: proc.BootID(), Cgroups: d.existingCgroups(cfg.ID)}
-		if err := handle.SetDriverState(ts); err != nil {
-			return nil, err
-		}
-		if err := d.RecoverTask(handle); err != nil {
-			return nil, err
-		}
-		d.logger.Info("found a task left running by an earlier client", "task_id", cfg.ID, "pid", pid)
-		return handle, nil
+		return d.tasks.Adopt(cfg, pid, st, d.existingCgroups(cfg.ID))
 	}
 	return nil, drivers.ErrTaskNotFound
 }

@@ -1,8 +1,6 @@
 package rawexec
 
 import (
-	"fmt"
-
 	"github.com/nomad-edge/nomad/drivers"
 )
 
@@ -11,20 +9,7 @@ var _ drivers.Signaler = (*Driver)(nil)
 // SignalTask implements drivers.Signaler: the signal goes to the task's
 // whole process group, as a stop's does, so that a shell wrapper passes
 // a SIGHUP on to the program it runs.
-func (d *Driver) SignalTask(taskID, signal string) error {
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return err
-	}
-	h, err := d.tasks.Get(taskID)
-	if err != nil {
-		return err
-	}
-	if err := h.signalGroup(sig); err != nil {
-		return fmt.Errorf("signalling task %q: %w", taskID, err)
-	}
-	return nil
-}
+func (d *Driver) SignalTask(taskID, signal string) error { return d.tasks.Signal(taskID, signal) }
 
 // Capabilities implements drivers.CapabilityReporter.
 func (d *Driver) Capabilities() drivers.Capabilities {

@@ -307,11 +307,11 @@ func TestTaskStats_AfterRecover(t *testing.T) {
 	must.NoError(t, d2.RecoverTask(saved))
 	w, err := d2.tasks.Get(cfg.ID)
 	must.NoError(t, err)
-	must.NotNil(t, w.state.Cgroups)
+	must.NotNil(t, w.State.Cgroups)
 	busyStats(t, d2, cfg.ID)
 
 	must.NoError(t, d2.DestroyTask(cfg.ID, true))
-	for _, p := range w.state.Cgroups.Paths {
+	for _, p := range w.State.Cgroups.Paths {
 		_, err := os.Stat(p)
 		must.True(t, os.IsNotExist(err), must.Sprintf("cgroup %s removed", p))
 	}

@@ -1,7 +1,9 @@
-// Package drivertest holds what the drivers' tests share: a stand-in agent
-// process that starts a task and is killed with SIGKILL, so that a test sees
-// an agent crash from outside, as on a real node, rather than a driver
-// value going out of scope.
+// Package drivertest holds what the drivers' tests share: the conformance
+// suite every driver runs (RunConformance), which holds it to the Driver
+// contract the task runner relies on, with capability flags where drivers
+// legitimately differ; and a stand-in agent process that starts a task and
+// is killed with SIGKILL, so that a test sees an agent crash from outside,
+// as on a real node, rather than a driver value going out of scope.
 package drivertest
 
 import (

@@ -32,3 +32,38 @@ func BusyStats(t *testing.T, d drivers.StatsReporter, id string, timeout time.Du
 		time.Sleep(50 * time.Millisecond) // real CPU time must accrue
 	}
 }
+
+// BenchStarts is the drivers' start benchmark: each round builds a driver
+// with newDriver and n task configs with task (untimed), starts the tasks
+// one after the other, as the agent would (timed), and destroys them. It
+// reports the mean start latency and what 100 running tasks cost the
+// agent's Go memory (the test binary stands in for the agent; the tasks'
+// own memory and the kernel's are not the agent's).
+func BenchStarts(b *testing.B, n int, newDriver func() drivers.Driver, task func() *drivers.TaskConfig) {
+	var total time.Duration
+	var held int
+	for b.Loop() {
+		b.StopTimer()
+		d := newDriver()
+		cfgs := make([]*drivers.TaskConfig, n)
+		for i := range cfgs {
+			cfgs[i] = task()
+		}
+		before := HeldKiB()
+		b.StartTimer()
+		start := time.Now()
+		for _, c := range cfgs {
+			_, err := d.StartTask(c)
+			must.NoError(b, err)
+		}
+		total += time.Since(start)
+		b.StopTimer()
+		held += HeldKiB() - before
+		for _, c := range cfgs {
+			must.NoError(b, d.DestroyTask(c.ID, true))
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N*n)/1000, "ms/start")
+	b.ReportMetric(float64(held)/float64(b.N)*100/float64(n), "agent-KiB/100tasks")
+}
