@@ -107,7 +107,7 @@ func TestMemCluster_DisconnectReconnect_OnEventStream(t *testing.T) {
 		}))
 
 		job := disconnectJob()
-		original, cut := memRunOne(t, c, c.Leader(), job)
+		original, cut := runOne(t, c, job)
 		nodeID := original.NodeID
 		c.Net.Isolate(testutil.ClientHost(cut), testutil.Blackhole)
 		wait.Eventually(t, 2*time.Minute, "node disconnected on the follower's stream", func() (bool, string) {

@@ -26,32 +26,6 @@ func TestMemCluster_ElectsLeaderAndRegistersClient(t *testing.T) {
 	})
 }
 
-// memClusterJob registers job through s and waits until its one
-// allocation runs; it returns that allocation and the index of the client
-// that runs it.
-func memRunOne(t *testing.T, c *testutil.MemCluster, s *nomad.Server, job *structs.Job) (*structs.Allocation, int) {
-	t.Helper()
-	var reg structs.JobRegisterResponse
-	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-	var orig *structs.Allocation
-	wait.Eventually(t, time.Minute, "allocation running", func() (bool, string) {
-		allocs, err := c.Leader().State().AllocsByJob(nil, job.Namespace, job.ID, true)
-		must.NoError(t, err)
-		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
-			orig = allocs[0]
-			return true, ""
-		}
-		return false, describe(allocs)
-	})
-	for i, cl := range c.Clients {
-		if cl.NodeID() == orig.NodeID {
-			return orig, i
-		}
-	}
-	t.Fatalf("no client runs node %s", orig.NodeID)
-	return nil, 0
-}
-
 // Three servers elect one leader; a job registered through a follower
 // lands on all of them; when the leader's host is cut off (raft, RPC and
 // gossip), the others elect a new leader within raft's default election
@@ -102,18 +76,6 @@ func TestMemCluster_LeaderPartitioned_NewLeaderKeepsState(t *testing.T) {
 	})
 }
 
-// memClientAlloc returns client i's own copy of allocation id.
-func memClientAlloc(t *testing.T, c *testutil.MemCluster, i int, id string) *structs.Allocation {
-	t.Helper()
-	for _, a := range c.Clients[i].Allocs() {
-		if a.ID == id {
-			return a
-		}
-	}
-	t.Fatalf("client %d has no allocation %s", i, id)
-	return nil
-}
-
 // The mission, end to end, on three servers with upstream's heartbeat
 // timings: a client whose network drops (packets vanish) keeps running
 // its task; the servers mark the node disconnected once its TTL and grace
@@ -125,7 +87,7 @@ func TestMemCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T
 		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 3, Clients: 2})
 		st := func() *state.StateStore { return c.Leader().State() }
 		job := disconnectJob()
-		original, cut := memRunOne(t, c, c.Leader(), job)
+		original, cut := runOne(t, c, job)
 		startedAt := original.TaskStates["app"].StartedAt
 
 		cutAt := time.Now()
@@ -154,7 +116,7 @@ func TestMemCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T
 		node, err := st().NodeByID(nil, original.NodeID)
 		must.NoError(t, err)
 		must.Eq(t, structs.NodeStatusDisconnected, node.Status)
-		must.Eq(t, structs.AllocClientStatusRunning, memClientAlloc(t, c, cut, original.ID).ClientStatus,
+		must.Eq(t, structs.AllocClientStatusRunning, clientAlloc(t, c, cut, original.ID).ClientStatus,
 			must.Sprint("the task kept running on the cut-off client"))
 
 		c.Net.Heal(testutil.ClientHost(cut))
@@ -213,7 +175,7 @@ func TestMemCluster_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
 				job := disconnectJob()
 				job.TaskGroups[0].Disconnect.LostAfter = tc.window
 				job.TaskGroups[0].ReschedulePolicy = nil
-				orig, _ := memRunOne(t, c, c.Leader(), job)
+				orig, _ := runOne(t, c, job)
 
 				c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
 				status := func(s *nomad.Server) (*structs.Node, *structs.Allocation) {

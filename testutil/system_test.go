@@ -76,7 +76,7 @@ func TestMemCluster_SystemJob_DisconnectResumes(t *testing.T) {
 		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
 		must.Len(t, 2, allocs, must.Sprintf("nothing placed elsewhere: %s", describe(allocs)))
-		must.Eq(t, structs.AllocClientStatusRunning, memClientAlloc(t, c, 0, original.ID).ClientStatus,
+		must.Eq(t, structs.AllocClientStatusRunning, clientAlloc(t, c, 0, original.ID).ClientStatus,
 			must.Sprint("the task kept running on the cut-off client"))
 
 		c.Net.Heal(testutil.ClientHost(0))
