@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/client/clienttest"
@@ -60,7 +61,7 @@ func TestClient_UnreachableRetryIsFlatAndJittered(t *testing.T) {
 		defer c.Destroy()
 		waitReady(t, c)
 
-		srv.Cut()
+		srv.Cut(fault.Reset)
 		cut := time.Now()
 		time.Sleep(10 * time.Minute)
 		attempts := rec.since(methodNodeUpdateStatus, cut)
@@ -127,7 +128,7 @@ func TestClient_HealsAfterAStalledLink(t *testing.T) {
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 
 		for range 5 {
-			srv.Stall()
+			srv.Cut(fault.Stall)
 			time.Sleep(15 * time.Second) // past TTL + grace
 			srv.SetNodeStatus(c.NodeID(), structs.NodeStatusDisconnected)
 			srv.MarkUnknown(a.ID)
@@ -302,7 +303,7 @@ func (h cutAndHeal) run(t *testing.T, srv *clienttest.FakeServer, nodeID, allocI
 	t.Helper()
 	var worst time.Duration
 	for round := range h.rounds {
-		srv.Cut()
+		srv.Cut(fault.Reset)
 		time.Sleep(h.cutFor)
 		srv.SetNodeStatus(nodeID, structs.NodeStatusDisconnected)
 		srv.MarkUnknown(allocID)

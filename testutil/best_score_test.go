@@ -10,6 +10,7 @@ import (
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
@@ -124,7 +125,7 @@ func TestCluster_BestScore_OnlyNodeReturns_OriginalResumes(t *testing.T) {
 		original, cut := runOne(t, c, job)
 		startedAt := original.TaskStates["app"].StartedAt
 
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		wait.Eventually(t, time.Minute, "original unknown", func() (bool, string) {
 			a := allocByID(t, c, original.ID)
 			return a.ClientStatus == structs.AllocClientStatusUnknown, a.ClientStatus
@@ -157,7 +158,7 @@ func TestCluster_BestScore_OriginalOnBetterNodeKept(t *testing.T) {
 		original, cut := runOne(t, c, job)
 		must.Eq(t, c.Clients[0].NodeID(), original.NodeID, must.Sprint("the affinity placed the original on rack a"))
 
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		rep := waitReplaced(t, c, job, original)
 		must.Greater(t, score(t, rep), score(t, original), must.Sprint("the original's node scored higher"))
 
@@ -180,7 +181,7 @@ func TestCluster_BestScore_OriginalOnBetterNodeKept(t *testing.T) {
 func TestCluster_BestScore_ReplacementOnBetterNodeKept(t *testing.T) {
 	testutil.Bubble(t, func(t *testing.T) {
 		c := racks(t, "a", "b")
-		c.Links[1].Cut(testutil.Reset)
+		c.Links[1].Cut(fault.Reset)
 		wait.Eventually(t, time.Minute, "rack b down", func() (bool, string) {
 			n, err := c.Leader().State().NodeByID(nil, c.Clients[1].NodeID())
 			must.NoError(t, err)
@@ -196,7 +197,7 @@ func TestCluster_BestScore_ReplacementOnBetterNodeKept(t *testing.T) {
 			return n.Status == structs.NodeStatusReady, n.Status
 		})
 
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		rep := waitReplaced(t, c, job, original)
 		must.Eq(t, c.Clients[1].NodeID(), rep.NodeID)
 		must.Greater(t, score(t, original), score(t, rep), must.Sprint("the replacement's node scored higher"))
@@ -221,7 +222,7 @@ func TestCluster_BestScore_TieKeepsOriginal(t *testing.T) {
 		job := bestScoreJob("")
 		original, cut := runOne(t, c, job)
 
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		rep := waitReplaced(t, c, job, original)
 		must.Eq(t, score(t, original), score(t, rep), must.Sprint("identical nodes, identical scores"))
 
@@ -243,7 +244,7 @@ func TestCluster_ReplacementTimeMatchesScheduler(t *testing.T) {
 		job.TaskGroups[0].ReschedulePolicy.Delay = 2 * time.Second
 		original, cut := runOne(t, c, job)
 
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		var followup *structs.Evaluation
 		wait.Eventually(t, time.Minute, "original unknown with a replacement follow-up", func() (bool, string) {
 			evals, err := c.Leader().State().EvalsByJob(nil, job.Namespace, job.ID)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
@@ -103,7 +104,7 @@ func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
 		job := disconnectJob()
 		job.TaskGroups[0].Disconnect = nil
 		original, cut := runOne(t, c, job)
-		c.Links[cut].Cut(testutil.Reset)
+		c.Links[cut].Cut(fault.Reset)
 
 		wait.Eventually(t, time.Minute, "node down, original lost, replacement running", func() (bool, string) {
 			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
@@ -150,7 +151,7 @@ func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
 		no := false
 		job.TaskGroups[0].Disconnect.Replace = &no
 		original, cut := runOne(t, c, job)
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		wait.Eventually(t, time.Minute, "original unknown", func() (bool, string) {
 			a, err := st().AllocByID(nil, original.ID)
 			must.NoError(t, err)
@@ -206,7 +207,7 @@ func TestCluster_AllocStopWhileUnknown(t *testing.T) {
 		no := false
 		job.TaskGroups[0].Disconnect.Replace = &no // only the operator's stop replaces it
 		original, cut := runOne(t, c, job)
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		wait.Eventually(t, time.Minute, "original unknown", func() (bool, string) {
 			a, err := st().AllocByID(nil, original.ID)
 			must.NoError(t, err)
@@ -256,7 +257,7 @@ func TestCluster_AllocStopWhileUnknown_AlreadyReplaced(t *testing.T) {
 		st := c.Leader().State
 		job := disconnectJob()
 		original, cut := runOne(t, c, job)
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		wait.Eventually(t, time.Minute, "original unknown and replaced", func() (bool, string) {
 			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 			must.NoError(t, err)

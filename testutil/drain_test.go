@@ -7,6 +7,7 @@ import (
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
@@ -148,7 +149,7 @@ func TestCluster_Drain_DisconnectedNode(t *testing.T) {
 		no := false
 		job.TaskGroups[0].Disconnect.Replace = &no // only the drain replaces it
 		original, cut := runOne(t, c, job)
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		wait.Eventually(t, time.Minute, "original unknown", func() (bool, string) {
 			a, err := st().AllocByID(nil, original.ID)
 			must.NoError(t, err)
@@ -227,7 +228,7 @@ func TestCluster_Drain_DisconnectedNodeGoesDown(t *testing.T) {
 		job.TaskGroups[0].Disconnect.Replace = &no
 		job.TaskGroups[0].Disconnect.LostAfter = 3 * time.Second
 		original, cut := runOne(t, c, job)
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		wait.Eventually(t, time.Minute, "original unknown", func() (bool, string) {
 			a, err := st().AllocByID(nil, original.ID)
 			must.NoError(t, err)

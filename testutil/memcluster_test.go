@@ -10,6 +10,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
@@ -52,7 +53,7 @@ func TestMemCluster_LeaderPartitioned_NewLeaderKeepsState(t *testing.T) {
 		}
 
 		cut := time.Now()
-		c.Net.Isolate(testutil.ServerHost(leader), testutil.Reset)
+		c.Net.Isolate(testutil.ServerHost(leader), fault.Reset)
 		next := c.WaitForLeaderExcept(leader)
 		elected := time.Since(cut)
 		must.NotEq(t, leader, next)
@@ -91,7 +92,7 @@ func TestMemCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T
 		startedAt := original.TaskStates["app"].StartedAt
 
 		cutAt := time.Now()
-		c.Net.Isolate(testutil.ClientHost(cut), testutil.Blackhole)
+		c.Net.Isolate(testutil.ClientHost(cut), fault.Blackhole)
 		var replacement *structs.Allocation
 		wait.Eventually(t, 2*time.Minute, "original unknown and a replacement running elsewhere", func() (bool, string) {
 			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
@@ -177,7 +178,7 @@ func TestMemCluster_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
 				job.TaskGroups[0].ReschedulePolicy = nil
 				orig, _ := runOne(t, c, job)
 
-				c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
+				c.Net.Isolate(testutil.ClientHost(0), fault.Blackhole)
 				status := func(s *nomad.Server) (*structs.Node, *structs.Allocation) {
 					n, err := s.State().NodeByID(nil, cl.NodeID())
 					must.NoError(t, err)
@@ -194,7 +195,7 @@ func TestMemCluster_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
 				since, _ := before.UnknownSince()
 
 				old := c.WaitForLeader()
-				c.Net.Isolate(testutil.ServerHost(old), testutil.Reset)
+				c.Net.Isolate(testutil.ServerHost(old), fault.Reset)
 				next := c.WaitForLeaderExcept(old)
 				// Past the new leader's failover TTL, its grace, and
 				// the re-checks after it, checked every fake second.

@@ -8,6 +8,7 @@ import (
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
@@ -39,7 +40,7 @@ func TestCluster_NodePoolDisconnectPolicy_UnknownNotLost(t *testing.T) {
 		must.Eq(t, structs.DisconnectSourceNodePool, p.Source)
 		must.Eq(t, "lost_after 1h, replace true, reconcile best_score (from node pool edge)", p.String())
 
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 		wait.Eventually(t, time.Minute, "node disconnected, original unknown", func() (bool, string) {
 			a, err := st().AllocByID(nil, original.ID)
 			must.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
@@ -47,7 +48,7 @@ func TestCluster_PlanWhileClientCut(t *testing.T) {
 				job := disconnectJob()
 				job.TaskGroups[0].Disconnect.Replace = &replace
 				original, cut := runOne(t, c, job)
-				c.Links[cut].Cut(testutil.Blackhole)
+				c.Links[cut].Cut(fault.Blackhole)
 				wait.Eventually(t, time.Minute, "original unknown", func() (bool, string) {
 					a, err := c.Leader().State().AllocByID(nil, original.ID)
 					must.NoError(t, err)

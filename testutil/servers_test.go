@@ -12,6 +12,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
@@ -117,7 +118,7 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 		must.NoError(t, err)
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, describe(allocs)
 	})
-	link.Cut(testutil.Blackhole)
+	link.Cut(fault.Blackhole)
 	wait.Poll(t, 10*time.Second, "the node goes down, not disconnected", func() (bool, string) {
 		n, err := sc.Leader().State().NodeByID(nil, cl.NodeID())
 		must.NoError(t, err)
@@ -155,7 +156,7 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 		must.NoError(t, err)
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, describe(allocs)
 	})
-	link.Cut(testutil.Blackhole)
+	link.Cut(fault.Blackhole)
 	wait.Poll(t, 10*time.Second, "now the node goes disconnected", func() (bool, string) {
 		n, err := sc.Leader().State().NodeByID(nil, cl.NodeID())
 		must.NoError(t, err)
@@ -245,7 +246,7 @@ func TestServers_LeaderChange_EvalRedeliveredPlanNotAppliedTwice(t *testing.T) {
 	must.NotNil(t, held.Eval)
 	must.Eq(t, job.ID, held.Eval.JobID)
 
-	sc.Net.Isolate(sc.Addr(old))
+	sc.Net.Isolate(sc.Addr(old), fault.Reset)
 	next := sc.WaitForLeaderExcept(old)
 	other := 3 - old - next
 

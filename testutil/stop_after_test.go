@@ -10,6 +10,7 @@ import (
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
@@ -58,7 +59,7 @@ func TestCluster_StopAfterClientDisconnect_ClientStopsThenReplaced(t *testing.T)
 		st := c.Leader().State
 		job := stopAfterJob()
 		original, cut := runOne(t, c, job)
-		c.Links[cut].Cut(testutil.Reset)
+		c.Links[cut].Cut(fault.Reset)
 
 		// The cut-off client stops the task on its own, with the reason.
 		var local *structs.Allocation
