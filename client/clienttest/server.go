@@ -296,6 +296,9 @@ func (s *FakeServer) register(args *structs.NodeRegisterRequest, reply *structs.
 	if n.Status == "" {
 		n.Status = structs.NodeStatusInit
 	}
+	if err := checkClientNodeStatus(n.Status); err != nil {
+		return err
+	}
 	s.registrations++
 	s.nodes[n.ID] = n
 	s.armLocked(n.ID, s.ttl+s.grace)
@@ -384,6 +387,18 @@ func (s *FakeServer) setStatusLocked(n *structs.Node, status string, now time.Ti
 	s.bumpLocked()
 }
 
+// checkClientNodeStatus refuses a status no client may ask for, as the
+// real servers do: disconnected is only theirs to set.
+func checkClientNodeStatus(status string) error {
+	if !structs.ValidNodeStatus(status) {
+		return fmt.Errorf("%w: invalid status %q for node", structs.ErrInvalidRequest, status)
+	}
+	if status == structs.NodeStatusDisconnected {
+		return fmt.Errorf("%w: node status %q", structs.ErrServerOnlyStatus, status)
+	}
+	return nil
+}
+
 // authorizeLocked returns the node if token is its secret, as the real
 // servers check every node RPC.
 func (s *FakeServer) authorizeLocked(nodeID, token string) (*structs.Node, error) {
@@ -410,6 +425,9 @@ func (s *FakeServer) updateStatus(args *structs.NodeUpdateStatusRequest, reply *
 	defer s.mu.Unlock()
 	n, err := s.authorizeLocked(args.NodeID, args.AuthToken)
 	if err != nil {
+		return err
+	}
+	if err := checkClientNodeStatus(args.Status); err != nil {
 		return err
 	}
 	s.heartbeats[args.NodeID] = append(s.heartbeats[args.NodeID], time.Now())
@@ -524,6 +542,9 @@ func (s *FakeServer) getAllocs(args *structs.AllocsGetRequest, reply *structs.Al
 }
 
 func (s *FakeServer) updateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if len(args.Alloc) == 0 {
+		return fmt.Errorf("%w: must update at least one allocation", structs.ErrMissingField)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := s.authorizeLocked(args.NodeID, args.AuthToken)
