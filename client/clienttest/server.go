@@ -45,7 +45,7 @@ type FakeServer struct {
 	ttl   time.Duration
 	grace time.Duration
 	// timers are the nodes' heartbeat deadlines.
-	timers map[string]*time.Timer
+	timers map[string]*nodeTimer
 	nodes  map[string]*structs.Node
 	allocs map[string]*structs.Allocation
 	errs   map[string]error
@@ -79,7 +79,7 @@ func NewFakeServer() *FakeServer {
 	return &FakeServer{
 		ttl:        DefaultHeartbeatTTL,
 		grace:      DefaultHeartbeatGrace,
-		timers:     make(map[string]*time.Timer),
+		timers:     make(map[string]*nodeTimer),
 		nodes:      make(map[string]*structs.Node),
 		allocs:     make(map[string]*structs.Allocation),
 		errs:       make(map[string]error),
@@ -307,20 +307,26 @@ func (s *FakeServer) register(args *structs.NodeRegisterRequest, reply *structs.
 	return nil
 }
 
+// nodeTimer is a node's heartbeat deadline; a timer that fires after it
+// was replaced finds another in FakeServer.timers and does nothing.
+type nodeTimer struct{ t *time.Timer }
+
+func (n *nodeTimer) Stop() { n.t.Stop() }
+
 // armLocked (re)sets the node's heartbeat deadline to d from now.
 func (s *FakeServer) armLocked(nodeID string, d time.Duration) {
 	if t, ok := s.timers[nodeID]; ok {
 		t.Stop()
 	}
-	var t *time.Timer
-	t = time.AfterFunc(d, func() { s.missed(nodeID, t) })
-	s.timers[nodeID] = t
+	nt := &nodeTimer{}
+	nt.t = time.AfterFunc(d, func() { s.missed(nodeID, nt) })
+	s.timers[nodeID] = nt
 }
 
 // missed applies the real servers' rule to a node whose deadline t
 // passed: disconnected while an allocation's window holds it (looked at
 // again when the window ends, or after a TTL and grace), otherwise down.
-func (s *FakeServer) missed(nodeID string, t *time.Timer) {
+func (s *FakeServer) missed(nodeID string, t *nodeTimer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, ok := s.nodes[nodeID]
