@@ -198,9 +198,9 @@ var contractSteps = []struct {
 		must.Eq(t, structs.NodeStatusReady, c.s.status(t, c.node.ID))
 	}},
 	{"a blocking query with nothing new waits out its time and answers no lower index", func(t *testing.T, c *contract) {
-		// Shorter than the TTL: the node must not time out meanwhile.
 		c.clientAllocs(t, 0, 0)
 		start := time.Now()
+		// Shorter than the TTL: the node must not time out meanwhile.
 		allocs := c.clientAllocs(t, c.index["Node.GetClientAllocs"], 5*time.Second)
 		must.GreaterEq(t, 5*time.Second, time.Since(start))
 		must.MapEmpty(t, allocs.Allocs)
@@ -225,6 +225,15 @@ var contractSteps = []struct {
 		_, err := c.heartbeat(t, c.node.SecretID)
 		must.NoError(t, err)
 		placed := got.resp.Allocs[c.alloc.ID]
+		var pulled structs.AllocsGetResponse
+		must.NoError(t, c.s.rpc.RPC("Alloc.GetAllocs", &structs.AllocsGetRequest{
+			AllocIDs: []string{c.alloc.ID}, QueryOptions: structs.QueryOptions{AuthToken: c.node.SecretID},
+		}, &pulled))
+		c.sawIndex(t, "Alloc.GetAllocs", pulled.Index)
+		must.SliceLen(t, 1, pulled.Allocs)
+		must.Eq(t, c.alloc.ID, pulled.Allocs[0].ID)
+		must.NotNil(t, pulled.Allocs[0].Job, must.Sprint("the allocation comes with the job it runs"))
+		must.Eq(t, placed, pulled.Allocs[0].AllocModifyIndex)
 		must.NoError(t, c.updateAlloc(t, structs.AllocClientStatusRunning))
 		after := c.clientAllocs(t, 0, 0)
 		must.Eq(t, placed, after.Allocs[c.alloc.ID], must.Sprint("a client's own update does not move AllocModifyIndex: it would pull its allocation again"))
@@ -247,23 +256,25 @@ var contractSteps = []struct {
 		must.NoError(t, err)
 		must.Eq(t, structs.NodeStatusInit, c.s.status(t, c.node.ID))
 	}},
-	{"a node without allocations that falls silent goes down and is refused", func(t *testing.T, c *contract) {
+	{"another node may not report this one's allocation; without allocations, silent, it goes down and is refused", func(t *testing.T, c *contract) {
 		lone := &contract{s: c.s, node: contractNode(), index: map[string]uint64{}}
 		var resp structs.NodeUpdateResponse
 		must.NoError(t, c.s.rpc.RPC("Node.Register", &structs.NodeRegisterRequest{Node: lone.node.Copy()}, &resp))
 		lone.sawIndex(t, "Node.Register", resp.Index)
 		_, err := lone.heartbeat(t, lone.node.SecretID)
 		must.NoError(t, err)
-		wait.Eventually(t, lone.ttl+nomad.DefaultConfig().HeartbeatGrace+time.Minute, "node down", func() (bool, string) {
-			s := c.s.status(t, lone.node.ID)
-			return s == structs.NodeStatusDown, s
-		})
 		update := func(allocs ...*structs.Allocation) error {
 			var resp structs.GenericResponse
 			return c.s.rpc.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{
 				NodeID: lone.node.ID, Alloc: allocs, WriteRequest: structs.WriteRequest{AuthToken: lone.node.SecretID},
 			}, &resp)
 		}
+		foreign := &structs.Allocation{ID: c.alloc.ID, NodeID: lone.node.ID, ClientStatus: structs.AllocClientStatusComplete}
+		must.ErrorIs(t, update(foreign), structs.ErrForeignAlloc, must.Sprint("a node reports only on its own allocations"))
+		wait.Eventually(t, lone.ttl+nomad.DefaultConfig().HeartbeatGrace+time.Minute, "node down", func() (bool, string) {
+			s := c.s.status(t, lone.node.ID)
+			return s == structs.NodeStatusDown, s
+		})
 		must.ErrorIs(t, update(), structs.ErrMissingField, must.Sprint("an update of nothing"))
 		gone := &structs.Allocation{ID: structs.GenerateUUID(), NodeID: lone.node.ID, ClientStatus: structs.AllocClientStatusComplete}
 		must.ErrorIs(t, update(gone), structs.ErrNodeNotReady)
