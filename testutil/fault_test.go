@@ -8,7 +8,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
 	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/shoenig/test/must"
@@ -151,41 +153,63 @@ func (r *countingRPC) RPC(_ string, _, reply any) error {
 	return nil
 }
 
-// A client's link to the servers fails in the same modes: Reset at once,
-// Blackhole after BlackholeTimeout, both failing the call in flight;
-// Stall holds calls and lets them through on the heal.
-func TestFaultableRPC_Modes(t *testing.T) {
+// linkFaults checks how link fails a call: Reset at once, Blackhole
+// after the blackhole timeout (or the heal), Stall by holding it until
+// the heal and then letting it through.
+func linkFaults(t *testing.T, link fault.Link, blackhole time.Duration, call func() error) {
+	t.Helper()
+	must.NoError(t, call())
+	link.Cut(fault.Reset)
+	must.ErrorIs(t, call(), fault.ErrPartitioned)
+	link.Cut(fault.Blackhole)
+	start := time.Now()
+	must.ErrorIs(t, call(), fault.ErrPartitioned)
+	must.Eq(t, blackhole, time.Since(start), must.Sprint("a blackholed call hangs, then fails"))
+	link.Heal()
+	must.NoError(t, call())
+
+	link.Cut(fault.Stall)
+	held := make(chan error, 1)
+	go func() { held <- call() }()
+	time.Sleep(time.Hour)
+	synctest.Wait()
+	must.Eq(t, 0, len(held), must.Sprint("a stalled call waits"))
+	link.Heal()
+	must.NoError(t, <-held, must.Sprint("and goes through on the heal"))
+}
+
+// A client's link to the servers and the client's fake server fail a call
+// the same way in each mode, so a client test means the same on either.
+func TestLinks_FailAlike(t *testing.T) {
+	t.Run("FaultableRPC", func(t *testing.T) {
+		testutil.Bubble(t, func(t *testing.T) {
+			link := testutil.NewFaultableRPC(&countingRPC{})
+			linkFaults(t, link, link.BlackholeTimeout, func() error { var out int; return link.RPC("X", nil, &out) })
+		})
+	})
+	t.Run("FakeServer", func(t *testing.T) {
+		testutil.Bubble(t, func(t *testing.T) {
+			srv := clienttest.NewFakeServer()
+			defer srv.Close()
+			linkFaults(t, srv, clienttest.DefaultBlackholeTimeout, func() error {
+				var resp structs.NodeUpdateResponse
+				return srv.RPC("Node.Register", &structs.NodeRegisterRequest{Node: contractNode()}, &resp)
+			})
+		})
+	})
+}
+
+// A cut fails the call in flight on a client's link, as a blocking query
+// loses its connection with the link.
+func TestFaultableRPC_CutFailsCallInFlight(t *testing.T) {
 	testutil.Bubble(t, func(t *testing.T) {
-		inner := &countingRPC{}
+		inner := &countingRPC{release: make(chan struct{})}
 		link := testutil.NewFaultableRPC(inner)
-		var out int
-		must.NoError(t, link.RPC("X", nil, &out))
-		must.Eq(t, 1, out)
-
-		link.Cut(fault.Reset)
-		must.ErrorIs(t, link.RPC("X", nil, &out), fault.ErrPartitioned)
-		link.Cut(fault.Blackhole)
-		start := time.Now()
-		must.ErrorIs(t, link.RPC("X", nil, &out), fault.ErrPartitioned)
-		must.Eq(t, link.BlackholeTimeout, time.Since(start), must.Sprint("a blackholed call hangs, then fails"))
-		link.Heal()
-
-		inner.release = make(chan struct{})
 		inFlight := make(chan error, 1)
 		go func() { var o int; inFlight <- link.RPC("X", nil, &o) }()
 		synctest.Wait()
 		link.Cut(fault.Reset)
-		must.ErrorIs(t, <-inFlight, fault.ErrPartitioned, must.Sprint("the call in flight fails with the link"))
-		link.Heal()
+		must.ErrorIs(t, <-inFlight, fault.ErrPartitioned)
 		close(inner.release)
-
-		link.Cut(fault.Stall)
-		held := make(chan error, 1)
-		go func() { var o int; held <- link.RPC("X", nil, &o) }()
-		time.Sleep(time.Hour)
-		synctest.Wait()
-		must.Eq(t, 0, len(held), must.Sprint("a stalled call waits"))
-		link.Heal()
-		must.NoError(t, <-held, must.Sprint("and goes through on the heal"))
 	})
 }
