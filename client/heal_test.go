@@ -91,7 +91,7 @@ func TestClient_HealsWithinOneRetry(t *testing.T) {
 		c := newTestClient(t, srv, testClientOpts{})
 		defer c.Destroy()
 		waitReady(t, c)
-		a := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "10h"})
+		a := windowedAlloc(c.NodeID())
 		srv.UpsertAllocs(a)
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 
@@ -123,7 +123,7 @@ func TestClient_HealsAfterAStalledLink(t *testing.T) {
 		c := newTestClient(t, srv, testClientOpts{})
 		defer c.Destroy()
 		waitReady(t, c)
-		a := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "10h"})
+		a := windowedAlloc(c.NodeID())
 		srv.UpsertAllocs(a)
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 
@@ -269,7 +269,7 @@ func TestClient_ReturnWithBatchedHeartbeat_NoRefusedPushes(t *testing.T) {
 		c := newTestClient(t, srv, testClientOpts{})
 		defer c.Destroy()
 		waitReady(t, c)
-		a := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "10h"})
+		a := windowedAlloc(c.NodeID())
 		srv.UpsertAllocs(a)
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 		srv.SetHeartbeatCommitDelay(300 * time.Millisecond)
@@ -286,6 +286,17 @@ func TestClient_ReturnWithBatchedHeartbeat_NoRefusedPushes(t *testing.T) {
 		must.LessEq(t, 2*time.Second, worst, must.Sprintf("slowest heal %v", worst))
 		must.Eq(t, 0, srv.Alloc(a.ID).TaskStates["web"].Restarts)
 	})
+}
+
+// windowedAlloc is a running-for-hours allocation whose group has a
+// one-hour disconnect window: what keeps the servers' view of a silent
+// node disconnected (and its allocation unknown) rather than down, as in
+// the heal scenarios here; the fake server applies that rule as the real
+// ones do.
+func windowedAlloc(nodeID string) *structs.Allocation {
+	a := clienttest.MockAlloc(nodeID, map[string]any{"run_for": "10h"})
+	a.Job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: time.Hour}
+	return a
 }
 
 // cutAndHeal cuts a client's link rounds times. After cutFor the servers
