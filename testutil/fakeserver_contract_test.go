@@ -239,6 +239,13 @@ var contractSteps = []struct {
 		must.Eq(t, placed, after.Allocs[c.alloc.ID], must.Sprint("a client's own update does not move AllocModifyIndex: it would pull its allocation again"))
 		must.ErrorIs(t, c.updateAlloc(t, structs.AllocClientStatusLost), structs.ErrServerOnlyStatus,
 			must.Sprint("lost is the servers' to set"))
+		must.ErrorIs(t, c.updateAlloc(t, "sleeping"), structs.ErrInvalidRequest, must.Sprint("not a status"))
+		var resp structs.GenericResponse
+		withHistory := &structs.Allocation{ID: c.alloc.ID, NodeID: c.node.ID, ClientStatus: structs.AllocClientStatusRunning,
+			AllocStates: []*structs.AllocState{{Field: structs.AllocStateFieldClientStatus, Value: structs.AllocClientStatusRunning}}}
+		must.ErrorIs(t, c.s.rpc.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{
+			NodeID: c.node.ID, Alloc: []*structs.Allocation{withHistory}, WriteRequest: structs.WriteRequest{AuthToken: c.node.SecretID},
+		}, &resp), structs.ErrInvalidRequest, must.Sprint("the history of observations is the servers' own"))
 	}},
 	{"silent past its TTL and grace, it is disconnected (its allocation has a window)", func(t *testing.T, c *contract) {
 		deadline := c.ttl + nomad.DefaultConfig().HeartbeatGrace

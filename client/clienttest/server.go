@@ -563,11 +563,18 @@ func (s *FakeServer) updateAlloc(args *structs.AllocUpdateRequest, reply *struct
 		return fmt.Errorf("%w: node %s is %s", structs.ErrNodeNotReady, n.ID, n.Status)
 	}
 	for _, u := range args.Alloc {
-		if !structs.ClientSettable(u.ClientStatus) {
-			return fmt.Errorf("%w: allocation %s reported client status %q", structs.ErrServerOnlyStatus, u.ID, u.ClientStatus)
-		}
 		if a, ok := s.allocs[u.ID]; ok && a.NodeID != n.ID {
 			return fmt.Errorf("%w: allocation %s is on node %s", structs.ErrForeignAlloc, u.ID, a.NodeID)
+		}
+		switch status := u.ClientStatus; {
+		case structs.ClientSettable(status):
+		case status == structs.AllocClientStatusUnknown || status == structs.AllocClientStatusLost:
+			return fmt.Errorf("%w: allocation %s reported client status %q", structs.ErrServerOnlyStatus, u.ID, status)
+		default:
+			return fmt.Errorf("%w: allocation %s reported client status %q", structs.ErrInvalidRequest, u.ID, status)
+		}
+		if len(u.AllocStates) > 0 {
+			return fmt.Errorf("%w: allocation %s carries AllocStates, which only the servers record", structs.ErrInvalidRequest, u.ID)
 		}
 	}
 	s.updateCalls++
