@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/shoenig/test/must"
 
-	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -39,11 +39,11 @@ func TestOutage_LogsAtDoublingAges(t *testing.T) {
 func TestRetrier_FlatWhileUnreachable(t *testing.T) {
 	r := newRetrier(time.Second, time.Minute)
 	for i := range 50 {
-		d := r.next(clienttest.ErrUnreachable, 0)
+		d := r.next(fault.ErrPartitioned, 0)
 		must.Between(t, 750*time.Millisecond, d, 1250*time.Millisecond, must.Sprintf("attempt %d", i))
 		must.Between(t, 0, r.next(fmt.Errorf("rpc: %w", structs.ErrNotLeader), 500*time.Millisecond), 750*time.Millisecond)
 	}
-	must.Eq(t, time.Duration(0), r.next(clienttest.ErrUnreachable, 2*time.Second), must.Sprint("after a timeout, at once"))
+	must.Eq(t, time.Duration(0), r.next(fault.ErrPartitioned, 2*time.Second), must.Sprint("after a timeout, at once"))
 	for range 10 {
 		r.next(structs.ErrPermissionDenied, 0)
 	}

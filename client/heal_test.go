@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/client/clienttest"
@@ -60,7 +61,7 @@ func TestClient_UnreachableRetryIsFlatAndJittered(t *testing.T) {
 		defer c.Destroy()
 		waitReady(t, c)
 
-		srv.Cut()
+		srv.Cut(fault.Reset)
 		cut := time.Now()
 		time.Sleep(10 * time.Minute)
 		attempts := rec.since(methodNodeUpdateStatus, cut)
@@ -90,7 +91,7 @@ func TestClient_HealsWithinOneRetry(t *testing.T) {
 		c := newTestClient(t, srv, testClientOpts{})
 		defer c.Destroy()
 		waitReady(t, c)
-		a := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "10h"})
+		a := windowedAlloc(c.NodeID())
 		srv.UpsertAllocs(a)
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 
@@ -122,12 +123,12 @@ func TestClient_HealsAfterAStalledLink(t *testing.T) {
 		c := newTestClient(t, srv, testClientOpts{})
 		defer c.Destroy()
 		waitReady(t, c)
-		a := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "10h"})
+		a := windowedAlloc(c.NodeID())
 		srv.UpsertAllocs(a)
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 
 		for range 5 {
-			srv.Stall()
+			srv.Cut(fault.Stall)
 			time.Sleep(15 * time.Second) // past TTL + grace
 			srv.SetNodeStatus(c.NodeID(), structs.NodeStatusDisconnected)
 			srv.MarkUnknown(a.ID)
@@ -268,7 +269,7 @@ func TestClient_ReturnWithBatchedHeartbeat_NoRefusedPushes(t *testing.T) {
 		c := newTestClient(t, srv, testClientOpts{})
 		defer c.Destroy()
 		waitReady(t, c)
-		a := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "10h"})
+		a := windowedAlloc(c.NodeID())
 		srv.UpsertAllocs(a)
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 		srv.SetHeartbeatCommitDelay(300 * time.Millisecond)
@@ -287,6 +288,17 @@ func TestClient_ReturnWithBatchedHeartbeat_NoRefusedPushes(t *testing.T) {
 	})
 }
 
+// windowedAlloc is a running-for-hours allocation whose group has a
+// one-hour disconnect window: what keeps the servers' view of a silent
+// node disconnected (and its allocation unknown) rather than down, as in
+// the heal scenarios here; the fake server applies that rule as the real
+// ones do.
+func windowedAlloc(nodeID string) *structs.Allocation {
+	a := clienttest.MockAlloc(nodeID, map[string]any{"run_for": "10h"})
+	a.Job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: time.Hour}
+	return a
+}
+
 // cutAndHeal cuts a client's link rounds times. After cutFor the servers
 // mark its node disconnected and the allocation unknown, as they would
 // once TTL and grace ran out; awayFor(round) later the link heals, and the
@@ -302,7 +314,7 @@ func (h cutAndHeal) run(t *testing.T, srv *clienttest.FakeServer, nodeID, allocI
 	t.Helper()
 	var worst time.Duration
 	for round := range h.rounds {
-		srv.Cut()
+		srv.Cut(fault.Reset)
 		time.Sleep(h.cutFor)
 		srv.SetNodeStatus(nodeID, structs.NodeStatusDisconnected)
 		srv.MarkUnknown(allocID)

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/shoenig/test/must"
 	"pgregory.net/rapid"
 
@@ -157,7 +158,7 @@ func runThenCut(t *testing.T, allocs func(nodeID string) []*structs.Allocation, 
 	s.srv.WaitFor(t, time.Minute, func(v *clienttest.View) (bool, string) {
 		return v.AllocsWithStatus(clienttest.AllocIDs(list), structs.AllocClientStatusRunning)
 	})
-	s.srv.Cut()
+	s.srv.Cut(fault.Reset)
 	time.Sleep(alone / 2)
 	must.NoError(t, c1.Shutdown()) // the power cut: the agent stops, its tasks die
 	var err error
@@ -358,7 +359,7 @@ func TestClient_OfflineRebootNeverStartedWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := clienttest.NewFakeServer()
 		defer srv.Close()
-		srv.Cut()
+		srv.Cut(fault.Reset)
 		db := state.NewMemDB()
 		boot := clocktest.NewBoot(clock.Real(), "boot-1")
 		must.NoError(t, db.PutNodeIdentity(state.NodeIdentity{NodeID: structs.GenerateUUID(), SecretID: structs.GenerateUUID()}))

@@ -10,6 +10,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 )
 
 // waitUntil polls check every 20ms until it holds or timeout passes, then
@@ -95,7 +96,7 @@ func TestOperator_RaftGetConfiguration_FromFollower(t *testing.T) {
 	must.Positive(t, stale.LastContact, must.Sprint("a stale read is answered by the follower itself"))
 	must.SliceLen(t, 3, stale.Configuration.Servers)
 
-	sc.Net.Isolate(sc.Addr(follower))
+	sc.Net.Isolate(sc.Addr(follower), fault.Reset)
 	t.Cleanup(func() { sc.Net.Heal(sc.Addr(follower)) })
 	waitUntil(t, 10*time.Second, "the isolated follower's consistent read to fail", func() (bool, string) {
 		_, err := raftConfig(t, sc.Servers[follower], false)

@@ -11,6 +11,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
@@ -191,7 +192,7 @@ func TestCluster_DisconnectDuringRollingUpdate(t *testing.T) {
 			}
 		}
 		must.NotEq(t, -1, cut)
-		c.Links[cut].Cut(testutil.Blackhole)
+		c.Links[cut].Cut(fault.Blackhole)
 
 		deploymentOf(t, s, job, 1, structs.DeploymentStatusSuccessful, 10*time.Minute)
 		c.Links[cut].Heal()

@@ -5,49 +5,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
+	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
 
-// poll checks cond until it holds; on timeout it fails with what it last
-// saw. Heartbeats run on real time here, so there is no event to wait on.
-func poll(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var seen string
-	for time.Now().Before(deadline) {
-		ok, s := cond()
-		if ok {
-			return
-		}
-		seen = s
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %v; last saw: %s", what, timeout, seen)
-}
-
-// twoClients starts a server with sub-second heartbeat TTLs and two clients.
-func twoClients(t *testing.T) *testutil.Cluster {
-	return testutil.NewCluster(t, testutil.ClusterConfig{
-		Clients: 2,
-		Server: func(cfg *nomad.Config) {
-			cfg.MinHeartbeatTTL = 500 * time.Millisecond
-			cfg.HeartbeatGrace = 500 * time.Millisecond
-		},
-	})
+// twoClients starts one in-memory server with upstream's heartbeat
+// timings and two clients. Call it inside testutil.Bubble: the TTL, its
+// grace and the waits below are fake time.
+func twoClients(t *testing.T) *testutil.MemCluster {
+	return testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 1, Clients: 2})
 }
 
 // runOne registers a single-instance job, waits until its allocation runs
 // and returns it with the index of the client that runs it.
-func runOne(t *testing.T, c *testutil.Cluster, job *structs.Job) (*structs.Allocation, int) {
+func runOne(t *testing.T, c *testutil.MemCluster, job *structs.Job) (*structs.Allocation, int) {
 	t.Helper()
 	var reg structs.JobRegisterResponse
-	must.NoError(t, c.Server.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+	must.NoError(t, c.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
 	var original *structs.Allocation
-	poll(t, 10*time.Second, "original running", func() (bool, string) {
-		allocs, err := c.Server.State().AllocsByJob(nil, job.Namespace, job.ID, true)
+	wait.Eventually(t, time.Minute, "original running", func() (bool, string) {
+		allocs, err := c.Leader().State().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
 		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
 			original = allocs[0]
@@ -86,7 +66,7 @@ func disconnectJob() *structs.Job {
 	return job
 }
 
-func clientAlloc(t *testing.T, c *testutil.Cluster, i int, id string) *structs.Allocation {
+func clientAlloc(t *testing.T, c *testutil.MemCluster, i int, id string) *structs.Allocation {
 	t.Helper()
 	for _, a := range c.Clients[i].Allocs() {
 		if a.ID == id {
@@ -118,97 +98,101 @@ func describe(allocs []*structs.Allocation) string {
 // client drops, the node goes down, the allocation is lost and replaced;
 // when the client returns it stops the lost allocation, which stays lost.
 func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
-	c := twoClients(t)
-	st := c.Server.State
-	job := disconnectJob()
-	job.TaskGroups[0].Disconnect = nil
-	original, cut := runOne(t, c, job)
-	c.Links[cut].Cut(testutil.Reset)
+	testutil.Bubble(t, func(t *testing.T) {
+		c := twoClients(t)
+		st := c.Leader().State
+		job := disconnectJob()
+		job.TaskGroups[0].Disconnect = nil
+		original, cut := runOne(t, c, job)
+		c.Links[cut].Cut(fault.Reset)
 
-	poll(t, 15*time.Second, "node down, original lost, replacement running", func() (bool, string) {
-		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-		must.NoError(t, err)
-		n, err := st().NodeByID(nil, original.NodeID)
-		must.NoError(t, err)
-		lost, running := false, false
-		for _, a := range allocs {
-			if a.ID == original.ID {
-				lost = a.ClientStatus == structs.AllocClientStatusLost && a.DesiredStatus == structs.AllocDesiredStatusStop
-			} else if a.ClientStatus == structs.AllocClientStatusRunning {
-				running = true
+		wait.Eventually(t, time.Minute, "node down, original lost, replacement running", func() (bool, string) {
+			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+			must.NoError(t, err)
+			n, err := st().NodeByID(nil, original.NodeID)
+			must.NoError(t, err)
+			lost, running := false, false
+			for _, a := range allocs {
+				if a.ID == original.ID {
+					lost = a.ClientStatus == structs.AllocClientStatusLost && a.DesiredStatus == structs.AllocDesiredStatusStop
+				} else if a.ClientStatus == structs.AllocClientStatusRunning {
+					running = true
+				}
 			}
-		}
-		return n.Status == structs.NodeStatusDown && lost && running, fmt.Sprintf("node %s; %s", n.Status, describe(allocs))
-	})
+			return n.Status == structs.NodeStatusDown && lost && running, fmt.Sprintf("node %s; %s", n.Status, describe(allocs))
+		})
 
-	c.Links[cut].Heal()
-	poll(t, 15*time.Second, "returned client stops the lost allocation", func() (bool, string) {
-		a := clientAlloc(t, c, cut, original.ID)
-		n, err := st().NodeByID(nil, original.NodeID)
+		c.Links[cut].Heal()
+		wait.Eventually(t, time.Minute, "returned client stops the lost allocation", func() (bool, string) {
+			a := clientAlloc(t, c, cut, original.ID)
+			n, err := st().NodeByID(nil, original.NodeID)
+			must.NoError(t, err)
+			return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusComplete,
+				fmt.Sprintf("node %s; client sees %s", n.Status, a.ClientStatus)
+		})
+		stored, err := st().AllocByID(nil, original.ID)
 		must.NoError(t, err)
-		return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusComplete,
-			fmt.Sprintf("node %s; client sees %s", n.Status, a.ClientStatus)
+		must.Eq(t, structs.AllocClientStatusLost, stored.ClientStatus, must.Sprint("lost stays lost"))
+		summary, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
+		must.NoError(t, err)
+		must.Eq(t, 1, summary.Summary["app"].Lost)
+		must.Eq(t, 1, summary.Summary["app"].Running)
 	})
-	stored, err := st().AllocByID(nil, original.ID)
-	must.NoError(t, err)
-	must.Eq(t, structs.AllocClientStatusLost, stored.ClientStatus, must.Sprint("lost stays lost"))
-	summary, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
-	must.NoError(t, err)
-	must.Eq(t, 1, summary.Summary["app"].Lost)
-	must.Eq(t, 1, summary.Summary["app"].Running)
 }
 
 // With replace = false nothing is placed while the original is unknown
 // (upstream's 1.8+ releases still replace; we must not), and the original
 // carries on when its client returns.
 func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
-	c := twoClients(t)
-	st := c.Server.State
-	job := disconnectJob()
-	no := false
-	job.TaskGroups[0].Disconnect.Replace = &no
-	original, cut := runOne(t, c, job)
-	c.Links[cut].Cut(testutil.Blackhole)
-	poll(t, 15*time.Second, "original unknown", func() (bool, string) {
-		a, err := st().AllocByID(nil, original.ID)
-		must.NoError(t, err)
-		return a.ClientStatus == structs.AllocClientStatusUnknown, a.ClientStatus
-	})
-	// The scheduler has acted on the disconnect (the allocation is
-	// unknown); wait for every evaluation of the job to finish, then check
-	// that none of them placed anything.
-	poll(t, 10*time.Second, "evaluations settled", func() (bool, string) {
-		evals, err := st().EvalsByJob(nil, job.Namespace, job.ID)
-		must.NoError(t, err)
-		for _, e := range evals {
-			if e.Status == structs.EvalStatusPending && e.WaitUntil.IsZero() {
-				return false, fmt.Sprintf("eval %s (%s) pending", e.ID[:8], e.TriggeredBy)
+	testutil.Bubble(t, func(t *testing.T) {
+		c := twoClients(t)
+		st := c.Leader().State
+		job := disconnectJob()
+		no := false
+		job.TaskGroups[0].Disconnect.Replace = &no
+		original, cut := runOne(t, c, job)
+		c.Links[cut].Cut(fault.Blackhole)
+		wait.Eventually(t, time.Minute, "original unknown", func() (bool, string) {
+			a, err := st().AllocByID(nil, original.ID)
+			must.NoError(t, err)
+			return a.ClientStatus == structs.AllocClientStatusUnknown, a.ClientStatus
+		})
+		// The scheduler has acted on the disconnect (the allocation is
+		// unknown); wait for every evaluation of the job to finish, then check
+		// that none of them placed anything.
+		wait.Eventually(t, time.Minute, "evaluations settled", func() (bool, string) {
+			evals, err := st().EvalsByJob(nil, job.Namespace, job.ID)
+			must.NoError(t, err)
+			for _, e := range evals {
+				if e.Status == structs.EvalStatusPending && e.WaitUntil.IsZero() {
+					return false, fmt.Sprintf("eval %s (%s) pending", e.ID[:8], e.TriggeredBy)
+				}
 			}
-		}
-		return true, ""
-	})
-	allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-	must.NoError(t, err)
-	must.Len(t, 1, allocs, must.Sprint("no replacement while the original is unknown"))
-	var scale structs.JobScaleStatusResponse
-	must.NoError(t, c.Server.RPC("Job.ScaleStatus", &structs.JobSpecificRequest{JobID: job.ID,
-		QueryOptions: structs.QueryOptions{Namespace: job.Namespace}}, &scale))
-	must.Eq(t, &structs.TaskGroupScaleStatus{Desired: 1, Placed: 1, Unknown: 1, Events: []*structs.ScalingEvent{}},
-		scale.JobScaleStatus.TaskGroups["app"], must.Sprint("an autoscaler sees the unknown allocation as placed, not running"))
+			return true, ""
+		})
+		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+		must.NoError(t, err)
+		must.Len(t, 1, allocs, must.Sprint("no replacement while the original is unknown"))
+		var scale structs.JobScaleStatusResponse
+		must.NoError(t, c.Leader().RPC("Job.ScaleStatus", &structs.JobSpecificRequest{JobID: job.ID,
+			QueryOptions: structs.QueryOptions{Namespace: job.Namespace}}, &scale))
+		must.Eq(t, &structs.TaskGroupScaleStatus{Desired: 1, Placed: 1, Unknown: 1, Events: []*structs.ScalingEvent{}},
+			scale.JobScaleStatus.TaskGroups["app"], must.Sprint("an autoscaler sees the unknown allocation as placed, not running"))
 
-	c.Links[cut].Heal()
-	poll(t, 15*time.Second, "original back, node ready", func() (bool, string) {
-		a, err := st().AllocByID(nil, original.ID)
+		c.Links[cut].Heal()
+		wait.Eventually(t, time.Minute, "original back, node ready", func() (bool, string) {
+			a, err := st().AllocByID(nil, original.ID)
+			must.NoError(t, err)
+			n, err := st().NodeByID(nil, original.NodeID)
+			must.NoError(t, err)
+			return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusRunning && !a.NeedsToReconnect(),
+				fmt.Sprintf("node %s alloc %s", n.Status, a.ClientStatus)
+		})
+		allocs, err = st().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
-		n, err := st().NodeByID(nil, original.NodeID)
-		must.NoError(t, err)
-		return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusRunning && !a.NeedsToReconnect(),
-			fmt.Sprintf("node %s alloc %s", n.Status, a.ClientStatus)
+		must.Len(t, 1, allocs)
+		must.Eq(t, uint64(0), allocs[0].TaskStates["app"].Restarts)
 	})
-	allocs, err = st().AllocsByJob(nil, job.Namespace, job.ID, true)
-	must.NoError(t, err)
-	must.Len(t, 1, allocs)
-	must.Eq(t, uint64(0), allocs[0].TaskStates["app"].Restarts)
 }
 
 // nomad alloc stop on an unknown allocation (see
@@ -216,92 +200,96 @@ func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
 // servers at once and replaced; its client stops it when it returns, and
 // it never runs again.
 func TestCluster_AllocStopWhileUnknown(t *testing.T) {
-	c := twoClients(t)
-	st := c.Server.State
-	job := disconnectJob()
-	no := false
-	job.TaskGroups[0].Disconnect.Replace = &no // only the operator's stop replaces it
-	original, cut := runOne(t, c, job)
-	c.Links[cut].Cut(testutil.Blackhole)
-	poll(t, 15*time.Second, "original unknown", func() (bool, string) {
-		a, err := st().AllocByID(nil, original.ID)
-		must.NoError(t, err)
-		return a.ClientStatus == structs.AllocClientStatusUnknown, a.ClientStatus
-	})
+	testutil.Bubble(t, func(t *testing.T) {
+		c := twoClients(t)
+		st := c.Leader().State
+		job := disconnectJob()
+		no := false
+		job.TaskGroups[0].Disconnect.Replace = &no // only the operator's stop replaces it
+		original, cut := runOne(t, c, job)
+		c.Links[cut].Cut(fault.Blackhole)
+		wait.Eventually(t, time.Minute, "original unknown", func() (bool, string) {
+			a, err := st().AllocByID(nil, original.ID)
+			must.NoError(t, err)
+			return a.ClientStatus == structs.AllocClientStatusUnknown, a.ClientStatus
+		})
 
-	var stop structs.AllocStopResponse
-	must.NoError(t, c.Server.RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: original.ID}, &stop))
-	poll(t, 15*time.Second, "original stopped on the servers, replacement running", func() (bool, string) {
+		var stop structs.AllocStopResponse
+		must.NoError(t, c.Leader().RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: original.ID}, &stop))
+		wait.Eventually(t, time.Minute, "original stopped on the servers, replacement running", func() (bool, string) {
+			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+			must.NoError(t, err)
+			stopped, running := false, false
+			for _, a := range allocs {
+				if a.ID == original.ID {
+					stopped = a.DesiredStatus == structs.AllocDesiredStatusStop
+				} else if a.ClientStatus == structs.AllocClientStatusRunning {
+					running = true
+				}
+			}
+			return stopped && running, describe(allocs)
+		})
+
+		c.Links[cut].Heal()
+		wait.Eventually(t, time.Minute, "returned client stops the original", func() (bool, string) {
+			a := clientAlloc(t, c, cut, original.ID)
+			return a.ClientStatus == structs.AllocClientStatusComplete, a.ClientStatus
+		})
 		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
-		stopped, running := false, false
+		running := 0
 		for _, a := range allocs {
-			if a.ID == original.ID {
-				stopped = a.DesiredStatus == structs.AllocDesiredStatusStop
-			} else if a.ClientStatus == structs.AllocClientStatusRunning {
-				running = true
+			if a.DesiredStatus == structs.AllocDesiredStatusRun {
+				running++
+				must.NotEq(t, original.ID, a.ID)
 			}
 		}
-		return stopped && running, describe(allocs)
+		must.Eq(t, 1, running)
 	})
-
-	c.Links[cut].Heal()
-	poll(t, 15*time.Second, "returned client stops the original", func() (bool, string) {
-		a := clientAlloc(t, c, cut, original.ID)
-		return a.ClientStatus == structs.AllocClientStatusComplete, a.ClientStatus
-	})
-	allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-	must.NoError(t, err)
-	running := 0
-	for _, a := range allocs {
-		if a.DesiredStatus == structs.AllocDesiredStatusRun {
-			running++
-			must.NotEq(t, original.ID, a.ID)
-		}
-	}
-	must.Eq(t, 1, running)
 }
 
 // nomad alloc stop on an unknown allocation that already has a running
 // replacement stops it on the servers at once and places nothing more: the
 // replacement already stands for the instance.
 func TestCluster_AllocStopWhileUnknown_AlreadyReplaced(t *testing.T) {
-	c := twoClients(t)
-	st := c.Server.State
-	job := disconnectJob()
-	original, cut := runOne(t, c, job)
-	c.Links[cut].Cut(testutil.Blackhole)
-	poll(t, 15*time.Second, "original unknown and replaced", func() (bool, string) {
+	testutil.Bubble(t, func(t *testing.T) {
+		c := twoClients(t)
+		st := c.Leader().State
+		job := disconnectJob()
+		original, cut := runOne(t, c, job)
+		c.Links[cut].Cut(fault.Blackhole)
+		wait.Eventually(t, time.Minute, "original unknown and replaced", func() (bool, string) {
+			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+			must.NoError(t, err)
+			unknown, replaced := false, false
+			for _, a := range allocs {
+				if a.ID == original.ID {
+					unknown = a.ClientStatus == structs.AllocClientStatusUnknown
+				} else if a.ClientStatus == structs.AllocClientStatusRunning {
+					replaced = true
+				}
+			}
+			return unknown && replaced, describe(allocs)
+		})
+
+		var stop structs.AllocStopResponse
+		must.NoError(t, c.Leader().RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: original.ID}, &stop))
+		wait.Eventually(t, time.Minute, "original stopped on the servers", func() (bool, string) {
+			ev, err := st().EvalByID(nil, stop.EvalID)
+			must.NoError(t, err)
+			a, err := st().AllocByID(nil, original.ID)
+			must.NoError(t, err)
+			return ev.Status == structs.EvalStatusComplete && a.DesiredStatus == structs.AllocDesiredStatusStop,
+				fmt.Sprintf("eval %s, original desired %s", ev.Status, a.DesiredStatus)
+		})
 		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
-		unknown, replaced := false, false
-		for _, a := range allocs {
-			if a.ID == original.ID {
-				unknown = a.ClientStatus == structs.AllocClientStatusUnknown
-			} else if a.ClientStatus == structs.AllocClientStatusRunning {
-				replaced = true
-			}
-		}
-		return unknown && replaced, describe(allocs)
-	})
+		must.Len(t, 2, allocs, must.Sprint("nothing placed beyond the existing replacement: ", describe(allocs)))
 
-	var stop structs.AllocStopResponse
-	must.NoError(t, c.Server.RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: original.ID}, &stop))
-	poll(t, 15*time.Second, "original stopped on the servers", func() (bool, string) {
-		ev, err := st().EvalByID(nil, stop.EvalID)
-		must.NoError(t, err)
-		a, err := st().AllocByID(nil, original.ID)
-		must.NoError(t, err)
-		return ev.Status == structs.EvalStatusComplete && a.DesiredStatus == structs.AllocDesiredStatusStop,
-			fmt.Sprintf("eval %s, original desired %s", ev.Status, a.DesiredStatus)
-	})
-	allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-	must.NoError(t, err)
-	must.Len(t, 2, allocs, must.Sprint("nothing placed beyond the existing replacement: ", describe(allocs)))
-
-	c.Links[cut].Heal()
-	poll(t, 15*time.Second, "returned client stops the original", func() (bool, string) {
-		a := clientAlloc(t, c, cut, original.ID)
-		return a.ClientStatus == structs.AllocClientStatusComplete, a.ClientStatus
+		c.Links[cut].Heal()
+		wait.Eventually(t, time.Minute, "returned client stops the original", func() (bool, string) {
+			a := clientAlloc(t, c, cut, original.ID)
+			return a.ClientStatus == structs.AllocClientStatusComplete, a.ClientStatus
+		})
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/stream"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
@@ -107,9 +108,9 @@ func TestMemCluster_DisconnectReconnect_OnEventStream(t *testing.T) {
 		}))
 
 		job := disconnectJob()
-		original, cut := memRunOne(t, c, c.Leader(), job)
+		original, cut := runOne(t, c, job)
 		nodeID := original.NodeID
-		c.Net.Isolate(testutil.ClientHost(cut), testutil.Blackhole)
+		c.Net.Isolate(testutil.ClientHost(cut), fault.Blackhole)
 		wait.Eventually(t, 2*time.Minute, "node disconnected on the follower's stream", func() (bool, string) {
 			s := log.statuses(stream.TopicNode, nodeID)
 			return slices.Contains(s, stream.TypeNodeEvent+":"+structs.NodeStatusDisconnected), strings.Join(s, " ")

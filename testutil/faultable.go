@@ -1,12 +1,11 @@
 package testutil
 
 import (
-	"fmt"
 	"reflect"
 	"sync"
 	"time"
 
-	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/testutil/fault"
 )
 
 // RPCHandler is how a client reaches the servers.
@@ -14,37 +13,22 @@ type RPCHandler interface {
 	RPC(method string, args, reply any) error
 }
 
-// FaultMode is how a cut link fails.
-type FaultMode int
-
-const (
-	// Healthy passes every call through.
-	Healthy FaultMode = iota
-	// Blackhole swallows calls: they hang until the link heals or
-	// BlackholeTimeout passes, then fail, like packets that vanish.
-	Blackhole
-	// Reset fails calls at once, like refused connections.
-	Reset
-)
-
-// ErrPartitioned is returned by calls over a cut link. It is a transport
-// error, as a dead link is to the client's real RPC handler, so the client
-// retries it as it would a real partition.
-var ErrPartitioned = fmt.Errorf("testutil: link partitioned: %w", pool.ErrTransport)
-
-// FaultableRPC wraps a client's link to the servers. Cutting it fails new
-// calls and the calls in flight (a blocking query loses its connection),
-// as a real partition does.
+// FaultableRPC wraps a client's link to the servers: a fault.Link. Reset
+// and Blackhole fail new calls and the calls in flight (a blocking query
+// loses its connection), as a real partition does; Stall holds new calls
+// until the heal.
 type FaultableRPC struct {
 	inner RPCHandler
 	// BlackholeTimeout bounds how long a blackholed call hangs.
 	BlackholeTimeout time.Duration
 
 	mu     sync.Mutex
-	mode   FaultMode
-	cutCh  chan struct{} // closed when the link is cut
+	mode   fault.Mode
+	cutCh  chan struct{} // closed when the link is cut (Reset or Blackhole)
 	healCh chan struct{} // closed when the link heals
 }
+
+var _ fault.Link = (*FaultableRPC)(nil)
 
 // NewFaultableRPC returns a healthy link to inner.
 func NewFaultableRPC(inner RPCHandler) *FaultableRPC {
@@ -52,27 +36,46 @@ func NewFaultableRPC(inner RPCHandler) *FaultableRPC {
 		cutCh: make(chan struct{}), healCh: make(chan struct{})}
 }
 
-// Cut partitions the link in the given mode.
-func (f *FaultableRPC) Cut(mode FaultMode) {
+// Cut fails the link in mode m until Heal.
+func (f *FaultableRPC) Cut(m fault.Mode) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.mode == Healthy {
-		close(f.cutCh)
+	if m == fault.Healthy {
+		f.healLocked()
+		return
+	}
+	if f.mode == fault.Healthy {
 		f.healCh = make(chan struct{})
 	}
-	f.mode = mode
+	if m != fault.Stall {
+		select {
+		case <-f.cutCh:
+		default:
+			close(f.cutCh)
+		}
+	}
+	f.mode = m
 }
 
 // Heal restores the link. Blackholed calls still fail: their packets were
-// lost; the caller retries.
+// lost; the caller retries. Stalled calls go through.
 func (f *FaultableRPC) Heal() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.mode != Healthy {
-		close(f.healCh)
-		f.cutCh = make(chan struct{})
+	f.healLocked()
+}
+
+func (f *FaultableRPC) healLocked() {
+	if f.mode == fault.Healthy {
+		return
 	}
-	f.mode = Healthy
+	close(f.healCh)
+	select {
+	case <-f.cutCh:
+		f.cutCh = make(chan struct{})
+	default:
+	}
+	f.mode = fault.Healthy
 }
 
 // RPC implements RPCHandler.
@@ -81,16 +84,21 @@ func (f *FaultableRPC) RPC(method string, args, reply any) error {
 	mode, cutCh, healCh := f.mode, f.cutCh, f.healCh
 	f.mu.Unlock()
 	switch mode {
-	case Reset:
-		return ErrPartitioned
-	case Blackhole:
+	case fault.Reset:
+		return fault.ErrPartitioned
+	case fault.Blackhole:
 		t := time.NewTimer(f.BlackholeTimeout)
 		defer t.Stop()
 		select {
 		case <-healCh:
 		case <-t.C:
 		}
-		return ErrPartitioned
+		return fault.ErrPartitioned
+	case fault.Stall:
+		<-healCh
+		f.mu.Lock()
+		cutCh = f.cutCh
+		f.mu.Unlock()
 	}
 	// The call decodes into its own reply so that one abandoned by a cut
 	// never writes into the caller's.
@@ -104,6 +112,6 @@ func (f *FaultableRPC) RPC(method string, args, reply any) error {
 		}
 		return err
 	case <-cutCh:
-		return ErrPartitioned
+		return fault.ErrPartitioned
 	}
 }

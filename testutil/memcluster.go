@@ -45,7 +45,7 @@ type MemClusterConfig struct {
 //
 // Each client reaches the servers through its own ServerRPC over the
 // network, wrapped in a FaultableRPC (Links[i]) for faults of that one
-// link; Net.Isolate(ClientHost(i)) cuts the client's host instead.
+// link; Net.Isolate(ClientHost(i), mode) cuts the client's host instead.
 type MemCluster struct {
 	t       testing.TB
 	cfg     MemClusterConfig

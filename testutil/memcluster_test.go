@@ -10,6 +10,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
@@ -24,32 +25,6 @@ func TestMemCluster_ElectsLeaderAndRegistersClient(t *testing.T) {
 		must.NotNil(t, c.Leader())
 		t.Logf("leader and client after %v of fake time", time.Since(start))
 	})
-}
-
-// memClusterJob registers job through s and waits until its one
-// allocation runs; it returns that allocation and the index of the client
-// that runs it.
-func memRunOne(t *testing.T, c *testutil.MemCluster, s *nomad.Server, job *structs.Job) (*structs.Allocation, int) {
-	t.Helper()
-	var reg structs.JobRegisterResponse
-	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-	var orig *structs.Allocation
-	wait.Eventually(t, time.Minute, "allocation running", func() (bool, string) {
-		allocs, err := c.Leader().State().AllocsByJob(nil, job.Namespace, job.ID, true)
-		must.NoError(t, err)
-		if len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning {
-			orig = allocs[0]
-			return true, ""
-		}
-		return false, describe(allocs)
-	})
-	for i, cl := range c.Clients {
-		if cl.NodeID() == orig.NodeID {
-			return orig, i
-		}
-	}
-	t.Fatalf("no client runs node %s", orig.NodeID)
-	return nil, 0
 }
 
 // Three servers elect one leader; a job registered through a follower
@@ -78,7 +53,7 @@ func TestMemCluster_LeaderPartitioned_NewLeaderKeepsState(t *testing.T) {
 		}
 
 		cut := time.Now()
-		c.Net.Isolate(testutil.ServerHost(leader), testutil.Reset)
+		c.Net.Isolate(testutil.ServerHost(leader), fault.Reset)
 		next := c.WaitForLeaderExcept(leader)
 		elected := time.Since(cut)
 		must.NotEq(t, leader, next)
@@ -102,18 +77,6 @@ func TestMemCluster_LeaderPartitioned_NewLeaderKeepsState(t *testing.T) {
 	})
 }
 
-// memClientAlloc returns client i's own copy of allocation id.
-func memClientAlloc(t *testing.T, c *testutil.MemCluster, i int, id string) *structs.Allocation {
-	t.Helper()
-	for _, a := range c.Clients[i].Allocs() {
-		if a.ID == id {
-			return a
-		}
-	}
-	t.Fatalf("client %d has no allocation %s", i, id)
-	return nil
-}
-
 // The mission, end to end, on three servers with upstream's heartbeat
 // timings: a client whose network drops (packets vanish) keeps running
 // its task; the servers mark the node disconnected once its TTL and grace
@@ -125,11 +88,11 @@ func TestMemCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T
 		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 3, Clients: 2})
 		st := func() *state.StateStore { return c.Leader().State() }
 		job := disconnectJob()
-		original, cut := memRunOne(t, c, c.Leader(), job)
+		original, cut := runOne(t, c, job)
 		startedAt := original.TaskStates["app"].StartedAt
 
 		cutAt := time.Now()
-		c.Net.Isolate(testutil.ClientHost(cut), testutil.Blackhole)
+		c.Net.Isolate(testutil.ClientHost(cut), fault.Blackhole)
 		var replacement *structs.Allocation
 		wait.Eventually(t, 2*time.Minute, "original unknown and a replacement running elsewhere", func() (bool, string) {
 			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
@@ -154,7 +117,7 @@ func TestMemCluster_DisconnectReconnect_KeepsOriginalWithoutRestart(t *testing.T
 		node, err := st().NodeByID(nil, original.NodeID)
 		must.NoError(t, err)
 		must.Eq(t, structs.NodeStatusDisconnected, node.Status)
-		must.Eq(t, structs.AllocClientStatusRunning, memClientAlloc(t, c, cut, original.ID).ClientStatus,
+		must.Eq(t, structs.AllocClientStatusRunning, clientAlloc(t, c, cut, original.ID).ClientStatus,
 			must.Sprint("the task kept running on the cut-off client"))
 
 		c.Net.Heal(testutil.ClientHost(cut))
@@ -213,9 +176,9 @@ func TestMemCluster_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
 				job := disconnectJob()
 				job.TaskGroups[0].Disconnect.LostAfter = tc.window
 				job.TaskGroups[0].ReschedulePolicy = nil
-				orig, _ := memRunOne(t, c, c.Leader(), job)
+				orig, _ := runOne(t, c, job)
 
-				c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
+				c.Net.Isolate(testutil.ClientHost(0), fault.Blackhole)
 				status := func(s *nomad.Server) (*structs.Node, *structs.Allocation) {
 					n, err := s.State().NodeByID(nil, cl.NodeID())
 					must.NoError(t, err)
@@ -232,7 +195,7 @@ func TestMemCluster_ClientCutOff_WindowSurvivesLeaderChange(t *testing.T) {
 				since, _ := before.UnknownSince()
 
 				old := c.WaitForLeader()
-				c.Net.Isolate(testutil.ServerHost(old), testutil.Reset)
+				c.Net.Isolate(testutil.ServerHost(old), fault.Reset)
 				next := c.WaitForLeaderExcept(old)
 				// Past the new leader's failover TTL, its grace, and
 				// the re-checks after it, checked every fake second.

@@ -10,34 +10,35 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/testutil/fault"
 )
 
 // MemNet is an in-memory network of hosts: stream connections are
 // net.Pipe pairs and gossip packets are channel sends, so every goroutine
 // waiting on the network is durably blocked inside a testing/synctest
 // bubble and fake time can run. Hosts are addressed by IP ("10.0.0.1");
-// listeners by "ip:port". A test isolates a host and heals it again:
-// partitions are data, not firewall rules.
+// listeners by "ip:port". It is a fault.Net: a test isolates a host and
+// heals it again, so partitions are data, not firewall rules.
 type MemNet struct {
-	mu        sync.Mutex
-	listeners map[string]*memListener
-	gossip    map[string]*MemGossip
-	cut       map[string]FaultMode // by host
-	conns     map[*memConn]struct{}
+	links
+	listeners map[string]*memListener // guarded by links.mu
+	gossip    map[string]*MemGossip   // guarded by links.mu
 }
 
 // ErrConnRefused is returned by a dial to an address nobody listens on.
 var ErrConnRefused = fmt.Errorf("testutil: connection refused: %w", pool.ErrTransport)
 
-var _ pool.Dialer = (*MemDialer)(nil)
+var (
+	_ pool.Dialer = (*MemDialer)(nil)
+	_ fault.Net   = (*MemNet)(nil)
+)
 
 // NewMemNet returns a network with no hosts and no faults.
 func NewMemNet() *MemNet {
 	return &MemNet{
+		links:     newLinks(),
 		listeners: map[string]*memListener{},
 		gossip:    map[string]*MemGossip{},
-		cut:       map[string]FaultMode{},
-		conns:     map[*memConn]struct{}{},
 	}
 }
 
@@ -60,64 +61,15 @@ func (n *MemNet) Listen(addr string) (net.Listener, error) {
 // Dialer returns the dialer of the host at IP from.
 func (n *MemNet) Dialer(from string) *MemDialer { return &MemDialer{net: n, from: from} }
 
-// Isolate cuts every link to and from host. In Reset mode connections are
-// closed and dials refused; in Blackhole mode what is sent vanishes and
-// dials hang until their deadline, as when packets are dropped.
-func (n *MemNet) Isolate(host string, mode FaultMode) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.cut[host] = mode
-	for c := range n.conns {
-		if c.touches(host) {
-			if mode == Blackhole {
-				c.stalled.Store(true)
-			} else {
-				c.closeLocked()
-			}
-		}
-	}
-}
-
-// Heal restores the links of host. Connections that were blackholed are
-// closed, as their TCP peers would have given up on them.
-func (n *MemNet) Heal(host string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	delete(n.cut, host)
-	for c := range n.conns {
-		if c.stalled.Load() && !n.cutLocked(c.hosts[0], c.hosts[1]) {
-			c.closeLocked()
-		}
-	}
-}
-
 // Close closes every listener and connection, so that no goroutine is left
 // waiting on the network when a synctest bubble ends.
 func (n *MemNet) Close() {
+	n.closeAll()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for c := range n.conns {
-		c.closeLocked()
-	}
 	for _, l := range n.listeners {
 		l.closeOnce()
 	}
-}
-
-func (n *MemNet) cutLocked(a, b string) bool {
-	_, ca := n.cut[a]
-	_, cb := n.cut[b]
-	return ca || cb
-}
-
-// mode returns how the link between a and b fails, or Healthy.
-func (n *MemNet) mode(a, b string) FaultMode {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if m, ok := n.cut[a]; ok {
-		return m
-	}
-	return n.cut[b]
 }
 
 // MemDialer dials through a MemNet on behalf of one host.
@@ -134,12 +86,8 @@ func (d *MemDialer) DialContext(ctx context.Context, _, address string) (net.Con
 		return nil, fmt.Errorf("memnet dial %q: %w", address, err)
 	}
 	host := to.IP.String()
-	switch d.net.mode(d.from, host) {
-	case Reset:
-		return nil, ErrPartitioned
-	case Blackhole:
-		<-ctx.Done()
-		return nil, fmt.Errorf("%w: dial %s: %w", ErrPartitioned, address, ctx.Err())
+	if err := d.net.gate(ctx, d.from, host, address); err != nil {
+		return nil, err
 	}
 	d.net.mu.Lock()
 	l, ok := d.net.listeners[address]
@@ -149,12 +97,16 @@ func (d *MemDialer) DialContext(ctx context.Context, _, address string) (net.Con
 	}
 	local := &net.TCPAddr{IP: net.ParseIP(d.from), Port: 40000 + int(d.port.Add(1))}
 	a, b := net.Pipe()
-	ca := &memConn{Conn: a, local: local, remote: to, hosts: [2]string{d.from, host}, net: d.net}
-	cb := &memConn{Conn: b, local: to, remote: local, hosts: [2]string{host, d.from}, net: d.net}
-	d.net.mu.Lock()
-	d.net.conns[ca] = struct{}{}
-	d.net.conns[cb] = struct{}{}
-	d.net.mu.Unlock()
+	ca, err := d.net.track(a, d.from, host, local, to)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	cb, err := d.net.track(b, host, d.from, to, local)
+	if err != nil {
+		ca.Close()
+		return nil, err
+	}
 	select {
 	case l.ch <- cb:
 		return ca, nil
@@ -201,55 +153,6 @@ func (l *memListener) closeOnce() { l.once.Do(func() { close(l.closed) }) }
 
 func (l *memListener) Addr() net.Addr { return l.addr }
 
-// memConn is one end of a pipe between two hosts. A stalled (blackholed)
-// end keeps draining its pipe, so the peer's writes do not block, and
-// discards what it reads and writes.
-type memConn struct {
-	net.Conn
-	local, remote net.Addr
-	hosts         [2]string // this end's host, then the peer's
-	net           *MemNet
-	stalled       atomic.Bool
-	once          sync.Once
-}
-
-func (c *memConn) LocalAddr() net.Addr  { return c.local }
-func (c *memConn) RemoteAddr() net.Addr { return c.remote }
-
-func (c *memConn) touches(host string) bool { return c.hosts[0] == host || c.hosts[1] == host }
-
-func (c *memConn) Read(b []byte) (int, error) {
-	for {
-		n, err := c.Conn.Read(b)
-		if err != nil || !c.stalled.Load() {
-			return n, err
-		}
-	}
-}
-
-func (c *memConn) Write(b []byte) (int, error) {
-	if c.stalled.Load() {
-		return len(b), nil
-	}
-	return c.Conn.Write(b)
-}
-
-func (c *memConn) Close() error {
-	c.net.mu.Lock()
-	defer c.net.mu.Unlock()
-	c.closeLocked()
-	return nil
-}
-
-func (c *memConn) closeLocked() {
-	c.once.Do(func() {
-		delete(c.net.conns, c)
-		// A closed end fails writes, blackholed or not.
-		c.stalled.Store(false)
-		_ = c.Conn.Close()
-	})
-}
-
 // GossipTransport returns the memberlist transport of a server's gossip
 // pool at addr ("ip:port"): packets are dropped, as UDP's are, when the
 // link is cut or the receiver is behind; streams are MemNet connections.
@@ -287,7 +190,7 @@ func (g *MemGossip) WriteTo(b []byte, addr string) (time.Time, error) {
 	if err != nil {
 		return now, err
 	}
-	if g.net.mode(g.l.addr.IP.String(), to.IP.String()) != Healthy {
+	if g.net.mode(g.l.addr.IP.String(), to.IP.String()) != fault.Healthy {
 		return now, nil
 	}
 	g.net.mu.Lock()

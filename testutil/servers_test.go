@@ -12,6 +12,8 @@ import (
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
+	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
 
@@ -28,7 +30,7 @@ func registerJob(t *testing.T, s *nomad.Server) *structs.Job {
 // hasJob polls until server s has applied the job.
 func waitForJob(t *testing.T, s *nomad.Server, job *structs.Job, what string) {
 	t.Helper()
-	poll(t, 10*time.Second, what, func() (bool, string) {
+	wait.Poll(t, 10*time.Second, what, func() (bool, string) {
 		got, err := s.State().JobByID(nil, job.Namespace, job.ID)
 		must.NoError(t, err)
 		return got != nil, "job not there yet"
@@ -97,7 +99,7 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 		}
 	}})
 	leader := sc.Leader()
-	poll(t, 10*time.Second, "the old server is seen in serf", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "the old server is seen in serf", func() (bool, string) {
 		for _, m := range leader.Members() {
 			if m.Tags["build"] == oldVersion {
 				return true, ""
@@ -111,19 +113,19 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 	must.NoError(t, leader.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
 	must.StrContains(t, reg.Warnings, "disconnect window is ignored")
 	must.StrContains(t, reg.Warnings, "server-2.global (0.0.9)")
-	poll(t, 10*time.Second, "allocation running", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "allocation running", func() (bool, string) {
 		allocs, err := sc.Leader().State().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, describe(allocs)
 	})
-	link.Cut(testutil.Blackhole)
-	poll(t, 10*time.Second, "the node goes down, not disconnected", func() (bool, string) {
+	link.Cut(fault.Blackhole)
+	wait.Poll(t, 10*time.Second, "the node goes down, not disconnected", func() (bool, string) {
 		n, err := sc.Leader().State().NodeByID(nil, cl.NodeID())
 		must.NoError(t, err)
 		return n.Status == structs.NodeStatusDown, n.Status
 	})
 	link.Heal()
-	poll(t, 10*time.Second, "the node is back", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "the node is back", func() (bool, string) {
 		n, err := sc.Leader().State().NodeByID(nil, cl.NodeID())
 		must.NoError(t, err)
 		return n.Status == structs.NodeStatusReady, n.Status
@@ -133,7 +135,7 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 	sc.Stop(2)
 	sc.Restart(2)
 	sc.WaitCaughtUp(2)
-	poll(t, 10*time.Second, "every server advertises the new version", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "every server advertises the new version", func() (bool, string) {
 		for _, m := range sc.Leader().Members() {
 			if (m.Status.String() == "alive" || m.Status.String() == "failed") && m.Tags["build"] != oldVersion {
 				return false, m.Name + " " + m.Tags["build"]
@@ -149,13 +151,13 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 	// still catch up, and hold it up to 5 s before handing it back: under
 	// the race detector, beside the rest of the suite, that took more than
 	// the 10 s the other steps get.
-	poll(t, 30*time.Second, "second job running", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "second job running", func() (bool, string) {
 		allocs, err := sc.Leader().State().AllocsByJob(nil, job2.Namespace, job2.ID, true)
 		must.NoError(t, err)
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, describe(allocs)
 	})
-	link.Cut(testutil.Blackhole)
-	poll(t, 10*time.Second, "now the node goes disconnected", func() (bool, string) {
+	link.Cut(fault.Blackhole)
+	wait.Poll(t, 10*time.Second, "now the node goes disconnected", func() (bool, string) {
 		n, err := sc.Leader().State().NodeByID(nil, cl.NodeID())
 		must.NoError(t, err)
 		return n.Status == structs.NodeStatusDisconnected, n.Status
@@ -184,7 +186,7 @@ func TestServers_ClientLearnsServersAndFailsOver(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("client not ready within 15s")
 	}
-	poll(t, 10*time.Second, "the client knows all three servers", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "the client knows all three servers", func() (bool, string) {
 		got := rpc.Servers()
 		return len(got) == 3, fmt.Sprint(got)
 	})
@@ -192,7 +194,7 @@ func TestServers_ClientLearnsServersAndFailsOver(t *testing.T) {
 	sc.Stop(0)
 	stopped := time.Now()
 	leader := sc.WaitForLeaderExcept(0)
-	poll(t, 15*time.Second, "heartbeats through another server", func() (bool, string) {
+	wait.Poll(t, 15*time.Second, "heartbeats through another server", func() (bool, string) {
 		return cl.LastHeartbeat().After(stopped), fmt.Sprintf("last heartbeat %v before the stop", stopped.Sub(cl.LastHeartbeat()))
 	})
 	node, err := sc.Servers[leader].State().NodeByID(nil, cl.NodeID())
@@ -244,7 +246,7 @@ func TestServers_LeaderChange_EvalRedeliveredPlanNotAppliedTwice(t *testing.T) {
 	must.NotNil(t, held.Eval)
 	must.Eq(t, job.ID, held.Eval.JobID)
 
-	sc.Net.Isolate(sc.Addr(old))
+	sc.Net.Isolate(sc.Addr(old), fault.Reset)
 	next := sc.WaitForLeaderExcept(old)
 	other := 3 - old - next
 
@@ -255,7 +257,7 @@ func TestServers_LeaderChange_EvalRedeliveredPlanNotAppliedTwice(t *testing.T) {
 	must.Error(t, err, must.Sprint("a plan with the old leader's token is refused"))
 
 	var again structs.EvalDequeueResponse
-	poll(t, 10*time.Second, "the evaluation is handed out again", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "the evaluation is handed out again", func() (bool, string) {
 		again = structs.EvalDequeueResponse{}
 		if err := sc.Servers[next].RPC("Eval.Dequeue", dq, &again); err != nil {
 			return false, err.Error()

@@ -12,6 +12,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
@@ -88,8 +89,8 @@ func siteOutages(t *testing.T, s *nomad.Server) []*structs.SiteOutage {
 func TestMemCluster_SiteOutage_HoldsAcrossLeaderChangeAndReturns(t *testing.T) {
 	testutil.Bubble(t, func(t *testing.T) {
 		c, job, originals := siteCluster(t)
-		c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
-		c.Net.Isolate(testutil.ClientHost(1), testutil.Blackhole)
+		c.Net.Isolate(testutil.ClientHost(0), fault.Blackhole)
+		c.Net.Isolate(testutil.ClientHost(1), fault.Blackhole)
 
 		wait.Eventually(t, 2*time.Minute, "site outage declared, originals unknown", func() (bool, string) {
 			allocs := jobAllocs(t, c.Leader(), job)
@@ -120,7 +121,7 @@ func TestMemCluster_SiteOutage_HoldsAcrossLeaderChangeAndReturns(t *testing.T) {
 		holds(c.Leader(), "past the reschedule delay")
 
 		old := c.WaitForLeader()
-		c.Net.Isolate(testutil.ServerHost(old), testutil.Reset)
+		c.Net.Isolate(testutil.ServerHost(old), fault.Reset)
 		next := c.WaitForLeaderExcept(old)
 		holds(c.Servers[next], "after a leader change")
 		c.Net.Heal(testutil.ServerHost(old))
@@ -153,7 +154,7 @@ func TestMemCluster_SiteOutage_SingleNodeIsReplaced(t *testing.T) {
 		if c.Clients[1].NodeID() == originals[0].NodeID {
 			cut = 1
 		}
-		c.Net.Isolate(testutil.ClientHost(cut), testutil.Blackhole)
+		c.Net.Isolate(testutil.ClientHost(cut), fault.Blackhole)
 		wait.Eventually(t, 3*time.Minute, "a replacement runs in dc2", func() (bool, string) {
 			allocs := jobAllocs(t, c.Leader(), job)
 			for _, a := range allocs {

@@ -10,10 +10,16 @@ import (
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
+// stopAfter is longer than upstream's heartbeat TTL and grace (a node is
+// given up on 20-22.5 s after its last heartbeat), so the servers find
+// the allocation lost while its client still runs it: only the wait the
+// servers add before the replacement keeps two copies from running.
 const (
-	stopAfter   = 2 * time.Second
+	stopAfter   = time.Minute
 	killTimeout = time.Second
 )
 
@@ -48,97 +54,101 @@ func stopAfterJob() *structs.Job {
 // after the original was dead: never two copies at once. When the link
 // returns nothing is restarted and the original stays lost.
 func TestCluster_StopAfterClientDisconnect_ClientStopsThenReplaced(t *testing.T) {
-	c := twoClients(t)
-	st := c.Server.State
-	job := stopAfterJob()
-	original, cut := runOne(t, c, job)
-	c.Links[cut].Cut(testutil.Reset)
+	testutil.Bubble(t, func(t *testing.T) {
+		c := twoClients(t)
+		st := c.Leader().State
+		job := stopAfterJob()
+		original, cut := runOne(t, c, job)
+		c.Links[cut].Cut(fault.Reset)
 
-	// The cut-off client stops the task on its own, with the reason.
-	var local *structs.Allocation
-	poll(t, 15*time.Second, "cut-off client completes the allocation itself", func() (bool, string) {
-		local = clientAlloc(t, c, cut, original.ID)
-		return local.ClientStatus == structs.AllocClientStatusComplete, localView(local)
-	})
-	ts := local.TaskStates["app"]
-	must.False(t, ts.Failed)
-	must.Eq(t, 1, countEvents(ts, structs.TaskStarted))
-	var killing *structs.TaskEvent
-	for _, e := range ts.Events {
-		if e.Type == structs.TaskKilling {
-			killing = e
-		}
-	}
-	must.NotNil(t, killing, must.Sprint(localView(local)))
-	must.StrContains(t, killing.KillReason, "stop_on_client_after (2s)")
-	must.Eq(t, killTimeout, killing.KillTimeout)
-	lastOK := c.Clients[cut].LastHeartbeat()
-	must.False(t, time.Unix(0, killing.Time).Before(lastOK.Add(stopAfter)),
-		must.Sprintf("kill at %s, last heartbeat %s", time.Unix(0, killing.Time), lastOK))
-	clientDone := ts.FinishedAt
-
-	// The servers: lost now, replacement on the other client later.
-	var lost, repl *structs.Allocation
-	poll(t, 20*time.Second, "original lost, replacement running on the other client", func() (bool, string) {
-		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
-		must.NoError(t, err)
-		n, err := st().NodeByID(nil, original.NodeID)
-		must.NoError(t, err)
-		lost, repl = nil, nil
-		for _, a := range allocs {
-			switch {
-			case a.ID == original.ID:
-				lost = a
-			case a.ClientStatus == structs.AllocClientStatusRunning:
-				repl = a
+		// The cut-off client stops the task on its own, with the reason.
+		var local *structs.Allocation
+		wait.Eventually(t, 3*time.Minute, "cut-off client completes the allocation itself", func() (bool, string) {
+			local = clientAlloc(t, c, cut, original.ID)
+			return local.ClientStatus == structs.AllocClientStatusComplete, localView(local)
+		})
+		ts := local.TaskStates["app"]
+		must.False(t, ts.Failed)
+		must.Eq(t, 1, countEvents(ts, structs.TaskStarted))
+		var killing *structs.TaskEvent
+		for _, e := range ts.Events {
+			if e.Type == structs.TaskKilling {
+				killing = e
 			}
 		}
-		ok := lost != nil && lost.ClientStatus == structs.AllocClientStatusLost &&
-			lost.DesiredStatus == structs.AllocDesiredStatusStop && repl != nil
-		return ok, fmt.Sprintf("node %s; %s", n.Status, describe(allocs))
-	})
-	n, err := st().NodeByID(nil, original.NodeID)
-	must.NoError(t, err)
-	must.Eq(t, structs.NodeStatusDown, n.Status, must.Sprint("no lost window: down, not disconnected"))
-	must.Eq(t, original.ID, repl.PreviousAllocation)
-	must.Eq(t, original.Name, repl.Name)
-	must.Eq(t, c.Clients[1-cut].NodeID(), repl.NodeID)
-	must.True(t, clientAlloc(t, c, cut, original.ID).ClientStatus == structs.AllocClientStatusComplete)
+		must.NotNil(t, killing, must.Sprint(localView(local)))
+		must.StrContains(t, killing.KillReason, "stop_on_client_after (1m0s)")
+		must.Eq(t, killTimeout, killing.KillTimeout)
+		lastOK := c.Clients[cut].LastHeartbeat()
+		must.False(t, time.Unix(0, killing.Time).Before(lastOK.Add(stopAfter)),
+			must.Sprintf("kill at %s, last heartbeat %s", time.Unix(0, killing.Time), lastOK))
+		clientDone := ts.FinishedAt
 
-	// The evaluation that found it lost timed the replacement's follow-up.
-	followup, err := st().EvalByID(nil, lost.FollowupEvalID)
-	must.NoError(t, err)
-	must.NotNil(t, followup, must.Sprintf("no follow-up %q on the lost allocation", lost.FollowupEvalID))
-	must.Eq(t, structs.EvalTriggerRetryFailedAlloc, followup.TriggeredBy)
-	lostTime := time.Unix(0, followup.CreateTime)
-	must.Eq(t, lostTime.Add(stopAfter+killTimeout), followup.WaitUntil)
-	must.False(t, time.Unix(0, lost.ModifyTime).Before(lostTime), must.Sprint("the loss commits after its decision"))
-	placed := time.Unix(0, repl.CreateTime)
-	must.False(t, placed.Before(followup.WaitUntil),
-		must.Sprintf("replacement placed at %s, before lost %s + %s + %s", placed, lostTime, stopAfter, killTimeout))
-	must.True(t, clientDone.Before(placed),
-		must.Sprintf("the original died at %s, after its replacement was placed at %s", clientDone, placed))
-
-	// The link returns: nothing restarts, lost stays lost, one copy runs.
-	c.Links[cut].Heal()
-	poll(t, 15*time.Second, "node ready again, the lost allocation's task states reported", func() (bool, string) {
+		// The servers: lost now, replacement on the other client later.
+		var lost, repl *structs.Allocation
+		wait.Eventually(t, 3*time.Minute, "original lost, replacement running on the other client", func() (bool, string) {
+			allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+			must.NoError(t, err)
+			n, err := st().NodeByID(nil, original.NodeID)
+			must.NoError(t, err)
+			lost, repl = nil, nil
+			for _, a := range allocs {
+				switch {
+				case a.ID == original.ID:
+					lost = a
+				case a.ClientStatus == structs.AllocClientStatusRunning:
+					repl = a
+				}
+			}
+			ok := lost != nil && lost.ClientStatus == structs.AllocClientStatusLost &&
+				lost.DesiredStatus == structs.AllocDesiredStatusStop && repl != nil
+			return ok, fmt.Sprintf("node %s; %s", n.Status, describe(allocs))
+		})
 		n, err := st().NodeByID(nil, original.NodeID)
 		must.NoError(t, err)
-		a, err := st().AllocByID(nil, original.ID)
+		must.Eq(t, structs.NodeStatusDown, n.Status, must.Sprint("no lost window: down, not disconnected"))
+		must.Eq(t, original.ID, repl.PreviousAllocation)
+		must.Eq(t, original.Name, repl.Name)
+		must.Eq(t, c.Clients[1-cut].NodeID(), repl.NodeID)
+		must.True(t, clientAlloc(t, c, cut, original.ID).ClientStatus == structs.AllocClientStatusComplete)
+
+		// The evaluation that found it lost timed the replacement's follow-up.
+		followup, err := st().EvalByID(nil, lost.FollowupEvalID)
 		must.NoError(t, err)
-		dead := a.TaskStates["app"] != nil && a.TaskStates["app"].State == structs.TaskStateDead
-		return n.Status == structs.NodeStatusReady && dead, fmt.Sprintf("node %s; %s", n.Status, describe([]*structs.Allocation{a}))
-	})
-	back := clientAlloc(t, c, cut, original.ID)
-	must.Eq(t, structs.AllocClientStatusComplete, back.ClientStatus)
-	must.Eq(t, 1, countEvents(back.TaskStates["app"], structs.TaskStarted), must.Sprint(localView(back)))
-	stored, err := st().AllocByID(nil, original.ID)
-	must.NoError(t, err)
-	must.Eq(t, structs.AllocClientStatusLost, stored.ClientStatus, must.Sprint("lost stays lost"))
-	poll(t, 10*time.Second, "one running in the summary", func() (bool, string) {
-		s, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
+		must.NotNil(t, followup, must.Sprintf("no follow-up %q on the lost allocation", lost.FollowupEvalID))
+		must.Eq(t, structs.EvalTriggerRetryFailedAlloc, followup.TriggeredBy)
+		lostTime := time.Unix(0, followup.CreateTime)
+		must.Eq(t, lostTime.Add(stopAfter+killTimeout), followup.WaitUntil)
+		must.True(t, lostTime.Before(time.Unix(0, killing.Time)),
+			must.Sprintf("the servers found it lost at %s, after its client killed it at %s", lostTime, time.Unix(0, killing.Time)))
+		must.False(t, time.Unix(0, lost.ModifyTime).Before(lostTime), must.Sprint("the loss commits after its decision"))
+		placed := time.Unix(0, repl.CreateTime)
+		must.False(t, placed.Before(followup.WaitUntil),
+			must.Sprintf("replacement placed at %s, before lost %s + %s + %s", placed, lostTime, stopAfter, killTimeout))
+		must.True(t, clientDone.Before(placed),
+			must.Sprintf("the original died at %s, after its replacement was placed at %s", clientDone, placed))
+
+		// The link returns: nothing restarts, lost stays lost, one copy runs.
+		c.Links[cut].Heal()
+		wait.Eventually(t, time.Minute, "node ready again, the lost allocation's task states reported", func() (bool, string) {
+			n, err := st().NodeByID(nil, original.NodeID)
+			must.NoError(t, err)
+			a, err := st().AllocByID(nil, original.ID)
+			must.NoError(t, err)
+			dead := a.TaskStates["app"] != nil && a.TaskStates["app"].State == structs.TaskStateDead
+			return n.Status == structs.NodeStatusReady && dead, fmt.Sprintf("node %s; %s", n.Status, describe([]*structs.Allocation{a}))
+		})
+		back := clientAlloc(t, c, cut, original.ID)
+		must.Eq(t, structs.AllocClientStatusComplete, back.ClientStatus)
+		must.Eq(t, 1, countEvents(back.TaskStates["app"], structs.TaskStarted), must.Sprint(localView(back)))
+		stored, err := st().AllocByID(nil, original.ID)
 		must.NoError(t, err)
-		return s.Summary["app"].Running == 1 && s.Summary["app"].Lost == 1, fmt.Sprintf("%+v", s.Summary["app"])
+		must.Eq(t, structs.AllocClientStatusLost, stored.ClientStatus, must.Sprint("lost stays lost"))
+		wait.Eventually(t, time.Minute, "one running in the summary", func() (bool, string) {
+			s, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
+			must.NoError(t, err)
+			return s.Summary["app"].Running == 1 && s.Summary["app"].Lost == 1, fmt.Sprintf("%+v", s.Summary["app"])
+		})
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
 	"github.com/shoenig/test/must"
 )
@@ -64,7 +65,7 @@ func TestMemCluster_SystemJob_DisconnectResumes(t *testing.T) {
 		must.NotNil(t, original)
 		startedAt := original.TaskStates["agent"].StartedAt
 
-		c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
+		c.Net.Isolate(testutil.ClientHost(0), fault.Blackhole)
 		wait.Eventually(t, 2*time.Minute, "unknown on the disconnected node", func() (bool, string) {
 			n, err := st().NodeByID(nil, original.NodeID)
 			must.NoError(t, err)
@@ -76,7 +77,7 @@ func TestMemCluster_SystemJob_DisconnectResumes(t *testing.T) {
 		allocs, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
 		must.Len(t, 2, allocs, must.Sprintf("nothing placed elsewhere: %s", describe(allocs)))
-		must.Eq(t, structs.AllocClientStatusRunning, memClientAlloc(t, c, 0, original.ID).ClientStatus,
+		must.Eq(t, structs.AllocClientStatusRunning, clientAlloc(t, c, 0, original.ID).ClientStatus,
 			must.Sprint("the task kept running on the cut-off client"))
 
 		c.Net.Heal(testutil.ClientHost(0))
@@ -107,7 +108,7 @@ func TestMemCluster_SystemJob_WindowExpiresThenPlacedOnReturn(t *testing.T) {
 		job := systemEdgeJob(2 * time.Minute)
 		original := systemRunning(t, c, job)[c.Clients[0].NodeID()]
 
-		c.Net.Isolate(testutil.ClientHost(0), testutil.Blackhole)
+		c.Net.Isolate(testutil.ClientHost(0), fault.Blackhole)
 		wait.Eventually(t, 5*time.Minute, "lost after the window", func() (bool, string) {
 			orig := mustAlloc(t, st(), original.ID)
 			return orig.ClientStatus == structs.AllocClientStatusLost, orig.ClientStatus
@@ -138,7 +139,7 @@ func TestMemCluster_SystemJob_LateNodeGetsOne(t *testing.T) {
 		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 1, Clients: 2})
 		st := func() *state.StateStore { return c.Leader().State() }
 		late := c.Clients[1].NodeID()
-		c.Net.Isolate(testutil.ClientHost(1), testutil.Blackhole)
+		c.Net.Isolate(testutil.ClientHost(1), fault.Blackhole)
 		wait.Eventually(t, 2*time.Minute, "node down", func() (bool, string) {
 			n, err := st().NodeByID(nil, late)
 			must.NoError(t, err)

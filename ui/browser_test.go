@@ -17,6 +17,7 @@ import (
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 )
 
 // screenshotsEnv names a directory; when set, the browser test saves the
@@ -150,7 +151,7 @@ func TestUI_BrowserShowsDisconnect(t *testing.T) {
 	waitFor(t, nodeTab, 20*time.Second, "the event stream followed", `#live[data-state="live"]`)
 	waitFor(t, nodeTab, 20*time.Second, "the node's allocation", row+`[data-status="running"]`)
 
-	link.Cut(testutil.Reset)
+	link.Cut(fault.Reset)
 	waitFor(t, nodeTab, 30*time.Second, "the node disconnected", `#node-page[data-status="disconnected"] [data-node-status="disconnected"]`)
 	waitFor(t, nodeTab, 30*time.Second, "the allocation unknown on the node page", row+`[data-status="unknown"]`)
 	waitFor(t, jobTab, 30*time.Second, "the allocation unknown on the job page", row+`[data-status="unknown"] [data-node-heard="disconnected"]`)

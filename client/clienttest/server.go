@@ -10,33 +10,51 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/testutil/fault"
 )
 
 // DefaultHeartbeatTTL is the TTL the fake server hands out unless told
-// otherwise.
-const DefaultHeartbeatTTL = 10 * time.Second
+// otherwise, and DefaultHeartbeatGrace how long past it a node may be
+// silent before it is given up on: upstream's min_heartbeat_ttl and
+// heartbeat_grace, as the real servers default them.
+const (
+	DefaultHeartbeatTTL   = 10 * time.Second
+	DefaultHeartbeatGrace = 10 * time.Second
+)
+
+// DefaultBlackholeTimeout is how long a call over a blackholed link hangs
+// before it fails, as FaultableRPC's does.
+const DefaultBlackholeTimeout = 2 * time.Second
 
 // FakeServer answers the five RPCs a client makes, from memory, with the
 // semantics the real servers have at the process boundary: a state index
 // that grows with every write, blocking queries on it, AllocModifyIndex
-// bumped only by server-side changes, client updates refused from nodes
-// that are down or disconnected, node RPCs refused without the node's
-// secret, and allocation updates refused for another node's allocations
-// or with a status only the servers set. It is safe for concurrent use and works
-// inside testing/synctest bubbles.
+// bumped only by server-side changes, a node that misses its TTL and
+// grace disconnected (while an allocation's window holds it) or down, and
+// initializing, not ready, on its first heartbeat back; client updates
+// refused from nodes that are down or disconnected, node RPCs refused
+// without the node's secret, and allocation updates refused for another
+// node's allocations or with a status only the servers set. The contract
+// suite in testutil (TestFakeServerContract) holds it to the real server.
+// It is a fault.Link (its one link to its client) and works inside
+// testing/synctest bubbles; it is safe for concurrent use.
 type FakeServer struct {
-	mu     sync.Mutex
-	index  uint64
-	ttl    time.Duration
+	mu    sync.Mutex
+	index uint64
+	ttl   time.Duration
+	grace time.Duration
+	// timers are the nodes' heartbeat deadlines.
+	timers map[string]*nodeTimer
 	nodes  map[string]*structs.Node
 	allocs map[string]*structs.Allocation
 	errs   map[string]error
-	cut    bool
-	cutCh  chan struct{} // closed when the link is cut
-	// stallCh, while set, holds every call until Heal closes it.
-	stallCh chan struct{}
+	// mode is how the link fails (fault.Healthy when it does not).
+	mode  fault.Mode
+	cutCh chan struct{} // closed when the link is cut (Reset, Blackhole)
+	// healCh is closed when a failed link heals: stalled calls then go
+	// through, blackholed ones fail.
+	healCh  chan struct{}
 	changed chan struct{} // closed and replaced when the index moves
 	// observed is closed and replaced on every recorded call or change,
 	// heartbeats included, for WaitFor.
@@ -60,10 +78,13 @@ type FakeServer struct {
 func NewFakeServer() *FakeServer {
 	return &FakeServer{
 		ttl:        DefaultHeartbeatTTL,
+		grace:      DefaultHeartbeatGrace,
+		timers:     make(map[string]*nodeTimer),
 		nodes:      make(map[string]*structs.Node),
 		allocs:     make(map[string]*structs.Allocation),
 		errs:       make(map[string]error),
 		cutCh:      make(chan struct{}),
+		healCh:     make(chan struct{}),
 		changed:    make(chan struct{}),
 		observed:   make(chan struct{}),
 		closed:     make(chan struct{}),
@@ -72,10 +93,15 @@ func NewFakeServer() *FakeServer {
 	}
 }
 
-// Close ends pending blocking queries; later queries return at once.
+// Close ends pending blocking queries and the nodes' heartbeat timers;
+// later queries return at once.
 func (s *FakeServer) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for id, t := range s.timers {
+		t.Stop()
+		delete(s.timers, id)
+	}
 	select {
 	case <-s.closed:
 	default:
@@ -88,6 +114,14 @@ func (s *FakeServer) SetHeartbeatTTL(ttl time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ttl = ttl
+}
+
+// SetHeartbeatGrace sets how long past its TTL a node may be silent
+// before it is given up on.
+func (s *FakeServer) SetHeartbeatGrace(grace time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grace = grace
 }
 
 // SetHeartbeatCommitDelay makes each heartbeat wait d before its status
@@ -112,44 +146,51 @@ func (s *FakeServer) SetError(method string, err error) {
 	}
 }
 
-// ErrUnreachable is what every call returns while the link is cut; it is a
-// transport error, as a dead link is to the client's real RPC handler.
-var ErrUnreachable = fmt.Errorf("%w: fake server unreachable", pool.ErrTransport)
+var _ fault.Link = (*FakeServer)(nil)
 
-// Cut makes the server unreachable: every call, the blocking queries in
-// flight included, fails with ErrUnreachable until Heal.
-func (s *FakeServer) Cut() {
+// Cut fails the link in mode m until Heal: Reset fails every call, the
+// blocking queries in flight included, with fault.ErrPartitioned;
+// Blackhole does too, but new calls first hang for
+// DefaultBlackholeTimeout (or until the heal); Stall holds every call,
+// unanswered and without an error, until Heal, then lets it through.
+func (s *FakeServer) Cut(m fault.Mode) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.cut {
-		s.cut = true
-		close(s.cutCh)
+	if m == fault.Healthy {
+		s.healLocked()
+		return
 	}
-}
-
-// Stall makes the link drop packets without failing calls, as TCP over a
-// blackholed route does: every call from now on waits, unanswered and
-// without an error, until Heal, then goes through.
-func (s *FakeServer) Stall() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stallCh == nil {
-		s.stallCh = make(chan struct{})
+	if s.mode == fault.Healthy {
+		s.healCh = make(chan struct{})
 	}
+	if m != fault.Stall {
+		select {
+		case <-s.cutCh:
+		default:
+			close(s.cutCh)
+		}
+	}
+	s.mode = m
 }
 
 // Heal makes the server reachable again.
 func (s *FakeServer) Heal() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stallCh != nil {
-		close(s.stallCh)
-		s.stallCh = nil
+	s.healLocked()
+}
+
+func (s *FakeServer) healLocked() {
+	if s.mode == fault.Healthy {
+		return
 	}
-	if s.cut {
-		s.cut = false
+	close(s.healCh)
+	select {
+	case <-s.cutCh:
 		s.cutCh = make(chan struct{})
+	default:
 	}
+	s.mode = fault.Healthy
 }
 
 // LoseState empties the server as a server that lost its data dir is: no
@@ -159,6 +200,10 @@ func (s *FakeServer) LoseState() {
 	defer s.mu.Unlock()
 	clear(s.nodes)
 	clear(s.allocs)
+	for id, t := range s.timers {
+		t.Stop()
+		delete(s.timers, id)
+	}
 	s.index = 0
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -183,20 +228,32 @@ func (s *FakeServer) observeLocked() {
 // RPC implements client.RPCHandler.
 func (s *FakeServer) RPC(method string, args, reply any) error {
 	s.mu.Lock()
-	stall := s.stallCh
+	mode, healCh := s.mode, s.healCh
 	s.mu.Unlock()
-	if stall != nil {
+	switch mode {
+	case fault.Reset:
+		return fault.ErrPartitioned
+	case fault.Blackhole:
+		t := time.NewTimer(DefaultBlackholeTimeout)
+		defer t.Stop()
 		select {
-		case <-stall:
+		case <-healCh:
+		case <-t.C:
 		case <-s.closed:
-			return ErrUnreachable
+		}
+		return fault.ErrPartitioned
+	case fault.Stall:
+		select {
+		case <-healCh:
+		case <-s.closed:
+			return fault.ErrPartitioned
 		}
 	}
 	s.mu.Lock()
-	err, cut, cutCh := s.errs[method], s.cut, s.cutCh
+	err, mode, cutCh := s.errs[method], s.mode, s.cutCh
 	s.mu.Unlock()
-	if cut {
-		return ErrUnreachable
+	if mode == fault.Reset || mode == fault.Blackhole {
+		return fault.ErrPartitioned
 	}
 	if err != nil {
 		return err
@@ -204,7 +261,7 @@ func (s *FakeServer) RPC(method string, args, reply any) error {
 	err = s.call(method, args, reply)
 	select {
 	case <-cutCh:
-		return ErrUnreachable // the answer was lost with the link
+		return fault.ErrPartitioned // the answer was lost with the link
 	default:
 		return err
 	}
@@ -239,10 +296,112 @@ func (s *FakeServer) register(args *structs.NodeRegisterRequest, reply *structs.
 	if n.Status == "" {
 		n.Status = structs.NodeStatusInit
 	}
+	if err := checkClientNodeStatus(n.Status); err != nil {
+		return err
+	}
 	s.registrations++
 	s.nodes[n.ID] = n
+	s.armLocked(n.ID, s.ttl+s.grace)
 	reply.Index = s.bumpLocked()
 	reply.HeartbeatTTL = s.ttl
+	return nil
+}
+
+// nodeTimer is a node's heartbeat deadline; a timer that fires after it
+// was replaced finds another in FakeServer.timers and does nothing.
+type nodeTimer struct{ t *time.Timer }
+
+func (n *nodeTimer) Stop() { n.t.Stop() }
+
+// armLocked (re)sets the node's heartbeat deadline to d from now.
+func (s *FakeServer) armLocked(nodeID string, d time.Duration) {
+	if t, ok := s.timers[nodeID]; ok {
+		t.Stop()
+	}
+	nt := &nodeTimer{}
+	nt.t = time.AfterFunc(d, func() { s.missed(nodeID, nt) })
+	s.timers[nodeID] = nt
+}
+
+// missed applies the real servers' rule to a node whose deadline t
+// passed: disconnected while an allocation's window holds it (looked at
+// again when the window ends, or after a TTL and grace), otherwise down.
+func (s *FakeServer) missed(nodeID string, t *nodeTimer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.nodes[nodeID]
+	if !ok || s.timers[nodeID] != t {
+		return // forgotten, or heard from since
+	}
+	now := time.Now()
+	status, until := s.statusAfterMissLocked(n, now)
+	if n.Status != status {
+		s.setStatusLocked(n, status, now)
+	}
+	if status == structs.NodeStatusDown {
+		delete(s.timers, nodeID)
+		return
+	}
+	s.armLocked(nodeID, min(until.Sub(now), s.ttl+s.grace))
+}
+
+// statusAfterMissLocked is the status a node that missed its heartbeat
+// gets, and for a disconnected one when its last window ends: the real
+// servers' rule ("Heartbeats and node status" in
+// docs/concepts/disconnected-clients.md).
+func (s *FakeServer) statusAfterMissLocked(n *structs.Node, now time.Time) (string, time.Time) {
+	var until time.Time
+	for _, a := range s.allocs {
+		if a.NodeID != n.ID || a.DesiredStatus != structs.AllocDesiredStatusRun {
+			continue
+		}
+		var end time.Time
+		switch a.ClientStatus {
+		case structs.AllocClientStatusRunning:
+			window := a.DisconnectPolicy().LostAfter
+			if window <= 0 {
+				continue
+			}
+			from := now
+			if n.Status == structs.NodeStatusDisconnected {
+				from = time.Unix(n.StatusUpdatedAt, 0)
+			}
+			end = from.Add(window)
+		case structs.AllocClientStatusUnknown:
+			t, ok := a.DisconnectTimeout()
+			if !ok {
+				continue
+			}
+			end = t
+		default:
+			continue
+		}
+		if now.Before(end) && end.After(until) {
+			until = end
+		}
+	}
+	if until.IsZero() {
+		return structs.NodeStatusDown, time.Time{}
+	}
+	return structs.NodeStatusDisconnected, until
+}
+
+// setStatusLocked changes a node's status server-side.
+func (s *FakeServer) setStatusLocked(n *structs.Node, status string, now time.Time) {
+	n.Status = status
+	n.StatusUpdatedAt = now.Unix()
+	s.bumpLocked()
+}
+
+// checkClientNodeStatus refuses a status no client may ask for, as the
+// real servers do: disconnected is only theirs to set.
+func checkClientNodeStatus(status string) error {
+	if !structs.ValidNodeStatus(status) {
+		return fmt.Errorf("%w: invalid status %q for node", structs.ErrInvalidRequest, status)
+	}
+	if status == structs.NodeStatusDisconnected {
+		return fmt.Errorf("%w: node status %q", structs.ErrServerOnlyStatus, status)
+	}
 	return nil
 }
 
@@ -274,11 +433,22 @@ func (s *FakeServer) updateStatus(args *structs.NodeUpdateStatusRequest, reply *
 	if err != nil {
 		return err
 	}
+	if err := checkClientNodeStatus(args.Status); err != nil {
+		return err
+	}
 	s.heartbeats[args.NodeID] = append(s.heartbeats[args.NodeID], time.Now())
 	s.observeLocked()
-	if status := s.heartbeatStatusLocked(n, args.Status); n.Status != status {
-		n.Status = status
-		s.bumpLocked()
+	status := s.heartbeatStatusLocked(n, args.Status)
+	if n.Status != status {
+		s.setStatusLocked(n, status, time.Now())
+	}
+	if status == structs.NodeStatusDown {
+		if t, ok := s.timers[n.ID]; ok {
+			t.Stop()
+			delete(s.timers, n.ID)
+		}
+	} else {
+		s.armLocked(n.ID, s.ttl+s.grace)
 	}
 	reply.Index = s.index
 	reply.HeartbeatTTL = s.ttl
@@ -317,7 +487,7 @@ func (s *FakeServer) waitLocked(min uint64, maxWait time.Duration, index func() 
 	deadline := time.NewTimer(maxWait)
 	defer deadline.Stop()
 	for index() <= min {
-		ch := s.changed
+		ch, cutCh := s.changed, s.cutCh
 		s.mu.Unlock()
 		select {
 		case <-ch:
@@ -328,7 +498,7 @@ func (s *FakeServer) waitLocked(min uint64, maxWait time.Duration, index func() 
 		case <-s.closed:
 			s.mu.Lock()
 			return
-		case <-s.cutCh:
+		case <-cutCh:
 			s.mu.Lock()
 			return
 		}
@@ -378,6 +548,9 @@ func (s *FakeServer) getAllocs(args *structs.AllocsGetRequest, reply *structs.Al
 }
 
 func (s *FakeServer) updateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if len(args.Alloc) == 0 {
+		return fmt.Errorf("%w: must update at least one allocation", structs.ErrMissingField)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := s.authorizeLocked(args.NodeID, args.AuthToken)
@@ -390,11 +563,18 @@ func (s *FakeServer) updateAlloc(args *structs.AllocUpdateRequest, reply *struct
 		return fmt.Errorf("%w: node %s is %s", structs.ErrNodeNotReady, n.ID, n.Status)
 	}
 	for _, u := range args.Alloc {
-		if !structs.ClientSettable(u.ClientStatus) {
-			return fmt.Errorf("%w: allocation %s reported client status %q", structs.ErrServerOnlyStatus, u.ID, u.ClientStatus)
-		}
 		if a, ok := s.allocs[u.ID]; ok && a.NodeID != n.ID {
 			return fmt.Errorf("%w: allocation %s is on node %s", structs.ErrForeignAlloc, u.ID, a.NodeID)
+		}
+		switch status := u.ClientStatus; {
+		case structs.ClientSettable(status):
+		case status == structs.AllocClientStatusUnknown || status == structs.AllocClientStatusLost:
+			return fmt.Errorf("%w: allocation %s reported client status %q", structs.ErrServerOnlyStatus, u.ID, status)
+		default:
+			return fmt.Errorf("%w: allocation %s reported client status %q", structs.ErrInvalidRequest, u.ID, status)
+		}
+		if len(u.AllocStates) > 0 {
+			return fmt.Errorf("%w: allocation %s carries AllocStates, which only the servers record", structs.ErrInvalidRequest, u.ID)
 		}
 	}
 	s.updateCalls++
@@ -483,8 +663,7 @@ func (s *FakeServer) SetNodeStatus(id, status string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if n, ok := s.nodes[id]; ok {
-		n.Status = status
-		s.bumpLocked()
+		s.setStatusLocked(n, status, time.Now())
 	}
 }
 
@@ -493,6 +672,10 @@ func (s *FakeServer) ForgetNode(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.nodes, id)
+	if t, ok := s.timers[id]; ok {
+		t.Stop()
+		delete(s.timers, id)
+	}
 	s.bumpLocked()
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/fault"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -196,7 +197,7 @@ func TestMetrics_DisconnectInPrometheusScrape(t *testing.T) {
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, fmt.Sprint(len(allocs), " allocs")
 	})
 
-	link.Cut(testutil.Reset)
+	link.Cut(fault.Reset)
 	node := map[string]string{"node_id": cl.NodeID(), "node_pool": "edge", "datacenter": "dc1"}
 	agenttest.WaitFor(t, 20*time.Second, "the disconnect in the scrape", func() (bool, string) {
 		fams := scrape(t, api)

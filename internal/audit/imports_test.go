@@ -35,12 +35,19 @@ var importRules = []importRule{
 		why: "the state store holds the model; the server wires it, never the other way"},
 	{pkg: "api/...", only: []string{},
 		why: "the HTTP client stands alone, as upstream's api module does, so tools can use it without the agent"},
-	{pkg: "client/...", never: []string{"nomad", "nomad/state/...", "nomad/stream/...", "scheduler/...", "command/...", "testutil/..."},
+	// testutil itself stands up servers; its leaf packages (the fault
+	// vocabulary, the waits) import nothing of the server, and the
+	// client's fake server speaks them.
+	{pkg: "client/...", never: []string{"nomad", "nomad/state/...", "nomad/stream/...", "scheduler/...", "command/...", "testutil"},
 		why: "the client runs where the servers do not and reaches them only over RPC"},
 	{pkg: "drivers/...", never: []string{"nomad", "nomad/state/...", "nomad/stream/...", "scheduler/...", "command/...", "client/...", "testutil/..."},
 		why: "drivers serve the client and know only the task they run"},
 	{pkg: "helper/...", never: []string{"nomad", "nomad/state/...", "scheduler/...", "client/...", "drivers/...", "command/...", "api/...", "jobspec/..."},
 		why: "helpers are small shared utilities without business logic"},
+	{pkg: "testutil/fault", only: []string{"helper/pool"},
+		why: "the fault vocabulary is spoken by the client's fake server; it must not bring the server along"},
+	{pkg: "testutil/wait", only: []string{},
+		why: "the waits serve every package's tests, the client's and the drivers' included"},
 	{pkg: "jobspec/...", only: []string{"api/...", "helper/..."},
 		why: "job files parse to the wire job, as upstream's jobspec package does; the server converts it"},
 }
