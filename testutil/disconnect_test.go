@@ -116,7 +116,8 @@ func describe(allocs []*structs.Allocation) string {
 
 // A job without a disconnect window behaves as before the feature: when its
 // client drops, the node goes down, the allocation is lost and replaced;
-// when the client returns it stops the lost allocation, which stays lost.
+// when the client returns it stops the lost allocation, and its final
+// report (complete) is recorded over lost, as upstream does.
 func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
 	c := twoClients(t)
 	st := c.Server.State
@@ -142,19 +143,20 @@ func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
 	})
 
 	c.Links[cut].Heal()
-	poll(t, 15*time.Second, "returned client stops the lost allocation", func() (bool, string) {
+	poll(t, 15*time.Second, "returned client stops the lost allocation and its report is recorded", func() (bool, string) {
 		a := clientAlloc(t, c, cut, original.ID)
 		n, err := st().NodeByID(nil, original.NodeID)
 		must.NoError(t, err)
-		return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusComplete,
-			fmt.Sprintf("node %s; client sees %s", n.Status, a.ClientStatus)
+		stored, err := st().AllocByID(nil, original.ID)
+		must.NoError(t, err)
+		return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusComplete &&
+				stored.ClientStatus == structs.AllocClientStatusComplete,
+			fmt.Sprintf("node %s; client sees %s; servers hold %s", n.Status, a.ClientStatus, stored.ClientStatus)
 	})
-	stored, err := st().AllocByID(nil, original.ID)
-	must.NoError(t, err)
-	must.Eq(t, structs.AllocClientStatusLost, stored.ClientStatus, must.Sprint("lost stays lost"))
 	summary, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
-	must.Eq(t, 1, summary.Summary["app"].Lost)
+	must.Eq(t, 0, summary.Summary["app"].Lost)
+	must.Eq(t, 1, summary.Summary["app"].Complete)
 	must.Eq(t, 1, summary.Summary["app"].Running)
 }
 

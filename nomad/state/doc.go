@@ -128,10 +128,12 @@
 // ModifyIndex but not AllocModifyIndex: the client has nothing new to pull).
 // The scheduler owns lost and unknown; its writes (UpsertAllocs,
 // UpsertPlanResults) carry a possibly stale copy of the allocation, so they
-// change the client status only to lost or unknown and otherwise keep what
-// the client last reported, along with its TaskStates. Terminal statuses
-// (complete, failed, lost) are final: no write moves an allocation from one
-// of them back to pending, running or unknown. Unknown is not terminal:
+// change the client status only to lost or unknown, never over a terminal
+// one, and otherwise keep what the client last reported, along with its
+// TaskStates. No write moves an allocation from a terminal status
+// (complete, failed, lost) back to pending, running or unknown. An
+// allocation the servers are done with (lost, or unknown and desired stop)
+// takes only its client's final report, complete or failed. Unknown is not terminal:
 // AllocsByNodeTerminal(ws, node, false) includes unknown allocations.
 //
 // A new allocation with a PreviousAllocation becomes that allocation's
