@@ -60,7 +60,8 @@
 //	func (s *StateStore) Nodes(ws memdb.WatchSet) (memdb.ResultIterator, error)
 //
 // UpsertNode keeps the server-owned fields of a re-registering node (events,
-// drain, eligibility); UpdateNodeDrain and UpdateNodeEligibility change them.
+// drain, eligibility), adding the event "Node re-registered" when the node was
+// down; UpdateNodeDrain and UpdateNodeEligibility change them.
 //
 // Jobs and summaries:
 //

@@ -42,6 +42,13 @@ func upsertNodeTxn(txn *writeTxn, index uint64, node *structs.Node) error {
 		node.DrainStrategy = existing.DrainStrategy
 		node.LastDrain = existing.LastDrain
 		node.SchedulingEligibility = existing.SchedulingEligibility
+		if existing.Status == structs.NodeStatusDown && node.Status != structs.NodeStatusDown {
+			e := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeRegisterEventReregistered,
+				time.Unix(node.StatusUpdatedAt, 0))
+			e.CreateIndex = index
+			node.Events = slices.Clone(node.Events)
+			node.AddEvent(e)
+		}
 	} else {
 		node.CreateIndex = index
 		if over := len(node.Events) - structs.MaxRetainedNodeEvents; over > 0 {
