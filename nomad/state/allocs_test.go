@@ -185,7 +185,7 @@ func TestUpdateAllocsFromClient_TerminalIsFinal(t *testing.T) {
 	must.Eq(t, 1, summaryOf(t, s, job).Lost)
 
 	// The returning client's final word, once it has stopped the tasks, is
-	// recorded over lost and counted there (spec §5, as upstream).
+	// recorded over lost and counted there (docs/concepts/disconnected-clients.md, "Reconnect"; as upstream).
 	must.NoError(t, s.UpdateAllocsFromClient(14, []*structs.Allocation{clientUpdate(allocs[0].ID, structs.AllocClientStatusComplete)}))
 	must.Eq(t, structs.AllocClientStatusComplete, allocByID(t, s, allocs[0].ID).ClientStatus)
 	must.Eq(t, structs.TaskGroupSummary{Starting: 1, Complete: 1}, summaryOf(t, s, job))
@@ -211,7 +211,8 @@ func TestUpdateAllocsFromClient_TerminalIsFinal(t *testing.T) {
 // An unknown allocation an operator stopped while its node was away takes
 // only the client's final word when the client returns: its momentary
 // "running" (or "pending") would revive what the servers stopped, while
-// "failed" and "complete" are how the task ended (spec §5, §8). An unknown
+// "failed" and "complete" are how the task ended (see
+// docs/concepts/disconnected-clients.md, "Operator actions"). An unknown
 // allocation still desired to run takes "running": that is a reconnect.
 func TestUpdateAllocsFromClient_StoppedUnknownTakesFinalWord(t *testing.T) {
 	s := testStateStore(t)

@@ -169,7 +169,8 @@ func TestServerClientStatusRules(t *testing.T) {
 
 // The client's side of the rules, for allocations told to run and to stop:
 // its report is recorded unless it would revive an allocation the servers
-// are done with (spec §5: lost, or unknown and stopped, take only complete
+// are done with (docs/concepts/disconnected-clients.md, "Reconnect": lost, or
+// unknown and stopped, take only complete
 // or failed).
 func TestClientStatusRules(t *testing.T) {
 	for _, desired := range []string{structs.AllocDesiredStatusRun, structs.AllocDesiredStatusStop} {
