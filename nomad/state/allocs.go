@@ -137,6 +137,9 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 		if alloc.NextAllocation == "" {
 			alloc.NextAllocation = existing.NextAllocation
 		}
+		if alloc.FollowupEvalID, err = followupEvalTxn(txn, existing, alloc.FollowupEvalID); err != nil {
+			return err
+		}
 		keepStop(existing, alloc)
 		// Desired transitions (alloc stop, a drain's migrate) are written
 		// by their own requests, never by a plan: a plan built before one
@@ -173,6 +176,26 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 	}
 	jobs.add(alloc.JobNamespacedID())
 	return nil
+}
+
+// followupEvalTxn returns the FollowupEvalID a server write of incoming
+// leaves on existing: incoming's, unless it names a max-disconnect-timeout
+// evaluation already canceled. A plan built from a snapshot taken before its
+// client's report canceled that evaluation (and unlinked it, see
+// clearFollowupEvalTxn) carries the old link; written, the allocation would
+// name a follow-up that never runs.
+func followupEvalTxn(txn *writeTxn, existing *structs.Allocation, incoming string) (string, error) {
+	if incoming == "" || incoming == existing.FollowupEvalID {
+		return incoming, nil
+	}
+	ev, err := evalByIDTxn(txn.Txn, nil, incoming)
+	if err != nil {
+		return "", err
+	}
+	if ev != nil && ev.Status == structs.EvalStatusCancelled && ev.TriggeredBy == structs.EvalTriggerMaxDisconnectTimeout {
+		return existing.FollowupEvalID, nil
+	}
+	return incoming, nil
 }
 
 // keepStop makes a stop final. A plan built from a snapshot taken before
@@ -381,7 +404,9 @@ func stopAllocTxn(txn *writeTxn, index uint64, stop *structs.Allocation, updated
 	}
 	alloc.ClientStatus, alloc.ClientDescription = status, desc
 	if stop.FollowupEvalID != "" {
-		alloc.FollowupEvalID = stop.FollowupEvalID
+		if alloc.FollowupEvalID, err = followupEvalTxn(txn, existing, stop.FollowupEvalID); err != nil {
+			return err
+		}
 	}
 	if stop.ReconnectDecision != nil {
 		alloc.ReconnectDecision = stop.ReconnectDecision
