@@ -3,6 +3,7 @@ package agent_test
 import (
 	"testing"
 
+	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
@@ -38,7 +39,14 @@ func TestHTTP_OfficialClientJobLifecycle(t *testing.T) {
 	_, _, err = c.Jobs().EnforceRegister(job, plan.JobModifyIndex, nil)
 	must.ErrorContains(t, err, "Enforcing job modify index")
 
-	scaled, _, err := c.Jobs().Scale("life", "web", new(3), "busy", false, map[string]any{"by": "test"}, nil)
+	// The update's deployment is still running: a scale is refused in
+	// upstream's words, unless it overrides.
+	_, _, err = c.Jobs().Scale("life", "web", new(3), "busy", false, map[string]any{"by": "test"}, nil)
+	must.ErrorContains(t, err, "400 (job scaling blocked due to active deployment)")
+	scaled, _, err := c.Jobs().ScaleWithRequest("life", &nomadapi.ScalingRequest{
+		Count: new(int64(3)), Target: map[string]string{"Group": "web"}, Message: "busy",
+		Meta: map[string]any{"by": "test"}, PolicyOverride: true,
+	}, nil)
 	must.NoError(t, err)
 	must.UUIDv4(t, scaled.EvalID)
 	status, _, err := c.Jobs().ScaleStatus("life", nil)
