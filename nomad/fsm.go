@@ -160,18 +160,25 @@ func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
 	return f.State().DeleteNode(index, []string{req.NodeID})
 }
 
+// applyNodeUpdateStatus applies one node's status change, as a batch of
+// one: the change and its evaluations in one state transaction.
 func (f *nomadFSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 	var req structs.NodeUpdateStatusRequest
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decoding node status update: %w", err)
 	}
-	if err := f.State().UpdateNodeStatus(index, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
+	// Unlike a batch, a single change of a node that does not exist is an
+	// error; the FSM is the only writer, so this read and the write agree.
+	if n, err := f.State().NodeByID(nil, req.NodeID); err != nil || n == nil {
+		if err == nil {
+			err = fmt.Errorf("update node %q: %w", req.NodeID, structs.ErrUnknownNode)
+		}
 		return err
 	}
-	if req.Status == structs.NodeStatusReady {
-		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
-	}
-	return f.upsertNodeEvals(index, req.Evals)
+	return f.applyNodeStatusBatch(index, &structs.NodeBatchUpdateStatusRequest{
+		Updates:   []*structs.NodeStatusUpdate{{NodeID: req.NodeID, Status: req.Status, NodeEvent: req.NodeEvent}},
+		UpdatedAt: req.UpdatedAt, Evals: req.Evals,
+	})
 }
 
 func (f *nomadFSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
@@ -179,7 +186,15 @@ func (f *nomadFSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decoding node batch status update: %w", err)
 	}
-	if err := f.State().UpdateNodeStatuses(index, req.UpdatedAt, req.Updates); err != nil {
+	return f.applyNodeStatusBatch(index, &req)
+}
+
+// applyNodeStatusBatch writes node status changes, the site outages they
+// declare and their evaluations in one state transaction, then hands the
+// evaluations to the broker and wakes what was blocked on a node that is
+// ready again.
+func (f *nomadFSM) applyNodeStatusBatch(index uint64, req *structs.NodeBatchUpdateStatusRequest) error {
+	if err := f.State().UpdateNodeStatusBatch(index, req); err != nil {
 		return err
 	}
 	for _, u := range req.Updates {
@@ -187,7 +202,8 @@ func (f *nomadFSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
 			f.srv.blockedEvals.UnblockNode(u.NodeID, index)
 		}
 	}
-	return f.upsertNodeEvals(index, req.Evals)
+	f.trackEvals(req.Evals)
+	return nil
 }
 
 func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {

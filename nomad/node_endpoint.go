@@ -286,9 +286,20 @@ func (s *Server) commitNodeStatuses(changes []nodeStatusChange) (batchResult, er
 	}
 	var relied []reliedEval
 	req.Evals, relied = s.coalesceWaiting(evals)
+	// The site outages the batch completes are declared in its own entry
+	// (see "Site outages"); the detector decides nothing else until the
+	// entry is applied.
+	s.sites.mu.Lock()
+	defer s.sites.mu.Unlock()
+	if req.SiteOutages, err = s.sites.batchDeclarationsLocked(req, now); err != nil {
+		return batchResult{}, err
+	}
 	_, index, err := s.raftApply(structs.NodeBatchUpdateStatusRequestType, req)
 	if err != nil {
 		return batchResult{}, err
+	}
+	if req.SiteOutages != nil {
+		s.logDeclared(req.SiteOutages.Declare)
 	}
 	return batchResult{Index: index, Evals: append(req.Evals, s.followUpRelied(relied)...)}, nil
 }

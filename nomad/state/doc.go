@@ -53,11 +53,15 @@
 //	func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error
 //	func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error
 //	func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error
+//	func (s *StateStore) UpdateNodeStatusBatch(index uint64, req *structs.NodeBatchUpdateStatusRequest) error
 //	func (s *StateStore) UpdateNodeEligibility(index uint64, nodeID, eligibility string, event *structs.NodeEvent) error
 //	func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, u NodeDrainUpdate) error
 //	func (s *StateStore) NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error)
 //	func (s *StateStore) NodesByIDPrefix(ws memdb.WatchSet, prefix string) (memdb.ResultIterator, error)
 //	func (s *StateStore) Nodes(ws memdb.WatchSet) (memdb.ResultIterator, error)
+//
+// UpdateNodeStatusBatch writes a batch's status changes, the site outages
+// it declares and its node-update evaluations in one transaction.
 //
 // UpsertNode keeps the server-owned fields of a re-registering node (events,
 // drain, eligibility), adding the event "Node re-registered" when the node was
