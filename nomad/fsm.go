@@ -131,25 +131,16 @@ func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decoding node register: %w", err)
 	}
-	if err := f.State().UpsertNode(index, req.Node); err != nil {
+	// The node and its evaluations in one transaction; they name the
+	// index of the registration.
+	if err := f.State().UpsertNodeWithEvals(index, req.Node, req.Evals); err != nil {
 		return err
 	}
 	if req.Node.Status == structs.NodeStatusReady {
 		f.srv.blockedEvals.UnblockNode(req.Node.ID, index)
 	}
-	return f.upsertNodeEvals(index, req.Evals)
-}
-
-// upsertNodeEvals writes the node-update evaluations carried by a node's
-// registration or status change; they name the index of that change.
-func (f *nomadFSM) upsertNodeEvals(index uint64, evals []*structs.Evaluation) error {
-	if len(evals) == 0 {
-		return nil
-	}
-	for _, e := range evals {
-		e.NodeModifyIndex = index
-	}
-	return f.upsertEvals(index, evals)
+	f.trackEvals(req.Evals)
+	return nil
 }
 
 func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
@@ -366,14 +357,10 @@ func (f *nomadFSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 		return fmt.Errorf("decoding alloc client update: %w", err)
 	}
 	st := f.State()
-	if err := st.UpdateAllocsFromClient(index, req.Alloc); err != nil {
+	if err := st.UpdateAllocsFromClientWithEvals(index, &req); err != nil {
 		return err
 	}
-	if len(req.Evals) > 0 {
-		if err := f.upsertEvals(index, req.Evals); err != nil {
-			return err
-		}
-	}
+	f.trackEvals(req.Evals)
 	// A finished allocation frees capacity on its node: evaluations
 	// blocked for lack of room may now fit.
 	for _, a := range req.Alloc {

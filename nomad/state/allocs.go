@@ -237,15 +237,27 @@ func linkPreviousAllocTxn(txn *writeTxn, index uint64, next *structs.Allocation)
 // collected while the update was in flight. So are updates older than
 // what is stored (staleClientUpdate).
 func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
+	return s.UpdateAllocsFromClientWithEvals(index, &structs.AllocUpdateRequest{Alloc: allocs})
+}
+
+// UpdateAllocsFromClientWithEvals applies an AllocClientUpdate entry in one
+// transaction: the clients' reports (as UpdateAllocsFromClient) and the
+// evaluations they call for (reconnect, retries of failed allocations,
+// canceled max-disconnect-timeout evaluations), as UpsertEvals. A reader
+// woken by a reconnected allocation finds its reconnect evaluation.
+func (s *StateStore) UpdateAllocsFromClientWithEvals(index uint64, req *structs.AllocUpdateRequest) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
 	jobs := namespacedIDs{}
-	for _, update := range allocs {
+	for _, update := range req.Alloc {
 		if err := updateAllocFromClientTxn(txn, index, update, jobs); err != nil {
 			return err
 		}
 	}
 	if err := setJobStatusesTxn(txn, index, jobs, false); err != nil {
+		return err
+	}
+	if err := upsertEvalsTxn(txn, index, req.Evals); err != nil {
 		return err
 	}
 	return txn.commit()

@@ -51,6 +51,7 @@
 // Nodes:
 //
 //	func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error
+//	func (s *StateStore) UpsertNodeWithEvals(index uint64, node *structs.Node, evals []*structs.Evaluation) error
 //	func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error
 //	func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error
 //	func (s *StateStore) UpdateNodeStatusBatch(index uint64, req *structs.NodeBatchUpdateStatusRequest) error
@@ -118,6 +119,7 @@
 //
 //	func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error
 //	func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error
+//	func (s *StateStore) UpdateAllocsFromClientWithEvals(index uint64, req *structs.AllocUpdateRequest) error  // and the evaluations, one transaction
 //	func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error
 //	func (s *StateStore) AllocByID(ws memdb.WatchSet, id string) (*structs.Allocation, error)
 //	func (s *StateStore) AllocsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) (memdb.ResultIterator, error)

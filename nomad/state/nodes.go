@@ -27,6 +27,25 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 	return txn.commit()
 }
 
+// UpsertNodeWithEvals is UpsertNode and the node-update evaluations of the
+// registration, stamped with NodeModifyIndex = index, in one transaction.
+func (s *StateStore) UpsertNodeWithEvals(index uint64, node *structs.Node, evals []*structs.Evaluation) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	if err := upsertNodeTxn(txn, index, node); err != nil {
+		return err
+	}
+	for _, e := range evals {
+		if e != nil {
+			e.NodeModifyIndex = index
+		}
+	}
+	if err := upsertEvalsTxn(txn, index, evals); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
 func upsertNodeTxn(txn *writeTxn, index uint64, node *structs.Node) error {
 	if node == nil || node.ID == "" {
 		return fmt.Errorf("upsert node: node ID: %w", structs.ErrMissingField)
