@@ -170,6 +170,8 @@ func TestJob_Scale_BlockedByActiveDeployment(t *testing.T) {
 	cur, err := s.State().JobByID(nil, job.Namespace, job.ID)
 	must.NoError(t, err)
 	d := structs.NewDeployment(cur, 0, s.clock.Now())
+	// Healthy allocations still to come: the deployment watcher leaves it running.
+	d.TaskGroups["web"] = &structs.DeploymentState{DesiredTotal: 10}
 	must.NoError(t, s.State().UpsertDeployment(100, d))
 
 	scale := func(count int64, override bool) error {
