@@ -52,11 +52,17 @@ func TestHTTP_OfficialClientJobLifecycle(t *testing.T) {
 	status, _, err := c.Jobs().ScaleStatus("life", nil)
 	must.NoError(t, err)
 	events := status.TaskGroups["web"].Events
-	must.SliceLen(t, 1, events)
+	must.SliceLen(t, 2, events)
 	must.Eq(t, 3, *events[0].Count)
 	must.Eq(t, 2, events[0].PreviousCount)
 	must.Eq(t, scaled.EvalID, *events[0].EvalID)
 	must.Eq(t, "test", events[0].Meta["by"])
+	// The refusal is in the history, as upstream records it.
+	must.True(t, events[1].Error)
+	must.Nil(t, events[1].Count)
+	must.Eq(t, "job scaling blocked due to active deployment", events[1].Message)
+	must.Eq(t, any(float64(3)), events[1].Meta["OriginalCount"])
+	must.Eq(t, "busy", events[1].Meta["OriginalMessage"])
 
 	versions, diffs, _, err := c.Jobs().Versions("life", true, nil)
 	must.NoError(t, err)
