@@ -9,8 +9,8 @@ type Status struct {
 func (c *Client) Status() *Status { return &Status{client: c} }
 
 // Leader returns the RPC address of the current leader
-// (GET /v1/status/leader), or "" when the cluster has none; scripts poll it
-// to wait for a cluster to come up.
+// (GET /v1/status/leader), as the leader answers it; while the cluster has
+// none the agent holds the request and then answers an error.
 func (s *Status) Leader() (string, error) {
 	var leader string
 	if _, err := s.client.query("/v1/status/leader", &leader, nil); err != nil {

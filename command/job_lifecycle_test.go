@@ -65,6 +65,11 @@ func TestJobPlan_DiffDryRunAndCheckIndex(t *testing.T) {
 func TestJobHistoryScaleRevertInspect(t *testing.T) {
 	a := agenttest.NewDevAgent(t, nil)
 	path := writeJob(t, "web", "mock_driver", `run_for = "5m"`)
+	// No deployment (max_parallel = 0): during one, a scale is refused, as
+	// upstream's is.
+	src, err := os.ReadFile(path)
+	must.NoError(t, err)
+	must.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(src), `  group "web" {`, "  update {\n    max_parallel = 0\n  }\n  group \"web\" {", 1)), 0o600))
 	code, _, _ := run(t, a, jobRun, "-detach", path)
 	must.Eq(t, 0, code)
 

@@ -100,16 +100,19 @@ func (c *ServerMembersCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error querying servers: %v", err))
 		return exitError
 	}
-	leader, err := client.Status().Leader()
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error determining the leader: %v", err))
-		return exitError
-	}
 	api.SortAgentMembers(resp.Members)
 	if out.set() {
 		return c.writeFormatted(out, resp.Members)
 	}
+	// Without a leader the members still show, as upstream's do, with the
+	// leader query's error after them (it is held while an election runs).
+	leader, leaderErr := client.Status().Leader()
 	c.Ui.Output(formatMembers(resp, leader, verbose || detailed))
+	if leaderErr != nil {
+		c.Ui.Output("")
+		c.Ui.Warn(fmt.Sprintf("Error determining the leader: %v", leaderErr))
+		return exitError
+	}
 	return exitOK
 }
 

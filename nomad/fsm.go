@@ -131,25 +131,16 @@ func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decoding node register: %w", err)
 	}
-	if err := f.State().UpsertNode(index, req.Node); err != nil {
+	// The node and its evaluations in one transaction; they name the
+	// index of the registration.
+	if err := f.State().UpsertNodeWithEvals(index, req.Node, req.Evals); err != nil {
 		return err
 	}
 	if req.Node.Status == structs.NodeStatusReady {
 		f.srv.blockedEvals.UnblockNode(req.Node.ID, index)
 	}
-	return f.upsertNodeEvals(index, req.Evals)
-}
-
-// upsertNodeEvals writes the node-update evaluations carried by a node's
-// registration or status change; they name the index of that change.
-func (f *nomadFSM) upsertNodeEvals(index uint64, evals []*structs.Evaluation) error {
-	if len(evals) == 0 {
-		return nil
-	}
-	for _, e := range evals {
-		e.NodeModifyIndex = index
-	}
-	return f.upsertEvals(index, evals)
+	f.trackEvals(req.Evals)
+	return nil
 }
 
 func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
@@ -160,18 +151,25 @@ func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
 	return f.State().DeleteNode(index, []string{req.NodeID})
 }
 
+// applyNodeUpdateStatus applies one node's status change, as a batch of
+// one: the change and its evaluations in one state transaction.
 func (f *nomadFSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 	var req structs.NodeUpdateStatusRequest
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decoding node status update: %w", err)
 	}
-	if err := f.State().UpdateNodeStatus(index, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
+	// Unlike a batch, a single change of a node that does not exist is an
+	// error; the FSM is the only writer, so this read and the write agree.
+	if n, err := f.State().NodeByID(nil, req.NodeID); err != nil || n == nil {
+		if err == nil {
+			err = fmt.Errorf("update node %q: %w", req.NodeID, structs.ErrUnknownNode)
+		}
 		return err
 	}
-	if req.Status == structs.NodeStatusReady {
-		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
-	}
-	return f.upsertNodeEvals(index, req.Evals)
+	return f.applyNodeStatusBatch(index, &structs.NodeBatchUpdateStatusRequest{
+		Updates:   []*structs.NodeStatusUpdate{{NodeID: req.NodeID, Status: req.Status, NodeEvent: req.NodeEvent}},
+		UpdatedAt: req.UpdatedAt, Evals: req.Evals,
+	})
 }
 
 func (f *nomadFSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
@@ -179,7 +177,15 @@ func (f *nomadFSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decoding node batch status update: %w", err)
 	}
-	if err := f.State().UpdateNodeStatuses(index, req.UpdatedAt, req.Updates); err != nil {
+	return f.applyNodeStatusBatch(index, &req)
+}
+
+// applyNodeStatusBatch writes node status changes, the site outages they
+// declare and their evaluations in one state transaction, then hands the
+// evaluations to the broker and wakes what was blocked on a node that is
+// ready again.
+func (f *nomadFSM) applyNodeStatusBatch(index uint64, req *structs.NodeBatchUpdateStatusRequest) error {
+	if err := f.State().UpdateNodeStatusBatch(index, req); err != nil {
 		return err
 	}
 	for _, u := range req.Updates {
@@ -187,7 +193,8 @@ func (f *nomadFSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
 			f.srv.blockedEvals.UnblockNode(u.NodeID, index)
 		}
 	}
-	return f.upsertNodeEvals(index, req.Evals)
+	f.trackEvals(req.Evals)
+	return nil
 }
 
 func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
@@ -350,14 +357,10 @@ func (f *nomadFSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 		return fmt.Errorf("decoding alloc client update: %w", err)
 	}
 	st := f.State()
-	if err := st.UpdateAllocsFromClient(index, req.Alloc); err != nil {
+	if err := st.UpdateAllocsFromClientWithEvals(index, &req); err != nil {
 		return err
 	}
-	if len(req.Evals) > 0 {
-		if err := f.upsertEvals(index, req.Evals); err != nil {
-			return err
-		}
-	}
+	f.trackEvals(req.Evals)
 	// A finished allocation frees capacity on its node: evaluations
 	// blocked for lack of room may now fit.
 	for _, a := range req.Alloc {

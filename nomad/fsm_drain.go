@@ -52,5 +52,12 @@ func (f *nomadFSM) applyNodePurge(buf []byte, index uint64) any {
 	if err := f.State().DeleteNode(index, []string{req.NodeID}); err != nil {
 		return err
 	}
-	return f.upsertNodeEvals(index, req.Evals)
+	if len(req.Evals) == 0 {
+		return nil
+	}
+	// The evaluations name the index of the purge.
+	for _, e := range req.Evals {
+		e.NodeModifyIndex = index
+	}
+	return f.upsertEvals(index, req.Evals)
 }

@@ -184,9 +184,6 @@ func (h *heartbeater) expired(nodeID string, gen uint64) {
 		return
 	}
 	if node.Status != status {
-		if status == structs.NodeStatusDisconnected {
-			s.sites.beforeDisconnect(node) // see "Site outages"
-		}
 		event := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeEventHeartbeatMissed, s.clock.Now())
 		if _, _, err := s.setNodeStatus(node, status, event); err != nil {
 			// Never strand a node: try again after a short while.

@@ -115,7 +115,9 @@ func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.JobStabil
 // version with a "job-scaling" evaluation; the scaling event is recorded in
 // the same raft entry. The count goes through the same validation as a
 // registration, so its bounds are the same. A request without a count only
-// records its event (an autoscaler reporting an error, say).
+// records its event (an autoscaler reporting an error, say). A count change
+// while the job's deployment is active is refused (ErrScalingBlocked)
+// unless the request says PolicyOverride, as upstream.
 func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterResponse) error {
 	if done, err := j.srv.forward("Job.Scale", args, reply); done {
 		return err
@@ -165,6 +167,25 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	}
 	if cur.Stop {
 		return fmt.Errorf("%w: job %q is stopped: start it before scaling", structs.ErrInvalidRequest, args.JobID)
+	}
+	// A new count during a rollout would replace the deployment in
+	// flight, as upstream refuses to do unless told to. The refusal is
+	// recorded as an error event, in upstream's shape, so the job's scaling
+	// history shows what was asked and why nothing happened.
+	if !args.PolicyOverride {
+		d, err := j.srv.State().LatestDeploymentByJobID(nil, ns, cur.ID)
+		if err != nil {
+			return err
+		}
+		if d.Active() && d.JobCreateIndex == cur.CreateIndex {
+			ev := event.ScalingEvent
+			ev.Meta = map[string]any{"OriginalCount": *args.Count, "OriginalMessage": args.Message, "OriginalMeta": args.Meta}
+			ev.Count, ev.Error, ev.Message = nil, true, structs.ErrScalingBlocked.Error()
+			if _, _, err := j.srv.raftApply(structs.ScalingEventRegisterRequestType, event); err != nil {
+				return err
+			}
+			return structs.ErrScalingBlocked
+		}
 	}
 	job := cur.Copy()
 	job.LookupTaskGroup(group).Count = int(*args.Count)

@@ -159,6 +159,57 @@ func TestJob_Scale(t *testing.T) {
 	must.ErrorIs(t, err, structs.ErrInvalidRequest)
 }
 
+// A count change while the job's deployment is active is refused in
+// upstream's words (autoscalers key on them) and changes nothing, unless
+// the request says PolicyOverride; a finished deployment, or one of an
+// earlier job under the same ID, does not block.
+func TestJob_Scale_BlockedByActiveDeployment(t *testing.T) {
+	s := lifecycleServer(t)
+	job := mock.Job()
+	register(t, s, job)
+	cur, err := s.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	d := structs.NewDeployment(cur, 0, s.clock.Now())
+	// Healthy allocations still to come: the deployment watcher leaves it running.
+	d.TaskGroups["web"] = &structs.DeploymentState{DesiredTotal: 10}
+	must.NoError(t, s.State().UpsertDeployment(100, d))
+
+	scale := func(count int64, override bool) error {
+		var resp structs.JobRegisterResponse
+		return s.RPC("Job.Scale", &structs.JobScaleRequest{JobID: job.ID, Count: &count, PolicyOverride: override,
+			Target:       map[string]string{structs.ScalingTargetGroup: "web"},
+			WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}, &resp)
+	}
+	blocked := scale(4, false)
+	must.ErrorIs(t, blocked, structs.ErrScalingBlocked)
+	must.ErrorIs(t, blocked, structs.ErrInvalidRequest, must.Sprint("a 400, as upstream"))
+	must.EqError(t, blocked, "job scaling blocked due to active deployment")
+	after, err := s.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	must.Eq(t, cur.Version, after.Version, must.Sprint("nothing registered"))
+	// The refusal is recorded as an error event, as upstream records it.
+	var status structs.JobScaleStatusResponse
+	must.NoError(t, s.RPC("Job.ScaleStatus", &structs.JobSpecificRequest{JobID: job.ID,
+		QueryOptions: structs.QueryOptions{Namespace: job.Namespace}}, &status))
+	events := status.JobScaleStatus.TaskGroups["web"].Events
+	must.Len(t, 1, events)
+	must.True(t, events[0].Error)
+	must.Nil(t, events[0].Count)
+	must.Eq(t, "job scaling blocked due to active deployment", events[0].Message)
+	must.Eq(t, any(int64(4)), events[0].Meta["OriginalCount"])
+	// The text maps back to the sentinel on the far side of a forward.
+	must.ErrorIs(t, structs.RPCError(blocked.Error()), structs.ErrInvalidRequest)
+
+	must.NoError(t, scale(4, true))
+
+	// Another incarnation's deployment does not block.
+	old := d.Copy()
+	old.ID = structs.GenerateUUID()
+	old.JobCreateIndex = cur.CreateIndex - 1
+	must.NoError(t, s.State().UpsertDeployment(101, old))
+	must.NoError(t, scale(3, false))
+}
+
 // A registration against a stale index is refused in upstream's words,
 // which is what `job run -check-index` relies on.
 func TestJob_Register_EnforceIndex(t *testing.T) {

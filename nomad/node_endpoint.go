@@ -227,14 +227,23 @@ func (s *Server) heartbeatStatus(node *structs.Node, requested string) (string, 
 // evaluations it carried.
 func (s *Server) setNodeStatus(node *structs.Node, status string, event *structs.NodeEvent) (uint64, []*structs.Evaluation, error) {
 	if event == nil {
-		msg := "Node status changed to " + status
-		if status == structs.NodeStatusReady {
-			msg = structs.NodeEventNodeReady
-		}
-		event = structs.NewNodeEvent(structs.NodeEventSubsystemCluster, msg, s.clock.Now())
+		event = structs.NewNodeEvent(structs.NodeEventSubsystemCluster, heartbeatEventMessage(node.Status, status), s.clock.Now())
 	}
 	res, err := s.nodeStatusBatch.submit(nodeStatusChange{node: node, status: status, event: event}, 1).wait()
 	return res.Index, res.Evals, err
+}
+
+// heartbeatEventMessage is the node event of a status change its client's
+// heartbeat made. A down node coming back gets upstream's text, which
+// integrations key on.
+func heartbeatEventMessage(from, to string) string {
+	switch {
+	case from == structs.NodeStatusDown:
+		return structs.NodeEventHeartbeatReregistered
+	case to == structs.NodeStatusReady:
+		return structs.NodeEventNodeReady
+	}
+	return "Node status changed to " + to
 }
 
 // nodeStatusChange is one node's status change waiting in the batch.
@@ -277,9 +286,20 @@ func (s *Server) commitNodeStatuses(changes []nodeStatusChange) (batchResult, er
 	}
 	var relied []reliedEval
 	req.Evals, relied = s.coalesceWaiting(evals)
+	// The site outages the batch completes are declared in its own entry
+	// (see "Site outages"); the detector decides nothing else until the
+	// entry is applied.
+	s.sites.mu.Lock()
+	defer s.sites.mu.Unlock()
+	if req.SiteOutages, err = s.sites.batchDeclarationsLocked(req, now); err != nil {
+		return batchResult{}, err
+	}
 	_, index, err := s.raftApply(structs.NodeBatchUpdateStatusRequestType, req)
 	if err != nil {
 		return batchResult{}, err
+	}
+	if req.SiteOutages != nil {
+		s.logDeclared(req.SiteOutages.Declare)
 	}
 	return batchResult{Index: index, Evals: append(req.Evals, s.followUpRelied(relied)...)}, nil
 }

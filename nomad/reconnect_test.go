@@ -115,6 +115,11 @@ func TestServer_DisconnectAndReconnect(t *testing.T) {
 	canceled, err := s.State().EvalByID(nil, timeoutEval.ID)
 	must.NoError(t, err)
 	must.Eq(t, structs.EvalStatusCancelled, canceled.Status)
+	// The canceled evaluation is unlinked in the entry that cancels it (as
+	// upstream since 1.10.2): the allocation names no follow-up that never runs.
+	current, err := s.State().AllocByID(nil, allocID)
+	must.NoError(t, err)
+	must.Eq(t, "", current.FollowupEvalID, must.Sprintf("timeout eval %s canceled at %d; alloc modified at %d", timeoutEval.ID, canceled.ModifyIndex, current.ModifyIndex))
 
 	evals, err := s.State().EvalsByJob(nil, job.Namespace, job.ID)
 	must.NoError(t, err)

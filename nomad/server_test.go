@@ -137,6 +137,40 @@ func TestServer_MissedHeartbeat_NodeDown(t *testing.T) {
 	must.Eq(t, structs.NodeEventHeartbeatMissed, n.Events[len(n.Events)-1].Message)
 }
 
+// A down node that comes back gets upstream's node events, which
+// integrations key on: "Node reregistered by heartbeat" when its heartbeat
+// brings it back, "Node re-registered" when it registers again.
+func TestServer_DownNodeBack_UpstreamEvents(t *testing.T) {
+	clock := newManualClock()
+	s := testServer(t, func(c *Config) {
+		c.Clock = clock
+		c.MinHeartbeatTTL = 10 * time.Second
+		c.HeartbeatGrace = 10 * time.Second
+	})
+	node := mock.Node()
+	var resp structs.NodeUpdateResponse
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node.Copy()}, &resp))
+	lastEvent := func(wantStatus string) string {
+		t.Helper()
+		n, err := s.State().NodeByID(nil, node.ID)
+		must.NoError(t, err)
+		must.Eq(t, wantStatus, n.Status)
+		return n.Events[len(n.Events)-1].Message
+	}
+
+	clock.Advance(resp.HeartbeatTTL + 10*time.Second)
+	must.Eq(t, structs.NodeEventHeartbeatMissed, lastEvent(structs.NodeStatusDown))
+	must.NoError(t, s.RPC("Node.UpdateStatus", &structs.NodeUpdateStatusRequest{
+		NodeID: node.ID, Status: structs.NodeStatusReady, WriteRequest: structs.WriteRequest{AuthToken: node.SecretID},
+	}, &resp))
+	must.Eq(t, "Node reregistered by heartbeat", lastEvent(structs.NodeStatusReady))
+
+	clock.Advance(resp.HeartbeatTTL + 10*time.Second)
+	must.Eq(t, structs.NodeEventHeartbeatMissed, lastEvent(structs.NodeStatusDown))
+	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node.Copy()}, &resp))
+	must.Eq(t, "Node re-registered", lastEvent(structs.NodeStatusReady))
+}
+
 // A valid job asking for what this server cannot do yet is refused with the
 // setting named, instead of being accepted and never (or wrongly) run.
 func TestServer_JobRegister_UnsupportedNamed(t *testing.T) {

@@ -34,23 +34,12 @@ const gaugeSiteOutage = "nomad.disconnect.site_outage"
 // moment) runs again.
 const siteOutageRetry = time.Second
 
-// sitePendingTTL bounds how long a disconnect the heartbeat path
-// announced counts before the node's stored status shows it: its write is
-// retried every heartbeatRetryDelay, and a leader that cannot write for
-// this long has lost its quorum or its leadership.
-const sitePendingTTL = 30 * time.Second
-
-// siteDetector serialises the checks of the watch loop and of the
-// heartbeat path, so that one declaration is never written twice.
+// siteDetector serialises the decisions of the watch loop and of the
+// node status batches, so that one declaration is never written twice:
+// each decides on the state the other's entry left.
 type siteDetector struct {
 	srv *Server
 	mu  sync.Mutex
-	// pending are the nodes the heartbeat path is about to mark
-	// disconnected, with when it said so. They count as disconnected until
-	// their stored status catches up: the declaration is written before
-	// the node's own change, and its node events wake the watch loop,
-	// which must not clear the outage in between.
-	pending map[string]time.Time
 }
 
 // siteInput is what the rule decides from.
@@ -194,7 +183,7 @@ func (s *Server) startSiteOutages(stopCh <-chan struct{}) {
 			ws := memdb.NewWatchSet()
 			st := s.State()
 			ws.Add(st.AbandonCh())
-			if err := s.sites.check(ws, nil); err != nil {
+			if err := s.sites.check(ws); err != nil {
 				s.logger.Error("site outage check failed; retrying", "error", err)
 				if !clock.Sleep(s.clock, siteOutageRetry, stopCh) {
 					return
@@ -208,20 +197,60 @@ func (s *Server) startSiteOutages(stopCh <-chan struct{}) {
 	}()
 }
 
-// beforeDisconnect runs the rule as if node were already disconnected, so
-// that an outage its disconnect completes is declared in raft before the
-// node's own change and its evaluations: no scheduler then sees the site's
-// unknown allocations without the outage. The heartbeat path calls it.
-func (d *siteDetector) beforeDisconnect(node *structs.Node) {
-	if err := d.check(nil, node); err != nil {
-		// The watch loop decides again once the node's change is written.
-		d.srv.logger.Warn("site outage check before a disconnect failed", "node_id", node.ID, "error", err)
+// batchDeclarationsLocked decides, for a node status batch about to be
+// written, the site outages its changes complete: the rule applied to the
+// stored nodes with the batch's changes in place (each changed node's
+// StatusUpdatedAt the batch's time), as the state will be once the entry
+// is applied. Only declarations: the batch's entry carries them, with their
+// node events, so a site's disconnects and its outage are one decision in
+// one raft entry, and no leader change or check between them can lose or
+// clear it. Clears stay with the watch loop, which writes them with the
+// evaluations that place what the outage held. It returns nil when there
+// is nothing to declare. d.mu must be held until the batch is applied.
+func (d *siteDetector) batchDeclarationsLocked(req *structs.NodeBatchUpdateStatusRequest, now time.Time) (*structs.SiteOutageUpdateRequest, error) {
+	changed := make(map[string]*structs.NodeStatusUpdate, len(req.Updates))
+	relevant := false
+	for _, u := range req.Updates {
+		changed[u.NodeID] = u
+		// Only a node leaving the site's live, reachable nodes can
+		// complete an outage.
+		relevant = relevant || u.Status == structs.NodeStatusDisconnected || u.Status == structs.NodeStatusDown
+	}
+	if !relevant {
+		return nil, nil
+	}
+	in, err := d.srv.siteInput(nil, now)
+	if err != nil || len(in.Policies) == 0 {
+		return nil, err
+	}
+	for i, n := range in.Nodes {
+		if u := changed[n.ID]; u != nil {
+			c := *n // the stored node is shared: never changed
+			c.Status, c.StatusUpdatedAt = u.Status, req.UpdatedAt
+			in.Nodes[i] = &c
+		}
+	}
+	ch := siteOutageChanges(in)
+	if len(ch.Declare) == 0 {
+		return nil, nil
+	}
+	ch.Clear = nil
+	return d.srv.siteOutageRequest(ch, now)
+}
+
+// logDeclared logs and counts the outages an applied entry declared.
+func (s *Server) logDeclared(declared []*structs.SiteOutage) {
+	for _, o := range declared {
+		s.logger.Info(o.Declared(), "site", o.ID)
+		metrics.IncrCounterWithLabels(keySiteOutagesDeclared, 1, siteLabels(o))
 	}
 }
 
 // check applies the rule to the current state, watching what it read when
-// ws is set; disconnecting, when set, counts as disconnected now.
-func (d *siteDetector) check(ws memdb.WatchSet, disconnecting *structs.Node) error {
+// ws is set. Node status batches declare what their own changes complete
+// (batchDeclarationsLocked); check declares what other changes do (a pool
+// that starts asking for detection) and clears.
+func (d *siteDetector) check(ws memdb.WatchSet) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s := d.srv
@@ -232,13 +261,6 @@ func (d *siteDetector) check(ws memdb.WatchSet, disconnecting *structs.Node) err
 	if err != nil {
 		return err
 	}
-	if d.pending == nil {
-		d.pending = map[string]time.Time{}
-	}
-	if disconnecting != nil {
-		d.pending[disconnecting.ID] = in.Now
-	}
-	in.Nodes = withPending(in.Nodes, d.pending, in.Now)
 	ch := siteOutageChanges(in)
 	if ch.empty() {
 		return nil
@@ -250,10 +272,7 @@ func (d *siteDetector) check(ws memdb.WatchSet, disconnecting *structs.Node) err
 	if _, _, err := s.raftApply(structs.SiteOutageUpdateRequestType, req); err != nil {
 		return err
 	}
-	for _, o := range ch.Declare {
-		s.logger.Info(o.Declared(), "site", o.ID)
-		metrics.IncrCounterWithLabels(keySiteOutagesDeclared, 1, siteLabels(o))
-	}
+	s.logDeclared(ch.Declare)
 	for _, c := range ch.Clear {
 		s.logger.Info(clearedMessage(c), "site", c.outage.ID, "evals", len(req.Evals))
 	}
@@ -291,38 +310,6 @@ func (s *Server) siteInput(ws memdb.WatchSet, now time.Time) (siteInput, error) 
 		in.Nodes = append(in.Nodes, raw.(*structs.Node))
 	}
 	return in, nil
-}
-
-// withPending counts the pending nodes as disconnected since they were
-// announced, and forgets those whose stored status has caught up (or that
-// are gone, or were announced too long ago). The stored nodes are not
-// changed.
-func withPending(nodes []*structs.Node, pending map[string]time.Time, now time.Time) []*structs.Node {
-	if len(pending) == 0 {
-		return nodes
-	}
-	out := make([]*structs.Node, 0, len(nodes))
-	seen := map[string]bool{}
-	for _, m := range nodes {
-		at, ok := pending[m.ID]
-		seen[m.ID] = ok
-		switch {
-		case !ok:
-		case m.Status == structs.NodeStatusDisconnected || m.Status == structs.NodeStatusDown || now.Sub(at) > sitePendingTTL:
-			delete(pending, m.ID)
-		default:
-			c := *m
-			c.Status, c.StatusUpdatedAt = structs.NodeStatusDisconnected, at.Unix()
-			m = &c
-		}
-		out = append(out, m)
-	}
-	for id := range pending {
-		if !seen[id] {
-			delete(pending, id)
-		}
-	}
-	return out
 }
 
 // siteOutageRequest is the raft entry of the changes: node events on the

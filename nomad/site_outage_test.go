@@ -172,32 +172,6 @@ func TestSiteOutageRule_StaysThenClears(t *testing.T) {
 		must.Sprint("the pool no longer asks for detection"))
 }
 
-// The heartbeat path counts the node it is about to mark disconnected, so
-// the declaration goes through raft before the node's own change; until
-// that change is stored the node keeps counting (the declaration's own
-// node events wake a check that must not clear it), and no longer once
-// its status caught up, it vanished, or the announcement is too old.
-func TestSiteOutageRule_WithPending(t *testing.T) {
-	nodes := siteNodes("dc1", 4)
-	disconnect(time.Second, nodes[0])
-	in := siteInput{Policies: edgePolicy(0.5), Nodes: nodes, Now: siteNow}
-	must.True(t, siteOutageChanges(in).empty())
-	pending := map[string]time.Time{nodes[1].ID: siteNow, "vanished": siteNow}
-	in.Nodes = withPending(nodes, pending, siteNow)
-	must.Len(t, 1, siteOutageChanges(in).Declare)
-	must.Eq(t, structs.NodeStatusReady, nodes[1].Status, must.Sprint("the stored node is not changed"))
-	must.MapLen(t, 1, pending, must.Sprint("a pending node that is gone is forgotten"))
-
-	must.MapLen(t, 1, pending)
-	withPending(nodes, pending, siteNow.Add(sitePendingTTL+time.Second))
-	must.MapEmpty(t, pending, must.Sprint("an announcement too old is forgotten"))
-
-	pending[nodes[1].ID] = siteNow
-	disconnect(0, nodes[1])
-	withPending(nodes, pending, siteNow)
-	must.MapEmpty(t, pending, must.Sprint("forgotten once the stored status shows it"))
-}
-
 // A pool's site_outage setting is refused through the API with every
 // out-of-range value named, and stored with its defaults filled in, so
 // `nomad node pool info` shows what the detector applies.
@@ -404,40 +378,138 @@ func TestCollectSiteOutages(t *testing.T) {
 	must.Eq(t, 1, g[gaugeSiteOutage]["lte\x00\x00"].value)
 }
 
-// The heartbeat path's declaration comes before the node's own status
-// change: a check in between (the declaration's node events wake the
-// watch loop) must not clear it, and the node's change, once stored,
-// keeps it.
-func TestSiteDetector_BeforeDisconnectSurvivesTheGap(t *testing.T) {
+// A site outage is declared in the raft entry of the node status batch
+// whose disconnect completes it, not in an entry of its own before it: the
+// outage, the node's disconnect, its node events and the node-update
+// evaluations carry one index, so no scheduler, no check and no leader
+// elected in between can see the disconnects without the outage. A
+// follower restoring the state at that index has it all.
+func TestSiteDetector_DeclaredInTheBatchEntry(t *testing.T) {
 	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
 	must.NoError(t, upsertPool(s, "", &structs.NodePool{Name: "edge", Disconnect: &structs.NodePoolDisconnect{
 		LostAfter: time.Hour, SiteOutage: &structs.SiteOutagePolicy{Threshold: 0.5}}}))
 	var nodes []*structs.Node
-	for range 2 {
+	for range 3 {
 		n := mock.Node()
 		n.Datacenter, n.NodePool, n.Status = "dc1", "edge", structs.NodeStatusReady
 		nodes = append(nodes, n)
 		must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: n}, &structs.NodeUpdateResponse{}))
 	}
-	setStatus := func(n *structs.Node, status string) {
-		_, _, err := s.raftApply(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
-			NodeID: n.ID, Status: status, UpdatedAt: s.clock.Now().Unix()})
-		must.NoError(t, err)
-	}
-	setStatus(nodes[0], structs.NodeStatusDisconnected)
-	stored, err := s.State().NodeByID(nil, nodes[1].ID)
+	job := mock.Job()
+	job.NodePool = "edge"
+	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &structs.JobRegisterResponse{}))
+	stored, err := s.State().JobByID(nil, job.Namespace, job.ID)
+	must.NoError(t, err)
+	a := mock.AllocForNode(nodes[1])
+	a.Job, a.JobID, a.Namespace = stored, stored.ID, stored.Namespace
+	_, _, err = s.raftApply(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{a}})
 	must.NoError(t, err)
 
-	s.sites.beforeDisconnect(stored)
-	declared := func() int {
-		o, err := s.State().SiteOutages(nil)
+	missed := func(n *structs.Node) (uint64, []*structs.Evaluation) {
+		t.Helper()
+		cur, err := s.State().NodeByID(nil, n.ID)
 		must.NoError(t, err)
-		return len(o)
+		index, evals, err := s.setNodeStatus(cur, structs.NodeStatusDisconnected,
+			structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeEventHeartbeatMissed, s.clock.Now()))
+		must.NoError(t, err)
+		return index, evals
 	}
-	must.Eq(t, 1, declared(), must.Sprint("declared before the node's change"))
-	must.NoError(t, s.sites.check(nil, nil))
-	must.Eq(t, 1, declared(), must.Sprint("a check in the gap keeps it"))
-	setStatus(nodes[1], structs.NodeStatusDisconnected)
-	must.NoError(t, s.sites.check(nil, nil))
-	must.Eq(t, 1, declared())
+	missed(nodes[0])
+	o, err := s.State().SiteOutages(nil)
+	must.NoError(t, err)
+	must.Len(t, 0, o, must.Sprint("one node of three is under min_nodes"))
+
+	index, evals := missed(nodes[1])
+	o, err = s.State().SiteOutages(nil)
+	must.NoError(t, err)
+	must.Len(t, 1, o)
+	must.Eq(t, index, o[0].CreateIndex, must.Sprint("declared in the batch's own entry"))
+	must.Eq(t, "edge/dc1", o[0].ID)
+	n, err := s.State().NodeByID(nil, nodes[1].ID)
+	must.NoError(t, err)
+	must.Eq(t, index, n.ModifyIndex)
+	must.Eq(t, structs.NodeStatusDisconnected, n.Status)
+	msgs := []string{n.Events[len(n.Events)-2].Message, n.Events[len(n.Events)-1].Message}
+	must.Eq(t, []string{structs.NodeEventHeartbeatMissed, "Site outage declared for dc1 in node pool edge (2/3 nodes disconnected within 1m)"}, msgs)
+	must.Len(t, 1, evals)
+	ev, err := s.State().EvalByID(nil, evals[0].ID)
+	must.NoError(t, err)
+	must.Eq(t, index, ev.CreateIndex, must.Sprint("the evaluations that act on the disconnect see the outage"))
+	must.Eq(t, index, ev.NodeModifyIndex)
+	// A check right after (the watch loop, or a new leader's first) keeps it.
+	must.NoError(t, s.sites.check(nil))
+	o, err = s.State().SiteOutages(nil)
+	must.NoError(t, err)
+	must.Len(t, 1, o)
+
+	// What a new leader starts from: the state restored at that index.
+	snap, err := s.fsm.Snapshot()
+	must.NoError(t, err)
+	sink := &bufferSink{}
+	must.NoError(t, snap.Persist(sink))
+	follower := testFSM(t)
+	must.NoError(t, follower.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))))
+	restored, err := follower.State().SiteOutages(nil)
+	must.NoError(t, err)
+	must.Eq(t, o, restored)
+}
+
+// The FSM writes a node status batch, the site outages it declares (with
+// their node events) and its evaluations in one state transaction: every
+// table it touches takes the entry's index together, and a blocking query
+// woken by one of them finds the others.
+func TestFSM_NodeBatchUpdateStatus_OneTransaction(t *testing.T) {
+	f := testFSM(t)
+	nodes := siteNodes("dc1", 2)
+	for i, n := range nodes {
+		applyEntry(t, f, uint64(10+i), structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: n})
+	}
+	job := &structs.Job{ID: "web", Namespace: structs.DefaultNamespace, Type: structs.JobTypeService, Priority: 50}
+	eval := job.NewEval(structs.EvalTriggerNodeUpdate, siteNow)
+	o := &structs.SiteOutage{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1", DeclaredAt: siteNow.UnixNano(),
+		Disconnected: 2, Nodes: 2, Window: time.Minute}
+	declared := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, o.Declared(), siteNow)
+
+	ws := memdb.NewWatchSet()
+	_, err := f.State().SiteOutages(ws)
+	must.NoError(t, err)
+	var seen struct{ outages, evals, nodes int }
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = ws.WatchCtx(context.Background())
+		// Woken by the outage: the rest of the entry is there already.
+		out, _ := f.State().SiteOutages(nil)
+		e, _ := f.State().EvalByID(nil, eval.ID)
+		n, _ := f.State().NodeByID(nil, nodes[1].ID)
+		seen.outages = len(out)
+		if e != nil {
+			seen.evals = 1
+		}
+		if n != nil && n.Status == structs.NodeStatusDisconnected {
+			seen.nodes = 1
+		}
+	}()
+	applyEntry(t, f, 20, structs.NodeBatchUpdateStatusRequestType, &structs.NodeBatchUpdateStatusRequest{
+		UpdatedAt: siteNow.Unix(),
+		Updates: []*structs.NodeStatusUpdate{
+			{NodeID: nodes[0].ID, Status: structs.NodeStatusDisconnected},
+			{NodeID: nodes[1].ID, Status: structs.NodeStatusDisconnected},
+		},
+		Evals:       []*structs.Evaluation{eval},
+		SiteOutages: &structs.SiteOutageUpdateRequest{Declare: []*structs.SiteOutage{o}, NodeEvents: map[string]*structs.NodeEvent{nodes[1].ID: declared}},
+	})
+	<-done
+	must.Eq(t, struct{ outages, evals, nodes int }{1, 1, 1}, seen)
+	for _, table := range []string{state.TableNodes, state.TableSiteOutages, state.TableEvals} {
+		idx, err := f.State().Index(table)
+		must.NoError(t, err)
+		must.Eq(t, 20, idx, must.Sprintf("table %s", table))
+	}
+	e, err := f.State().EvalByID(nil, eval.ID)
+	must.NoError(t, err)
+	must.Eq(t, 20, e.NodeModifyIndex)
+	n, err := f.State().NodeByID(nil, nodes[1].ID)
+	must.NoError(t, err)
+	must.Eq(t, o.Declared(), n.Events[len(n.Events)-1].Message)
 }

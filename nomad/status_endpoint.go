@@ -7,8 +7,16 @@ type Status struct {
 	srv *Server
 }
 
-// Leader returns the leader's RPC address, or an error when there is none.
+// Leader returns the leader's RPC address, as the leader itself answers
+// it: a follower forwards the call, as upstream does, so a leader that was
+// killed is not named from a follower's stale view (the forward fails
+// until a new one is elected). While no leader is known the call is held
+// for up to rpcHoldTimeout (see leaderForCall), then fails with
+// ErrNoLeader.
 func (s *Status) Leader(args *structs.GenericRequest, reply *string) error {
+	if done, err := s.srv.forward("Status.Leader", args, reply); done {
+		return err
+	}
 	leader := s.srv.Leader()
 	if leader == "" {
 		return structs.ErrNoLeader

@@ -284,7 +284,11 @@ func (s allocSet) filterByTainted(f taintFilter) taintedSets {
 
 		switch {
 		case a.ServerTerminalStatus():
-			if isBatch && a.ClientStatus == structs.AllocClientStatusComplete {
+			// A batch allocation that finished counts as done, unless it
+			// was replaced first: a lost one whose client returned and
+			// reported the kill as complete did not do the work, its
+			// replacement does.
+			if isBatch && a.ClientStatus == structs.AllocClientStatusComplete && a.NextAllocation == "" {
 				out.untainted[id] = a
 			} else {
 				out.ignore[id] = a

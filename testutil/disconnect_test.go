@@ -96,7 +96,8 @@ func describe(allocs []*structs.Allocation) string {
 
 // A job without a disconnect window behaves as before the feature: when its
 // client drops, the node goes down, the allocation is lost and replaced;
-// when the client returns it stops the lost allocation, which stays lost.
+// when the client returns it stops the lost allocation, and its final
+// report (complete) is recorded over lost, as upstream does.
 func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
 	testutil.Bubble(t, func(t *testing.T) {
 		c := twoClients(t)
@@ -123,19 +124,20 @@ func TestCluster_NoWindow_LostAndReplaced(t *testing.T) {
 		})
 
 		c.Links[cut].Heal()
-		wait.Eventually(t, time.Minute, "returned client stops the lost allocation", func() (bool, string) {
+		wait.Eventually(t, time.Minute, "returned client stops the lost allocation and its report is recorded", func() (bool, string) {
 			a := clientAlloc(t, c, cut, original.ID)
 			n, err := st().NodeByID(nil, original.NodeID)
 			must.NoError(t, err)
-			return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusComplete,
-				fmt.Sprintf("node %s; client sees %s", n.Status, a.ClientStatus)
+			stored, err := st().AllocByID(nil, original.ID)
+			must.NoError(t, err)
+			return n.Status == structs.NodeStatusReady && a.ClientStatus == structs.AllocClientStatusComplete &&
+					stored.ClientStatus == structs.AllocClientStatusComplete,
+				fmt.Sprintf("node %s; client sees %s; servers hold %s", n.Status, a.ClientStatus, stored.ClientStatus)
 		})
-		stored, err := st().AllocByID(nil, original.ID)
-		must.NoError(t, err)
-		must.Eq(t, structs.AllocClientStatusLost, stored.ClientStatus, must.Sprint("lost stays lost"))
 		summary, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
 		must.NoError(t, err)
-		must.Eq(t, 1, summary.Summary["app"].Lost)
+		must.Eq(t, 0, summary.Summary["app"].Lost)
+		must.Eq(t, 1, summary.Summary["app"].Complete)
 		must.Eq(t, 1, summary.Summary["app"].Running)
 	})
 }

@@ -77,6 +77,74 @@ func TestMemCluster_LeaderPartitioned_NewLeaderKeepsState(t *testing.T) {
 	})
 }
 
+// Status.Leader (GET /v1/status/leader) is answered by the leader, as
+// upstream's is: a follower whose own view still names a leader that was
+// just cut off does not name it (the forward fails until a new leader is
+// elected, then names that one); with no leader at all the call is held
+// for the RPC hold timeout and then fails, and one elected during the hold
+// is the answer. Scripts and the official client wait on it, and a stale or
+// empty answer with success would send them to a dead server.
+func TestMemCluster_StatusLeader_AnsweredByTheLeader(t *testing.T) {
+	testutil.Bubble(t, func(t *testing.T) {
+		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 3})
+		ask := func(i int) (string, error) {
+			var got string
+			err := c.Servers[i].RPC("Status.Leader", &structs.GenericRequest{}, &got)
+			return got, err
+		}
+		leader := c.WaitForLeader()
+		follower := (leader + 1) % 3
+		got, err := ask(follower)
+		must.NoError(t, err)
+		must.Eq(t, c.ServerAddr(leader), got)
+
+		c.Net.Isolate(testutil.ServerHost(leader), fault.Reset)
+		must.Eq(t, c.ServerAddr(leader), c.Servers[follower].Leader(), must.Sprint("the follower's own view is still the old leader"))
+		got, err = ask(follower)
+		must.Error(t, err, must.Sprintf("a follower named %q, a leader that was cut off", got))
+
+		next := c.WaitForLeaderExcept(leader)
+		got, err = ask(follower)
+		must.NoError(t, err)
+		must.Eq(t, c.ServerAddr(next), got)
+
+		// No quorum: the last server has no leader. The call is held, then fails.
+		other := 3 - leader - next
+		c.Net.Isolate(testutil.ServerHost(next), fault.Reset)
+		wait.Eventually(t, time.Minute, "the last server knows no leader", func() (bool, string) {
+			return c.Servers[other].Leader() == "", c.Servers[other].Leader()
+		})
+		start := time.Now()
+		_, err = ask(other)
+		must.ErrorContains(t, err, structs.ErrNoLeader.Error())
+		must.GreaterEq(t, 5*time.Second, time.Since(start), must.Sprint("held for the RPC hold timeout"))
+
+		// A leader elected while the call is held is the answer.
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			c.Net.Heal(testutil.ServerHost(leader))
+			c.Net.Heal(testutil.ServerHost(next))
+		}()
+		start = time.Now()
+		got, err = ask(other)
+		must.NoError(t, err)
+		must.NotEq(t, "", got)
+		must.Greater(t, 500*time.Millisecond, time.Since(start), must.Sprint("held until there was a leader"))
+	})
+}
+
+// memClientAlloc returns client i's own copy of allocation id.
+func memClientAlloc(t *testing.T, c *testutil.MemCluster, i int, id string) *structs.Allocation {
+	t.Helper()
+	for _, a := range c.Clients[i].Allocs() {
+		if a.ID == id {
+			return a
+		}
+	}
+	t.Fatalf("client %d has no allocation %s", i, id)
+	return nil
+}
+
 // The mission, end to end, on three servers with upstream's heartbeat
 // timings: a client whose network drops (packets vanish) keeps running
 // its task; the servers mark the node disconnected once its TTL and grace

@@ -109,6 +109,17 @@ func TestMemCluster_SiteOutage_HoldsAcrossLeaderChangeAndReturns(t *testing.T) {
 		n, err := c.Leader().State().NodeByID(nil, originals[0].NodeID)
 		must.NoError(t, err)
 		must.True(t, hasNodeEvent(n, o.Declared()), must.Sprint("the site's nodes carry the declaration"))
+		// One decision, one raft entry: the outage was declared in the entry
+		// that marked the second node disconnected.
+		sameEntry := false
+		for _, a := range originals {
+			n, err := c.Leader().State().NodeByID(nil, a.NodeID)
+			must.NoError(t, err)
+			for _, e := range n.Events {
+				sameEntry = sameEntry || (e.Message == structs.NodeEventHeartbeatMissed && e.CreateIndex == o.CreateIndex)
+			}
+		}
+		must.True(t, sameEntry, must.Sprintf("no node's disconnect is at the declaration's index %d", o.CreateIndex))
 
 		holds := func(s *nomad.Server, what string) {
 			for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); {

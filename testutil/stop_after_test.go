@@ -52,7 +52,8 @@ func stopAfterJob() *structs.Job {
 // passed, while still cut off; the servers mark it lost and place its
 // replacement on the other client only at lost-time + stop_after + kill_timeout,
 // after the original was dead: never two copies at once. When the link
-// returns nothing is restarted and the original stays lost.
+// returns nothing is restarted and the original's own report (complete) is
+// recorded over lost.
 func TestCluster_StopAfterClientDisconnect_ClientStopsThenReplaced(t *testing.T) {
 	testutil.Bubble(t, func(t *testing.T) {
 		c := twoClients(t)
@@ -128,7 +129,8 @@ func TestCluster_StopAfterClientDisconnect_ClientStopsThenReplaced(t *testing.T)
 		must.True(t, clientDone.Before(placed),
 			must.Sprintf("the original died at %s, after its replacement was placed at %s", clientDone, placed))
 
-		// The link returns: nothing restarts, lost stays lost, one copy runs.
+		// The link returns: nothing restarts, the client's complete replaces
+		// lost, one copy runs.
 		c.Links[cut].Heal()
 		wait.Eventually(t, time.Minute, "node ready again, the lost allocation's task states reported", func() (bool, string) {
 			n, err := st().NodeByID(nil, original.NodeID)
@@ -143,11 +145,11 @@ func TestCluster_StopAfterClientDisconnect_ClientStopsThenReplaced(t *testing.T)
 		must.Eq(t, 1, countEvents(back.TaskStates["app"], structs.TaskStarted), must.Sprint(localView(back)))
 		stored, err := st().AllocByID(nil, original.ID)
 		must.NoError(t, err)
-		must.Eq(t, structs.AllocClientStatusLost, stored.ClientStatus, must.Sprint("lost stays lost"))
+		must.Eq(t, structs.AllocClientStatusComplete, stored.ClientStatus, must.Sprint("the client's final report is recorded over lost"))
 		wait.Eventually(t, time.Minute, "one running in the summary", func() (bool, string) {
 			s, err := st().JobSummaryByID(nil, job.Namespace, job.ID)
 			must.NoError(t, err)
-			return s.Summary["app"].Running == 1 && s.Summary["app"].Lost == 1, fmt.Sprintf("%+v", s.Summary["app"])
+			return s.Summary["app"].Running == 1 && s.Summary["app"].Lost == 0 && s.Summary["app"].Complete == 1, fmt.Sprintf("%+v", s.Summary["app"])
 		})
 	})
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"errors"
 	"github.com/nomad-edge/nomad/acl"
 	"net"
 	"net/http"
@@ -12,15 +11,16 @@ import (
 )
 
 // statusLeader handles GET /v1/status/leader: the leader's RPC address as a
-// JSON string, or "" while there is none (scripts poll it to wait for a
-// cluster to come up, so no leader is an answer, not an error).
+// JSON string, as the leader answers it (Status.Leader forwards). While
+// there is no leader the request is held, as upstream's is, and then fails
+// with "No cluster leader" (500).
 func (s *HTTPServer) statusLeader(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.GenericRequest
 	if err := parseQueryOptions(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
 	var leader string
-	if err := s.call(r, "Status.Leader", &args, &leader); err != nil && !errors.Is(err, structs.ErrNoLeader) {
+	if err := s.call(r, "Status.Leader", &args, &leader); err != nil {
 		return nil, err
 	}
 	return leader, nil

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"testing"
 
+	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
@@ -38,17 +39,30 @@ func TestHTTP_OfficialClientJobLifecycle(t *testing.T) {
 	_, _, err = c.Jobs().EnforceRegister(job, plan.JobModifyIndex, nil)
 	must.ErrorContains(t, err, "Enforcing job modify index")
 
-	scaled, _, err := c.Jobs().Scale("life", "web", new(3), "busy", false, map[string]any{"by": "test"}, nil)
+	// The update's deployment is still running: a scale is refused in
+	// upstream's words, unless it overrides.
+	_, _, err = c.Jobs().Scale("life", "web", new(3), "busy", false, map[string]any{"by": "test"}, nil)
+	must.ErrorContains(t, err, "400 (job scaling blocked due to active deployment)")
+	scaled, _, err := c.Jobs().ScaleWithRequest("life", &nomadapi.ScalingRequest{
+		Count: new(int64(3)), Target: map[string]string{"Group": "web"}, Message: "busy",
+		Meta: map[string]any{"by": "test"}, PolicyOverride: true,
+	}, nil)
 	must.NoError(t, err)
 	must.UUIDv4(t, scaled.EvalID)
 	status, _, err := c.Jobs().ScaleStatus("life", nil)
 	must.NoError(t, err)
 	events := status.TaskGroups["web"].Events
-	must.SliceLen(t, 1, events)
+	must.SliceLen(t, 2, events)
 	must.Eq(t, 3, *events[0].Count)
 	must.Eq(t, 2, events[0].PreviousCount)
 	must.Eq(t, scaled.EvalID, *events[0].EvalID)
 	must.Eq(t, "test", events[0].Meta["by"])
+	// The refusal is in the history, as upstream records it.
+	must.True(t, events[1].Error)
+	must.Nil(t, events[1].Count)
+	must.Eq(t, "job scaling blocked due to active deployment", events[1].Message)
+	must.Eq(t, any(float64(3)), events[1].Meta["OriginalCount"])
+	must.Eq(t, "busy", events[1].Meta["OriginalMessage"])
 
 	versions, diffs, _, err := c.Jobs().Versions("life", true, nil)
 	must.NoError(t, err)

@@ -252,7 +252,7 @@ func TestPartition_TwoClientsOneKept(t *testing.T) {
 
 // A job without a window behaves as before the feature: the node goes
 // down, the allocation lost and replaced; on the heal the original's task
-// is killed and stays lost.
+// is killed and its client's final report, complete, is recorded over lost.
 func TestPartition_NoWindowLostAndReplaced(t *testing.T) {
 	nc := newNetCluster(t, 3, 2)
 	nc.start()
@@ -266,14 +266,14 @@ func TestPartition_NoWindowLostAndReplaced(t *testing.T) {
 
 	heal()
 	nc.waitNode(orig.Node, "ready", settle)
-	final := nc.waitAllocs("plain", "the original's task killed", settle, func(as []allocView) bool {
-		return find(as, orig.ID).PID == 0 && len(running(as)) == 1
+	nc.waitAllocs("plain", "the original's task killed and reported complete", settle, func(as []allocView) bool {
+		return find(as, orig.ID).PID == 0 && find(as, orig.ID).Client == "complete" && len(running(as)) == 1
 	})
-	must.Eq(t, "lost", find(final, orig.ID).Client)
 }
 
 // The window runs out while the node is cut off: the allocation goes from
-// unknown to lost and is replaced; on the heal the original is killed.
+// unknown to lost and is replaced; on the heal the original is killed and
+// reported complete.
 func TestPartition_WindowExpires(t *testing.T) {
 	nc := newNetCluster(t, 3, 2)
 	nc.start()
@@ -290,7 +290,7 @@ func TestPartition_WindowExpires(t *testing.T) {
 	heal()
 	nc.waitNode(orig.Node, "ready", settle)
 	nc.waitAllocs("short", "the original's task killed on its return", settle, func(as []allocView) bool {
-		return find(as, orig.ID).PID == 0 && find(as, orig.ID).Client == "lost" && len(running(as)) == 1
+		return find(as, orig.ID).PID == 0 && find(as, orig.ID).Client == "complete" && len(running(as)) == 1
 	})
 }
 

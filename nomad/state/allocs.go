@@ -11,23 +11,37 @@ import (
 // pending, running, complete and failed; the scheduler writes lost and
 // unknown on the client's behalf when it cannot hear from it. A server-side
 // write carries the scheduler's possibly stale copy of the allocation, so it
-// may only change the client status to lost or unknown; anything else it
-// carries is ignored in favour of what the client last reported.
+// may only change the client status to lost or unknown, and only from a
+// status that is not terminal; anything else it carries is ignored in
+// favour of what the client last reported.
 //
-// Terminal client statuses (complete, failed, lost) are final. Nothing moves
-// an allocation from one of them back to pending, running or unknown: a
-// client that returns after its allocation was marked lost reports "running"
-// for the moment it takes to stop it, and the server's view must not
-// resurrect an allocation whose replacement is already placed.
+// A client's report is the truth about its tasks, with one limit: it never
+// brings an allocation the servers are done with back to life. An
+// allocation marked lost, or unknown and told to stop (alloc stop, job
+// stop while its node was away), takes only the client's final word,
+// complete or failed, as upstream Nomad records it: the returning client
+// reports "running" for the moment it takes to stop the tasks, and that
+// moment must not resurrect an allocation whose replacement is already
+// placed. The job summary moves with the recorded status, so a lost
+// allocation whose client later says complete is counted complete.
+// Complete and failed are final but for each other.
 
-// Lost is the server's verdict and stays: the client of a lost allocation
-// that comes back reports "complete" once it has stopped the tasks, and the
-// job summary must keep counting the allocation as lost.
-func clientStatusMayChange(current, next string) bool {
-	if current == structs.AllocClientStatusLost {
-		return next == structs.AllocClientStatusLost
+// clientStatusMayChange reports whether a client's report of next is
+// recorded over the stored allocation existing.
+func clientStatusMayChange(existing *structs.Allocation, next string) bool {
+	current := existing.ClientStatus
+	if current == structs.AllocClientStatusLost ||
+		(current == structs.AllocClientStatusUnknown && existing.ServerTerminalStatus()) {
+		return next == structs.AllocClientStatusComplete || next == structs.AllocClientStatusFailed
 	}
 	return !structs.ClientTerminal(current) || structs.ClientTerminal(next)
+}
+
+// serverStatusMayChange reports whether a server-side write marking an
+// allocation next (lost or unknown) is recorded over current: never over a
+// terminal status, which the client (or an earlier verdict) already gave.
+func serverStatusMayChange(current, next string) bool {
+	return !structs.ClientTerminal(current) || current == next
 }
 
 func schedulerOwnedClientStatus(status string) bool {
@@ -37,7 +51,7 @@ func schedulerOwnedClientStatus(status string) bool {
 // serverClientStatus returns the client status and description a
 // server-side write of incoming leaves on the stored allocation existing.
 func serverClientStatus(existing, incoming *structs.Allocation) (string, string) {
-	if schedulerOwnedClientStatus(incoming.ClientStatus) && clientStatusMayChange(existing.ClientStatus, incoming.ClientStatus) {
+	if schedulerOwnedClientStatus(incoming.ClientStatus) && serverStatusMayChange(existing.ClientStatus, incoming.ClientStatus) {
 		return incoming.ClientStatus, incoming.ClientDescription
 	}
 	return existing.ClientStatus, existing.ClientDescription
@@ -123,6 +137,9 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 		if alloc.NextAllocation == "" {
 			alloc.NextAllocation = existing.NextAllocation
 		}
+		if alloc.FollowupEvalID, err = followupEvalTxn(txn, existing, alloc.FollowupEvalID); err != nil {
+			return err
+		}
 		keepStop(existing, alloc)
 		// Desired transitions (alloc stop, a drain's migrate) are written
 		// by their own requests, never by a plan: a plan built before one
@@ -161,6 +178,26 @@ func upsertAllocTxn(txn *writeTxn, index uint64, alloc *structs.Allocation, upda
 	return nil
 }
 
+// followupEvalTxn returns the FollowupEvalID a server write of incoming
+// leaves on existing: incoming's, unless it names a max-disconnect-timeout
+// evaluation already canceled. A plan built from a snapshot taken before its
+// client's report canceled that evaluation (and unlinked it, see
+// clearFollowupEvalTxn) carries the old link; written, the allocation would
+// name a follow-up that never runs.
+func followupEvalTxn(txn *writeTxn, existing *structs.Allocation, incoming string) (string, error) {
+	if incoming == "" || incoming == existing.FollowupEvalID {
+		return incoming, nil
+	}
+	ev, err := evalByIDTxn(txn.Txn, nil, incoming)
+	if err != nil {
+		return "", err
+	}
+	if ev != nil && ev.Status == structs.EvalStatusCancelled && ev.TriggeredBy == structs.EvalTriggerMaxDisconnectTimeout {
+		return existing.FollowupEvalID, nil
+	}
+	return incoming, nil
+}
+
 // keepStop makes a stop final. A plan built from a snapshot taken before
 // an operator's `alloc stop` or a job stop (the scheduler marking the
 // allocation unknown on a node that just disconnected, or resuming it when
@@ -192,7 +229,7 @@ func linkPreviousAllocTxn(txn *writeTxn, index uint64, next *structs.Allocation)
 
 // UpdateAllocsFromClient merges what a client reports about its allocations
 // (Node.UpdateAlloc) into the stored ones: ClientStatus and
-// ClientDescription (subject to terminal statuses being final), TaskStates
+// ClientDescription (subject to clientStatusMayChange), TaskStates
 // when given, AllocStates appended, ModifyTime when given; histories are
 // trimmed to their bounds (Allocation.TrimHistory). ModifyIndex is
 // set but AllocModifyIndex is not: nothing changed that the client must
@@ -200,15 +237,27 @@ func linkPreviousAllocTxn(txn *writeTxn, index uint64, next *structs.Allocation)
 // collected while the update was in flight. So are updates older than
 // what is stored (staleClientUpdate).
 func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
+	return s.UpdateAllocsFromClientWithEvals(index, &structs.AllocUpdateRequest{Alloc: allocs})
+}
+
+// UpdateAllocsFromClientWithEvals applies an AllocClientUpdate entry in one
+// transaction: the clients' reports (as UpdateAllocsFromClient) and the
+// evaluations they call for (reconnect, retries of failed allocations,
+// canceled max-disconnect-timeout evaluations), as UpsertEvals. A reader
+// woken by a reconnected allocation finds its reconnect evaluation.
+func (s *StateStore) UpdateAllocsFromClientWithEvals(index uint64, req *structs.AllocUpdateRequest) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
 	jobs := namespacedIDs{}
-	for _, update := range allocs {
+	for _, update := range req.Alloc {
 		if err := updateAllocFromClientTxn(txn, index, update, jobs); err != nil {
 			return err
 		}
 	}
 	if err := setJobStatusesTxn(txn, index, jobs, false); err != nil {
+		return err
+	}
+	if err := upsertEvalsTxn(txn, index, req.Evals); err != nil {
 		return err
 	}
 	return txn.commit()
@@ -226,7 +275,7 @@ func updateAllocFromClientTxn(txn *writeTxn, index uint64, update *structs.Alloc
 		return nil
 	}
 	alloc := existing.Copy()
-	if update.ClientStatus != "" && clientStatusMayChange(existing.ClientStatus, update.ClientStatus) {
+	if update.ClientStatus != "" && clientStatusMayChange(existing, update.ClientStatus) {
 		alloc.ClientStatus = update.ClientStatus
 		alloc.ClientDescription = update.ClientDescription
 	}
@@ -367,7 +416,9 @@ func stopAllocTxn(txn *writeTxn, index uint64, stop *structs.Allocation, updated
 	}
 	alloc.ClientStatus, alloc.ClientDescription = status, desc
 	if stop.FollowupEvalID != "" {
-		alloc.FollowupEvalID = stop.FollowupEvalID
+		if alloc.FollowupEvalID, err = followupEvalTxn(txn, existing, stop.FollowupEvalID); err != nil {
+			return err
+		}
 	}
 	if stop.ReconnectDecision != nil {
 		alloc.ReconnectDecision = stop.ReconnectDecision

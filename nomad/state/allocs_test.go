@@ -184,23 +184,63 @@ func TestUpdateAllocsFromClient_TerminalIsFinal(t *testing.T) {
 	must.Eq(t, structs.AllocClientStatusLost, out.ClientStatus)
 	must.Eq(t, 1, summaryOf(t, s, job).Lost)
 
-	// Lost is the server's verdict: the returning client's "complete",
-	// once it has stopped the tasks, does not erase it from the summary.
+	// The returning client's final word, once it has stopped the tasks, is
+	// recorded over lost and counted there (docs/concepts/disconnected-clients.md, "Reconnect"; as upstream).
 	must.NoError(t, s.UpdateAllocsFromClient(14, []*structs.Allocation{clientUpdate(allocs[0].ID, structs.AllocClientStatusComplete)}))
-	must.Eq(t, structs.AllocClientStatusLost, allocByID(t, s, allocs[0].ID).ClientStatus)
-	must.Eq(t, 1, summaryOf(t, s, job).Lost)
+	must.Eq(t, structs.AllocClientStatusComplete, allocByID(t, s, allocs[0].ID).ClientStatus)
+	must.Eq(t, structs.TaskGroupSummary{Starting: 1, Complete: 1}, summaryOf(t, s, job))
+	// and a stale plan's lost does not take it back.
+	lost := allocByID(t, s, allocs[0].ID).CopySkipJob()
+	lost.ClientStatus = structs.AllocClientStatusLost
+	must.NoError(t, s.UpsertAllocs(15, []*structs.Allocation{lost}))
+	must.Eq(t, structs.AllocClientStatusComplete, allocByID(t, s, allocs[0].ID).ClientStatus)
 
 	// Other terminal statuses are the client's to change: failed, then the
 	// client's final word complete.
-	must.NoError(t, s.UpdateAllocsFromClient(15, []*structs.Allocation{clientUpdate(allocs[1].ID, structs.AllocClientStatusFailed)}))
-	must.NoError(t, s.UpdateAllocsFromClient(16, []*structs.Allocation{clientUpdate(allocs[1].ID, structs.AllocClientStatusComplete)}))
+	must.NoError(t, s.UpdateAllocsFromClient(16, []*structs.Allocation{clientUpdate(allocs[1].ID, structs.AllocClientStatusFailed)}))
+	must.NoError(t, s.UpdateAllocsFromClient(17, []*structs.Allocation{clientUpdate(allocs[1].ID, structs.AllocClientStatusComplete)}))
 	must.Eq(t, structs.AllocClientStatusComplete, allocByID(t, s, allocs[1].ID).ClientStatus)
 
 	// Nor can the scheduler mark a finished allocation unknown.
 	u := allocByID(t, s, allocs[1].ID).Copy()
 	u.ClientStatus = structs.AllocClientStatusUnknown
-	must.NoError(t, s.UpsertAllocs(17, []*structs.Allocation{u}))
+	must.NoError(t, s.UpsertAllocs(18, []*structs.Allocation{u}))
 	must.Eq(t, structs.AllocClientStatusComplete, allocByID(t, s, allocs[1].ID).ClientStatus)
+}
+
+// An unknown allocation an operator stopped while its node was away takes
+// only the client's final word when the client returns: its momentary
+// "running" (or "pending") would revive what the servers stopped, while
+// "failed" and "complete" are how the task ended (see
+// docs/concepts/disconnected-clients.md, "Operator actions"). An unknown
+// allocation still desired to run takes "running": that is a reconnect.
+func TestUpdateAllocsFromClient_StoppedUnknownTakesFinalWord(t *testing.T) {
+	s := testStateStore(t)
+	job := mock.Job()
+	allocs := jobWithAllocs(t, s, 10, job, "n1", 2)
+	for i, a := range allocs {
+		u := allocByID(t, s, a.ID).CopySkipJob()
+		u.ClientStatus = structs.AllocClientStatusUnknown
+		u.AppendState(structs.AllocStateFieldClientStatus, u.ClientStatus, time.Unix(1_700_000_000, 0))
+		must.NoError(t, s.UpsertAllocs(uint64(12+i), []*structs.Allocation{u}))
+	}
+	must.NoError(t, s.UpsertPlanResults(14, &structs.ApplyPlanResultsRequest{
+		AllocsStopped: []*structs.Allocation{{ID: allocs[0].ID, DesiredDescription: "alloc was stopped by an operator"}},
+	}))
+	must.Eq(t, structs.TaskGroupSummary{Unknown: 2}, summaryOf(t, s, job))
+
+	must.NoError(t, s.UpdateAllocsFromClient(15, []*structs.Allocation{
+		clientUpdate(allocs[0].ID, structs.AllocClientStatusRunning),
+		clientUpdate(allocs[1].ID, structs.AllocClientStatusRunning),
+	}))
+	must.Eq(t, structs.AllocClientStatusUnknown, allocByID(t, s, allocs[0].ID).ClientStatus, must.Sprint("a stopped allocation came back to running"))
+	must.Eq(t, structs.AllocClientStatusRunning, allocByID(t, s, allocs[1].ID).ClientStatus, must.Sprint("a reconnect was refused"))
+	must.NoError(t, s.UpdateAllocsFromClient(16, []*structs.Allocation{clientUpdate(allocs[0].ID, structs.AllocClientStatusPending)}))
+	must.Eq(t, structs.AllocClientStatusUnknown, allocByID(t, s, allocs[0].ID).ClientStatus)
+
+	must.NoError(t, s.UpdateAllocsFromClient(17, []*structs.Allocation{clientUpdate(allocs[0].ID, structs.AllocClientStatusFailed)}))
+	must.Eq(t, structs.AllocClientStatusFailed, allocByID(t, s, allocs[0].ID).ClientStatus)
+	must.Eq(t, structs.TaskGroupSummary{Running: 1, Failed: 1}, summaryOf(t, s, job))
 }
 
 // A plan commits stops, placements, in-place updates and follow-up evals in

@@ -51,16 +51,22 @@
 // Nodes:
 //
 //	func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error
+//	func (s *StateStore) UpsertNodeWithEvals(index uint64, node *structs.Node, evals []*structs.Evaluation) error
 //	func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error
 //	func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error
+//	func (s *StateStore) UpdateNodeStatusBatch(index uint64, req *structs.NodeBatchUpdateStatusRequest) error
 //	func (s *StateStore) UpdateNodeEligibility(index uint64, nodeID, eligibility string, event *structs.NodeEvent) error
 //	func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, u NodeDrainUpdate) error
 //	func (s *StateStore) NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error)
 //	func (s *StateStore) NodesByIDPrefix(ws memdb.WatchSet, prefix string) (memdb.ResultIterator, error)
 //	func (s *StateStore) Nodes(ws memdb.WatchSet) (memdb.ResultIterator, error)
 //
+// UpdateNodeStatusBatch writes a batch's status changes, the site outages
+// it declares and its node-update evaluations in one transaction.
+//
 // UpsertNode keeps the server-owned fields of a re-registering node (events,
-// drain, eligibility); UpdateNodeDrain and UpdateNodeEligibility change them.
+// drain, eligibility), adding the event "Node re-registered" when the node was
+// down; UpdateNodeDrain and UpdateNodeEligibility change them.
 //
 // Jobs and summaries:
 //
@@ -113,6 +119,7 @@
 //
 //	func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error
 //	func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error
+//	func (s *StateStore) UpdateAllocsFromClientWithEvals(index uint64, req *structs.AllocUpdateRequest) error  // and the evaluations, one transaction
 //	func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error
 //	func (s *StateStore) AllocByID(ws memdb.WatchSet, id string) (*structs.Allocation, error)
 //	func (s *StateStore) AllocsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) (memdb.ResultIterator, error)
@@ -128,10 +135,12 @@
 // ModifyIndex but not AllocModifyIndex: the client has nothing new to pull).
 // The scheduler owns lost and unknown; its writes (UpsertAllocs,
 // UpsertPlanResults) carry a possibly stale copy of the allocation, so they
-// change the client status only to lost or unknown and otherwise keep what
-// the client last reported, along with its TaskStates. Terminal statuses
-// (complete, failed, lost) are final: no write moves an allocation from one
-// of them back to pending, running or unknown. Unknown is not terminal:
+// change the client status only to lost or unknown, never over a terminal
+// one, and otherwise keep what the client last reported, along with its
+// TaskStates. No write moves an allocation from a terminal status
+// (complete, failed, lost) back to pending, running or unknown. An
+// allocation the servers are done with (lost, or unknown and desired stop)
+// takes only its client's final report, complete or failed. Unknown is not terminal:
 // AllocsByNodeTerminal(ws, node, false) includes unknown allocations.
 //
 // A new allocation with a PreviousAllocation becomes that allocation's

@@ -57,7 +57,34 @@ func upsertEvalTxn(txn *writeTxn, index uint64, eval *structs.Evaluation) error 
 			return err
 		}
 	}
+	if eval.Status == structs.EvalStatusCancelled && eval.TriggeredBy == structs.EvalTriggerMaxDisconnectTimeout {
+		if err := clearFollowupEvalTxn(txn, index, eval.ID); err != nil {
+			return err
+		}
+	}
 	return txn.Insert(TableEvals, eval)
+}
+
+// clearFollowupEvalTxn unlinks the allocations whose FollowupEvalID is a
+// max-disconnect-timeout evaluation being canceled, in the transaction that
+// cancels it (as upstream Nomad does since 1.10.2): an allocation must not
+// name a follow-up that will never run, or a reader (alloc status, a tool
+// waiting on the evaluation) is told to expect a decision that never comes.
+// The client has nothing to pull, so AllocModifyIndex stays.
+func clearFollowupEvalTxn(txn *writeTxn, index uint64, evalID string) error {
+	allocs, err := collectAllocs(txn.Txn, nil, indexFollowupEval, evalID)
+	if err != nil {
+		return err
+	}
+	for _, a := range allocs {
+		c := a.Copy()
+		c.FollowupEvalID = ""
+		c.ModifyIndex = index
+		if err := txn.Insert(TableAllocs, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cancelBlockedEvalsTxn cancels the blocked evaluations of done's job. The

@@ -189,3 +189,43 @@ func TestEvalsByJob_Watch(t *testing.T) {
 	watchFired(t, ws)
 	watchFired(t, wsOne)
 }
+
+// Canceling a max-disconnect-timeout evaluation unlinks the allocations
+// that named it, in the same transaction (upstream >= 1.10.2), and a plan
+// built before the cancel cannot link them again: an allocation must never
+// point at a follow-up that will not run.
+func TestUpsertEvals_CanceledTimeoutUnlinksAllocs(t *testing.T) {
+	s := testStateStore(t)
+	job := mock.Job()
+	allocs := jobWithAllocs(t, s, 10, job, "n1", 2)
+	timeout := evalFor(job, structs.EvalStatusPending)
+	timeout.TriggeredBy = structs.EvalTriggerMaxDisconnectTimeout
+	other := evalFor(job, structs.EvalStatusPending)
+	other.TriggeredBy = structs.EvalTriggerMaxDisconnectTimeout
+	must.NoError(t, s.UpsertEvals(12, []*structs.Evaluation{timeout, other}))
+	stale := make([]*structs.Allocation, 2)
+	for i, a := range allocs {
+		u := allocByID(t, s, a.ID).CopySkipJob()
+		u.FollowupEvalID = []string{timeout.ID, other.ID}[i]
+		must.NoError(t, s.UpsertAllocs(uint64(13+i), []*structs.Allocation{u}))
+		stale[i] = u.Copy()
+	}
+
+	canceled := timeout.Copy()
+	canceled.Status = structs.EvalStatusCancelled
+	must.NoError(t, s.UpsertEvals(20, []*structs.Evaluation{canceled}))
+	out := allocByID(t, s, allocs[0].ID)
+	must.Eq(t, "", out.FollowupEvalID)
+	must.Eq(t, 20, out.ModifyIndex, must.Sprint("unlinked in the transaction of the cancel"))
+	must.Eq(t, other.ID, allocByID(t, s, allocs[1].ID).FollowupEvalID, must.Sprint("another evaluation's link stays"))
+
+	// A plan from a snapshot taken before the cancel carries the old link.
+	s0 := stale[0].Copy()
+	s0.DesiredDescription = "in-place update"
+	must.NoError(t, s.UpsertAllocs(21, []*structs.Allocation{s0}))
+	must.Eq(t, "", allocByID(t, s, allocs[0].ID).FollowupEvalID)
+	must.NoError(t, s.UpsertPlanResults(22, &structs.ApplyPlanResultsRequest{
+		AllocsStopped: []*structs.Allocation{{ID: allocs[0].ID, FollowupEvalID: timeout.ID, DesiredDescription: "stop"}},
+	}))
+	must.Eq(t, "", allocByID(t, s, allocs[0].ID).FollowupEvalID)
+}

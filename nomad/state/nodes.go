@@ -27,6 +27,25 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 	return txn.commit()
 }
 
+// UpsertNodeWithEvals is UpsertNode and the node-update evaluations of the
+// registration, stamped with NodeModifyIndex = index, in one transaction.
+func (s *StateStore) UpsertNodeWithEvals(index uint64, node *structs.Node, evals []*structs.Evaluation) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	if err := upsertNodeTxn(txn, index, node); err != nil {
+		return err
+	}
+	for _, e := range evals {
+		if e != nil {
+			e.NodeModifyIndex = index
+		}
+	}
+	if err := upsertEvalsTxn(txn, index, evals); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
 func upsertNodeTxn(txn *writeTxn, index uint64, node *structs.Node) error {
 	if node == nil || node.ID == "" {
 		return fmt.Errorf("upsert node: node ID: %w", structs.ErrMissingField)
@@ -42,6 +61,13 @@ func upsertNodeTxn(txn *writeTxn, index uint64, node *structs.Node) error {
 		node.DrainStrategy = existing.DrainStrategy
 		node.LastDrain = existing.LastDrain
 		node.SchedulingEligibility = existing.SchedulingEligibility
+		if existing.Status == structs.NodeStatusDown && node.Status != structs.NodeStatusDown {
+			e := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeRegisterEventReregistered,
+				time.Unix(node.StatusUpdatedAt, 0))
+			e.CreateIndex = index
+			node.Events = slices.Clone(node.Events)
+			node.AddEvent(e)
+		}
 	} else {
 		node.CreateIndex = index
 		if over := len(node.Events) - structs.MaxRetainedNodeEvents; over > 0 {
@@ -152,13 +178,44 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 // updatedAt is the leader's time of the batch. A node deleted after the
 // change was decided is skipped: one purge must not fail the others.
 func (s *StateStore) UpdateNodeStatuses(index uint64, updatedAt int64, updates []*structs.NodeStatusUpdate) error {
-	for _, u := range updates {
-		if !structs.ValidNodeStatus(u.Status) {
-			return fmt.Errorf("update node %q: status %q: %w", u.NodeID, u.Status, structs.ErrInvalidRequest)
+	return s.UpdateNodeStatusBatch(index, &structs.NodeBatchUpdateStatusRequest{UpdatedAt: updatedAt, Updates: updates})
+}
+
+// UpdateNodeStatusBatch applies a NodeBatchUpdateStatus entry in one
+// transaction: the nodes' status changes (as UpdateNodeStatuses), the
+// site outages the batch declares with their node events (as
+// UpdateSiteOutages), and the node-update evaluations, stamped with
+// NodeModifyIndex = index (as UpsertEvals). A reader woken by any of it
+// sees all of it: a node disconnected without its site's outage, or
+// without the evaluations that act on it, is never visible.
+func (s *StateStore) UpdateNodeStatusBatch(index uint64, req *structs.NodeBatchUpdateStatusRequest) error {
+	for _, u := range req.Updates {
+		if u == nil || !structs.ValidNodeStatus(u.Status) {
+			return fmt.Errorf("update node status: %w", structs.ErrInvalidRequest)
 		}
 	}
 	txn := s.writeTxn(index)
 	defer txn.Abort()
+	if err := updateNodeStatusesTxn(txn, index, req.UpdatedAt, req.Updates); err != nil {
+		return err
+	}
+	if req.SiteOutages != nil {
+		if err := updateSiteOutagesTxn(txn, index, req.SiteOutages); err != nil {
+			return err
+		}
+	}
+	for _, e := range req.Evals {
+		if e != nil {
+			e.NodeModifyIndex = index
+		}
+	}
+	if err := upsertEvalsTxn(txn, index, req.Evals); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func updateNodeStatusesTxn(txn *writeTxn, index uint64, updatedAt int64, updates []*structs.NodeStatusUpdate) error {
 	for _, u := range updates {
 		err := updateNodeTxn(txn, index, u.NodeID, u.NodeEvent, func(n *structs.Node) error {
 			n.Status = u.Status
@@ -172,7 +229,7 @@ func (s *StateStore) UpdateNodeStatuses(index uint64, updatedAt int64, updates [
 			return err
 		}
 	}
-	return txn.commit()
+	return nil
 }
 
 // UpdateNodeEligibility sets whether the scheduler may place work on a node.

@@ -42,6 +42,7 @@ func TestProperty_SummaryMatchesRecount(t *testing.T) {
 		index := uint64(1)
 		next := func() uint64 { index++; return index }
 		model := map[string]string{} // alloc ID → expected client status
+		stopped := map[string]bool{} // alloc ID → desired stop
 		var allocIDs []string
 
 		steps := rapid.IntRange(1, 40).Draw(t, "steps")
@@ -67,7 +68,7 @@ func TestProperty_SummaryMatchesRecount(t *testing.T) {
 				id := rapid.SampledFrom(allocIDs).Draw(t, "alloc")
 				status := rapid.SampledFrom(allClientStatuses).Draw(t, "status")
 				must.NoError(t, s.UpdateAllocsFromClient(next(), []*structs.Allocation{clientUpdate(id, status)}))
-				if modelMayChange(model[id], status) {
+				if modelClientMayChange(model[id], stopped[id], status) {
 					model[id] = status
 				}
 
@@ -79,7 +80,7 @@ func TestProperty_SummaryMatchesRecount(t *testing.T) {
 				must.NoError(t, s.UpsertPlanResults(next(), &structs.ApplyPlanResultsRequest{
 					Job: job, AllocsUpdated: []*structs.Allocation{u}, UpdatedAt: int64(index),
 				}))
-				if !structs.ClientTerminal(model[id]) {
+				if modelServerMayChange(model[id], structs.AllocClientStatusUnknown) {
 					model[id] = structs.AllocClientStatusUnknown
 				}
 
@@ -89,8 +90,11 @@ func TestProperty_SummaryMatchesRecount(t *testing.T) {
 				clientStatus := ""
 				if action == "lost" {
 					clientStatus = structs.AllocClientStatusLost
-					model[id] = clientStatus
+					if modelServerMayChange(model[id], clientStatus) {
+						model[id] = clientStatus
+					}
 				}
+				stopped[id] = true
 				plan.AppendStoppedAlloc(allocByID(t, s, id), structs.AllocNotNeeded, clientStatus, "")
 				var stops []*structs.Allocation
 				for _, st := range plan.NodeUpdate {
@@ -155,7 +159,7 @@ func TestServerClientStatusRules(t *testing.T) {
 			)
 			want := current
 			if (incoming == structs.AllocClientStatusLost || incoming == structs.AllocClientStatusUnknown) &&
-				modelMayChange(current, incoming) {
+				modelServerMayChange(current, incoming) {
 				want = incoming
 			}
 			must.Eq(t, want, got, must.Sprintf("%s ← %s", current, incoming))
@@ -163,12 +167,47 @@ func TestServerClientStatusRules(t *testing.T) {
 	}
 }
 
-// modelMayChange is the test's own statement of the rule: terminal statuses
-// are final except between themselves, and lost (the server's verdict)
-// never changes.
-func modelMayChange(current, next string) bool {
-	if current == structs.AllocClientStatusLost {
-		return next == structs.AllocClientStatusLost
+// The client's side of the rules, for allocations told to run and to stop:
+// its report is recorded unless it would revive an allocation the servers
+// are done with (docs/concepts/disconnected-clients.md, "Reconnect": lost, or
+// unknown and stopped, take only complete
+// or failed).
+func TestClientStatusRules(t *testing.T) {
+	for _, desired := range []string{structs.AllocDesiredStatusRun, structs.AllocDesiredStatusStop} {
+		for _, current := range allClientStatuses {
+			for _, next := range allClientStatuses {
+				existing := &structs.Allocation{ClientStatus: current, DesiredStatus: desired}
+				want := modelClientMayChange(current, desired != structs.AllocDesiredStatusRun, next)
+				must.Eq(t, want, clientStatusMayChange(existing, next), must.Sprintf("%s/%s ← %s", desired, current, next))
+			}
+		}
 	}
-	return !structs.ClientTerminal(current) || structs.ClientTerminal(next)
+}
+
+// modelServerMayChange is the test's own statement of the server's rule:
+// lost and unknown are written over a status that is not terminal.
+func modelServerMayChange(current, next string) bool {
+	switch current {
+	case structs.AllocClientStatusComplete, structs.AllocClientStatusFailed, structs.AllocClientStatusLost:
+		return current == next
+	}
+	return true
+}
+
+// modelClientMayChange is the test's own statement of the client's rule:
+// an allocation the servers gave up on (lost, or unknown and stopped) takes
+// only complete or failed; complete and failed change only between
+// themselves (and to lost, which no real client may send); the rest take
+// anything.
+func modelClientMayChange(current string, stopped bool, next string) bool {
+	final := next == structs.AllocClientStatusComplete || next == structs.AllocClientStatusFailed
+	switch {
+	case current == structs.AllocClientStatusLost:
+		return final
+	case current == structs.AllocClientStatusUnknown && stopped:
+		return final
+	case current == structs.AllocClientStatusComplete || current == structs.AllocClientStatusFailed:
+		return final || next == structs.AllocClientStatusLost
+	}
+	return true
 }

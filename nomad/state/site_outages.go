@@ -29,6 +29,13 @@ func siteOutageTableSchema() *memdb.TableSchema {
 func (s *StateStore) UpdateSiteOutages(index uint64, req *structs.SiteOutageUpdateRequest) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
+	if err := updateSiteOutagesTxn(txn, index, req); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func updateSiteOutagesTxn(txn *writeTxn, index uint64, req *structs.SiteOutageUpdateRequest) error {
 	for _, id := range req.Clear {
 		raw, err := txn.First(TableSiteOutages, indexID, id)
 		if err != nil {
@@ -76,10 +83,7 @@ func (s *StateStore) UpdateSiteOutages(index uint64, req *structs.SiteOutageUpda
 			return err
 		}
 	}
-	if err := upsertEvalsTxn(txn, index, req.Evals); err != nil {
-		return err
-	}
-	return txn.commit()
+	return upsertEvalsTxn(txn, index, req.Evals)
 }
 
 // SiteOutages returns the declared site outages, by ID.

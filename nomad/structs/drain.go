@@ -7,7 +7,7 @@ const (
 	NodeEventSubsystemDrain        = "Drain"
 	NodeDrainEventDrainSet         = "Node drain strategy set"
 	NodeDrainEventDrainDisabled    = "Node drain disabled"
-	NodeDrainEventDrainUpdated     = "Node drain updated"
+	NodeDrainEventDrainUpdated     = "Node drain strategy updated"
 	NodeDrainEventComplete         = "Node drain complete"
 	NodeEligibilityEventEligible   = "Node marked as eligible for scheduling"
 	NodeEligibilityEventIneligible = "Node marked as ineligible for scheduling"

@@ -28,6 +28,14 @@ func raftRequests() map[structs.MessageType]any {
 		structs.NodeBatchUpdateStatusRequestType: &structs.NodeBatchUpdateStatusRequest{
 			Updates:   []*structs.NodeStatusUpdate{{NodeID: "node-a", Status: structs.NodeStatusReady, NodeEvent: fullNode().Events[0]}},
 			UpdatedAt: t0.Unix(), Evals: []*structs.Evaluation{fullEval()}, WriteRequest: fullWriteRequest(),
+			SiteOutages: &structs.SiteOutageUpdateRequest{
+				Declare: []*structs.SiteOutage{{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1", DeclaredAt: t0.UnixNano(),
+					Disconnected: 6, Nodes: 8, Window: time.Minute, CreateIndex: 7, ModifyIndex: 8}},
+				Clear:        []string{"edge/dc2"},
+				NodeEvents:   map[string]*structs.NodeEvent{"node-1": fullNode().Events[0]},
+				Evals:        []*structs.Evaluation{fullEval()},
+				WriteRequest: fullWriteRequest(),
+			},
 		},
 		structs.DeploymentDeleteRequestType: &structs.DeploymentDeleteRequest{
 			Deployments: []string{"d1", "d2"}, WriteRequest: fullWriteRequest(),

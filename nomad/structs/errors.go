@@ -43,10 +43,25 @@ var (
 	ErrServerOnlyStatus   = fmt.Errorf("%w: status is set only by the servers", ErrPermissionDenied)
 )
 
+// ErrScalingBlocked refuses a count change of a job whose deployment is
+// still active (upstream's text, a 400); PolicyOverride goes past it.
+var ErrScalingBlocked error = &refusal{msg: "job scaling blocked due to active deployment", kind: ErrInvalidRequest}
+
+// refusal is a sentinel with its own text (upstream's, matched by clients)
+// that is also one of the general kinds above, so the HTTP API answers it
+// with that kind's status code.
+type refusal struct {
+	msg  string
+	kind error
+}
+
+func (r *refusal) Error() string        { return r.msg }
+func (r *refusal) Is(target error) bool { return target == r.kind }
+
 // sentinels is searched in order: the refusals above come before
 // ErrPermissionDenied, whose text they start with.
 var sentinels = []error{
-	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus,
+	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus, ErrScalingBlocked,
 	ErrTokenNotFound, ErrACLBootstrapped, ErrACLDisabled, ErrUnknownACLToken, ErrUnknownACLPolicy,
 	ErrUnknownNamespace, ErrUnknownNodePool,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval, ErrUnknownDeployment,

@@ -35,9 +35,14 @@ const (
 	NodeEventSubsystemCluster   = "Cluster"
 	NodeEventSubsystemDriver    = "Driver"
 	NodeRegisterEventRegistered = "Node registered"
-	NodeEventHeartbeatMissed    = "Node heartbeat missed"
-	NodeEventReconnected        = "Node reconnected"
-	NodeEventNodeReady          = "Node ready"
+	// NodeRegisterEventReregistered: a down node registered again (upstream's text).
+	NodeRegisterEventReregistered = "Node re-registered"
+	NodeEventHeartbeatMissed      = "Node heartbeat missed"
+	// NodeEventHeartbeatReregistered: a down node back by heartbeat
+	// (upstream's text; integrations key on it).
+	NodeEventHeartbeatReregistered = "Node reregistered by heartbeat"
+	NodeEventReconnected           = "Node reconnected"
+	NodeEventNodeReady             = "Node ready"
 
 	// MaxRetainedNodeEvents bounds the event history kept on a node.
 	MaxRetainedNodeEvents = 10

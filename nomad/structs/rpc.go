@@ -234,6 +234,12 @@ type NodeBatchUpdateStatusRequest struct {
 	UpdatedAt int64
 	// Evals see every change of the batch: they are in the same entry.
 	Evals []*Evaluation
+	// SiteOutages, when set, are the site outages the batch's disconnects
+	// complete (Declare, with their NodeEvents), decided by the leader from
+	// the state the batch applies to: one decision, one entry, so no
+	// scheduler and no leader after a change sees the disconnects without
+	// the outage.
+	SiteOutages *SiteOutageUpdateRequest `json:",omitempty"`
 	WriteRequest
 }
 
