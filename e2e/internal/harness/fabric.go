@@ -47,8 +47,8 @@ type Member struct {
 const fabricNSPrefix = "ne2e-"
 
 // NeedFabric skips the test unless this machine can build a fabric and
-// inject every Fault.
-func NeedFabric(t testing.TB) {
+// inject the faults the test will apply.
+func NeedFabric(t testing.TB, faults ...Fault) {
 	t.Helper()
 	if RaceEnabled {
 		t.Skip("partition tests run the real binary, built without the race detector: nothing to gain from running them again under it")
@@ -56,20 +56,25 @@ func NeedFabric(t testing.TB) {
 	if os.Geteuid() != 0 {
 		t.Skip("partition tests need root to create network namespaces")
 	}
-	for _, tool := range []string{"ip", "iptables", "tc"} {
+	tools := []string{"ip"}
+	for _, f := range faults {
+		tools = append(tools, f.tools...)
+	}
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("partition tests need %s (Debian: apt-get install iproute2 iptables)", tool)
 		}
 	}
 }
 
-// NewFabric builds the bridge and the host's link to it (or skips the test,
-// see NeedFabric), and registers its teardown (namespaces and links). Make
-// it before the Agents that run on it: cleanups run last first, so the
-// agents then die before their namespaces go.
-func NewFabric(t testing.TB) *Fabric {
+// NewFabric builds the bridge and the host's link to it, or skips the test
+// when this machine cannot build it or inject the faults the test names
+// (see NeedFabric), and registers its teardown (namespaces and links).
+// Make it before the Agents that run on it: cleanups run last first, so
+// the agents then die before their namespaces go.
+func NewFabric(t testing.TB, faults ...Fault) *Fabric {
 	t.Helper()
-	NeedFabric(t)
+	NeedFabric(t, faults...)
 	sweepStaleFabrics()
 	hex := fmt.Sprintf("%04x", rand.IntN(1<<16))
 	f := &Fabric{
@@ -216,6 +221,8 @@ func sweepStaleFabrics() {
 // Fault is one way a member's link fails.
 type Fault struct {
 	Name string
+	// tools are the commands it needs besides ip.
+	tools []string
 	// inject makes the link fail and returns what undoes it.
 	inject func(f *Fabric, m *Member) (undo func())
 }
@@ -225,6 +232,11 @@ type Fault struct {
 // cleanup, so no rule is left for the teardown to trip on.
 func (f *Fabric) Apply(name string, fault Fault) (heal func()) {
 	f.t.Helper()
+	for _, tool := range fault.tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			f.t.Fatalf("%s needs %s: name the fault in NewFabric, which skips the test where it is missing", fault.Name, tool)
+		}
+	}
 	undo := fault.inject(f, f.Member(name))
 	var once sync.Once
 	heal = func() {
@@ -251,7 +263,8 @@ var LinkDown = Fault{
 // INPUT only: a DROP in OUTPUT would tell the sender (EPERM), which a real
 // network never does.
 var SilentDrop = Fault{
-	Name: "iptables DROP",
+	Name:  "iptables DROP",
+	tools: []string{"iptables"},
 	inject: func(f *Fabric, m *Member) func() {
 		others := f.others(m.Name)
 		f.ns(m.NS, "iptables", "-I", "INPUT", "-j", "DROP")
@@ -273,7 +286,8 @@ var SilentDrop = Fault{
 // delay) and iptables' random 5 % drop in INPUT stand in for it, and the
 // test log says so. Heartbeats still get through.
 var Degraded = Fault{
-	Name: "degraded",
+	Name:  "degraded",
+	tools: []string{"tc", "iptables"},
 	inject: func(f *Fabric, m *Member) func() {
 		ends := [][2]string{{f.brNS, m.brIf}, {m.NS, "eth0"}}
 		drop := []string{"INPUT", "-m", "statistic", "--mode", "random", "--probability", "0.05", "-j", "DROP"}

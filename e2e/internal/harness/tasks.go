@@ -135,3 +135,18 @@ func Hold(t testing.TB, d time.Duration, what string, cond func() error) {
 		}
 	}
 }
+
+// EnvInt reads a positive integer setting from the environment (a number
+// of runs, a length in seconds), or def when it is not set.
+func EnvInt(t testing.TB, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var n int
+	if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
