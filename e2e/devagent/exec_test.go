@@ -15,19 +15,6 @@ import (
 	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
-// needExecHost skips where the exec driver cannot isolate tasks.
-func needExecHost(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the exec driver needs root")
-	}
-	_, v2 := os.Stat("/sys/fs/cgroup/cgroup.controllers")
-	_, v1 := os.Stat("/sys/fs/cgroup/memory/cgroup.procs")
-	if v1 != nil && v2 != nil {
-		t.Skip("the exec driver needs cgroups mounted at /sys/fs/cgroup")
-	}
-}
-
 // serverClientConfig is an agent that keeps its state (a server and a
 // client, not -dev), so that it can be killed and started again.
 func serverClientConfig(p harness.Ports) string {
@@ -61,7 +48,7 @@ type allocDetail struct {
 // agent with the same pid, and a task over its memory limit is reported in
 // its events as OOM killed.
 func TestAgent_ExecDriver(t *testing.T) {
-	needExecHost(t)
+	harness.NeedExecDriver(t)
 	agents := harness.NewAgents(t)
 	dir := agents.Dir
 	p := harness.Ports{HTTP: harness.FreePort(t), RPC: harness.FreePort(t), Serf: harness.FreePort(t)}

@@ -2,8 +2,6 @@ package partition
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -33,11 +31,6 @@ const dockerTask = `
 // partition: after the heal the same allocation is running, its task never
 // restarted, and it is the same container.
 func TestPartition_DockerTaskResumes(t *testing.T) {
-	if os.Geteuid() == 0 {
-		if _, err := exec.LookPath("nsenter"); err != nil {
-			t.Skip("the docker partition test needs util-linux's nsenter")
-		}
-	}
 	p, err := dockertest.Start()
 	if err != nil {
 		t.Skipf("the docker partition test needs a Podman service: %v", err)

@@ -9,7 +9,6 @@ package partition
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -284,16 +283,7 @@ const execTask = `
 // a real partition: after the heal the same allocation is running, its task
 // never restarted, and it is the same process.
 func TestPartition_ExecTaskResumes(t *testing.T) {
-	if os.Geteuid() == 0 {
-		if _, err := exec.LookPath("nsenter"); err != nil {
-			t.Skip("the exec partition test needs util-linux's nsenter")
-		}
-		_, v2 := os.Stat("/sys/fs/cgroup/cgroup.controllers")
-		_, v1 := os.Stat("/sys/fs/cgroup/memory/cgroup.procs")
-		if v1 != nil && v2 != nil {
-			t.Skip("the exec driver needs cgroups mounted at /sys/fs/cgroup")
-		}
-	}
+	harness.NeedExecDriver(t)
 	e := startEdgeWith(t, edgeOptions{task: execTask, netOnly: true, fault: harness.LinkDown})
 	e.agents.KillAtEnd(harness.AllocMark(e.alloc.ID))
 	pids := harness.AllocPIDs(e.alloc.ID)

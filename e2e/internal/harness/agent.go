@@ -76,10 +76,16 @@ func NewAgents(t testing.TB) *Agents {
 	return ags
 }
 
-// Add writes an agent's config file; it does not start it.
+// Add writes an agent's config file; it does not start it. It skips the
+// test where the agent could not enter its namespace.
 func (ags *Agents) Add(cfg AgentConfig) *Agent {
 	t := ags.t
 	t.Helper()
+	if cfg.NetOnly {
+		if _, err := exec.LookPath("nsenter"); err != nil {
+			t.Skipf("%s runs in a namespace's network only, which needs util-linux's nsenter", cfg.Name)
+		}
+	}
 	base := filepath.Join(ags.Dir, cfg.Name)
 	a := &Agent{
 		Name:    cfg.Name,

@@ -122,6 +122,20 @@ func removeCgroups(dirs []string) {
 	}
 }
 
+// NeedExecDriver skips the test unless the exec driver can isolate tasks
+// here: it needs root and cgroups mounted at /sys/fs/cgroup (v1 or v2).
+func NeedExecDriver(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the exec driver needs root")
+	}
+	_, v2 := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	_, v1 := os.Stat("/sys/fs/cgroup/memory/cgroup.procs")
+	if v1 != nil && v2 != nil {
+		t.Skip("the exec driver needs cgroups mounted at /sys/fs/cgroup")
+	}
+}
+
 // Hold checks cond over d of real time, every 200 ms, and fails the test
 // at the first violation. Some promises are about what does not happen (a
 // node does not go down, a task is not restarted, a stopped task stays
