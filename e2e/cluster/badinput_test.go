@@ -11,22 +11,17 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
-// addAgent adds an agent of the test's own making to the cluster, so the
-// cluster's cleanup kills it and prints its log.
-func (c *cluster) addAgent(name string, p ports, config string) *agentProc {
-	a := newAgentProc(c.t, c.dir, name, p, config)
-	c.extra = append(c.extra, a)
-	return a
-}
-
 // mustNotPanic fails if an agent's log shows a Go panic or crash.
-func mustNotPanic(t *testing.T, a *agentProc) {
+func mustNotPanic(t *testing.T, a *harness.Agent) {
 	t.Helper()
-	log := a.log()
+	log := a.Log()
 	for _, sign := range []string{"panic:", "goroutine ", "fatal error:"} {
-		must.StrNotContains(t, log, sign, must.Sprintf("%s crashed instead of reporting an error", a.name))
+		must.StrNotContains(t, log, sign, must.Sprintf("%s crashed instead of reporting an error", a.Name))
 	}
 }
 
@@ -40,24 +35,24 @@ func TestBadInput_TwoAgentsOneDataDir(t *testing.T) {
 	c.startServers()
 	c.startClients()
 
-	for _, first := range []*agentProc{c.servers[0], c.clients[0]} {
-		cfg, err := os.ReadFile(first.cfgPath)
+	for _, first := range []*harness.Agent{c.servers[0], c.clients[0]} {
+		cfg, err := os.ReadFile(first.CfgPath)
 		must.NoError(t, err)
-		p := freePorts(t)
+		p := harness.FreePorts(t)
 		// The same file with other ports: only the data dir is shared.
 		second := strings.NewReplacer(
-			fmt.Sprintf("http = %d", first.ports.HTTP), fmt.Sprintf("http = %d", p.HTTP),
-			fmt.Sprintf("rpc  = %d", first.ports.RPC), fmt.Sprintf("rpc  = %d", p.RPC),
-			fmt.Sprintf("serf = %d", first.ports.Serf), fmt.Sprintf("serf = %d", p.Serf),
+			fmt.Sprintf("http = %d", first.Ports.HTTP), fmt.Sprintf("http = %d", p.HTTP),
+			fmt.Sprintf("rpc  = %d", first.Ports.RPC), fmt.Sprintf("rpc  = %d", p.RPC),
+			fmt.Sprintf("serf = %d", first.Ports.Serf), fmt.Sprintf("serf = %d", p.Serf),
 		).Replace(string(cfg))
-		must.StrContains(t, second, first.dataDir)
-		dup := c.addAgent(first.name+"-again", p, second)
-		dup.start()
-		code := dup.waitExit(15 * time.Second)
-		must.NotEq(t, 0, code, must.Sprintf("a second agent on %s must not run", first.dataDir))
-		must.StrContains(t, dup.log(), fmt.Sprintf("data_dir %s is in use by another agent (pid %d)", first.dataDir, first.pid()))
+		must.StrContains(t, second, first.DataDir)
+		dup := c.agents.Add(harness.AgentConfig{Name: first.Name + "-again", Ports: p, Config: second})
+		dup.Start()
+		code := dup.WaitExit(15 * time.Second)
+		must.NotEq(t, 0, code, must.Sprintf("a second agent on %s must not run", first.DataDir))
+		must.StrContains(t, dup.Log(), fmt.Sprintf("data_dir %s is in use by another agent (pid %d)", first.DataDir, first.PID()))
 		mustNotPanic(t, dup)
-		must.True(t, first.running(), must.Sprintf("%s keeps running", first.name))
+		must.True(t, first.Running(), must.Sprintf("%s keeps running", first.Name))
 	}
 	c.waitLeader(5*time.Second, "")
 }
@@ -69,32 +64,32 @@ func TestBadInput_BootstrapExpectDisagrees(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, clusterOpts{servers: 3, expect: func(i int) int { return []int{3, 3, 5}[i] }})
 	for _, s := range c.servers {
-		s.start()
+		s.Start()
 	}
-	pollUntil(t, 20*time.Second, "every server logs the disagreement", func() (bool, string) {
+	wait.Poll(t, 20*time.Second, "every server logs the disagreement", func() (bool, string) {
 		var missing []string
 		for _, s := range c.servers {
-			if !strings.Contains(s.log(), "servers disagree on bootstrap_expect") {
-				missing = append(missing, s.name)
+			if !strings.Contains(s.Log(), "servers disagree on bootstrap_expect") {
+				missing = append(missing, s.Name)
 			}
 		}
 		return len(missing) == 0, fmt.Sprintf("no disagreement logged by %v", missing)
 	})
 	// Serf has seen all three: a cluster that would bootstrap has done so
 	// by now. Watch a few election timeouts longer to be sure none does.
-	holdFor(t, 4*time.Second, "no leader among servers that disagree", func() error {
+	harness.Hold(t, 4*time.Second, "no leader among servers that disagree", func() error {
 		for _, s := range c.servers {
-			if !s.running() {
-				return fmt.Errorf("%s exited", s.name)
+			if !s.Running() {
+				return fmt.Errorf("%s exited", s.Name)
 			}
-			if l := s.leader(); l != "" {
-				return fmt.Errorf("%s names leader %s", s.name, l)
+			if l := s.Leader(); l != "" {
+				return fmt.Errorf("%s names leader %s", s.Name, l)
 			}
 		}
 		return nil
 	})
 	for _, s := range c.servers {
-		must.StrContains(t, s.log(), "peer_bootstrap_expect=")
+		must.StrContains(t, s.Log(), "peer_bootstrap_expect=")
 		mustNotPanic(t, s)
 	}
 }
@@ -108,11 +103,11 @@ func TestBadInput_CorruptRaftFile(t *testing.T) {
 	c := newCluster(t, clusterOpts{servers: 1})
 	s := c.servers[0]
 	c.startServers()
-	_, _, err := s.api().Jobs().Register(sleepJob("kept", 1), nil)
+	_, _, err := s.API().Jobs().Register(sleepJob("kept", 1), nil)
 	must.NoError(t, err)
-	s.stop()
+	s.Stop()
 
-	path := filepath.Join(s.dataDir, "server", "raft", "raft.db")
+	path := filepath.Join(s.DataDir, "server", "raft", "raft.db")
 	good, err := os.ReadFile(path)
 	must.NoError(t, err)
 	page := os.Getpagesize()
@@ -130,10 +125,10 @@ func TestBadInput_CorruptRaftFile(t *testing.T) {
 		{"cut short", good[:page+page/2]},
 	} {
 		must.NoError(t, os.WriteFile(path, damage.data, 0o600))
-		s.start()
-		code := s.waitExit(20 * time.Second)
+		s.Start()
+		code := s.WaitExit(20 * time.Second)
 		must.NotEq(t, 0, code, must.Sprintf("%s: the server must not run", damage.name))
-		must.StrContains(t, s.log(), "raft store "+path)
+		must.StrContains(t, s.Log(), "raft store "+path)
 		mustNotPanic(t, s)
 	}
 
@@ -141,18 +136,18 @@ func TestBadInput_CorruptRaftFile(t *testing.T) {
 
 	// The server's raft ID file, garbled, is refused too: a server that
 	// made up a new ID would be a stranger to its own raft log.
-	idPath := filepath.Join(s.dataDir, "server", "node-id")
+	idPath := filepath.Join(s.DataDir, "server", "node-id")
 	id, err := os.ReadFile(idPath)
 	must.NoError(t, err)
 	must.NoError(t, os.WriteFile(idPath, []byte("\x00\x01not an id"), 0o600))
-	s.start()
-	must.NotEq(t, 0, s.waitExit(20*time.Second))
-	must.StrContains(t, s.log(), "server ID file "+idPath+" is corrupt")
+	s.Start()
+	must.NotEq(t, 0, s.WaitExit(20*time.Second))
+	must.StrContains(t, s.Log(), "server ID file "+idPath+" is corrupt")
 	mustNotPanic(t, s)
 	must.NoError(t, os.WriteFile(idPath, id, 0o600))
 
 	c.startServers()
-	job, _, err := s.api().Jobs().Info("kept", nil)
+	job, _, err := s.API().Jobs().Info("kept", nil)
 	must.NoError(t, err)
 	must.Eq(t, "kept", *job.ID)
 }
@@ -167,23 +162,23 @@ func TestBadInput_ClientWithoutServers(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, clusterOpts{})
 	// Ports nobody listens on: taken free, then left closed.
-	dead := []string{strconv.Quote(fmt.Sprintf("127.0.0.1:%d", freePort(t, false))), strconv.Quote(fmt.Sprintf("127.0.0.1:%d", freePort(t, false)))}
-	p := ports{HTTP: freePort(t, false)}
-	cl := c.addAgent("lonely-client", p, clientConfig("lonely-client", p, dead))
-	cl.start()
+	dead := []string{strconv.Quote(fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))), strconv.Quote(fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)))}
+	p := harness.Ports{HTTP: harness.FreePort(t)}
+	cl := c.agents.Add(harness.AgentConfig{Name: "lonely-client", Ports: p, Config: clientConfig("lonely-client", "127.0.0.1", p, dead)})
+	cl.Start()
 
 	const window = 8 * time.Second
-	holdFor(t, window, "the client keeps running without servers", func() error {
-		if !cl.running() {
-			return fmt.Errorf("exited with code %d", cl.exitCode())
+	harness.Hold(t, window, "the client keeps running without servers", func() error {
+		if !cl.Running() {
+			return fmt.Errorf("exited with code %d", cl.ExitCode())
 		}
 		return nil
 	})
-	lines := retryLine.FindAllStringSubmatch(cl.log(), -1)
+	lines := retryLine.FindAllStringSubmatch(cl.Log(), -1)
 	// Logged at the start, then after 1, 2 and 4 more seconds of outage
 	// (at the next attempt past each): 3 to 5 lines in 8s, where a line
 	// per attempt would be 8 and a tight loop thousands.
-	must.Between(t, 2, len(lines), 5, must.Sprintf("retry lines in %v:\n%s", window, cl.log()))
+	must.Between(t, 2, len(lines), 5, must.Sprintf("retry lines in %v:\n%s", window, cl.Log()))
 	var prev, prevGap time.Duration
 	var first time.Time
 	for i, l := range lines {
@@ -202,7 +197,7 @@ func TestBadInput_ClientWithoutServers(t *testing.T) {
 	}
 	// Each line says what failed and where.
 	last := lines[len(lines)-1][0]
-	line := cl.log()[strings.Index(cl.log(), last):]
+	line := cl.Log()[strings.Index(cl.Log(), last):]
 	line, _, _ = strings.Cut(line, "\n")
 	u0, _ := strconv.Unquote(dead[0])
 	u1, _ := strconv.Unquote(dead[1])
@@ -220,39 +215,39 @@ func TestBadInput_CorruptClientState(t *testing.T) {
 	c.startClients()
 	before := c.registerJob(c.servers[0], sleepJob("sleep", 1))
 	cl := c.clients[0]
-	nodes, _, err := c.servers[0].api().Nodes().List(nil)
+	nodes, _, err := c.servers[0].API().Nodes().List(nil)
 	must.NoError(t, err)
 	must.Len(t, 1, nodes)
 
-	cl.stop()
-	path := filepath.Join(cl.dataDir, "client", "client", "state.db")
+	cl.Stop()
+	path := filepath.Join(cl.DataDir, "client", "client", "state.db")
 	buf, err := os.ReadFile(path)
 	must.NoError(t, err)
 	for i := 2 * os.Getpagesize(); i < len(buf); i++ {
 		buf[i] = byte(i*31 + 7)
 	}
 	must.NoError(t, os.WriteFile(path, buf, 0o600))
-	cl.start()
-	pollUntil(t, 20*time.Second, "the damaged state file reported", func() (bool, string) {
-		cl.mustNotHaveDied()
-		return strings.Contains(cl.log(), "client state file was damaged"), "no report yet"
+	cl.Start()
+	wait.Poll(t, 20*time.Second, "the damaged state file reported", func() (bool, string) {
+		cl.MustNotHaveDied()
+		return strings.Contains(cl.Log(), "client state file was damaged"), "no report yet"
 	})
 	mustNotPanic(t, cl)
 
-	pollUntil(t, 30*time.Second, "one node, ready, with its old ID", func() (bool, string) {
-		now, _, err := c.servers[0].api().Nodes().List(nil)
+	wait.Poll(t, 30*time.Second, "one node, ready, with its old ID", func() (bool, string) {
+		now, _, err := c.servers[0].API().Nodes().List(nil)
 		if err != nil {
 			return false, err.Error()
 		}
 		return len(now) == 1 && now[0].ID == nodes[0].ID && now[0].Status == "ready", fmt.Sprintf("%d nodes", len(now))
 	})
-	holdFor(t, 5*time.Second, "one task process for the job", func() error {
+	harness.Hold(t, 5*time.Second, "one task process for the job", func() error {
 		for _, r := range before {
-			if pids := pidsWithEnv("NOMAD_ALLOC_ID=" + r.AllocID + "\x00"); len(pids) > 1 {
+			if pids := harness.AllocPIDs(r.AllocID); len(pids) > 1 {
 				return fmt.Errorf("alloc %s has task processes %v", r.AllocID[:8], pids)
 			}
 		}
-		allocs, _, err := c.servers[0].api().Jobs().Allocations("sleep", false, nil)
+		allocs, _, err := c.servers[0].API().Jobs().Allocations("sleep", false, nil)
 		if err != nil {
 			return err
 		}

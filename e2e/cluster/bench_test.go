@@ -20,7 +20,7 @@ func BenchmarkCluster_JobRegisterHTTP(b *testing.B) {
 	c := newCluster(b, clusterOpts{servers: 3})
 	c.startServers()
 	follower := c.follower()
-	api := follower.api()
+	api := follower.API()
 	var next atomic.Int64
 	var failed atomic.Int64
 	var wg sync.WaitGroup

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 var (
@@ -59,7 +62,7 @@ type chaos struct {
 	// cuts are the clients cut off now, with their heals.
 	cuts map[string]func()
 	// down are agents the run stopped, to start again.
-	down   map[*agentProc]bool
+	down   map[*harness.Agent]bool
 	events []string
 	counts map[string]int
 	// pids is the task process each allocation ran with when first seen
@@ -110,7 +113,7 @@ func TestChaos(t *testing.T) {
 	nc := newNetCluster(t, 3, 4)
 	c := &chaos{
 		t: t, nc: nc, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6e6f6d6164)),
-		jobs: chaosJobs(), cuts: map[string]func(){}, down: map[*agentProc]bool{},
+		jobs: chaosJobs(), cuts: map[string]func(){}, down: map[*harness.Agent]bool{},
 		counts: map[string]int{}, pids: map[string]int{}, seen: map[string]bool{},
 	}
 	t.Cleanup(func() {
@@ -119,8 +122,8 @@ func TestChaos(t *testing.T) {
 				seed, c.rounds, strings.Join(c.events, "\n"), c.state(), c.lastCheck)
 		}
 	})
-	nc.start()
-	api := nc.anyServer().api()
+	nc.startAll()
+	api := nc.anyServer().API()
 	for _, j := range c.jobs {
 		_, _, err := api.Jobs().Register(j.job, nil)
 		if err != nil {
@@ -175,14 +178,14 @@ func (c *chaos) cutOne() {
 	}
 	var free []string
 	for _, cl := range c.nc.clients {
-		if c.cuts[cl.name] == nil {
-			free = append(free, cl.name)
+		if c.cuts[cl.Name] == nil {
+			free = append(free, cl.Name)
 		}
 	}
 	name := free[c.rng.IntN(len(free))]
-	mode := []cutMode{linkDown, silentDrop}[c.rng.IntN(2)]
-	c.cuts[name] = c.nc.cut(name, mode)
-	c.logf("cut", "%s (%s)", name, mode.name)
+	mode := []harness.Fault{harness.LinkDown, harness.SilentDrop}[c.rng.IntN(2)]
+	c.cuts[name] = c.nc.fab.Apply(name, mode)
+	c.logf("cut", "%s (%s)", name, mode.Name)
 }
 
 func (c *chaos) healOne() {
@@ -209,9 +212,9 @@ func (c *chaos) serversDown() int {
 // startDown starts what the run stopped.
 func (c *chaos) startDown() {
 	for a := range c.down {
-		a.start()
+		a.Start()
 		delete(c.down, a)
-		c.logf("start", "%s", a.name)
+		c.logf("start", "%s", a.Name)
 	}
 }
 
@@ -221,10 +224,10 @@ func (c *chaos) killLeader() {
 		return
 	}
 	for _, s := range c.nc.servers {
-		if s.running() && s.leader() == s.rpcAddr() {
-			s.kill9()
+		if s.Running() && s.Leader() == s.RPCAddr() {
+			s.Kill9()
 			c.down[s] = true
-			c.logf("kill-leader", "%s", s.name)
+			c.logf("kill-leader", "%s", s.Name)
 			return
 		}
 	}
@@ -237,17 +240,17 @@ func (c *chaos) restartServer() {
 	}
 	s := c.nc.servers[c.rng.IntN(len(c.nc.servers))]
 	began := time.Now()
-	s.stop()
-	s.start()
-	c.logf("restart-server", "%s (stopped in %v)", s.name, time.Since(began).Round(time.Millisecond))
+	s.Stop()
+	s.Start()
+	c.logf("restart-server", "%s (stopped in %v)", s.Name, time.Since(began).Round(time.Millisecond))
 }
 
 func (c *chaos) restartClient() {
 	cl := c.nc.clients[c.rng.IntN(len(c.nc.clients))]
-	cl.kill9()
+	cl.Kill9()
 	time.Sleep(time.Duration(500+c.rng.IntN(2500)) * time.Millisecond) // the agent's downtime
-	cl.start()
-	c.logf("restart-client", "%s (cut off: %v)", cl.name, c.cuts[cl.name] != nil)
+	cl.Start()
+	c.logf("restart-client", "%s (cut off: %v)", cl.Name, c.cuts[cl.Name] != nil)
 }
 
 // settle heals every cut, starts every agent, and waits for the checker
@@ -260,7 +263,7 @@ func (c *chaos) settle() {
 		c.logf("heal", "%s", name)
 	}
 	c.startDown()
-	took := pollUntil(c.t, 2*time.Minute, fmt.Sprintf("round %d settles with every invariant holding (seed %d)", c.rounds, c.seed), func() (bool, string) {
+	took := wait.Poll(c.t, 2*time.Minute, fmt.Sprintf("round %d settles with every invariant holding (seed %d)", c.rounds, c.seed), func() (bool, string) {
 		if err := c.check(); err != nil {
 			c.lastCheck = err.Error()
 			return false, err.Error()
@@ -278,13 +281,13 @@ func (c *chaos) settle() {
 // allocation's process never changes.
 func (c *chaos) check() error {
 	for _, s := range c.nc.servers {
-		if !s.running() {
-			return fmt.Errorf("%s is not running (exit %d)", s.name, s.exitCode())
+		if !s.Running() {
+			return fmt.Errorf("%s is not running (exit %d)", s.Name, s.ExitCode())
 		}
 	}
 	leaders := map[string]bool{}
 	for _, s := range c.nc.servers {
-		leaders[s.leader()] = true
+		leaders[s.Leader()] = true
 	}
 	if len(leaders) != 1 || leaders[""] {
 		return fmt.Errorf("servers disagree on the leader: %v", sortedKeys(leaders))
@@ -292,7 +295,7 @@ func (c *chaos) check() error {
 	if err := c.nc.nodesReady(); err != nil {
 		return err
 	}
-	api := c.nc.anyServer().api()
+	api := c.nc.anyServer().API()
 	for _, j := range c.jobs {
 		if err := c.checkJob(j); err != nil {
 			return err
@@ -368,11 +371,11 @@ func (c *chaos) checkEvals(api *nomadapi.Client) error {
 
 // checkLogs fails when any agent's log shows a panic.
 func (c *chaos) checkLogs() error {
-	for _, a := range c.nc.all() {
-		log := a.log()
+	for _, a := range c.nc.agents.All() {
+		log := a.Log()
 		for _, bad := range []string{"panic:", "fatal error:", "[PANIC]"} {
 			if i := strings.Index(log, bad); i >= 0 {
-				return fmt.Errorf("%s's log shows %q:\n%s", a.name, bad, log[max(0, i-500):min(len(log), i+3000)])
+				return fmt.Errorf("%s's log shows %q:\n%s", a.Name, bad, log[max(0, i-500):min(len(log), i+3000)])
 			}
 		}
 	}
@@ -382,7 +385,7 @@ func (c *chaos) checkLogs() error {
 // state describes nodes and allocations for a failure report.
 func (c *chaos) state() string {
 	var b strings.Builder
-	api := c.nc.anyServer().api()
+	api := c.nc.anyServer().API()
 	if nodes, _, err := api.Nodes().List(nil); err == nil {
 		for _, n := range nodes {
 			fmt.Fprintf(&b, "node %s %s %s\n", n.ID[:8], n.Name, n.Status)

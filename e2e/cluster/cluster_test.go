@@ -14,6 +14,9 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // sleepJob is a raw_exec job of count /bin/sleep tasks, one per client.
@@ -51,7 +54,7 @@ func (r taskRun) String() string {
 func (c *cluster) runningTasks(jobID string, want int, timeout time.Duration) map[string]taskRun {
 	c.t.Helper()
 	var runs map[string]taskRun
-	pollUntil(c.t, timeout, fmt.Sprintf("%d allocations of %s running with a live task process", want, jobID), func() (bool, string) {
+	wait.Poll(c.t, timeout, fmt.Sprintf("%d allocations of %s running with a live task process", want, jobID), func() (bool, string) {
 		var err error
 		runs, err = c.tasks(jobID)
 		if err != nil {
@@ -65,7 +68,7 @@ func (c *cluster) runningTasks(jobID string, want int, timeout time.Duration) ma
 // tasks returns the job's running allocations; an allocation that is not
 // running, or whose process is missing, is an error.
 func (c *cluster) tasks(jobID string) (map[string]taskRun, error) {
-	allocs, _, err := c.anyServer().api().Jobs().Allocations(jobID, false, nil)
+	allocs, _, err := c.anyServer().API().Jobs().Allocations(jobID, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +81,7 @@ func (c *cluster) tasks(jobID string) (map[string]taskRun, error) {
 		if a.ClientStatus != "running" || ts == nil {
 			return nil, fmt.Errorf("alloc %s is %s/%s", a.ID[:8], a.DesiredStatus, a.ClientStatus)
 		}
-		pids := pidsWithEnv("NOMAD_ALLOC_ID=" + a.ID + "\x00")
+		pids := harness.AllocPIDs(a.ID)
 		if len(pids) != 1 {
 			return nil, fmt.Errorf("alloc %s has task processes %v, want one", a.ID[:8], pids)
 		}
@@ -102,24 +105,24 @@ func mustBeUnrestarted(t *testing.T, before, now map[string]taskRun) {
 	t.Helper()
 	must.Eq(t, before, now, must.Sprintf("before: %s\nnow: %s", describe(before), describe(now)))
 	for _, r := range now {
-		must.True(t, alive(r.PID), must.Sprintf("task process %d of alloc %s is alive", r.PID, r.AllocID))
+		must.True(t, harness.Alive(r.PID), must.Sprintf("task process %d of alloc %s is alive", r.PID, r.AllocID))
 		must.Eq(t, 0, r.Restarts)
 	}
 }
 
 // registerJob registers through the given agent's HTTP API and waits for
 // the job's allocations to run.
-func (c *cluster) registerJob(via *agentProc, job *nomadapi.Job) map[string]taskRun {
+func (c *cluster) registerJob(via *harness.Agent, job *nomadapi.Job) map[string]taskRun {
 	c.t.Helper()
-	_, _, err := via.api().Jobs().Register(job, nil)
-	must.NoError(c.t, err, must.Sprintf("registering %s through %s", *job.ID, via.name))
+	_, _, err := via.API().Jobs().Register(job, nil)
+	must.NoError(c.t, err, must.Sprintf("registering %s through %s", *job.ID, via.Name))
 	return c.runningTasks(*job.ID, *job.TaskGroups[0].Count, 30*time.Second)
 }
 
-func (c *cluster) follower() *agentProc {
+func (c *cluster) follower() *harness.Agent {
 	leader := c.waitLeader(10*time.Second, "")
 	for _, s := range c.servers {
-		if s != leader && s.running() {
+		if s != leader && s.Running() {
 			return s
 		}
 	}
@@ -127,24 +130,9 @@ func (c *cluster) follower() *agentProc {
 	return nil
 }
 
-// holdFor checks cond over a window of wall time and fails at the first
-// violation. Some promises are about what does not happen (a node does not
-// go down, a task is not restarted): only waiting past the deadline that
-// would break them shows they hold.
-func holdFor(t *testing.T, d time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if err := cond(); err != nil {
-			t.Fatalf("%s: broken: %v", what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // nodesReady fails unless every client's node is ready.
 func (c *cluster) nodesReady() error {
-	nodes, _, err := c.anyServer().api().Nodes().List(nil)
+	nodes, _, err := c.anyServer().API().Nodes().List(nil)
 	if err != nil {
 		return err
 	}
@@ -175,13 +163,13 @@ func TestCluster_LeaderKilledJobKeepsRunning(t *testing.T) {
 
 	old := c.waitLeader(10*time.Second, "")
 	killedAt := time.Now()
-	old.kill9()
-	leader := c.waitLeader(30*time.Second, old.rpcAddr())
-	t.Logf("kill -9 of leader %s: %s leads %v later", old.name, leader.name, time.Since(killedAt))
+	old.Kill9()
+	leader := c.waitLeader(30*time.Second, old.RPCAddr())
+	t.Logf("kill -9 of leader %s: %s leads %v later", old.Name, leader.Name, time.Since(killedAt))
 
 	// min_heartbeat_ttl + heartbeat_grace is 4s: a client that failed to
 	// heartbeat another server would be down by then.
-	holdFor(t, 6*time.Second, "nodes ready and tasks unrestarted after the leader died", func() error {
+	harness.Hold(t, 6*time.Second, "nodes ready and tasks unrestarted after the leader died", func() error {
 		if err := c.nodesReady(); err != nil {
 			return err
 		}
@@ -200,10 +188,10 @@ func TestCluster_LeaderKilledJobKeepsRunning(t *testing.T) {
 
 	c.registerJob(leader, sleepJob("after-failover", 1))
 
-	old.start()
-	pollUntil(t, 30*time.Second, "the killed server back, following the new leader", func() (bool, string) {
-		l := old.leader()
-		return l == leader.rpcAddr(), fmt.Sprintf("%s sees leader %q", old.name, l)
+	old.Start()
+	wait.Poll(t, 30*time.Second, "the killed server back, following the new leader", func() (bool, string) {
+		l := old.Leader()
+		return l == leader.RPCAddr(), fmt.Sprintf("%s sees leader %q", old.Name, l)
 	})
 	c.waitLeader(10*time.Second, "")
 	c.waitVoters(30 * time.Second)
@@ -223,22 +211,22 @@ func TestCluster_ClientsServerKilled(t *testing.T) {
 
 	first := c.servers[0]
 	wasLeader := c.waitLeader(10*time.Second, "") == first
-	first.kill9()
-	c.waitLeader(30*time.Second, first.rpcAddr())
-	t.Logf("killed %s, the clients' server (leader: %v)", first.name, wasLeader)
+	first.Kill9()
+	c.waitLeader(30*time.Second, first.RPCAddr())
+	t.Logf("killed %s, the clients' server (leader: %v)", first.Name, wasLeader)
 
 	// Past the longest heartbeat deadline of any node (its TTL plus the
 	// 2s heartbeat_grace), a node whose heartbeats went nowhere is down.
 	var window time.Duration
 	for _, cl := range c.clients {
-		self, err := cl.api().Agent().Self()
+		self, err := cl.API().Agent().Self()
 		must.NoError(t, err)
 		ttl, err := time.ParseDuration(self.Stats["client"]["heartbeat_ttl"])
 		must.NoError(t, err)
 		window = max(window, ttl+2*time.Second+time.Second)
 	}
 	t.Logf("watching the nodes for %v", window)
-	holdFor(t, window, "nodes ready and tasks unrestarted after the clients' server died", func() error {
+	harness.Hold(t, window, "nodes ready and tasks unrestarted after the clients' server died", func() error {
 		if err := c.nodesReady(); err != nil {
 			return err
 		}
@@ -256,10 +244,10 @@ func TestCluster_ClientsServerKilled(t *testing.T) {
 	short := sleepJob("short", 1)
 	short.Type = strPtr("batch")
 	short.TaskGroups[0].Tasks[0].Config["args"] = []string{"1"}
-	_, _, err := c.servers[2].api().Jobs().Register(short, nil)
+	_, _, err := c.servers[2].API().Jobs().Register(short, nil)
 	must.NoError(t, err)
-	pollUntil(t, 30*time.Second, "the short batch task reported complete", func() (bool, string) {
-		allocs, _, err := c.servers[2].api().Jobs().Allocations("short", false, nil)
+	wait.Poll(t, 30*time.Second, "the short batch task reported complete", func() (bool, string) {
+		allocs, _, err := c.servers[2].API().Jobs().Allocations("short", false, nil)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -286,7 +274,7 @@ type stateIDs struct {
 // stateIDs reads as a user does, without stale: from the leader.
 func (c *cluster) stateIDs() stateIDs {
 	c.t.Helper()
-	api := c.anyServer().api()
+	api := c.anyServer().API()
 	var ids stateIDs
 	jobs, _, err := api.Jobs().List(nil)
 	must.NoError(c.t, err)
@@ -332,9 +320,9 @@ func TestCluster_FullRestartKeepsEverything(t *testing.T) {
 	for _, how := range []string{"SIGTERM", "kill -9"} {
 		for _, s := range c.servers {
 			if how == "SIGTERM" {
-				s.stop()
+				s.Stop()
 			} else {
-				s.kill9()
+				s.Kill9()
 			}
 		}
 		took := c.startServers()
@@ -342,7 +330,7 @@ func TestCluster_FullRestartKeepsEverything(t *testing.T) {
 
 		after := c.stateIDs()
 		must.Eq(t, ids, after, must.Sprintf("state after %s of every server", how))
-		pollUntil(t, 20*time.Second, "nodes ready after the restart", func() (bool, string) {
+		wait.Poll(t, 20*time.Second, "nodes ready after the restart", func() (bool, string) {
 			err := c.nodesReady()
 			return err == nil, fmt.Sprint(err)
 		})
@@ -351,8 +339,8 @@ func TestCluster_FullRestartKeepsEverything(t *testing.T) {
 		mustBeUnrestarted(t, before, now)
 	}
 	for _, cl := range c.clients {
-		must.Eq(t, 1, cl.starts, must.Sprintf("%s was never restarted", cl.name))
-		must.True(t, cl.running())
+		must.Eq(t, 1, cl.Starts(), must.Sprintf("%s was never restarted", cl.Name))
+		must.True(t, cl.Running())
 	}
 	// The restarted cluster still schedules.
 	c.registerJob(c.follower(), sleepJob("after-restart", 1))
@@ -382,7 +370,7 @@ func (c *cluster) watchLeader() *leaderWatch {
 			// timeout: only a server that names itself leads.
 			known := false
 			for _, s := range c.servers {
-				if s.leader() == s.rpcAddr() {
+				if s.Leader() == s.RPCAddr() {
 					known = true
 					break
 				}
@@ -432,7 +420,7 @@ func rollingRestart(t *testing.T, serverExtra string, maxGaps int) {
 	c.waitVoters(10 * time.Second)
 
 	leader := c.waitLeader(10*time.Second, "")
-	order := []*agentProc{}
+	order := []*harness.Agent{}
 	for _, s := range c.servers {
 		if s != leader {
 			order = append(order, s)
@@ -453,7 +441,7 @@ func rollingRestart(t *testing.T, serverExtra string, maxGaps int) {
 			case <-time.After(100 * time.Millisecond):
 			}
 			for _, r := range before {
-				if !alive(r.PID) {
+				if !harness.Alive(r.PID) {
 					taskErrs = append(taskErrs, fmt.Sprintf("task process %d of %s died", r.PID, r.AllocID[:8]))
 				}
 			}
@@ -462,11 +450,11 @@ func rollingRestart(t *testing.T, serverExtra string, maxGaps int) {
 
 	for _, s := range order {
 		start := time.Now()
-		s.stop()
-		s.start()
+		s.Stop()
+		s.Start()
 		leader := c.waitLeader(30*time.Second, "")
 		c.waitVoters(30 * time.Second)
-		t.Logf("restarted %s: a voter again, following %s, %v after its stop", s.name, leader.name, time.Since(start))
+		t.Logf("restarted %s: a voter again, following %s, %v after its stop", s.Name, leader.Name, time.Since(start))
 		now, err := c.tasks("sleep")
 		must.NoError(t, err)
 		mustBeUnrestarted(t, before, now)
@@ -498,18 +486,18 @@ func rollingRestart(t *testing.T, serverExtra string, maxGaps int) {
 func TestCluster_WipedServerRejoins(t *testing.T) {
 	c := newCluster(t, clusterOpts{servers: 3})
 	c.startServers()
-	_, _, err := c.servers[0].api().Jobs().Register(sleepJob("kept", 1), nil)
+	_, _, err := c.servers[0].API().Jobs().Register(sleepJob("kept", 1), nil)
 	must.NoError(t, err)
 
 	wiped := c.follower()
 	oldID := serverID(t, wiped)
-	wiped.kill9()
-	must.NoError(t, os.RemoveAll(wiped.dataDir))
-	wiped.start()
+	wiped.Kill9()
+	must.NoError(t, os.RemoveAll(wiped.DataDir))
+	wiped.Start()
 	newID := serverID(t, wiped)
 	must.NotEq(t, oldID, newID)
-	pollUntil(t, 30*time.Second, "the new ID in raft in place of the old", func() (bool, string) {
-		cfg, err := c.anyServer().api().Operator().RaftGetConfiguration(nil)
+	wait.Poll(t, 30*time.Second, "the new ID in raft in place of the old", func() (bool, string) {
+		cfg, err := c.anyServer().API().Operator().RaftGetConfiguration(nil)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -522,8 +510,8 @@ func TestCluster_WipedServerRejoins(t *testing.T) {
 	})
 	c.waitVoters(30 * time.Second)
 
-	pollUntil(t, 10*time.Second, "the wiped server has the job again", func() (bool, string) {
-		jobs, _, err := wiped.api().Jobs().List(&nomadapi.QueryOptions{AllowStale: true})
+	wait.Poll(t, 10*time.Second, "the wiped server has the job again", func() (bool, string) {
+		jobs, _, err := wiped.API().Jobs().List(&nomadapi.QueryOptions{AllowStale: true})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -531,17 +519,17 @@ func TestCluster_WipedServerRejoins(t *testing.T) {
 	})
 
 	old := c.waitLeader(10*time.Second, "")
-	old.kill9()
-	leader := c.waitLeader(30*time.Second, old.rpcAddr())
-	t.Logf("after the wipe and a leader kill, %s leads", leader.name)
+	old.Kill9()
+	leader := c.waitLeader(30*time.Second, old.RPCAddr())
+	t.Logf("after the wipe and a leader kill, %s leads", leader.Name)
 }
 
 // serverID is the raft ID a server keeps in its data dir.
-func serverID(t *testing.T, s *agentProc) string {
+func serverID(t *testing.T, s *harness.Agent) string {
 	t.Helper()
 	var id string
-	pollUntil(t, 10*time.Second, s.name+"'s server ID file", func() (bool, string) {
-		buf, err := os.ReadFile(filepath.Join(s.dataDir, "server", "node-id"))
+	wait.Poll(t, 10*time.Second, s.Name+"'s server ID file", func() (bool, string) {
+		buf, err := os.ReadFile(filepath.Join(s.DataDir, "server", "node-id"))
 		id = strings.TrimSpace(string(buf))
 		return err == nil && id != "", fmt.Sprint(err)
 	})
@@ -573,7 +561,7 @@ func TestCluster_AcknowledgedWritesSurviveLeaderKill(t *testing.T) {
 	c.startServers()
 	c.startClients()
 	old := c.waitLeader(10*time.Second, "")
-	var followers []*agentProc
+	var followers []*harness.Agent
 	for _, s := range c.servers {
 		if s != old {
 			followers = append(followers, s)
@@ -597,7 +585,7 @@ func TestCluster_AcknowledgedWritesSurviveLeaderKill(t *testing.T) {
 			default:
 			}
 			id := fmt.Sprintf("w-%03d", i)
-			_, _, err := followers[i%2].api().Jobs().Register(mockJob(id), nil)
+			_, _, err := followers[i%2].API().Jobs().Register(mockJob(id), nil)
 			mu.Lock()
 			if err == nil {
 				acked = append(acked, id)
@@ -610,14 +598,14 @@ func TestCluster_AcknowledgedWritesSurviveLeaderKill(t *testing.T) {
 			}
 		}
 	}()
-	pollUntil(t, 20*time.Second, "some writes acknowledged", func() (bool, string) {
+	wait.Poll(t, 20*time.Second, "some writes acknowledged", func() (bool, string) {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(acked) >= 10, fmt.Sprintf("%d acknowledged", len(acked))
 	})
-	old.kill9()
-	c.waitLeader(30*time.Second, old.rpcAddr())
-	pollUntil(t, 20*time.Second, "writes acknowledged by the new leader", func() (bool, string) {
+	old.Kill9()
+	c.waitLeader(30*time.Second, old.RPCAddr())
+	wait.Poll(t, 20*time.Second, "writes acknowledged by the new leader", func() (bool, string) {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(acked) >= 30, fmt.Sprintf("%d acknowledged", len(acked))
@@ -626,8 +614,8 @@ func TestCluster_AcknowledgedWritesSurviveLeaderKill(t *testing.T) {
 	<-done
 	t.Logf("%d registrations acknowledged, %d refused while there was no leader (last: %v)", len(acked), fails, lastErr)
 
-	api := followers[0].api()
-	pollUntil(t, 30*time.Second, "every acknowledged job with one running allocation", func() (bool, string) {
+	api := followers[0].API()
+	wait.Poll(t, 30*time.Second, "every acknowledged job with one running allocation", func() (bool, string) {
 		jobs, _, err := api.Jobs().List(nil)
 		if err != nil {
 			return false, err.Error()
@@ -673,29 +661,29 @@ func TestCluster_WholeSiteRestartClientsFirst(t *testing.T) {
 	ids := c.stateIDs()
 
 	for _, cl := range c.clients {
-		cl.stop()
+		cl.Stop()
 	}
 	for _, s := range c.servers {
-		s.kill9()
+		s.Kill9()
 	}
 	for _, r := range before {
-		must.True(t, alive(r.PID), must.Sprintf("task %d outlives its client agent", r.PID))
+		must.True(t, harness.Alive(r.PID), must.Sprintf("task %d outlives its client agent", r.PID))
 	}
 	for _, cl := range c.clients {
-		cl.start()
+		cl.Start()
 	}
-	pollUntil(t, 20*time.Second, "the clients retrying their servers", func() (bool, string) {
+	wait.Poll(t, 20*time.Second, "the clients retrying their servers", func() (bool, string) {
 		n := 0
 		for _, cl := range c.clients {
-			cl.mustNotHaveDied()
-			if strings.Contains(cl.log(), "will retry") {
+			cl.MustNotHaveDied()
+			if strings.Contains(cl.Log(), "will retry") {
 				n++
 			}
 		}
 		return n == len(c.clients), fmt.Sprintf("%d of %d clients retrying", n, len(c.clients))
 	})
 	c.startServers()
-	pollUntil(t, 60*time.Second, "nodes ready again", func() (bool, string) {
+	wait.Poll(t, 60*time.Second, "nodes ready again", func() (bool, string) {
 		err := c.nodesReady()
 		return err == nil, fmt.Sprint(err)
 	})

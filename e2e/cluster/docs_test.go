@@ -12,6 +12,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/command/agent"
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
 )
 
 const guide = "../../website/content/docs/production-cluster.md"
@@ -57,12 +58,16 @@ func TestDocs_ProductionClusterGuideRuns(t *testing.T) {
 		must.True(t, ok, must.Sprintf("the guide shows %s", name))
 		body = guidePort.ReplaceAllStringFunc(body, func(p string) string {
 			if _, ok := moved[p]; !ok {
-				moved[p] = strconv.Itoa(freePort(t, strings.HasSuffix(p, "8")))
+				port := harness.FreePort(t)
+				if strings.HasSuffix(p, "8") { // serf: TCP and UDP
+					port = harness.FreeSerfPort(t)
+				}
+				moved[p] = strconv.Itoa(port)
 			}
 			return moved[p]
 		})
-		body = strings.ReplaceAll(body, "/tmp/nomad-lab/", c.dir+"/lab/")
-		var p ports
+		body = strings.ReplaceAll(body, "/tmp/nomad-lab/", c.agents.Dir+"/lab/")
+		var p harness.Ports
 		for _, m := range portKey.FindAllStringSubmatch(body, -1) {
 			n, _ := strconv.Atoi(m[2])
 			switch m[1] {
@@ -74,7 +79,7 @@ func TestDocs_ProductionClusterGuideRuns(t *testing.T) {
 				p.Serf = n
 			}
 		}
-		a := newAgentProc(t, c.dir, strings.TrimSuffix(name, ".hcl"), p, body)
+		a := c.agents.Add(harness.AgentConfig{Name: strings.TrimSuffix(name, ".hcl"), Ports: p, Config: body})
 		if strings.HasPrefix(name, "server") {
 			c.servers = append(c.servers, a)
 		} else {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +10,9 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // The partition scenarios: three server processes and a few clients, each
@@ -61,7 +63,7 @@ func describeAllocs(as []allocView) string {
 // allocs lists the job's allocations, sorted by creation, with the node
 // names and each one's task process.
 func (nc *netCluster) allocs(jobID string) ([]allocView, error) {
-	api := nc.anyServer().api()
+	api := nc.anyServer().API()
 	list, _, err := api.Jobs().Allocations(jobID, true, nil)
 	if err != nil {
 		return nil, err
@@ -73,7 +75,7 @@ func (nc *netCluster) allocs(jobID string) ([]allocView, error) {
 		if ts := a.TaskStates["sleep"]; ts != nil {
 			v.Restarts = ts.Restarts
 		}
-		if pids := pidsWithEnv("NOMAD_ALLOC_ID=" + a.ID + "\x00"); len(pids) == 1 {
+		if pids := harness.AllocPIDs(a.ID); len(pids) == 1 {
 			v.PID = pids[0]
 		} else if len(pids) > 1 {
 			return nil, fmt.Errorf("alloc %s has task processes %v, want at most one", a.ID[:8], pids)
@@ -88,7 +90,7 @@ func (nc *netCluster) allocs(jobID string) ([]allocView, error) {
 func (nc *netCluster) waitAllocs(jobID, what string, timeout time.Duration, cond func([]allocView) bool) []allocView {
 	nc.t.Helper()
 	var got []allocView
-	pollUntil(nc.t, timeout, what, func() (bool, string) {
+	wait.Poll(nc.t, timeout, what, func() (bool, string) {
 		var err error
 		if got, err = nc.allocs(jobID); err != nil {
 			return false, err.Error()
@@ -100,7 +102,7 @@ func (nc *netCluster) waitAllocs(jobID, what string, timeout time.Duration, cond
 
 // nodeStatus is the servers' view of the named client's node.
 func (nc *netCluster) nodeStatus(name string) string {
-	nodes, _, err := nc.anyServer().api().Nodes().List(nil)
+	nodes, _, err := nc.anyServer().API().Nodes().List(nil)
 	if err != nil {
 		return err.Error()
 	}
@@ -114,7 +116,7 @@ func (nc *netCluster) nodeStatus(name string) string {
 
 func (nc *netCluster) waitNode(name, status string, timeout time.Duration) {
 	nc.t.Helper()
-	pollUntil(nc.t, timeout, fmt.Sprintf("node %s %s", name, status), func() (bool, string) {
+	wait.Poll(nc.t, timeout, fmt.Sprintf("node %s %s", name, status), func() (bool, string) {
 		s := nc.nodeStatus(name)
 		return s == status, "node " + name + " is " + s
 	})
@@ -122,7 +124,7 @@ func (nc *netCluster) waitNode(name, status string, timeout time.Duration) {
 
 // start starts every server and client and waits for a leader and every
 // node ready.
-func (nc *netCluster) start() {
+func (nc *netCluster) startAll() {
 	nc.t.Helper()
 	nc.startServers()
 	nc.startClients()
@@ -130,7 +132,7 @@ func (nc *netCluster) start() {
 
 func (nc *netCluster) run(job *nomadapi.Job) []allocView {
 	nc.t.Helper()
-	_, _, err := nc.anyServer().api().Jobs().Register(job, nil)
+	_, _, err := nc.anyServer().API().Jobs().Register(job, nil)
 	must.NoError(nc.t, err)
 	count := *job.TaskGroups[0].Count
 	return nc.waitAllocs(*job.ID, fmt.Sprintf("%d allocations of %s running", count, *job.ID), settle, func(as []allocView) bool {
@@ -138,9 +140,9 @@ func (nc *netCluster) run(job *nomadapi.Job) []allocView {
 	})
 }
 
-func (nc *netCluster) client(name string) *agentProc {
+func (nc *netCluster) client(name string) *harness.Agent {
 	for _, c := range nc.clients {
-		if c.name == name {
+		if c.Name == name {
 			return c
 		}
 	}
@@ -175,7 +177,7 @@ func mustResume(t *testing.T, before allocView, as []allocView) {
 	now := find(as, before.ID)
 	must.Eq(t, "running", now.Client, must.Sprintf("%s after the heal; all: %s", before.ID[:8], describeAllocs(as)))
 	must.Eq(t, before.PID, now.PID, must.Sprint("the task kept its process"))
-	must.True(t, alive(before.PID))
+	must.True(t, harness.Alive(before.PID))
 	must.Eq(t, uint64(0), now.Restarts)
 }
 
@@ -184,18 +186,18 @@ func mustResume(t *testing.T, before allocView, as []allocView) {
 // off, its node is disconnected and the allocation unknown, nothing else
 // placed; healed, the same allocation runs on with the same process.
 func TestPartition_OneClientResumes(t *testing.T) {
-	for _, mode := range []cutMode{linkDown, silentDrop} {
-		t.Run(strings.ReplaceAll(mode.name, " ", "_"), func(t *testing.T) {
+	for _, mode := range []harness.Fault{harness.LinkDown, harness.SilentDrop} {
+		t.Run(strings.ReplaceAll(mode.Name, " ", "_"), func(t *testing.T) {
 			nc := newNetCluster(t, 3, 1)
-			nc.start()
+			nc.startAll()
 			before := nc.run(edgeJob("edge", 1, time.Hour, "client-1"))[0]
 
-			heal := nc.cut("client-1", mode)
+			heal := nc.fab.Apply("client-1", mode)
 			nc.waitNode("client-1", "disconnected", settle)
 			nc.waitAllocs("edge", "the allocation unknown, nothing placed", settle, func(as []allocView) bool {
 				return len(as) == 1 && as[0].Client == "unknown" && as[0].Desired == "run"
 			})
-			must.True(t, alive(before.PID), must.Sprint("the task runs on while its node is cut off"))
+			must.True(t, harness.Alive(before.PID), must.Sprint("the task runs on while its node is cut off"))
 
 			heal()
 			nc.waitNode("client-1", "ready", settle)
@@ -213,14 +215,14 @@ func TestPartition_OneClientResumes(t *testing.T) {
 // never restarted.
 func TestPartition_TwoClientsOneKept(t *testing.T) {
 	nc := newNetCluster(t, 3, 2)
-	nc.start()
+	nc.startAll()
 	orig := nc.run(edgeJob("edge", 1, time.Hour))[0]
 	other := "client-1"
 	if orig.Node == "client-1" {
 		other = "client-2"
 	}
 
-	heal := nc.cut(orig.Node, linkDown)
+	heal := nc.fab.Apply(orig.Node, harness.LinkDown)
 	nc.waitNode(orig.Node, "disconnected", settle)
 	as := nc.waitAllocs("edge", "a replacement running beside the unknown original", settle, func(as []allocView) bool {
 		r := running(as)
@@ -255,10 +257,10 @@ func TestPartition_TwoClientsOneKept(t *testing.T) {
 // is killed and its client's final report, complete, is recorded over lost.
 func TestPartition_NoWindowLostAndReplaced(t *testing.T) {
 	nc := newNetCluster(t, 3, 2)
-	nc.start()
+	nc.startAll()
 	orig := nc.run(edgeJob("plain", 1, 0))[0]
 
-	heal := nc.cut(orig.Node, linkDown)
+	heal := nc.fab.Apply(orig.Node, harness.LinkDown)
 	nc.waitNode(orig.Node, "down", settle)
 	nc.waitAllocs("plain", "original lost, replacement running", settle, func(as []allocView) bool {
 		return len(as) == 2 && find(as, orig.ID).Client == "lost" && len(running(as)) == 1
@@ -276,10 +278,10 @@ func TestPartition_NoWindowLostAndReplaced(t *testing.T) {
 // reported complete.
 func TestPartition_WindowExpires(t *testing.T) {
 	nc := newNetCluster(t, 3, 2)
-	nc.start()
+	nc.startAll()
 	orig := nc.run(edgeJob("short", 1, 5*time.Second))[0]
 
-	heal := nc.cut(orig.Node, linkDown)
+	heal := nc.fab.Apply(orig.Node, harness.LinkDown)
 	nc.waitAllocs("short", "the original unknown first", settle, func(as []allocView) bool {
 		return find(as, orig.ID).Client == "unknown"
 	})
@@ -298,11 +300,11 @@ func TestPartition_WindowExpires(t *testing.T) {
 // changes; the other keeps running untouched throughout.
 func TestPartition_OnlyTheCutNodesAllocationChanges(t *testing.T) {
 	nc := newNetCluster(t, 3, 3)
-	nc.start()
+	nc.startAll()
 	before := nc.run(edgeJob("pair", 2, time.Hour))
 	cutOff, untouched := before[0], before[1]
 
-	heal := nc.cut(cutOff.Node, silentDrop)
+	heal := nc.fab.Apply(cutOff.Node, harness.SilentDrop)
 	nc.waitAllocs("pair", "cut allocation unknown, a replacement on the third node", settle, func(as []allocView) bool {
 		return len(as) == 3 && find(as, cutOff.ID).Client == "unknown" && len(running(as)) == 2
 	})
@@ -318,20 +320,19 @@ func TestPartition_OnlyTheCutNodesAllocationChanges(t *testing.T) {
 // goes disconnected, and on the heal the task resumes.
 func TestPartition_DegradedThenDropped(t *testing.T) {
 	nc := newNetCluster(t, 3, 1)
-	nc.start()
+	nc.startAll()
 	before := nc.run(edgeJob("lte", 1, time.Hour, "client-1"))[0]
 
-	m := nc.fab.member("client-1")
-	d := nc.fab.degrade(m)
-	holdFor(t, 8*time.Second, "a slow, lossy link keeps the node ready", func() error {
+	restore := nc.fab.Apply("client-1", harness.Degraded)
+	harness.Hold(t, 8*time.Second, "a slow, lossy link keeps the node ready", func() error {
 		if s := nc.nodeStatus("client-1"); s != "ready" {
 			return fmt.Errorf("node is %s", s)
 		}
 		return nil
 	})
-	heal := nc.cut("client-1", linkDown)
+	heal := nc.fab.Apply("client-1", harness.LinkDown)
 	nc.waitNode("client-1", "disconnected", settle)
-	nc.fab.restore(m, d)
+	restore()
 	heal()
 	nc.waitNode("client-1", "ready", settle)
 	mustResume(t, before, nc.waitAllocs("lte", "running again", settle, func(as []allocView) bool { return len(running(as)) == 1 }))
@@ -341,14 +342,14 @@ func TestPartition_DegradedThenDropped(t *testing.T) {
 // the allocation unknown, and on the heal it resumes.
 func TestPartition_LeaderKilledWhileDisconnected(t *testing.T) {
 	nc := newNetCluster(t, 3, 1)
-	nc.start()
+	nc.startAll()
 	before := nc.run(edgeJob("edge", 1, time.Hour, "client-1"))[0]
 
-	heal := nc.cut("client-1", linkDown)
+	heal := nc.fab.Apply("client-1", harness.LinkDown)
 	nc.waitAllocs("edge", "unknown", settle, func(as []allocView) bool { return as[0].Client == "unknown" })
 	old := nc.waitLeader(settle, "")
-	old.kill9()
-	nc.waitLeader(settle, old.rpcAddr())
+	old.Kill9()
+	nc.waitLeader(settle, old.RPCAddr())
 	must.Eq(t, "disconnected", nc.nodeStatus("client-1"))
 
 	heal()
@@ -360,16 +361,16 @@ func TestPartition_LeaderKilledWhileDisconnected(t *testing.T) {
 // back from disk, the allocation is still unknown, and it resumes.
 func TestPartition_AllServersRestartedWhileDisconnected(t *testing.T) {
 	nc := newNetCluster(t, 3, 1)
-	nc.start()
+	nc.startAll()
 	before := nc.run(edgeJob("edge", 1, time.Hour, "client-1"))[0]
 
-	heal := nc.cut("client-1", linkDown)
+	heal := nc.fab.Apply("client-1", harness.LinkDown)
 	nc.waitAllocs("edge", "unknown", settle, func(as []allocView) bool { return as[0].Client == "unknown" })
 	for _, s := range nc.servers {
-		s.stop()
+		s.Stop()
 	}
 	for _, s := range nc.servers {
-		s.start()
+		s.Start()
 	}
 	nc.waitLeader(settle, "")
 	nc.waitAllocs("edge", "still unknown after the restart", settle, func(as []allocView) bool { return as[0].Client == "unknown" })
@@ -384,32 +385,32 @@ func TestPartition_AllServersRestartedWhileDisconnected(t *testing.T) {
 // the heal, the allocation resumes with the same process.
 func TestPartition_ClientRestartedWhileDisconnected(t *testing.T) {
 	nc := newNetCluster(t, 3, 1)
-	nc.start()
+	nc.startAll()
 	before := nc.run(edgeJob("edge", 1, time.Hour, "client-1"))[0]
 
-	heal := nc.cut("client-1", linkDown)
+	heal := nc.fab.Apply("client-1", harness.LinkDown)
 	nc.waitAllocs("edge", "unknown", settle, func(as []allocView) bool { return as[0].Client == "unknown" })
 	cl := nc.client("client-1")
-	cl.kill9()
-	must.True(t, alive(before.PID), must.Sprint("the task outlives its agent"))
-	cl.start()
+	cl.Kill9()
+	must.True(t, harness.Alive(before.PID), must.Sprint("the task outlives its agent"))
+	cl.Start()
 
 	heal()
 	nc.waitNode("client-1", "ready", settle)
 	mustResume(t, before, nc.waitAllocs("edge", "running again", settle, func(as []allocView) bool { return len(running(as)) == 1 }))
-	must.Eq(t, 2, cl.starts)
+	must.Eq(t, 2, cl.Starts())
 }
 
 // `job stop` and `alloc stop` while the node is cut off: what the servers
 // decided is done when the client returns.
 func TestPartition_StopsWhileDisconnected(t *testing.T) {
 	nc := newNetCluster(t, 3, 1)
-	nc.start()
-	api := nc.anyServer().api()
+	nc.startAll()
+	api := nc.anyServer().API()
 	j := nc.run(edgeJob("gone", 1, time.Hour, "client-1"))[0]
 	a := nc.run(edgeJob("moved", 1, time.Hour, "client-1"))[0]
 
-	heal := nc.cut("client-1", linkDown)
+	heal := nc.fab.Apply("client-1", harness.LinkDown)
 	nc.waitNode("client-1", "disconnected", settle)
 	_, _, err := api.Jobs().Deregister("gone", false, nil)
 	must.NoError(t, err)
@@ -424,7 +425,7 @@ func TestPartition_StopsWhileDisconnected(t *testing.T) {
 	nc.waitAllocs("moved", "the stopped allocation's task killed and a replacement running", settle, func(as []allocView) bool {
 		return find(as, a.ID).PID == 0 && len(running(as)) == 1
 	})
-	must.True(t, !alive(j.PID) && !alive(a.PID))
+	must.True(t, !harness.Alive(j.PID) && !harness.Alive(a.PID))
 }
 
 // A replacement whose own node then drops: the original on client-1 is
@@ -433,15 +434,15 @@ func TestPartition_StopsWhileDisconnected(t *testing.T) {
 // stopped with their processes gone.
 func TestPartition_ReplacementsNodeAlsoDrops(t *testing.T) {
 	nc := newNetCluster(t, 3, 3)
-	nc.start()
+	nc.startAll()
 	orig := nc.run(edgeJob("chain", 1, time.Hour))[0]
 
-	heal1 := nc.cut(orig.Node, linkDown)
+	heal1 := nc.fab.Apply(orig.Node, harness.LinkDown)
 	as := nc.waitAllocs("chain", "a first replacement", settle, func(as []allocView) bool {
 		return len(as) == 2 && len(running(as)) == 1
 	})
 	first := running(as)[0]
-	heal2 := nc.cut(first.Node, silentDrop)
+	heal2 := nc.fab.Apply(first.Node, harness.SilentDrop)
 	nc.waitAllocs("chain", "a second replacement", settle, func(as []allocView) bool {
 		return len(as) == 3 && len(running(as)) == 1 && find(as, first.ID).Client == "unknown"
 	})
@@ -467,17 +468,16 @@ func TestPartition_ReplacementsNodeAlsoDrops(t *testing.T) {
 // is the same allocation running with the same process.
 func TestPartition_FlappingLink(t *testing.T) {
 	nc := newNetCluster(t, 3, 1)
-	nc.start()
+	nc.startAll()
 	before := nc.run(edgeJob("flap", 1, time.Hour, "client-1"))[0]
 
-	m := nc.fab.member("client-1")
-	end := time.Now().Add(time.Duration(envSeconds(t, "NOMAD_E2E_FLAP_SECONDS", 60)) * time.Second)
+	end := time.Now().Add(time.Duration(harness.EnvInt(t, "NOMAD_E2E_FLAP_SECONDS", 60)) * time.Second)
 	var statuses []string
 	for time.Now().Before(end) {
-		linkDown.cut(nc.fab, m)
+		heal := nc.fab.Apply("client-1", harness.LinkDown)
 		time.Sleep(2 * time.Second) // the outage itself
 		statuses = append(statuses, nc.nodeStatus("client-1"))
-		linkDown.heal(nc.fab, m)
+		heal()
 		time.Sleep(2 * time.Second)
 		statuses = append(statuses, nc.nodeStatus("client-1"))
 	}
@@ -488,23 +488,9 @@ func TestPartition_FlappingLink(t *testing.T) {
 	}))
 }
 
-// envSeconds reads a positive integer setting, or def.
-func envSeconds(t *testing.T, name string, def int) int {
-	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	var n int
-	if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
-		t.Fatalf("%s=%q: want a positive number of seconds", name, v)
-	}
-	return n
-}
-
 func (nc *netCluster) nodeID(name string) string {
 	nc.t.Helper()
-	nodes, _, err := nc.anyServer().api().Nodes().List(nil)
+	nodes, _, err := nc.anyServer().API().Nodes().List(nil)
 	must.NoError(nc.t, err)
 	for _, n := range nodes {
 		if n.Name == name {
@@ -519,25 +505,25 @@ func (nc *netCluster) nodeID(name string) string {
 // placed elsewhere (the other node has its own); on the heal it resumes.
 func TestPartition_SystemJob(t *testing.T) {
 	nc := newNetCluster(t, 3, 2)
-	nc.start()
+	nc.startAll()
 	job := edgeJob("agent", 1, time.Hour)
 	job.Type = new("system")
 	job.TaskGroups[0].Count = nil
 	job.TaskGroups[0].ReschedulePolicy = nil
 	job.TaskGroups[0].Constraints = nil
-	_, _, err := nc.anyServer().api().Jobs().Register(job, nil)
+	_, _, err := nc.anyServer().API().Jobs().Register(job, nil)
 	must.NoError(t, err)
 	as := nc.waitAllocs("agent", "one allocation per node", settle, func(as []allocView) bool {
 		return len(as) == 2 && len(running(as)) == 2
 	})
 	cutOff, other := as[0], as[1]
 
-	heal := nc.cut(cutOff.Node, linkDown)
+	heal := nc.fab.Apply(cutOff.Node, harness.LinkDown)
 	nc.waitNode(cutOff.Node, "disconnected", settle)
 	nc.waitAllocs("agent", "the cut node's allocation unknown", settle, func(as []allocView) bool {
 		return len(as) == 2 && find(as, cutOff.ID).Client == "unknown"
 	})
-	holdFor(t, 3*time.Second, "nothing placed elsewhere", func() error {
+	harness.Hold(t, 3*time.Second, "nothing placed elsewhere", func() error {
 		as, err := nc.allocs("agent")
 		if err == nil && len(as) != 2 {
 			err = fmt.Errorf("%d allocations: %s", len(as), describeAllocs(as))
@@ -556,15 +542,15 @@ func TestPartition_SystemJob(t *testing.T) {
 // the node returns (its task then killed).
 func TestPartition_DrainDisconnectedNode(t *testing.T) {
 	nc := newNetCluster(t, 3, 2)
-	nc.start()
+	nc.startAll()
 	job := edgeJob("drained", 1, time.Hour)
 	job.TaskGroups[0].ReschedulePolicy = nil // the drain, not a reschedule, moves it
 	orig := nc.run(job)[0]
 
-	heal := nc.cut(orig.Node, linkDown)
+	heal := nc.fab.Apply(orig.Node, harness.LinkDown)
 	nc.waitNode(orig.Node, "disconnected", settle)
 	id := nc.nodeID(orig.Node)
-	api := nc.anyServer().api()
+	api := nc.anyServer().API()
 	_, err := api.Nodes().UpdateDrain(id, &nomadapi.DrainSpec{Deadline: time.Minute}, false, nil)
 	must.NoError(t, err)
 	nc.waitAllocs("drained", "the unknown allocation migrated", settle, func(as []allocView) bool {
@@ -577,7 +563,7 @@ func TestPartition_DrainDisconnectedNode(t *testing.T) {
 	nc.waitAllocs("drained", "the original's task killed on its return", settle, func(as []allocView) bool {
 		return find(as, orig.ID).PID == 0 && len(running(as)) == 1
 	})
-	pollUntil(t, settle, "the drain complete", func() (bool, string) {
+	wait.Poll(t, settle, "the drain complete", func() (bool, string) {
 		n, _, err := api.Nodes().Info(id, nil)
 		if err != nil {
 			return false, err.Error()
@@ -594,11 +580,11 @@ type partitionTimes struct {
 }
 
 // measureCut cuts the node running the job's one kept allocation, and
-// polls the HTTP API every 50 ms until the node is disconnected, the
+// polls the HTTP API (every wait.PollInterval) until the node is disconnected, the
 // allocation unknown and its replacement running; then heals and polls
 // until the node is ready and one allocation runs with no other left
 // desired to run.
-func (nc *netCluster) measureCut(jobID string, mode cutMode) partitionTimes {
+func (nc *netCluster) measureCut(jobID string, mode harness.Fault) partitionTimes {
 	nc.t.Helper()
 	as, err := nc.allocs(jobID)
 	must.NoError(nc.t, err)
@@ -607,9 +593,9 @@ func (nc *netCluster) measureCut(jobID string, mode cutMode) partitionTimes {
 	orig := r[0]
 
 	var pt partitionTimes
-	heal := nc.cut(orig.Node, mode)
+	heal := nc.fab.Apply(orig.Node, mode)
 	cutAt := time.Now()
-	pollUntil(nc.t, settle, "disconnected, unknown, replaced", func() (bool, string) {
+	wait.Poll(nc.t, settle, "disconnected, unknown, replaced", func() (bool, string) {
 		st := nc.nodeStatus(orig.Node)
 		as, err := nc.allocs(jobID)
 		if err != nil {
@@ -629,7 +615,7 @@ func (nc *netCluster) measureCut(jobID string, mode cutMode) partitionTimes {
 	})
 	heal()
 	healAt := time.Now()
-	pollUntil(nc.t, settle, "ready, one copy running", func() (bool, string) {
+	wait.Poll(nc.t, settle, "ready, one copy running", func() (bool, string) {
 		st := nc.nodeStatus(orig.Node)
 		as, err := nc.allocs(jobID)
 		if err != nil {
@@ -660,17 +646,17 @@ func (nc *netCluster) measureCut(jobID string, mode cutMode) partitionTimes {
 // TTL + grace + 1 s (4 s), and heal → node ready and one copy running,
 // median ≤ 1.5 s, max ≤ 3 s.
 func TestPartition_Figures(t *testing.T) {
-	for _, mode := range []cutMode{linkDown, silentDrop} {
-		t.Run(strings.ReplaceAll(mode.name, " ", "_"), func(t *testing.T) {
+	for _, mode := range []harness.Fault{harness.LinkDown, harness.SilentDrop} {
+		t.Run(strings.ReplaceAll(mode.Name, " ", "_"), func(t *testing.T) {
 			nc := newNetCluster(t, 3, 2)
-			nc.start()
+			nc.startAll()
 			nc.run(edgeJob("fig", 1, time.Hour))
-			runs := envSeconds(t, "NOMAD_E2E_FIGURE_RUNS", 2)
+			runs := harness.EnvInt(t, "NOMAD_E2E_FIGURE_RUNS", 2)
 			var all []partitionTimes
 			for i := range runs {
 				pt := nc.measureCut("fig", mode)
 				t.Logf("%s run %d: cut → disconnected %v, unknown %v, replacement running %v; heal → ready %v, one copy running %v",
-					mode.name, i+1, pt.disconnected, pt.unknown, pt.replaced, pt.ready, pt.running)
+					mode.Name, i+1, pt.disconnected, pt.unknown, pt.replaced, pt.ready, pt.running)
 				all = append(all, pt)
 			}
 			for _, f := range []struct {
@@ -692,7 +678,7 @@ func TestPartition_Figures(t *testing.T) {
 				s := slices.Clone(ds)
 				slices.Sort(s)
 				lo, med, hi := s[0], s[len(s)/2], s[len(s)-1]
-				t.Logf("FIGURE %s, %s, %d runs: min %v median %v max %v", mode.name, f.what, runs,
+				t.Logf("FIGURE %s, %s, %d runs: min %v median %v max %v", mode.Name, f.what, runs,
 					lo.Round(10*time.Millisecond), med.Round(10*time.Millisecond), hi.Round(10*time.Millisecond))
 				if f.median > 0 {
 					must.LessEq(t, f.median, med, must.Sprintf("median %s", f.what))

@@ -4,39 +4,26 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
-// needExecHost skips where the exec driver cannot isolate tasks.
-func needExecHost(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the exec driver needs root")
-	}
-	_, v2 := os.Stat("/sys/fs/cgroup/cgroup.controllers")
-	_, v1 := os.Stat("/sys/fs/cgroup/memory/cgroup.procs")
-	if v1 != nil && v2 != nil {
-		t.Skip("the exec driver needs cgroups mounted at /sys/fs/cgroup")
-	}
-}
-
-// writeServerClientConfig makes dir an agent that keeps its state (a server
-// and a client, not -dev), so that it can be killed and started again.
-func writeServerClientConfig(t *testing.T, dir string) {
-	t.Helper()
-	http, rpc, serf := freePort(t), freePort(t), freePort(t)
-	must.NoError(t, os.WriteFile(filepath.Join(dir, "agent.hcl"), []byte(fmt.Sprintf(`ports {
+// serverClientConfig is an agent that keeps its state (a server and a
+// client, not -dev), so that it can be killed and started again.
+func serverClientConfig(p harness.Ports) string {
+	return fmt.Sprintf(`ports {
   http = %d
   rpc = %d
   serf = %d
 }
-data_dir  = %q
+data_dir  = "@DATA_DIR@"
 bind_addr = "127.0.0.1"
 server {
   enabled          = true
@@ -45,7 +32,7 @@ server {
 client {
   enabled = true
 }
-`, http, rpc, serf, filepath.Join(dir, "data"))), 0o644))
+`, p.HTTP, p.RPC, p.Serf)
 }
 
 type allocDetail struct {
@@ -61,16 +48,13 @@ type allocDetail struct {
 // agent with the same pid, and a task over its memory limit is reported in
 // its events as OOM killed.
 func TestAgent_ExecDriver(t *testing.T) {
-	needExecHost(t)
-	dir := t.TempDir()
-	writeServerClientConfig(t, dir)
-	var allocIDs []string
-	t.Cleanup(func() { // after the agents have stopped
-		for _, id := range allocIDs {
-			killAllocTasks(id)
-		}
-	})
-	a := startAgentIn(t, dir)
+	harness.NeedExecDriver(t)
+	agents := harness.NewAgents(t)
+	dir := agents.Dir
+	p := harness.Ports{HTTP: harness.FreePort(t), RPC: harness.FreePort(t), Serf: harness.FreePort(t)}
+	a := agents.Add(harness.AgentConfig{Name: "agent", Ports: p, Config: serverClientConfig(p)})
+	a.Start()
+	waitNodeReady(t, a)
 
 	job := filepath.Join(dir, "exec.nomad.hcl")
 	must.NoError(t, os.WriteFile(job, []byte(`job "isolated" {
@@ -88,17 +72,17 @@ func TestAgent_ExecDriver(t *testing.T) {
   }
 }
 `), 0o644))
-	out, code := a.nomad(t, "job", "run", job)
+	out, code := a.Nomad("job", "run", job)
 	must.Eq(t, 0, code, must.Sprint(out))
 	var allocs []allocStub
-	pollUntil(t, 15*time.Second, "exec allocation running", func() (bool, string) {
-		if err := a.get("/v1/job/isolated/allocations", &allocs); err != nil {
+	wait.Poll(t, 15*time.Second, "exec allocation running", func() (bool, string) {
+		if err := a.GetJSON("/v1/job/isolated/allocations", &allocs); err != nil {
 			return false, err.Error()
 		}
 		return len(allocs) == 1 && allocs[0].ClientStatus == "running", fmt.Sprintf("%+v", allocs)
 	})
-	allocIDs = append(allocIDs, allocs[0].ID)
-	pids := pidsWithAllocID(allocs[0].ID)
+	agents.KillAtEnd(harness.AllocMark(allocs[0].ID))
+	pids := harness.AllocPIDs(allocs[0].ID)
 	must.Len(t, 1, pids, must.Sprint("the sleep task is one real process"))
 	pid := pids[0]
 	taskNS, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
@@ -111,19 +95,19 @@ func TestAgent_ExecDriver(t *testing.T) {
 	must.StrContains(t, string(status), "\nUid:\t65534\t", must.Sprint("the task runs as nobody"))
 
 	// The agent dies without a chance to clean up; its task runs on.
-	must.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
-	_ = a.cmd.Wait()
+	a.Kill9()
 	must.NoError(t, syscall.Kill(pid, 0), must.Sprint("the task outlived its agent"))
 
-	a = startAgentIn(t, dir)
-	pollUntil(t, 15*time.Second, "the allocation running again after the agent's restart", func() (bool, string) {
+	a.Start()
+	waitNodeReady(t, a)
+	wait.Poll(t, 15*time.Second, "the allocation running again after the agent's restart", func() (bool, string) {
 		var d allocDetail
-		if err := a.get("/v1/allocation/"+allocs[0].ID, &d); err != nil {
+		if err := a.GetJSON("/v1/allocation/"+allocs[0].ID, &d); err != nil {
 			return false, err.Error()
 		}
 		return d.ClientStatus == "running" && len(d.TaskStates["sleeper"].Events) > 0, fmt.Sprintf("%+v", d)
 	})
-	must.Eq(t, []int{pid}, pidsWithAllocID(allocs[0].ID), must.Sprint("re-attached to the same process, not restarted"))
+	must.Eq(t, []int{pid}, harness.AllocPIDs(allocs[0].ID), must.Sprint("re-attached to the same process, not restarted"))
 
 	hog := filepath.Join(dir, "hog.nomad.hcl")
 	must.NoError(t, os.WriteFile(hog, []byte(`job "hog" {
@@ -150,18 +134,20 @@ func TestAgent_ExecDriver(t *testing.T) {
   }
 }
 `), 0o644))
-	out, code = a.nomad(t, "job", "run", "-detach", hog)
+	out, code = a.Nomad("job", "run", "-detach", hog)
 	must.Eq(t, 0, code, must.Sprint(out))
-	pollUntil(t, 20*time.Second, "the memory hog OOM killed", func() (bool, string) {
+	var hogID string
+	wait.Poll(t, 20*time.Second, "the memory hog OOM killed", func() (bool, string) {
 		var hogs []allocStub
-		if err := a.get("/v1/job/hog/allocations", &hogs); err != nil || len(hogs) == 0 {
+		if err := a.GetJSON("/v1/job/hog/allocations", &hogs); err != nil || len(hogs) == 0 {
 			return false, fmt.Sprint(err)
 		}
-		if !slices.Contains(allocIDs, hogs[0].ID) {
-			allocIDs = append(allocIDs, hogs[0].ID)
+		if hogID != hogs[0].ID {
+			hogID = hogs[0].ID
+			agents.KillAtEnd(harness.AllocMark(hogID))
 		}
 		var d allocDetail
-		if err := a.get("/v1/allocation/"+hogs[0].ID, &d); err != nil {
+		if err := a.GetJSON("/v1/allocation/"+hogs[0].ID, &d); err != nil {
 			return false, err.Error()
 		}
 		for _, e := range d.TaskStates["hog"].Events {
@@ -172,31 +158,9 @@ func TestAgent_ExecDriver(t *testing.T) {
 		return false, fmt.Sprintf("%+v", d)
 	})
 
-	out, code = a.nomad(t, "job", "stop", "isolated")
+	out, code = a.Nomad("job", "stop", "isolated")
 	must.Eq(t, 0, code, must.Sprint(out))
-	pollUntil(t, 20*time.Second, "the exec task gone after job stop", func() (bool, string) {
+	wait.Poll(t, 20*time.Second, "the exec task gone after job stop", func() (bool, string) {
 		return syscall.Kill(pid, 0) != nil, "still running"
 	})
-}
-
-// killAllocTasks kills what an allocation's exec tasks left running and
-// removes their cgroups. An agent that stops (not -dev) leaves its tasks
-// running for the next one to re-attach to; a test must not leave them
-// behind on the machine.
-func killAllocTasks(allocID string) {
-	if allocID == "" {
-		return
-	}
-	for _, pid := range pidsWithAllocID(allocID) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/nomad/" + allocID + ".*")
-	v2, _ := filepath.Glob("/sys/fs/cgroup/nomad.slice/" + allocID + ".*")
-	for _, d := range append(dirs, v2...) {
-		// The kernel empties a cgroup a moment after its last process
-		// was killed; until then rmdir says EBUSY.
-		for deadline := time.Now().Add(5 * time.Second); os.Remove(d) != nil && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 }

@@ -2,15 +2,13 @@ package partition
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers/docker/dockertest"
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
 )
 
 // dockerTask is a docker task that runs until stopped, from the image the
@@ -33,32 +31,24 @@ const dockerTask = `
 // partition: after the heal the same allocation is running, its task never
 // restarted, and it is the same container.
 func TestPartition_DockerTaskResumes(t *testing.T) {
-	if os.Geteuid() == 0 {
-		if _, err := exec.LookPath("nsenter"); err != nil {
-			t.Skip("the docker partition test needs util-linux's nsenter")
-		}
-	}
 	p, err := dockertest.Start()
 	if err != nil {
 		t.Skipf("the docker partition test needs a Podman service: %v", err)
 	}
 	t.Cleanup(p.Stop) // after the agents have stopped
-	cfg := filepath.Join(t.TempDir(), "docker.hcl")
-	must.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`
+	// The socket is a path: the client must see the host's mounts.
+	e := startEdgeWith(t, edgeOptions{task: dockerTask, netOnly: true, fault: harness.LinkDown, clientConfig: fmt.Sprintf(`
 plugin "docker" {
   config {
     endpoint = %q
   }
 }
-`, p.Endpoint)), 0o644))
-
-	// The socket is a path: the client must see the host's mounts.
-	e := startEdgeWith(t, edgeOptions{task: dockerTask, netOnly: true, clientArgs: []string{"-config", cfg}})
+`, p.Endpoint)})
 	before, err := p.Running()
 	must.NoError(t, err)
 	must.SliceLen(t, 1, before, must.Sprint("the docker task is one container"))
 
-	got := e.cutAndHeal(t, linkDown, 12*time.Second)
+	got := e.cutAndHeal(t, harness.LinkDown, 12*time.Second)
 	t.Logf("heal → node ready %v, → allocation running %v", got.ready, got.running)
 
 	final := e.allocs()

@@ -2,15 +2,15 @@ package partition
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // offlineRebootJob has a raw_exec task in a group with a disconnect window
@@ -57,11 +57,12 @@ const rawExecTask = `
 // stayGone checks for a while that no process of the allocation runs.
 func stayGone(t *testing.T, allocID string, d time.Duration, why string) {
 	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-		if pids := pidsWithAllocID(allocID); len(pids) > 0 {
-			t.Fatalf("%s: allocation %s has processes %v", why, allocID, pids)
+	harness.Hold(t, d, why, func() error {
+		if pids := harness.AllocPIDs(allocID); len(pids) > 0 {
+			return fmt.Errorf("allocation %s has processes %v", allocID, pids)
 		}
-	}
+		return nil
+	})
 }
 
 // Offline reboot ("Offline reboot" in docs/concepts/disconnected-clients.md),
@@ -75,63 +76,16 @@ func stayGone(t *testing.T, allocID string, d time.Duration, why string) {
 // status` of the restarted allocation shows `Restarted while disconnected`.
 func TestPartition_OfflineReboot(t *testing.T) {
 	const window, delay = 40 * time.Second, 2 * time.Second
-	n := newNetns(t)
-	var killIDs []string
-	t.Cleanup(func() { // nothing of the test's tasks outlives it
-		for _, id := range killIDs {
-			killAllocTasks(id)
-		}
-	})
-	dir := t.TempDir()
-	serverCfg := filepath.Join(dir, "server.hcl")
-	must.NoError(t, os.WriteFile(serverCfg, []byte(`
-ports {
-  http = 24646
-  rpc  = 24647
-}
-server {
-  min_heartbeat_ttl = "2s"
-  heartbeat_grace   = "1s"
-}
-`), 0o644))
-	clientCfg := filepath.Join(dir, "client.hcl")
-	must.NoError(t, os.WriteFile(clientCfg, []byte(`
+	e := newEdge(t, edgeOptions{fault: harness.LinkDown, clientConfig: `
 plugin "raw_exec" {
   config {
     enabled = true
   }
 }
-`), 0o644))
-	startAgent(t, "", "-dev", "-bind", n.hostIP, "-config", serverCfg, "-data-dir", filepath.Join(dir, "server"))
-	e := &edge{n: n, api: fmt.Sprintf("http://%s:24646", n.hostIP)}
-	pollUntil(t, 30*time.Second, "server up", func() (bool, string) {
-		var nodes []nodeStub
-		err := getJSON(e.api+"/v1/nodes", &nodes)
-		return err == nil, fmt.Sprint(err)
-	})
-	clientArgs := []string{"-client", "-servers", n.hostIP + ":24647", "-bind", n.nsIP,
-		"-node", "edge-ns", "-data-dir", filepath.Join(dir, "client"), "-config", clientCfg}
-	client := startAgent(t, n.name, clientArgs...)
-	pollUntil(t, 30*time.Second, "edge node ready", func() (bool, string) {
-		var nodes []nodeStub
-		if err := getJSON(e.api+"/v1/nodes", &nodes); err != nil {
-			return false, err.Error()
-		}
-		for _, nd := range nodes {
-			if nd.Name == "edge-ns" && nd.Status == "ready" {
-				e.nodeID = nd.ID
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%+v", nodes)
-	})
-
-	job := filepath.Join(dir, "edge.nomad.hcl")
-	must.NoError(t, os.WriteFile(job, []byte(fmt.Sprintf(offlineRebootJob, window, delay, rawExecTask, rawExecTask)), 0o644))
-	out, err := exec.Command(nomadBin, "job", "run", "-address", e.api, job).CombinedOutput()
-	must.NoError(t, err, must.Sprint(string(out)))
+`})
+	e.runJob(fmt.Sprintf(offlineRebootJob, window, delay, rawExecTask, rawExecTask))
 	var app, nowin string
-	pollUntil(t, 30*time.Second, "both allocations running on the edge node", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "both allocations running on the edge node", func() (bool, string) {
 		app, nowin = "", ""
 		for _, a := range e.allocs() {
 			if a.ClientStatus == "running" && a.NodeID == e.nodeID {
@@ -143,36 +97,39 @@ plugin "raw_exec" {
 				}
 			}
 		}
-		return app != "" && nowin != "" && len(pidsWithAllocID(app)) == 1 && len(pidsWithAllocID(nowin)) == 1,
+		return app != "" && nowin != "" && len(harness.AllocPIDs(app)) == 1 && len(harness.AllocPIDs(nowin)) == 1,
 			fmt.Sprintf("%+v", e.allocs())
 	})
-	killIDs = append(killIDs, app, nowin)
+	// Tasks killed while no agent runs leave their cgroups: the cleanup
+	// removes those of these allocations.
+	e.agents.KillAtEnd(harness.AllocMark(app), harness.AllocMark(nowin))
 
-	linkDown.cut(t, n)
+	heal := e.fab.Apply("client", harness.LinkDown)
 	cutAt := time.Now()
 	// The power cut takes the agent and every task at once.
-	must.NoError(t, client.cmd.Process.Signal(syscall.SIGKILL))
+	e.client.Kill9()
 	for _, id := range []string{app, nowin} {
-		for _, pid := range pidsWithAllocID(id) {
+		for _, pid := range harness.AllocPIDs(id) {
 			must.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 		}
 	}
-	pollUntil(t, 10*time.Second, "the tasks are dead", func() (bool, string) {
-		a, w := pidsWithAllocID(app), pidsWithAllocID(nowin)
+	wait.Poll(t, 10*time.Second, "the tasks are dead", func() (bool, string) {
+		a, w := harness.AllocPIDs(app), harness.AllocPIDs(nowin)
 		return len(a)+len(w) == 0, fmt.Sprintf("app %v, nowin %v", a, w)
 	})
 
-	startAgent(t, n.name, append(clientArgs, "-log-level", "debug")...)
+	e.client.Args = append(e.client.Args, "-log-level", "debug")
+	e.client.Start()
 	restartedAt := time.Now()
-	pollUntil(t, delay*5/4+10*time.Second, "the windowed task running again, with no server reachable", func() (bool, string) {
-		pids := pidsWithAllocID(app)
+	wait.Poll(t, delay*5/4+10*time.Second, "the windowed task running again, with no server reachable", func() (bool, string) {
+		pids := harness.AllocPIDs(app)
 		return len(pids) == 1, fmt.Sprintf("app pids %v", pids)
 	})
 	t.Logf("windowed task running again %v after the agent restarted (restart delay %v)", time.Since(restartedAt), delay)
 	stayGone(t, nowin, 3*time.Second, "a group without a window waits for the servers")
 
-	pollUntil(t, window+15*time.Second, "the client stopping the windowed task when its window ran out", func() (bool, string) {
-		pids := pidsWithAllocID(app)
+	wait.Poll(t, window+15*time.Second, "the client stopping the windowed task when its window ran out", func() (bool, string) {
+		pids := harness.AllocPIDs(app)
 		return len(pids) == 0, fmt.Sprintf("app pids %v", pids)
 	})
 	stoppedAfter := time.Since(cutAt)
@@ -181,9 +138,9 @@ plugin "raw_exec" {
 	stayGone(t, app, 3*time.Second, "stopped for good")
 	stayGone(t, nowin, time.Second, "a group without a window waits for the servers")
 
-	linkDown.heal(t, n)
+	heal()
 	var seen []allocStub
-	pollUntil(t, 60*time.Second, "exactly one running copy of each group after the heal", func() (bool, string) {
+	wait.Poll(t, 60*time.Second, "exactly one running copy of each group after the heal", func() (bool, string) {
 		seen = e.allocs()
 		running := map[string][]string{}
 		for _, a := range seen {
@@ -192,9 +149,9 @@ plugin "raw_exec" {
 			}
 		}
 		ok := len(running["app"]) == 1 && len(running["nowin"]) == 1 &&
-			len(pidsWithAllocID(running["app"][0])) == 1 && len(pidsWithAllocID(running["nowin"][0])) == 1
+			len(harness.AllocPIDs(running["app"][0])) == 1 && len(harness.AllocPIDs(running["nowin"][0])) == 1
 		if ok {
-			killIDs = append(killIDs, running["app"][0], running["nowin"][0])
+			e.agents.KillAtEnd(harness.AllocMark(running["app"][0]), harness.AllocMark(running["nowin"][0]))
 		}
 		return ok, fmt.Sprintf("%+v", seen)
 	})
@@ -204,13 +161,13 @@ plugin "raw_exec" {
 		}
 	}
 	var status string
-	pollUntil(t, 30*time.Second, "alloc status shows the offline restart", func() (bool, string) {
-		out, err := exec.Command(nomadBin, "alloc", "status", "-address", e.api, app).CombinedOutput()
-		status = string(out)
-		return err == nil && strings.Contains(status, "Restarted while disconnected"), status
+	wait.Poll(t, 30*time.Second, "alloc status shows the offline restart", func() (bool, string) {
+		var code int
+		status, code = e.server.Nomad("alloc", "status", app)
+		return code == 0 && strings.Contains(status, "Restarted while disconnected"), status
 	})
 	t.Logf("nomad alloc status %s:\n%s", app, status)
-	out, err = exec.Command(nomadBin, "alloc", "status", "-address", e.api, nowin).CombinedOutput()
-	must.NoError(t, err, must.Sprint(string(out)))
-	must.StrNotContains(t, string(out), "Restarted while disconnected")
+	out, code := e.server.Nomad("alloc", "status", nowin)
+	must.Eq(t, 0, code, must.Sprint(out))
+	must.StrNotContains(t, out, "Restarted while disconnected")
 }

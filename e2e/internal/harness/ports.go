@@ -1,6 +1,4 @@
-// Package ports hands out TCP (and UDP) ports for agents that end-to-end
-// tests start as separate processes.
-package ports
+package harness
 
 import (
 	"fmt"
@@ -13,23 +11,46 @@ import (
 	"testing"
 )
 
+// Ports are one agent's listeners.
+type Ports struct{ HTTP, RPC, Serf int }
+
+// FreePorts picks ports that are free now for an agent's HTTP and RPC
+// listeners (TCP) and serf's gossip (TCP and UDP).
+func FreePorts(t testing.TB) Ports {
+	t.Helper()
+	return Ports{HTTP: FreePort(t), RPC: FreePort(t), Serf: FreeSerfPort(t)}
+}
+
+// FreePort picks a TCP port that is free now (see freePort).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	return freePort(t, false)
+}
+
+// FreeSerfPort picks a port that is free now for TCP and UDP both, as
+// serf's gossip listens on both.
+func FreeSerfPort(t testing.TB) int {
+	t.Helper()
+	return freePort(t, true)
+}
+
 // handedOut are the ports given out in this test binary, so that no two
 // agents are told the same port.
 var (
-	mu        sync.Mutex
+	portsMu   sync.Mutex
 	handedOut = map[int]bool{}
 )
 
-// Free picks a random port below the kernel's ephemeral range that is
+// freePort picks a random port below the kernel's ephemeral range that is
 // free now. Below that range no outgoing connection takes it as its source
 // port and no listener on port 0 is given it, so it stays free while the
 // agent starts, or is down between a stop and a start on the same port. A
 // port from listening on :0 and closing is in that range and is often
 // taken again by the time the agent binds it.
-func Free(t testing.TB, udpToo bool) int {
+func freePort(t testing.TB, udpToo bool) int {
 	t.Helper()
-	mu.Lock()
-	defer mu.Unlock()
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	low, high := 20000, ephemeralLow()
 	if high-low < 1000 {
 		low = 1024

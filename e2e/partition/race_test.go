@@ -1,6 +1,0 @@
-//go:build race
-
-package partition
-
-// raceEnabled: the test binary runs under the race detector.
-const raceEnabled = true
