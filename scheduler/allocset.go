@@ -178,6 +178,23 @@ func (s allocSet) successors() map[string][]*structs.Allocation {
 
 func isLive(a *structs.Allocation) bool { return !a.TerminalStatus() }
 
+// holdsInstance reports whether a stands for its instance: it is live, or
+// it failed and, still desired run with no successor, waits for its
+// reschedule or has used up its attempts. Such a failed allocation keeps its
+// place in the count (filterByRescheduleable) and the policy decides its
+// successor, so the unknown members older than it in its chain wait on
+// standby: replacing one of them afresh would restart the policy's count
+// (see docs/concepts/disconnected-clients.md, "A replacement that fails").
+func holdsInstance(a *structs.Allocation) bool {
+	return isLive(a) || waitsForReschedule(a)
+}
+
+// waitsForReschedule reports whether a failed and is still desired run with
+// no successor: the reschedule policy decides what replaces it.
+func waitsForReschedule(a *structs.Allocation) bool {
+	return a.ClientStatus == structs.AllocClientStatusFailed && !a.ServerTerminalStatus() && a.NextAllocation == ""
+}
+
 // chainSet splits a group's allocations into replacement chains, O → R1 →
 // R2 …, linked by PreviousAllocation. A chain stands for one instance of
 // the group, so the reconciler counts and resolves it as one unit (see docs/concepts/disconnected-clients.md, "Reconnect"):
@@ -245,11 +262,13 @@ func (c chainSet) byChain(s allocSet) map[string]allocSet {
 	return out
 }
 
-// replaced returns the IDs of the members that another live member of
-// their chain stands in for: one that is heard from (anywhere in the
+// replaced returns the IDs of the members that another member of their
+// chain stands in for: a live one that is heard from (anywhere in the
 // chain: a kept original stands in for the replacements that are still
-// unknown), or a newer one. So of a chain whose every live member is
-// unknown, only the newest counts.
+// unknown), or a newer one that holds the instance (holdsInstance: live, or
+// failed and waiting for its reschedule). So of a chain whose every live
+// member is unknown, only the newest counts, unless a newer replacement
+// failed: then the failed one holds the instance.
 func (c chainSet) replaced(heard func(*structs.Allocation) bool) map[string]bool {
 	out := map[string]bool{}
 	for _, members := range c.members {
@@ -259,7 +278,7 @@ func (c chainSet) replaced(heard func(*structs.Allocation) bool) map[string]bool
 		ordered := c.ordered(members)
 		for i, a := range ordered {
 			for j, b := range ordered {
-				if i != j && isLive(b) && (j > i || heard(b)) {
+				if i != j && holdsInstance(b) && (j > i || heard(b)) {
 					out[a.ID] = true
 					break
 				}

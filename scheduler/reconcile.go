@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -210,9 +211,12 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	r.reconcileReconnecting(g, c.reconnecting)
 	standby := c.standby.union(r.markDisconnecting(g, c.disconnecting))
 	standby = r.stopByOperator(g, c.migrate, standby)
-	for _, a := range resched.now.sorted() {
+	// A failed replacement that gave way to its returning original is not
+	// rescheduled.
+	for _, a := range resched.now.difference(g.stopped).sorted() {
 		r.rescheduleNow(g, a)
 	}
+	resched.later = slices.DeleteFunc(resched.later, func(l *delayedReschedule) bool { return g.stopped[l.alloc.ID] != nil })
 	g.standIns = r.reviveStandby(g, standby)
 	r.replaceUnknown(g)
 	g.ignore(standby.difference(g.keep, g.disconnected))

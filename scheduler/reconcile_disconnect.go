@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -167,6 +168,10 @@ func siteHeldDescription(held map[string]string, allocs []*structs.Allocation, r
 // replaces on disconnect and whose reschedule delay, counted from the
 // moment they became unknown, has passed (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"). With replace = false, or
 // with the attempts used up, they wait for their node or their expiry.
+//
+// When a replacement placed while the allocation was unknown has since been
+// lost, the chain goes on from that replacement instead (continueChain):
+// replacing the unknown one afresh would start its reschedule count again.
 func (r *reconciler) replaceUnknown(g *groupState) {
 	for _, a := range g.keep.sorted() {
 		if a.ClientStatus != structs.AllocClientStatusUnknown {
@@ -182,12 +187,81 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if !ok {
 			continue
 		}
+		if lost := r.lostReplacement(g, a, since); lost != nil {
+			r.continueChain(g, a, lost)
+			continue
+		}
 		at, ok := nextRescheduleTime(a, since)
 		if ok && !at.After(r.in.Now.Add(rescheduleWindow)) {
 			delete(g.keep, a.ID)
 			r.rescheduleNow(g, a)
 		}
 	}
+}
+
+// lostReplacement returns the newest member of a's chain when it was placed
+// while a was unknown (since its latest unknown entry), the servers stopped
+// it as lost, in this evaluation or before, and nothing replaced it; nil
+// otherwise. A failed one is not looked for: it holds the instance
+// (holdsInstance), so a waits on standby and is never here.
+func (r *reconciler) lostReplacement(g *groupState, a *structs.Allocation, since time.Time) *structs.Allocation {
+	members := g.chains.members[g.chains.rootOf[a.ID]]
+	if len(members) < 2 {
+		return nil
+	}
+	ordered := g.chains.ordered(members)
+	last := ordered[len(ordered)-1]
+	if last.ID == a.ID || last.CreateTime < since.UnixNano() || last.NextAllocation != "" || len(g.successors[last.ID]) > 0 {
+		return nil
+	}
+	if st := g.stopOf(last.ID); st != nil {
+		if st.clientStatus == structs.AllocClientStatusLost {
+			return last
+		}
+		return nil
+	}
+	if last.ServerTerminalStatus() && last.DesiredDescription == structs.AllocLost {
+		return last
+	}
+	return nil
+}
+
+// continueChain reschedules the lost replacement lost of the counted
+// unknown allocation a by the group's reschedule policy, as a failed
+// allocation is (see docs/concepts/disconnected-clients.md, "A replacement
+// that fails"): its successor extends lost's reschedule tracker and avoids
+// lost's node, once the policy's delay, counted from the loss, has passed;
+// until then a follow-up evaluation waits for it, recorded on lost's stop
+// when this evaluation makes it lost. With the attempts used up nothing is
+// placed: a keeps standing for the instance until it returns or expires.
+func (r *reconciler) continueChain(g *groupState, a, lost *structs.Allocation) {
+	g.gone = slices.DeleteFunc(g.gone, func(x *structs.Allocation) bool { return x.ID == lost.ID })
+	st := g.stopOf(lost.ID)
+	since := time.Unix(0, lost.ModifyTime)
+	if st != nil {
+		since = r.in.Now
+	}
+	at, ok := nextRescheduleTime(lost, since)
+	if !ok {
+		return
+	}
+	own := r.in.EvalID != "" && lost.FollowupEvalID == r.in.EvalID
+	if own || !at.After(r.in.Now.Add(rescheduleWindow)) {
+		delete(g.keep, a.ID)
+		g.ignored[a.ID] = a
+		g.replacements = append(g.replacements, placementRequest{
+			name: lost.Name, taskGroup: g.tg, previousAlloc: lost, reschedule: true,
+			rescheduleDelay: rescheduleDelay(lost.LookupTaskGroup().ReschedulePolicy, lost.RescheduleTracker),
+		})
+		return
+	}
+	if st == nil {
+		return // the follow-up recorded when it was lost comes at its time
+	}
+	evals, byAlloc := r.batchFollowups([]*delayedReschedule{{alloc: lost, at: at}}, structs.EvalTriggerRetryFailedAlloc)
+	g.followups = append(g.followups, evals...)
+	st.followupEvalID = byAlloc[lost.ID]
+	g.delayed[lost.ID] = lost
 }
 
 // reconcileReconnecting resolves the allocations whose client reported
@@ -235,6 +309,7 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 		})
 		contenders := g.chains.ordered(byChain[root].union(counted))
 		keep := survivor(contenders)
+		r.stopFailedMembers(g, root, keep)
 		for _, a := range contenders {
 			_, returned := back[a.ID]
 			switch {
@@ -248,6 +323,22 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 				r.stop(g, r.decide(g, contestRule(keep, a), keep, a), structs.AllocReconnected, "")
 			}
 		}
+	}
+}
+
+// stopFailedMembers stops the members of the chain that failed and wait
+// for their reschedule (waitsForReschedule): a member that came back, keep,
+// now serves the instance, so they give way as a replacement does. They
+// took no part in the contest: a failed copy never wins over a live one,
+// whatever the strategy. The contest's own record, when there is one,
+// later replaces theirs on keep.
+func (r *reconciler) stopFailedMembers(g *groupState, root string, keep *structs.Allocation) {
+	for _, a := range g.chains.ordered(g.chains.members[root]) {
+		if a.ID == keep.ID || !waitsForReschedule(a) || g.stopped[a.ID] != nil {
+			continue
+		}
+		delete(g.keep, a.ID)
+		r.stop(g, r.decide(g, structs.ReconnectRuleFailedReplacement, keep, a), structs.AllocReconnected, "")
 	}
 }
 
@@ -390,10 +481,11 @@ func startedAt(a *structs.Allocation) time.Time {
 
 // reviveStandby decides, chain by chain, who stands for the instance of
 // the standby allocations (unknown, replaced). When nothing else of their
-// chain is left after this evaluation's stops, and no replacement is being
-// placed for a member, the newest of them counts again. Otherwise what is
-// left stands in for them, and is returned: a scale-down leaves those
-// alone, since stopping one would only hand the instance back to an
+// chain holds the instance after this evaluation's stops (holdsInstance: a
+// failed member waiting for its reschedule still does), and no replacement
+// is being placed for a member, the newest of them counts again. Otherwise
+// what is left stands in for them, and is returned: a scale-down leaves
+// those alone, since stopping one would only hand the instance back to an
 // allocation that may never return.
 func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 	standIns := allocSet{}
@@ -404,7 +496,7 @@ func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 		left := g.chains.members[root].filter(func(a *structs.Allocation) bool {
 			_, waits := waiting[a.ID]
 			_, replaced := replacing[a.ID]
-			return !waits && (replaced || (isLive(a) && g.stopped[a.ID] == nil))
+			return !waits && (replaced || (holdsInstance(a) && g.stopped[a.ID] == nil))
 		})
 		if len(left) == 0 {
 			ordered := g.chains.ordered(waiting)
