@@ -249,6 +249,20 @@ func (c chainSet) ordered(s allocSet) []*structs.Allocation {
 	return out
 }
 
+// newest returns the most recently placed member of s (by CreateIndex;
+// ties by place in the chain): the last replacement of an instance, where
+// its reschedule chain goes on.
+func (c chainSet) newest(s allocSet) *structs.Allocation {
+	ordered := c.ordered(s)
+	out := ordered[len(ordered)-1]
+	for _, a := range ordered {
+		if a.CreateIndex > out.CreateIndex {
+			out = a
+		}
+	}
+	return out
+}
+
 // byChain groups the members of s by chain, keyed by root ID.
 func (c chainSet) byChain(s allocSet) map[string]allocSet {
 	out := map[string]allocSet{}

@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -262,4 +263,161 @@ func TestServiceSched_ReconnectChainWithFailedMember(t *testing.T) {
 			}
 		})
 	}
+}
+
+// placeReplacement cuts O's node and runs evaluations until R1 replaces O;
+// R1 is left pending, as before its client starts it.
+func (f *failChain) placeReplacement(t *testing.T) *structs.Allocation {
+	t.Helper()
+	f.h.SetNodeStatus(f.o.NodeID, structs.NodeStatusDisconnected)
+	process(t, f.h, f.job, structs.EvalTriggerNodeUpdate)
+	if f.get(t, f.o.ID).NextAllocation == "" {
+		e := f.followup(t, structs.EvalTriggerRetryFailedAlloc)
+		must.NotNil(t, e)
+		f.h.Now = e.WaitUntil
+		f.run(t, e)
+	}
+	return f.get(t, f.get(t, f.o.ID).NextAllocation)
+}
+
+// A replacement lost before it started (its node dropped while it was
+// pending) is rescheduled by the policy like a failed one (see
+// docs/concepts/disconnected-clients.md, "A replacement that fails"): after
+// the delay, through a follow-up recorded on the lost one, as its
+// successor with the tracker carried (O → R1 → R2). The seed replaced O
+// afresh at once, naming O again and counting no attempt.
+func TestServiceSched_LostReplacementOfUnknownFollowsReschedulePolicy(t *testing.T) {
+	f := newFailChain(t, &structs.ReschedulePolicy{
+		Attempts: 2, Interval: time.Hour, Delay: 30 * time.Second, DelayFunction: structs.DelayFunctionConstant,
+	})
+	r1 := f.placeReplacement(t)
+	placed := f.placed()
+	f.h.Now = f.h.Now.Add(5 * time.Second)
+	f.h.SetNodeStatus(r1.NodeID, structs.NodeStatusDisconnected)
+	process(t, f.h, f.job, structs.EvalTriggerNodeUpdate)
+
+	lost := f.get(t, r1.ID)
+	must.Eq(t, structs.AllocClientStatusLost, lost.ClientStatus)
+	must.Eq(t, placed, f.placed(), must.Sprintf("nothing before the delay:%s", describeAllocs(f.h.JobAllocs(f.job))))
+	e := f.followup(t, structs.EvalTriggerRetryFailedAlloc)
+	must.NotNil(t, e)
+	must.Eq(t, f.h.Now.Add(30*time.Second), e.WaitUntil)
+	must.Eq(t, e.ID, lost.FollowupEvalID)
+
+	// Another evaluation meanwhile neither places nor replaces O afresh.
+	f.h.Now = f.h.Now.Add(10 * time.Second)
+	process(t, f.h, f.job, structs.EvalTriggerNodeUpdate)
+	must.Eq(t, placed, f.placed())
+
+	f.h.Now = e.WaitUntil
+	f.run(t, e)
+	must.Eq(t, placed+1, f.placed(), must.Sprint(describeAllocs(f.h.JobAllocs(f.job))))
+	r2 := f.get(t, f.get(t, r1.ID).NextAllocation)
+	must.Eq(t, r1.ID, r2.PreviousAllocation)
+	must.Len(t, 2, r2.RescheduleTracker.Events)
+	must.Eq(t, r1.ID, r2.RescheduleTracker.Events[1].PrevAllocID)
+	must.Eq(t, r1.ID, f.get(t, f.o.ID).NextAllocation, must.Sprint("O is not replaced afresh"))
+	must.Eq(t, structs.AllocDesiredStatusRun, f.get(t, f.o.ID).DesiredStatus)
+}
+
+// With the only attempt used by R1, R1's loss places nothing: O, still
+// unknown, stands for the instance again until it returns or expires.
+func TestServiceSched_LostReplacementOfUnknownAttemptsUsedUp(t *testing.T) {
+	f := newFailChain(t, &structs.ReschedulePolicy{
+		Attempts: 1, Interval: time.Hour, Delay: 5 * time.Second, DelayFunction: structs.DelayFunctionConstant,
+	})
+	r1 := f.placeReplacement(t)
+	placed := f.placed()
+	f.h.SetNodeStatus(r1.NodeID, structs.NodeStatusDisconnected)
+	for range 3 {
+		process(t, f.h, f.job, structs.EvalTriggerNodeUpdate)
+		process(t, f.h, f.job, structs.EvalTriggerRetryFailedAlloc)
+		f.h.Now = f.h.Now.Add(5 * time.Minute)
+	}
+	must.Eq(t, placed, f.placed(), must.Sprint(describeAllocs(f.h.JobAllocs(f.job))))
+	must.Eq(t, structs.AllocClientStatusLost, f.get(t, r1.ID).ClientStatus)
+	o := f.get(t, f.o.ID)
+	must.Eq(t, structs.AllocDesiredStatusRun, o.DesiredStatus)
+	must.Eq(t, structs.AllocClientStatusUnknown, o.ClientStatus)
+}
+
+// An original that comes back failed with no replacement (attempts = 0: the
+// policy allows none) is kept as any failed allocation whose attempts are
+// used up, desired run and counted, and nothing is placed for it; with an
+// attempt left and its delay not passed, it waits for an alloc-failure
+// follow-up and is rescheduled then, as its successor. The seed placed a
+// new copy at every such return, whatever the policy.
+func TestServiceSched_OriginalBackFailedFollowsReschedulePolicy(t *testing.T) {
+	for _, attempts := range []int{0, 1} {
+		t.Run(fmt.Sprint("attempts=", attempts), func(t *testing.T) {
+			f := newFailChain(t, &structs.ReschedulePolicy{
+				Attempts: attempts, Interval: time.Hour, Delay: time.Minute, DelayFunction: structs.DelayFunctionConstant,
+			})
+			f.h.SetNodeStatus(f.o.NodeID, structs.NodeStatusDisconnected)
+			process(t, f.h, f.job, structs.EvalTriggerNodeUpdate)
+			placed, evals := f.placed(), len(f.h.CreateEvals)
+
+			// Back at once, its task having failed meanwhile.
+			f.h.Now = f.h.Now.Add(10 * time.Second)
+			f.h.SetNodeStatus(f.o.NodeID, structs.NodeStatusReady)
+			back := f.get(t, f.o.ID).Copy()
+			back.ClientStatus = structs.AllocClientStatusFailed
+			back.AllocStates = nil
+			back.TaskStates = map[string]*structs.TaskState{"web": {State: structs.TaskStateDead, Failed: true, FinishedAt: f.h.Now}}
+			must.NoError(t, f.h.State.UpdateAllocsFromClient(f.h.NextIndex(), []*structs.Allocation{back}))
+			process(t, f.h, f.job, structs.EvalTriggerReconnect)
+
+			must.Eq(t, placed, f.placed(), must.Sprint(describeAllocs(f.h.JobAllocs(f.job))))
+			o := f.get(t, f.o.ID)
+			must.Eq(t, structs.AllocDesiredStatusRun, o.DesiredStatus)
+			must.False(t, o.NeedsToReconnect())
+			if attempts == 0 {
+				must.Eq(t, evals, len(f.h.CreateEvals), must.Sprint("no follow-up"))
+				f.h.Now = f.h.Now.Add(2 * time.Hour)
+				process(t, f.h, f.job, structs.EvalTriggerRetryFailedAlloc)
+				must.Eq(t, placed, f.placed())
+				return
+			}
+			e := f.followup(t, structs.EvalTriggerRetryFailedAlloc)
+			must.Greater(t, evals, len(f.h.CreateEvals))
+			must.Eq(t, e.ID, o.FollowupEvalID)
+			must.Eq(t, f.h.Now.Add(time.Minute), e.WaitUntil)
+			f.h.Now = e.WaitUntil
+			f.run(t, e)
+			must.Eq(t, placed+1, f.placed())
+			o = f.get(t, f.o.ID)
+			must.Eq(t, structs.AllocRescheduled, o.DesiredDescription)
+			next := f.get(t, o.NextAllocation)
+			must.Eq(t, o.ID, next.PreviousAllocation)
+			must.Len(t, 1, next.RescheduleTracker.Events)
+		})
+	}
+}
+
+// A kept original carries its chain's reschedule history: O cut, R1
+// replaces it (the only attempt of the hour), O returns and is kept, O is
+// cut again within the hour: no second replacement. Each return starting
+// the count afresh would let a flapping link place a copy per flap.
+func TestServiceSched_KeptOriginalCarriesChainTracker(t *testing.T) {
+	f := newFailChain(t, &structs.ReschedulePolicy{
+		Attempts: 1, Interval: time.Hour, Delay: 5 * time.Second, DelayFunction: structs.DelayFunctionConstant,
+	})
+	f.job.TaskGroups[0].Disconnect.Reconcile = structs.ReconcileOptionKeepOriginal
+	f.job = f.h.UpsertJob(f.job.Copy())
+	r1 := f.cutOriginal(t)
+	f.reportBack(t)
+	o := f.get(t, f.o.ID)
+	must.Eq(t, structs.AllocDesiredStatusRun, o.DesiredStatus)
+	must.Eq(t, structs.AllocReconnected, f.get(t, r1.ID).DesiredDescription)
+	must.NotNil(t, o.RescheduleTracker)
+	must.Eq(t, r1.RescheduleTracker.Events, o.RescheduleTracker.Events)
+
+	placed := f.placed()
+	f.h.Now = f.h.Now.Add(time.Minute)
+	f.h.SetNodeStatus(f.o.NodeID, structs.NodeStatusDisconnected)
+	process(t, f.h, f.job, structs.EvalTriggerNodeUpdate)
+	f.h.Now = f.h.Now.Add(10 * time.Minute)
+	process(t, f.h, f.job, structs.EvalTriggerRetryFailedAlloc)
+	must.Eq(t, placed, f.placed(), must.Sprint(describeAllocs(f.h.JobAllocs(f.job))))
+	must.Eq(t, structs.AllocClientStatusUnknown, f.get(t, f.o.ID).ClientStatus)
 }

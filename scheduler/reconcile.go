@@ -389,9 +389,14 @@ func (r *reconciler) placeMissing(g *groupState) {
 		if !names.take(a) {
 			continue
 		}
-		g.replacements = append(g.replacements, placementRequest{
-			name: a.Name, taskGroup: g.tg, previousAlloc: a, lost: a.ClientStatus != structs.AllocClientStatusFailed,
-		})
+		p := placementRequest{name: a.Name, taskGroup: g.tg, previousAlloc: a, lost: a.ClientStatus != structs.AllocClientStatusFailed}
+		if a.ClientStatus == structs.AllocClientStatusFailed {
+			// A failed original stopped on its return, its policy's
+			// delay passed (reconnectFailed): a reschedule.
+			p.reschedule = true
+			p.rescheduleDelay = rescheduleDelay(a.LookupTaskGroup().ReschedulePolicy, a.RescheduleTracker)
+		}
+		g.replacements = append(g.replacements, p)
 		missing--
 	}
 	if missing > 0 {

@@ -209,8 +209,7 @@ func (r *reconciler) lostReplacement(g *groupState, a *structs.Allocation, since
 	if len(members) < 2 {
 		return nil
 	}
-	ordered := g.chains.ordered(members)
-	last := ordered[len(ordered)-1]
+	last := g.chains.newest(members)
 	if last.ID == a.ID || last.CreateTime < since.UnixNano() || last.NextAllocation != "" || len(g.successors[last.ID]) > 0 {
 		return nil
 	}
@@ -277,8 +276,7 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 	for _, o := range reconnecting.sorted() {
 		switch {
 		case o.ClientStatus == structs.AllocClientStatusFailed:
-			// Its replacement, if any, stays; if none, the count places one.
-			r.stopAlone(g, o, structs.ReconnectRuleFailedOriginal, structs.AllocRescheduled, structs.AllocClientStatusFailed)
+			r.reconnectFailed(g, o)
 
 		case o.ClientTerminalStatus() && r.isBatch():
 			// A batch allocation that finished while away did its work.
@@ -310,6 +308,7 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 		contenders := g.chains.ordered(byChain[root].union(counted))
 		keep := survivor(contenders)
 		r.stopFailedMembers(g, root, keep)
+		r.carryTracker(g, root, keep)
 		for _, a := range contenders {
 			_, returned := back[a.ID]
 			switch {
@@ -323,6 +322,34 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 				r.stop(g, r.decide(g, contestRule(keep, a), keep, a), structs.AllocReconnected, "")
 			}
 		}
+	}
+}
+
+// reconnectFailed resolves an allocation that came back failed. When
+// another member of its chain holds the instance (holdsInstance), it is
+// stopped as failed and that member stays. Otherwise it is rescheduled by
+// its group's policy as any failed allocation (see
+// docs/concepts/disconnected-clients.md, "A replacement that fails"): stopped
+// now and replaced as its successor (placeMissing) when the policy's delay
+// has passed; else kept, failed and desired run, with an alloc-failure
+// follow-up for its time, or for good once its attempts are used up. A new
+// history entry ends its reconnect either way. Replacing it regardless of
+// the policy would let a task that keeps failing on a flaky node be
+// placed again at every return.
+func (r *reconciler) reconnectFailed(g *groupState, o *structs.Allocation) {
+	holds := g.chains.members[g.chains.rootOf[o.ID]].filter(func(a *structs.Allocation) bool {
+		return a.ID != o.ID && holdsInstance(a)
+	})
+	at, ok := nextRescheduleTime(o, lastEventTime(o))
+	if len(holds) > 0 || (ok && !at.After(r.in.Now.Add(rescheduleWindow))) {
+		r.stopAlone(g, o, structs.ReconnectRuleFailedOriginal, structs.AllocRescheduled, structs.AllocClientStatusFailed)
+		return
+	}
+	upd := g.change(o)
+	upd.AppendState(structs.AllocStateFieldClientStatus, o.ClientStatus, r.in.Now)
+	g.keep[upd.ID] = upd
+	if ok {
+		r.rescheduleLater(g, []*delayedReschedule{{alloc: upd, at: at}}, true)
 	}
 }
 
@@ -341,6 +368,48 @@ func (r *reconciler) stopFailedMembers(g *groupState, root string, keep *structs
 		r.stop(g, r.decide(g, structs.ReconnectRuleFailedReplacement, keep, a), structs.AllocReconnected, "")
 	}
 }
+
+// carryTracker gives the survivor of a chain the reschedule history of the
+// whole chain when it is an older member than the one that has it: the
+// newest reschedule tracker holds every attempt of the interval, since each
+// replacement extends its predecessor's. A kept original that drops again
+// then counts the attempts its chain already used (see
+// docs/concepts/disconnected-clients.md, "A replacement that fails"):
+// without this, each return would start the policy's count afresh.
+func (r *reconciler) carryTracker(g *groupState, root string, keep *structs.Allocation) {
+	latest := latestTracker(g.chains.members[root])
+	if latest == nil {
+		return
+	}
+	if own := latestTracker(allocSet{keep.ID: keep}); own != nil && lastAttempt(own) >= lastAttempt(latest) {
+		return
+	}
+	upd := g.change(keep)
+	upd.RescheduleTracker = latest.Copy()
+	if _, kept := g.keep[upd.ID]; kept {
+		g.keep[upd.ID] = upd
+	}
+}
+
+// latestTracker returns the reschedule tracker, among the members of s,
+// whose last attempt is the most recent; nil when none has one.
+func latestTracker(s allocSet) *structs.RescheduleTracker {
+	var out *structs.RescheduleTracker
+	var at int64
+	for _, a := range s.sorted() {
+		t := a.RescheduleTracker
+		if t == nil || len(t.Events) == 0 {
+			continue
+		}
+		if last := lastAttempt(t); out == nil || last > at {
+			out, at = t, last
+		}
+	}
+	return out
+}
+
+// lastAttempt is the time of the tracker's last attempt, which must exist.
+func lastAttempt(t *structs.RescheduleTracker) int64 { return t.Events[len(t.Events)-1].RescheduleTime }
 
 // survivor returns the one contender of a chain to keep. They are taken
 // oldest first (chainSet.ordered); each newer one takes the place of the
