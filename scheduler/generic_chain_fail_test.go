@@ -421,3 +421,32 @@ func TestServiceSched_KeptOriginalCarriesChainTracker(t *testing.T) {
 	must.Eq(t, placed, f.placed(), must.Sprint(describeAllocs(f.h.JobAllocs(f.job))))
 	must.Eq(t, structs.AllocClientStatusUnknown, f.get(t, f.o.ID).ClientStatus)
 }
+
+// A job update replaces a failed allocation whose reschedule attempts are
+// used up, here the failed replacement of an unknown original: a new version
+// is how an operator gets past a policy that allows no more attempts. The
+// seed left it failed and counted, so nothing was ever placed again.
+func TestServiceSched_JobUpdateReplacesFailedAttemptsUsedUp(t *testing.T) {
+	f := newFailChain(t, &structs.ReschedulePolicy{
+		Attempts: 1, Interval: time.Hour, Delay: 5 * time.Second, DelayFunction: structs.DelayFunctionConstant,
+	})
+	r1 := f.cutOriginal(t)
+	f.fail(t, r1)
+	placed := f.placed()
+
+	job := f.job.Copy()
+	job.TaskGroups[0].Meta = map[string]string{"rev": "2"} // an in-place change for a live copy
+	f.job = f.h.UpsertJob(job)
+	process(t, f.h, f.job, structs.EvalTriggerJobRegister)
+
+	must.Eq(t, placed+1, f.placed(), must.Sprint(describeAllocs(f.h.JobAllocs(f.job))))
+	got := f.get(t, r1.ID)
+	must.Eq(t, structs.AllocDesiredStatusStop, got.DesiredStatus)
+	next := f.get(t, got.NextAllocation)
+	must.Eq(t, f.job.Version, next.Job.Version)
+	must.Eq(t, r1.Name, next.Name)
+	// O, unknown, waits on standby; when it returns, it runs an older version and loses.
+	o := f.get(t, f.o.ID)
+	must.Eq(t, structs.AllocDesiredStatusRun, o.DesiredStatus)
+	must.Eq(t, structs.AllocClientStatusUnknown, o.ClientStatus)
+}

@@ -193,11 +193,12 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	}
 
 	g.chains = all.chains()
-	g.replaced = g.chains.replaced(r.heard)
+	g.replaced = g.chains.replaced(r.reachable)
 	g.successors = all.successors()
 	c := all.filterByTainted(taintFilter{now: r.in.Now, nodes: r.in.TaintedNodes, batch: r.isBatch(), replaced: g.replaced})
 	g.ignore(c.ignore)
-	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID)
+	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID, g.replaced)
+	r.stopSuperseded(g, c.untainted)
 	g.keep = resched.untainted
 	r.stopOldCanaries(g, r.ds)
 	r.setAsideCanaries(g, g.gd, all)
@@ -229,6 +230,17 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	r.joinDeployment(g, g.gd)
 	r.placeMissing(g)
 	return g.results()
+}
+
+// stopSuperseded stops the failed allocations, still desired run, that a
+// newer member of their chain stands in for (chainSet.replaced): their
+// successor was placed, and nothing else would ever stop them.
+func (r *reconciler) stopSuperseded(g *groupState, untainted allocSet) {
+	for _, a := range untainted.sorted() {
+		if waitsForReschedule(a) && g.replaced[a.ID] {
+			r.stop(g, a, structs.AllocRescheduled, "")
+		}
+	}
 }
 
 // rescheduleNow replaces a failed or unknown allocation by a reschedule:
@@ -305,12 +317,18 @@ func (r *reconciler) followupEval(trigger string, at time.Time) *structs.Evaluat
 
 // computeUpdates moves kept allocations of an older job version to the
 // current one: in place when only non-task fields changed, else by a
-// destructive replacement with the same name.
+// destructive replacement with the same name. A failed one still counted
+// (waiting for its reschedule, or with its attempts used up) is replaced
+// whatever changed: a new version is the operator's way out of a policy
+// that allows no more attempts, as upstream, and the old copy runs nothing
+// to update in place.
 // The update block limits them afterwards (limitUpdates).
 func (r *reconciler) computeUpdates(g *groupState) {
-	outdated := g.keep.filter(func(a *structs.Allocation) bool { return !r.sameVersion(a) && !a.TerminalStatus() })
+	outdated := g.keep.filter(func(a *structs.Allocation) bool {
+		return !r.sameVersion(a) && (!a.TerminalStatus() || waitsForReschedule(a))
+	})
 	for _, a := range outdated.sorted() {
-		if tasksUpdated(a.Job, r.in.Job, g.tg.Name) {
+		if tasksUpdated(a.Job, r.in.Job, g.tg.Name) || waitsForReschedule(a) {
 			delete(g.keep, a.ID)
 			g.destructive = append(g.destructive, placementRequest{
 				name: a.Name, taskGroup: g.tg, previousAlloc: a,

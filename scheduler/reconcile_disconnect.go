@@ -47,6 +47,7 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 			standby[upd.ID] = upd
 			continue
 		}
+		upd = r.withChainTracker(g, upd)
 		if upd.DisconnectPolicy().Replace && !r.siteHeld(upd) {
 			at, ok := nextRescheduleTime(upd, now)
 			if ok && !at.After(now.Add(rescheduleWindow)) {
@@ -187,57 +188,69 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if !ok {
 			continue
 		}
-		if lost := r.lostReplacement(g, a, since); lost != nil {
-			r.continueChain(g, a, lost)
+		if ended := r.endedReplacement(g, a, since); ended != nil {
+			r.continueChain(g, a, ended)
 			continue
 		}
-		at, ok := nextRescheduleTime(a, since)
+		v := chainView(g, a)
+		at, ok := nextRescheduleTime(v, since)
 		if ok && !at.After(r.in.Now.Add(rescheduleWindow)) {
 			delete(g.keep, a.ID)
-			r.rescheduleNow(g, a)
+			r.rescheduleNow(g, v)
 		}
 	}
 }
 
-// lostReplacement returns the newest member of a's chain when it was placed
-// while a was unknown (since its latest unknown entry), the servers stopped
-// it as lost, in this evaluation or before, and nothing replaced it; nil
-// otherwise. A failed one is not looked for: it holds the instance
+// endedReplacement returns the newest member of a's chain when it was placed
+// while a was unknown (since its latest unknown entry), nothing replaced it,
+// and the servers stopped it, in this evaluation or before, as lost or as
+// failed (one that came back failed: reconnectFailed); nil otherwise. A
+// failed one that was not away is not looked for: it holds the instance
 // (holdsInstance), so a waits on standby and is never here.
-func (r *reconciler) lostReplacement(g *groupState, a *structs.Allocation, since time.Time) *structs.Allocation {
+func (r *reconciler) endedReplacement(g *groupState, a *structs.Allocation, since time.Time) *structs.Allocation {
 	members := g.chains.members[g.chains.rootOf[a.ID]]
 	if len(members) < 2 {
 		return nil
 	}
 	last := g.chains.newest(members)
-	if last.ID == a.ID || last.CreateTime < since.UnixNano() || last.NextAllocation != "" || len(g.successors[last.ID]) > 0 {
+	if last.ID == a.ID || last.CreateTime < since.UnixNano() || len(g.successors[last.ID]) > 0 {
 		return nil
 	}
 	if st := g.stopOf(last.ID); st != nil {
-		if st.clientStatus == structs.AllocClientStatusLost {
+		if st.clientStatus == structs.AllocClientStatusLost || st.clientStatus == structs.AllocClientStatusFailed {
 			return last
 		}
 		return nil
 	}
-	if last.ServerTerminalStatus() && last.DesiredDescription == structs.AllocLost {
+	if !last.ServerTerminalStatus() {
+		return nil
+	}
+	lost := last.DesiredDescription == structs.AllocLost
+	failed := last.ClientStatus == structs.AllocClientStatusFailed && last.DesiredDescription == structs.AllocRescheduled
+	if lost || failed {
 		return last
 	}
 	return nil
 }
 
-// continueChain reschedules the lost replacement lost of the counted
-// unknown allocation a by the group's reschedule policy, as a failed
-// allocation is (see docs/concepts/disconnected-clients.md, "A replacement
-// that fails"): its successor extends lost's reschedule tracker and avoids
-// lost's node, once the policy's delay, counted from the loss, has passed;
+// continueChain reschedules the ended replacement lost (lost, or back
+// failed) of the counted unknown allocation a by the group's reschedule
+// policy, as a failed allocation is (see
+// docs/concepts/disconnected-clients.md, "A replacement that fails"): its
+// successor extends lost's reschedule tracker and avoids lost's node, once
+// the policy's delay, counted from the failure or the loss, has passed;
 // until then a follow-up evaluation waits for it, recorded on lost's stop
-// when this evaluation makes it lost. With the attempts used up nothing is
+// when this evaluation stops it. With the attempts used up nothing is
 // placed: a keeps standing for the instance until it returns or expires.
-func (r *reconciler) continueChain(g *groupState, a, lost *structs.Allocation) {
-	g.gone = slices.DeleteFunc(g.gone, func(x *structs.Allocation) bool { return x.ID == lost.ID })
-	st := g.stopOf(lost.ID)
+func (r *reconciler) continueChain(g *groupState, a, ended *structs.Allocation) {
+	g.gone = slices.DeleteFunc(g.gone, func(x *structs.Allocation) bool { return x.ID == ended.ID })
+	st := g.stopOf(ended.ID)
+	lost := chainView(g, ended)
 	since := time.Unix(0, lost.ModifyTime)
-	if st != nil {
+	switch {
+	case lost.ClientStatus == structs.AllocClientStatusFailed:
+		since = lastEventTime(lost)
+	case st != nil:
 		since = r.in.Now
 	}
 	at, ok := nextRescheduleTime(lost, since)
@@ -308,7 +321,7 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 		contenders := g.chains.ordered(byChain[root].union(counted))
 		keep := survivor(contenders)
 		r.stopFailedMembers(g, root, keep)
-		r.carryTracker(g, root, keep)
+		r.withChainTracker(g, keep)
 		for _, a := range contenders {
 			_, returned := back[a.ID]
 			switch {
@@ -326,22 +339,30 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 }
 
 // reconnectFailed resolves an allocation that came back failed. When
-// another member of its chain holds the instance (holdsInstance), it is
-// stopped as failed and that member stays. Otherwise it is rescheduled by
-// its group's policy as any failed allocation (see
-// docs/concepts/disconnected-clients.md, "A replacement that fails"): stopped
-// now and replaced as its successor (placeMissing) when the policy's delay
-// has passed; else kept, failed and desired run, with an alloc-failure
+// another member of its chain holds the instance (holdsInstance: live,
+// unknown ones included, or failed and waiting), it is stopped as failed and
+// that member stays; an unknown original it replaced goes on with the
+// chain from it (continueChain), so its failure counts. Otherwise it is
+// rescheduled by its group's policy as any failed allocation (see
+// docs/concepts/disconnected-clients.md, "A replacement that fails"),
+// counting the attempts its chain used (withChainTracker): stopped now and
+// replaced as its successor (placeMissing) when the policy's delay has
+// passed; else kept, failed and desired run, with an alloc-failure
 // follow-up for its time, or for good once its attempts are used up. A new
 // history entry ends its reconnect either way. Replacing it regardless of
-// the policy would let a task that keeps failing on a flaky node be
-// placed again at every return.
+// the policy would let a task that keeps failing on a flaky node be placed
+// again at every return.
 func (r *reconciler) reconnectFailed(g *groupState, o *structs.Allocation) {
-	holds := g.chains.members[g.chains.rootOf[o.ID]].filter(func(a *structs.Allocation) bool {
+	others := g.chains.members[g.chains.rootOf[o.ID]].filter(func(a *structs.Allocation) bool {
 		return a.ID != o.ID && holdsInstance(a)
 	})
+	if len(others) > 0 {
+		r.stopAlone(g, o, structs.ReconnectRuleFailedOriginal, structs.AllocRescheduled, structs.AllocClientStatusFailed)
+		return
+	}
+	o = r.withChainTracker(g, o)
 	at, ok := nextRescheduleTime(o, lastEventTime(o))
-	if len(holds) > 0 || (ok && !at.After(r.in.Now.Add(rescheduleWindow))) {
+	if ok && !at.After(r.in.Now.Add(rescheduleWindow)) {
 		r.stopAlone(g, o, structs.ReconnectRuleFailedOriginal, structs.AllocRescheduled, structs.AllocClientStatusFailed)
 		return
 	}
@@ -369,47 +390,79 @@ func (r *reconciler) stopFailedMembers(g *groupState, root string, keep *structs
 	}
 }
 
-// carryTracker gives the survivor of a chain the reschedule history of the
-// whole chain when it is an older member than the one that has it: the
-// newest reschedule tracker holds every attempt of the interval, since each
-// replacement extends its predecessor's. A kept original that drops again
-// then counts the attempts its chain already used (see
-// docs/concepts/disconnected-clients.md, "A replacement that fails"):
-// without this, each return would start the policy's count afresh.
-func (r *reconciler) carryTracker(g *groupState, root string, keep *structs.Allocation) {
-	latest := latestTracker(g.chains.members[root])
-	if latest == nil {
-		return
+// withChainTracker gives a, a member that stands for its instance again,
+// the reschedule history of its whole chain when a newer member has it
+// (chainTracker), and returns a's changed copy (or a when it has the newest
+// already). A kept original that drops or fails again then counts the
+// attempts its chain already used (see docs/concepts/disconnected-clients.md,
+// "A replacement that fails"): without this, each return would start the
+// policy's count afresh.
+func (r *reconciler) withChainTracker(g *groupState, a *structs.Allocation) *structs.Allocation {
+	t := chainTracker(g, a)
+	if t == nil {
+		return a
 	}
-	if own := latestTracker(allocSet{keep.ID: keep}); own != nil && lastAttempt(own) >= lastAttempt(latest) {
-		return
-	}
-	upd := g.change(keep)
-	upd.RescheduleTracker = latest.Copy()
+	upd := g.change(a)
+	upd.RescheduleTracker = t.Copy()
 	if _, kept := g.keep[upd.ID]; kept {
 		g.keep[upd.ID] = upd
 	}
+	return upd
+}
+
+// chainView is a as its reschedule is decided: a copy carrying its chain's
+// newest tracker when a has an older one (chainTracker), else a. Nothing is
+// written: the copy only extends into its replacement's tracker.
+func chainView(g *groupState, a *structs.Allocation) *structs.Allocation {
+	t := chainTracker(g, a)
+	if t == nil {
+		return a
+	}
+	c := *a
+	c.RescheduleTracker = t
+	return &c
+}
+
+// chainTracker returns the newest reschedule tracker of a's chain when it
+// records more than a's own, else nil. The newest holds every attempt of
+// the interval, since each replacement extends its predecessor's; a member
+// that stands for the instance again (an original kept over its
+// replacements, one that dropped again, one older than a replacement that
+// was lost) would otherwise count from a stale one.
+func chainTracker(g *groupState, a *structs.Allocation) *structs.RescheduleTracker {
+	latest := latestTracker(g.chains.members[g.chains.rootOf[a.ID]])
+	if latest == nil {
+		return nil
+	}
+	if own := latestTracker(allocSet{a.ID: a}); own != nil && !newerTracker(latest, own) {
+		return nil
+	}
+	return latest
 }
 
 // latestTracker returns the reschedule tracker, among the members of s,
-// whose last attempt is the most recent; nil when none has one.
+// with the most recent last attempt (newerTracker); nil when none has one.
 func latestTracker(s allocSet) *structs.RescheduleTracker {
 	var out *structs.RescheduleTracker
-	var at int64
 	for _, a := range s.sorted() {
 		t := a.RescheduleTracker
 		if t == nil || len(t.Events) == 0 {
 			continue
 		}
-		if last := lastAttempt(t); out == nil || last > at {
-			out, at = t, last
+		if out == nil || newerTracker(t, out) {
+			out = t
 		}
 	}
 	return out
 }
 
-// lastAttempt is the time of the tracker's last attempt, which must exist.
-func lastAttempt(t *structs.RescheduleTracker) int64 { return t.Events[len(t.Events)-1].RescheduleTime }
+// newerTracker reports whether tracker t records a later history than u
+// (both non-empty): a later last attempt, or as late and more attempts, as
+// when several happened at one instant.
+func newerTracker(t, u *structs.RescheduleTracker) bool {
+	tl, ul := t.Events[len(t.Events)-1].RescheduleTime, u.Events[len(u.Events)-1].RescheduleTime
+	return tl > ul || (tl == ul && len(t.Events) > len(u.Events))
+}
 
 // survivor returns the one contender of a chain to keep. They are taken
 // oldest first (chainSet.ordered); each newer one takes the place of the
