@@ -179,8 +179,8 @@ func (s allocSet) successors() map[string][]*structs.Allocation {
 func isLive(a *structs.Allocation) bool { return !a.TerminalStatus() }
 
 // holdsInstance reports whether a stands for its instance: it is live, or
-// it failed and, still desired run with no successor, waits for its
-// reschedule or has used up its attempts. Such a failed allocation keeps its
+// it failed and, still desired run, waits for its reschedule or has used
+// up its attempts (waitsForReschedule). Such a failed allocation keeps its
 // place in the count (filterByRescheduleable) and the policy decides its
 // successor, so the unknown members older than it in its chain wait on
 // standby: replacing one of them afresh would restart the policy's count

@@ -318,14 +318,16 @@ func (r *reconciler) followupEval(trigger string, at time.Time) *structs.Evaluat
 // computeUpdates moves kept allocations of an older job version to the
 // current one: in place when only non-task fields changed, else by a
 // destructive replacement with the same name. A failed one still counted
-// (waiting for its reschedule, or with its attempts used up) is replaced
-// whatever changed: a new version is the operator's way out of a policy
-// that allows no more attempts, as upstream, and the old copy runs nothing
-// to update in place.
+// (with its attempts used up, or waiting for an earlier follow-up) is
+// replaced whatever changed: a new version is the operator's way out of a
+// policy that allows no more attempts, as upstream, and the old copy runs
+// nothing to update in place. One this evaluation tags for a follow-up is
+// left to it: the follow-up places the current version.
 // The update block limits them afterwards (limitUpdates).
 func (r *reconciler) computeUpdates(g *groupState) {
 	outdated := g.keep.filter(func(a *structs.Allocation) bool {
-		return !r.sameVersion(a) && (!a.TerminalStatus() || waitsForReschedule(a))
+		failed := waitsForReschedule(a) && g.delayed[a.ID] == nil
+		return !r.sameVersion(a) && (!a.TerminalStatus() || failed)
 	})
 	for _, a := range outdated.sorted() {
 		if tasksUpdated(a.Job, r.in.Job, g.tg.Name) || waitsForReschedule(a) {
