@@ -77,7 +77,11 @@ type placementRequest struct {
 	// keepPrevious leaves previousAlloc running (an unknown original; see "Disconnecting allocations" in docs/concepts/disconnected-clients.md):
 	// the scheduler only records the replacement as its NextAllocation.
 	keepPrevious bool
-	lost         bool
+	// standsFor is the unknown allocation whose chain the request goes on
+	// from an ended replacement (continueChain): like a kept previous one,
+	// it stands for the instance again if the request is dropped.
+	standsFor *structs.Allocation
+	lost      bool
 	// migrate moves previousAlloc off a draining node, or away from where
 	// an operator stopped it.
 	migrate bool
@@ -364,6 +368,10 @@ func (r *reconciler) scaleDown(g *groupState) {
 	for _, p := range g.replacements {
 		if p.keepPrevious {
 			g.keep[p.previousAlloc.ID] = p.previousAlloc
+			continue
+		}
+		if p.standsFor != nil {
+			g.keep[p.standsFor.ID] = p.standsFor
 			continue
 		}
 		kept = append(kept, p)

@@ -262,7 +262,7 @@ func (r *reconciler) continueChain(g *groupState, a, ended *structs.Allocation) 
 		delete(g.keep, a.ID)
 		g.ignored[a.ID] = a
 		g.replacements = append(g.replacements, placementRequest{
-			name: lost.Name, taskGroup: g.tg, previousAlloc: lost, reschedule: true,
+			name: lost.Name, taskGroup: g.tg, previousAlloc: lost, reschedule: true, standsFor: a,
 			rescheduleDelay: rescheduleDelay(lost.LookupTaskGroup().ReschedulePolicy, lost.RescheduleTracker),
 		})
 		return

@@ -38,14 +38,15 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden results of testdat
 //	node ID [status=ready|disconnected|down|gone] [drain]
 //	alloc ID idx=N [node=ID] [client=STATUS] [desired=run|stop] [prev=ID] [version=N]
 //	      [unknown_since=D] [failed_at=D] [started=D] [score=F] [created=N] [migrate]
-//	      [old_tasks] [deployment=ID] [healthy=BOOL] [canary] [attempts=D,D...]
+//	      [old_tasks] [deployment=ID] [healthy=BOOL] [canary] [attempts=D,D...] [placed=D]
 //	deployment ID [version=N] [status=STATUS] [promoted] [canaries=N]
 //	reconcile [now=D]
 //
 // old_tasks gives the allocation a job whose task differs from the current
 // one, so moving it to the current version is a destructive update. A job's
 // attempts= sets its reschedule policy; an allocation's attempts= its
-// reschedule tracker, one attempt at each time.
+// reschedule tracker, one attempt at each time, and placed= its creation
+// time.
 //
 // Durations are relative to the scenario's now and may be negative.
 func TestReconcileGolden(t *testing.T) {
@@ -367,6 +368,11 @@ func (s *scenario) setAlloc(d *directive) error {
 		return err
 	} else if ok {
 		failedAt(a, s.now.Add(at))
+	}
+	if at, ok, err := d.duration("placed"); err != nil {
+		return err
+	} else if ok {
+		a.CreateTime = s.now.Add(at).UnixNano()
 	}
 	if v := d.args["attempts"]; v != "" {
 		// The reschedule tracker: one attempt at each time, the last one
