@@ -171,8 +171,9 @@ func siteHeldDescription(held map[string]string, allocs []*structs.Allocation, r
 // with the attempts used up, they wait for their node or their expiry.
 //
 // When a replacement placed while the allocation was unknown has since been
-// lost, the chain goes on from that replacement instead (continueChain):
-// replacing the unknown one afresh would start its reschedule count again.
+// lost, or came back failed, the chain goes on from that replacement instead
+// (continueChain): replacing the unknown one afresh would start its
+// reschedule count again.
 func (r *reconciler) replaceUnknown(g *groupState) {
 	for _, a := range g.keep.sorted() {
 		if a.ClientStatus != structs.AllocClientStatusUnknown {
@@ -233,47 +234,48 @@ func (r *reconciler) endedReplacement(g *groupState, a *structs.Allocation, sinc
 	return nil
 }
 
-// continueChain reschedules the ended replacement lost (lost, or back
-// failed) of the counted unknown allocation a by the group's reschedule
-// policy, as a failed allocation is (see
+// continueChain reschedules ended, the replacement of the counted unknown
+// allocation a that was lost or came back failed, by the group's
+// reschedule policy, as a failed allocation is (see
 // docs/concepts/disconnected-clients.md, "A replacement that fails"): its
-// successor extends lost's reschedule tracker and avoids lost's node, once
-// the policy's delay, counted from the failure or the loss, has passed;
-// until then a follow-up evaluation waits for it, recorded on lost's stop
-// when this evaluation stops it. With the attempts used up nothing is
-// placed: a keeps standing for the instance until it returns or expires.
+// successor extends the chain's newest reschedule tracker and avoids ended's
+// node, once the policy's delay, counted from the failure or the loss, has
+// passed; until then a follow-up evaluation waits for it, recorded on
+// ended's stop when this evaluation stops it. With the attempts used up
+// nothing is placed: a keeps standing for the instance until it returns or
+// expires.
 func (r *reconciler) continueChain(g *groupState, a, ended *structs.Allocation) {
 	g.gone = slices.DeleteFunc(g.gone, func(x *structs.Allocation) bool { return x.ID == ended.ID })
 	st := g.stopOf(ended.ID)
-	lost := chainView(g, ended)
-	since := time.Unix(0, lost.ModifyTime)
+	view := chainView(g, ended)
+	since := time.Unix(0, ended.ModifyTime)
 	switch {
-	case lost.ClientStatus == structs.AllocClientStatusFailed:
-		since = lastEventTime(lost)
+	case ended.ClientStatus == structs.AllocClientStatusFailed:
+		since = lastEventTime(ended)
 	case st != nil:
 		since = r.in.Now
 	}
-	at, ok := nextRescheduleTime(lost, since)
+	at, ok := nextRescheduleTime(view, since)
 	if !ok {
 		return
 	}
-	own := r.in.EvalID != "" && lost.FollowupEvalID == r.in.EvalID
+	own := r.in.EvalID != "" && ended.FollowupEvalID == r.in.EvalID
 	if own || !at.After(r.in.Now.Add(rescheduleWindow)) {
 		delete(g.keep, a.ID)
 		g.ignored[a.ID] = a
 		g.replacements = append(g.replacements, placementRequest{
-			name: lost.Name, taskGroup: g.tg, previousAlloc: lost, reschedule: true, standsFor: a,
-			rescheduleDelay: rescheduleDelay(lost.LookupTaskGroup().ReschedulePolicy, lost.RescheduleTracker),
+			name: ended.Name, taskGroup: g.tg, previousAlloc: view, reschedule: true, standsFor: a,
+			rescheduleDelay: rescheduleDelay(ended.LookupTaskGroup().ReschedulePolicy, view.RescheduleTracker),
 		})
 		return
 	}
 	if st == nil {
-		return // the follow-up recorded when it was lost comes at its time
+		return // the follow-up recorded when it was stopped comes at its time
 	}
-	evals, byAlloc := r.batchFollowups([]*delayedReschedule{{alloc: lost, at: at}}, structs.EvalTriggerRetryFailedAlloc)
+	evals, byAlloc := r.batchFollowups([]*delayedReschedule{{alloc: ended, at: at}}, structs.EvalTriggerRetryFailedAlloc)
 	g.followups = append(g.followups, evals...)
-	st.followupEvalID = byAlloc[lost.ID]
-	g.delayed[lost.ID] = lost
+	st.followupEvalID = byAlloc[ended.ID]
+	g.delayed[ended.ID] = ended
 }
 
 // reconcileReconnecting resolves the allocations whose client reported
