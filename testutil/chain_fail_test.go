@@ -104,3 +104,52 @@ func TestMemCluster_FailedReplacementFollowsReschedulePolicy(t *testing.T) {
 		})
 	}
 }
+
+// nomad alloc stop of an unknown allocation, then its node goes down (spec
+// §8 amended), end to end: the servers keep it unknown and desired stop,
+// since its task may still run on the cut-off node; they never record lost
+// for it. The base tree marked it lost when the node went down.
+func TestMemCluster_StoppedUnknownStaysUnknownWhenNodeDown(t *testing.T) {
+	testutil.Bubble(t, func(t *testing.T) {
+		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 1, Clients: 2})
+		st := func() *state.StateStore { return c.Leader().State() }
+		job := disconnectJob()
+		var reg structs.JobRegisterResponse
+		must.NoError(t, c.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+		var o *structs.Allocation
+		testutil.Eventually(t, time.Minute, "O running", func() (bool, string) {
+			all, err := st().AllocsByJob(nil, job.Namespace, job.ID, true)
+			must.NoError(t, err)
+			if len(all) == 1 && all[0].ClientStatus == structs.AllocClientStatusRunning {
+				o = all[0]
+				return true, ""
+			}
+			return false, describe(all)
+		})
+		for i, cl := range c.Clients {
+			if cl.NodeID() == o.NodeID {
+				c.Net.Isolate(testutil.ClientHost(i), testutil.Blackhole)
+			}
+		}
+		testutil.Eventually(t, 5*time.Minute, "O unknown", func() (bool, string) {
+			a, err := st().AllocByID(nil, o.ID)
+			must.NoError(t, err)
+			return a.ClientStatus == structs.AllocClientStatusUnknown, a.ClientStatus
+		})
+
+		var resp structs.AllocStopResponse
+		must.NoError(t, c.Leader().RPC("Alloc.Stop", &structs.AllocStopRequest{AllocID: o.ID}, &resp))
+		// Nothing on the node may come back now: it goes down.
+		testutil.Eventually(t, 10*time.Minute, "node down", func() (bool, string) {
+			n, err := st().NodeByID(nil, o.NodeID)
+			must.NoError(t, err)
+			return n.Status == structs.NodeStatusDown, n.Status
+		})
+		testutil.Settle(time.Minute)
+
+		a, err := st().AllocByID(nil, o.ID)
+		must.NoError(t, err)
+		must.Eq(t, structs.AllocDesiredStatusStop, a.DesiredStatus)
+		must.Eq(t, structs.AllocClientStatusUnknown, a.ClientStatus)
+	})
+}
