@@ -105,10 +105,11 @@ func TestMemCluster_FailedReplacementFollowsReschedulePolicy(t *testing.T) {
 	}
 }
 
-// nomad alloc stop of an unknown allocation, then its node goes down (spec
-// §8 amended), end to end: the servers keep it unknown and desired stop,
-// since its task may still run on the cut-off node; they never record lost
-// for it. The base tree marked it lost when the node went down.
+// nomad alloc stop of an unknown allocation, then its node goes down (see
+// docs/concepts/disconnected-clients.md, "Operator actions"), end to end:
+// the servers keep it unknown and desired stop, since its task may still
+// run on the cut-off node; they never record lost for it. The base tree
+// marked it lost when the node went down.
 func TestMemCluster_StoppedUnknownStaysUnknownWhenNodeDown(t *testing.T) {
 	testutil.Bubble(t, func(t *testing.T) {
 		c := testutil.NewMemCluster(t, testutil.MemClusterConfig{Servers: 1, Clients: 2})
