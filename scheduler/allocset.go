@@ -178,6 +178,29 @@ func (s allocSet) successors() map[string][]*structs.Allocation {
 
 func isLive(a *structs.Allocation) bool { return !a.TerminalStatus() }
 
+// holdsInstance reports whether a stands for its instance: it is live, or
+// it failed and, still desired run, waits for its reschedule or has used
+// up its attempts (waitsForReschedule). Such a failed allocation keeps its
+// place in the count (filterByRescheduleable) and the policy decides its
+// successor, so the unknown members older than it in its chain wait on
+// standby: replacing one of them afresh would restart the policy's count
+// (see docs/concepts/disconnected-clients.md, "A replacement that fails").
+//
+// One that came back failed from a disconnect (still needing to reconnect)
+// holds it only while no other member does: reconnectFailed stops it when
+// another does, so it never stands in for them.
+func holdsInstance(a *structs.Allocation) bool {
+	return isLive(a) || (waitsForReschedule(a) && !a.NeedsToReconnect())
+}
+
+// waitsForReschedule reports whether a failed and is still desired run:
+// the reschedule policy decides what replaces it. (Its NextAllocation may
+// name a replacement that lost to it when it came back, before it failed;
+// which member stands is the chain's to say: chainSet.replaced.)
+func waitsForReschedule(a *structs.Allocation) bool {
+	return a.ClientStatus == structs.AllocClientStatusFailed && !a.ServerTerminalStatus()
+}
+
 // chainSet splits a group's allocations into replacement chains, O → R1 →
 // R2 …, linked by PreviousAllocation. A chain stands for one instance of
 // the group, so the reconciler counts and resolves it as one unit (see docs/concepts/disconnected-clients.md, "Reconnect"):
@@ -232,6 +255,20 @@ func (c chainSet) ordered(s allocSet) []*structs.Allocation {
 	return out
 }
 
+// newest returns the most recently placed member of s (by CreateIndex;
+// ties by place in the chain): the last replacement of an instance, where
+// its reschedule chain goes on.
+func (c chainSet) newest(s allocSet) *structs.Allocation {
+	ordered := c.ordered(s)
+	out := ordered[len(ordered)-1]
+	for _, a := range ordered {
+		if a.CreateIndex > out.CreateIndex {
+			out = a
+		}
+	}
+	return out
+}
+
 // byChain groups the members of s by chain, keyed by root ID.
 func (c chainSet) byChain(s allocSet) map[string]allocSet {
 	out := map[string]allocSet{}
@@ -245,21 +282,33 @@ func (c chainSet) byChain(s allocSet) map[string]allocSet {
 	return out
 }
 
-// replaced returns the IDs of the members that another live member of
-// their chain stands in for: one that is heard from (anywhere in the
-// chain: a kept original stands in for the replacements that are still
-// unknown), or a newer one. So of a chain whose every live member is
-// unknown, only the newest counts.
-func (c chainSet) replaced(heard func(*structs.Allocation) bool) map[string]bool {
+// replaced returns the IDs of the members that another member of their
+// chain stands in for. Members that hold the instance (holdsInstance: live,
+// or failed and waiting for their reschedule) and are heard from stand
+// before the others: live ones that are reachable (not unknown, their node
+// neither disconnected, down nor gone), and failed ones wherever they are,
+// since their failure is known and final. So a kept original stands in for
+// the replacements that are still unknown, and so does one that failed
+// since, whose failure the policy reschedules. Among those heard from, and
+// among the rest when none is, the newest stands. So of a chain whose every
+// live member is unknown, only the newest counts, unless a newer
+// replacement failed: then the failed one holds the instance.
+func (c chainSet) replaced(reachable func(*structs.Allocation) bool) map[string]bool {
 	out := map[string]bool{}
 	for _, members := range c.members {
 		if len(members) < 2 {
 			continue // a chain of one stands for itself
 		}
 		ordered := c.ordered(members)
+		heard := func(a *structs.Allocation) bool {
+			return holdsInstance(a) && (reachable(a) || waitsForReschedule(a))
+		}
 		for i, a := range ordered {
 			for j, b := range ordered {
-				if i != j && isLive(b) && (j > i || heard(b)) {
+				if i == j || !holdsInstance(b) {
+					continue
+				}
+				if (heard(a) && heard(b) && j > i) || (!heard(a) && (heard(b) || j > i)) {
 					out[a.ID] = true
 					break
 				}
@@ -376,16 +425,19 @@ type delayedReschedule struct {
 }
 
 // filterByRescheduleable separates failed allocations to replace now or
-// later from those that stay counted. A failed allocation that already has
-// a replacement is dropped: its successor counts instead.
-func (s allocSet) filterByRescheduleable(now time.Time, evalID string) rescheduleSets {
+// later from those that stay counted. A failed allocation that another
+// member of its chain stands in for (replaced: chainSet.replaced) is
+// dropped: that one counts instead. The chain decides, not NextAllocation:
+// an original kept over its replacement on its return still names it, and
+// when it fails later it is the one to reschedule.
+func (s allocSet) filterByRescheduleable(now time.Time, evalID string, replaced map[string]bool) rescheduleSets {
 	out := rescheduleSets{untainted: make(allocSet, len(s)), now: allocSet{}}
 	for id, a := range s {
 		if a.ClientStatus != structs.AllocClientStatusFailed {
 			out.untainted[id] = a
 			continue
 		}
-		if a.NextAllocation != "" {
+		if replaced[id] {
 			continue
 		}
 		at, eligible := nextRescheduleTime(a, lastEventTime(a))

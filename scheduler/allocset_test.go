@@ -109,7 +109,9 @@ func TestAllocSet_FilterByTainted(t *testing.T) {
 	successor := mk(job, ready.ID, structs.AllocClientStatusRunning)
 	successor.PreviousAllocation = replaced.ID
 	withSucc := all.union(newAllocSet([]*structs.Allocation{successor}))
-	c := all.filterByTainted(taintFilter{now: testNow, nodes: tainted, replaced: withSucc.chains().replaced(isLive)})
+	c := all.filterByTainted(taintFilter{now: testNow, nodes: tainted, replaced: withSucc.chains().replaced(func(a *structs.Allocation) bool {
+		return a.ClientStatus != structs.AllocClientStatusUnknown
+	})})
 
 	must.Eq(t, ids(newAllocSet([]*structs.Allocation{untainted, onDrain, unknown, failedOnDown})), ids(c.untainted))
 	must.Eq(t, ids(newAllocSet([]*structs.Allocation{migrate})), ids(c.migrate))

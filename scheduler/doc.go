@@ -32,9 +32,12 @@
 // Counting rule. Each instance of a group (a name, job.group[i]) is stood
 // for by one replacement chain (O → R1 → R2 …, linked by
 // PreviousAllocation; chainSet), counted once. An unknown member stands for
-// the instance only while no other live member is heard from and none is
-// newer; otherwise it waits on standby, neither counted nor stopped, and the
-// other member stands in. A chain whose members come back is resolved as
+// the instance only while no other member holding it (live, or failed and
+// waiting for its reschedule) is heard from and none is newer; otherwise it
+// waits on standby, neither counted nor stopped, and the other member
+// stands in. A failed member is rescheduled by the group's policy, with the
+// chain's attempts (its newest reschedule tracker), never replaced afresh
+// through an older unknown one. A chain whose members come back is resolved as
 // one unit to exactly one survivor (reconcileReconnecting). Neither an
 // unknown allocation nor a stand-in is ever stopped as
 // excess: stopping a stand-in would only hand its instance back to the

@@ -258,3 +258,25 @@ func TestServiceSched_AllocStopUnknown_NoRoom(t *testing.T) {
 	must.Len(t, 1, placed)
 	must.Eq(t, 1, counted(h.JobAllocs(job)))
 }
+
+// alloc stop of an unknown allocation, then its node goes down (see
+// docs/concepts/disconnected-clients.md, "Operator actions"): the servers
+// never record a terminal client status for it, since its task may still
+// run on the cut-off node; it stays unknown until its client reports. The
+// seed marked it lost in the node-down evaluation.
+func TestServiceSched_StoppedUnknownStaysUnknownOnDownNode(t *testing.T) {
+	h, _, job, orig := disconnectFixture(t, "")
+	process(t, h, job, structs.EvalTriggerNodeUpdate)
+	allocStop(t, h, job, orig)
+	got, _ := h.State.AllocByID(nil, orig.ID)
+	must.Eq(t, structs.AllocDesiredStatusStop, got.DesiredStatus)
+
+	h.Now = h.Now.Add(time.Minute)
+	h.SetNodeStatus(orig.NodeID, structs.NodeStatusDown)
+	process(t, h, job, structs.EvalTriggerNodeUpdate)
+
+	got, _ = h.State.AllocByID(nil, orig.ID)
+	must.Eq(t, structs.AllocClientStatusUnknown, got.ClientStatus)
+	must.Eq(t, structs.AllocStopped, got.DesiredDescription)
+	must.Eq(t, 3, counted(h.JobAllocs(job)))
+}

@@ -25,6 +25,12 @@ type fleet struct {
 	job   *structs.Job
 	nodes []*structs.Node
 	cut   map[string]bool // partitioned nodes
+	// failed are allocations whose task exited while their node was cut:
+	// their client reports them failed when it returns.
+	failed map[string]bool
+	// afterEval, when set, checks each evaluation's plans against the
+	// allocations as they were before it ran.
+	afterEval func(before map[string]*structs.Allocation, plans []*structs.Plan)
 }
 
 func (f *fleet) process(trigger string) {
@@ -41,7 +47,17 @@ func (f *fleet) process(trigger string) {
 func (f *fleet) run(e *structs.Evaluation) {
 	f.t.Helper()
 	plans := len(f.h.Plans)
+	var before map[string]*structs.Allocation
+	if f.afterEval != nil {
+		before = map[string]*structs.Allocation{}
+		for _, a := range f.h.JobAllocs(f.job) {
+			before[a.ID] = a
+		}
+	}
 	must.NoError(f.t, f.h.Process(scheduler.NewServiceScheduler, e))
+	if f.afterEval != nil {
+		f.afterEval(before, f.h.Plans[plans:])
+	}
 	for _, plan := range f.h.Plans[plans:] {
 		for _, a := range schedtest.PlacedAllocs(plan) {
 			node, err := f.h.State.NodeByID(nil, a.NodeID)
@@ -95,12 +111,17 @@ func (f *fleet) sync() {
 	}
 }
 
-// clientView is the report a client makes of a: stopped if the servers
-// stopped it, else running, with the start time its task kept throughout.
+// clientView is the report a client makes of a: failed if its task exited,
+// stopped if the servers stopped it, else running, with the start time its
+// task kept throughout.
 func (f *fleet) clientView(a *structs.Allocation) *structs.Allocation {
 	u := a.Copy()
 	u.AllocStates = nil
 	switch {
+	case f.failed[a.ID]:
+		delete(f.failed, a.ID)
+		u.ClientStatus = structs.AllocClientStatusFailed
+		u.TaskStates = map[string]*structs.TaskState{"web": {State: structs.TaskStateDead, Failed: true, FinishedAt: f.h.Now}}
 	case a.ServerTerminalStatus():
 		u.ClientStatus = structs.AllocClientStatusComplete
 	case a.ClientStatus == structs.AllocClientStatusRunning:
@@ -240,6 +261,9 @@ func (f *fleet) servedBy(returning string) map[string]map[string]*structs.Alloca
 		if a.TerminalStatus() || a.DesiredTransition.ShouldMigrate() ||
 			a.Job.Version != f.job.Version || a.Job.JobModifyIndex != f.job.JobModifyIndex {
 			continue
+		}
+		if f.failed[a.ID] {
+			continue // its task exited while its node was cut
 		}
 		reachable := !f.cut[a.NodeID] && a.ClientStatus == structs.AllocClientStatusRunning
 		back := a.NodeID == returning && (a.ClientStatus == structs.AllocClientStatusRunning || a.ClientStatus == structs.AllocClientStatusUnknown)

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -76,7 +77,11 @@ type placementRequest struct {
 	// keepPrevious leaves previousAlloc running (an unknown original; see "Disconnecting allocations" in docs/concepts/disconnected-clients.md):
 	// the scheduler only records the replacement as its NextAllocation.
 	keepPrevious bool
-	lost         bool
+	// standsFor is the unknown allocation whose chain the request goes on
+	// from an ended replacement (continueChain): like a kept previous one,
+	// it stands for the instance again if the request is dropped.
+	standsFor *structs.Allocation
+	lost      bool
 	// migrate moves previousAlloc off a draining node, or away from where
 	// an operator stopped it.
 	migrate bool
@@ -192,11 +197,12 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	}
 
 	g.chains = all.chains()
-	g.replaced = g.chains.replaced(r.heard)
+	g.replaced = g.chains.replaced(r.reachable)
 	g.successors = all.successors()
 	c := all.filterByTainted(taintFilter{now: r.in.Now, nodes: r.in.TaintedNodes, batch: r.isBatch(), replaced: g.replaced})
 	g.ignore(c.ignore)
-	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID)
+	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID, g.replaced)
+	r.stopSuperseded(g, c.untainted)
 	g.keep = resched.untainted
 	r.stopOldCanaries(g, r.ds)
 	r.setAsideCanaries(g, g.gd, all)
@@ -210,9 +216,12 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	r.reconcileReconnecting(g, c.reconnecting)
 	standby := c.standby.union(r.markDisconnecting(g, c.disconnecting))
 	standby = r.stopByOperator(g, c.migrate, standby)
-	for _, a := range resched.now.sorted() {
+	// A failed replacement that gave way to its returning original is not
+	// rescheduled.
+	for _, a := range resched.now.difference(g.stopped).sorted() {
 		r.rescheduleNow(g, a)
 	}
+	resched.later = slices.DeleteFunc(resched.later, func(l *delayedReschedule) bool { return g.stopped[l.alloc.ID] != nil })
 	g.standIns = r.reviveStandby(g, standby)
 	r.replaceUnknown(g)
 	g.ignore(standby.difference(g.keep, g.disconnected))
@@ -225,6 +234,17 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	r.joinDeployment(g, g.gd)
 	r.placeMissing(g)
 	return g.results()
+}
+
+// stopSuperseded stops the failed allocations, still desired run, that a
+// newer member of their chain stands in for (chainSet.replaced): their
+// successor was placed, and nothing else would ever stop them.
+func (r *reconciler) stopSuperseded(g *groupState, untainted allocSet) {
+	for _, a := range untainted.sorted() {
+		if waitsForReschedule(a) && g.replaced[a.ID] {
+			r.stop(g, a, structs.AllocRescheduled, "")
+		}
+	}
 }
 
 // rescheduleNow replaces a failed or unknown allocation by a reschedule:
@@ -301,12 +321,20 @@ func (r *reconciler) followupEval(trigger string, at time.Time) *structs.Evaluat
 
 // computeUpdates moves kept allocations of an older job version to the
 // current one: in place when only non-task fields changed, else by a
-// destructive replacement with the same name.
+// destructive replacement with the same name. A failed one still counted
+// (with its attempts used up, or waiting for an earlier follow-up) is
+// replaced whatever changed: a new version is the operator's way out of a
+// policy that allows no more attempts, as upstream, and the old copy runs
+// nothing to update in place. One this evaluation tags for a follow-up is
+// left to it: the follow-up places the current version.
 // The update block limits them afterwards (limitUpdates).
 func (r *reconciler) computeUpdates(g *groupState) {
-	outdated := g.keep.filter(func(a *structs.Allocation) bool { return !r.sameVersion(a) && !a.TerminalStatus() })
+	outdated := g.keep.filter(func(a *structs.Allocation) bool {
+		failed := waitsForReschedule(a) && g.delayed[a.ID] == nil
+		return !r.sameVersion(a) && (!a.TerminalStatus() || failed)
+	})
 	for _, a := range outdated.sorted() {
-		if tasksUpdated(a.Job, r.in.Job, g.tg.Name) {
+		if tasksUpdated(a.Job, r.in.Job, g.tg.Name) || waitsForReschedule(a) {
 			delete(g.keep, a.ID)
 			g.destructive = append(g.destructive, placementRequest{
 				name: a.Name, taskGroup: g.tg, previousAlloc: a,
@@ -340,6 +368,10 @@ func (r *reconciler) scaleDown(g *groupState) {
 	for _, p := range g.replacements {
 		if p.keepPrevious {
 			g.keep[p.previousAlloc.ID] = p.previousAlloc
+			continue
+		}
+		if p.standsFor != nil {
+			g.keep[p.standsFor.ID] = p.standsFor
 			continue
 		}
 		kept = append(kept, p)
@@ -385,9 +417,14 @@ func (r *reconciler) placeMissing(g *groupState) {
 		if !names.take(a) {
 			continue
 		}
-		g.replacements = append(g.replacements, placementRequest{
-			name: a.Name, taskGroup: g.tg, previousAlloc: a, lost: a.ClientStatus != structs.AllocClientStatusFailed,
-		})
+		p := placementRequest{name: a.Name, taskGroup: g.tg, previousAlloc: a, lost: a.ClientStatus != structs.AllocClientStatusFailed}
+		if a.ClientStatus == structs.AllocClientStatusFailed {
+			// A failed original stopped on its return, its policy's
+			// delay passed (reconnectFailed): a reschedule.
+			p.reschedule = true
+			p.rescheduleDelay = rescheduleDelay(a.LookupTaskGroup().ReschedulePolicy, a.RescheduleTracker)
+		}
+		g.replacements = append(g.replacements, p)
 		missing--
 	}
 	if missing > 0 {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,6 +47,7 @@ func (r *reconciler) markDisconnecting(g *groupState, disconnecting allocSet) al
 			standby[upd.ID] = upd
 			continue
 		}
+		upd = r.withChainTracker(g, upd)
 		if upd.DisconnectPolicy().Replace && !r.siteHeld(upd) {
 			at, ok := nextRescheduleTime(upd, now)
 			if ok && !at.After(now.Add(rescheduleWindow)) {
@@ -167,6 +169,11 @@ func siteHeldDescription(held map[string]string, allocs []*structs.Allocation, r
 // replaces on disconnect and whose reschedule delay, counted from the
 // moment they became unknown, has passed (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"). With replace = false, or
 // with the attempts used up, they wait for their node or their expiry.
+//
+// When a replacement placed while the allocation was unknown has since been
+// lost, or came back failed, the chain goes on from that replacement instead
+// (continueChain): replacing the unknown one afresh would start its
+// reschedule count again.
 func (r *reconciler) replaceUnknown(g *groupState) {
 	for _, a := range g.keep.sorted() {
 		if a.ClientStatus != structs.AllocClientStatusUnknown {
@@ -182,12 +189,93 @@ func (r *reconciler) replaceUnknown(g *groupState) {
 		if !ok {
 			continue
 		}
-		at, ok := nextRescheduleTime(a, since)
+		if ended := r.endedReplacement(g, a, since); ended != nil {
+			r.continueChain(g, a, ended)
+			continue
+		}
+		v := chainView(g, a)
+		at, ok := nextRescheduleTime(v, since)
 		if ok && !at.After(r.in.Now.Add(rescheduleWindow)) {
 			delete(g.keep, a.ID)
-			r.rescheduleNow(g, a)
+			r.rescheduleNow(g, v)
 		}
 	}
+}
+
+// endedReplacement returns the newest member of a's chain when it was placed
+// while a was unknown (since its latest unknown entry), nothing replaced it,
+// and the servers stopped it, in this evaluation or before, as lost or as
+// failed (one that came back failed: reconnectFailed); nil otherwise. A
+// failed one that was not away is not looked for: it holds the instance
+// (holdsInstance), so a waits on standby and is never here.
+func (r *reconciler) endedReplacement(g *groupState, a *structs.Allocation, since time.Time) *structs.Allocation {
+	members := g.chains.members[g.chains.rootOf[a.ID]]
+	if len(members) < 2 {
+		return nil
+	}
+	last := g.chains.newest(members)
+	if last.ID == a.ID || last.CreateTime < since.UnixNano() || len(g.successors[last.ID]) > 0 {
+		return nil
+	}
+	if st := g.stopOf(last.ID); st != nil {
+		if st.clientStatus == structs.AllocClientStatusLost || st.clientStatus == structs.AllocClientStatusFailed {
+			return last
+		}
+		return nil
+	}
+	if !last.ServerTerminalStatus() {
+		return nil
+	}
+	lost := last.DesiredDescription == structs.AllocLost
+	failed := last.ClientStatus == structs.AllocClientStatusFailed && last.DesiredDescription == structs.AllocRescheduled
+	if lost || failed {
+		return last
+	}
+	return nil
+}
+
+// continueChain reschedules ended, the replacement of the counted unknown
+// allocation a that was lost or came back failed, by the group's
+// reschedule policy, as a failed allocation is (see
+// docs/concepts/disconnected-clients.md, "A replacement that fails"): its
+// successor extends the chain's newest reschedule tracker and avoids ended's
+// node, once the policy's delay, counted from the failure or the loss, has
+// passed; until then a follow-up evaluation waits for it, recorded on
+// ended's stop when this evaluation stops it. With the attempts used up
+// nothing is placed: a keeps standing for the instance until it returns or
+// expires.
+func (r *reconciler) continueChain(g *groupState, a, ended *structs.Allocation) {
+	g.gone = slices.DeleteFunc(g.gone, func(x *structs.Allocation) bool { return x.ID == ended.ID })
+	st := g.stopOf(ended.ID)
+	view := chainView(g, ended)
+	since := time.Unix(0, ended.ModifyTime)
+	switch {
+	case ended.ClientStatus == structs.AllocClientStatusFailed:
+		since = lastEventTime(ended)
+	case st != nil:
+		since = r.in.Now
+	}
+	at, ok := nextRescheduleTime(view, since)
+	if !ok {
+		return
+	}
+	own := r.in.EvalID != "" && ended.FollowupEvalID == r.in.EvalID
+	if own || !at.After(r.in.Now.Add(rescheduleWindow)) {
+		delete(g.keep, a.ID)
+		g.ignored[a.ID] = a
+		g.replacements = append(g.replacements, placementRequest{
+			name: ended.Name, taskGroup: g.tg, previousAlloc: view, reschedule: true, standsFor: a,
+			rescheduleDelay: rescheduleDelay(ended.LookupTaskGroup().ReschedulePolicy, view.RescheduleTracker),
+		})
+		return
+	}
+	if st == nil {
+		return // the follow-up recorded when it was stopped comes at its time
+	}
+	evals, byAlloc := r.batchFollowups([]*delayedReschedule{{alloc: ended, at: at}}, structs.EvalTriggerRetryFailedAlloc)
+	g.followups = append(g.followups, evals...)
+	st.followupEvalID = byAlloc[ended.ID]
+	g.delayed[ended.ID] = ended
 }
 
 // reconcileReconnecting resolves the allocations whose client reported
@@ -203,8 +291,7 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 	for _, o := range reconnecting.sorted() {
 		switch {
 		case o.ClientStatus == structs.AllocClientStatusFailed:
-			// Its replacement, if any, stays; if none, the count places one.
-			r.stopAlone(g, o, structs.ReconnectRuleFailedOriginal, structs.AllocRescheduled, structs.AllocClientStatusFailed)
+			r.reconnectFailed(g, o)
 
 		case o.ClientTerminalStatus() && r.isBatch():
 			// A batch allocation that finished while away did its work.
@@ -235,6 +322,8 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 		})
 		contenders := g.chains.ordered(byChain[root].union(counted))
 		keep := survivor(contenders)
+		r.stopFailedMembers(g, root, keep)
+		r.withChainTracker(g, keep)
 		for _, a := range contenders {
 			_, returned := back[a.ID]
 			switch {
@@ -249,6 +338,132 @@ func (r *reconciler) reconcileReconnecting(g *groupState, reconnecting allocSet)
 			}
 		}
 	}
+}
+
+// reconnectFailed resolves an allocation that came back failed. When
+// another member of its chain holds the instance (holdsInstance: live,
+// unknown ones included, or failed and waiting), it is stopped as failed and
+// that member stays; an unknown original it replaced goes on with the
+// chain from it (continueChain), so its failure counts. Otherwise it is
+// rescheduled by its group's policy as any failed allocation (see
+// docs/concepts/disconnected-clients.md, "A replacement that fails"),
+// counting the attempts its chain used (withChainTracker): stopped now and
+// replaced as its successor (placeMissing) when the policy's delay has
+// passed; else kept, failed and desired run, with an alloc-failure
+// follow-up for its time, or for good once its attempts are used up. A new
+// history entry ends its reconnect either way. Replacing it regardless of
+// the policy would let a task that keeps failing on a flaky node be placed
+// again at every return.
+func (r *reconciler) reconnectFailed(g *groupState, o *structs.Allocation) {
+	others := g.chains.members[g.chains.rootOf[o.ID]].filter(func(a *structs.Allocation) bool {
+		return a.ID != o.ID && holdsInstance(a)
+	})
+	if len(others) > 0 {
+		r.stopAlone(g, o, structs.ReconnectRuleFailedOriginal, structs.AllocRescheduled, structs.AllocClientStatusFailed)
+		return
+	}
+	o = r.withChainTracker(g, o)
+	at, ok := nextRescheduleTime(o, lastEventTime(o))
+	if ok && !at.After(r.in.Now.Add(rescheduleWindow)) {
+		r.stopAlone(g, o, structs.ReconnectRuleFailedOriginal, structs.AllocRescheduled, structs.AllocClientStatusFailed)
+		return
+	}
+	upd := g.change(o)
+	upd.AppendState(structs.AllocStateFieldClientStatus, o.ClientStatus, r.in.Now)
+	g.keep[upd.ID] = upd
+	if ok {
+		r.rescheduleLater(g, []*delayedReschedule{{alloc: upd, at: at}}, true)
+	}
+}
+
+// stopFailedMembers stops the members of the chain that failed and wait
+// for their reschedule (waitsForReschedule): a member that came back, keep,
+// now serves the instance, so they give way as a replacement does. They
+// took no part in the contest: a failed copy never wins over a live one,
+// whatever the strategy. The contest's own record, when there is one,
+// later replaces theirs on keep.
+func (r *reconciler) stopFailedMembers(g *groupState, root string, keep *structs.Allocation) {
+	for _, a := range g.chains.ordered(g.chains.members[root]) {
+		if a.ID == keep.ID || !waitsForReschedule(a) || g.stopped[a.ID] != nil {
+			continue
+		}
+		delete(g.keep, a.ID)
+		r.stop(g, r.decide(g, structs.ReconnectRuleFailedReplacement, keep, a), structs.AllocReconnected, "")
+	}
+}
+
+// withChainTracker gives a, a member that stands for its instance again,
+// the reschedule history of its whole chain when a newer member has it
+// (chainTracker), and returns a's changed copy (or a when it has the newest
+// already). A kept original that drops or fails again then counts the
+// attempts its chain already used (see docs/concepts/disconnected-clients.md,
+// "A replacement that fails"): without this, each return would start the
+// policy's count afresh.
+func (r *reconciler) withChainTracker(g *groupState, a *structs.Allocation) *structs.Allocation {
+	t := chainTracker(g, a)
+	if t == nil {
+		return a
+	}
+	upd := g.change(a)
+	upd.RescheduleTracker = t.Copy()
+	if _, kept := g.keep[upd.ID]; kept {
+		g.keep[upd.ID] = upd
+	}
+	return upd
+}
+
+// chainView is a as its reschedule is decided: a copy carrying its chain's
+// newest tracker when a has an older one (chainTracker), else a. Nothing is
+// written: the copy only extends into its replacement's tracker.
+func chainView(g *groupState, a *structs.Allocation) *structs.Allocation {
+	t := chainTracker(g, a)
+	if t == nil {
+		return a
+	}
+	c := *a
+	c.RescheduleTracker = t
+	return &c
+}
+
+// chainTracker returns the newest reschedule tracker of a's chain when it
+// records more than a's own, else nil. The newest holds every attempt of
+// the interval, since each replacement extends its predecessor's; a member
+// that stands for the instance again (an original kept over its
+// replacements, one that dropped again, one older than a replacement that
+// was lost) would otherwise count from a stale one.
+func chainTracker(g *groupState, a *structs.Allocation) *structs.RescheduleTracker {
+	latest := latestTracker(g.chains.members[g.chains.rootOf[a.ID]])
+	if latest == nil {
+		return nil
+	}
+	if own := latestTracker(allocSet{a.ID: a}); own != nil && !newerTracker(latest, own) {
+		return nil
+	}
+	return latest
+}
+
+// latestTracker returns the reschedule tracker, among the members of s,
+// with the most recent last attempt (newerTracker); nil when none has one.
+func latestTracker(s allocSet) *structs.RescheduleTracker {
+	var out *structs.RescheduleTracker
+	for _, a := range s.sorted() {
+		t := a.RescheduleTracker
+		if t == nil || len(t.Events) == 0 {
+			continue
+		}
+		if out == nil || newerTracker(t, out) {
+			out = t
+		}
+	}
+	return out
+}
+
+// newerTracker reports whether tracker t records a later history than u
+// (both non-empty): a later last attempt, or as late and more attempts, as
+// when several happened at one instant.
+func newerTracker(t, u *structs.RescheduleTracker) bool {
+	tl, ul := t.Events[len(t.Events)-1].RescheduleTime, u.Events[len(u.Events)-1].RescheduleTime
+	return tl > ul || (tl == ul && len(t.Events) > len(u.Events))
 }
 
 // survivor returns the one contender of a chain to keep. They are taken
@@ -390,10 +605,11 @@ func startedAt(a *structs.Allocation) time.Time {
 
 // reviveStandby decides, chain by chain, who stands for the instance of
 // the standby allocations (unknown, replaced). When nothing else of their
-// chain is left after this evaluation's stops, and no replacement is being
-// placed for a member, the newest of them counts again. Otherwise what is
-// left stands in for them, and is returned: a scale-down leaves those
-// alone, since stopping one would only hand the instance back to an
+// chain holds the instance after this evaluation's stops (holdsInstance: a
+// failed member waiting for its reschedule still does), and no replacement
+// is being placed for a member, the newest of them counts again. Otherwise
+// what is left stands in for them, and is returned: a scale-down leaves
+// those alone, since stopping one would only hand the instance back to an
 // allocation that may never return.
 func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 	standIns := allocSet{}
@@ -404,7 +620,7 @@ func (r *reconciler) reviveStandby(g *groupState, standby allocSet) allocSet {
 		left := g.chains.members[root].filter(func(a *structs.Allocation) bool {
 			_, waits := waiting[a.ID]
 			_, replaced := replacing[a.ID]
-			return !waits && (replaced || (isLive(a) && g.stopped[a.ID] == nil))
+			return !waits && (replaced || (holdsInstance(a) && g.stopped[a.ID] == nil))
 		})
 		if len(left) == 0 {
 			ordered := g.chains.ordered(waiting)

@@ -34,15 +34,19 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden results of testdat
 //
 //	job count=N [version=N] [lost_after=D] [replace=BOOL] [reconcile=STRATEGY] [stop_after=D]
 //	    [max_parallel=N] [canary=N] [auto_promote] [stopped]
+//	    [attempts=N interval=D delay=D [delay_function=constant|exponential|fibonacci]]
 //	node ID [status=ready|disconnected|down|gone] [drain]
 //	alloc ID idx=N [node=ID] [client=STATUS] [desired=run|stop] [prev=ID] [version=N]
 //	      [unknown_since=D] [failed_at=D] [started=D] [score=F] [created=N] [migrate]
-//	      [old_tasks] [deployment=ID] [healthy=BOOL] [canary]
+//	      [old_tasks] [deployment=ID] [healthy=BOOL] [canary] [attempts=D,D...] [placed=D]
 //	deployment ID [version=N] [status=STATUS] [promoted] [canaries=N]
 //	reconcile [now=D]
 //
 // old_tasks gives the allocation a job whose task differs from the current
-// one, so moving it to the current version is a destructive update.
+// one, so moving it to the current version is a destructive update. A job's
+// attempts= sets its reschedule policy; an allocation's attempts= its
+// reschedule tracker, one attempt at each time, and placed= its creation
+// time.
 //
 // Durations are relative to the scenario's now and may be negative.
 func TestReconcileGolden(t *testing.T) {
@@ -246,6 +250,19 @@ func (s *scenario) setJob(d *directive) error {
 			tg.Disconnect.Replace = &replace
 		}
 	}
+	if v := d.args["attempts"]; v != "" {
+		// A reschedule policy of attempts within interval, delay apart.
+		tg.ReschedulePolicy = &structs.ReschedulePolicy{DelayFunction: cmpOr(d.args["delay_function"], structs.DelayFunctionConstant)}
+		if tg.ReschedulePolicy.Attempts, err = d.int("attempts", 0); err != nil {
+			return err
+		}
+		if tg.ReschedulePolicy.Interval, _, err = d.duration("interval"); err != nil {
+			return err
+		}
+		if tg.ReschedulePolicy.Delay, _, err = d.duration("delay"); err != nil {
+			return err
+		}
+	}
 	if mp, err := d.int("max_parallel", 0); err != nil {
 		return err
 	} else if mp > 0 {
@@ -351,6 +368,25 @@ func (s *scenario) setAlloc(d *directive) error {
 		return err
 	} else if ok {
 		failedAt(a, s.now.Add(at))
+	}
+	if at, ok, err := d.duration("placed"); err != nil {
+		return err
+	} else if ok {
+		a.CreateTime = s.now.Add(at).UnixNano()
+	}
+	if v := d.args["attempts"]; v != "" {
+		// The reschedule tracker: one attempt at each time, the last one
+		// the attempt that placed this allocation for its predecessor.
+		a.RescheduleTracker = &structs.RescheduleTracker{}
+		for _, at := range strings.Split(v, ",") {
+			dur, err := time.ParseDuration(at)
+			if err != nil {
+				return fmt.Errorf("attempts: %w", err)
+			}
+			a.RescheduleTracker.Events = append(a.RescheduleTracker.Events, &structs.RescheduleEvent{
+				RescheduleTime: s.now.Add(dur).UnixNano(), PrevAllocID: a.PreviousAllocation,
+			})
+		}
 	}
 	if at, ok, err := d.duration("started"); err != nil {
 		return err

@@ -145,6 +145,17 @@ func (d *decisions) stop(req stopRequest) {
 	d.stopped[req.alloc.ID] = req.alloc
 }
 
+// stopOf returns this evaluation's stop request for the allocation, to
+// amend, or nil.
+func (d *decisions) stopOf(id string) *stopRequest {
+	for i := range d.stops {
+		if d.stops[i].alloc.ID == id {
+			return &d.stops[i]
+		}
+	}
+	return nil
+}
+
 func (d *decisions) ignore(s allocSet) {
 	for id, a := range s {
 		d.ignored[id] = a

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -67,7 +68,7 @@ func TestReconcile_ReconnectDecisionRecords(t *testing.T) {
 			rule:  structs.ReconnectRuleFailedOriginal},
 		{name: "a failed original with no replacement records no kept copy", strategy: structs.ReconcileOptionKeepOriginal,
 			setup: func(in *ReconcilerInput, o, _ *structs.Allocation) {
-				failedAt(o, testNow)
+				failedAt(o, testNow.Add(-time.Hour)) // its reschedule delay has passed
 				o.NextAllocation = ""
 				in.Allocs = in.Allocs[:1]
 			},

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"sort"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -12,6 +14,11 @@ type systemDiff struct {
 	// previous maps a node to the allocation a new one there follows.
 	previous map[string]*structs.Allocation
 	timeouts []*delayedReschedule
+	// updatesLeft is how many more destructive updates this evaluation
+	// may make in the group (its update block's max_parallel), or -1 for
+	// no limit; limited reports that one had to wait for the next batch.
+	updatesLeft int
+	limited     bool
 }
 
 // diffGroup decides the allocations of one group, node by node. The
@@ -21,7 +28,10 @@ type systemDiff struct {
 // it is ready again (see docs/concepts/disconnected-clients.md, "System
 // and sysbatch jobs").
 func (s *SystemScheduler) diffGroup(tg *structs.TaskGroup, set allocSet, tainted map[string]*structs.Node, nodes *readyNodes) systemDiff {
-	d := systemDiff{previous: map[string]*structs.Allocation{}}
+	d := systemDiff{previous: map[string]*structs.Allocation{}, updatesLeft: -1}
+	if u := tg.Update; u.Rolling() {
+		d.updatesLeft = u.MaxParallel
+	}
 	eligible := map[string]*structs.Node{}
 	for _, n := range nodes.nodes {
 		eligible[n.ID] = n
@@ -71,7 +81,15 @@ func (s *SystemScheduler) diffGroup(tg *structs.TaskGroup, set allocSet, tainted
 	for _, a := range live.sorted() {
 		byNode[a.NodeID] = append(byNode[a.NodeID], a)
 	}
-	for nodeID, on := range byNode {
+	// In node order, so that a rolling update takes the same batch
+	// whatever the map's order, and the next evaluation the next one.
+	nodeIDs := make([]string, 0, len(byNode))
+	for nodeID := range byNode {
+		nodeIDs = append(nodeIDs, nodeID)
+	}
+	sort.Strings(nodeIDs)
+	for _, nodeID := range nodeIDs {
+		on := byNode[nodeID]
 		// One per node: extra copies (a race between two plans) go.
 		for _, extra := range on[1:] {
 			s.plan.AppendStoppedAlloc(extra, structs.AllocNotNeeded, "", "")
@@ -159,6 +177,17 @@ func (s *SystemScheduler) updateOnNode(tg *structs.TaskGroup, a *structs.Allocat
 	}
 	if node == nil {
 		return
+	}
+	// A rolling update (the group's update block, see
+	// docs/job-specification.md) replaces at most max_parallel allocations
+	// per evaluation; the others keep the old version until the next
+	// batch, stagger later (computeJobAllocs).
+	if d.updatesLeft == 0 {
+		d.limited = true
+		return
+	}
+	if d.updatesLeft > 0 {
+		d.updatesLeft--
 	}
 	s.plan.AppendStoppedAlloc(a, structs.AllocUpdating, "", "")
 	d.previous[node.ID] = a

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -99,6 +100,8 @@ func (s *SystemScheduler) computeJobAllocs() error {
 	}
 	groups := byTaskGroup(allocs)
 	var timeouts []*delayedReschedule
+	var stagger time.Duration
+	limited := false
 	for _, tg := range s.job.TaskGroups {
 		if tg.Count == 0 {
 			// A group switched off (upstream's blue/green of system
@@ -108,6 +111,12 @@ func (s *SystemScheduler) computeJobAllocs() error {
 		}
 		d := s.diffGroup(tg, groups[tg.Name], tainted, nodes)
 		timeouts = append(timeouts, d.timeouts...)
+		if d.limited {
+			if !limited || tg.Update.Stagger < stagger {
+				stagger = tg.Update.Stagger
+			}
+			limited = true
+		}
 		// One instance per node: every allocation of the group has the
 		// same name.
 		name := structs.AllocName(s.job.ID, tg.Name, 0)
@@ -121,6 +130,13 @@ func (s *SystemScheduler) computeJobAllocs() error {
 		if s.job.LookupTaskGroup(name) == nil {
 			stopAll(groups[name])
 		}
+	}
+	if limited {
+		// The next batch of a rolling update, stagger later (the
+		// shortest of the limited groups'), recorded as this
+		// evaluation's NextEval as upstream does.
+		s.nextEval = s.eval.NextRollingEval(stagger, s.now)
+		s.followUpEvals = append(s.followUpEvals, s.nextEval)
 	}
 	evals, byAlloc := r.batchFollowups(timeouts, structs.EvalTriggerMaxDisconnectTimeout)
 	s.followUpEvals = append(s.followUpEvals, evals...)

@@ -170,14 +170,18 @@ func taskChanged(a, b *structs.Task) bool {
 
 // markStoppedLost records as lost the allocations the server already
 // stopped but whose down node never confirmed it, so that summaries do
-// not count them as running forever.
+// not count them as running forever. An unknown one is left unknown: the
+// servers lost contact with it while it ran, so its task may still run on
+// the cut-off node, and lost would claim more than they know (see
+// docs/concepts/disconnected-clients.md, "Operator actions"). Its client
+// reports how it ended when it returns.
 func markStoppedLost(plan *structs.Plan, allocs []*structs.Allocation, tainted map[string]*structs.Node) {
 	for _, a := range allocs {
 		node, ok := tainted[a.NodeID]
 		if !ok || (node != nil && !node.TerminalStatus()) {
 			continue
 		}
-		if a.ServerTerminalStatus() && !a.ClientTerminalStatus() {
+		if a.ServerTerminalStatus() && !a.ClientTerminalStatus() && a.ClientStatus != structs.AllocClientStatusUnknown {
 			plan.AppendStoppedAlloc(a, a.DesiredDescription, structs.AllocClientStatusLost, "")
 		}
 	}

@@ -92,6 +92,45 @@ func (u *UpdateStrategy) validate() []string {
 	return p
 }
 
+// validateSystem refuses, by name, what a system job's update block may
+// not set: a system job rolls without a deployment, by max_parallel
+// destructive updates per evaluation and stagger between the batches, so
+// canaries, promotion, reverts and health deadlines would be accepted
+// without effect. The defaults the official client fills in are accepted.
+func (u *UpdateStrategy) validateSystem() []string {
+	if u == nil {
+		return nil
+	}
+	var p problems
+	const why = "system jobs roll by max_parallel and stagger alone, without a deployment"
+	if u.Canary != 0 {
+		p.add("update: canary is not supported for system jobs: %s", why)
+	}
+	if u.AutoRevert {
+		p.add("update: auto_revert is not supported for system jobs: %s", why)
+	}
+	if u.AutoPromote {
+		p.add("update: auto_promote is not supported for system jobs: %s", why)
+	}
+	def := DefaultUpdateStrategy()
+	if u.HealthCheck != "" && u.HealthCheck != def.HealthCheck {
+		p.add("update: health_check %q is not supported for system jobs: %s; leave the default (%s)", u.HealthCheck, why, def.HealthCheck)
+	}
+	for _, d := range []struct {
+		name    string
+		v, dflt time.Duration
+	}{
+		{"min_healthy_time", u.MinHealthyTime, def.MinHealthyTime},
+		{"healthy_deadline", u.HealthyDeadline, def.HealthyDeadline},
+		{"progress_deadline", u.ProgressDeadline, def.ProgressDeadline},
+	} {
+		if d.v != 0 && d.v != d.dflt {
+			p.add("update: %s %v is not supported for system jobs: %s; leave the default (%v)", d.name, d.v, why, d.dflt)
+		}
+	}
+	return p
+}
+
 // Deployment statuses (upstream's strings).
 const (
 	DeploymentStatusRunning    = "running"

@@ -141,8 +141,9 @@ func (j *Job) Canonicalize() {
 	if len(j.Datacenters) == 0 {
 		j.Datacenters = []string{"*"}
 	}
-	if j.Type != JobTypeService {
-		// Only service jobs deploy; upstream ignores the block elsewhere.
+	if !j.updates() {
+		// Only service jobs deploy and system jobs roll (max_parallel,
+		// stagger); elsewhere the block means nothing.
 		j.Update = nil
 	}
 	j.Periodic.Canonicalize()
@@ -151,6 +152,10 @@ func (j *Job) Canonicalize() {
 		tg.Canonicalize(j)
 	}
 }
+
+// updates reports whether the job's type reads the update block: service
+// jobs deploy by it, system jobs roll by its max_parallel and stagger.
+func (j *Job) updates() bool { return j.Type == JobTypeService || j.Type == JobTypeSystem }
 
 // Validate returns every problem with the job at once.
 func (j *Job) Validate() error {
@@ -350,7 +355,7 @@ func (tg *TaskGroup) Canonicalize(job *Job) {
 	if tg.Update == nil && job.Update != nil {
 		tg.Update = job.Update.Copy()
 	}
-	if job.Type != JobTypeService {
+	if !job.updates() {
 		tg.Update = nil
 	}
 	if tg.Disconnect != nil && tg.Disconnect.Reconcile == "" {
@@ -403,6 +408,9 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	}
 	p = append(p, tg.validateDisconnect(job)...)
 	p = append(p, tg.Update.validate()...)
+	if job.Type == JobTypeSystem {
+		p = append(p, tg.Update.validateSystem()...)
+	}
 	if u := tg.Update; u.Rolling() && u.Canary > 0 && tg.Count > 0 && u.Canary > tg.Count {
 		// Upstream allows more canaries than count; placing more copies
 		// than asked for on an edge fleet is what operators want least.

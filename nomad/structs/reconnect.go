@@ -15,6 +15,10 @@ const (
 	ReconnectRuleRescheduled = "rescheduled while disconnected"
 	// ReconnectRuleMigrated: an operator stop or a drain moves it.
 	ReconnectRuleMigrated = "migrated"
+	// ReconnectRuleFailedReplacement: a replacement that failed, waiting
+	// for its reschedule, gives way to a member of its chain that came
+	// back.
+	ReconnectRuleFailedReplacement = "failed replacement"
 	// ReconnectRuleStrategy: same job version; the group's
 	// disconnect.reconcile strategy chose.
 	ReconnectRuleStrategy = "strategy"

@@ -1,0 +1,73 @@
+package structs_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// systemWithUpdate returns a valid system job whose job-level update block
+// is u, canonicalized.
+func systemWithUpdate(u *structs.UpdateStrategy) *structs.Job {
+	job := mock.Job()
+	job.Type = structs.JobTypeSystem
+	job.TaskGroups[0].Count = 1
+	job.TaskGroups[0].ReschedulePolicy = nil
+	job.TaskGroups[0].RestartPolicy = structs.NewRestartPolicy(structs.JobTypeSystem)
+	job.TaskGroups[0].Update = nil
+	job.Update = u
+	job.Canonicalize()
+	return job
+}
+
+// A system job keeps its update block, inherited by its groups, since the
+// system scheduler rolls by its max_parallel and stagger; the seed dropped
+// it, so the block was accepted without effect.
+func TestJob_SystemKeepsUpdateBlock(t *testing.T) {
+	job := systemWithUpdate(&structs.UpdateStrategy{MaxParallel: 2, Stagger: 45 * time.Second})
+	must.NotNil(t, job.TaskGroups[0].Update)
+	must.Eq(t, 2, job.TaskGroups[0].Update.MaxParallel)
+	must.Eq(t, 45*time.Second, job.TaskGroups[0].Update.Stagger)
+	must.NoError(t, job.Validate())
+
+	// The defaults the official client fills in are accepted.
+	d := structs.DefaultUpdateStrategy()
+	must.NoError(t, systemWithUpdate(d).Validate())
+
+	// Batch and sysbatch jobs still drop it.
+	job = systemWithUpdate(&structs.UpdateStrategy{MaxParallel: 2})
+	job.Type = structs.JobTypeSysBatch
+	job.Update = &structs.UpdateStrategy{MaxParallel: 2}
+	job.TaskGroups[0].Update = nil
+	job.Canonicalize()
+	must.Nil(t, job.TaskGroups[0].Update)
+}
+
+// What a system job cannot honour in its update block (no deployment:
+// canaries, promotion, reverts, health timings other than the defaults) is
+// refused by name, as a key we accept is a key we honour.
+func TestJob_SystemUpdateRefusesDeploymentSettings(t *testing.T) {
+	for field, u := range map[string]*structs.UpdateStrategy{
+		"canary":            {MaxParallel: 1, Canary: 1},
+		"auto_revert":       {MaxParallel: 1, AutoRevert: true},
+		"auto_promote":      {MaxParallel: 1, AutoPromote: true},
+		"health_check":      {MaxParallel: 1, HealthCheck: structs.UpdateHealthCheckManual},
+		"min_healthy_time":  {MaxParallel: 1, MinHealthyTime: time.Second},
+		"healthy_deadline":  {MaxParallel: 1, HealthyDeadline: time.Minute},
+		"progress_deadline": {MaxParallel: 1, ProgressDeadline: time.Hour},
+	} {
+		t.Run(field, func(t *testing.T) {
+			problems := validationProblems(t, systemWithUpdate(u))
+			found := false
+			for _, p := range problems {
+				found = found || (strings.Contains(p, "update: "+field) && strings.Contains(p, "system jobs"))
+			}
+			must.True(t, found, must.Sprintf("%q", problems))
+		})
+	}
+}
