@@ -48,6 +48,11 @@ type Job struct {
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
 	Update      *UpdateStrategy
+	// Reschedule and Migrate are defaults for the job's groups, merged
+	// field by field under each group's own by Canonicalize, as
+	// upstream's client does; the server's model has no job-level field.
+	Reschedule *ReschedulePolicy `json:",omitempty"`
+	Migrate    *MigrateStrategy  `json:",omitempty"`
 
 	Periodic         *PeriodicConfig
 	ParameterizedJob *ParameterizedJobConfig

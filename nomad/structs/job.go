@@ -141,8 +141,8 @@ func (j *Job) Canonicalize() {
 	if len(j.Datacenters) == 0 {
 		j.Datacenters = []string{"*"}
 	}
-	if j.Type != JobTypeService {
-		// Only service jobs deploy; upstream ignores the block elsewhere.
+	if j.Type == JobTypeSystem {
+		// System jobs do not deploy here (see TaskGroup.Canonicalize).
 		j.Update = nil
 	}
 	j.Periodic.Canonicalize()
@@ -324,6 +324,11 @@ type TaskGroup struct {
 
 	// Migrate is the group's migrate block (see MigrateStrategy).
 	Migrate *MigrateStrategy
+
+	// ShutdownDelay is how long the client waits, once the allocation is
+	// to stop, before it kills the group's tasks; nil means none. A stop
+	// with NoShutdownDelay skips it.
+	ShutdownDelay *time.Duration
 }
 
 // LookupTask returns the named task, or nil.
@@ -350,7 +355,10 @@ func (tg *TaskGroup) Canonicalize(job *Job) {
 	if tg.Update == nil && job.Update != nil {
 		tg.Update = job.Update.Copy()
 	}
-	if job.Type != JobTypeService {
+	// Batch and sysbatch groups keep their update block so that
+	// validation refuses it, as upstream does; system jobs are rolled out
+	// by the system scheduler, which does not read the block.
+	if job.Type == JobTypeSystem {
 		tg.Update = nil
 	}
 	if tg.Disconnect != nil && tg.Disconnect.Reconcile == "" {
@@ -398,10 +406,18 @@ func (tg *TaskGroup) validate(job *Job) []string {
 			p.addErr("", err)
 		}
 	}
+	if tg.ShutdownDelay != nil && *tg.ShutdownDelay < 0 {
+		p.add("ShutdownDelay must be a positive value")
+	}
 	if tg.EphemeralDisk != nil && tg.EphemeralDisk.SizeMB < 0 {
 		p.add("ephemeral_disk size can't be negative")
 	}
 	p = append(p, tg.validateDisconnect(job)...)
+	if tg.Update != nil && job != nil && (job.Type == JobTypeBatch || job.Type == JobTypeSysBatch) {
+		// Upstream's words: a batch allocation runs to completion, so
+		// there is nothing to roll out.
+		p.add("Job type %q does not allow update block", job.Type)
+	}
 	p = append(p, tg.Update.validate()...)
 	if u := tg.Update; u.Rolling() && u.Canary > 0 && tg.Count > 0 && u.Canary > tg.Count {
 		// Upstream allows more canaries than count; placing more copies
@@ -456,6 +472,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.Update = tg.Update.Copy()
 	n.Networks = copyNetworks(tg.Networks)
 	n.Migrate = tg.Migrate.Copy()
+	n.ShutdownDelay = copyDuration(tg.ShutdownDelay)
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {
@@ -496,6 +513,9 @@ type Task struct {
 	Meta          map[string]string
 	KillTimeout   time.Duration
 	KillSignal    string
+	// ShutdownDelay is how long the client waits before sending the task
+	// its kill signal when it is stopped, after the group's delay.
+	ShutdownDelay time.Duration
 	Leader        bool
 	// LogConfig is the `logs` block; nil means DefaultLogConfig.
 	LogConfig *LogConfig
@@ -529,6 +549,9 @@ func (t *Task) validate() []string {
 	}
 	if t.KillTimeout < 0 {
 		p.add("KillTimeout must be a positive value")
+	}
+	if t.ShutdownDelay < 0 {
+		p.add("ShutdownDelay must be a positive value")
 	}
 	if ValueDepth(t.Config, MaxNestingDepth) > MaxNestingDepth {
 		p.add("Task config nests deeper than %d levels", MaxNestingDepth)

@@ -112,7 +112,26 @@ func TestJob_Validate_Rules(t *testing.T) {
 				task.Leader = true
 			}
 		}, []string{g + "Only one task may be marked as leader"}},
+		{"update on batch", func(j *structs.Job) {
+			j.Type = structs.JobTypeBatch
+			j.TaskGroups[0].Update = structs.DefaultUpdateStrategy()
+		}, []string{g + `Job type "batch" does not allow update block`}},
+		{"update on sysbatch", func(j *structs.Job) {
+			j.Type = structs.JobTypeSysBatch
+			j.TaskGroups[0].Count = 1
+			j.TaskGroups[0].Update = structs.DefaultUpdateStrategy()
+		}, []string{g + `Job type "sysbatch" does not allow update block`}},
+		{"host network other than default", func(j *structs.Job) {
+			j.TaskGroups[0].Networks = []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "http", HostNetwork: "public"}}}}
+		}, []string{g + `Port "http": host_network "public" is not supported by this version; only "default" (the node's address)`}},
+		{"default host network", func(j *structs.Job) {
+			j.TaskGroups[0].Networks = []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "http", HostNetwork: "default"}}}}
+		}, nil},
+		{"negative group shutdown delay", func(j *structs.Job) { j.TaskGroups[0].ShutdownDelay = new(-time.Second) },
+			[]string{g + "ShutdownDelay must be a positive value"}},
 		// task
+		{"negative task shutdown delay", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].ShutdownDelay = -time.Second },
+			[]string{tk + "ShutdownDelay must be a positive value"}},
 		{"missing driver", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Driver = "" }, []string{tk + "Missing task driver"}},
 		{"negative kill timeout", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].KillTimeout = -time.Second },
 			[]string{tk + "KillTimeout must be a positive value"}},

@@ -16,6 +16,11 @@ const (
 // empty mode means, as upstream.
 const NetworkModeHost = "host"
 
+// DefaultHostNetwork is the only host network a port may name: the node's
+// own address. Clients have no host_network blocks in this version, so any
+// other name could never be placed, and is refused.
+const DefaultHostNetwork = "default"
+
 // NetworkResource is a group's `network` block.
 type NetworkResource struct {
 	Mode string
@@ -89,6 +94,9 @@ func (tg *TaskGroup) validateNetworks() []string {
 				p.add("Network port label %q is used twice", port.Label)
 			}
 			labels[port.Label] = true
+			if port.HostNetwork != "" && port.HostNetwork != DefaultHostNetwork {
+				p.add("Port %q: host_network %q is not supported by this version; only %q (the node's address)", port.Label, port.HostNetwork, DefaultHostNetwork)
+			}
 			if port.To < 0 || port.To > 65535 {
 				p.add("Port %q: to %d is out of range 0-65535", port.Label, port.To)
 			}
