@@ -157,6 +157,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			maxKill:   cfg.MaxKillTimeout,
 			adopt:     cfg.AdoptOrphans,
 			gate:      ar.gate,
+			skipDelay: ar.skipShutdownDelay,
 		}))
 	}
 	return ar, nil
@@ -415,6 +416,36 @@ func (ar *AllocRunner) killTasksWith(kill func(tr *TaskRunner)) {
 	}
 }
 
+// skipShutdownDelay reports whether the servers' latest copy of the
+// allocation asks to skip shutdown_delay (alloc stop -no-shutdown-delay).
+func (ar *AllocRunner) skipShutdownDelay() bool {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	return ar.alloc.DesiredTransition.ShouldIgnoreShutdownDelay()
+}
+
+// waitGroupShutdownDelay waits the group's shutdown_delay, on the runner's
+// clock, between the servers' stop and the tasks' kill signals, unless the
+// stop asked to skip it; each task then waits its own (upstream's order).
+// It reports false when the runner is shutting down meanwhile: the tasks
+// are left running for the next client to re-attach.
+func (ar *AllocRunner) waitGroupShutdownDelay() bool {
+	ar.mu.RLock()
+	tg := ar.alloc.LookupTaskGroup()
+	skip := ar.alloc.DesiredTransition.ShouldIgnoreShutdownDelay()
+	ar.mu.RUnlock()
+	if tg == nil || tg.ShutdownDelay == nil || *tg.ShutdownDelay <= 0 {
+		return true
+	}
+	delay := *tg.ShutdownDelay
+	if skip {
+		ar.logger.Debug("skipping the group's shutdown_delay", "shutdown_delay", delay)
+		return true
+	}
+	ar.logger.Debug("waiting the group's shutdown_delay before killing the tasks", "shutdown_delay", delay)
+	return clock.Sleep(ar.clock, delay, ar.shutdownCh)
+}
+
 // serverStopped reports whether the servers' latest copy of the allocation
 // is desired stop or evict.
 func (ar *AllocRunner) serverStopped() bool {
@@ -494,6 +525,9 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 		}
 		if stop {
 			ar.logger.Debug("allocation stopped by the server", "desired_status", alloc.DesiredStatus)
+			if !ar.waitGroupShutdownDelay() {
+				return
+			}
 			ar.killTasks(nil)
 		}
 	}()
