@@ -44,13 +44,13 @@ func (p *parser) job(b *hclsyntax.Block, id string) *api.Job {
 			"disconnect": {decode: func(b *hclsyntax.Block, _ string) {
 				disconnect = p.disconnect(b, where)
 			}},
-			"update":   {decode: func(b *hclsyntax.Block, _ string) { j.Update = p.update(b, where) }},
+			"update": {decode: func(b *hclsyntax.Block, _ string) { j.Update = p.update(b, where) }},
 			// Job-level reschedule and migrate are defaults for every
 			// group, merged field by field under the group's own when
 			// the job is canonicalized, as upstream.
 			"reschedule": {decode: func(b *hclsyntax.Block, _ string) { j.Reschedule = p.reschedule(b, where) }},
 			"migrate":    {decode: func(b *hclsyntax.Block, _ string) { j.Migrate = p.migrate(b, where) }},
-			"periodic": {decode: func(b *hclsyntax.Block, _ string) { j.Periodic = p.periodic(b, where) }},
+			"periodic":   {decode: func(b *hclsyntax.Block, _ string) { j.Periodic = p.periodic(b, where) }},
 			"parameterized": {decode: func(b *hclsyntax.Block, _ string) {
 				j.ParameterizedJob = p.parameterized(b, where)
 			}},
@@ -170,7 +170,7 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 					t.User = s
 				}
 			},
-			"kill_timeout":   func(a *hclsyntax.Attribute) { t.KillTimeout = p.durationPtr(a, where) },
+			"kill_timeout": func(a *hclsyntax.Attribute) { t.KillTimeout = p.durationPtr(a, where) },
 			"shutdown_delay": func(a *hclsyntax.Attribute) {
 				if d := p.durationPtr(a, where); d != nil {
 					t.ShutdownDelay = *d
