@@ -56,6 +56,10 @@ type Config struct {
 	// client wait longer than this for a task to stop before SIGKILL.
 	MaxKillTimeout time.Duration
 
+	// Options is the client's `options` block (ParseOptions reads it):
+	// driver allow/deny lists and the user denylist.
+	Options map[string]string
+
 	// PluginConfig is each driver's agent config block by driver name,
 	// e.g. {"raw_exec": {"enabled": true}}.
 	PluginConfig map[string]map[string]any

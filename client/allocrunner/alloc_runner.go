@@ -43,6 +43,9 @@ type Config struct {
 	StateUpdater StateUpdater
 	// MaxKillTimeout caps each task's kill_timeout; zero means no cap.
 	MaxKillTimeout time.Duration
+	// Users is the client's user.denylist: a task of a checked driver
+	// that names a denied user fails validation and never starts.
+	Users UserPolicy
 	// AdoptOrphans makes each task, before its first start, look for a
 	// process an earlier client left running for it: set when the client
 	// lost its state database and no longer has the tasks' handles.
@@ -158,6 +161,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			adopt:     cfg.AdoptOrphans,
 			gate:      ar.gate,
 			skipDelay: ar.skipShutdownDelay,
+			users:     cfg.Users,
 		}))
 	}
 	return ar, nil

@@ -46,6 +46,8 @@ type taskRunnerConfig struct {
 	// skipDelay reports whether the stop asked to skip shutdown_delay
 	// (the servers' latest copy of the allocation says so); nil: never.
 	skipDelay func() bool
+	// users is the client's user.denylist, checked before every start.
+	users UserPolicy
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -68,8 +70,9 @@ type TaskRunner struct {
 	notify   func()
 	restarts *RestartTracker
 	gate     *offlineGate
-	// skipDelay is taskRunnerConfig.skipDelay, never nil.
+	// skipDelay is taskRunnerConfig.skipDelay.
 	skipDelay func() bool
+	users     UserPolicy
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -114,6 +117,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		adopt:      cfg.adopt,
 		gate:       cfg.gate,
 		skipDelay:  cfg.skipDelay,
+		users:      cfg.users,
 		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
 		state:      &structs.TaskState{State: structs.TaskStatePending},
 		killCh:     make(chan struct{}),
@@ -411,6 +415,15 @@ func (tr *TaskRunner) start() error {
 		tr.EmitEvent(e)
 	}
 
+	if err := tr.users.check(tr.task.Driver, tr.task.User); err != nil {
+		// As upstream: the task fails validation and is not restarted;
+		// no restart could change the answer.
+		e := newEvent(structs.TaskFailedValidation, now)
+		e.ValidationError = err.Error()
+		e.FailsTask = true
+		tr.EmitEvent(e)
+		return drivers.NewRecoverableError(err, false)
+	}
 	err := tr.driveErr
 	if err == nil {
 		err = writeDispatchPayload(tr.dir.LocalDir, tr.alloc.Job, tr.task)

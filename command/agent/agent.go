@@ -288,6 +288,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		PluginConfig:   cfg.PluginConfigs(),
 		MaxKillTimeout: cfg.Client.MaxKillTimeout,
 		ChrootEnv:      cfg.Client.ChrootEnv,
+		Options:        cfg.Client.Options,
 
 		StatsCollectionInterval:  tc.CollectionInterval,
 		PublishNodeMetrics:       tc.PublishNodeMetrics,

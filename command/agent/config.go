@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/drivers/registry"
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -171,8 +173,12 @@ type ClientConfig struct {
 	NodeClass  string
 	NodePool   string
 	Meta       map[string]string
-	// Options are upstream's "namespace.option" client settings.
-	Options          map[string]string
+	// Options are upstream's "namespace.option" client settings; only
+	// the keys client.ParseOptions reads are accepted.
+	Options map[string]string
+	// NetworkInterface is the interface whose address the node
+	// advertises for its tasks' ports (network_interface,
+	// -network-interface); empty means the interface of the default route.
 	NetworkInterface string
 	// MaxKillTimeout caps every task's kill_timeout on this client, so a
 	// job cannot make the agent wait for ever to stop it.
@@ -570,6 +576,11 @@ func (cl *ClientConfig) validate() []error {
 	errs := cl.ServerJoin.validate("client.server_join")
 	if cl.ServerJoin != nil && len(cl.ServerJoin.StartJoin) > 0 {
 		errs = append(errs, errors.New("client.server_join.start_join is not supported for clients, as upstream; use retry_join"))
+	}
+	if len(cl.Options) > 0 {
+		if _, err := client.ParseOptions(cl.Options, registry.Builtin().Names()); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if cl.NodePool == structs.NodePoolAll {
 		errs = append(errs, errors.New(`client.node_pool "all" is built in and holds every node; a client cannot join it`))

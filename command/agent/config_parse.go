@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/drivers/registry"
 	"github.com/nomad-edge/nomad/helper/nesting"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -440,6 +442,16 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b.duration("max_kill_timeout", &c.MaxKillTimeout)
 	c.Meta = b.mapping("meta")
 	c.Options = b.mapping("options")
+	if len(c.Options) > 0 {
+		// Each key is checked here, at the block, so that a typo or an
+		// upstream option this version cannot honour is reported with
+		// its position; Validate checks configs built otherwise.
+		if _, err := client.ParseOptions(c.Options, registry.Builtin().Names()); err != nil {
+			for _, e := range unjoin(err) {
+				d.errorf(b.mapRange("options"), "%v", e)
+			}
+		}
+	}
 	c.ChrootEnv = b.mapping("chroot_env")
 	if blk := b.sub("server_join"); blk != nil {
 		c.ServerJoin = d.serverJoin(blk.Body, "client.server_join.", false)
@@ -533,6 +545,27 @@ func (b *block) mapping(name string) map[string]string {
 		out[k] = s
 	}
 	return out
+}
+
+// mapRange is where the map name is written, attribute or block.
+func (b *block) mapRange(name string) hcl.Range {
+	if a := b.attr(name); a != nil {
+		return a.Expr.Range()
+	}
+	for _, blk := range b.content.Blocks {
+		if blk.Type == name {
+			return blk.DefRange
+		}
+	}
+	return hcl.Range{}
+}
+
+// unjoin splits an errors.Join into its errors, one diagnostic each.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // scalarString renders a string, number or bool as a string.
