@@ -239,6 +239,9 @@ func (c *Client) setupNode() error {
 	} else {
 		fingerprintHost(node, defaultHostSources, c.cfg.AllocDir)
 	}
+	if err := fingerprintNetwork(node.Attributes, c.cfg.NetworkInterface, c.cfg.HTTPAddr); err != nil {
+		return err
+	}
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
 		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr

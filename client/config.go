@@ -48,6 +48,10 @@ type Config struct {
 	Meta       map[string]string
 	// HTTPAddr is the address the agent's HTTP API is advertised on.
 	HTTPAddr string
+	// NetworkInterface names the interface whose address the node
+	// advertises for its tasks' ports (see fingerprintNetwork); empty
+	// means HTTPAddr's host.
+	NetworkInterface string
 	// Version is the agent's version, advertised as nomad.version.
 	Version string
 

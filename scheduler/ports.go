@@ -67,7 +67,7 @@ func (c *EvalContext) assignPorts(node *structs.Node, tg *structs.TaskGroup) (st
 		return nil, err
 	}
 	used := structs.HostPorts(proposed)
-	hostIP, _, _ := strings.Cut(node.HTTPAddr, ":")
+	hostIP := nodeIP(node)
 	var out structs.AllocatedPorts
 	for _, nw := range tg.Networks {
 		for _, p := range nw.ReservedPorts {
@@ -90,6 +90,17 @@ func (c *EvalContext) assignPorts(node *structs.Node, tg *structs.TaskGroup) (st
 		}
 	}
 	return out, nil
+}
+
+// nodeIP is the address the node's ports are reached at: the address its
+// client fingerprinted (client network_interface), else the host of the
+// address it advertises.
+func nodeIP(node *structs.Node) string {
+	if ip := node.Attributes[structs.NodeAttrNetworkIP]; ip != "" {
+		return ip
+	}
+	host, _, _ := strings.Cut(node.HTTPAddr, ":")
+	return host
 }
 
 // pickDynamicPort tries random ports, then scans from a random start so

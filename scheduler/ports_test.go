@@ -127,3 +127,29 @@ func TestPorts_NeverShared(t *testing.T) {
 		}
 	})
 }
+
+// A node whose client fingerprinted a network address (network_interface)
+// gets its ports on that address, not on its HTTP API's: tasks listen
+// where the operator's interface is, and NOMAD_IP_<label> says so.
+func TestServiceSched_PortsOnFingerprintedAddress(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	node := mock.Node()
+	node.HTTPAddr = "10.0.0.1:4646"
+	node.Attributes[structs.NodeAttrNetworkIP] = "192.168.7.7"
+	plain := mock.Node()
+	plain.HTTPAddr = "10.0.0.2:4646"
+	delete(plain.Attributes, structs.NodeAttrNetworkIP)
+	h.UpsertNodes(node, plain)
+	job, eval := registerJob(t, h, withPorts(mock.Job(), 2, 9090, "http"))
+
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+
+	allocs := desiredRun(h.JobAllocs(job))
+	must.Len(t, 2, allocs)
+	want := map[string]string{node.ID: "192.168.7.7", plain.ID: "10.0.0.2"}
+	for _, a := range allocs {
+		for _, p := range a.AllocatedResources.Shared.Ports {
+			must.Eq(t, want[a.NodeID], p.HostIP)
+		}
+	}
+}

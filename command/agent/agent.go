@@ -290,6 +290,8 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		ChrootEnv:      cfg.Client.ChrootEnv,
 		Options:        cfg.Client.Options,
 
+		NetworkInterface: cfg.Client.NetworkInterface,
+
 		StatsCollectionInterval:  tc.CollectionInterval,
 		PublishNodeMetrics:       tc.PublishNodeMetrics,
 		PublishAllocationMetrics: tc.PublishAllocationMetrics,

@@ -16,6 +16,11 @@ const (
 // empty mode means, as upstream.
 const NetworkModeHost = "host"
 
+// NodeAttrNetworkIP is the node attribute holding the address its tasks'
+// ports are reached at (upstream's name), set by the client's network
+// fingerprint.
+const NodeAttrNetworkIP = "unique.network.ip-address"
+
 // DefaultHostNetwork is the only host network a port may name: the node's
 // own address. Clients have no host_network blocks in this version, so any
 // other name could never be placed, and is refused.
