@@ -188,6 +188,21 @@ type ClientConfig struct {
 	ChrootEnv map[string]string
 }
 
+// serverAddrs are the servers a client-only agent reaches: client.servers
+// and client.server_join.retry_join (the RPC port added where missing,
+// as upstream), each once. The client retries them for as long as it runs.
+func (cl *ClientConfig) serverAddrs() []string {
+	out := slices.Clone(cl.Servers)
+	if cl.ServerJoin != nil {
+		for _, s := range cl.ServerJoin.RetryJoin {
+			if s = withDefaultPort(s, DefaultClientRPCPort); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
 // PluginConfig is one `plugin "<driver>" { config { ... } }` block. Config
 // is loosely typed: each driver decodes its own keys.
 type PluginConfig struct {
@@ -576,6 +591,9 @@ func (cl *ClientConfig) validate() []error {
 	errs := cl.ServerJoin.validate("client.server_join")
 	if cl.ServerJoin != nil && len(cl.ServerJoin.StartJoin) > 0 {
 		errs = append(errs, errors.New("client.server_join.start_join is not supported for clients, as upstream; use retry_join"))
+	}
+	if cl.ServerJoin != nil && (cl.ServerJoin.RetryMax != 0 || cl.ServerJoin.RetryInterval != 0 && cl.ServerJoin.RetryInterval != DefaultRetryInterval) {
+		errs = append(errs, errors.New("client.server_join: retry_interval and retry_max are not supported for clients by this version; the client retries its servers with its own backoff"))
 	}
 	if len(cl.Options) > 0 {
 		if _, err := client.ParseOptions(cl.Options, registry.Builtin().Names()); err != nil {

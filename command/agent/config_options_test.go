@@ -30,3 +30,30 @@ func TestParseConfig_ClientOptionsChecked(t *testing.T) {
 	cfg.Client.Options = map[string]string{"gc.interval": "1m"}
 	must.ErrorContains(t, cfg.Validate(), `client.options: unknown option "gc.interval"`)
 }
+
+// A client's server_join.retry_join adds its addresses (with the RPC port
+// where missing) to the servers the client reaches, instead of being
+// stored and ignored; retry_interval and retry_max, which the client's own
+// backoff replaces, are refused by name.
+func TestParseConfig_ClientServerJoin(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte(`client {
+  servers = ["10.0.0.1"]
+  server_join {
+    retry_join = ["10.0.0.2", "10.0.0.1:4647"]
+  }
+}
+`))
+	must.NoError(t, err)
+	must.Eq(t, []string{"10.0.0.1:4647", "10.0.0.2:4647"}, c.Client.serverAddrs())
+
+	_, err = ParseConfig("agent.hcl", []byte(`client {
+  server_join {
+    retry_join     = ["10.0.0.2"]
+    retry_interval = "5s"
+    retry_max      = 3
+  }
+}
+`))
+	must.ErrorContains(t, err, "agent.hcl:4:5: client.server_join.retry_interval is not supported for clients by this version")
+	must.ErrorContains(t, err, "agent.hcl:5:5: client.server_join.retry_max is not supported for clients by this version")
+}

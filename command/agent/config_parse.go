@@ -409,6 +409,11 @@ func (d *configDecoder) serverJoin(body hcl.Body, path string, server bool) *Ser
 	if a := b.attr("start_join"); a != nil && !server {
 		d.errorf(a.NameRange, "%sstart_join is not supported for clients, as upstream; use retry_join", path)
 	}
+	for _, k := range []string{"retry_interval", "retry_max"} {
+		if a := b.attr(k); a != nil && !server {
+			d.errorf(a.NameRange, "%s%s is not supported for clients by this version: the client adds retry_join to its servers and retries them with its own backoff for as long as it runs", path, k)
+		}
+	}
 	j := &ServerJoin{}
 	b.joinAttrs(j)
 	return j

@@ -80,9 +80,7 @@ client {
     "driver.allowlist" = "raw_exec"
   }
   server_join {
-    retry_join     = ["10.0.0.1:4647"]
-    retry_interval = "5s"
-    retry_max      = 7
+    retry_join = ["10.0.0.1:4647"]
   }
 }
 
@@ -125,7 +123,7 @@ const allKeysJSON = `{
     "node_class": "lte", "node_pool": "edge", "network_interface": "wwan0",
     "meta": {"rack": "r1"},
     "options": {"driver.allowlist": "raw_exec"},
-    "server_join": {"retry_join": ["10.0.0.1:4647"], "retry_interval": "5s", "retry_max": 7}
+    "server_join": {"retry_join": ["10.0.0.1:4647"]}
   },
   "plugin": {
     "raw_exec": {"config": {"enabled": true}},
@@ -174,7 +172,7 @@ func wantAllKeys() *Config {
 			Enabled: true,
 			// A server without a port gets the RPC port, as upstream.
 			Servers:          []string{"10.0.0.1:4647", "10.0.0.2:4647"},
-			ServerJoin:       &ServerJoin{RetryJoin: []string{"10.0.0.1:4647"}, RetryInterval: 5 * time.Second, RetryMax: 7},
+			ServerJoin:       &ServerJoin{RetryJoin: []string{"10.0.0.1:4647"}},
 			NodeClass:        "lte",
 			NodePool:         "edge",
 			Meta:             map[string]string{"rack": "r1"},

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -322,6 +323,31 @@ func findStatusChecks(t *testing.T, root string) map[string][]string {
 // comparisons it met, per function.
 func walkModule(t *testing.T, root string) (checks, raw map[string][]string) {
 	t.Helper()
+	return auditChecks(typedModule(t, root))
+}
+
+// moduleCache holds typedModule's result: type-checking the whole module
+// takes seconds, and every audit of the package walks the same code.
+var moduleCache struct {
+	sync.Mutex
+	root string
+	pkgs []*typedPackage
+}
+
+// typedModule parses and type-checks every package of the module from its
+// non-test files, once per test binary.
+func typedModule(t *testing.T, root string) []*typedPackage {
+	t.Helper()
+	moduleCache.Lock()
+	defer moduleCache.Unlock()
+	if moduleCache.root != root {
+		moduleCache.pkgs, moduleCache.root = typeModule(t, root), root
+	}
+	return moduleCache.pkgs
+}
+
+func typeModule(t *testing.T, root string) []*typedPackage {
+	t.Helper()
 	pkgs := listPackages(t, root)
 	modPath := modulePath(t, root)
 	var walked []*typedPackage
@@ -341,8 +367,7 @@ func walkModule(t *testing.T, root string) (checks, raw map[string][]string) {
 		must.NoError(t, err)
 		walked = append(walked, tp)
 	}
-	checks, raw = auditChecks(walked)
-	return checks, raw
+	return walked
 }
 
 func modulePath(t *testing.T, root string) string {
@@ -382,6 +407,7 @@ func checksOf(in checkInput) (map[string][]string, error) {
 // typedPackage is one package, parsed and type-checked.
 type typedPackage struct {
 	checkInput
+	pkg  *types.Package
 	info *types.Info
 }
 
@@ -403,11 +429,11 @@ func typeCheck(in checkInput) (*typedPackage, error) {
 		}),
 		Error: func(err error) { typeErrs = append(typeErrs, err) },
 	}
-	_, _ = conf.Check(in.path, in.fset, in.files, info)
+	pkg, _ := conf.Check(in.path, in.fset, in.files, info)
 	if len(typeErrs) > 0 {
 		return nil, fmt.Errorf("type-checking %s: %w", in.path, errors.Join(typeErrs...))
 	}
-	return &typedPackage{checkInput: in, info: info}, nil
+	return &typedPackage{checkInput: in, pkg: pkg, info: info}, nil
 }
 
 // auditChecks returns, per function of pkgs, the watched checks it makes,

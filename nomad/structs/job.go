@@ -561,6 +561,13 @@ func (t *Task) validate() []string {
 	} else if err := t.Resources.Validate(); err != nil {
 		p.addErr("", err)
 	}
+	if t.Resources != nil && t.Resources.DiskMB > 0 {
+		// Upstream's words: the disk is the group's ephemeral_disk.
+		p.add("Task can't ask for disk resources, they have to be specified at the task group level.")
+	}
+	if t.RestartPolicy != nil && t.RestartPolicy.RenderTemplates {
+		p.add("%s", errRenderTemplates)
+	}
 	for i, c := range t.Constraints {
 		if err := c.Validate(); err != nil {
 			p.addErr(fmt.Sprintf("Constraint %d validation failed: ", i+1), err)

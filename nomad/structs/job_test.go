@@ -129,7 +129,11 @@ func TestJob_Validate_Rules(t *testing.T) {
 		}, nil},
 		{"negative group shutdown delay", func(j *structs.Job) { j.TaskGroups[0].ShutdownDelay = new(-time.Second) },
 			[]string{g + "ShutdownDelay must be a positive value"}},
+		{"render_templates", func(j *structs.Job) { j.TaskGroups[0].RestartPolicy.RenderTemplates = true },
+			[]string{g + "restart render_templates is not supported by this version: there are no template blocks"}},
 		// task
+		{"task disk", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Resources.DiskMB = 10 },
+			[]string{tk + "Task can't ask for disk resources, they have to be specified at the task group level."}},
 		{"negative task shutdown delay", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].ShutdownDelay = -time.Second },
 			[]string{tk + "ShutdownDelay must be a positive value"}},
 		{"missing driver", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Driver = "" }, []string{tk + "Missing task driver"}},
