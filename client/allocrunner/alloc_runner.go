@@ -91,6 +91,9 @@ type AllocRunner struct {
 	started  atomic.Bool
 	// selfStopped is set by the first Stop.
 	selfStopped atomic.Bool
+	// destroying is set by Destroy: its kills skip shutdown_delay, which
+	// is for the servers' stops, not for tearing a client down.
+	destroying atomic.Bool
 
 	// stateCh coalesces task state notifications for the Run loop.
 	stateCh chan struct{}
@@ -421,8 +424,12 @@ func (ar *AllocRunner) killTasksWith(kill func(tr *TaskRunner)) {
 }
 
 // skipShutdownDelay reports whether the servers' latest copy of the
-// allocation asks to skip shutdown_delay (alloc stop -no-shutdown-delay).
+// allocation asks to skip shutdown_delay (alloc stop -no-shutdown-delay),
+// or the runner is being destroyed.
 func (ar *AllocRunner) skipShutdownDelay() bool {
+	if ar.destroying.Load() {
+		return true
+	}
 	ar.mu.RLock()
 	defer ar.mu.RUnlock()
 	return ar.alloc.DesiredTransition.ShouldIgnoreShutdownDelay()
@@ -574,6 +581,7 @@ func (ar *AllocRunner) Shutdown() {
 // directory and persisted records. Run must have been called.
 func (ar *AllocRunner) Destroy() {
 	ar.destroyOnce.Do(func() {
+		ar.destroying.Store(true)
 		ar.killTasks(nil)
 		<-ar.waitCh
 		if err := ar.allocDir.Destroy(); err != nil {

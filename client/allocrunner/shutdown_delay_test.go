@@ -119,3 +119,18 @@ func TestAllocRunner_ShutdownDuringShutdownDelayLeavesTask(t *testing.T) {
 		must.Eq(t, "running", string(st.State))
 	})
 }
+
+// Destroy (a -dev agent's exit, a test's cleanup) kills at once: the delay
+// is for the servers' stops, and a teardown must not wait an hour.
+func TestAllocRunner_DestroySkipsShutdownDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		a := delayedAlloc(time.Hour, time.Hour)
+		ar := h.runner(t, a)
+		go ar.Run()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		start := time.Now()
+		ar.Destroy()
+		must.Eq(t, time.Duration(0), time.Since(start))
+	})
+}
