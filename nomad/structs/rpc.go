@@ -132,8 +132,8 @@ type JobDeregisterRequest struct {
 	// finished to skip its shutdown_delay when its client stops it (job
 	// stop -no-shutdown-delay), in the same raft entry as the stop.
 	NoShutdownDelay bool
-	Eval  *Evaluation
-	Now   int64
+	Eval            *Evaluation
+	Now             int64
 	// EvalPriority is as JobRegisterRequest's.
 	EvalPriority int
 	WriteRequest
