@@ -63,10 +63,6 @@ type NetworkResource struct {
 	DynamicPorts  []Port `json:",omitempty"`
 }
 
-// DefaultHostNetwork is the only host network a port may name: the node's
-// own address. Clients have no host_network blocks in this version.
-const DefaultHostNetwork = "default"
-
 // Port is one `port "<label>" { static to }`: Value is the static host
 // port, zero for one the scheduler picks.
 type Port struct {

@@ -242,6 +242,10 @@ func (c *Client) setupNode() error {
 	if err := fingerprintNetwork(node.Attributes, c.cfg.NetworkInterface, c.cfg.HTTPAddr); err != nil {
 		return err
 	}
+	if node.NodeResources == nil {
+		node.NodeResources = &structs.NodeResources{}
+	}
+	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
 		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr

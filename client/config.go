@@ -52,6 +52,9 @@ type Config struct {
 	// advertises for its tasks' ports (see fingerprintNetwork); empty
 	// means HTTPAddr's host.
 	NetworkInterface string
+	// HostNetworks are the client's host_network blocks: named addresses
+	// a port's host_network is placed on (see fingerprintHostNetworks).
+	HostNetworks []HostNetwork
 	// Version is the agent's version, advertised as nomad.version.
 	Version string
 

@@ -55,3 +55,31 @@ func TestClient_NetworkInterface(t *testing.T) {
 		must.ErrorContains(t, err, `client.network_interface "does-not-exist0"`)
 	})
 }
+
+// The client's host_network blocks become the node's host networks, each
+// address found by interface and cidr; the node's network address serves
+// "default"; a block no address matches is left out (its ports are not
+// placed here) rather than failing the client.
+func TestFingerprintHostNetworks(t *testing.T) {
+	nets := []HostNetwork{
+		{Name: "loopback", CIDR: "127.0.0.0/8", ReservedPorts: "22"},
+		{Name: "by-iface", Interface: "lo"},
+		{Name: "nowhere", CIDR: "203.0.113.0/24"},
+	}
+	got := fingerprintHostNetworks(nets, "10.1.2.3", "", clienttest.Logger())
+	node := &structs.Node{NodeResources: &structs.NodeResources{NodeNetworks: got}}
+
+	a, ok := node.HostNetworkAddress("loopback")
+	must.True(t, ok)
+	must.Eq(t, "127.0.0.1", a.Address)
+	must.Eq(t, "22", a.ReservedPorts)
+	must.Eq(t, "ipv4", a.Family)
+	a, ok = node.HostNetworkAddress("by-iface")
+	must.True(t, ok)
+	must.Eq(t, "127.0.0.1", a.Address)
+	_, ok = node.HostNetworkAddress("nowhere")
+	must.False(t, ok)
+	a, ok = node.HostNetworkAddress(structs.DefaultHostNetwork)
+	must.True(t, ok)
+	must.Eq(t, "10.1.2.3", a.Address)
+}

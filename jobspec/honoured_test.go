@@ -22,17 +22,12 @@ func TestParse_UpdateRefusedForBatch(t *testing.T) {
 	}
 }
 
-// A port naming a host network other than "default" is refused by name:
-// clients have no host_network blocks, so it could never be placed.
-func TestParse_HostNetworkRefused(t *testing.T) {
-	src := "job \"a\" {\n  group \"g\" {\n    network {\n      port \"http\" {\n        host_network = \"public\"\n      }\n    }\n  }\n}\n"
-	must.Eq(t, []string{
-		`x.hcl:5:9: port "http" of network block of group "g": host_network "public" is not supported by this version: clients have no host_network blocks, so only "default" (the node's address) exists`,
-	}, parseErr(t, "x.hcl", src))
-
-	job, err := jobspec.Parse("x.hcl", []byte("job \"a\" {\n  group \"g\" {\n    network {\n      port \"http\" {\n        host_network = \"default\"\n      }\n    }\n  }\n}\n"))
+// A port's host_network is read into the wire job, for the scheduler to
+// place it on a node with that host network.
+func TestParse_HostNetwork(t *testing.T) {
+	job, err := jobspec.Parse("x.hcl", []byte("job \"a\" {\n  group \"g\" {\n    network {\n      port \"http\" {\n        host_network = \"public\"\n      }\n    }\n  }\n}\n"))
 	must.NoError(t, err)
-	must.Eq(t, "default", job.TaskGroups[0].Networks[0].DynamicPorts[0].HostNetwork)
+	must.Eq(t, "public", job.TaskGroups[0].Networks[0].DynamicPorts[0].HostNetwork)
 }
 
 // Job-level reschedule and migrate blocks are read and, once canonicalized,

@@ -55,15 +55,9 @@ func (p *parser) port(b *hclsyntax.Block, label, parent string) (api.Port, bool)
 			}
 		},
 		"host_network": func(a *hclsyntax.Attribute) {
-			s, ok := p.stringVal(a, where)
-			if !ok {
-				return
+			if s, ok := p.stringVal(a, where); ok {
+				port.HostNetwork = s
 			}
-			if s != "" && s != api.DefaultHostNetwork {
-				p.errorf(a.SrcRange, "%s: host_network %q is not supported by this version: clients have no host_network blocks, so only %q (the node's address) exists", where, s, api.DefaultHostNetwork)
-				return
-			}
-			port.HostNetwork = s
 		},
 	}})
 	return port, static

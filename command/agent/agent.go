@@ -291,6 +291,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		Options:        cfg.Client.Options,
 
 		NetworkInterface: cfg.Client.NetworkInterface,
+		HostNetworks:     cfg.Client.hostNetworks(),
 
 		StatsCollectionInterval:  tc.CollectionInterval,
 		PublishNodeMetrics:       tc.PublishNodeMetrics,

@@ -186,6 +186,27 @@ type ClientConfig struct {
 	// ChrootEnv is upstream's chroot_env: host paths (keys) bound at
 	// paths (values) in exec tasks' roots, instead of the default set.
 	ChrootEnv map[string]string
+	// HostNetworks are the `host_network "<name>" { cidr interface
+	// reserved_ports }` blocks, by name.
+	HostNetworks []*HostNetworkConfig `json:"HostNetworks,omitempty"`
+}
+
+// HostNetworkConfig is one client host_network block: the address a
+// port's host_network = "<Name>" is placed on.
+type HostNetworkConfig struct {
+	Name          string
+	CIDR          string
+	Interface     string
+	ReservedPorts string
+}
+
+// hostNetworks is the host_network blocks in the client's terms.
+func (cl *ClientConfig) hostNetworks() []client.HostNetwork {
+	var out []client.HostNetwork
+	for _, hn := range cl.HostNetworks {
+		out = append(out, client.HostNetwork{Name: hn.Name, CIDR: hn.CIDR, Interface: hn.Interface, ReservedPorts: hn.ReservedPorts})
+	}
+	return out
 }
 
 // serverAddrs are the servers a client-only agent reaches: client.servers
@@ -390,6 +411,15 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	o.Meta = mergeMap(o.Meta, cl.Meta)
 	o.Options = mergeMap(o.Options, cl.Options)
 	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
+	// A block of a name seen before replaces it, as plugin blocks merge.
+	for _, hn := range cl.HostNetworks {
+		c := *hn
+		if i := slices.IndexFunc(o.HostNetworks, func(x *HostNetworkConfig) bool { return x.Name == hn.Name }); i >= 0 {
+			o.HostNetworks[i] = &c
+		} else {
+			o.HostNetworks = append(o.HostNetworks, &c)
+		}
+	}
 }
 
 // merge layers b over j; j is never nil (copy makes it).
@@ -472,6 +502,11 @@ func (c *Config) copy() *Config {
 		out.Client.Meta = maps.Clone(c.Client.Meta)
 		out.Client.Options = maps.Clone(c.Client.Options)
 		out.Client.ChrootEnv = maps.Clone(c.Client.ChrootEnv)
+		out.Client.HostNetworks = nil
+		for _, hn := range c.Client.HostNetworks {
+			cp := *hn
+			out.Client.HostNetworks = append(out.Client.HostNetworks, &cp)
+		}
 	}
 	out.Client.ServerJoin = out.Client.ServerJoin.copy()
 	out.TLSConfig = &TLSConfig{}

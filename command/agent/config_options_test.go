@@ -57,3 +57,41 @@ func TestParseConfig_ClientServerJoin(t *testing.T) {
 	must.ErrorContains(t, err, "agent.hcl:4:5: client.server_join.retry_interval is not supported for clients by this version")
 	must.ErrorContains(t, err, "agent.hcl:5:5: client.server_join.retry_max is not supported for clients by this version")
 }
+
+// host_network blocks are read by name with their cidr, interface and
+// reserved_ports, each checked where it is written; one without a cidr or
+// an interface has no way to find its address and is refused.
+func TestParseConfig_HostNetwork(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte(`client {
+  host_network "public" {
+    cidr           = "100.64.0.0/10"
+    reserved_ports = "22,8000-8100"
+  }
+  host_network "lan" {
+    interface = "eth1"
+  }
+}
+`))
+	must.NoError(t, err)
+	must.Eq(t, []*HostNetworkConfig{
+		{Name: "public", CIDR: "100.64.0.0/10", ReservedPorts: "22,8000-8100"},
+		{Name: "lan", Interface: "eth1"},
+	}, c.Client.HostNetworks)
+
+	_, err = ParseConfig("agent.hcl", []byte(`client {
+  host_network "a" {
+    cidr = "10.0.0.0"
+  }
+  host_network "b" {
+    reserved_ports = "22-"
+  }
+  host_network "a" {
+    interface = "eth0"
+  }
+}
+`))
+	must.ErrorContains(t, err, `agent.hcl:3:12: client.host_network.a.cidr: "10.0.0.0" is not a CIDR block`)
+	must.ErrorContains(t, err, `agent.hcl:6:22: client.host_network.b.reserved_ports: invalid port range "22-"`)
+	must.ErrorContains(t, err, `client.host_network "b" needs a cidr or an interface`)
+	must.ErrorContains(t, err, `agent.hcl:8:3: duplicate client.host_network "a" block`)
+}

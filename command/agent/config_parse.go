@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/drivers/registry"
 	"github.com/nomad-edge/nomad/helper/nesting"
+	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -430,7 +432,7 @@ func (b *block) joinAttrs(j *ServerJoin) {
 func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
 		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"},
-		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "host_network", LabelNames: []string{"name"}}},
 		maps:        []string{"meta", "options", "chroot_env"},
 		unsupported: unsupportedClient,
 	})
@@ -461,7 +463,41 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	if blk := b.sub("server_join"); blk != nil {
 		c.ServerJoin = d.serverJoin(blk.Body, "client.server_join.", false)
 	}
+	for _, blk := range b.content.Blocks {
+		if blk.Type != "host_network" {
+			continue
+		}
+		name := blk.Labels[0]
+		if slices.ContainsFunc(c.HostNetworks, func(h *HostNetworkConfig) bool { return h.Name == name }) {
+			d.errorf(blk.DefRange, "duplicate client.host_network %q block", name)
+			continue
+		}
+		c.HostNetworks = append(c.HostNetworks, d.hostNetwork(blk.Body, name))
+	}
 	return c
+}
+
+// hostNetwork decodes `host_network "<name>" { cidr interface
+// reserved_ports }`; it needs a cidr or an interface to find its address.
+func (d *configDecoder) hostNetwork(body hcl.Body, name string) *HostNetworkConfig {
+	path := fmt.Sprintf("client.host_network.%s.", name)
+	b := d.open(body, path, bodySpec{attrs: []string{"cidr", "interface", "reserved_ports"}})
+	hn := &HostNetworkConfig{Name: name}
+	if b.str("cidr", &hn.CIDR) {
+		if _, _, err := net.ParseCIDR(hn.CIDR); err != nil {
+			d.errorf(b.attr("cidr").Expr.Range(), "%scidr: %q is not a CIDR block such as \"10.0.0.0/8\"", path, hn.CIDR)
+		}
+	}
+	b.str("interface", &hn.Interface)
+	if b.str("reserved_ports", &hn.ReservedPorts) {
+		if _, err := structs.ParsePortRanges(hn.ReservedPorts); err != nil {
+			d.errorf(b.attr("reserved_ports").Expr.Range(), "%sreserved_ports: %v", path, err)
+		}
+	}
+	if hn.CIDR == "" && hn.Interface == "" {
+		d.errorf(body.MissingItemRange(), "client.host_network %q needs a cidr or an interface to find its address", name)
+	}
+	return hn
 }
 
 // tls decodes the tls block; file paths are made absolute, as data_dir.

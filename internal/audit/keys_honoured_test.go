@@ -19,8 +19,9 @@ import (
 // in the servers' model. Every field must be read by code that acts on it.
 var keyTypes = map[string][]string{
 	"github.com/nomad-edge/nomad/command/agent": {"Config", "Addresses", "AdvertiseAddrs", "Ports",
-		"ServerConfig", "ClientConfig", "ServerJoin", "TLSConfig", "ACLConfig", "PluginConfig", "Limits", "Telemetry"},
-	"github.com/nomad-edge/nomad/client": {"Config"},
+		"ServerConfig", "ClientConfig", "ServerJoin", "TLSConfig", "ACLConfig", "PluginConfig", "Limits", "Telemetry",
+		"HostNetworkConfig"},
+	"github.com/nomad-edge/nomad/client": {"Config", "HostNetwork"},
 	structsPath:                          jobTypes,
 	apiPath:                              jobTypes,
 }
@@ -72,7 +73,6 @@ var keysNotRead = map[string]string{
 	"nomad/structs.MigrateStrategy.MinHealthyTime":  "only upstream's default is accepted: validation refuses any other value by name",
 	"nomad/structs.MigrateStrategy.HealthyDeadline": "only upstream's default is accepted: validation refuses any other value by name",
 	"nomad/structs.NetworkResource.Mode":            `only "host" (the default) is accepted: validation refuses any other mode by name`,
-	"nomad/structs.Port.HostNetwork":                `only "default" (the node's address) is accepted: jobspec and validation refuse any other by name`,
 	"nomad/structs.PeriodicConfig.SpecType":         "only cron is accepted: validation refuses any other spec type by name",
 	"nomad/structs.Resources.DiskMB":                "refused on a task when set, in upstream's words: the disk is the group's ephemeral_disk",
 	"nomad/structs.RestartPolicy.RenderTemplates":   "refused when true (there are no template blocks); false is what the official client sends",

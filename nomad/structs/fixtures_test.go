@@ -285,6 +285,9 @@ func fullNode() *structs.Node {
 			Disk:           structs.NodeDiskResources{DiskMB: 10240},
 			MinDynamicPort: 20000,
 			MaxDynamicPort: 32000,
+			NodeNetworks: []*structs.NodeNetworkResource{{Mode: "host", Device: "wwan0", Addresses: []structs.NodeNetworkAddress{
+				{Family: "ipv4", Alias: "public", Address: "100.64.0.7", ReservedPorts: "22"},
+			}}},
 		},
 		ReservedResources: &structs.NodeReservedResources{
 			Cpu:    structs.NodeReservedCpuResources{CpuShares: 100},

@@ -121,11 +121,8 @@ func TestJob_Validate_Rules(t *testing.T) {
 			j.TaskGroups[0].Count = 1
 			j.TaskGroups[0].Update = structs.DefaultUpdateStrategy()
 		}, []string{g + `Job type "sysbatch" does not allow update block`}},
-		{"host network other than default", func(j *structs.Job) {
+		{"named host network", func(j *structs.Job) {
 			j.TaskGroups[0].Networks = []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "http", HostNetwork: "public"}}}}
-		}, []string{g + `Port "http": host_network "public" is not supported by this version; only "default" (the node's address)`}},
-		{"default host network", func(j *structs.Job) {
-			j.TaskGroups[0].Networks = []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "http", HostNetwork: "default"}}}}
 		}, nil},
 		{"negative group shutdown delay", func(j *structs.Job) { j.TaskGroups[0].ShutdownDelay = new(-time.Second) },
 			[]string{g + "ShutdownDelay must be a positive value"}},

@@ -1,7 +1,10 @@
 package structs
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // The range the scheduler picks dynamic ports from, per node: upstream's
@@ -21,10 +24,38 @@ const NetworkModeHost = "host"
 // fingerprint.
 const NodeAttrNetworkIP = "unique.network.ip-address"
 
-// DefaultHostNetwork is the only host network a port may name: the node's
-// own address. Clients have no host_network blocks in this version, so any
-// other name could never be placed, and is refused.
+// DefaultHostNetwork is the host network a port without one is placed on:
+// the node's network address (NodeAttrNetworkIP).
 const DefaultHostNetwork = "default"
+
+// ParsePortRanges parses a reserved ports list such as "22,80,8000-8100"
+// into its ports, in order, each once.
+func ParsePortRanges(spec string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		first, err := strconv.Atoi(strings.TrimSpace(lo))
+		last := first
+		if err == nil && isRange {
+			last, err = strconv.Atoi(strings.TrimSpace(hi))
+		}
+		if err != nil || first < 1 || last > 65535 || first > last {
+			return nil, fmt.Errorf("invalid port range %q: ports are 1-65535, a range is low-high", part)
+		}
+		for p := first; p <= last; p++ {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
 
 // NetworkResource is a group's `network` block.
 type NetworkResource struct {
@@ -99,9 +130,6 @@ func (tg *TaskGroup) validateNetworks() []string {
 				p.add("Network port label %q is used twice", port.Label)
 			}
 			labels[port.Label] = true
-			if port.HostNetwork != "" && port.HostNetwork != DefaultHostNetwork {
-				p.add("Port %q: host_network %q is not supported by this version; only %q (the node's address)", port.Label, port.HostNetwork, DefaultHostNetwork)
-			}
 			if port.To < 0 || port.To > 65535 {
 				p.add("Port %q: to %d is out of range 0-65535", port.Label, port.To)
 			}
