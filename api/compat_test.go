@@ -405,6 +405,10 @@ func TestCanonicalize_MatchesOfficialClient(t *testing.T) {
 			j.Type = new(typ)
 		}
 		j.Affinities = []*api.Affinity{{LTarget: "${node.class}", RTarget: "x", Operand: "="}}
+		// Job-level reschedule and migrate are merged under each
+		// group's own, field by field.
+		j.Reschedule = &api.ReschedulePolicy{Attempts: new(5), Interval: new(2 * time.Hour)}
+		j.Migrate = &api.MigrateStrategy{MaxParallel: new(3)}
 		j.TaskGroups = []*api.TaskGroup{
 			{
 				Name:  new("bare"),
@@ -414,7 +418,9 @@ func TestCanonicalize_MatchesOfficialClient(t *testing.T) {
 				Name:             new("partial"),
 				Count:            new(0),
 				RestartPolicy:    &api.RestartPolicy{Attempts: new(9)},
-				ReschedulePolicy: &api.ReschedulePolicy{Delay: new(time.Second)},
+				ReschedulePolicy: &api.ReschedulePolicy{Delay: new(time.Second), Attempts: new(1)},
+				Migrate:          &api.MigrateStrategy{HealthCheck: new("task_states")},
+				ShutdownDelay:    new(3 * time.Second),
 				EphemeralDisk:    &api.EphemeralDisk{Sticky: new(true)},
 				Disconnect:       &api.DisconnectStrategy{LostAfter: new(time.Minute)},
 				Affinities:       []*api.Affinity{{LTarget: "a", RTarget: "b", Operand: "=", Weight: new(int8(0))}},
@@ -425,6 +431,7 @@ func TestCanonicalize_MatchesOfficialClient(t *testing.T) {
 						RestartPolicy: &api.RestartPolicy{Mode: new(api.RestartPolicyModeDelay)},
 						Resources:     &api.Resources{CPU: new(50)},
 						KillTimeout:   new(time.Second),
+						ShutdownDelay: 2 * time.Second,
 					},
 				},
 			},

@@ -48,6 +48,11 @@ type Job struct {
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
 	Update      *UpdateStrategy
+	// Reschedule and Migrate are defaults for the job's groups, merged
+	// field by field under each group's own by Canonicalize, as
+	// upstream's client does; the server's model has no job-level field.
+	Reschedule *ReschedulePolicy `json:",omitempty"`
+	Migrate    *MigrateStrategy  `json:",omitempty"`
 
 	Periodic         *PeriodicConfig
 	ParameterizedJob *ParameterizedJobConfig
@@ -411,6 +416,9 @@ type DeregisterOptions struct {
 	// EvalPriority, when set, is the priority of the evaluation created
 	// instead of the job's.
 	EvalPriority int
+	// NoShutdownDelay asks the clients to skip the groups' and tasks'
+	// shutdown_delay when they stop the job's allocations.
+	NoShutdownDelay bool
 }
 
 // DeregisterOpts is Deregister with options.
@@ -422,6 +430,9 @@ func (j *Jobs) DeregisterOpts(jobID string, opts *DeregisterOptions, w *WriteOpt
 	path := jobPath(jobID, "") + "?purge=" + strconv.FormatBool(opts.Purge)
 	if opts.EvalPriority != 0 {
 		path += "&eval_priority=" + strconv.Itoa(opts.EvalPriority)
+	}
+	if opts.NoShutdownDelay {
+		path += "&no_shutdown_delay=true"
 	}
 	wm, err := j.client.write(http.MethodDelete, path, nil, &resp, w)
 	if err != nil {

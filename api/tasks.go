@@ -52,6 +52,9 @@ type TaskGroup struct {
 	Meta             map[string]string
 	Update           *UpdateStrategy
 	Migrate          *MigrateStrategy
+	// ShutdownDelay is how long the client waits, once the allocation is
+	// to stop, before it sends the tasks their kill signal (nil: none).
+	ShutdownDelay *time.Duration `json:",omitempty"`
 
 	// StopAfterClientDisconnect is the legacy spelling of
 	// Disconnect.StopOnClientAfter. Upstream ignores it since 1.10; we keep
@@ -92,6 +95,16 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 	}
 	g.EphemeralDisk.Canonicalize()
 
+	if job != nil && job.Reschedule != nil {
+		merged := job.Reschedule.clone()
+		merged.merge(g.ReschedulePolicy)
+		g.ReschedulePolicy = merged
+	}
+	if job != nil && job.Migrate != nil {
+		merged := job.Migrate.clone()
+		merged.merge(g.Migrate)
+		g.Migrate = merged
+	}
 	// System and sysbatch jobs run one allocation per node and never
 	// reschedule elsewhere, so they get no policy unless the job gave one.
 	if g.ReschedulePolicy == nil && jobType != JobTypeSystem && jobType != JobTypeSysbatch {
@@ -119,13 +132,14 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 	g.canonicalizeMigrate(job)
 }
 
-// canonicalizeMigrate fills the migrate block of a service job's group
-// with upstream's defaults, as the official client does.
+// canonicalizeMigrate fills the migrate block of a service job's group,
+// or any group that has one, with upstream's defaults, as the official
+// client does.
 func (g *TaskGroup) canonicalizeMigrate(job *Job) {
-	if job.Type == nil || *job.Type != JobTypeService {
-		return
-	}
 	if g.Migrate == nil {
+		if job.Type == nil || *job.Type != JobTypeService {
+			return
+		}
 		g.Migrate = &MigrateStrategy{}
 	}
 	m := g.Migrate
@@ -174,6 +188,10 @@ type Task struct {
 	Meta          map[string]string
 	KillTimeout   *time.Duration
 	KillSignal    string
+	// ShutdownDelay is how long the client waits before sending this task
+	// its kill signal, after the group's own delay; a plain duration, as
+	// upstream's wire shape has it.
+	ShutdownDelay time.Duration `json:",omitempty"`
 	// Leader marks the task whose exit stops its siblings.
 	Leader bool
 	// LogConfig is the `logs` block: rotation of the task's output.
@@ -293,6 +311,14 @@ func (r *RestartPolicy) clone() *RestartPolicy {
 	}
 }
 
+// set copies src into dst when src is set: the field-by-field merge of
+// two blocks.
+func set[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = clonePtr(src)
+	}
+}
+
 func clonePtr[T any](p *T) *T {
 	if p == nil {
 		return nil
@@ -332,6 +358,27 @@ type ReschedulePolicy struct {
 	DelayFunction *string
 	MaxDelay      *time.Duration
 	Unlimited     *bool
+}
+
+// clone returns a copy of r whose pointers are its own.
+func (r *ReschedulePolicy) clone() *ReschedulePolicy {
+	return &ReschedulePolicy{
+		Attempts: clonePtr(r.Attempts), Interval: clonePtr(r.Interval), Delay: clonePtr(r.Delay),
+		DelayFunction: clonePtr(r.DelayFunction), MaxDelay: clonePtr(r.MaxDelay), Unlimited: clonePtr(r.Unlimited),
+	}
+}
+
+// merge overwrites r's fields with the ones set in o; a nil o is a no-op.
+func (r *ReschedulePolicy) merge(o *ReschedulePolicy) {
+	if o == nil {
+		return
+	}
+	set(&r.Attempts, o.Attempts)
+	set(&r.Interval, o.Interval)
+	set(&r.Delay, o.Delay)
+	set(&r.DelayFunction, o.DelayFunction)
+	set(&r.MaxDelay, o.MaxDelay)
+	set(&r.Unlimited, o.Unlimited)
 }
 
 // DefaultReschedulePolicy returns the policy a group of the given job type

@@ -30,6 +30,7 @@ type Client struct {
 	clock   clock.Clock
 	db      state.StateDB
 	drivers map[string]drivers.Driver
+	options Options
 	updater *allocUpdater
 	// adoptOrphans is set when the state database was lost: the tasks it
 	// named may still run, and are found by their environment.
@@ -162,6 +163,10 @@ func (c *Client) startLoop(f func()) {
 // setupDrivers builds every driver of the catalog with its plugin config.
 // A plugin block for a driver nobody registered is an error: a misspelt
 // name must not silently leave a driver unconfigured.
+//
+// Drivers the options' driver.allowlist leaves out, or its driver.denylist
+// names, are not built at all: never fingerprinted, never on the node, so
+// the scheduler places nothing that needs them here.
 func (c *Client) setupDrivers() error {
 	names := c.cfg.Drivers.Names()
 	for name := range c.cfg.PluginConfig {
@@ -169,8 +174,17 @@ func (c *Client) setupDrivers() error {
 			return fmt.Errorf("plugin %q: %w (known: %v)", name, drivers.ErrUnknownDriver, names)
 		}
 	}
+	opts, err := ParseOptions(c.cfg.Options, names)
+	if err != nil {
+		return err
+	}
+	c.options = opts
 	c.drivers = make(map[string]drivers.Driver, len(names))
 	for _, name := range names {
+		if !opts.offers(name) {
+			c.logger.Info("driver disabled by the client's options", "driver", name)
+			continue
+		}
 		d, err := c.cfg.Drivers.New(name, drivers.Options{Logger: c.logger, Config: c.cfg.PluginConfig[name], ChrootEnv: c.cfg.ChrootEnv})
 		if err != nil {
 			return fmt.Errorf("client: %w", err)
@@ -225,6 +239,13 @@ func (c *Client) setupNode() error {
 	} else {
 		fingerprintHost(node, defaultHostSources, c.cfg.AllocDir)
 	}
+	if err := fingerprintNetwork(node.Attributes, c.cfg.NetworkInterface, c.cfg.HTTPAddr); err != nil {
+		return err
+	}
+	if node.NodeResources == nil {
+		node.NodeResources = &structs.NodeResources{}
+	}
+	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
 		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr
@@ -294,6 +315,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		Drivers:        c,
 		StateUpdater:   c.updater,
 		MaxKillTimeout: c.cfg.MaxKillTimeout,
+		Users:          c.options.Users,
 		AdoptOrphans:   c.adoptOrphans,
 
 		ServersContacted:    c.contacted,

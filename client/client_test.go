@@ -23,6 +23,7 @@ type testClientOpts struct {
 	useBolt  bool
 	allocDir string
 	plugins  map[string]map[string]any
+	options  map[string]string
 	drivers  *drivers.Catalog // default: the built-in drivers
 	boot     clock.BootClock  // default: the machine's
 }
@@ -53,6 +54,7 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 		StateDB:      o.db,
 		NodeName:     "test-node",
 		PluginConfig: o.plugins,
+		Options:      o.options,
 		Drivers:      o.drivers,
 		BootClock:    o.boot,
 	})

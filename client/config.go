@@ -48,6 +48,13 @@ type Config struct {
 	Meta       map[string]string
 	// HTTPAddr is the address the agent's HTTP API is advertised on.
 	HTTPAddr string
+	// NetworkInterface names the interface whose address the node
+	// advertises for its tasks' ports (see fingerprintNetwork); empty
+	// means HTTPAddr's host.
+	NetworkInterface string
+	// HostNetworks are the client's host_network blocks: named addresses
+	// a port's host_network is placed on (see fingerprintHostNetworks).
+	HostNetworks []HostNetwork
 	// Version is the agent's version, advertised as nomad.version.
 	Version string
 
@@ -55,6 +62,10 @@ type Config struct {
 	// max_kill_timeout, upstream's default 30s): a job cannot make the
 	// client wait longer than this for a task to stop before SIGKILL.
 	MaxKillTimeout time.Duration
+
+	// Options is the client's `options` block (ParseOptions reads it):
+	// driver allow/deny lists and the user denylist.
+	Options map[string]string
 
 	// PluginConfig is each driver's agent config block by driver name,
 	// e.g. {"raw_exec": {"enabled": true}}.

@@ -40,7 +40,8 @@ Stop Options:
     Print the evaluation ID and exit without following it.
 
   -no-shutdown-delay
-    Ask the client to skip the group's shutdown delay.
+    Ask the client to skip the group's and the tasks' shutdown_delay and
+    send the kill signal at once.
 
   -verbose
     Show full IDs.

@@ -39,6 +39,10 @@ Stop Options:
   -purge
     Remove the job from the servers at once instead of leaving it stopped.
 
+  -no-shutdown-delay
+    Ask the clients to skip the groups' and tasks' shutdown_delay and send
+    the kill signal at once.
+
   -yes
     Do not ask for confirmation.
 
@@ -53,12 +57,13 @@ Stop Options:
 
 // Run implements cli.Command.
 func (c *JobStopCommand) Run(args []string) int {
-	var detach, purge, yes, verbose bool
+	var detach, purge, yes, verbose, noDelay bool
 	var evalPriority int
 	flags := c.FlagSet("job stop")
 	flags.IntVar(&evalPriority, "eval-priority", 0, "")
 	flags.BoolVar(&detach, "detach", false, "")
 	flags.BoolVar(&purge, "purge", false, "")
+	flags.BoolVar(&noDelay, "no-shutdown-delay", false, "")
 	flags.BoolVar(&yes, "yes", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
 	if !c.parseFlags(flags, args, c) {
@@ -73,7 +78,7 @@ func (c *JobStopCommand) Run(args []string) int {
 		return exitOK
 	}
 
-	evalID, _, err := client.Jobs().DeregisterOpts(jobID, &api.DeregisterOptions{Purge: purge, EvalPriority: evalPriority}, nil)
+	evalID, _, err := client.Jobs().DeregisterOpts(jobID, &api.DeregisterOptions{Purge: purge, EvalPriority: evalPriority, NoShutdownDelay: noDelay}, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error deregistering job: %v", err))
 		return exitError

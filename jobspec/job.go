@@ -44,8 +44,13 @@ func (p *parser) job(b *hclsyntax.Block, id string) *api.Job {
 			"disconnect": {decode: func(b *hclsyntax.Block, _ string) {
 				disconnect = p.disconnect(b, where)
 			}},
-			"update":   {decode: func(b *hclsyntax.Block, _ string) { j.Update = p.update(b, where) }},
-			"periodic": {decode: func(b *hclsyntax.Block, _ string) { j.Periodic = p.periodic(b, where) }},
+			"update": {decode: func(b *hclsyntax.Block, _ string) { j.Update = p.update(b, where) }},
+			// Job-level reschedule and migrate are defaults for every
+			// group, merged field by field under the group's own when
+			// the job is canonicalized, as upstream.
+			"reschedule": {decode: func(b *hclsyntax.Block, _ string) { j.Reschedule = p.reschedule(b, where) }},
+			"migrate":    {decode: func(b *hclsyntax.Block, _ string) { j.Migrate = p.migrate(b, where) }},
+			"periodic":   {decode: func(b *hclsyntax.Block, _ string) { j.Periodic = p.periodic(b, where) }},
 			"parameterized": {decode: func(b *hclsyntax.Block, _ string) {
 				j.ParameterizedJob = p.parameterized(b, where)
 			}},
@@ -54,6 +59,8 @@ func (p *parser) job(b *hclsyntax.Block, id string) *api.Job {
 			}},
 		},
 	})
+
+	p.refuseUpdateFor(j)
 
 	// A job-level disconnect block is shorthand for the same block in every
 	// group that configures no disconnect behaviour of its own (neither the
@@ -103,7 +110,8 @@ func (p *parser) group(b *hclsyntax.Block, name string) *api.TaskGroup {
 			"stop_after_client_disconnect": func(a *hclsyntax.Attribute) {
 				g.StopAfterClientDisconnect = p.durationPtr(a, where)
 			},
-			"meta": func(a *hclsyntax.Attribute) { g.Meta = p.stringMapAttr(a, where) },
+			"meta":           func(a *hclsyntax.Attribute) { g.Meta = p.stringMapAttr(a, where) },
+			"shutdown_delay": func(a *hclsyntax.Attribute) { g.ShutdownDelay = p.durationPtr(a, where) },
 		},
 		blocks: map[string]blockSpec{
 			"meta": {decode: func(b *hclsyntax.Block, _ string) { g.Meta = p.stringMapBlock(b, where) }},
@@ -163,6 +171,11 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 				}
 			},
 			"kill_timeout": func(a *hclsyntax.Attribute) { t.KillTimeout = p.durationPtr(a, where) },
+			"shutdown_delay": func(a *hclsyntax.Attribute) {
+				if d := p.durationPtr(a, where); d != nil {
+					t.ShutdownDelay = *d
+				}
+			},
 			"kill_signal": func(a *hclsyntax.Attribute) {
 				if s, ok := p.stringVal(a, where); ok {
 					t.KillSignal = s

@@ -123,6 +123,9 @@ func pos(r hcl.Range) string {
 type parser struct {
 	src   []byte
 	diags hcl.Diagnostics
+	// updateBlocks are where the file's update blocks start, refused
+	// once the job's type is known (refuseUpdateFor).
+	updateBlocks []hcl.Range
 }
 
 // errorf records an error at rng. The whole message goes in the summary so

@@ -16,6 +16,7 @@ import (
 func (p *parser) update(b *hclsyntax.Block, parent string) *api.UpdateStrategy {
 	u := &api.UpdateStrategy{}
 	where := blockWhere(b.Type, parent)
+	p.updateBlocks = append(p.updateBlocks, b.TypeRange)
 	p.walk(b.Body, where, schema{attrs: map[string]func(*hclsyntax.Attribute){
 		"max_parallel": func(a *hclsyntax.Attribute) { u.MaxParallel = p.intPtr(a, where) },
 		"health_check": func(a *hclsyntax.Attribute) {
@@ -43,7 +44,20 @@ func (p *parser) update(b *hclsyntax.Block, parent string) *api.UpdateStrategy {
 	return u
 }
 
-// migrate parses a group's migrate block.
+// refuseUpdateFor reports every update block of a batch or sysbatch job
+// at its position, in upstream's words: their allocations run to
+// completion, so there is nothing to roll out. The server refuses the same
+// for jobs sent as JSON.
+func (p *parser) refuseUpdateFor(j *api.Job) {
+	if j.Type == nil || (*j.Type != api.JobTypeBatch && *j.Type != api.JobTypeSysbatch) {
+		return
+	}
+	for _, rng := range p.updateBlocks {
+		p.errorf(rng, "Job type %q does not allow update block", *j.Type)
+	}
+}
+
+// migrate parses a migrate block (job or group).
 func (p *parser) migrate(b *hclsyntax.Block, parent string) *api.MigrateStrategy {
 	m := &api.MigrateStrategy{}
 	where := blockWhere(b.Type, parent)

@@ -225,6 +225,28 @@ func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
 	return nil
 }
 
+// skipShutdownDelays marks the job's allocations that are not finished to
+// skip shutdown_delay, before the stop that the entry's evaluation makes:
+// the clients read the mark on the stopped allocation. Decided from the
+// state the entry applies to, so every server marks the same set.
+func skipShutdownDelays(st *state.StateStore, index uint64, ns, jobID string) error {
+	allocs, err := st.AllocsByJob(nil, ns, jobID, true)
+	if err != nil {
+		return err
+	}
+	yes := true
+	marks := map[string]*structs.DesiredTransition{}
+	for _, a := range allocs {
+		if !a.TerminalStatus() {
+			marks[a.ID] = &structs.DesiredTransition{NoShutdownDelay: &yes}
+		}
+	}
+	if len(marks) == 0 {
+		return nil
+	}
+	return st.UpdateAllocsDesiredTransitions(index, marks, nil)
+}
+
 func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
 	var req structs.JobDeregisterRequest
 	if err := structs.Decode(buf, &req); err != nil {
@@ -232,6 +254,11 @@ func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
 	}
 	st := f.State()
 	ns := req.RequestNamespace()
+	if req.NoShutdownDelay {
+		if err := skipShutdownDelays(st, index, ns, req.JobID); err != nil {
+			return err
+		}
+	}
 	if req.Purge {
 		if err := st.DeleteJob(index, ns, req.JobID); err != nil {
 			return err

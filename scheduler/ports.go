@@ -17,6 +17,10 @@ const filterPorts = "network: port collision"
 // errNoDynamicPort is returned when a node's dynamic range is full.
 var errNoDynamicPort = errors.New("dynamic port range exhausted")
 
+// errMissingHostNetwork is wrapped when a port names a host network the
+// node does not have; the node is filtered with the error's text.
+var errMissingHostNetwork = errors.New("missing host network")
+
 // portChecker rejects nodes where a static port of the group is taken, or
 // where the dynamic range has no room for the group's dynamic ports.
 type portChecker struct {
@@ -34,7 +38,11 @@ func (c *portChecker) Feasible(n *structs.Node) bool {
 		return true
 	}
 	if _, err := c.ctx.assignPorts(n, c.tg); err != nil {
-		c.ctx.filterNode(n, filterPorts)
+		reason := filterPorts
+		if errors.Is(err, errMissingHostNetwork) {
+			reason = err.Error()
+		}
+		c.ctx.filterNode(n, reason)
 		return false
 	}
 	return true
@@ -66,46 +74,110 @@ func (c *EvalContext) assignPorts(node *structs.Node, tg *structs.TaskGroup) (st
 	if err != nil {
 		return nil, err
 	}
+	// A port is held on the node whatever address it was given: more
+	// cautious than upstream, which tracks ports per address, and never
+	// wrong.
 	used := structs.HostPorts(proposed)
-	hostIP, _, _ := strings.Cut(node.HTTPAddr, ":")
 	var out structs.AllocatedPorts
 	for _, nw := range tg.Networks {
 		for _, p := range nw.ReservedPorts {
-			if _, taken := used[p.Value]; taken {
+			addr, err := portAddress(node, p)
+			if err != nil {
+				return nil, err
+			}
+			if _, taken := used[p.Value]; taken || addr.reserved[p.Value] {
 				return nil, fmt.Errorf("static port %d is in use", p.Value)
 			}
 			used[p.Value] = ""
-			out = append(out, structs.AllocatedPortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: hostIP})
+			out = append(out, structs.AllocatedPortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: addr.ip})
 		}
 	}
 	rng := rand.New(rand.NewPCG(portSeed(c.plan.EvalID, node.ID, tg.Name), uint64(len(proposed))))
 	for _, nw := range tg.Networks {
 		for _, p := range nw.DynamicPorts {
-			v, err := pickDynamicPort(rng, used)
+			addr, err := portAddress(node, p)
+			if err != nil {
+				return nil, err
+			}
+			v, err := pickDynamicPort(rng, used, addr.reserved)
 			if err != nil {
 				return nil, err
 			}
 			used[v] = ""
-			out = append(out, structs.AllocatedPortMapping{Label: p.Label, Value: v, To: p.To, HostIP: hostIP})
+			out = append(out, structs.AllocatedPortMapping{Label: p.Label, Value: v, To: p.To, HostIP: addr.ip})
 		}
 	}
 	return out, nil
 }
 
+// hostAddress is where a port is placed on a node: the address, and the
+// ports its host network reserves.
+type hostAddress struct {
+	ip       string
+	reserved map[int]bool
+}
+
+// portAddress resolves p's host network on node: "default" (or none) is
+// the node's network address; another name must be one of the node's
+// host networks (client host_network blocks), or the node cannot take
+// the port.
+func portAddress(node *structs.Node, p structs.Port) (hostAddress, error) {
+	if p.HostNetwork == "" || p.HostNetwork == structs.DefaultHostNetwork {
+		if a, ok := node.HostNetworkAddress(structs.DefaultHostNetwork); ok {
+			return hostAddress{ip: a.Address, reserved: reservedSet(a.ReservedPorts)}, nil
+		}
+		return hostAddress{ip: nodeIP(node)}, nil
+	}
+	a, ok := node.HostNetworkAddress(p.HostNetwork)
+	if !ok {
+		return hostAddress{}, fmt.Errorf("%w %q for port %q", errMissingHostNetwork, p.HostNetwork, p.Label)
+	}
+	return hostAddress{ip: a.Address, reserved: reservedSet(a.ReservedPorts)}, nil
+}
+
+// reservedSet is a host network's reserved_ports as a set; the client
+// checked the list, so a malformed one reserves nothing.
+func reservedSet(spec string) map[int]bool {
+	if spec == "" {
+		return nil
+	}
+	ports, _ := structs.ParsePortRanges(spec)
+	out := make(map[int]bool, len(ports))
+	for _, p := range ports {
+		out[p] = true
+	}
+	return out
+}
+
+// nodeIP is the address the node's ports are reached at: the address its
+// client fingerprinted (client network_interface), else the host of the
+// address it advertises.
+func nodeIP(node *structs.Node) string {
+	if ip := node.Attributes[structs.NodeAttrNetworkIP]; ip != "" {
+		return ip
+	}
+	host, _, _ := strings.Cut(node.HTTPAddr, ":")
+	return host
+}
+
 // pickDynamicPort tries random ports, then scans from a random start so
 // that a nearly full range still yields its last free port.
-func pickDynamicPort(rng *rand.Rand, used map[int]string) (int, error) {
+func pickDynamicPort(rng *rand.Rand, used map[int]string, reserved map[int]bool) (int, error) {
 	span := structs.MaxDynamicPort - structs.MinDynamicPort + 1
+	free := func(v int) bool {
+		_, taken := used[v]
+		return !taken && !reserved[v]
+	}
 	for range 20 {
 		v := structs.MinDynamicPort + rng.IntN(span)
-		if _, taken := used[v]; !taken {
+		if free(v) {
 			return v, nil
 		}
 	}
 	start := rng.IntN(span)
 	for i := range span {
 		v := structs.MinDynamicPort + (start+i)%span
-		if _, taken := used[v]; !taken {
+		if free(v) {
 			return v, nil
 		}
 	}

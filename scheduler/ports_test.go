@@ -127,3 +127,79 @@ func TestPorts_NeverShared(t *testing.T) {
 		}
 	})
 }
+
+// A node whose client fingerprinted a network address (network_interface)
+// gets its ports on that address, not on its HTTP API's: tasks listen
+// where the operator's interface is, and NOMAD_IP_<label> says so.
+func TestServiceSched_PortsOnFingerprintedAddress(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	node := mock.Node()
+	node.HTTPAddr = "10.0.0.1:4646"
+	node.Attributes[structs.NodeAttrNetworkIP] = "192.168.7.7"
+	plain := mock.Node()
+	plain.HTTPAddr = "10.0.0.2:4646"
+	delete(plain.Attributes, structs.NodeAttrNetworkIP)
+	h.UpsertNodes(node, plain)
+	job, eval := registerJob(t, h, withPorts(mock.Job(), 2, 9090, "http"))
+
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+
+	allocs := desiredRun(h.JobAllocs(job))
+	must.Len(t, 2, allocs)
+	want := map[string]string{node.ID: "192.168.7.7", plain.ID: "10.0.0.2"}
+	for _, a := range allocs {
+		for _, p := range a.AllocatedResources.Shared.Ports {
+			must.Eq(t, want[a.NodeID], p.HostIP)
+		}
+	}
+}
+
+// A port with a host_network is placed only on a node that has that host
+// network (client host_network blocks), on its address, never on one of
+// its reserved ports; a node without it is filtered with upstream's
+// "missing host network" reason, so the operator reads why.
+func TestServiceSched_PortsOnHostNetwork(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	with := mock.Node()
+	with.NodeResources.NodeNetworks = []*structs.NodeNetworkResource{{Mode: "host", Device: "wwan0", Addresses: []structs.NodeNetworkAddress{
+		{Family: "ipv4", Alias: "public", Address: "100.64.0.7", ReservedPorts: "9090"},
+		{Family: "ipv4", Alias: "default", Address: "10.0.0.1"},
+	}}}
+	without := mock.Node()
+	h.UpsertNodes(with, without)
+	job := withPorts(mock.Job(), 1, 0, "http", "admin")
+	nw := job.TaskGroups[0].Networks[0]
+	nw.DynamicPorts[0].HostNetwork = "public"
+	job, eval := registerJob(t, h, job)
+
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+
+	allocs := desiredRun(h.JobAllocs(job))
+	must.Len(t, 1, allocs)
+	must.Eq(t, with.ID, allocs[0].NodeID)
+	ports := allocs[0].AllocatedResources.Shared.Ports
+	must.Eq(t, "100.64.0.7", ports[0].HostIP, must.Sprint("the public port on the public address"))
+	must.Eq(t, "10.0.0.1", ports[1].HostIP, must.Sprint("a port without host_network on the default one"))
+
+	// A static port the host network reserves is refused there.
+	h2 := schedtest.NewHarness(t)
+	h2.UpsertNodes(with.Copy())
+	static := withPorts(mock.Job(), 1, 9090)
+	static.TaskGroups[0].Networks[0].ReservedPorts[0].HostNetwork = "public"
+	static, eval2 := registerJob(t, h2, static)
+	must.NoError(t, h2.Process(scheduler.NewServiceScheduler, eval2))
+	must.Len(t, 0, desiredRun(h2.JobAllocs(static)))
+	must.Eq(t, 1, h2.LastEval().FailedTGAllocs["web"].ConstraintFiltered["network: port collision"])
+}
+
+// A node without the port's host network is filtered, naming it.
+func TestServiceSched_MissingHostNetwork(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	h.UpsertNodes(mock.Node())
+	job := withPorts(mock.Job(), 1, 0, "http")
+	job.TaskGroups[0].Networks[0].DynamicPorts[0].HostNetwork = "public"
+	job, eval := registerJob(t, h, job)
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+	must.Len(t, 0, desiredRun(h.JobAllocs(job)))
+	must.Eq(t, 1, h.LastEval().FailedTGAllocs["web"].ConstraintFiltered[`missing host network "public" for port "http"`])
+}

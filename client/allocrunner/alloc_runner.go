@@ -43,6 +43,9 @@ type Config struct {
 	StateUpdater StateUpdater
 	// MaxKillTimeout caps each task's kill_timeout; zero means no cap.
 	MaxKillTimeout time.Duration
+	// Users is the client's user.denylist: a task of a checked driver
+	// that names a denied user fails validation and never starts.
+	Users UserPolicy
 	// AdoptOrphans makes each task, before its first start, look for a
 	// process an earlier client left running for it: set when the client
 	// lost its state database and no longer has the tasks' handles.
@@ -88,6 +91,9 @@ type AllocRunner struct {
 	started  atomic.Bool
 	// selfStopped is set by the first Stop.
 	selfStopped atomic.Bool
+	// destroying is set by Destroy: its kills skip shutdown_delay, which
+	// is for the servers' stops, not for tearing a client down.
+	destroying atomic.Bool
 
 	// stateCh coalesces task state notifications for the Run loop.
 	stateCh chan struct{}
@@ -157,6 +163,8 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			maxKill:   cfg.MaxKillTimeout,
 			adopt:     cfg.AdoptOrphans,
 			gate:      ar.gate,
+			skipDelay: ar.skipShutdownDelay,
+			users:     cfg.Users,
 		}))
 	}
 	return ar, nil
@@ -415,6 +423,40 @@ func (ar *AllocRunner) killTasksWith(kill func(tr *TaskRunner)) {
 	}
 }
 
+// skipShutdownDelay reports whether the servers' latest copy of the
+// allocation asks to skip shutdown_delay (alloc stop -no-shutdown-delay),
+// or the runner is being destroyed.
+func (ar *AllocRunner) skipShutdownDelay() bool {
+	if ar.destroying.Load() {
+		return true
+	}
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	return ar.alloc.DesiredTransition.ShouldIgnoreShutdownDelay()
+}
+
+// waitGroupShutdownDelay waits the group's shutdown_delay, on the runner's
+// clock, between the servers' stop and the tasks' kill signals, unless the
+// stop asked to skip it; each task then waits its own (upstream's order).
+// It reports false when the runner is shutting down meanwhile: the tasks
+// are left running for the next client to re-attach.
+func (ar *AllocRunner) waitGroupShutdownDelay() bool {
+	ar.mu.RLock()
+	tg := ar.alloc.LookupTaskGroup()
+	skip := ar.alloc.DesiredTransition.ShouldIgnoreShutdownDelay()
+	ar.mu.RUnlock()
+	if tg == nil || tg.ShutdownDelay == nil || *tg.ShutdownDelay <= 0 {
+		return true
+	}
+	delay := *tg.ShutdownDelay
+	if skip {
+		ar.logger.Debug("skipping the group's shutdown_delay", "shutdown_delay", delay)
+		return true
+	}
+	ar.logger.Debug("waiting the group's shutdown_delay before killing the tasks", "shutdown_delay", delay)
+	return clock.Sleep(ar.clock, delay, ar.shutdownCh)
+}
+
 // serverStopped reports whether the servers' latest copy of the allocation
 // is desired stop or evict.
 func (ar *AllocRunner) serverStopped() bool {
@@ -494,6 +536,9 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 		}
 		if stop {
 			ar.logger.Debug("allocation stopped by the server", "desired_status", alloc.DesiredStatus)
+			if !ar.waitGroupShutdownDelay() {
+				return
+			}
 			ar.killTasks(nil)
 		}
 	}()
@@ -536,6 +581,7 @@ func (ar *AllocRunner) Shutdown() {
 // directory and persisted records. Run must have been called.
 func (ar *AllocRunner) Destroy() {
 	ar.destroyOnce.Do(func() {
+		ar.destroying.Store(true)
 		ar.killTasks(nil)
 		<-ar.waitCh
 		if err := ar.allocDir.Destroy(); err != nil {

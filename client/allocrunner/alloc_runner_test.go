@@ -74,6 +74,7 @@ func (m driverMap) Driver(name string) (drivers.Driver, error) {
 
 type harness struct {
 	maxKill time.Duration
+	users   UserPolicy
 	db      *state.MemDB
 	rec     *recorder
 	drivers driverMap
@@ -98,6 +99,7 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 		Drivers:        h.drivers,
 		StateUpdater:   h.rec,
 		MaxKillTimeout: h.maxKill,
+		Users:          h.users,
 	})
 	must.NoError(t, err)
 	return ar

@@ -66,6 +66,8 @@ func displayMessage(e *structs.TaskEvent) string {
 		return e.DriverError
 	case structs.TaskSetupFailure:
 		return e.SetupError
+	case structs.TaskFailedValidation:
+		return e.ValidationError
 	case structs.TaskSiblingFailed:
 		return fmt.Sprintf("Task's sibling %q failed", e.FailedSibling)
 	case structs.TaskLeaderDead:

@@ -43,6 +43,11 @@ type taskRunnerConfig struct {
 	// gate holds back the starts of a restored task that did not
 	// survive the client's restart (see offlineGate).
 	gate *offlineGate
+	// skipDelay reports whether the stop asked to skip shutdown_delay
+	// (the servers' latest copy of the allocation says so); nil: never.
+	skipDelay func() bool
+	// users is the client's user.denylist, checked before every start.
+	users UserPolicy
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -65,6 +70,9 @@ type TaskRunner struct {
 	notify   func()
 	restarts *RestartTracker
 	gate     *offlineGate
+	// skipDelay is taskRunnerConfig.skipDelay.
+	skipDelay func() bool
+	users     UserPolicy
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -108,6 +116,8 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		maxKill:    cfg.maxKill,
 		adopt:      cfg.adopt,
 		gate:       cfg.gate,
+		skipDelay:  cfg.skipDelay,
+		users:      cfg.users,
 		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
 		state:      &structs.TaskState{State: structs.TaskStatePending},
 		killCh:     make(chan struct{}),
@@ -313,7 +323,9 @@ func (tr *TaskRunner) Run() {
 		case waitShutdown:
 			return
 		case waitKilled:
-			tr.stopAndMarkKilled()
+			if tr.waitShutdownDelay() {
+				tr.stopAndMarkKilled()
+			}
 			return
 		case waitRestart:
 			tr.stopForRestart()
@@ -425,6 +437,15 @@ func (tr *TaskRunner) start() error {
 		tr.EmitEvent(e)
 	}
 
+	if err := tr.users.check(tr.task.Driver, tr.task.User); err != nil {
+		// As upstream: the task fails validation and is not restarted;
+		// no restart could change the answer.
+		e := newEvent(structs.TaskFailedValidation, now)
+		e.ValidationError = err.Error()
+		e.FailsTask = true
+		tr.EmitEvent(e)
+		return drivers.NewRecoverableError(err, false)
+	}
 	err := tr.driveErr
 	if err == nil {
 		err = writeDispatchPayload(tr.dir.LocalDir, tr.alloc.Job, tr.task)
@@ -591,6 +612,51 @@ func (tr *TaskRunner) handleDecision(d RestartDecision) bool {
 	case <-t.C():
 		return true
 	case <-tr.killCh:
+		tr.markKilled(nil, tr.reasonForKill())
+		return false
+	case <-tr.shutdownCh:
+		return false
+	}
+}
+
+// waitShutdownDelay waits the task's shutdown_delay on the runner's clock
+// before its kill signal, as upstream: a proxy or a load balancer gets the
+// time to stop sending it work. A stop with NoShutdownDelay skips it, and
+// says so in the task's events. It reports whether the task must still be
+// stopped: false when the task exited meanwhile (its exit and the kill are
+// recorded) or the runner is shutting down (the task is left running).
+func (tr *TaskRunner) waitShutdownDelay() bool {
+	delay := tr.task.ShutdownDelay
+	if delay <= 0 {
+		return true
+	}
+	if tr.skipDelay != nil && tr.skipDelay() {
+		e := newEvent(structs.TaskSkippingShutdownDelay, tr.clock.Now())
+		e.DisplayMessage = fmt.Sprintf("Skipping shutdown_delay of %s before killing the task.", delay)
+		tr.EmitEvent(e)
+		return true
+	}
+	e := newEvent(structs.TaskWaitingShuttingDownDelay, tr.clock.Now())
+	e.DisplayMessage = fmt.Sprintf("Waiting for shutdown_delay of %s before killing the task.", delay)
+	tr.EmitEvent(e)
+	tr.logger.Debug("waiting before killing task", "shutdown_delay", delay)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := tr.driver.WaitTask(ctx, tr.taskID)
+	if err != nil {
+		ch = nil // cannot watch it: wait the delay out regardless
+	}
+	t := tr.clock.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case res, ok := <-ch:
+		if !ok || res == nil {
+			res = &drivers.ExitResult{Err: errWaitClosed}
+		}
+		tr.exited(res)
 		tr.markKilled(nil, tr.reasonForKill())
 		return false
 	case <-tr.shutdownCh:

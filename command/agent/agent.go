@@ -73,8 +73,8 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 
 func (a *Agent) start() error {
 	cfg := a.config
-	if !cfg.Server.Enabled && (!cfg.Client.Enabled || len(cfg.Client.Servers) == 0) {
-		return errors.New("a client-only agent needs the servers' RPC addresses: set client { servers = [\"host:4647\"] }, or enable the server as well (-dev or server { enabled = true })")
+	if !cfg.Server.Enabled && (!cfg.Client.Enabled || len(cfg.Client.serverAddrs()) == 0) {
+		return errors.New("a client-only agent needs the servers' RPC addresses: set client { servers = [\"host:4647\"] } or client { server_join { retry_join = [...] } }, or enable the server as well (-dev or server { enabled = true })")
 	}
 	if a.dataDir == "" {
 		dir, err := os.MkdirTemp("", "nomad-dev-")
@@ -120,7 +120,7 @@ func (a *Agent) start() error {
 		if err != nil {
 			return err
 		}
-		remote, err := client.NewServerRPCWithPool(cfg.Client.Servers, pool.Config{TLS: outTLS})
+		remote, err := client.NewServerRPCWithPool(cfg.Client.serverAddrs(), pool.Config{TLS: outTLS})
 		if err != nil {
 			return err
 		}
@@ -150,8 +150,8 @@ func (a *Agent) start() error {
 
 	if cfg.Client.Enabled {
 		if a.server != nil {
-			if len(cfg.Client.Servers) > 0 {
-				a.logger.Warn("client.servers is ignored: the client uses the server in this agent")
+			if len(cfg.Client.serverAddrs()) > 0 {
+				a.logger.Warn("client.servers and client.server_join are ignored: the client uses the server in this agent")
 			}
 			// The client's first act is to register with a leader. A lone
 			// dev server elects itself within milliseconds: waiting for
@@ -288,6 +288,10 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		PluginConfig:   cfg.PluginConfigs(),
 		MaxKillTimeout: cfg.Client.MaxKillTimeout,
 		ChrootEnv:      cfg.Client.ChrootEnv,
+		Options:        cfg.Client.Options,
+
+		NetworkInterface: cfg.Client.NetworkInterface,
+		HostNetworks:     cfg.Client.hostNetworks(),
 
 		StatsCollectionInterval:  tc.CollectionInterval,
 		PublishNodeMetrics:       tc.PublishNodeMetrics,

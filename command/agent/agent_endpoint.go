@@ -130,7 +130,7 @@ func (a *Agent) serverAddrs() []string {
 	if a.server != nil {
 		return []string{a.server.RPCAddr().String()}
 	}
-	return append([]string(nil), a.config.Client.Servers...)
+	return a.config.Client.serverAddrs()
 }
 
 // statusPeers handles GET /v1/status/peers: the RPC addresses of the raft

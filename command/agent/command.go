@@ -130,7 +130,8 @@ Client options:
     A client.meta entry. May be repeated.
 
   -network-interface=<name>
-    The interface the client fingerprints (client.network_interface).
+    The interface whose address is the node's network address, given to
+    the tasks' ports (client.network_interface).
 `)
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/drivers/registry"
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -171,8 +173,12 @@ type ClientConfig struct {
 	NodeClass  string
 	NodePool   string
 	Meta       map[string]string
-	// Options are upstream's "namespace.option" client settings.
-	Options          map[string]string
+	// Options are upstream's "namespace.option" client settings; only
+	// the keys client.ParseOptions reads are accepted.
+	Options map[string]string
+	// NetworkInterface is the interface whose address the node
+	// advertises for its tasks' ports (network_interface,
+	// -network-interface); empty means the interface of the default route.
 	NetworkInterface string
 	// MaxKillTimeout caps every task's kill_timeout on this client, so a
 	// job cannot make the agent wait for ever to stop it.
@@ -180,6 +186,42 @@ type ClientConfig struct {
 	// ChrootEnv is upstream's chroot_env: host paths (keys) bound at
 	// paths (values) in exec tasks' roots, instead of the default set.
 	ChrootEnv map[string]string
+	// HostNetworks are the `host_network "<name>" { cidr interface
+	// reserved_ports }` blocks, by name.
+	HostNetworks []*HostNetworkConfig `json:"HostNetworks,omitempty"`
+}
+
+// HostNetworkConfig is one client host_network block: the address a
+// port's host_network = "<Name>" is placed on.
+type HostNetworkConfig struct {
+	Name          string
+	CIDR          string
+	Interface     string
+	ReservedPorts string
+}
+
+// hostNetworks is the host_network blocks in the client's terms.
+func (cl *ClientConfig) hostNetworks() []client.HostNetwork {
+	var out []client.HostNetwork
+	for _, hn := range cl.HostNetworks {
+		out = append(out, client.HostNetwork{Name: hn.Name, CIDR: hn.CIDR, Interface: hn.Interface, ReservedPorts: hn.ReservedPorts})
+	}
+	return out
+}
+
+// serverAddrs are the servers a client-only agent reaches: client.servers
+// and client.server_join.retry_join (the RPC port added where missing,
+// as upstream), each once. The client retries them for as long as it runs.
+func (cl *ClientConfig) serverAddrs() []string {
+	out := slices.Clone(cl.Servers)
+	if cl.ServerJoin != nil {
+		for _, s := range cl.ServerJoin.RetryJoin {
+			if s = withDefaultPort(s, DefaultClientRPCPort); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // PluginConfig is one `plugin "<driver>" { config { ... } }` block. Config
@@ -369,6 +411,15 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	o.Meta = mergeMap(o.Meta, cl.Meta)
 	o.Options = mergeMap(o.Options, cl.Options)
 	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
+	// A block of a name seen before replaces it, as plugin blocks merge.
+	for _, hn := range cl.HostNetworks {
+		c := *hn
+		if i := slices.IndexFunc(o.HostNetworks, func(x *HostNetworkConfig) bool { return x.Name == hn.Name }); i >= 0 {
+			o.HostNetworks[i] = &c
+		} else {
+			o.HostNetworks = append(o.HostNetworks, &c)
+		}
+	}
 }
 
 // merge layers b over j; j is never nil (copy makes it).
@@ -451,6 +502,11 @@ func (c *Config) copy() *Config {
 		out.Client.Meta = maps.Clone(c.Client.Meta)
 		out.Client.Options = maps.Clone(c.Client.Options)
 		out.Client.ChrootEnv = maps.Clone(c.Client.ChrootEnv)
+		out.Client.HostNetworks = nil
+		for _, hn := range c.Client.HostNetworks {
+			cp := *hn
+			out.Client.HostNetworks = append(out.Client.HostNetworks, &cp)
+		}
 	}
 	out.Client.ServerJoin = out.Client.ServerJoin.copy()
 	out.TLSConfig = &TLSConfig{}
@@ -570,6 +626,14 @@ func (cl *ClientConfig) validate() []error {
 	errs := cl.ServerJoin.validate("client.server_join")
 	if cl.ServerJoin != nil && len(cl.ServerJoin.StartJoin) > 0 {
 		errs = append(errs, errors.New("client.server_join.start_join is not supported for clients, as upstream; use retry_join"))
+	}
+	if cl.ServerJoin != nil && (cl.ServerJoin.RetryMax != 0 || cl.ServerJoin.RetryInterval != 0 && cl.ServerJoin.RetryInterval != DefaultRetryInterval) {
+		errs = append(errs, errors.New("client.server_join: retry_interval and retry_max are not supported for clients by this version; the client retries its servers with its own backoff"))
+	}
+	if len(cl.Options) > 0 {
+		if _, err := client.ParseOptions(cl.Options, registry.Builtin().Names()); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if cl.NodePool == structs.NodePoolAll {
 		errs = append(errs, errors.New(`client.node_pool "all" is built in and holds every node; a client cannot join it`))

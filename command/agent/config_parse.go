@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +15,10 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/drivers/registry"
 	"github.com/nomad-edge/nomad/helper/nesting"
+	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -407,6 +411,11 @@ func (d *configDecoder) serverJoin(body hcl.Body, path string, server bool) *Ser
 	if a := b.attr("start_join"); a != nil && !server {
 		d.errorf(a.NameRange, "%sstart_join is not supported for clients, as upstream; use retry_join", path)
 	}
+	for _, k := range []string{"retry_interval", "retry_max"} {
+		if a := b.attr(k); a != nil && !server {
+			d.errorf(a.NameRange, "%s%s is not supported for clients by this version: the client adds retry_join to its servers and retries them with its own backoff for as long as it runs", path, k)
+		}
+	}
 	j := &ServerJoin{}
 	b.joinAttrs(j)
 	return j
@@ -423,7 +432,7 @@ func (b *block) joinAttrs(j *ServerJoin) {
 func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
 		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"},
-		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "host_network", LabelNames: []string{"name"}}},
 		maps:        []string{"meta", "options", "chroot_env"},
 		unsupported: unsupportedClient,
 	})
@@ -440,11 +449,55 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b.duration("max_kill_timeout", &c.MaxKillTimeout)
 	c.Meta = b.mapping("meta")
 	c.Options = b.mapping("options")
+	if len(c.Options) > 0 {
+		// Each key is checked here, at the block, so that a typo or an
+		// upstream option this version cannot honour is reported with
+		// its position; Validate checks configs built otherwise.
+		if _, err := client.ParseOptions(c.Options, registry.Builtin().Names()); err != nil {
+			for _, e := range unjoin(err) {
+				d.errorf(b.mapRange("options"), "%v", e)
+			}
+		}
+	}
 	c.ChrootEnv = b.mapping("chroot_env")
 	if blk := b.sub("server_join"); blk != nil {
 		c.ServerJoin = d.serverJoin(blk.Body, "client.server_join.", false)
 	}
+	for _, blk := range b.content.Blocks {
+		if blk.Type != "host_network" {
+			continue
+		}
+		name := blk.Labels[0]
+		if slices.ContainsFunc(c.HostNetworks, func(h *HostNetworkConfig) bool { return h.Name == name }) {
+			d.errorf(blk.DefRange, "duplicate client.host_network %q block", name)
+			continue
+		}
+		c.HostNetworks = append(c.HostNetworks, d.hostNetwork(blk.Body, name))
+	}
 	return c
+}
+
+// hostNetwork decodes `host_network "<name>" { cidr interface
+// reserved_ports }`; it needs a cidr or an interface to find its address.
+func (d *configDecoder) hostNetwork(body hcl.Body, name string) *HostNetworkConfig {
+	path := fmt.Sprintf("client.host_network.%s.", name)
+	b := d.open(body, path, bodySpec{attrs: []string{"cidr", "interface", "reserved_ports"}})
+	hn := &HostNetworkConfig{Name: name}
+	if b.str("cidr", &hn.CIDR) {
+		if _, _, err := net.ParseCIDR(hn.CIDR); err != nil {
+			d.errorf(b.attr("cidr").Expr.Range(), "%scidr: %q is not a CIDR block such as \"10.0.0.0/8\"", path, hn.CIDR)
+		}
+	}
+	b.str("interface", &hn.Interface)
+	if b.str("reserved_ports", &hn.ReservedPorts) {
+		if _, err := structs.ParsePortRanges(hn.ReservedPorts); err != nil {
+			d.errorf(b.attr("reserved_ports").Expr.Range(), "%sreserved_ports: %v", path, err)
+		}
+	}
+	if hn.CIDR == "" && hn.Interface == "" {
+		d.errorf(body.MissingItemRange(), "client.host_network %q needs a cidr or an interface to find its address", name)
+	}
+	return hn
 }
 
 // tls decodes the tls block; file paths are made absolute, as data_dir.
@@ -533,6 +586,27 @@ func (b *block) mapping(name string) map[string]string {
 		out[k] = s
 	}
 	return out
+}
+
+// mapRange is where the map name is written, attribute or block.
+func (b *block) mapRange(name string) hcl.Range {
+	if a := b.attr(name); a != nil {
+		return a.Expr.Range()
+	}
+	for _, blk := range b.content.Blocks {
+		if blk.Type == name {
+			return blk.DefRange
+		}
+	}
+	return hcl.Range{}
+}
+
+// unjoin splits an errors.Join into its errors, one diagnostic each.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // scalarString renders a string, number or bool as a string.

@@ -80,9 +80,7 @@ client {
     "driver.allowlist" = "raw_exec"
   }
   server_join {
-    retry_join     = ["10.0.0.1:4647"]
-    retry_interval = "5s"
-    retry_max      = 7
+    retry_join = ["10.0.0.1:4647"]
   }
 }
 
@@ -125,7 +123,7 @@ const allKeysJSON = `{
     "node_class": "lte", "node_pool": "edge", "network_interface": "wwan0",
     "meta": {"rack": "r1"},
     "options": {"driver.allowlist": "raw_exec"},
-    "server_join": {"retry_join": ["10.0.0.1:4647"], "retry_interval": "5s", "retry_max": 7}
+    "server_join": {"retry_join": ["10.0.0.1:4647"]}
   },
   "plugin": {
     "raw_exec": {"config": {"enabled": true}},
@@ -174,7 +172,7 @@ func wantAllKeys() *Config {
 			Enabled: true,
 			// A server without a port gets the RPC port, as upstream.
 			Servers:          []string{"10.0.0.1:4647", "10.0.0.2:4647"},
-			ServerJoin:       &ServerJoin{RetryJoin: []string{"10.0.0.1:4647"}, RetryInterval: 5 * time.Second, RetryMax: 7},
+			ServerJoin:       &ServerJoin{RetryJoin: []string{"10.0.0.1:4647"}},
 			NodeClass:        "lte",
 			NodePool:         "edge",
 			Meta:             map[string]string{"rack": "r1"},
@@ -207,15 +205,17 @@ func TestParseConfig_AllKeys(t *testing.T) {
 func TestParseConfig_MapForms(t *testing.T) {
 	c, err := ParseConfig("agent.hcl", []byte(`
 client {
-  meta = { rack = "r1", floor = 3 }
-  options {
-    fingerprint_off = true
+  meta {
+    rack  = "r1"
+    floor = 3
+    edge  = true
   }
+  options = { "user.denylist" = "root" }
 }
 `))
 	must.NoError(t, err)
-	must.Eq(t, map[string]string{"rack": "r1", "floor": "3"}, c.Client.Meta)
-	must.Eq(t, map[string]string{"fingerprint_off": "true"}, c.Client.Options)
+	must.Eq(t, map[string]string{"rack": "r1", "floor": "3", "edge": "true"}, c.Client.Meta)
+	must.Eq(t, map[string]string{"user.denylist": "root"}, c.Client.Options)
 
 	_, err = ParseConfig("agent.hcl", []byte("client {\n  meta = { rack = [\"a\"] }\n}\n"))
 	must.ErrorContains(t, err, "agent.hcl:2:10: client.meta.rack must be a string, not tuple")
@@ -389,14 +389,14 @@ server {
 client {
   servers = ["10.0.0.1:4647"]
   meta { a = "1" }
-  options = { "x.y" = "1" }
+  options = { "driver.denylist" = "raw_exec" }
 }
 plugin "raw_exec" {
   config { enabled = true }
 }
 `)
 	write("b.json", `{"region": "two", "server": {"enabled": false, "server_join": {"retry_join": ["10.0.0.9"]}},
-"client": {"servers": ["10.0.0.2", "10.0.0.1:4647"], "meta": {"b": "2"}, "options": {"x.y": "2"}},
+"client": {"servers": ["10.0.0.2", "10.0.0.1:4647"], "meta": {"b": "2"}, "options": {"driver.denylist": "exec"}},
 "plugin": {"raw_exec": {"config": {"no_cgroups": true}}}}`)
 	write("ignored.txt", `not = config`)
 	write(".#a.hcl", `not = config`)
@@ -412,7 +412,7 @@ plugin "raw_exec" {
 	must.Eq(t, DefaultRetryInterval, c.Server.ServerJoin.RetryInterval)
 	must.Eq(t, []string{"10.0.0.1:4647", "10.0.0.2:4647"}, c.Client.Servers)
 	must.Eq(t, map[string]string{"a": "1", "b": "2"}, c.Client.Meta)
-	must.Eq(t, map[string]string{"x.y": "2"}, c.Client.Options)
+	must.Eq(t, map[string]string{"driver.denylist": "exec"}, c.Client.Options)
 	must.Eq(t, map[string]any{"enabled": true, "no_cgroups": true}, c.PluginConfigs()["raw_exec"])
 
 	// Merging never writes through to its inputs.

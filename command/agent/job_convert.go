@@ -58,6 +58,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		StopAfterClientDisconnect: clonePtr(g.StopAfterClientDisconnect),
 		Update:                    convertUpdate(g.Update),
 		Migrate:                   convertMigrate(g.Migrate),
+		ShutdownDelay:             clonePtr(g.ShutdownDelay),
 	}
 	if d := g.EphemeralDisk; d != nil {
 		out.EphemeralDisk = &structs.EphemeralDisk{
@@ -114,6 +115,7 @@ func convertTask(t *api.Task) *structs.Task {
 		Meta:          maps.Clone(t.Meta),
 		KillTimeout:   deref(t.KillTimeout),
 		KillSignal:    t.KillSignal,
+		ShutdownDelay: t.ShutdownDelay,
 		Leader:        t.Leader,
 	}
 	if d := t.DispatchPayload; d != nil {

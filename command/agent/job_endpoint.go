@@ -218,7 +218,11 @@ func (s *HTTPServer) jobDeregister(w http.ResponseWriter, r *http.Request) (any,
 	if err != nil {
 		return nil, err
 	}
-	args := &structs.JobDeregisterRequest{JobID: r.PathValue("id"), Purge: purge, EvalPriority: prio, WriteRequest: writeRequest(r)}
+	noDelay, err := boolParam(r, "no_shutdown_delay")
+	if err != nil {
+		return nil, err
+	}
+	args := &structs.JobDeregisterRequest{JobID: r.PathValue("id"), Purge: purge, NoShutdownDelay: noDelay, EvalPriority: prio, WriteRequest: writeRequest(r)}
 	var reply structs.JobDeregisterResponse
 	if err := s.call(r, "Job.Deregister", args, &reply); err != nil {
 		return nil, err

@@ -6,7 +6,10 @@
 // node's status (Allocation.TerminalStatus and its friends, comparisons with
 // the terminal and unknown status constants) with the audit tables of
 // website/content/docs/status-model.md, so the published list of "who treats
-// unknown how" cannot go stale.
+// unknown how" cannot go stale. It follows wrappers (a short bool predicate
+// of the module that makes a check, such as scheduler.isLive, is a check for
+// its callers), and TestNoRawStatusComparisons refuses status fields compared
+// with string literals, which the audit could not see.
 //
 // TestDocCitationsNameSections checks that code comments citing
 // website/content/docs/concepts/disconnected-clients.md name sections

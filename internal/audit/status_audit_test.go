@@ -17,7 +17,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -130,6 +132,68 @@ func (T) compare(a *structs.Allocation, n *structs.Node) bool {
 		"fake.methodValue": {"Allocation.ClientTerminalStatus"},
 		"fake.T.compare":   {"AllocClientStatusLost", "AllocClientStatusUnknown", "Node.TerminalStatus"},
 	}, got)
+}
+
+// TestFindChecks_FollowsWrappers checks that a short predicate making a
+// check is itself a check for its callers, through a chain of wrappers and
+// a method value, that a long function returning bool is not, and that a
+// status field compared with a raw string (==, a switch case) is reported.
+func TestFindChecks_FollowsWrappers(t *testing.T) {
+	root := moduleRoot(t)
+	pkgs := listPackages(t, root)
+	src := `package fake
+
+import "github.com/nomad-edge/nomad/nomad/structs"
+
+func isLive(a *structs.Allocation) bool { return !a.TerminalStatus() }
+
+type r struct{}
+
+func (r) heard(a *structs.Allocation) bool { return isLive(a) && a.NodeID != "" }
+
+func caller(a *structs.Allocation) int {
+	if (r{}).heard(a) {
+		return 1
+	}
+	return 0
+}
+
+func viaValue(as []*structs.Allocation) []*structs.Allocation {
+	return filter(as, isLive)
+}
+
+func filter(as []*structs.Allocation, keep func(*structs.Allocation) bool) []*structs.Allocation { return nil }
+
+func long(a *structs.Allocation) bool {
+	n := 0
+	n++
+	n++
+	return n > 1 && a.TerminalStatus()
+}
+
+func callsLong(a *structs.Allocation) bool { return long(a) }
+
+func raw(a *structs.Allocation, n *structs.Node) bool {
+	switch n.Status {
+	case "ready":
+	}
+	return a.ClientStatus == "lost" || a.Name == "lost"
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "fake.go", src, 0)
+	must.NoError(t, err)
+	tp, err := typeCheck(checkInput{fset: fset, files: []*ast.File{f}, path: "example/fake", label: "fake", exports: pkgs.exports})
+	must.NoError(t, err)
+	checks, raw := auditChecks([]*typedPackage{tp})
+	must.Eq(t, map[string][]string{
+		"fake.isLive":   {"Allocation.TerminalStatus"},
+		"fake.r.heard":  {"fake.isLive"},
+		"fake.caller":   {"fake.r.heard"},
+		"fake.viaValue": {"fake.isLive"},
+		"fake.long":     {"Allocation.TerminalStatus"},
+	}, checks)
+	must.Eq(t, map[string][]string{"fake.raw": {`"lost"`, `"ready"`}}, raw)
 }
 
 // TestParseAuditTables_Errors checks that a malformed audit is reported
@@ -251,9 +315,42 @@ func listPackages(t *testing.T, root string) packageList {
 // Files excluded by build constraints on this platform are not seen.
 func findStatusChecks(t *testing.T, root string) map[string][]string {
 	t.Helper()
+	checks, _ := walkModule(t, root)
+	return checks
+}
+
+// walkModule is findStatusChecks, and also returns the raw status string
+// comparisons it met, per function.
+func walkModule(t *testing.T, root string) (checks, raw map[string][]string) {
+	t.Helper()
+	return auditChecks(typedModule(t, root))
+}
+
+// moduleCache holds typedModule's result: type-checking the whole module
+// takes seconds, and every audit of the package walks the same code.
+var moduleCache struct {
+	sync.Mutex
+	root string
+	pkgs []*typedPackage
+}
+
+// typedModule parses and type-checks every package of the module from its
+// non-test files, once per test binary.
+func typedModule(t *testing.T, root string) []*typedPackage {
+	t.Helper()
+	moduleCache.Lock()
+	defer moduleCache.Unlock()
+	if moduleCache.root != root {
+		moduleCache.pkgs, moduleCache.root = typeModule(t, root), root
+	}
+	return moduleCache.pkgs
+}
+
+func typeModule(t *testing.T, root string) []*typedPackage {
+	t.Helper()
 	pkgs := listPackages(t, root)
 	modPath := modulePath(t, root)
-	all := map[string][]string{}
+	var walked []*typedPackage
 	for _, p := range pkgs.ours {
 		fset := token.NewFileSet()
 		var files []*ast.File
@@ -266,13 +363,11 @@ func findStatusChecks(t *testing.T, root string) map[string][]string {
 		if label == "" {
 			label = "(root)"
 		}
-		checks, err := checksOf(checkInput{fset: fset, files: files, path: p.ImportPath, label: label, exports: pkgs.exports})
+		tp, err := typeCheck(checkInput{fset: fset, files: files, path: p.ImportPath, label: label, exports: pkgs.exports})
 		must.NoError(t, err)
-		for k, v := range checks {
-			all[k] = v
-		}
+		walked = append(walked, tp)
 	}
-	return all
+	return walked
 }
 
 func modulePath(t *testing.T, root string) string {
@@ -301,7 +396,28 @@ type checkInput struct {
 
 // checksOf type-checks one package and returns its callers and their checks.
 func checksOf(in checkInput) (map[string][]string, error) {
-	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
+	tp, err := typeCheck(in)
+	if err != nil {
+		return nil, err
+	}
+	checks, _ := auditChecks([]*typedPackage{tp})
+	return checks, nil
+}
+
+// typedPackage is one package, parsed and type-checked.
+type typedPackage struct {
+	checkInput
+	pkg  *types.Package
+	info *types.Info
+}
+
+// typeCheck type-checks one package from its files.
+func typeCheck(in checkInput) (*typedPackage, error) {
+	info := &types.Info{
+		Uses:       map[*ast.Ident]types.Object{},
+		Defs:       map[*ast.Ident]types.Object{},
+		Selections: map[*ast.SelectorExpr]*types.Selection{},
+	}
 	var typeErrs []error
 	conf := types.Config{
 		Importer: importer.ForCompiler(in.fset, "gc", func(path string) (io.ReadCloser, error) {
@@ -313,22 +429,105 @@ func checksOf(in checkInput) (map[string][]string, error) {
 		}),
 		Error: func(err error) { typeErrs = append(typeErrs, err) },
 	}
-	_, _ = conf.Check(in.path, in.fset, in.files, info)
+	pkg, _ := conf.Check(in.path, in.fset, in.files, info)
 	if len(typeErrs) > 0 {
 		return nil, fmt.Errorf("type-checking %s: %w", in.path, errors.Join(typeErrs...))
 	}
+	return &typedPackage{checkInput: in, pkg: pkg, info: info}, nil
+}
 
-	out := map[string][]string{}
-	for _, f := range in.files {
-		for _, decl := range f.Decls {
-			for name, node := range declNames(decl) {
-				if checks := checksIn(node, info); len(checks) > 0 {
-					out[in.label+"."+name] = checks
+// auditChecks returns, per function of pkgs, the watched checks it makes,
+// and the raw status string comparisons it makes. It follows wrappers: a
+// function or method of the module that returns one bool and makes a
+// check (isLive, reconciler.heard) is a check itself, named by its audit
+// name ("scheduler.isLive"), for every function that calls it, in any
+// package; a predicate that only calls wrappers is a wrapper in turn. The
+// walk repeats until no new wrapper is found.
+func auditChecks(pkgs []*typedPackage) (checks, raw map[string][]string) {
+	wrappers := map[string]string{} // funcKey → audit name
+	for {
+		checks, raw = map[string][]string{}, map[string][]string{}
+		grew := false
+		for _, p := range pkgs {
+			for _, f := range p.files {
+				for _, decl := range f.Decls {
+					for name, node := range declNames(decl) {
+						self := ""
+						if fd, ok := node.(*ast.FuncDecl); ok {
+							self = funcKey(p.info.Defs[fd.Name])
+						}
+						c, r := checksIn(node, p.info, wrappers, self)
+						if len(r) > 0 {
+							raw[p.label+"."+name] = r
+						}
+						if len(c) == 0 {
+							continue
+						}
+						checks[p.label+"."+name] = c
+						if fd, ok := node.(*ast.FuncDecl); ok && isWrapper(p.path, fd, p.info) {
+							if _, known := wrappers[self]; !known && self != "" {
+								wrappers[self] = p.label + "." + name
+								grew = true
+							}
+						}
+					}
 				}
 			}
 		}
+		if !grew {
+			return checks, raw
+		}
 	}
-	return out, nil
+}
+
+// funcKey identifies a function or method across packages, whether its
+// object came from source or from export data: "path.Func" or
+// "path.Type.Method".
+func funcKey(obj types.Object) string {
+	fn, ok := obj.(*types.Func)
+	if !ok || fn.Pkg() == nil {
+		return ""
+	}
+	if recv := fn.Type().(*types.Signature).Recv(); recv != nil {
+		if named := namedOf(recv.Type()); named != nil {
+			return fn.Pkg().Path() + "." + named.Obj().Name() + "." + fn.Name()
+		}
+		return ""
+	}
+	return fn.Pkg().Path() + "." + fn.Name()
+}
+
+func namedOf(t types.Type) *types.Named {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	named, _ := t.(*types.Named)
+	return named
+}
+
+// maxWrapperStatements is how long a predicate may be and still count as
+// a wrapper of the checks it makes: isLive and heard are one return
+// statement; a function that decides more than "is it live?" is audited
+// for itself and its callers are not.
+const maxWrapperStatements = 3
+
+// isWrapper reports whether fd is a short predicate (one bool result, at
+// most maxWrapperStatements statements) outside structs and api, whose
+// own predicates are the watched vocabulary already.
+func isWrapper(path string, fd *ast.FuncDecl, info *types.Info) bool {
+	if path == structsPath || path == apiPath || len(fd.Body.List) > maxWrapperStatements {
+		return false
+	}
+	fn, ok := info.Defs[fd.Name].(*types.Func)
+	if !ok {
+		return false
+	}
+	res := fn.Type().(*types.Signature).Results()
+	if res.Len() != 1 {
+		return false
+	}
+	b, ok := res.At(0).Type().Underlying().(*types.Basic)
+	return ok && b.Kind() == types.Bool
 }
 
 // declNames names the top-level declarations that can hold code: functions
@@ -371,19 +570,37 @@ func recvName(e ast.Expr) string {
 	return "?"
 }
 
-// checksIn returns the sorted, distinct watched checks made inside node.
-func checksIn(node ast.Node, info *types.Info) []string {
+// checksIn returns the sorted, distinct watched checks made inside node
+// (calls of wrappers included, except of self), and the raw status
+// strings it compares a status field with.
+func checksIn(node ast.Node, info *types.Info, wrappers map[string]string, self string) (checks, raw []string) {
 	compared := map[*ast.Ident]bool{}
+	rawSeen := map[string]bool{}
 	ast.Inspect(node, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.BinaryExpr:
 			if x.Op == token.EQL || x.Op == token.NEQ {
 				markIdent(compared, x.X)
 				markIdent(compared, x.Y)
+				for _, pair := range [][2]ast.Expr{{x.X, x.Y}, {x.Y, x.X}} {
+					if lit, ok := statusLiteral(pair[0]); ok && isStatusField(pair[1], info) {
+						rawSeen[lit] = true
+					}
+				}
 			}
 		case *ast.CaseClause:
 			for _, e := range x.List {
 				markIdent(compared, e)
+			}
+		case *ast.SwitchStmt:
+			if x.Tag != nil && isStatusField(x.Tag, info) {
+				for _, st := range x.Body.List {
+					for _, e := range st.(*ast.CaseClause).List {
+						if lit, ok := statusLiteral(e); ok {
+							rawSeen[lit] = true
+						}
+					}
+				}
 			}
 		}
 		return true
@@ -395,17 +612,60 @@ func checksIn(node ast.Node, info *types.Info) []string {
 		if !ok {
 			return true
 		}
-		if name, ok := watchedName(info.Uses[id], compared[id]); ok {
+		obj := info.Uses[id]
+		if name, ok := watchedName(obj, compared[id]); ok {
 			seen[name] = true
+		}
+		if key := funcKey(obj); key != "" && key != self {
+			if name, ok := wrappers[key]; ok {
+				seen[name] = true
+			}
 		}
 		return true
 	})
-	out := make([]string, 0, len(seen))
-	for name := range seen {
-		out = append(out, name)
+	return sortedKeys(seen), sortedKeys(rawSeen)
+}
+
+// statusValues are the strings of the watched status constants.
+var statusValues = []string{"complete", "failed", "lost", "unknown", "stop", "evict",
+	"initializing", "ready", "disconnected", "down"}
+
+// statusLiteral returns the quoted text of a string literal whose value is
+// a status.
+func statusLiteral(e ast.Expr) (string, bool) {
+	lit, ok := ast.Unparen(e).(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
 	}
-	sort.Strings(out)
-	return out
+	v := strings.Trim(lit.Value, "`\"")
+	if !slices.Contains(statusValues, v) {
+		return "", false
+	}
+	return strconv.Quote(v), true
+}
+
+// isStatusField reports whether e reads the ClientStatus, DesiredStatus or
+// Status field of an allocation or node type of structs or api.
+func isStatusField(e ast.Expr, info *types.Info) bool {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	s := info.Selections[sel]
+	if s == nil || s.Kind() != types.FieldVal {
+		return false
+	}
+	switch s.Obj().Name() {
+	case "ClientStatus", "DesiredStatus", "Status":
+	default:
+		return false
+	}
+	named := namedOf(s.Recv())
+	if named == nil || named.Obj().Pkg() == nil {
+		return false
+	}
+	path, name := named.Obj().Pkg().Path(), named.Obj().Name()
+	return (path == structsPath || path == apiPath) && (strings.HasPrefix(name, "Alloc") || strings.HasPrefix(name, "Node"))
 }
 
 func markIdent(set map[*ast.Ident]bool, e ast.Expr) {
@@ -591,4 +851,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// TestNoRawStatusComparisons fails on a comparison of an allocation's or
+// node's status field with a string literal ("lost", "ready"): the audit
+// follows the status constants, and a raw string is a check it cannot see
+// and a grep for the constant misses.
+func TestNoRawStatusComparisons(t *testing.T) {
+	_, raw := walkModule(t, moduleRoot(t))
+	var problems []string
+	for _, name := range sortedKeys(raw) {
+		problems = append(problems, fmt.Sprintf("%s compares a status with %s: use the constant of structs (or api)", name, strings.Join(raw[name], ", ")))
+	}
+	if len(problems) > 0 {
+		t.Fatalf("raw status strings, invisible to the audit:\n%s", strings.Join(problems, "\n"))
+	}
 }

@@ -395,6 +395,12 @@ func (d DesiredTransition) copy() DesiredTransition {
 // ShouldMigrate reports whether the allocation is marked for migration.
 func (d DesiredTransition) ShouldMigrate() bool { return d.Migrate != nil && *d.Migrate }
 
+// ShouldIgnoreShutdownDelay reports whether the stop asked the client to
+// skip the group's and tasks' shutdown_delay (-no-shutdown-delay).
+func (d DesiredTransition) ShouldIgnoreShutdownDelay() bool {
+	return d.NoShutdownDelay != nil && *d.NoShutdownDelay
+}
+
 // ShouldReschedule reports whether the allocation is marked for rescheduling.
 func (d DesiredTransition) ShouldReschedule() bool { return d.Reschedule != nil && *d.Reschedule }
 
@@ -617,6 +623,10 @@ const (
 	TaskSetup             = "Task Setup"
 	TaskClientReconnected = "Reconnected"
 	TaskRestoreFailed     = "Failed Restoring Task"
+	// TaskWaitingShuttingDownDelay and TaskSkippingShutdownDelay record a
+	// task's shutdown_delay before its kill signal, waited or skipped.
+	TaskWaitingShuttingDownDelay = "Waiting for shutdown delay"
+	TaskSkippingShutdownDelay    = "Skipping shutdown delay"
 	// TaskRestartedOffline is ours, beyond upstream: the client restarted
 	// the task after its own restart without reaching any server.
 	TaskRestartedOffline = "Restarted while disconnected"

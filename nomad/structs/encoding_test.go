@@ -45,7 +45,7 @@ func raftRequests() map[structs.MessageType]any {
 			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), EvalPriority: 90, WriteRequest: fullWriteRequest(),
 		},
 		structs.JobDeregisterRequestType: &structs.JobDeregisterRequest{
-			JobID: "edge-app", Purge: true, Eval: fullEval(), Now: t0.UnixNano(), EvalPriority: 70, WriteRequest: fullWriteRequest(),
+			JobID: "edge-app", Purge: true, NoShutdownDelay: true, Eval: fullEval(), Now: t0.UnixNano(), EvalPriority: 70, WriteRequest: fullWriteRequest(),
 		},
 		structs.EvalUpdateRequestType: &structs.EvalUpdateRequest{
 			Evals: []*structs.Evaluation{fullEval()}, EvalToken: "token", UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),

@@ -54,6 +54,7 @@ func fullTask(name string) *structs.Task {
 		RestartPolicy:   fullRestart(),
 		Meta:            map[string]string{"task": "meta"},
 		KillTimeout:     7 * time.Second,
+		ShutdownDelay:   3 * time.Second,
 		KillSignal:      "SIGINT",
 		LogConfig:       &structs.LogConfig{MaxFiles: 3, MaxFileSizeMB: 5},
 		Leader:          true,
@@ -85,8 +86,9 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 			Reconcile:         structs.ReconcileOptionKeepOriginal,
 			OfflineRestart:    ptr(true),
 		},
-		Update:  fullUpdate(),
-		Migrate: &structs.MigrateStrategy{MaxParallel: 2, HealthCheck: "task_states", MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute},
+		Update:        fullUpdate(),
+		Migrate:       &structs.MigrateStrategy{MaxParallel: 2, HealthCheck: "task_states", MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute},
+		ShutdownDelay: ptr(4 * time.Second),
 		Networks: []*structs.NetworkResource{{
 			Mode:          structs.NetworkModeHost,
 			ReservedPorts: []structs.Port{{Label: "admin", Value: 9090, To: 90, HostNetwork: "default"}},
@@ -283,6 +285,9 @@ func fullNode() *structs.Node {
 			Disk:           structs.NodeDiskResources{DiskMB: 10240},
 			MinDynamicPort: 20000,
 			MaxDynamicPort: 32000,
+			NodeNetworks: []*structs.NodeNetworkResource{{Mode: "host", Device: "wwan0", Addresses: []structs.NodeNetworkAddress{
+				{Family: "ipv4", Alias: "public", Address: "100.64.0.7", ReservedPorts: "22"},
+			}}},
 		},
 		ReservedResources: &structs.NodeReservedResources{
 			Cpu:    structs.NodeReservedCpuResources{CpuShares: 100},

@@ -141,21 +141,15 @@ func (j *Job) Canonicalize() {
 	if len(j.Datacenters) == 0 {
 		j.Datacenters = []string{"*"}
 	}
-	if !j.updates() {
-		// Only service jobs deploy and system jobs roll (max_parallel,
-		// stagger); elsewhere the block means nothing.
-		j.Update = nil
-	}
+	// Every type keeps its update block: service jobs deploy by it, system
+	// jobs roll by its max_parallel and stagger, and on batch and sysbatch
+	// jobs validation refuses it, as upstream does.
 	j.Periodic.Canonicalize()
 	j.ParameterizedJob.Canonicalize()
 	for _, tg := range j.TaskGroups {
 		tg.Canonicalize(j)
 	}
 }
-
-// updates reports whether the job's type reads the update block: service
-// jobs deploy by it, system jobs roll by its max_parallel and stagger.
-func (j *Job) updates() bool { return j.Type == JobTypeService || j.Type == JobTypeSystem }
 
 // Validate returns every problem with the job at once.
 func (j *Job) Validate() error {
@@ -329,6 +323,11 @@ type TaskGroup struct {
 
 	// Migrate is the group's migrate block (see MigrateStrategy).
 	Migrate *MigrateStrategy
+
+	// ShutdownDelay is how long the client waits, once the allocation is
+	// to stop, before it kills the group's tasks; nil means none. A stop
+	// with NoShutdownDelay skips it.
+	ShutdownDelay *time.Duration
 }
 
 // LookupTask returns the named task, or nil.
@@ -354,9 +353,6 @@ func (tg *TaskGroup) Canonicalize(job *Job) {
 	}
 	if tg.Update == nil && job.Update != nil {
 		tg.Update = job.Update.Copy()
-	}
-	if !job.updates() {
-		tg.Update = nil
 	}
 	if tg.Disconnect != nil && tg.Disconnect.Reconcile == "" {
 		tg.Disconnect.Reconcile = ReconcileOptionBestScore
@@ -403,10 +399,18 @@ func (tg *TaskGroup) validate(job *Job) []string {
 			p.addErr("", err)
 		}
 	}
+	if tg.ShutdownDelay != nil && *tg.ShutdownDelay < 0 {
+		p.add("ShutdownDelay must be a positive value")
+	}
 	if tg.EphemeralDisk != nil && tg.EphemeralDisk.SizeMB < 0 {
 		p.add("ephemeral_disk size can't be negative")
 	}
 	p = append(p, tg.validateDisconnect(job)...)
+	if tg.Update != nil && job != nil && (job.Type == JobTypeBatch || job.Type == JobTypeSysBatch) {
+		// Upstream's words: a batch allocation runs to completion, so
+		// there is nothing to roll out.
+		p.add("Job type %q does not allow update block", job.Type)
+	}
 	p = append(p, tg.Update.validate()...)
 	if job.Type == JobTypeSystem {
 		p = append(p, tg.Update.validateSystem()...)
@@ -464,6 +468,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.Update = tg.Update.Copy()
 	n.Networks = copyNetworks(tg.Networks)
 	n.Migrate = tg.Migrate.Copy()
+	n.ShutdownDelay = copyDuration(tg.ShutdownDelay)
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {
@@ -504,6 +509,9 @@ type Task struct {
 	Meta          map[string]string
 	KillTimeout   time.Duration
 	KillSignal    string
+	// ShutdownDelay is how long the client waits before sending the task
+	// its kill signal when it is stopped, after the group's delay.
+	ShutdownDelay time.Duration
 	Leader        bool
 	// LogConfig is the `logs` block; nil means DefaultLogConfig.
 	LogConfig *LogConfig
@@ -538,6 +546,9 @@ func (t *Task) validate() []string {
 	if t.KillTimeout < 0 {
 		p.add("KillTimeout must be a positive value")
 	}
+	if t.ShutdownDelay < 0 {
+		p.add("ShutdownDelay must be a positive value")
+	}
 	if ValueDepth(t.Config, MaxNestingDepth) > MaxNestingDepth {
 		p.add("Task config nests deeper than %d levels", MaxNestingDepth)
 	}
@@ -545,6 +556,13 @@ func (t *Task) validate() []string {
 		p.add("Missing task resources")
 	} else if err := t.Resources.Validate(); err != nil {
 		p.addErr("", err)
+	}
+	if t.Resources != nil && t.Resources.DiskMB > 0 {
+		// Upstream's words: the disk is the group's ephemeral_disk.
+		p.add("Task can't ask for disk resources, they have to be specified at the task group level.")
+	}
+	if t.RestartPolicy != nil && t.RestartPolicy.RenderTemplates {
+		p.add("%s", errRenderTemplates)
 	}
 	for i, c := range t.Constraints {
 		if err := c.Validate(); err != nil {

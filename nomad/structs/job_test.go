@@ -112,7 +112,27 @@ func TestJob_Validate_Rules(t *testing.T) {
 				task.Leader = true
 			}
 		}, []string{g + "Only one task may be marked as leader"}},
+		{"update on batch", func(j *structs.Job) {
+			j.Type = structs.JobTypeBatch
+			j.TaskGroups[0].Update = structs.DefaultUpdateStrategy()
+		}, []string{g + `Job type "batch" does not allow update block`}},
+		{"update on sysbatch", func(j *structs.Job) {
+			j.Type = structs.JobTypeSysBatch
+			j.TaskGroups[0].Count = 1
+			j.TaskGroups[0].Update = structs.DefaultUpdateStrategy()
+		}, []string{g + `Job type "sysbatch" does not allow update block`}},
+		{"named host network", func(j *structs.Job) {
+			j.TaskGroups[0].Networks = []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "http", HostNetwork: "public"}}}}
+		}, nil},
+		{"negative group shutdown delay", func(j *structs.Job) { j.TaskGroups[0].ShutdownDelay = new(-time.Second) },
+			[]string{g + "ShutdownDelay must be a positive value"}},
+		{"render_templates", func(j *structs.Job) { j.TaskGroups[0].RestartPolicy.RenderTemplates = true },
+			[]string{g + "restart render_templates is not supported by this version: there are no template blocks"}},
 		// task
+		{"task disk", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Resources.DiskMB = 10 },
+			[]string{tk + "Task can't ask for disk resources, they have to be specified at the task group level."}},
+		{"negative task shutdown delay", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].ShutdownDelay = -time.Second },
+			[]string{tk + "ShutdownDelay must be a positive value"}},
 		{"missing driver", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Driver = "" }, []string{tk + "Missing task driver"}},
 		{"negative kill timeout", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].KillTimeout = -time.Second },
 			[]string{tk + "KillTimeout must be a positive value"}},

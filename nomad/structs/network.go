@@ -1,7 +1,10 @@
 package structs
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // The range the scheduler picks dynamic ports from, per node: upstream's
@@ -15,6 +18,44 @@ const (
 // the host's network namespace and ports are host ports. It is also what an
 // empty mode means, as upstream.
 const NetworkModeHost = "host"
+
+// NodeAttrNetworkIP is the node attribute holding the address its tasks'
+// ports are reached at (upstream's name), set by the client's network
+// fingerprint.
+const NodeAttrNetworkIP = "unique.network.ip-address"
+
+// DefaultHostNetwork is the host network a port without one is placed on:
+// the node's network address (NodeAttrNetworkIP).
+const DefaultHostNetwork = "default"
+
+// ParsePortRanges parses a reserved ports list such as "22,80,8000-8100"
+// into its ports, in order, each once.
+func ParsePortRanges(spec string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		first, err := strconv.Atoi(strings.TrimSpace(lo))
+		last := first
+		if err == nil && isRange {
+			last, err = strconv.Atoi(strings.TrimSpace(hi))
+		}
+		if err != nil || first < 1 || last > 65535 || first > last {
+			return nil, fmt.Errorf("invalid port range %q: ports are 1-65535, a range is low-high", part)
+		}
+		for p := first; p <= last; p++ {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
 
 // NetworkResource is a group's `network` block.
 type NetworkResource struct {

@@ -38,3 +38,19 @@ func TestTaskGroup_ValidateNetworks(t *testing.T) {
 		ReservedPorts: []structs.Port{{Label: "admin", Value: 9090}}, DynamicPorts: []structs.Port{{Label: "http", To: 8080}}}}
 	must.NoError(t, job.Validate())
 }
+
+// A host network's reserved_ports list reads as upstream writes it: single
+// ports and low-high ranges, comma-separated; anything else is an error
+// naming the part.
+func TestParsePortRanges(t *testing.T) {
+	got, err := structs.ParsePortRanges("22, 80,8000-8002,80")
+	must.NoError(t, err)
+	must.Eq(t, []int{22, 80, 8000, 8001, 8002}, got)
+	got, err = structs.ParsePortRanges("")
+	must.NoError(t, err)
+	must.SliceEmpty(t, got)
+	for _, bad := range []string{"x", "0", "70000", "9-3", "1-"} {
+		_, err := structs.ParsePortRanges(bad)
+		must.ErrorContains(t, err, "invalid port range", must.Sprint(bad))
+	}
+}

@@ -96,6 +96,15 @@ func (n *Node) Copy() *Node {
 	c.LastDrain = n.LastDrain.Copy()
 	if n.NodeResources != nil {
 		r := *n.NodeResources
+		r.NodeNetworks = nil
+		for _, nw := range n.NodeResources.NodeNetworks {
+			if nw == nil {
+				continue
+			}
+			cp := *nw
+			cp.Addresses = slices.Clone(nw.Addresses)
+			r.NodeNetworks = append(r.NodeNetworks, &cp)
+		}
 		c.NodeResources = &r
 	}
 	if n.ReservedResources != nil {
@@ -247,6 +256,47 @@ type NodeResources struct {
 
 	MinDynamicPort int
 	MaxDynamicPort int
+
+	// NodeNetworks are the node's host networks, upstream's shape: one
+	// per interface, each address named by the host network (Alias) it
+	// serves. A port's host_network is placed only on a node with an
+	// address of that alias; "default" is the node's network address.
+	NodeNetworks []*NodeNetworkResource `json:",omitempty"`
+}
+
+// NodeNetworkResource is one interface of a node's host networks.
+type NodeNetworkResource struct {
+	Mode      string // "host"
+	Device    string
+	Addresses []NodeNetworkAddress
+}
+
+// NodeNetworkAddress is one address of an interface, serving the host
+// network Alias; ReservedPorts ("22,8000-8100") are never handed out on it.
+type NodeNetworkAddress struct {
+	Family        string // "ipv4" or "ipv6"
+	Alias         string
+	Address       string
+	ReservedPorts string `json:",omitempty"`
+}
+
+// HostNetworkAddress returns the address of the node's host network
+// alias, and its reserved ports.
+func (n *Node) HostNetworkAddress(alias string) (NodeNetworkAddress, bool) {
+	if n == nil || n.NodeResources == nil {
+		return NodeNetworkAddress{}, false
+	}
+	for _, nw := range n.NodeResources.NodeNetworks {
+		if nw == nil {
+			continue
+		}
+		for _, a := range nw.Addresses {
+			if a.Alias == alias {
+				return a, true
+			}
+		}
+	}
+	return NodeNetworkAddress{}, false
 }
 
 // NodeCpuResources is the node's CPU in MHz shares.

@@ -46,11 +46,18 @@ func (r *RestartPolicy) Validate() error {
 	if r.Interval < 0 {
 		p.add("Restart interval can't be negative")
 	}
+	if r.RenderTemplates {
+		p.add("%s", errRenderTemplates)
+	}
 	if r.Attempts > 0 && r.Interval > 0 && time.Duration(r.Attempts)*r.Delay > r.Interval {
 		p.add("Nomad can't restart the TaskGroup %v times in an interval of %v with a delay of %v", r.Attempts, r.Interval, r.Delay)
 	}
 	return p.err()
 }
+
+// errRenderTemplates refuses restart's render_templates by name: it
+// re-renders template blocks on restart, and there are none here.
+const errRenderTemplates = "restart render_templates is not supported by this version: there are no template blocks"
 
 // Copy returns a copy.
 func (r *RestartPolicy) Copy() *RestartPolicy {

@@ -128,8 +128,12 @@ type JobRegisterResponse struct {
 type JobDeregisterRequest struct {
 	JobID string
 	Purge bool
-	Eval  *Evaluation
-	Now   int64
+	// NoShutdownDelay marks every allocation of the job that is not
+	// finished to skip its shutdown_delay when its client stops it (job
+	// stop -no-shutdown-delay), in the same raft entry as the stop.
+	NoShutdownDelay bool
+	Eval            *Evaluation
+	Now             int64
 	// EvalPriority is as JobRegisterRequest's.
 	EvalPriority int
 	WriteRequest

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/command/agent"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // Agent is a running dev agent.
@@ -70,7 +71,7 @@ func NewDevAgent(t testing.TB, configure func(*agent.Config)) *Agent {
 			if node == nil {
 				return false, "node not registered"
 			}
-			return node.Status == "ready", "node status " + node.Status
+			return node.Status == structs.NodeStatusReady, "node status " + node.Status
 		})
 	}
 	return ta
