@@ -39,13 +39,15 @@ func TestJob_SystemKeepsUpdateBlock(t *testing.T) {
 	d := structs.DefaultUpdateStrategy()
 	must.NoError(t, systemWithUpdate(d).Validate())
 
-	// Batch and sysbatch jobs still drop it.
+	// Batch and sysbatch jobs keep it too, so that validation refuses
+	// it in upstream's words rather than drop it unread.
 	job = systemWithUpdate(&structs.UpdateStrategy{MaxParallel: 2})
 	job.Type = structs.JobTypeSysBatch
 	job.Update = &structs.UpdateStrategy{MaxParallel: 2}
 	job.TaskGroups[0].Update = nil
 	job.Canonicalize()
-	must.Nil(t, job.TaskGroups[0].Update)
+	must.NotNil(t, job.TaskGroups[0].Update)
+	must.ErrorContains(t, job.Validate(), `Job type "sysbatch" does not allow update block`)
 }
 
 // What a system job cannot honour in its update block (no deployment:
