@@ -22,7 +22,7 @@ import (
 // unblocking blocked ones) go through the broker and blocked-eval tracker,
 // which are disabled on followers and ignore what they are given.
 type nomadFSM struct {
-	srv    *Server
+	deps   fsmDeps
 	logger hclog.Logger
 	events *fsmEvents
 
@@ -30,10 +30,22 @@ type nomadFSM struct {
 	state *state.StateStore
 }
 
-// newFSM returns an FSM over an empty store whose commits feed the
-// server's event stream.
-func newFSM(srv *Server, broker *stream.EventBroker) (*nomadFSM, error) {
-	f := &nomadFSM{srv: srv, logger: srv.logger.Named("fsm"), events: newFSMEvents(broker)}
+// fsmDeps are what the FSM needs from the server: where applied entries
+// are published, and the leader's evaluation queues it hands the written
+// evaluations to. It never needs the clock: time comes from the entries.
+type fsmDeps struct {
+	logger hclog.Logger
+	events *stream.EventBroker
+	// evals and blocked take the evaluations that need work; both are
+	// disabled on followers and ignore what they are given.
+	evals   *EvalBroker
+	blocked *BlockedEvals
+}
+
+// newFSM returns an FSM over an empty store whose commits feed the event
+// broker of deps.
+func newFSM(deps fsmDeps) (*nomadFSM, error) {
+	f := &nomadFSM{deps: deps, logger: deps.logger.Named("fsm"), events: newFSMEvents(deps.events)}
 	st, err := f.newStore()
 	if err != nil {
 		return nil, err
@@ -74,7 +86,7 @@ func (f *nomadFSM) applyNodeRegister(req *structs.NodeRegisterRequest, index uin
 		return err
 	}
 	if req.Node.Status == structs.NodeStatusReady {
-		f.srv.blockedEvals.UnblockNode(req.Node.ID, index)
+		f.deps.blocked.UnblockNode(req.Node.ID, index)
 	}
 	f.trackEvals(req.Evals)
 	return nil
@@ -115,7 +127,7 @@ func (f *nomadFSM) applyNodeStatusBatch(index uint64, req *structs.NodeBatchUpda
 	}
 	for _, u := range req.Updates {
 		if u.Status == structs.NodeStatusReady {
-			f.srv.blockedEvals.UnblockNode(u.NodeID, index)
+			f.deps.blocked.UnblockNode(u.NodeID, index)
 		}
 	}
 	f.trackEvals(req.Evals)
@@ -166,7 +178,7 @@ func (f *nomadFSM) applyJobDeregister(req *structs.JobDeregisterRequest, index u
 			}
 		}
 	}
-	f.srv.blockedEvals.Untrack(ns, req.JobID)
+	f.deps.blocked.Untrack(ns, req.JobID)
 	if req.Eval != nil {
 		return f.upsertEvals(index, []*structs.Evaluation{req.Eval})
 	}
@@ -179,7 +191,7 @@ func (f *nomadFSM) applyJobBatchDeregister(req *structs.JobBatchDeregisterReques
 		return err
 	}
 	for _, id := range deleted {
-		f.srv.blockedEvals.Untrack(id.Namespace, id.ID)
+		f.deps.blocked.Untrack(id.Namespace, id.ID)
 	}
 	return nil
 }
@@ -200,7 +212,7 @@ func (f *nomadFSM) applyAllocDesiredTransitions(req *structs.AllocUpdateDesiredT
 	}
 	for _, e := range req.Evals {
 		if e.ShouldEnqueue() {
-			f.srv.evalBroker.Enqueue(e)
+			f.deps.evals.Enqueue(e)
 		}
 	}
 	return nil
@@ -226,16 +238,16 @@ func (f *nomadFSM) trackEvals(evals []*structs.Evaluation) {
 	for _, e := range evals {
 		switch {
 		case e.ShouldEnqueue():
-			f.srv.evalBroker.Enqueue(e)
+			f.deps.evals.Enqueue(e)
 		case e.ShouldBlock():
 			// An outstanding blocked eval is being reblocked by its worker;
 			// the Eval.Reblock endpoint hands it back once acked.
-			if _, outstanding := f.srv.evalBroker.Outstanding(e.ID); !outstanding {
-				f.srv.blockedEvals.Block(e)
+			if _, outstanding := f.deps.evals.Outstanding(e.ID); !outstanding {
+				f.deps.blocked.Block(e)
 			}
 		case e.Status == structs.EvalStatusComplete && len(e.FailedTGAllocs) == 0:
 			// The job placed everything: an older blocked eval for it is moot.
-			f.srv.blockedEvals.Untrack(e.Namespace, e.JobID)
+			f.deps.blocked.Untrack(e.Namespace, e.JobID)
 		}
 	}
 }
@@ -255,7 +267,7 @@ func (f *nomadFSM) applyAllocClientUpdate(req *structs.AllocUpdateRequest, index
 	for _, a := range req.Alloc {
 		if structs.ClientTerminal(a.ClientStatus) {
 			if stored, err := st.AllocByID(nil, a.ID); err == nil && stored != nil {
-				f.srv.blockedEvals.UnblockNode(stored.NodeID, index)
+				f.deps.blocked.UnblockNode(stored.NodeID, index)
 			}
 		}
 	}

@@ -19,7 +19,7 @@ func (f *nomadFSM) applyNodeUpdateDrain(req *structs.NodeUpdateDrainRequest, ind
 		return err
 	}
 	if req.DrainStrategy == nil && req.MarkEligible {
-		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
+		f.deps.blocked.UnblockNode(req.NodeID, index)
 	}
 	return nil
 }
@@ -29,7 +29,7 @@ func (f *nomadFSM) applyNodeUpdateEligibility(req *structs.NodeUpdateEligibility
 		return err
 	}
 	if req.Eligibility == structs.NodeSchedulingEligible {
-		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
+		f.deps.blocked.UnblockNode(req.NodeID, index)
 	}
 	return nil
 }
