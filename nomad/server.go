@@ -142,7 +142,7 @@ func NewServer(cfg *Config) (*Server, error) {
 	if s.planQueue, err = NewPlanQueue(); err != nil {
 		return nil, err
 	}
-	s.heartbeats = newHeartbeater(s)
+	s.heartbeats = newHeartbeater(s.heartbeaterDeps())
 	s.nodeStatusBatch = newUpdateBatcher(cfg.Clock, cfg.NodeStatusBatchWindow, maxNodeStatusBatch, s.commitNodeStatuses)
 	s.allocUpdateBatch = newUpdateBatcher(cfg.Clock, cfg.AllocUpdateBatchWindow, maxAllocUpdateBatch, s.commitAllocUpdates)
 	s.sites = &siteDetector{srv: s}
