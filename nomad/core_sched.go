@@ -499,8 +499,8 @@ func (s *Server) gcInterval(kind gcKind) time.Duration {
 
 // runCoreGC runs the periodic collections on the leader, each kind on its
 // own interval (EvalGCInterval, JobGCInterval, NodeGCInterval,
-// DeploymentGCInterval; zero turns one off), until stopCh closes. The leader starts it in
-// establishLeadership with the leadership's stop channel.
+// DeploymentGCInterval; zero turns one off), until stopCh closes. It is one
+// of the leaderDuties.
 func (s *Server) runCoreGC(stopCh <-chan struct{}) { s.armCoreGC().run(stopCh) }
 
 // gcKinds are the periodic collections, in the order of gcSchedule's

@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"context"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -13,41 +12,20 @@ import (
 // deploymentRetry is how soon a failed watcher pass is retried.
 const deploymentRetry = 5 * time.Second
 
-// startDeploymentWatcher runs the leader's deployment watcher until stopCh
-// closes.
-func (s *Server) startDeploymentWatcher(stopCh <-chan struct{}) {
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.runDeploymentWatcher(stopCh) }()
-}
-
-// runDeploymentWatcher watches running deployments and carries out what
+// deploymentWatcher watches running deployments and carries out what
 // decideDeployment says: promote, fail (and roll back), succeed (and mark
 // the version stable), or ask the scheduler to go on with the rollout. It
 // wakes on any deployment change (the state store counts health into the
 // deployment) and at the nearest progress deadline.
-func (s *Server) runDeploymentWatcher(stopCh <-chan struct{}) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-stopCh:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	logger := s.logger.Named("deployment_watcher")
+func (s *Server) deploymentWatcher() watchLoop {
 	// lastHealthy is the healthy count each deployment was last acted on
 	// at; a new leader starts empty and sends one evaluation per running
 	// deployment, which is harmless.
 	lastHealthy := map[string]int{}
-	for ctx.Err() == nil {
-		ws := memdb.NewWatchSet()
-		next, err := s.deploymentPass(ws, lastHealthy)
-		if err != nil {
-			logger.Error("deployment watcher pass failed", "error", err)
-			next = deploymentRetry
-		}
-		s.drainerWait(ctx, ws, next)
+	return watchLoop{
+		state: s.State, clock: s.clock, logger: s.logger.Named("deployment_watcher"),
+		failed: "deployment watcher pass failed", retry: deploymentRetry,
+		pass: func(ws memdb.WatchSet) (time.Duration, error) { return s.deploymentPass(ws, lastHealthy) },
 	}
 }
 

@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"time"
@@ -14,50 +13,17 @@ import (
 // drainRetry is how long the drainer waits after a failed raft write.
 const drainRetry = time.Second
 
-// startDrainer runs the drainer on the server's wait group until stopCh
-// closes; establishLeadership calls it.
-func (s *Server) startDrainer(stopCh <-chan struct{}) {
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.runDrainer(stopCh) }()
-}
-
-// runDrainer is the leader's node drainer: it watches draining nodes,
-// marks their allocations for migration (the scheduler stops and replaces
-// them, as for `alloc stop`), stops what remains at the deadline, and ends
-// each drain once nothing is left. It runs until stopCh closes.
-func (s *Server) runDrainer(stopCh <-chan struct{}) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-stopCh:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	logger := s.logger.Named("drainer")
+// drainer is the leader's node drainer: it watches draining nodes, marks
+// their allocations for migration (the scheduler stops and replaces them,
+// as for `alloc stop`), stops what remains at the deadline, and ends each
+// drain once nothing is left.
+func (s *Server) drainer() watchLoop {
 	forced := map[string]time.Time{}
-	for ctx.Err() == nil {
-		ws := memdb.NewWatchSet()
-		next, err := s.drainPass(ws, forced)
-		if err != nil {
-			logger.Error("node drain pass failed", "error", err)
-			next = drainRetry
-		}
-		s.drainerWait(ctx, ws, next)
+	return watchLoop{
+		state: s.State, clock: s.clock, logger: s.logger.Named("drainer"),
+		failed: "node drain pass failed", retry: drainRetry,
+		pass: func(ws memdb.WatchSet) (time.Duration, error) { return s.drainPass(ws, forced) },
 	}
-}
-
-// drainerWait returns when the watched state changes, after d (when d is
-// positive) or when ctx ends.
-func (s *Server) drainerWait(ctx context.Context, ws memdb.WatchSet, d time.Duration) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if d > 0 {
-		t := s.clock.AfterFunc(d, cancel)
-		defer t.Stop()
-	}
-	_ = ws.WatchCtx(wctx)
 }
 
 // drainPass does one round of work for every draining node and returns

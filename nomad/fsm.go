@@ -22,7 +22,7 @@ import (
 // unblocking blocked ones) go through the broker and blocked-eval tracker,
 // which are disabled on followers and ignore what they are given.
 type nomadFSM struct {
-	srv    *Server
+	deps   fsmDeps
 	logger hclog.Logger
 	events *fsmEvents
 
@@ -30,10 +30,22 @@ type nomadFSM struct {
 	state *state.StateStore
 }
 
-// newFSM returns an FSM over an empty store whose commits feed the
-// server's event stream.
-func newFSM(srv *Server, broker *stream.EventBroker) (*nomadFSM, error) {
-	f := &nomadFSM{srv: srv, logger: srv.logger.Named("fsm"), events: newFSMEvents(broker)}
+// fsmDeps are what the FSM needs from the server: where applied entries
+// are published, and the leader's evaluation queues it hands the written
+// evaluations to. It never needs the clock: time comes from the entries.
+type fsmDeps struct {
+	logger hclog.Logger
+	events *stream.EventBroker
+	// evals and blocked take the evaluations that need work; both are
+	// disabled on followers and ignore what they are given.
+	evals   *EvalBroker
+	blocked *BlockedEvals
+}
+
+// newFSM returns an FSM over an empty store whose commits feed the event
+// broker of deps.
+func newFSM(deps fsmDeps) (*nomadFSM, error) {
+	f := &nomadFSM{deps: deps, logger: deps.logger.Named("fsm"), events: newFSMEvents(deps.events)}
 	st, err := f.newStore()
 	if err != nil {
 		return nil, err
@@ -67,97 +79,26 @@ func (f *nomadFSM) Apply(l *raft.Log) any {
 	return f.apply(t, l)
 }
 
-func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {
-	buf := l.Data[1:]
-	switch t {
-	case structs.NodeRegisterRequestType:
-		return f.applyNodeRegister(buf, l.Index)
-	case structs.NodeDeregisterRequestType:
-		return f.applyNodeDeregister(buf, l.Index)
-	case structs.NodeUpdateStatusRequestType:
-		return f.applyNodeUpdateStatus(buf, l.Index)
-	case structs.NodeBatchUpdateStatusRequestType:
-		return f.applyNodeBatchUpdateStatus(buf, l.Index)
-	case structs.JobRegisterRequestType:
-		return f.applyJobRegister(buf, l.Index)
-	case structs.JobDeregisterRequestType:
-		return f.applyJobDeregister(buf, l.Index)
-	case structs.EvalUpdateRequestType:
-		return f.applyEvalUpdate(buf, l.Index)
-	case structs.EvalDeleteRequestType:
-		return f.applyEvalDelete(buf, l.Index)
-	case structs.AllocClientUpdateRequestType:
-		return f.applyAllocClientUpdate(buf, l.Index)
-	case structs.ApplyPlanResultsRequestType:
-		return f.applyPlanResults(buf, l.Index)
-	case structs.JobBatchDeregisterRequestType:
-		return f.applyJobBatchDeregister(buf, l.Index)
-	case structs.DeploymentDeleteRequestType:
-		return f.applyDeploymentDelete(buf, l.Index)
-	case structs.AllocUpdateDesiredTransitionRequestType:
-		return f.applyAllocDesiredTransitions(buf, l.Index)
-	case structs.NodeBatchDeregisterRequestType:
-		return f.applyNodeBatchDeregister(buf, l.Index)
-	case structs.NodeUpdateDrainRequestType:
-		return f.applyNodeUpdateDrain(buf, l.Index)
-	case structs.NodeUpdateEligibilityRequestType:
-		return f.applyNodeUpdateEligibility(buf, l.Index)
-	case structs.NodePurgeRequestType:
-		return f.applyNodePurge(buf, l.Index)
-	case structs.JobStabilityRequestType:
-		return f.applyJobStability(buf, l.Index)
-	case structs.ScalingEventRegisterRequestType:
-		return f.applyScalingEvent(buf, l.Index)
-	}
-	if resp, ok := f.applyACL(t, buf, l.Index); ok {
-		return resp
-	}
-	if resp, ok := f.applyNamespace(t, buf, l.Index); ok {
-		return resp
-	}
-	if resp, ok := f.applyNodePool(t, buf, l.Index); ok {
-		return resp
-	}
-	if resp, ok := f.applyDeployment(t, buf, l.Index); ok {
-		return resp
-	}
-	// An unknown type means a newer server wrote this entry: refusing to
-	// go on is safer than silently diverging from the other servers.
-	panic(fmt.Errorf("raft entry %d has unknown message type %d", l.Index, t))
-}
-
-func (f *nomadFSM) applyNodeRegister(buf []byte, index uint64) any {
-	var req structs.NodeRegisterRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding node register: %w", err)
-	}
+func (f *nomadFSM) applyNodeRegister(req *structs.NodeRegisterRequest, index uint64) error {
 	// The node and its evaluations in one transaction; they name the
 	// index of the registration.
 	if err := f.State().UpsertNodeWithEvals(index, req.Node, req.Evals); err != nil {
 		return err
 	}
 	if req.Node.Status == structs.NodeStatusReady {
-		f.srv.blockedEvals.UnblockNode(req.Node.ID, index)
+		f.deps.blocked.UnblockNode(req.Node.ID, index)
 	}
 	f.trackEvals(req.Evals)
 	return nil
 }
 
-func (f *nomadFSM) applyNodeDeregister(buf []byte, index uint64) any {
-	var req structs.NodeSpecificRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding node deregister: %w", err)
-	}
+func (f *nomadFSM) applyNodeDeregister(req *structs.NodeSpecificRequest, index uint64) error {
 	return f.State().DeleteNode(index, []string{req.NodeID})
 }
 
 // applyNodeUpdateStatus applies one node's status change, as a batch of
 // one: the change and its evaluations in one state transaction.
-func (f *nomadFSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
-	var req structs.NodeUpdateStatusRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding node status update: %w", err)
-	}
+func (f *nomadFSM) applyNodeUpdateStatus(req *structs.NodeUpdateStatusRequest, index uint64) error {
 	// Unlike a batch, a single change of a node that does not exist is an
 	// error; the FSM is the only writer, so this read and the write agree.
 	if n, err := f.State().NodeByID(nil, req.NodeID); err != nil || n == nil {
@@ -172,12 +113,8 @@ func (f *nomadFSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 	})
 }
 
-func (f *nomadFSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
-	var req structs.NodeBatchUpdateStatusRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding node batch status update: %w", err)
-	}
-	return f.applyNodeStatusBatch(index, &req)
+func (f *nomadFSM) applyNodeBatchUpdateStatus(req *structs.NodeBatchUpdateStatusRequest, index uint64) error {
+	return f.applyNodeStatusBatch(index, req)
 }
 
 // applyNodeStatusBatch writes node status changes, the site outages they
@@ -190,18 +127,14 @@ func (f *nomadFSM) applyNodeStatusBatch(index uint64, req *structs.NodeBatchUpda
 	}
 	for _, u := range req.Updates {
 		if u.Status == structs.NodeStatusReady {
-			f.srv.blockedEvals.UnblockNode(u.NodeID, index)
+			f.deps.blocked.UnblockNode(u.NodeID, index)
 		}
 	}
 	f.trackEvals(req.Evals)
 	return nil
 }
 
-func (f *nomadFSM) applyJobRegister(buf []byte, index uint64) any {
-	var req structs.JobRegisterRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding job register: %w", err)
-	}
+func (f *nomadFSM) applyJobRegister(req *structs.JobRegisterRequest, index uint64) error {
 	st := f.State()
 	// The endpoint checked the namespace too, but a delete of it may have
 	// gone through raft in between; the FSM is the one writer, so this
@@ -247,11 +180,7 @@ func skipShutdownDelays(st *state.StateStore, index uint64, ns, jobID string) er
 	return st.UpdateAllocsDesiredTransitions(index, marks, nil)
 }
 
-func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
-	var req structs.JobDeregisterRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding job deregister: %w", err)
-	}
+func (f *nomadFSM) applyJobDeregister(req *structs.JobDeregisterRequest, index uint64) error {
 	st := f.State()
 	ns := req.RequestNamespace()
 	if req.NoShutdownDelay {
@@ -276,67 +205,47 @@ func (f *nomadFSM) applyJobDeregister(buf []byte, index uint64) any {
 			}
 		}
 	}
-	f.srv.blockedEvals.Untrack(ns, req.JobID)
+	f.deps.blocked.Untrack(ns, req.JobID)
 	if req.Eval != nil {
 		return f.upsertEvals(index, []*structs.Evaluation{req.Eval})
 	}
 	return nil
 }
 
-func (f *nomadFSM) applyJobBatchDeregister(buf []byte, index uint64) any {
-	var req structs.JobBatchDeregisterRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding job batch deregister: %w", err)
-	}
+func (f *nomadFSM) applyJobBatchDeregister(req *structs.JobBatchDeregisterRequest, index uint64) error {
 	deleted, err := f.State().DeleteDeadJobs(index, req.Jobs)
 	if err != nil {
 		return err
 	}
 	for _, id := range deleted {
-		f.srv.blockedEvals.Untrack(id.Namespace, id.ID)
+		f.deps.blocked.Untrack(id.Namespace, id.ID)
 	}
 	return nil
 }
 
-func (f *nomadFSM) applyDeploymentDelete(buf []byte, index uint64) any {
-	var req structs.DeploymentDeleteRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding deployment delete: %w", err)
-	}
+func (f *nomadFSM) applyDeploymentDelete(req *structs.DeploymentDeleteRequest, index uint64) error {
 	_, err := f.State().DeleteDeployments(index, req.Deployments)
 	return err
 }
 
-func (f *nomadFSM) applyNodeBatchDeregister(buf []byte, index uint64) any {
-	var req structs.NodeBatchDeregisterRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding node batch deregister: %w", err)
-	}
+func (f *nomadFSM) applyNodeBatchDeregister(req *structs.NodeBatchDeregisterRequest, index uint64) error {
 	_, err := f.State().DeleteDownNodes(index, req.Nodes)
 	return err
 }
 
-func (f *nomadFSM) applyAllocDesiredTransitions(buf []byte, index uint64) any {
-	var req structs.AllocUpdateDesiredTransitionRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding alloc desired transitions: %w", err)
-	}
+func (f *nomadFSM) applyAllocDesiredTransitions(req *structs.AllocUpdateDesiredTransitionRequest, index uint64) error {
 	if err := f.State().UpdateAllocsDesiredTransitions(index, req.Allocs, req.Evals); err != nil {
 		return err
 	}
 	for _, e := range req.Evals {
 		if e.ShouldEnqueue() {
-			f.srv.evalBroker.Enqueue(e)
+			f.deps.evals.Enqueue(e)
 		}
 	}
 	return nil
 }
 
-func (f *nomadFSM) applyEvalUpdate(buf []byte, index uint64) any {
-	var req structs.EvalUpdateRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding eval update: %w", err)
-	}
+func (f *nomadFSM) applyEvalUpdate(req *structs.EvalUpdateRequest, index uint64) error {
 	return f.upsertEvals(index, req.Evals)
 }
 
@@ -356,35 +265,27 @@ func (f *nomadFSM) trackEvals(evals []*structs.Evaluation) {
 	for _, e := range evals {
 		switch {
 		case e.ShouldEnqueue():
-			f.srv.evalBroker.Enqueue(e)
+			f.deps.evals.Enqueue(e)
 		case e.ShouldBlock():
 			// An outstanding blocked eval is being reblocked by its worker;
 			// the Eval.Reblock endpoint hands it back once acked.
-			if _, outstanding := f.srv.evalBroker.Outstanding(e.ID); !outstanding {
-				f.srv.blockedEvals.Block(e)
+			if _, outstanding := f.deps.evals.Outstanding(e.ID); !outstanding {
+				f.deps.blocked.Block(e)
 			}
 		case e.Status == structs.EvalStatusComplete && len(e.FailedTGAllocs) == 0:
 			// The job placed everything: an older blocked eval for it is moot.
-			f.srv.blockedEvals.Untrack(e.Namespace, e.JobID)
+			f.deps.blocked.Untrack(e.Namespace, e.JobID)
 		}
 	}
 }
 
-func (f *nomadFSM) applyEvalDelete(buf []byte, index uint64) any {
-	var req structs.EvalDeleteRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding eval delete: %w", err)
-	}
+func (f *nomadFSM) applyEvalDelete(req *structs.EvalDeleteRequest, index uint64) error {
 	return f.State().DeleteEval(index, req.Evals, req.Allocs)
 }
 
-func (f *nomadFSM) applyAllocClientUpdate(buf []byte, index uint64) any {
-	var req structs.AllocUpdateRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding alloc client update: %w", err)
-	}
+func (f *nomadFSM) applyAllocClientUpdate(req *structs.AllocUpdateRequest, index uint64) error {
 	st := f.State()
-	if err := st.UpdateAllocsFromClientWithEvals(index, &req); err != nil {
+	if err := st.UpdateAllocsFromClientWithEvals(index, req); err != nil {
 		return err
 	}
 	f.trackEvals(req.Evals)
@@ -393,19 +294,15 @@ func (f *nomadFSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 	for _, a := range req.Alloc {
 		if structs.ClientTerminal(a.ClientStatus) {
 			if stored, err := st.AllocByID(nil, a.ID); err == nil && stored != nil {
-				f.srv.blockedEvals.UnblockNode(stored.NodeID, index)
+				f.deps.blocked.UnblockNode(stored.NodeID, index)
 			}
 		}
 	}
 	return nil
 }
 
-func (f *nomadFSM) applyPlanResults(buf []byte, index uint64) any {
-	var req structs.ApplyPlanResultsRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding plan results: %w", err)
-	}
-	if err := f.State().UpsertPlanResults(index, &req); err != nil {
+func (f *nomadFSM) applyPlanResults(req *structs.ApplyPlanResultsRequest, index uint64) error {
+	if err := f.State().UpsertPlanResults(index, req); err != nil {
 		return err
 	}
 	f.trackEvals(req.Evals)

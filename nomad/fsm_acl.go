@@ -1,45 +1,23 @@
 package nomad
 
-import (
-	"fmt"
+import "github.com/nomad-edge/nomad/nomad/structs"
 
-	"github.com/nomad-edge/nomad/nomad/structs"
-)
+func (f *nomadFSM) applyACLPolicyUpsert(req *structs.ACLPolicyUpsertRequest, index uint64) error {
+	return f.State().UpsertACLPolicies(index, req.Policies)
+}
 
-// applyACL applies the ACL entries; ok is false for any other type.
-func (f *nomadFSM) applyACL(t structs.MessageType, buf []byte, index uint64) (resp any, ok bool) {
-	st := f.State()
-	switch t {
-	case structs.ACLPolicyUpsertRequestType:
-		var req structs.ACLPolicyUpsertRequest
-		if err := structs.Decode(buf, &req); err != nil {
-			return fmt.Errorf("decoding %s: %w", t, err), true
-		}
-		return st.UpsertACLPolicies(index, req.Policies), true
-	case structs.ACLPolicyDeleteRequestType:
-		var req structs.ACLPolicyDeleteRequest
-		if err := structs.Decode(buf, &req); err != nil {
-			return fmt.Errorf("decoding %s: %w", t, err), true
-		}
-		return st.DeleteACLPolicies(index, req.Names), true
-	case structs.ACLTokenUpsertRequestType:
-		var req structs.ACLTokenUpsertRequest
-		if err := structs.Decode(buf, &req); err != nil {
-			return fmt.Errorf("decoding %s: %w", t, err), true
-		}
-		return st.UpsertACLTokens(index, req.Tokens), true
-	case structs.ACLTokenDeleteRequestType:
-		var req structs.ACLTokenDeleteRequest
-		if err := structs.Decode(buf, &req); err != nil {
-			return fmt.Errorf("decoding %s: %w", t, err), true
-		}
-		return st.DeleteACLTokens(index, req.AccessorIDs), true
-	case structs.ACLTokenBootstrapRequestType:
-		var req structs.ACLTokenBootstrapRequest
-		if err := structs.Decode(buf, &req); err != nil {
-			return fmt.Errorf("decoding %s: %w", t, err), true
-		}
-		return st.BootstrapACLTokens(index, req.Token), true
-	}
-	return nil, false
+func (f *nomadFSM) applyACLPolicyDelete(req *structs.ACLPolicyDeleteRequest, index uint64) error {
+	return f.State().DeleteACLPolicies(index, req.Names)
+}
+
+func (f *nomadFSM) applyACLTokenUpsert(req *structs.ACLTokenUpsertRequest, index uint64) error {
+	return f.State().UpsertACLTokens(index, req.Tokens)
+}
+
+func (f *nomadFSM) applyACLTokenDelete(req *structs.ACLTokenDeleteRequest, index uint64) error {
+	return f.State().DeleteACLTokens(index, req.AccessorIDs)
+}
+
+func (f *nomadFSM) applyACLTokenBootstrap(req *structs.ACLTokenBootstrapRequest, index uint64) error {
+	return f.State().BootstrapACLTokens(index, req.Token)
 }

@@ -1,17 +1,11 @@
 package nomad
 
 import (
-	"fmt"
-
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-func (f *nomadFSM) applyNodeUpdateDrain(buf []byte, index uint64) any {
-	var req structs.NodeUpdateDrainRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding node drain update: %w", err)
-	}
+func (f *nomadFSM) applyNodeUpdateDrain(req *structs.NodeUpdateDrainRequest, index uint64) error {
 	err := f.State().UpdateNodeDrain(index, req.NodeID, state.NodeDrainUpdate{
 		Drain:        req.DrainStrategy != nil,
 		Strategy:     req.DrainStrategy,
@@ -25,30 +19,22 @@ func (f *nomadFSM) applyNodeUpdateDrain(buf []byte, index uint64) any {
 		return err
 	}
 	if req.DrainStrategy == nil && req.MarkEligible {
-		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
+		f.deps.blocked.UnblockNode(req.NodeID, index)
 	}
 	return nil
 }
 
-func (f *nomadFSM) applyNodeUpdateEligibility(buf []byte, index uint64) any {
-	var req structs.NodeUpdateEligibilityRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding node eligibility update: %w", err)
-	}
+func (f *nomadFSM) applyNodeUpdateEligibility(req *structs.NodeUpdateEligibilityRequest, index uint64) error {
 	if err := f.State().UpdateNodeEligibility(index, req.NodeID, req.Eligibility, req.NodeEvent); err != nil {
 		return err
 	}
 	if req.Eligibility == structs.NodeSchedulingEligible {
-		f.srv.blockedEvals.UnblockNode(req.NodeID, index)
+		f.deps.blocked.UnblockNode(req.NodeID, index)
 	}
 	return nil
 }
 
-func (f *nomadFSM) applyNodePurge(buf []byte, index uint64) any {
-	var req structs.NodePurgeRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding node purge: %w", err)
-	}
+func (f *nomadFSM) applyNodePurge(req *structs.NodePurgeRequest, index uint64) error {
 	if err := f.State().DeleteNode(index, []string{req.NodeID}); err != nil {
 		return err
 	}

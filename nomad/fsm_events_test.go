@@ -46,7 +46,7 @@ func TestFSM_PublishesEntriesAsEvents(t *testing.T) {
 	node := mock.Node()
 	applyEntry(t, f, 10, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
 	job := mock.Job()
-	ev := job.NewEval(structs.EvalTriggerJobRegister, f.srv.clock.Now())
+	ev := job.NewEval(structs.EvalTriggerJobRegister, time.Now())
 	applyEntry(t, f, 11, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: ev})
 	alloc := mock.AllocForNode(node)
 	alloc.Job, alloc.JobID = job, job.ID

@@ -1,23 +1,13 @@
 package nomad
 
 import (
-	"fmt"
-
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-func (f *nomadFSM) applyJobStability(buf []byte, index uint64) any {
-	var req structs.JobStabilityRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding job stability: %w", err)
-	}
+func (f *nomadFSM) applyJobStability(req *structs.JobStabilityRequest, index uint64) error {
 	return f.State().UpdateJobStability(index, req.RequestNamespace(), req.JobID, req.JobVersion, req.Stable)
 }
 
-func (f *nomadFSM) applyScalingEvent(buf []byte, index uint64) any {
-	var req structs.ScalingEventRequest
-	if err := structs.Decode(buf, &req); err != nil {
-		return fmt.Errorf("decoding scaling event: %w", err)
-	}
-	return f.State().UpsertScalingEvent(index, &req)
+func (f *nomadFSM) applyScalingEvent(req *structs.ScalingEventRequest, index uint64) error {
+	return f.State().UpsertScalingEvent(index, req)
 }

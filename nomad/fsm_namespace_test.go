@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/nomad-edge/nomad/nomad/mock"
@@ -54,7 +55,7 @@ func TestFSM_JobRegisterInMissingNamespace(t *testing.T) {
 	job := mock.Job()
 	job.Namespace = "gone"
 	buf, err := structs.Encode(structs.JobRegisterRequestType, &structs.JobRegisterRequest{
-		Job: job, Eval: job.NewEval(structs.EvalTriggerJobRegister, f.srv.clock.Now())})
+		Job: job, Eval: job.NewEval(structs.EvalTriggerJobRegister, time.Now())})
 	must.NoError(t, err)
 	resp := f.Apply(&raft.Log{Index: 5, Data: buf})
 	respErr, ok := resp.(error)

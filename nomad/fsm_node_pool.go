@@ -1,38 +1,21 @@
 package nomad
 
-import (
-	"fmt"
+import "github.com/nomad-edge/nomad/nomad/structs"
 
-	"github.com/nomad-edge/nomad/nomad/structs"
-)
+func (f *nomadFSM) applyNodePoolUpsert(req *structs.NodePoolUpsertRequest, index uint64) error {
+	return f.State().UpsertNodePools(index, req.NodePools)
+}
 
-// applyNodePool applies the node pool entries, and the site outages
-// declared for pools' sites; ok is false for any other
-// type.
-func (f *nomadFSM) applyNodePool(t structs.MessageType, buf []byte, index uint64) (resp any, ok bool) {
-	switch t {
-	case structs.NodePoolUpsertRequestType:
-		var req structs.NodePoolUpsertRequest
-		if err := structs.Decode(buf, &req); err != nil {
-			return fmt.Errorf("decoding %s: %w", t, err), true
-		}
-		return f.State().UpsertNodePools(index, req.NodePools), true
-	case structs.NodePoolDeleteRequestType:
-		var req structs.NodePoolDeleteRequest
-		if err := structs.Decode(buf, &req); err != nil {
-			return fmt.Errorf("decoding %s: %w", t, err), true
-		}
-		return f.State().DeleteNodePools(index, req.Names), true
-	case structs.SiteOutageUpdateRequestType:
-		var req structs.SiteOutageUpdateRequest
-		if err := structs.Decode(buf, &req); err != nil {
-			return fmt.Errorf("decoding %s: %w", t, err), true
-		}
-		if err := f.State().UpdateSiteOutages(index, &req); err != nil {
-			return err, true
-		}
-		f.trackEvals(req.Evals)
-		return nil, true
+func (f *nomadFSM) applyNodePoolDelete(req *structs.NodePoolDeleteRequest, index uint64) error {
+	return f.State().DeleteNodePools(index, req.Names)
+}
+
+// applySiteOutageUpdate declares and clears site outages of pools' sites,
+// with the evaluations that place what a cleared outage held.
+func (f *nomadFSM) applySiteOutageUpdate(req *structs.SiteOutageUpdateRequest, index uint64) error {
+	if err := f.State().UpdateSiteOutages(index, req); err != nil {
+		return err
 	}
-	return nil, false
+	f.trackEvals(req.Evals)
+	return nil
 }

@@ -63,7 +63,7 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 	node := mock.Node()
 	applyEntry(t, leader, 10, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
 	job := mock.Job()
-	ev := job.NewEval(structs.EvalTriggerJobRegister, leader.srv.clock.Now())
+	ev := job.NewEval(structs.EvalTriggerJobRegister, time.Now())
 	applyEntry(t, leader, 11, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: ev})
 	alloc := mock.AllocForNode(node)
 	alloc.Job, alloc.JobID = job, job.ID

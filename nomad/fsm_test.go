@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/nomad-edge/nomad/nomad/mock"
@@ -28,7 +29,12 @@ var _ raft.SnapshotSink = (*bufferSink)(nil)
 func testFSM(t *testing.T) *nomadFSM {
 	t.Helper()
 	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
-	f, err := newFSM(s, stream.NewEventBroker(stream.EventBrokerConfig{}))
+	f, err := newFSM(fsmDeps{
+		logger:  s.logger,
+		events:  stream.NewEventBroker(stream.EventBrokerConfig{}),
+		evals:   s.evalBroker,
+		blocked: s.blockedEvals,
+	})
 	must.NoError(t, err)
 	return f
 }
@@ -50,7 +56,7 @@ func TestFSM_SnapshotRestore(t *testing.T) {
 	node := mock.Node()
 	applyEntry(t, leader, 10, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
 	job := mock.Job()
-	ev := job.NewEval(structs.EvalTriggerJobRegister, leader.srv.clock.Now())
+	ev := job.NewEval(structs.EvalTriggerJobRegister, time.Now())
 	applyEntry(t, leader, 11, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: ev})
 	alloc := mock.AllocForNode(node)
 	alloc.Job, alloc.JobID = job, job.ID

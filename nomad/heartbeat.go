@@ -5,7 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
+
+	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -17,7 +20,7 @@ const heartbeatRetryDelay = time.Second
 // that does not heartbeat within its TTL plus the grace period is marked
 // disconnected (when some allocation on it may still come back) or down.
 type heartbeater struct {
-	srv *Server
+	deps heartbeaterDeps
 
 	mu     sync.Mutex
 	timers map[string]*nodeTimer
@@ -46,8 +49,48 @@ type nodeTimer struct {
 	gen uint64
 }
 
-func newHeartbeater(s *Server) *heartbeater {
-	h := &heartbeater{srv: s, timers: map[string]*nodeTimer{}, seed: maphash.MakeSeed()}
+// heartbeaterDeps are what the heartbeater needs from the server.
+type heartbeaterDeps struct {
+	// minTTL, maxPerSecond, grace and failoverTTL are the server's
+	// MinHeartbeatTTL, MaxHeartbeatsPerSecond, HeartbeatGrace and
+	// FailoverHeartbeatTTL.
+	minTTL       time.Duration
+	maxPerSecond float64
+	grace        time.Duration
+	failoverTTL  time.Duration
+
+	clock  Clock
+	logger hclog.Logger
+	// jitter returns a random number in [0, n), to stagger the TTLs.
+	jitter   func(n int64) int64
+	isLeader func() bool
+	state    func() *state.StateStore
+	// missed decides what a node that missed its heartbeat becomes, and
+	// when a disconnected one is looked at again.
+	missed func(node *structs.Node) (status string, recheck time.Duration, err error)
+	// setStatus writes a node's new status through raft.
+	setStatus func(node *structs.Node, status string, event *structs.NodeEvent) (uint64, []*structs.Evaluation, error)
+}
+
+// heartbeaterDeps is what the server hands its heartbeater.
+func (s *Server) heartbeaterDeps() heartbeaterDeps {
+	return heartbeaterDeps{
+		minTTL:       s.config.MinHeartbeatTTL,
+		maxPerSecond: s.config.MaxHeartbeatsPerSecond,
+		grace:        s.config.HeartbeatGrace,
+		failoverTTL:  s.config.FailoverHeartbeatTTL,
+		clock:        s.clock,
+		logger:       s.logger,
+		jitter:       s.rand.Int63n,
+		isLeader:     s.IsLeader,
+		state:        s.State,
+		missed:       s.missedHeartbeatStatus,
+		setStatus:    s.setNodeStatus,
+	}
+}
+
+func newHeartbeater(deps heartbeaterDeps) *heartbeater {
+	h := &heartbeater{deps: deps, timers: map[string]*nodeTimer{}, seed: maphash.MakeSeed()}
 	for i := range h.nodeLocks {
 		h.nodeLocks[i] = make(chan struct{}, 1)
 	}
@@ -69,17 +112,17 @@ func (h *heartbeater) lockNode(nodeID string) func() {
 // the leader handles at most max_heartbeats_per_second, and are staggered
 // so clients spread out.
 func (h *heartbeater) reset(nodeID string) (time.Duration, int) {
-	cfg := h.srv.config
+	d := h.deps
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ttl := cfg.MinHeartbeatTTL
-	if cfg.MaxHeartbeatsPerSecond > 0 {
-		scaled := time.Duration(float64(len(h.timers)) / cfg.MaxHeartbeatsPerSecond * float64(time.Second))
+	ttl := d.minTTL
+	if d.maxPerSecond > 0 {
+		scaled := time.Duration(float64(len(h.timers)) / d.maxPerSecond * float64(time.Second))
 		ttl = max(ttl, scaled)
 	}
-	ttl += time.Duration(h.srv.rand.Int63n(int64(ttl)/4 + 1))
-	if h.srv.IsLeader() {
-		h.armLocked(nodeID, ttl+cfg.HeartbeatGrace)
+	ttl += time.Duration(d.jitter(int64(ttl)/4 + 1))
+	if d.isLeader() {
+		h.armLocked(nodeID, ttl+d.grace)
 	}
 	return ttl, len(h.timers)
 }
@@ -90,7 +133,7 @@ func (h *heartbeater) armLocked(nodeID string, d time.Duration) {
 	}
 	h.gen++
 	gen := h.gen
-	h.timers[nodeID] = &nodeTimer{gen: gen, t: h.srv.clock.AfterFunc(d, func() { h.expired(nodeID, gen) })}
+	h.timers[nodeID] = &nodeTimer{gen: gen, t: h.deps.clock.AfterFunc(d, func() { h.expired(nodeID, gen) })}
 }
 
 // current reports whether gen is still the node's timer.
@@ -136,7 +179,7 @@ func (h *heartbeater) clear(nodeID string) {
 // node gets it too; its window is kept in its allocations' unknown-since
 // times, so the leader change neither shortens nor restarts it.
 func (h *heartbeater) initialize() error {
-	iter, err := h.srv.State().Nodes(nil)
+	iter, err := h.deps.state().Nodes(nil)
 	if err != nil {
 		return err
 	}
@@ -147,7 +190,7 @@ func (h *heartbeater) initialize() error {
 		if n.TerminalStatus() {
 			continue
 		}
-		h.armLocked(n.ID, h.srv.config.FailoverHeartbeatTTL)
+		h.armLocked(n.ID, h.deps.failoverTTL)
 	}
 	return nil
 }
@@ -165,33 +208,33 @@ func (h *heartbeater) stopAll() {
 // expired runs when timer gen of a node fired: the node missed its
 // heartbeat, or it is disconnected and due for a re-check.
 func (h *heartbeater) expired(nodeID string, gen uint64) {
-	s := h.srv
+	d := h.deps
 	unlock := h.lockNode(nodeID)
 	defer unlock()
-	if !s.IsLeader() || !h.current(nodeID, gen) {
+	if !d.isLeader() || !h.current(nodeID, gen) {
 		return
 	}
 	defer metrics.MeasureSince(keyHeartbeatInvalidate, time.Now())
-	node, err := s.State().NodeByID(nil, nodeID)
+	node, err := d.state().NodeByID(nil, nodeID)
 	if err != nil || node == nil || node.TerminalStatus() {
 		h.clearGen(nodeID, gen)
 		return
 	}
-	status, recheck, err := s.missedHeartbeatStatus(node)
+	status, recheck, err := d.missed(node)
 	if err != nil {
-		s.logger.Error("deciding node status after missed heartbeat; retrying", "node_id", nodeID, "error", err)
+		d.logger.Error("deciding node status after missed heartbeat; retrying", "node_id", nodeID, "error", err)
 		h.rearm(nodeID, gen, heartbeatRetryDelay)
 		return
 	}
 	if node.Status != status {
-		event := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeEventHeartbeatMissed, s.clock.Now())
-		if _, _, err := s.setNodeStatus(node, status, event); err != nil {
+		event := structs.NewNodeEvent(structs.NodeEventSubsystemCluster, structs.NodeEventHeartbeatMissed, d.clock.Now())
+		if _, _, err := d.setStatus(node, status, event); err != nil {
 			// Never strand a node: try again after a short while.
-			s.logger.Error("updating node status; retrying", "node_id", nodeID, "error", err)
+			d.logger.Error("updating node status; retrying", "node_id", nodeID, "error", err)
 			h.rearm(nodeID, gen, heartbeatRetryDelay)
 			return
 		}
-		s.logger.Info("node missed its heartbeats", "node_id", nodeID, "node_name", node.Name, "from", node.Status, "to", status)
+		d.logger.Info("node missed its heartbeats", "node_id", nodeID, "node_name", node.Name, "from", node.Status, "to", status)
 	}
 	if status == structs.NodeStatusDown {
 		h.clearGen(nodeID, gen)
@@ -199,7 +242,7 @@ func (h *heartbeater) expired(nodeID string, gen uint64) {
 	}
 	// A disconnected node keeps a timer: the rule is applied again when
 	// its last window ends, or sooner (an allocation may have stopped).
-	h.rearm(nodeID, gen, min(recheck, s.config.MinHeartbeatTTL+s.config.HeartbeatGrace))
+	h.rearm(nodeID, gen, min(recheck, d.minTTL+d.grace))
 }
 
 // missedHeartbeatStatus decides what a node that missed its heartbeat

@@ -48,19 +48,47 @@ func (s *Server) establishLeadership() error {
 	if err := s.heartbeats.initialize(); err != nil {
 		return err
 	}
-	s.wg.Add(5)
-	go func() { defer s.wg.Done(); s.raftMembership(stopCh) }()
-	go func() { defer s.wg.Done(); s.runCoreGC(stopCh) }()
-	go func() { defer s.wg.Done(); s.planApply(stopCh) }()
-	go func() { defer s.wg.Done(); s.reapFailedEvals(stopCh) }()
-	go func() { defer s.wg.Done(); s.reapDupBlockedEvals(stopCh) }()
-	s.startDrainer(stopCh)
-	s.startDeploymentWatcher(stopCh)
-	s.startPeriodicDispatcher(stopCh)
-	s.startMetrics(stopCh)
-	s.startSiteOutages(stopCh)
+	s.startDuties(stopCh)
 	s.logger.Info("cluster leadership acquired")
 	return nil
+}
+
+// leaderDuty is one of the leader's duties: run does it until stop closes
+// (leadership lost or the server shutting down), then returns. Each
+// rebuilds what it needs from the state store when it starts.
+type leaderDuty struct {
+	name string
+	run  func(stop <-chan struct{})
+}
+
+// leaderDuties are the duties establishLeadership starts, each on its own
+// goroutine, and revokeLeadership stops by closing their stop channel.
+func (s *Server) leaderDuties() []leaderDuty {
+	return []leaderDuty{
+		{"raft_membership", s.raftMembership},
+		{"core_gc", s.runCoreGC},
+		{"plan_apply", s.planApply},
+		{"reap_failed_evals", s.reapFailedEvals},
+		{"reap_dup_blocked_evals", s.reapDupBlockedEvals},
+		{"drainer", s.drainer().run},
+		{"deployment_watcher", s.deploymentWatcher().run},
+		{"periodic_dispatcher", s.runPeriodicDispatcher},
+		{"leader_metrics", s.publishGauges},
+		{"site_outages", s.siteOutageWatch().run},
+	}
+}
+
+// startDuties runs every leader duty on the server's wait group until
+// stop closes; Shutdown waits for them.
+func (s *Server) startDuties(stop <-chan struct{}) {
+	for _, d := range s.leaderDuties() {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			d.run(stop)
+			s.logger.Debug("leader duty stopped", "duty", d.name)
+		}()
+	}
 }
 
 // revokeLeadership stops the leader's duties.

@@ -47,30 +47,26 @@ func (disconnectCounters) DisconnectReplacements(placed, stopped int) {
 	}
 }
 
-// startMetrics publishes the leader's gauges every StatsCollectionInterval
+// publishGauges publishes the leader's gauges every StatsCollectionInterval
 // until stopCh closes, then sets them to zero once: a server that lost the
 // leadership must not go on reporting the queues and the cluster it no
 // longer leads, or a sum over servers would count them twice. A zero
 // interval publishes nothing.
-func (s *Server) startMetrics(stopCh <-chan struct{}) {
+func (s *Server) publishGauges(stopCh <-chan struct{}) {
 	interval := s.config.StatsCollectionInterval
 	if interval <= 0 {
 		return
 	}
 	p := newGaugePublisher()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for clock.Sleep(s.clock, interval, stopCh) {
-			g, err := s.leaderGauges()
-			if err != nil {
-				s.logger.Warn("metrics: reading state", "error", err)
-				continue
-			}
-			p.publish(g)
+	for clock.Sleep(s.clock, interval, stopCh) {
+		g, err := s.leaderGauges()
+		if err != nil {
+			s.logger.Warn("metrics: reading state", "error", err)
+			continue
 		}
-		p.publish(gaugeFamilies{})
-	}()
+		p.publish(g)
+	}
+	p.publish(gaugeFamilies{})
 }
 
 // leaderGauges are the queues' depths and what one state snapshot says

@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -41,16 +40,15 @@ func (s *Server) launchChild(req launchRequest) (launchResult, error) {
 	return launchResult{EvalID: args.Eval.ID, Index: index}, nil
 }
 
-// startPeriodicDispatcher runs the leader's periodic dispatcher until
-// stopCh closes; establishLeadership calls it.
-func (s *Server) startPeriodicDispatcher(stopCh <-chan struct{}) {
+// runPeriodicDispatcher runs the leader's periodic dispatcher until stopCh
+// closes.
+func (s *Server) runPeriodicDispatcher(stopCh <-chan struct{}) {
 	d := newPeriodicDispatcher(periodicDeps{
 		state:  s.State,
 		launch: s.launchChild,
 		logger: s.logger.Named("periodic"),
 	})
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); d.run(stopCh, s.clock) }()
+	d.run(stopCh, s.clock)
 }
 
 // periodicDeps are what the dispatcher needs from the server.
@@ -79,35 +77,18 @@ func newPeriodicDispatcher(deps periodicDeps) *periodicDispatcher {
 }
 
 // run ticks at each job's next launch and whenever the jobs change, until
-// stopCh closes.
+// stopCh closes. A failed tick is retried soon rather than left to wait
+// for a job change that may not come.
 func (d *periodicDispatcher) run(stopCh <-chan struct{}, clock Clock) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-stopCh:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	for ctx.Err() == nil {
-		ws := memdb.NewWatchSet()
-		now := clock.Now()
-		next, err := d.tick(ws, now)
-		if err != nil {
-			d.deps.logger.Error("periodic launch pass failed", "error", err)
-			// Retry soon rather than wait for a job change that may not come.
-			next = now.Add(5 * time.Second)
-		}
-		wake, release := clockExpiry(clock, wakeIn(next, now))
-		wctx, wcancel := context.WithCancel(ctx)
-		select {
-		case <-ws.WatchCh(wctx):
-		case <-wake:
-		}
-		wcancel()
-		release()
-	}
+	watchLoop{
+		state: d.deps.state, clock: clock, logger: d.deps.logger,
+		failed: "periodic launch pass failed", retry: 5 * time.Second,
+		pass: func(ws memdb.WatchSet) (time.Duration, error) {
+			now := clock.Now()
+			next, err := d.tick(ws, now)
+			return wakeIn(next, now), err
+		},
+	}.run(stopCh)
 }
 
 // wakeIn is how long to wait for next; a zero next means only a job change

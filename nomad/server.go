@@ -142,12 +142,18 @@ func NewServer(cfg *Config) (*Server, error) {
 	if s.planQueue, err = NewPlanQueue(); err != nil {
 		return nil, err
 	}
-	s.heartbeats = newHeartbeater(s)
+	s.heartbeats = newHeartbeater(s.heartbeaterDeps())
 	s.nodeStatusBatch = newUpdateBatcher(cfg.Clock, cfg.NodeStatusBatchWindow, maxNodeStatusBatch, s.commitNodeStatuses)
 	s.allocUpdateBatch = newUpdateBatcher(cfg.Clock, cfg.AllocUpdateBatchWindow, maxAllocUpdateBatch, s.commitAllocUpdates)
 	s.sites = &siteDetector{srv: s}
 
-	if s.fsm, err = newFSM(s, stream.NewEventBroker(stream.EventBrokerConfig{BufferSize: cfg.EventBufferSize})); err != nil {
+	s.fsm, err = newFSM(fsmDeps{
+		logger:  s.logger,
+		events:  stream.NewEventBroker(stream.EventBrokerConfig{BufferSize: cfg.EventBufferSize}),
+		evals:   s.evalBroker,
+		blocked: s.blockedEvals,
+	})
+	if err != nil {
 		return nil, err
 	}
 

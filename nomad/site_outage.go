@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -11,7 +10,6 @@ import (
 	"github.com/hashicorp/go-memdb"
 	metrics "github.com/hashicorp/go-metrics"
 
-	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -172,29 +170,13 @@ func reaches(part, whole int, threshold float64) bool {
 	return float64(part) >= threshold*float64(whole)-1e-9*math.Max(1, float64(whole))
 }
 
-// startSiteOutages runs the detector while this server leads.
-func (s *Server) startSiteOutages(stopCh <-chan struct{}) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() { <-stopCh; cancel() }()
-		for {
-			ws := memdb.NewWatchSet()
-			st := s.State()
-			ws.Add(st.AbandonCh())
-			if err := s.sites.check(ws); err != nil {
-				s.logger.Error("site outage check failed; retrying", "error", err)
-				if !clock.Sleep(s.clock, siteOutageRetry, stopCh) {
-					return
-				}
-				continue
-			}
-			if err := ws.WatchCtx(ctx); err != nil {
-				return
-			}
-		}
-	}()
+// siteOutageWatch runs the detector's check while this server leads.
+func (s *Server) siteOutageWatch() watchLoop {
+	return watchLoop{
+		state: s.State, clock: s.clock, logger: s.logger,
+		failed: "site outage check failed; retrying", retry: siteOutageRetry,
+		pass: func(ws memdb.WatchSet) (time.Duration, error) { return 0, s.sites.check(ws) },
+	}
 }
 
 // batchDeclarationsLocked decides, for a node status batch about to be
