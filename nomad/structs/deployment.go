@@ -92,6 +92,21 @@ func (u *UpdateStrategy) validate() []string {
 	return p
 }
 
+// validateService refuses a service job's stagger other than the default
+// the official client fills in: upstream ignores it there (deprecated), a
+// rollout's pace being max_parallel and each allocation's health, so any
+// other value would be accepted without effect.
+func (u *UpdateStrategy) validateService() []string {
+	if u == nil {
+		return nil
+	}
+	var p problems
+	if def := DefaultUpdateStrategy().Stagger; u.Stagger != 0 && u.Stagger != def {
+		p.add("update: stagger %v has no effect on service jobs, whose rollout is paced by max_parallel and each allocation's health; leave it unset or at the default (%v)", u.Stagger, def)
+	}
+	return p
+}
+
 // validateSystem refuses, by name, what a system job's update block may
 // not set: a system job rolls without a deployment, by max_parallel
 // destructive updates per evaluation and stagger between the batches, so

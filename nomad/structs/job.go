@@ -412,8 +412,11 @@ func (tg *TaskGroup) validate(job *Job) []string {
 		p.add("Job type %q does not allow update block", job.Type)
 	}
 	p = append(p, tg.Update.validate()...)
-	if job.Type == JobTypeSystem {
+	switch job.Type {
+	case JobTypeSystem:
 		p = append(p, tg.Update.validateSystem()...)
+	case JobTypeService:
+		p = append(p, tg.Update.validateService()...)
 	}
 	if u := tg.Update; u.Rolling() && u.Canary > 0 && tg.Count > 0 && u.Canary > tg.Count {
 		// Upstream allows more canaries than count; placing more copies

@@ -73,3 +73,17 @@ func TestJob_SystemUpdateRefusesDeploymentSettings(t *testing.T) {
 		})
 	}
 }
+
+// A service job's stagger is refused unless it is the default the official
+// client fills in: upstream ignores it there, so any other value would be a
+// setting accepted without effect.
+func TestJob_ServiceStaggerOnlyDefault(t *testing.T) {
+	job := systemWithUpdate(&structs.UpdateStrategy{MaxParallel: 1, Stagger: 45 * time.Second})
+	job.Type = structs.JobTypeService
+	must.ErrorContains(t, job.Validate(), "update: stagger 45s has no effect on service jobs")
+	for _, ok := range []time.Duration{0, structs.DefaultUpdateStrategy().Stagger} {
+		job := systemWithUpdate(&structs.UpdateStrategy{MaxParallel: 1, Stagger: ok})
+		job.Type = structs.JobTypeService
+		must.NoError(t, job.Validate(), must.Sprintf("stagger %v", ok))
+	}
+}
