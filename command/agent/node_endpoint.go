@@ -14,7 +14,8 @@ func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, erro
 	return listQuery(s, w, r, c, func() []*structs.NodeListStub { return reply.Nodes }, byID(func(n *structs.NodeListStub) string { return n.ID }))
 }
 
-// nodeGet handles GET /v1/node/{id}; the node's secret is never encoded.
+// nodeGet handles GET /v1/node/{id}; the node's secret is never encoded
+// (its SecretID field is there, empty, as upstream's).
 func (s *HTTPServer) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id")}
 	var reply structs.SingleNodeResponse
@@ -24,7 +25,7 @@ func (s *HTTPServer) nodeGet(w http.ResponseWriter, r *http.Request) (any, error
 	if reply.Node == nil {
 		return nil, codedErrorf(http.StatusNotFound, "node not found")
 	}
-	return reply.Node, nil
+	return viewNode(reply.Node), nil
 }
 
 // nodeAllocations handles GET /v1/node/{id}/allocations: full
@@ -35,5 +36,5 @@ func (s *HTTPServer) nodeAllocations(w http.ResponseWriter, r *http.Request) (an
 	if err := s.query(w, r, readCall{Method: "Node.GetAllocs", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
 		return nil, err
 	}
-	return nonNil(reply.Allocs), nil
+	return viewAllocs(reply.Allocs), nil
 }
