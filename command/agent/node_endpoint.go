@@ -29,12 +29,12 @@ func (s *HTTPServer) nodeGet(w http.ResponseWriter, r *http.Request) (any, error
 }
 
 // nodeAllocations handles GET /v1/node/{id}/allocations: full
-// allocations, as upstream returns them here.
+// allocations, as upstream returns them here. Upstream does not page this
+// list; we take the list parameters as everywhere, so a filter is never
+// accepted and ignored.
 func (s *HTTPServer) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id")}
 	var reply structs.NodeAllocsResponse
-	if err := s.query(w, r, readCall{Method: "Node.GetAllocs", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return viewAllocs(reply.Allocs), nil
+	c := readCall{Method: "Node.GetAllocs", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []allocJSON { return viewAllocs(reply.Allocs) }, fullAllocOrder)
 }
