@@ -126,7 +126,10 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 		return err
 	}
 	if job == nil {
-		return fmt.Errorf("%w: %s", structs.ErrUnknownJob, args.JobID)
+		// Nothing to stop is a success with nothing written (no
+		// evaluation, index 0), as upstream: a stop retried after a lost
+		// answer, or racing a purge, must not fail.
+		return nil
 	}
 	now := j.srv.clock.Now()
 	args.Now = now.UnixNano()
