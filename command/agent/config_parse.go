@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"fmt"
 	"math/big"
 	"os"
@@ -88,8 +89,11 @@ func ParseConfigFile(path string) (*Config, error) {
 	return ParseConfig(path, src)
 }
 
-// ParseConfig parses agent config source; filename names it in errors and
-// selects JSON syntax when it ends in ".json". Keys the agent does not know
+// ParseConfig parses agent config source; filename names it in errors.
+// The source is JSON when the name ends in ".json" or when its first
+// non-blank character is "{", which no HCL file starts with: upstream's
+// parser tells them apart by content, so operators name JSON files
+// agent.conf or agent.hcl and expect them read. Keys the agent does not know
 // are errors: a typo must not silently leave a setting at its default.
 // Fields not set in src are zero, so the result is meant to be merged over
 // DefaultConfig or DevConfig.
@@ -97,7 +101,7 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 	p := hclparse.NewParser()
 	var file *hcl.File
 	var diags hcl.Diagnostics
-	if strings.HasSuffix(filename, ".json") {
+	if strings.HasSuffix(filename, ".json") || looksLikeJSON(src) {
 		if err := nesting.CheckJSON(src, nesting.MaxDepth); err != nil {
 			return nil, fmt.Errorf("%s: %w", filename, err)
 		}
@@ -121,6 +125,12 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 		return nil, &ConfigError{Diagnostics: d.diags}
 	}
 	return c, nil
+}
+
+// looksLikeJSON reports whether src starts, after blanks, with "{".
+func looksLikeJSON(src []byte) bool {
+	trimmed := bytes.TrimLeft(src, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
 }
 
 func comparePos(a, b *hcl.Range) int {

@@ -202,6 +202,32 @@ func TestParseConfig_AllKeys(t *testing.T) {
 	}
 }
 
+// A file written as JSON is read as JSON whatever its name, as upstream's
+// parser tells them apart by content: operators keep JSON configs as
+// agent.conf or agent.hcl, which were parsed as HCL and failed at 1:1.
+func TestParseConfig_JSONByContent(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"agent.conf", "agent.hcl", "agent"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			must.NoError(t, os.WriteFile(path, []byte("\n  "+allKeysJSON), 0o600))
+			c, err := LoadConfigPath(path)
+			must.NoError(t, err)
+			want := wantAllKeys()
+			must.Eq(t, want.PluginConfigs(), c.PluginConfigs())
+			c.Plugins, want.Plugins = nil, nil
+			must.Eq(t, want, c)
+		})
+	}
+	// Errors in such a file point into it as JSON.
+	_, err := ParseConfig("agent.conf", []byte(`{"no_such_key": 1}`))
+	must.ErrorContains(t, err, `agent.conf:1:2: Extraneous JSON object property; No argument or block type is named "no_such_key"`)
+	// HCL is still HCL.
+	c, err := ParseConfig("agent.conf", []byte(`name = "x"`))
+	must.NoError(t, err)
+	must.Eq(t, "x", c.NodeName)
+}
+
 // meta and options take both of upstream's forms; only the map attribute
 // can hold dotted keys in HCL2. Numbers and bools become strings.
 func TestParseConfig_MapForms(t *testing.T) {
