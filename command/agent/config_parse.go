@@ -278,6 +278,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		blocks: []hcl.BlockHeaderSchema{
 			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
 			{Type: "server"}, {Type: "client"}, {Type: "tls"}, {Type: "limits"}, {Type: "acl"}, {Type: "telemetry"},
+			{Type: "vault"},
 			{Type: "plugin", LabelNames: []string{"driver"}},
 		},
 		unsupported: unsupportedTopLevel,
@@ -336,6 +337,9 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		ab := d.open(blk.Body, "acl.", bodySpec{attrs: []string{"enabled"}, unsupported: unsupportedACL})
 		ab.boolean("enabled", &c.ACL.Enabled)
 	}
+	if blk := b.sub("vault"); blk != nil {
+		d.vault(blk.Body)
+	}
 	for _, blk := range b.content.Blocks {
 		if blk.Type != "plugin" {
 			continue
@@ -353,6 +357,19 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 // joinKeys are the keys of server_join; upstream also still accepts them
 // directly in the server block (deprecated since Nomad 0.10).
 var joinKeys = []string{"retry_join", "retry_interval", "retry_max", "start_join"}
+
+// vault accepts upstream's vault block as the disabled integration it
+// is here: enabled = false (upstream's default) and nothing else; enabled
+// = true and every other key are refused by name. Nothing is stored:
+// disabled is what the agent does anyway.
+func (d *configDecoder) vault(body hcl.Body) {
+	vb := d.open(body, "vault.", bodySpec{attrs: []string{"enabled"}, unsupported: unsupportedVault})
+	var enabled bool
+	vb.boolean("enabled", &enabled)
+	if enabled {
+		d.errorf(vb.attr("enabled").Range, "vault.enabled = true is not supported by this version; %s", vaultHint)
+	}
+}
 
 func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 	b := d.open(body, "server.", bodySpec{

@@ -202,6 +202,24 @@ func TestParseConfig_AllKeys(t *testing.T) {
 	}
 }
 
+// vault { enabled = false } is accepted, as the disabled integration it
+// is here (upstream configs carry it); enabled = true and every other
+// vault key are refused by name, at their position.
+func TestParseConfig_VaultDisabled(t *testing.T) {
+	for name, src := range map[string]string{
+		"agent.hcl":  "vault {\n  enabled = false\n}\n",
+		"empty.hcl":  "vault {}\n",
+		"agent.json": `{"vault": {"enabled": false}}`,
+	} {
+		_, err := ParseConfig(name, []byte(src))
+		must.NoError(t, err, must.Sprint(name))
+	}
+	_, err := ParseConfig("agent.hcl", []byte("vault {\n  enabled = true\n  address = \"https://vault:8200\"\n}\n"))
+	must.Error(t, err)
+	must.StrContains(t, err.Error(), "agent.hcl:2:3: vault.enabled = true is not supported by this version; there is no Vault integration")
+	must.StrContains(t, err.Error(), "agent.hcl:3:3: vault.address is not supported by this version; there is no Vault integration")
+}
+
 // A file written as JSON is read as JSON whatever its name, as upstream's
 // parser tells them apart by content: operators keep JSON configs as
 // agent.conf or agent.hcl, which were parsed as HCL and failed at 1:1.
@@ -342,7 +360,8 @@ client {
 
 	_, err = ParseConfig("agent.json", []byte(`{"vault": {"enabled": true}, "server": {"raft_boltdb": {"no_freelist_sync": true}}}`))
 	must.Error(t, err)
-	must.StrContains(t, err.Error(), "agent.json:1:2: vault is not supported by this version")
+	must.StrContains(t, err.Error(), "agent.json:1:12: vault.enabled = true is not supported by this version; there is no Vault integration")
+	must.Error(t, err)
 	must.StrContains(t, err.Error(), "agent.json:1:41: server.raft_boltdb is not supported by this version")
 	must.StrNotContains(t, err.Error(), "Unsupported argument")
 }

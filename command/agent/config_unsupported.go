@@ -25,8 +25,29 @@ var unsupportedTopLevel = map[string]string{
 	"sentinel":                  "",
 	"syslog_facility":           "",
 	"ui":                        "there is no web UI",
-	"vault":                     "there is no Vault integration",
 }
+
+// unsupportedVault are the keys of upstream's vault block: the block is
+// accepted only as a disabled integration (enabled = false, or nothing
+// set), which is what this version has.
+var unsupportedVault = map[string]string{
+	"address":               vaultHint,
+	"allow_unauthenticated": vaultHint,
+	"ca_file":               vaultHint,
+	"ca_path":               vaultHint,
+	"cert_file":             vaultHint,
+	"create_from_role":      vaultHint,
+	"jwt_auth_backend_path": vaultHint,
+	"key_file":              vaultHint,
+	"name":                  vaultHint,
+	"namespace":             vaultHint,
+	"task_token_ttl":        vaultHint,
+	"tls_server_name":       vaultHint,
+	"tls_skip_verify":       vaultHint,
+	"token":                 vaultHint,
+}
+
+const vaultHint = "there is no Vault integration; only vault { enabled = false } is accepted"
 
 var unsupportedServer = map[string]string{
 	"acl_token_gc_threshold":        "",
