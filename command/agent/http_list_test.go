@@ -298,3 +298,28 @@ func TestHTTP_ListSemantics_DeploymentsAndNodePools(t *testing.T) {
 	must.NoError(t, err)
 	must.Len(t, 1, nodes)
 }
+
+// A list whose table was never written answers X-Nomad-Index: 0, as
+// upstream's (observed on Nomad 1.6.5: jobs, allocations, evaluations and
+// deployments 0; namespaces and node pools 1, seeded with the cluster);
+// harnesses compare it. (The client's own allocation watch still blocks:
+// TestBlockingRPC_IndexZeroButClientAllocsBlock.)
+func TestHTTP_EmptyListIndexZero(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	c := officialClient(t, a)
+
+	for path, want := range map[string]string{
+		"/v1/jobs": "0", "/v1/allocations": "0", "/v1/evaluations": "0", "/v1/deployments": "0",
+		"/v1/namespaces": "1", "/v1/node/pools": "1",
+	} {
+		resp, err := http.Get(a.HTTPAddr + path)
+		must.NoError(t, err)
+		resp.Body.Close()
+		must.Eq(t, http.StatusOK, resp.StatusCode)
+		must.Eq(t, want, resp.Header.Get("X-Nomad-Index"), must.Sprint(path))
+	}
+	jobs, qm, err := c.Jobs().List(nil)
+	must.NoError(t, err)
+	must.Len(t, 0, jobs)
+	must.Eq(t, uint64(0), qm.LastIndex)
+}
