@@ -121,3 +121,52 @@ func TestHTTP_JobIDsEscapedInPaths(t *testing.T) {
 		must.StrContains(t, body, want)
 	}
 }
+
+// PreserveCounts on a registration keeps the count of every group the job
+// already has (one an autoscaler or `job scale` changed), as upstream's
+// `job run -preserve-counts`; a group new to the job takes its own count,
+// and without the flag the file's count wins.
+func TestHTTP_RegisterPreserveCounts(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	c := officialClient(t, a)
+
+	job := mockJob("keep", "mock_driver", map[string]any{"run_for": "5m"})
+	_, _, err := c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	_, _, err = c.Jobs().Scale("keep", "web", new(3), "by hand", false, nil, nil)
+	must.NoError(t, err)
+
+	extra := nomadapi.NewTaskGroup("extra", 2).AddTask(job.TaskGroups[0].Tasks[0])
+	job.AddTaskGroup(extra)
+	_, _, err = c.Jobs().RegisterOpts(job, &nomadapi.RegisterOptions{PreserveCounts: true}, nil)
+	must.NoError(t, err)
+	got, _, err := c.Jobs().Info("keep", nil)
+	must.NoError(t, err)
+	must.Eq(t, 3, *got.TaskGroups[0].Count, must.Sprint("the scaled count is kept"))
+	must.Eq(t, 2, *got.TaskGroups[1].Count, must.Sprint("a new group takes its own"))
+
+	_, _, err = c.Jobs().Register(job, nil)
+	must.NoError(t, err)
+	got, _, err = c.Jobs().Info("keep", nil)
+	must.NoError(t, err)
+	must.Eq(t, 1, *got.TaskGroups[0].Count, must.Sprint("without the flag the file's count wins"))
+}
+
+// /v1/jobs/parse knows upstream's hclv1 flag: false parses as always (HCL2),
+// true is refused by name, as this version has no HCL1 parser; it used to
+// be refused as an unknown field.
+func TestHTTP_ParseHCLv1(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	src := "job \"p\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"mock_driver\"\n    }\n  }\n}\n"
+	parse := func(hclv1 bool) (int, string) {
+		b, err := json.Marshal(map[string]any{"JobHCL": src, "hclv1": hclv1})
+		must.NoError(t, err)
+		return rawRequest(t, http.MethodPut, a.HTTPAddr+"/v1/jobs/parse", string(b))
+	}
+	code, body := parse(false)
+	must.Eq(t, http.StatusOK, code, must.Sprint(body))
+	must.StrContains(t, body, `"ID":"p"`)
+	code, body = parse(true)
+	must.Eq(t, http.StatusBadRequest, code)
+	must.StrContains(t, body, "hclv1 is not supported by this version")
+}
