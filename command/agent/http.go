@@ -113,6 +113,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	s.nodePoolRoutes(handle)
 
 	handle("GET /v1/evaluations", s.evalList)
+	handle("DELETE /v1/evaluations", s.evalDelete)
 	handle("GET /v1/evaluation/{id}", s.evalGet)
 	handle("GET /v1/evaluation/{id}/allocations", s.evalAllocations)
 

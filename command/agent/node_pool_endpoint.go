@@ -38,6 +38,8 @@ func (s *HTTPServer) nodeAction(w http.ResponseWriter, r *http.Request) (any, er
 		return s.nodeEligibility(w, r)
 	case "purge":
 		return s.nodePurge(w, r)
+	case "evaluate":
+		return s.nodeEvaluate(w, r)
 	}
 	return nil, codedErrorf(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
 }
