@@ -214,6 +214,13 @@ func TestHTTP_JoinMembersForceLeave(t *testing.T) {
 		status := memberStatus(t, c1, "s2.global")
 		return status == "left", status
 	})
+	// -prune (the official client sends prune=1) forgets it at once
+	// instead of listing it as left until the reaper runs.
+	must.NoError(t, c1.Agent().ForceLeaveWithOptions("s2.global", nomadapi.ForceLeaveOpts{Prune: true}))
+	must.Eq(t, "absent", memberStatus(t, c1, "s2.global"))
+	code, body := rawRequest(t, http.MethodPut, "http://"+a1.HTTPAddr().String()+"/v1/agent/force-leave?node=s2.global&prune=maybe", "")
+	must.Eq(t, http.StatusBadRequest, code)
+	must.StrContains(t, body, "prune")
 }
 
 func memberStatus(t *testing.T, c *nomadapi.Client, name string) string {
