@@ -96,8 +96,8 @@ var unsupportedACL = map[string]string{
 	"policy_ttl":               "policies are read from the servers' state on every request",
 	"role_ttl":                 "there are no ACL roles",
 	"replication_token":        "there is one region: ACLs are not replicated",
-	"token_min_expiration_ttl": "tokens do not expire",
-	"token_max_expiration_ttl": "tokens do not expire",
+	"token_min_expiration_ttl": "token expirations are bounded by upstream's defaults, 1m to 24h",
+	"token_max_expiration_ttl": "token expirations are bounded by upstream's defaults, 1m to 24h",
 }
 
 var unsupportedClient = map[string]string{
