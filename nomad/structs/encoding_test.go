@@ -34,7 +34,7 @@ func raftRequests() map[structs.MessageType]any {
 		},
 		structs.JobRegisterRequestType: &structs.JobRegisterRequest{
 			Job: fullJob(), EnforceIndex: true, JobModifyIndex: 3, Eval: fullEval(),
-			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), EvalPriority: 90, WriteRequest: fullWriteRequest(),
+			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), EvalPriority: 90, PreserveCounts: true, WriteRequest: fullWriteRequest(),
 		},
 		structs.JobDeregisterRequestType: &structs.JobDeregisterRequest{
 			JobID: "edge-app", Purge: true, Eval: fullEval(), Now: t0.UnixNano(), EvalPriority: 70, WriteRequest: fullWriteRequest(),
@@ -82,7 +82,7 @@ func raftRequests() map[structs.MessageType]any {
 			AccessorIDs: []string{"accessor-1"}, WriteRequest: fullWriteRequest(),
 		},
 		structs.ACLTokenBootstrapRequestType: &structs.ACLTokenBootstrapRequest{
-			Token: fullACLToken(), WriteRequest: fullWriteRequest(),
+			Token: fullACLToken(), BootstrapSecret: "9184ec35-65d4-9258-61e3-0c066d0a45c5", WriteRequest: fullWriteRequest(),
 		},
 		structs.NodeUpdateDrainRequestType: &structs.NodeUpdateDrainRequest{
 			NodeID: "node-a", DrainStrategy: &structs.DrainStrategy{
@@ -240,8 +240,10 @@ func fullACLPolicy() *structs.ACLPolicy {
 }
 
 func fullACLToken() *structs.ACLToken {
+	expires := t0.Add(time.Hour)
 	return &structs.ACLToken{AccessorID: "accessor-1", SecretID: "secret-1", Name: "ci", Type: structs.ACLClientToken,
-		Policies: []string{"readers"}, Global: true, CreateTime: t0, CreateIndex: 5, ModifyIndex: 6}
+		Policies: []string{"readers"}, Global: true, CreateTime: t0, ExpirationTime: &expires, ExpirationTTL: time.Hour,
+		CreateIndex: 5, ModifyIndex: 6}
 }
 
 func fullScalingEvent() *structs.ScalingEventRequest {
