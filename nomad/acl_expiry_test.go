@@ -99,3 +99,49 @@ func TestACL_BootstrapSecret(t *testing.T) {
 	must.NoError(t, s.RPC("ACL.ResolveToken", &structs.ResolveACLTokenRequest{QueryOptions: structs.QueryOptions{AuthToken: secret}}, &self))
 	must.Eq(t, resp.Tokens[0].AccessorID, self.Token.AccessorID)
 }
+
+// A one-time token stands for its maker's ACL token: exchanged once, it
+// gives that token and is gone; a second exchange, one after its 10
+// minutes, or an anonymous request for one is refused (403); making a new
+// one deletes those past their time in the same raft entry.
+func TestACL_OneTimeTokens(t *testing.T) {
+	clock := newManualClock()
+	s := testServer(t, func(c *Config) { c.ACLEnabled = true; c.Clock = clock })
+	var boot structs.ACLTokenUpsertResponse
+	must.NoError(t, s.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{}, &boot))
+	mgmt := boot.Tokens[0]
+
+	upsert := func(secret string) (*structs.OneTimeToken, error) {
+		var resp structs.OneTimeTokenUpsertResponse
+		err := s.RPC("ACL.UpsertOneTimeToken", &structs.OneTimeTokenUpsertRequest{WriteRequest: structs.WriteRequest{AuthToken: secret}}, &resp)
+		return resp.OneTimeToken, err
+	}
+	exchange := func(secret string) (*structs.ACLToken, error) {
+		var resp structs.OneTimeTokenExchangeResponse
+		err := s.RPC("ACL.ExchangeOneTimeToken", &structs.OneTimeTokenExchangeRequest{OneTimeSecretID: secret}, &resp)
+		return resp.Token, err
+	}
+	_, err := upsert("")
+	must.True(t, errors.Is(err, structs.ErrPermissionDenied), must.Sprintf("%v", err))
+
+	ott, err := upsert(mgmt.SecretID)
+	must.NoError(t, err)
+	must.Eq(t, mgmt.AccessorID, ott.AccessorID)
+	must.Eq(t, clock.Now().Add(10*time.Minute).UTC(), ott.ExpiresAt.UTC())
+	got, err := exchange(ott.OneTimeSecretID)
+	must.NoError(t, err)
+	must.Eq(t, mgmt.SecretID, got.SecretID)
+	_, err = exchange(ott.OneTimeSecretID)
+	must.True(t, errors.Is(err, structs.ErrOneTimeTokenInvalid), must.Sprintf("used once: %v", err))
+
+	stale, err := upsert(mgmt.SecretID)
+	must.NoError(t, err)
+	clock.Advance(10 * time.Minute)
+	_, err = exchange(stale.OneTimeSecretID)
+	must.True(t, errors.Is(err, structs.ErrOneTimeTokenInvalid), must.Sprintf("expired: %v", err))
+	_, err = upsert(mgmt.SecretID)
+	must.NoError(t, err)
+	gone, err := s.State().OneTimeTokenBySecret(nil, stale.OneTimeSecretID)
+	must.NoError(t, err)
+	must.Nil(t, gone, must.Sprint("the next one-time token's entry deleted the expired one"))
+}

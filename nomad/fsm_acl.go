@@ -34,6 +34,18 @@ func (f *nomadFSM) applyACL(t structs.MessageType, buf []byte, index uint64) (re
 			return fmt.Errorf("decoding %s: %w", t, err), true
 		}
 		return st.DeleteACLTokens(index, req.AccessorIDs), true
+	case structs.OneTimeTokenUpsertRequestType:
+		var req structs.OneTimeTokenUpsertRequest
+		if err := structs.Decode(buf, &req); err != nil {
+			return fmt.Errorf("decoding %s: %w", t, err), true
+		}
+		return st.UpsertOneTimeToken(index, req.OneTimeToken, req.Expired), true
+	case structs.OneTimeTokenDeleteRequestType:
+		var req structs.OneTimeTokenDeleteRequest
+		if err := structs.Decode(buf, &req); err != nil {
+			return fmt.Errorf("decoding %s: %w", t, err), true
+		}
+		return st.DeleteOneTimeTokens(index, req.OneTimeSecretIDs), true
 	case structs.ACLTokenBootstrapRequestType:
 		var req structs.ACLTokenBootstrapRequest
 		if err := structs.Decode(buf, &req); err != nil {

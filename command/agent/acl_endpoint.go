@@ -219,12 +219,35 @@ func (s *HTTPServer) aclTokenPut(w http.ResponseWriter, r *http.Request) (any, e
 	return reply.Tokens[0], nil
 }
 
-// aclOneTimeToken answers upstream's one-time token routes
-// (/v1/acl/token/onetime and .../exchange) with 501, naming them: without
-// it the first would read as an update of a token whose accessor is
-// "onetime".
+// aclOneTimeToken is PUT|POST /v1/acl/token/onetime: a one-time token
+// for the caller's token, {"OneTimeToken": {...}} as upstream answers.
 func (s *HTTPServer) aclOneTimeToken(w http.ResponseWriter, r *http.Request) (any, error) {
-	return nil, codedErrorf(http.StatusNotImplemented, "one-time tokens (%s) are not supported by this version", r.URL.Path)
+	args := &structs.OneTimeTokenUpsertRequest{WriteRequest: writeRequest(r)}
+	var reply structs.OneTimeTokenUpsertResponse
+	if err := s.call(r, "ACL.UpsertOneTimeToken", args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return struct{ OneTimeToken *structs.OneTimeToken }{reply.OneTimeToken}, nil
+}
+
+// aclOneTimeExchange is PUT|POST /v1/acl/token/onetime/exchange: body
+// {OneTimeSecretID}, answer {"Token": {...}}, once per one-time token.
+func (s *HTTPServer) aclOneTimeExchange(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body struct {
+		OneTimeSecretID string
+		api.WriteRequest
+	}
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := &structs.OneTimeTokenExchangeRequest{OneTimeSecretID: body.OneTimeSecretID, WriteRequest: writeRequest(r)}
+	var reply structs.OneTimeTokenExchangeResponse
+	if err := s.call(r, "ACL.ExchangeOneTimeToken", args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return struct{ Token *structs.ACLToken }{reply.Token}, nil
 }
 
 // aclTokenDelete is DELETE /v1/acl/token/{id}.

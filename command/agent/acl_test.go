@@ -136,8 +136,9 @@ func TestAgent_TLS_ACL_EndToEnd(t *testing.T) {
 // Upstream's token details through the official client: ExpirationTTL
 // gives a token its ExpirationTime (a TTL under upstream's minimum is a
 // 400 naming it), the bootstrap takes the operator's BootstrapSecret, and
-// the one-time token routes are refused by name (501) rather than read
-// as a token named "onetime". Expiry itself: TestACL_TokenExpiration.
+// a one-time token made with a token is exchanged once, without
+// credentials, for that token. Expiry itself: TestACL_TokenExpiration and
+// TestACL_OneTimeTokens.
 func TestHTTP_ACLTokenUpstreamFields(t *testing.T) {
 	dev := agenttest.NewDevAgent(t, func(c *agent.Config) { c.ACL = &agent.ACLConfig{Enabled: true} })
 	anon := officialClient(t, dev)
@@ -177,11 +178,18 @@ func TestHTTP_ACLTokenUpstreamFields(t *testing.T) {
 	must.Eq(t, 400, code)
 	must.StrContains(t, body, "expiration time cannot be less than 1m0s")
 
-	_, _, err = mgmt.ACLTokens().UpsertOneTimeToken(nil)
+	ott, _, err := mgmt.ACLTokens().UpsertOneTimeToken(nil)
+	must.NoError(t, err)
+	must.Eq(t, boot.AccessorID, ott.AccessorID)
+	must.NotNil(t, ott.ExpiresAt)
+	got, _, err := anon.ACLTokens().ExchangeOneTimeToken(ott.OneTimeSecretID, nil)
+	must.NoError(t, err)
+	must.Eq(t, secret, got.SecretID)
+	_, _, err = anon.ACLTokens().ExchangeOneTimeToken(ott.OneTimeSecretID, nil)
 	code, body = statusOf(t, err)
-	must.Eq(t, 501, code)
-	must.StrContains(t, body, "one-time tokens")
-	_, _, err = mgmt.ACLTokens().ExchangeOneTimeToken(secret, nil)
+	must.Eq(t, 403, code)
+	must.StrContains(t, body, "one-time token not found or expired")
+	_, _, err = anon.ACLTokens().UpsertOneTimeToken(nil)
 	code, _ = statusOf(t, err)
-	must.Eq(t, 501, code)
+	must.Eq(t, 403, code)
 }

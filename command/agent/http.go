@@ -147,7 +147,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 		handle(m+" /v1/acl/token", s.aclTokenPut)
 		handle(m+" /v1/acl/token/{id}", s.aclTokenPut)
 		handle(m+" /v1/acl/token/onetime", s.aclOneTimeToken)
-		handle(m+" /v1/acl/token/onetime/exchange", s.aclOneTimeToken)
+		handle(m+" /v1/acl/token/onetime/exchange", s.aclOneTimeExchange)
 		handle(m+" /v1/namespace", s.namespacePut)
 		handle(m+" /v1/namespace/{name}", s.namespacePut)
 	}

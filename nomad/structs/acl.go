@@ -126,6 +126,60 @@ func (t *ACLToken) Validate() error {
 	return p.err()
 }
 
+// OneTimeTokenTTL is how long a one-time token may be exchanged, as
+// upstream's.
+const OneTimeTokenTTL = 10 * time.Minute
+
+// OneTimeToken stands for the ACL token AccessorID names until it is
+// exchanged (once) or ExpiresAt passes: a secret that can be handed to a
+// person or a browser without handing over the token itself (upstream's
+// `nomad ui -authenticate`).
+type OneTimeToken struct {
+	OneTimeSecretID string
+	AccessorID      string
+	ExpiresAt       time.Time
+	CreateIndex     uint64
+	ModifyIndex     uint64
+}
+
+// ErrOneTimeTokenInvalid refuses an exchange of a secret that names no
+// live one-time token (never made, used already, expired, or its ACL
+// token deleted): a 403 that tells these apart for no one.
+var ErrOneTimeTokenInvalid = fmt.Errorf("%w: one-time token not found or expired", ErrPermissionDenied)
+
+// OneTimeTokenUpsertRequest stores a one-time token; Expired lists the
+// secrets of the ones past their time, deleted in the same entry.
+type OneTimeTokenUpsertRequest struct {
+	OneTimeToken *OneTimeToken
+	Expired      []string
+	WriteRequest
+}
+
+// OneTimeTokenUpsertResponse answers ACL.UpsertOneTimeToken.
+type OneTimeTokenUpsertResponse struct {
+	OneTimeToken *OneTimeToken
+	WriteMeta
+}
+
+// OneTimeTokenExchangeRequest trades a one-time secret for its ACL token.
+type OneTimeTokenExchangeRequest struct {
+	OneTimeSecretID string
+	WriteRequest
+}
+
+// OneTimeTokenExchangeResponse carries the ACL token an exchange gave.
+type OneTimeTokenExchangeResponse struct {
+	Token *ACLToken
+	WriteMeta
+}
+
+// OneTimeTokenDeleteRequest deletes one-time tokens by secret (an
+// exchange deletes the one it used).
+type OneTimeTokenDeleteRequest struct {
+	OneTimeSecretIDs []string
+	WriteRequest
+}
+
 // ACLTokenListStub is a token in a list: everything but the secret.
 type ACLTokenListStub struct {
 	AccessorID     string

@@ -32,6 +32,13 @@ func raftRequests() map[structs.MessageType]any {
 		structs.DeploymentDeleteRequestType: &structs.DeploymentDeleteRequest{
 			Deployments: []string{"d1", "d2"}, WriteRequest: fullWriteRequest(),
 		},
+		structs.OneTimeTokenUpsertRequestType: &structs.OneTimeTokenUpsertRequest{
+			OneTimeToken: &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "accessor-1", ExpiresAt: t0.Add(10 * time.Minute), CreateIndex: 7, ModifyIndex: 7},
+			Expired:      []string{"ott-0"}, WriteRequest: fullWriteRequest(),
+		},
+		structs.OneTimeTokenDeleteRequestType: &structs.OneTimeTokenDeleteRequest{
+			OneTimeSecretIDs: []string{"ott-1"}, WriteRequest: fullWriteRequest(),
+		},
 		structs.JobRegisterRequestType: &structs.JobRegisterRequest{
 			Job: fullJob(), EnforceIndex: true, JobModifyIndex: 3, Eval: fullEval(),
 			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), EvalPriority: 90, PreserveCounts: true, WriteRequest: fullWriteRequest(),
@@ -164,7 +171,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.DeploymentDeleteRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.OneTimeTokenDeleteRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))

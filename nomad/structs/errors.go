@@ -47,7 +47,7 @@ var (
 // ErrPermissionDenied, whose text they start with.
 var sentinels = []error{
 	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus,
-	ErrTokenNotFound, ErrTokenExpired, ErrACLBootstrapped, ErrACLDisabled, ErrUnknownACLToken, ErrUnknownACLPolicy,
+	ErrTokenNotFound, ErrTokenExpired, ErrOneTimeTokenInvalid, ErrACLBootstrapped, ErrACLDisabled, ErrUnknownACLToken, ErrUnknownACLPolicy,
 	ErrUnknownNamespace, ErrUnknownNodePool,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval, ErrUnknownDeployment,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
