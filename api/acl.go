@@ -9,27 +9,32 @@ import (
 // ACLToken is an ACL token in upstream's shape. SecretID is the
 // credential; AccessorID names the token.
 type ACLToken struct {
-	AccessorID  string
-	SecretID    string
-	Name        string
-	Type        string
-	Policies    []string
-	Global      bool
-	CreateTime  time.Time
-	CreateIndex uint64
-	ModifyIndex uint64
+	AccessorID string
+	SecretID   string
+	Name       string
+	Type       string
+	Policies   []string
+	Global     bool
+	CreateTime time.Time
+	// ExpirationTime or ExpirationTTL (from creation) make the token stop
+	// working then; fixed when the token is created.
+	ExpirationTime *time.Time    `json:",omitempty"`
+	ExpirationTTL  time.Duration `json:",omitempty"`
+	CreateIndex    uint64
+	ModifyIndex    uint64
 }
 
 // ACLTokenListStub is a token in a list, without its secret.
 type ACLTokenListStub struct {
-	AccessorID  string
-	Name        string
-	Type        string
-	Policies    []string
-	Global      bool
-	CreateTime  time.Time
-	CreateIndex uint64
-	ModifyIndex uint64
+	AccessorID     string
+	Name           string
+	Type           string
+	Policies       []string
+	Global         bool
+	CreateTime     time.Time
+	ExpirationTime *time.Time `json:",omitempty"`
+	CreateIndex    uint64
+	ModifyIndex    uint64
 }
 
 // ACLPolicy is a named set of rules.
@@ -59,8 +64,18 @@ func (c *Client) ACLTokens() *ACLTokens { return &ACLTokens{client: c} }
 
 // Bootstrap makes the first management token; it works once per cluster.
 func (a *ACLTokens) Bootstrap(w *WriteOptions) (*ACLToken, *WriteMeta, error) {
+	return a.BootstrapOpts("", w)
+}
+
+// BootstrapOpts is Bootstrap with the token's secret chosen by the caller
+// (a UUID; "" lets the servers pick one).
+func (a *ACLTokens) BootstrapOpts(secret string, w *WriteOptions) (*ACLToken, *WriteMeta, error) {
+	var body any
+	if secret != "" {
+		body = struct{ BootstrapSecret string }{secret}
+	}
 	var out ACLToken
-	wm, err := a.client.write(http.MethodPost, "/v1/acl/bootstrap", nil, &out, w)
+	wm, err := a.client.write(http.MethodPost, "/v1/acl/bootstrap", body, &out, w)
 	if err != nil {
 		return nil, nil, err
 	}

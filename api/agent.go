@@ -97,7 +97,21 @@ func (a *Agent) Join(addrs ...string) (int, error) {
 // ForceLeave marks the failed server named node (its gossip member name,
 // e.g. "server-2.global") as left, so the leader removes it from raft now.
 func (a *Agent) ForceLeave(node string) error {
+	return a.ForceLeaveWithOptions(node, ForceLeaveOpts{})
+}
+
+// ForceLeaveOpts tune Agent.ForceLeaveWithOptions.
+type ForceLeaveOpts struct {
+	// Prune also forgets the member at once instead of listing it as left.
+	Prune bool
+}
+
+// ForceLeaveWithOptions is ForceLeave with options.
+func (a *Agent) ForceLeaveWithOptions(node string, opts ForceLeaveOpts) error {
 	v := url.Values{"node": {node}}
+	if opts.Prune {
+		v.Set("prune", "1")
+	}
 	_, err := a.client.write(http.MethodPut, "/v1/agent/force-leave?"+v.Encode(), nil, nil, nil)
 	return err
 }

@@ -261,6 +261,10 @@ type JobRegisterRequest struct {
 	// registration creates instead of the job's.
 	EvalPriority int `json:",omitempty"`
 
+	// PreserveCounts keeps the count of every group the registered job
+	// already has (`job run -preserve-counts`).
+	PreserveCounts bool `json:",omitempty"`
+
 	WriteRequest
 }
 
@@ -308,6 +312,8 @@ type RegisterOptions struct {
 	ModifyIndex  uint64
 	// EvalPriority: see JobRegisterRequest.EvalPriority.
 	EvalPriority int
+	// PreserveCounts: see JobRegisterRequest.PreserveCounts.
+	PreserveCounts bool
 }
 
 // Jobs is the handle on the job endpoints.
@@ -333,6 +339,7 @@ func (j *Jobs) RegisterOpts(job *Job, opts *RegisterOptions, w *WriteOptions) (*
 	}
 	if opts != nil {
 		req.EvalPriority = opts.EvalPriority
+		req.PreserveCounts = opts.PreserveCounts
 	}
 	if w != nil {
 		req.WriteRequest = WriteRequest{Region: w.Region, Namespace: w.Namespace}

@@ -2,7 +2,10 @@ package command
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/nomad-edge/nomad/api"
 )
@@ -90,21 +93,45 @@ func (c *ACLBootstrapCommand) Synopsis() string { return "Bootstrap the ACL syst
 // Help implements cli.Command.
 func (c *ACLBootstrapCommand) Help() string {
 	return strings.TrimSpace(`
-Usage: nomad acl bootstrap [options]
+Usage: nomad acl bootstrap [options] [<path>]
 
   Make the first management token and print it. It works once per
-  cluster; keep the secret ID safe, as it may do anything.
+  cluster; keep the secret ID safe, as it may do anything. With <path>,
+  the token's secret ID is the UUID in that file ("-" reads standard
+  input), chosen by the operator, as upstream's.
 
 ` + generalOptions())
 }
 
 // Run implements cli.Command.
 func (c *ACLBootstrapCommand) Run(args []string) int {
-	client, code, ok := c.setup("acl bootstrap", args, 0, c)
+	flags := c.FlagSet("acl bootstrap")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	if flags.NArg() > 1 {
+		return c.argsError("This command takes at most one argument: <path>", "acl bootstrap")
+	}
+	var secret string
+	if path := flags.Arg(0); path != "" {
+		var raw []byte
+		var err error
+		if path == "-" {
+			raw, err = io.ReadAll(os.Stdin)
+		} else {
+			raw, err = os.ReadFile(path)
+		}
+		if err != nil {
+			c.Ui.Error(fmt.Sprintf("Error reading the bootstrap secret: %v", err))
+			return exitError
+		}
+		secret = strings.TrimSpace(string(raw))
+	}
+	client, code, ok := c.clientFor("acl bootstrap", 0, 0)
 	if !ok {
 		return code
 	}
-	tok, _, err := client.ACLTokens().Bootstrap(nil)
+	tok, _, err := client.ACLTokens().BootstrapOpts(secret, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error bootstrapping: %v", err))
 		return exitError
@@ -138,6 +165,14 @@ func (m *Meta) clientFor(name string, got, want int) (*api.Client, int, bool) {
 	return client, 0, true
 }
 
+// expiry is a token's expiration time as upstream's CLI shows it.
+func expiry(at *time.Time) string {
+	if at == nil {
+		return "<never>"
+	}
+	return at.String()
+}
+
 // formatToken renders a token in upstream's layout.
 func formatToken(t *api.ACLToken) string {
 	policies := "n/a"
@@ -151,6 +186,7 @@ func formatToken(t *api.ACLToken) string {
 		"Type|" + t.Type,
 		fmt.Sprintf("Global|%t", t.Global),
 		"Create Time|" + t.CreateTime.String(),
+		"Expiry Time|" + expiry(t.ExpirationTime),
 		fmt.Sprintf("Create Index|%d", t.CreateIndex),
 		fmt.Sprintf("Modify Index|%d", t.ModifyIndex),
 		"Policies|" + policies,

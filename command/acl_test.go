@@ -125,3 +125,27 @@ func TestACL_CLI_TLSCluster(t *testing.T) {
 func splitLines(s string) []string {
 	return regexp.MustCompile(`\r?\n`).Split(regexp.MustCompile(`\s+$`).ReplaceAllString(s, ""), -1)
 }
+
+// `acl bootstrap <path>` makes the first token with the operator's secret
+// from the file, and `acl token create -ttl` a token that expires, shown
+// with its Expiry Time (the bootstrap token's is <never>), as upstream's.
+func TestACL_CLI_BootstrapSecretAndTTL(t *testing.T) {
+	a := agenttest.NewDevAgent(t, func(c *agent.Config) { c.ACL = &agent.ACLConfig{Enabled: true} })
+	secret := "5b1c0a2e-7d34-4f6a-8e21-93c4d5e6f708"
+	path := filepath.Join(t.TempDir(), "bootstrap.token")
+	must.NoError(t, os.WriteFile(path, []byte(secret+"\n"), 0o600))
+
+	bootstrap := aclCmd(func(m Meta) *ACLBootstrapCommand { return &ACLBootstrapCommand{Meta: m} })
+	code, out, stderr := run(t, a, bootstrap, path)
+	must.Eq(t, 0, code, must.Sprint(stderr))
+	must.Eq(t, secret, secretRE.FindStringSubmatch(out)[1])
+	must.StrContains(t, out, "Expiry Time  = <never>")
+
+	create := aclCmd(func(m Meta) *ACLTokenCreateCommand { return &ACLTokenCreateCommand{Meta: m} })
+	code, out, stderr = run(t, a, create, "-token", secret, "-type", "management", "-ttl", "1h")
+	must.Eq(t, 0, code, must.Sprint(stderr))
+	must.StrNotContains(t, out, "<never>")
+	code, _, stderr = run(t, a, create, "-token", secret, "-type", "management", "-ttl", "5s")
+	must.Eq(t, 1, code)
+	must.StrContains(t, stderr, "expiration time cannot be less than 1m0s")
+}

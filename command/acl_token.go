@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nomad-edge/nomad/api"
 )
@@ -37,6 +38,10 @@ Create Options:
   -global
     Accepted for upstream's scripts; there is one region.
 
+  -ttl=<duration>
+    The token stops working this long after it is made (1m to 24h, as
+    upstream's defaults); by default it never expires.
+
 ` + generalOptions())
 }
 
@@ -45,7 +50,9 @@ func (c *ACLTokenCreateCommand) Run(args []string) int {
 	flags := c.FlagSet("acl token create")
 	var name, typ string
 	var global bool
+	var ttl time.Duration
 	var policies stringSlice
+	flags.DurationVar(&ttl, "ttl", 0, "")
 	flags.StringVar(&name, "name", "", "")
 	flags.StringVar(&typ, "type", "client", "")
 	flags.BoolVar(&global, "global", false, "")
@@ -57,7 +64,7 @@ func (c *ACLTokenCreateCommand) Run(args []string) int {
 	if !ok {
 		return code
 	}
-	tok, _, err := client.ACLTokens().Create(&api.ACLToken{Name: name, Type: typ, Policies: policies, Global: global}, nil)
+	tok, _, err := client.ACLTokens().Create(&api.ACLToken{Name: name, Type: typ, Policies: policies, Global: global, ExpirationTTL: ttl}, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error creating token: %v", err))
 		return exitError

@@ -51,6 +51,11 @@ Run Options:
     Print the evaluation ID and exit without following it or the
     deployment.
 
+  -preserve-counts
+    Keep the count of every group the job already has on the servers
+    (one scaled by 'nomad job scale' or an autoscaler stays as it is);
+    groups new to the job take the count in the file.
+
   -output
     Print the job as the JSON body of a register request ({"Job": ...})
     and exit without submitting it, for curl or the HTTP API.
@@ -66,11 +71,12 @@ Run Options:
 
 // Run implements cli.Command.
 func (c *JobRunCommand) Run(args []string) int {
-	var detach, verbose, output bool
+	var detach, verbose, output, preserveCounts bool
 	var checkIndex string
 	var evalPriority int
 	flags := c.FlagSet("job run")
 	flags.BoolVar(&output, "output", false, "")
+	flags.BoolVar(&preserveCounts, "preserve-counts", false, "")
 	flags.IntVar(&evalPriority, "eval-priority", 0, "")
 	flags.BoolVar(&detach, "detach", false, "")
 	flags.StringVar(&checkIndex, "check-index", "", "")
@@ -103,6 +109,7 @@ func (c *JobRunCommand) Run(args []string) int {
 		opts = &api.RegisterOptions{}
 	}
 	opts.EvalPriority = evalPriority
+	opts.PreserveCounts = preserveCounts
 	resp, _, err := client.Jobs().RegisterOpts(job, opts, nil)
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error submitting job: %v", err))

@@ -35,7 +35,7 @@ func TestOperatorAPI(t *testing.T) {
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	must.StrContains(t, out, `"ID":"x"`)
 
-	code, _, errOut = run(t, a, apiCmd(""), "-X", "DELETE", "/v1/job/missing")
+	code, _, errOut = run(t, a, apiCmd(""), "-X", "GET", "/v1/job/missing")
 	must.Eq(t, 1, code)
 	must.StrContains(t, errOut, "job not found")
 

@@ -229,12 +229,21 @@ Usage: nomad server force-leave [options] <node>
   rejoins by itself; to remove one for good, stop it first. The agent must
   be a server.
 
-` + generalOptions())
+` + generalOptions() + `
+
+Force-Leave Options:
+
+  -prune
+    Also forget the server at once: it leaves the member list instead of
+    being listed as left until the gossip pool reaps it.
+`)
 }
 
 // Run implements cli.Command.
 func (c *ServerForceLeaveCommand) Run(args []string) int {
+	var prune bool
 	flags := c.FlagSet("server force-leave")
+	flags.BoolVar(&prune, "prune", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -247,7 +256,7 @@ func (c *ServerForceLeaveCommand) Run(args []string) int {
 		return exitError
 	}
 	node := flags.Arg(0)
-	if err := client.Agent().ForceLeave(node); err != nil {
+	if err := client.Agent().ForceLeaveWithOptions(node, api.ForceLeaveOpts{Prune: prune}); err != nil {
 		c.Ui.Error(fmt.Sprintf("Error force-leaving server %s: %v", node, err))
 		return exitError
 	}

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/state"
@@ -38,10 +39,12 @@ func (s *Server) resolveToken(secret string) (*acl.ACL, *structs.ACLToken, error
 	if !s.config.ACLEnabled {
 		return nil, nil, nil
 	}
-	return resolveToken(s.State(), s.aclCache, secret)
+	return resolveToken(s.State(), s.aclCache, secret, s.clock.Now())
 }
 
-func resolveToken(st *state.StateStore, cache *aclCache, secret string) (*acl.ACL, *structs.ACLToken, error) {
+// resolveToken is what secret may do at now: a token past its expiration
+// time is refused (ErrTokenExpired), whatever it held.
+func resolveToken(st *state.StateStore, cache *aclCache, secret string, now time.Time) (*acl.ACL, *structs.ACLToken, error) {
 	names := []string{structs.AnonymousPolicyName}
 	var token *structs.ACLToken
 	if secret != "" {
@@ -51,6 +54,9 @@ func resolveToken(st *state.StateStore, cache *aclCache, secret string) (*acl.AC
 		}
 		if token == nil {
 			return nil, nil, structs.ErrTokenNotFound
+		}
+		if token.IsExpired(now) {
+			return nil, nil, structs.ErrTokenExpired
 		}
 		if token.IsManagement() {
 			return acl.ManagementACL, token, nil

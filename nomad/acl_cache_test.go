@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/state"
@@ -34,20 +35,20 @@ func aclStore(t testing.TB, policies map[string]string) (*state.StateStore, *str
 func TestACLCache_UpdateInvalidates(t *testing.T) {
 	st, tok := aclStore(t, map[string]string{"jobs": `namespace "default" { policy = "write" }`})
 	cache := newACLCache(8)
-	first, _, err := resolveToken(st, cache, tok.SecretID)
+	first, _, err := resolveToken(st, cache, tok.SecretID, time.Now())
 	must.NoError(t, err)
-	again, _, err := resolveToken(st, cache, tok.SecretID)
+	again, _, err := resolveToken(st, cache, tok.SecretID, time.Now())
 	must.NoError(t, err)
 	must.True(t, first == again, must.Sprint("the second resolve is served from the cache"))
 	must.True(t, again.AllowNamespaceOperation("default", acl.NamespaceCapabilitySubmitJob))
 
 	must.NoError(t, st.UpsertACLPolicies(7, []*structs.ACLPolicy{{Name: "jobs", Rules: `namespace "default" { policy = "read" }`}}))
-	after, _, err := resolveToken(st, cache, tok.SecretID)
+	after, _, err := resolveToken(st, cache, tok.SecretID, time.Now())
 	must.NoError(t, err)
 	must.False(t, after.AllowNamespaceOperation("default", acl.NamespaceCapabilitySubmitJob))
 
 	must.NoError(t, st.DeleteACLPolicies(8, []string{"jobs"}))
-	gone, _, err := resolveToken(st, cache, tok.SecretID)
+	gone, _, err := resolveToken(st, cache, tok.SecretID, time.Now())
 	must.NoError(t, err)
 	must.False(t, gone.AllowNamespaceOperation("default", acl.NamespaceCapabilityReadJob))
 }
@@ -80,7 +81,7 @@ func BenchmarkResolveToken(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := resolveToken(st, tc.cache, tok.SecretID); err != nil {
+				if _, _, err := resolveToken(st, tc.cache, tok.SecretID, time.Now()); err != nil {
 					b.Fatal(err)
 				}
 			}

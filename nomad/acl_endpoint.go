@@ -33,8 +33,15 @@ func (a *ACL) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.A
 		return err
 	}
 	args.AuthToken = ""
+	secret := args.BootstrapSecret
+	if secret == "" {
+		secret = structs.GenerateUUID()
+	} else if !structs.IsUUID(secret) {
+		return fmt.Errorf("%w: invalid BootstrapSecret: it must be a UUID", structs.ErrInvalidRequest)
+	}
+	args.BootstrapSecret = ""
 	args.Token = &structs.ACLToken{
-		AccessorID: structs.GenerateUUID(), SecretID: structs.GenerateUUID(),
+		AccessorID: structs.GenerateUUID(), SecretID: secret,
 		Name: "Bootstrap Token", Type: structs.ACLManagementToken, Global: true,
 		CreateTime: a.srv.clock.Now().UTC(),
 	}
@@ -195,6 +202,9 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 		}
 		if t.AccessorID == "" {
 			t.AccessorID, t.SecretID, t.CreateTime = structs.GenerateUUID(), structs.GenerateUUID(), now
+			if err := t.SetExpiration(now); err != nil {
+				return fmt.Errorf("%w: token %q: %w", structs.ErrInvalidRequest, t.Name, err)
+			}
 			continue
 		}
 		existing, err := st.ACLTokenByAccessorID(nil, t.AccessorID)
@@ -204,6 +214,13 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 		if existing == nil {
 			return fmt.Errorf("%w: %s", structs.ErrUnknownACLToken, t.AccessorID)
 		}
+		// The expiration is fixed at creation, as upstream's: an update
+		// that names another is refused, one that names none keeps it.
+		if t.ExpirationTTL != 0 && t.ExpirationTTL != existing.ExpirationTTL ||
+			t.ExpirationTime != nil && (existing.ExpirationTime == nil || !t.ExpirationTime.Equal(*existing.ExpirationTime)) {
+			return fmt.Errorf("%w: token %q: its expiration cannot be changed", structs.ErrInvalidRequest, t.Name)
+		}
+		t.ExpirationTime, t.ExpirationTTL = existing.ExpirationTime, existing.ExpirationTTL
 	}
 	args.AuthToken = ""
 	_, index, err := a.srv.raftApply(structs.ACLTokenUpsertRequestType, args)
@@ -306,7 +323,7 @@ func (a *ACL) ResolveToken(args *structs.ResolveACLTokenRequest, reply *structs.
 	}
 	reply.Enabled = true
 	st := a.srv.State()
-	_, token, err := resolveToken(st, a.srv.aclCache, args.AuthToken)
+	_, token, err := resolveToken(st, a.srv.aclCache, args.AuthToken, a.srv.clock.Now())
 	if err != nil {
 		return err
 	}

@@ -21,3 +21,11 @@ func (f *nomadFSM) applyACLTokenDelete(req *structs.ACLTokenDeleteRequest, index
 func (f *nomadFSM) applyACLTokenBootstrap(req *structs.ACLTokenBootstrapRequest, index uint64) error {
 	return f.State().BootstrapACLTokens(index, req.Token)
 }
+
+func (f *nomadFSM) applyOneTimeTokenUpsert(req *structs.OneTimeTokenUpsertRequest, index uint64) error {
+	return f.State().UpsertOneTimeToken(index, req.OneTimeToken, req.Expired)
+}
+
+func (f *nomadFSM) applyOneTimeTokenDelete(req *structs.OneTimeTokenDeleteRequest, index uint64) error {
+	return f.State().DeleteOneTimeTokens(index, req.OneTimeSecretIDs)
+}

@@ -57,6 +57,8 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	structs.ACLTokenUpsertRequestType:               decoded((*nomadFSM).applyACLTokenUpsert),
 	structs.ACLTokenDeleteRequestType:               decoded((*nomadFSM).applyACLTokenDelete),
 	structs.ACLTokenBootstrapRequestType:            decoded((*nomadFSM).applyACLTokenBootstrap),
+	structs.OneTimeTokenUpsertRequestType:           decoded((*nomadFSM).applyOneTimeTokenUpsert),
+	structs.OneTimeTokenDeleteRequestType:           decoded((*nomadFSM).applyOneTimeTokenDelete),
 	structs.NamespaceUpsertRequestType:              decoded((*nomadFSM).applyNamespaceUpsert),
 	structs.NamespaceDeleteRequestType:              decoded((*nomadFSM).applyNamespaceDelete),
 	structs.NodePoolUpsertRequestType:               decoded((*nomadFSM).applyNodePoolUpsert),

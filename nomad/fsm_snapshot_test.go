@@ -85,6 +85,8 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 		NodePools: []*structs.NodePool{{Name: "edge"}}})
 	applyEntry(t, leader, 18, structs.SiteOutageUpdateRequestType, &structs.SiteOutageUpdateRequest{
 		Declare: []*structs.SiteOutage{{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1", DeclaredAt: 18, Disconnected: 3, Nodes: 4, Window: time.Minute}}})
+	applyEntry(t, leader, 19, structs.OneTimeTokenUpsertRequestType, &structs.OneTimeTokenUpsertRequest{
+		OneTimeToken: &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "a-1", ExpiresAt: time.Unix(600, 0).UTC()}})
 
 	want := persisted(t, leader.State())
 	for _, k := range everyKind(t) {

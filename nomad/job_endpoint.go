@@ -62,6 +62,9 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if err := enforceIndex(args, existing); err != nil {
 		return err
 	}
+	if args.PreserveCounts {
+		preserveCounts(args.Job, existing)
+	}
 	now := j.srv.clock.Now()
 	args.SubmitTime = now.UnixNano()
 	// A periodic or parameterized job is a template: its children run,
@@ -89,6 +92,20 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	reply.JobModifyIndex = index
 	reply.Index = index
 	return nil
+}
+
+// preserveCounts gives each group of job that existing (the stored
+// version, nil for a new job) has the stored count. It runs on the leader
+// before the raft entry is written, so the entry carries the counts.
+func preserveCounts(job, existing *structs.Job) {
+	if existing == nil {
+		return
+	}
+	for _, tg := range job.TaskGroups {
+		if old := existing.LookupTaskGroup(tg.Name); old != nil {
+			tg.Count = old.Count
+		}
+	}
 }
 
 // enforceIndex refuses a registration made against another version of
@@ -126,7 +143,10 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 		return err
 	}
 	if job == nil {
-		return fmt.Errorf("%w: %s", structs.ErrUnknownJob, args.JobID)
+		// Nothing to stop is a success with nothing written (no
+		// evaluation, index 0), as upstream: a stop retried after a lost
+		// answer, or racing a purge, must not fail.
+		return nil
 	}
 	now := j.srv.clock.Now()
 	args.Now = now.UnixNano()

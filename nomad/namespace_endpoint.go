@@ -74,12 +74,18 @@ func (n *Namespace) ListNamespaces(args *structs.NamespaceListRequest, reply *st
 			return 0, err
 		}
 		reply.Namespaces = []*structs.Namespace{}
+		// default sits at index 1 without stamping the table; the list's
+		// index counts it, as upstream's (1 on a new cluster).
+		var index uint64
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			if ns := raw.(*structs.Namespace); a.AllowNamespace(ns.Name) {
+			ns := raw.(*structs.Namespace)
+			index = max(index, ns.ModifyIndex)
+			if a.AllowNamespace(ns.Name) {
 				reply.Namespaces = append(reply.Namespaces, ns)
 			}
 		}
-		return st.Index(state.TableNamespaces)
+		tableIdx, err := st.Index(state.TableNamespaces)
+		return max(index, tableIdx), err
 	})
 }
 

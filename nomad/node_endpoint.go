@@ -385,7 +385,10 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 			index = max(index, a.AllocModifyIndex)
 		}
 		if index == 0 {
-			return st.Index(state.TableAllocs)
+			// Never 0: the client feeds it back, and 0 would not block,
+			// so a client of a cluster without allocations would spin.
+			idx, err := st.Index(state.TableAllocs)
+			return max(idx, 1), err
 		}
 		return index, nil
 	})

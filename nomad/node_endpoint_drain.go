@@ -136,6 +136,26 @@ func (n *Node) Purge(args *structs.NodePurgeRequest, reply *structs.NodePurgeRes
 	return nil
 }
 
+// Evaluate re-evaluates the node's jobs: a node-update evaluation for
+// every job with an allocation on it and every system job, as when it
+// becomes eligible, in one raft entry (upstream's Node.Evaluate).
+func (n *Node) Evaluate(args *structs.NodeEvaluateRequest, reply *structs.NodeEvaluateResponse) error {
+	if done, err := n.srv.forward("Node.Evaluate", args, reply); done {
+		return err
+	}
+	if err := n.srv.authorize(args.AuthToken, permNodeWrite); err != nil {
+		return err
+	}
+	args.AuthToken = ""
+	node, err := n.operatorNode(args.NodeID)
+	if err != nil {
+		return err
+	}
+	reply.EvalIDs, reply.EvalCreateIndex, err = n.srv.eligibleNodeEvals(args.NodeID)
+	reply.NodeModifyIndex, reply.Index = node.ModifyIndex, reply.EvalCreateIndex
+	return err
+}
+
 // operatorNode returns the node an operator RPC names.
 func (n *Node) operatorNode(nodeID string) (*structs.Node, error) {
 	if nodeID == "" {

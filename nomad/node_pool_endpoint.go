@@ -92,12 +92,18 @@ func (n *NodePool) List(args *structs.NodePoolListRequest, reply *structs.NodePo
 			return 0, err
 		}
 		reply.NodePools = []*structs.NodePool{}
+		// The built-in pools sit at index 1 without stamping the table;
+		// the list's index counts them, as upstream's (1 on a new cluster).
+		var index uint64
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			if p := raw.(*structs.NodePool); a.AllowNodePool(p.Name, false) {
+			p := raw.(*structs.NodePool)
+			index = max(index, p.ModifyIndex)
+			if a.AllowNodePool(p.Name, false) {
 				reply.NodePools = append(reply.NodePools, p)
 			}
 		}
-		return st.Index(state.TableNodePools)
+		tableIdx, err := st.Index(state.TableNodePools)
+		return max(index, tableIdx), err
 	})
 }
 

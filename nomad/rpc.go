@@ -443,8 +443,10 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 		if err != nil {
 			return err
 		}
-		// Never report index 0: clients use it to mean "no blocking".
-		meta.Index = max(index, 1)
+		// A table never written reports 0, as upstream. A caller that
+		// feeds the index back as MinQueryIndex in a loop must floor it at
+		// 1 (0 means "do not block"), as Node.GetClientAllocs does.
+		meta.Index = index
 		meta.KnownLeader = s.raft.Leader() != ""
 		if !s.IsLeader() {
 			meta.LastContact = s.clock.Now().Sub(s.raft.LastContact())

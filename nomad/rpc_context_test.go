@@ -19,7 +19,8 @@ func TestBlockingQuery_EndsWithCallerContext(t *testing.T) {
 	must.NoError(t, s.RPC("Job.List", &structs.JobListRequest{}, &first))
 
 	ctx, cancel := context.WithCancel(context.Background())
-	req := &structs.JobListRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index, MaxQueryTime: time.Hour}}
+	// An empty jobs table answers index 0, which would not block.
+	req := &structs.JobListRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: max(first.Index, 1), MaxQueryTime: time.Hour}}
 	req.SetContext(ctx)
 	done := make(chan error, 1)
 	go func() {

@@ -297,11 +297,21 @@ func (s *Server) LocalMemberName() string {
 	return fmt.Sprintf("%s.%s", s.config.NodeName, s.config.Region)
 }
 
+// ForceLeaveOptions tune ForceLeave.
+type ForceLeaveOptions struct {
+	// Prune also forgets the member at once (upstream's -prune), instead
+	// of listing it as left until the reconnect timeout reaps it.
+	Prune bool
+}
+
 // ForceLeave marks a failed server as left, so the leader removes it from
 // raft at once instead of waiting for it to come back.
-func (s *Server) ForceLeave(name string) error {
+func (s *Server) ForceLeave(name string, opts ForceLeaveOptions) error {
 	if s.serf == nil {
 		return errors.New("a dev server has no gossip pool")
+	}
+	if opts.Prune {
+		return s.serf.RemoveFailedNodePrune(name)
 	}
 	return s.serf.RemoveFailedNode(name)
 }

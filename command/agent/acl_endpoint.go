@@ -72,9 +72,21 @@ func (s *HTTPServer) aclEnabled() bool {
 	return s.agent != nil && s.agent.config != nil && s.agent.config.ACL != nil && s.agent.config.ACL.Enabled
 }
 
-// aclBootstrap is POST /v1/acl/bootstrap: the first management token.
+// aclBootstrapBody is upstream's ACLTokenBootstrapRequest; the body is
+// optional.
+type aclBootstrapBody struct {
+	BootstrapSecret string
+	api.WriteRequest
+}
+
+// aclBootstrap is POST /v1/acl/bootstrap: the first management token, its
+// secret the body's BootstrapSecret when one is given.
 func (s *HTTPServer) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := &structs.ACLTokenBootstrapRequest{WriteRequest: writeRequest(r)}
+	var body aclBootstrapBody
+	if err := decodeOptionalBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := &structs.ACLTokenBootstrapRequest{BootstrapSecret: body.BootstrapSecret, WriteRequest: writeRequest(r)}
 	var reply structs.ACLTokenUpsertResponse
 	if err := s.call(r, "ACL.Bootstrap", args, &reply); err != nil {
 		return nil, err
@@ -195,6 +207,7 @@ func (s *HTTPServer) aclTokenPut(w http.ResponseWriter, r *http.Request) (any, e
 	args := &structs.ACLTokenUpsertRequest{
 		Tokens: []*structs.ACLToken{{
 			AccessorID: id, Name: body.Name, Type: body.Type, Policies: body.Policies, Global: body.Global,
+			ExpirationTime: body.ExpirationTime, ExpirationTTL: body.ExpirationTTL,
 		}},
 		WriteRequest: writeRequest(r),
 	}
@@ -204,6 +217,37 @@ func (s *HTTPServer) aclTokenPut(w http.ResponseWriter, r *http.Request) (any, e
 	}
 	setIndex(w, reply.Index)
 	return reply.Tokens[0], nil
+}
+
+// aclOneTimeToken is PUT|POST /v1/acl/token/onetime: a one-time token
+// for the caller's token, {"OneTimeToken": {...}} as upstream answers.
+func (s *HTTPServer) aclOneTimeToken(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := &structs.OneTimeTokenUpsertRequest{WriteRequest: writeRequest(r)}
+	var reply structs.OneTimeTokenUpsertResponse
+	if err := s.call(r, "ACL.UpsertOneTimeToken", args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return struct{ OneTimeToken *structs.OneTimeToken }{reply.OneTimeToken}, nil
+}
+
+// aclOneTimeExchange is PUT|POST /v1/acl/token/onetime/exchange: body
+// {OneTimeSecretID}, answer {"Token": {...}}, once per one-time token.
+func (s *HTTPServer) aclOneTimeExchange(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body struct {
+		OneTimeSecretID string
+		api.WriteRequest
+	}
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	args := &structs.OneTimeTokenExchangeRequest{OneTimeSecretID: body.OneTimeSecretID, WriteRequest: writeRequest(r)}
+	var reply structs.OneTimeTokenExchangeResponse
+	if err := s.call(r, "ACL.ExchangeOneTimeToken", args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return struct{ Token *structs.ACLToken }{reply.Token}, nil
 }
 
 // aclTokenDelete is DELETE /v1/acl/token/{id}.

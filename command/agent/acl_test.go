@@ -132,3 +132,64 @@ func TestAgent_TLS_ACL_EndToEnd(t *testing.T) {
 	_, _, err = reader.Jobs().List(nil)
 	must.ErrorContains(t, err, "ACL token not found")
 }
+
+// Upstream's token details through the official client: ExpirationTTL
+// gives a token its ExpirationTime (a TTL under upstream's minimum is a
+// 400 naming it), the bootstrap takes the operator's BootstrapSecret, and
+// a one-time token made with a token is exchanged once, without
+// credentials, for that token. Expiry itself: TestACL_TokenExpiration and
+// TestACL_OneTimeTokens.
+func TestHTTP_ACLTokenUpstreamFields(t *testing.T) {
+	dev := agenttest.NewDevAgent(t, func(c *agent.Config) { c.ACL = &agent.ACLConfig{Enabled: true} })
+	anon := officialClient(t, dev)
+
+	secret := "8d3f2a4e-61c5-4c1b-9a7e-2f6b0c9d1e42"
+	_, _, err := anon.ACLTokens().BootstrapOpts("not-a-uuid", nil)
+	must.ErrorContains(t, err, "BootstrapSecret")
+	boot, _, err := anon.ACLTokens().BootstrapOpts(secret, nil)
+	must.NoError(t, err)
+	must.Eq(t, secret, boot.SecretID)
+
+	mgmt, err := nomadapi.NewClient(&nomadapi.Config{Address: dev.HTTPAddr, SecretID: secret})
+	must.NoError(t, err)
+	before := time.Now()
+	tok, _, err := mgmt.ACLTokens().Create(&nomadapi.ACLToken{Name: "ci", Type: "management", ExpirationTTL: 10 * time.Minute}, nil)
+	must.NoError(t, err)
+	must.NotNil(t, tok.ExpirationTime)
+	must.Eq(t, 10*time.Minute, tok.ExpirationTTL)
+	must.False(t, tok.ExpirationTime.Before(before.Add(10*time.Minute-time.Second)))
+	must.False(t, tok.ExpirationTime.After(time.Now().Add(10*time.Minute+time.Second)))
+	read, _, err := mgmt.ACLTokens().Info(tok.AccessorID, nil)
+	must.NoError(t, err)
+	must.Eq(t, tok.ExpirationTime.UTC(), read.ExpirationTime.UTC())
+	list, _, err := mgmt.ACLTokens().List(nil)
+	must.NoError(t, err)
+	var listed *nomadapi.ACLTokenListStub
+	for _, l := range list {
+		if l.AccessorID == tok.AccessorID {
+			listed = l
+		}
+	}
+	must.NotNil(t, listed)
+	must.NotNil(t, listed.ExpirationTime)
+
+	_, _, err = mgmt.ACLTokens().Create(&nomadapi.ACLToken{Name: "brief", Type: "management", ExpirationTTL: 30 * time.Second}, nil)
+	code, body := statusOf(t, err)
+	must.Eq(t, 400, code)
+	must.StrContains(t, body, "expiration time cannot be less than 1m0s")
+
+	ott, _, err := mgmt.ACLTokens().UpsertOneTimeToken(nil)
+	must.NoError(t, err)
+	must.Eq(t, boot.AccessorID, ott.AccessorID)
+	must.NotNil(t, ott.ExpiresAt)
+	got, _, err := anon.ACLTokens().ExchangeOneTimeToken(ott.OneTimeSecretID, nil)
+	must.NoError(t, err)
+	must.Eq(t, secret, got.SecretID)
+	_, _, err = anon.ACLTokens().ExchangeOneTimeToken(ott.OneTimeSecretID, nil)
+	code, body = statusOf(t, err)
+	must.Eq(t, 403, code)
+	must.StrContains(t, body, "one-time token not found or expired")
+	_, _, err = anon.ACLTokens().UpsertOneTimeToken(nil)
+	code, _ = statusOf(t, err)
+	must.Eq(t, 403, code)
+}

@@ -1,12 +1,13 @@
 package agent
 
 import (
-	"github.com/nomad-edge/nomad/acl"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/nomad-edge/nomad/acl"
+	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -206,7 +207,8 @@ func (s *HTTPServer) agentJoin(w http.ResponseWriter, r *http.Request) (any, err
 
 // agentForceLeave handles PUT/POST /v1/agent/force-leave?node=...: a
 // failed server is marked left, so the leader drops it from raft now
-// instead of waiting for it to come back.
+// instead of waiting for it to come back; with prune=1 (upstream's
+// official client sends 1) it is also forgotten at once.
 func (s *HTTPServer) agentForceLeave(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := s.authorize(r, (*acl.ACL).AllowOperatorWrite, "operator write"); err != nil {
 		return nil, err
@@ -220,10 +222,11 @@ func (s *HTTPServer) agentForceLeave(w http.ResponseWriter, r *http.Request) (an
 	if node == "" {
 		return nil, codedErrorf(http.StatusBadRequest, "missing node to force leave: add ?node=<member name>")
 	}
-	if q.Has("prune") {
-		return nil, codedErrorf(http.StatusBadRequest, "prune is not supported: a forced-out member is forgotten after the reconnect timeout (24h)")
+	prune, err := boolParam(r, "prune")
+	if err != nil {
+		return nil, err
 	}
-	return nil, srv.ForceLeave(node)
+	return nil, srv.ForceLeave(node, nomad.ForceLeaveOptions{Prune: prune})
 }
 
 // agentServers handles GET /v1/agent/servers: the RPC addresses this agent

@@ -33,19 +33,39 @@ func (s *HTTPServer) allocGet(w http.ResponseWriter, r *http.Request) (any, erro
 	return allocWithPolicy(reply.Alloc), nil
 }
 
+// allocJSON is a full allocation as the API shows it: ours plus upstream's
+// legacy resource fields (legacyAlloc).
+type allocJSON struct {
+	*structs.Allocation
+	legacyAlloc
+}
+
+func viewAlloc(a *structs.Allocation) allocJSON {
+	return allocJSON{Allocation: a, legacyAlloc: legacyAllocResources(a)}
+}
+
+// viewAllocs is viewAlloc over a list, never null.
+func viewAllocs(allocs []*structs.Allocation) []allocJSON {
+	out := make([]allocJSON, 0, len(allocs))
+	for _, a := range allocs {
+		out = append(out, viewAlloc(a))
+	}
+	return out
+}
+
 // allocView is an allocation as GET /v1/allocation/{id} shows it: with the
 // disconnect policy that applies to it and where that came from, resolved
 // by the server (structs.ResolveDisconnect). Not in upstream's API; its
 // client library ignores the field.
 type allocView struct {
-	*structs.Allocation
+	allocJSON
 	DisconnectPolicy *structs.EffectiveDisconnect
 }
 
 func allocWithPolicy(a *structs.Allocation) allocView {
 	p := a.DisconnectPolicy()
 	p.Summary = p.String()
-	return allocView{Allocation: a, DisconnectPolicy: &p}
+	return allocView{allocJSON: viewAlloc(a), DisconnectPolicy: &p}
 }
 
 // allocStop handles PUT|POST /v1/allocation/{id}/stop: the allocation is

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"fmt"
 	"math/big"
 	"net"
@@ -92,8 +93,11 @@ func ParseConfigFile(path string) (*Config, error) {
 	return ParseConfig(path, src)
 }
 
-// ParseConfig parses agent config source; filename names it in errors and
-// selects JSON syntax when it ends in ".json". Keys the agent does not know
+// ParseConfig parses agent config source; filename names it in errors.
+// The source is JSON when the name ends in ".json" or when its first
+// non-blank character is "{", which no HCL file starts with: upstream's
+// parser tells them apart by content, so operators name JSON files
+// agent.conf or agent.hcl and expect them read. Keys the agent does not know
 // are errors: a typo must not silently leave a setting at its default.
 // Fields not set in src are zero, so the result is meant to be merged over
 // DefaultConfig or DevConfig.
@@ -101,7 +105,7 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 	p := hclparse.NewParser()
 	var file *hcl.File
 	var diags hcl.Diagnostics
-	if strings.HasSuffix(filename, ".json") {
+	if strings.HasSuffix(filename, ".json") || looksLikeJSON(src) {
 		if err := nesting.CheckJSON(src, nesting.MaxDepth); err != nil {
 			return nil, fmt.Errorf("%s: %w", filename, err)
 		}
@@ -125,6 +129,12 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 		return nil, &ConfigError{Diagnostics: d.diags}
 	}
 	return c, nil
+}
+
+// looksLikeJSON reports whether src starts, after blanks, with "{".
+func looksLikeJSON(src []byte) bool {
+	trimmed := bytes.TrimLeft(src, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
 }
 
 func comparePos(a, b *hcl.Range) int {
@@ -272,6 +282,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		blocks: []hcl.BlockHeaderSchema{
 			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
 			{Type: "server"}, {Type: "client"}, {Type: "tls"}, {Type: "limits"}, {Type: "acl"}, {Type: "telemetry"},
+			{Type: "vault"},
 			{Type: "plugin", LabelNames: []string{"driver"}},
 		},
 		unsupported: unsupportedTopLevel,
@@ -330,6 +341,9 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		ab := d.open(blk.Body, "acl.", bodySpec{attrs: []string{"enabled"}, unsupported: unsupportedACL})
 		ab.boolean("enabled", &c.ACL.Enabled)
 	}
+	if blk := b.sub("vault"); blk != nil {
+		d.vault(blk.Body)
+	}
 	for _, blk := range b.content.Blocks {
 		if blk.Type != "plugin" {
 			continue
@@ -347,6 +361,19 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 // joinKeys are the keys of server_join; upstream also still accepts them
 // directly in the server block (deprecated since Nomad 0.10).
 var joinKeys = []string{"retry_join", "retry_interval", "retry_max", "start_join"}
+
+// vault accepts upstream's vault block as the disabled integration it
+// is here: enabled = false (upstream's default) and nothing else; enabled
+// = true and every other key are refused by name. Nothing is stored:
+// disabled is what the agent does anyway.
+func (d *configDecoder) vault(body hcl.Body) {
+	vb := d.open(body, "vault.", bodySpec{attrs: []string{"enabled"}, unsupported: unsupportedVault})
+	var enabled bool
+	vb.boolean("enabled", &enabled)
+	if enabled {
+		d.errorf(vb.attr("enabled").Range, "vault.enabled = true is not supported by this version; %s", vaultHint)
+	}
+}
 
 func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 	b := d.open(body, "server.", bodySpec{

@@ -200,6 +200,50 @@ func TestParseConfig_AllKeys(t *testing.T) {
 	}
 }
 
+// vault { enabled = false } is accepted, as the disabled integration it
+// is here (upstream configs carry it); enabled = true and every other
+// vault key are refused by name, at their position.
+func TestParseConfig_VaultDisabled(t *testing.T) {
+	for name, src := range map[string]string{
+		"agent.hcl":  "vault {\n  enabled = false\n}\n",
+		"empty.hcl":  "vault {}\n",
+		"agent.json": `{"vault": {"enabled": false}}`,
+	} {
+		_, err := ParseConfig(name, []byte(src))
+		must.NoError(t, err, must.Sprint(name))
+	}
+	_, err := ParseConfig("agent.hcl", []byte("vault {\n  enabled = true\n  address = \"https://vault:8200\"\n}\n"))
+	must.Error(t, err)
+	must.StrContains(t, err.Error(), "agent.hcl:2:3: vault.enabled = true is not supported by this version; there is no Vault integration")
+	must.StrContains(t, err.Error(), "agent.hcl:3:3: vault.address is not supported by this version; there is no Vault integration")
+}
+
+// A file written as JSON is read as JSON whatever its name, as upstream's
+// parser tells them apart by content: operators keep JSON configs as
+// agent.conf or agent.hcl, which were parsed as HCL and failed at 1:1.
+func TestParseConfig_JSONByContent(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"agent.conf", "agent.hcl", "agent"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			must.NoError(t, os.WriteFile(path, []byte("\n  "+allKeysJSON), 0o600))
+			c, err := LoadConfigPath(path)
+			must.NoError(t, err)
+			want := wantAllKeys()
+			must.Eq(t, want.PluginConfigs(), c.PluginConfigs())
+			c.Plugins, want.Plugins = nil, nil
+			must.Eq(t, want, c)
+		})
+	}
+	// Errors in such a file point into it as JSON.
+	_, err := ParseConfig("agent.conf", []byte(`{"no_such_key": 1}`))
+	must.ErrorContains(t, err, `agent.conf:1:2: Extraneous JSON object property; No argument or block type is named "no_such_key"`)
+	// HCL is still HCL.
+	c, err := ParseConfig("agent.conf", []byte(`name = "x"`))
+	must.NoError(t, err)
+	must.Eq(t, "x", c.NodeName)
+}
+
 // meta and options take both of upstream's forms; only the map attribute
 // can hold dotted keys in HCL2. Numbers and bools become strings.
 func TestParseConfig_MapForms(t *testing.T) {
@@ -316,7 +360,8 @@ client {
 
 	_, err = ParseConfig("agent.json", []byte(`{"vault": {"enabled": true}, "server": {"raft_boltdb": {"no_freelist_sync": true}}}`))
 	must.Error(t, err)
-	must.StrContains(t, err.Error(), "agent.json:1:2: vault is not supported by this version")
+	must.StrContains(t, err.Error(), "agent.json:1:12: vault.enabled = true is not supported by this version; there is no Vault integration")
+	must.Error(t, err)
 	must.StrContains(t, err.Error(), "agent.json:1:41: server.raft_boltdb is not supported by this version")
 	must.StrNotContains(t, err.Error(), "Unsupported argument")
 }

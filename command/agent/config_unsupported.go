@@ -25,8 +25,29 @@ var unsupportedTopLevel = map[string]string{
 	"sentinel":                  "",
 	"syslog_facility":           "",
 	"ui":                        "there is no web UI",
-	"vault":                     "there is no Vault integration",
 }
+
+// unsupportedVault are the keys of upstream's vault block: the block is
+// accepted only as a disabled integration (enabled = false, or nothing
+// set), which is what this version has.
+var unsupportedVault = map[string]string{
+	"address":               vaultHint,
+	"allow_unauthenticated": vaultHint,
+	"ca_file":               vaultHint,
+	"ca_path":               vaultHint,
+	"cert_file":             vaultHint,
+	"create_from_role":      vaultHint,
+	"jwt_auth_backend_path": vaultHint,
+	"key_file":              vaultHint,
+	"name":                  vaultHint,
+	"namespace":             vaultHint,
+	"task_token_ttl":        vaultHint,
+	"tls_server_name":       vaultHint,
+	"tls_skip_verify":       vaultHint,
+	"token":                 vaultHint,
+}
+
+const vaultHint = "there is no Vault integration; only vault { enabled = false } is accepted"
 
 var unsupportedServer = map[string]string{
 	"acl_token_gc_threshold":        "",
@@ -75,8 +96,8 @@ var unsupportedACL = map[string]string{
 	"policy_ttl":               "policies are read from the servers' state on every request",
 	"role_ttl":                 "there are no ACL roles",
 	"replication_token":        "there is one region: ACLs are not replicated",
-	"token_min_expiration_ttl": "tokens do not expire",
-	"token_max_expiration_ttl": "tokens do not expire",
+	"token_min_expiration_ttl": "token expirations are bounded by upstream's defaults, 1m to 24h",
+	"token_max_expiration_ttl": "token expirations are bounded by upstream's defaults, 1m to 24h",
 }
 
 var unsupportedClient = map[string]string{

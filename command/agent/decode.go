@@ -75,6 +75,20 @@ func decodeBody(r *http.Request, out any) error {
 	return nil
 }
 
+// decodeOptionalBody is decodeBody for a request whose body may be left
+// out: an empty body leaves out untouched.
+func decodeOptionalBody(r *http.Request, out any) error {
+	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxRequestBody))
+	if err != nil {
+		return codedErrorf(http.StatusBadRequest, "Reading request body failed: %v", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	return decodeBody(r, out)
+}
+
 // decodeError words an encoding/json error for the user.
 func decodeError(err error) error {
 	var syntax *json.SyntaxError

@@ -53,9 +53,9 @@ func TestDecodeBody_UnknownFieldWithValue(t *testing.T) {
 	must.Eq(t, http.StatusBadRequest, code)
 	must.StrContains(t, msg, `unknown field "Job.TaskGroups[0].Scaling"`)
 
-	err = decodeString(t, `{"Job": {"ID": "web"}, "PreserveCounts": true}`, &got)
+	err = decodeString(t, `{"Job": {"ID": "web"}, "Submission": {"Source": "x"}, "NoSuchOption": true}`, &got)
 	must.Error(t, err)
-	must.StrContains(t, err.Error(), `unknown field "PreserveCounts"`)
+	must.StrContains(t, err.Error(), `unknown field "NoSuchOption"`)
 
 	// Every unknown field is named at once, in a stable order, so the user
 	// fixes them in one round trip (the official client's Canonicalize

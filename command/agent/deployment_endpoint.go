@@ -27,10 +27,8 @@ func (s *HTTPServer) deploymentRoutes(handle func(pattern string, fn handlerFunc
 func (s *HTTPServer) deploymentList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.DeploymentListRequest
 	var reply structs.DeploymentListResponse
-	if err := s.query(w, r, readCall{Method: "Deployment.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Deployments), nil
+	c := readCall{Method: "Deployment.List", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.Deployment { return reply.Deployments }, deploymentOrder)
 }
 
 // deploymentGet handles GET /v1/deployment/{id}.
@@ -50,10 +48,8 @@ func (s *HTTPServer) deploymentGet(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) deploymentAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id")}
 	var reply structs.AllocListResponse
-	if err := s.query(w, r, readCall{Method: "Deployment.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Allocations), nil
+	c := readCall{Method: "Deployment.Allocations", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.AllocListStub { return reply.Allocations }, allocOrder)
 }
 
 // deploymentWrite checks a body's deployment ID against the path's.
@@ -141,10 +137,8 @@ func (s *HTTPServer) deploymentAllocHealth(w http.ResponseWriter, r *http.Reques
 func (s *HTTPServer) jobDeployments(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobDeploymentsRequest{JobID: r.PathValue("id")}
 	var reply structs.JobDeploymentsResponse
-	if err := s.query(w, r, readCall{Method: "Job.Deployments", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Deployments), nil
+	c := readCall{Method: "Job.Deployments", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.Deployment { return reply.Deployments }, deploymentOrder)
 }
 
 // jobLatestDeployment handles GET /v1/job/{id}/deployment: null when the

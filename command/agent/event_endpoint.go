@@ -123,6 +123,12 @@ func parseEventRequest(r *http.Request) (stream.SubscribeRequest, error) {
 	}
 	for _, t := range v["topic"] {
 		kind, key, found := strings.Cut(t, ":")
+		if strings.Contains(key, ":") {
+			// Upstream's words: a key with a colon would be read as
+			// another pair, and a subscription must not quietly select
+			// something other than what was asked.
+			return req, codedErrorf(http.StatusBadRequest, "Invalid topic query: error parsing topics: Invalid key value pair for topic, topic: %s", t)
+		}
 		if !found || key == "" {
 			key = "*"
 		}
@@ -172,10 +178,46 @@ func writeEvents(ctx context.Context, w http.ResponseWriter, next eventSource) e
 			_ = write(map[string]string{"Error": err.Error()})
 			return err
 		default:
-			err = write(batch)
+			err = write(viewEvents(batch))
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// eventsView is a batch as the stream writes it: nodes and allocations in
+// the shape their read routes return (nodeView, allocJSON), upstream's
+// legacy resource fields included.
+type eventsView struct {
+	Index  uint64
+	Events []eventView
+}
+
+type eventView struct {
+	stream.Event
+	Payload eventPayloadView
+}
+
+type eventPayloadView struct {
+	stream.Payload
+	Node       *nodeView  `json:",omitempty"`
+	Allocation *allocJSON `json:",omitempty"`
+}
+
+func viewEvents(b stream.Events) eventsView {
+	out := eventsView{Index: b.Index, Events: make([]eventView, len(b.Events))}
+	for i, e := range b.Events {
+		ev := eventView{Event: e, Payload: eventPayloadView{Payload: e.Payload}}
+		if n := e.Payload.Node; n != nil {
+			v := viewNode(n)
+			ev.Payload.Node = &v
+		}
+		if a := e.Payload.Allocation; a != nil {
+			v := viewAlloc(a)
+			ev.Payload.Allocation = &v
+		}
+		out.Events[i] = ev
+	}
+	return out
 }

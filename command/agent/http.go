@@ -113,6 +113,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	s.nodePoolRoutes(handle)
 
 	handle("GET /v1/evaluations", s.evalList)
+	handle("DELETE /v1/evaluations", s.evalDelete)
 	handle("GET /v1/evaluation/{id}", s.evalGet)
 	handle("GET /v1/evaluation/{id}/allocations", s.evalAllocations)
 
@@ -145,6 +146,8 @@ func (s *HTTPServer) routes() *http.ServeMux {
 		handle(m+" /v1/acl/policy/{name}", s.aclPolicyPut)
 		handle(m+" /v1/acl/token", s.aclTokenPut)
 		handle(m+" /v1/acl/token/{id}", s.aclTokenPut)
+		handle(m+" /v1/acl/token/onetime", s.aclOneTimeToken)
+		handle(m+" /v1/acl/token/onetime/exchange", s.aclOneTimeExchange)
 		handle(m+" /v1/namespace", s.namespacePut)
 		handle(m+" /v1/namespace/{name}", s.namespacePut)
 	}

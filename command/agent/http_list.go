@@ -171,8 +171,18 @@ var allocOrder = listOrder[*structs.AllocListStub]{
 	byIndex: -1,
 }
 
+var fullAllocOrder = listOrder[allocJSON]{
+	key:     func(a allocJSON) listKey { return listKey{index: a.CreateIndex, id: a.ID} },
+	byIndex: -1,
+}
+
 var evalOrder = listOrder[*structs.Evaluation]{
 	key:     func(e *structs.Evaluation) listKey { return listKey{index: e.CreateIndex, id: e.ID} },
+	byIndex: -1,
+}
+
+var deploymentOrder = listOrder[*structs.Deployment]{
+	key:     func(d *structs.Deployment) listKey { return listKey{index: d.CreateIndex, id: d.ID} },
 	byIndex: -1,
 }
 

@@ -181,6 +181,20 @@ func TestHTTP_ListSemantics_BadInput(t *testing.T) {
 		{"/v1/evaluations?filter_eval_status=done", "filter_eval_status"},
 		{"/v1/acl/policies?filter=%3D%3D", "filter expression"},
 		{"/v1/namespaces?filter=%3D%3D", "filter expression"},
+		{"/v1/deployments?filter=%3D%3D", "filter expression"},
+		{"/v1/deployments?per_page=many", "per_page"},
+		{"/v1/deployment/allocations/x?filter=%3D%3D", "filter expression"},
+		{"/v1/job/web/deployments?filter=%3D%3D", "filter expression"},
+		{"/v1/node/pools?filter=%3D%3D", "filter expression"},
+		{"/v1/node/pools?filter=NoSuchField%3D%3D%22x%22", "failed to apply filter"},
+		{"/v1/node/pool/default/jobs?filter=%3D%3D", "filter expression"},
+		{"/v1/node/pool/default/nodes?filter=%3D%3D", "filter expression"},
+		{"/v1/node/pool/default/site-outages?filter=%3D%3D", "filter expression"},
+		{"/v1/node/x/allocations?filter=%3D%3D", "filter expression"},
+		{"/v1/job/web/allocations?filter=%3D%3D", "filter expression"},
+		{"/v1/job/web/evaluations?filter=%3D%3D", "filter expression"},
+		{"/v1/evaluation/x/allocations?filter=%3D%3D", "filter expression"},
+		{"/v1/acl/tokens?filter=%3D%3D", "filter expression"},
 		{"/v1/job/web?eval_priority=high", "eval_priority"},
 	} {
 		method := http.MethodGet
@@ -223,4 +237,89 @@ func TestHTTP_EvalPriority(t *testing.T) {
 	code, body := statusOf(t, err)
 	must.Eq(t, http.StatusBadRequest, code)
 	must.StrContains(t, body, "eval priority")
+}
+
+// Deployments and node pools (and a pool's jobs and nodes) take the same
+// filter and pagination as every other list, through the official
+// client, as upstream's do: they used to answer every entry whatever the
+// parameters.
+func TestHTTP_ListSemantics_DeploymentsAndNodePools(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	c := officialClient(t, a)
+	registerJobs(t, c, "dep-a", "dep-b", "dep-c")
+
+	var deps []*nomadapi.Deployment
+	agenttest.WaitFor(t, 10e9, "three deployments", func() (bool, string) {
+		var err error
+		deps, _, err = c.Deployments().List(nil)
+		must.NoError(t, err)
+		return len(deps) == 3, fmt.Sprint(len(deps), " deployments")
+	})
+	got, _, err := c.Deployments().List(&nomadapi.QueryOptions{Filter: `JobID == "dep-b"`})
+	must.NoError(t, err)
+	must.Len(t, 1, got)
+	must.Eq(t, "dep-b", got[0].JobID)
+	page1, meta, err := c.Deployments().List(&nomadapi.QueryOptions{PerPage: 2})
+	must.NoError(t, err)
+	must.Len(t, 2, page1)
+	must.NotEq(t, "", meta.NextToken)
+	page2, meta, err := c.Deployments().List(&nomadapi.QueryOptions{PerPage: 2, NextToken: meta.NextToken})
+	must.NoError(t, err)
+	must.Len(t, 1, page2)
+	must.Eq(t, "", meta.NextToken)
+	seen := map[string]bool{}
+	for _, d := range append(page1, page2...) {
+		seen[d.ID] = true
+	}
+	must.MapLen(t, 3, seen, must.Sprint("the two pages hold every deployment once"))
+
+	_, err = c.NodePools().Register(&nomadapi.NodePool{Name: "edge"}, nil)
+	must.NoError(t, err)
+	pools, meta, err := c.NodePools().List(&nomadapi.QueryOptions{PerPage: 2})
+	must.NoError(t, err)
+	must.Eq(t, []string{"all", "default"}, []string{pools[0].Name, pools[1].Name})
+	must.Eq(t, "edge", meta.NextToken)
+	pools, _, err = c.NodePools().List(&nomadapi.QueryOptions{Filter: `Name == "edge"`})
+	must.NoError(t, err)
+	must.Len(t, 1, pools)
+	must.Eq(t, "edge", pools[0].Name)
+
+	jobs, _, err := c.NodePools().ListJobs("default", &nomadapi.QueryOptions{Filter: `ID != "dep-a"`})
+	must.NoError(t, err)
+	must.Eq(t, []string{"dep-b", "dep-c"}, jobIDs(jobs))
+	jobs, meta, err = c.NodePools().ListJobs("default", &nomadapi.QueryOptions{PerPage: 1})
+	must.NoError(t, err)
+	must.Eq(t, []string{"dep-a"}, jobIDs(jobs))
+	must.Eq(t, "dep-b", meta.NextToken)
+	nodes, _, err := c.NodePools().ListNodes("all", &nomadapi.QueryOptions{Filter: `Status == "down"`})
+	must.NoError(t, err)
+	must.Len(t, 0, nodes)
+	nodes, _, err = c.NodePools().ListNodes("all", &nomadapi.QueryOptions{Filter: `Status == "ready"`})
+	must.NoError(t, err)
+	must.Len(t, 1, nodes)
+}
+
+// A list whose table was never written answers X-Nomad-Index: 0, as
+// upstream's (observed on Nomad 1.6.5: jobs, allocations, evaluations and
+// deployments 0; namespaces and node pools 1, seeded with the cluster);
+// harnesses compare it. (The client's own allocation watch still blocks:
+// TestBlockingRPC_IndexZeroButClientAllocsBlock.)
+func TestHTTP_EmptyListIndexZero(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	c := officialClient(t, a)
+
+	for path, want := range map[string]string{
+		"/v1/jobs": "0", "/v1/allocations": "0", "/v1/evaluations": "0", "/v1/deployments": "0",
+		"/v1/namespaces": "1", "/v1/node/pools": "1",
+	} {
+		resp, err := http.Get(a.HTTPAddr + path)
+		must.NoError(t, err)
+		resp.Body.Close()
+		must.Eq(t, http.StatusOK, resp.StatusCode)
+		must.Eq(t, want, resp.Header.Get("X-Nomad-Index"), must.Sprint(path))
+	}
+	jobs, qm, err := c.Jobs().List(nil)
+	must.NoError(t, err)
+	must.Len(t, 0, jobs)
+	must.Eq(t, uint64(0), qm.LastIndex)
 }

@@ -23,6 +23,13 @@ type jobRegisterBody struct {
 	SecretID   string
 }
 
+// jobParseBody is the body of PUT /v1/jobs/parse: upstream 1.6's hclv1
+// flag is known, and only false (HCL2, what we parse) is accepted.
+type jobParseBody struct {
+	api.JobsParseRequest
+	HCLv1 bool `json:"hclv1"`
+}
+
 // jobValidateBody is the body of POST /v1/validate/job.
 type jobValidateBody struct {
 	api.JobValidateRequest
@@ -52,6 +59,7 @@ func (s *HTTPServer) jobRegister(w http.ResponseWriter, r *http.Request) (any, e
 		EnforceIndex:   body.EnforceIndex,
 		JobModifyIndex: body.JobModifyIndex,
 		EvalPriority:   body.EvalPriority,
+		PreserveCounts: body.PreserveCounts,
 		WriteRequest:   structs.WriteRequest{Region: job.Region, Namespace: job.Namespace},
 	}
 	var reply structs.JobRegisterResponse
@@ -118,9 +126,12 @@ func (s *HTTPServer) jobParse(w http.ResponseWriter, r *http.Request) (any, erro
 	if err := s.authorize(r, allow, fmt.Sprintf("parse-job in namespace %q", ns)); err != nil {
 		return nil, err
 	}
-	var body api.JobsParseRequest
+	var body jobParseBody
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
+	}
+	if body.HCLv1 {
+		return nil, codedErrorf(http.StatusBadRequest, "hclv1 is not supported by this version: job files are HCL2 only")
 	}
 	if body.JobHCL == "" {
 		return nil, codedErrorf(http.StatusBadRequest, "Job spec is empty")

@@ -62,6 +62,19 @@ func (s *HTTPServer) nodeEligibility(w http.ResponseWriter, r *http.Request) (an
 	return reply, nil
 }
 
+// nodeEvaluate handles PUT|POST /v1/node/{id}/evaluate:
+// the node's jobs are evaluated again.
+func (s *HTTPServer) nodeEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := &structs.NodeEvaluateRequest{NodeID: r.PathValue("id"), WriteRequest: writeRequest(r)}
+	var reply structs.NodeEvaluateResponse
+	if err := s.call(r, "Node.Evaluate", args, &reply); err != nil {
+		return nil, err
+	}
+	reply.EvalIDs = nonNil(reply.EvalIDs)
+	setIndex(w, reply.Index)
+	return reply, nil
+}
+
 // nodePurge handles PUT|POST /v1/node/{id}/purge (nomad node purge); it
 // takes no body.
 func (s *HTTPServer) nodePurge(w http.ResponseWriter, r *http.Request) (any, error) {

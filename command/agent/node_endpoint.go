@@ -14,7 +14,8 @@ func (s *HTTPServer) nodeList(w http.ResponseWriter, r *http.Request) (any, erro
 	return listQuery(s, w, r, c, func() []*structs.NodeListStub { return reply.Nodes }, byID(func(n *structs.NodeListStub) string { return n.ID }))
 }
 
-// nodeGet handles GET /v1/node/{id}; the node's secret is never encoded.
+// nodeGet handles GET /v1/node/{id}; the node's secret is never encoded
+// (its SecretID field is there, empty, as upstream's).
 func (s *HTTPServer) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id")}
 	var reply structs.SingleNodeResponse
@@ -24,16 +25,16 @@ func (s *HTTPServer) nodeGet(w http.ResponseWriter, r *http.Request) (any, error
 	if reply.Node == nil {
 		return nil, codedErrorf(http.StatusNotFound, "node not found")
 	}
-	return reply.Node, nil
+	return viewNode(reply.Node), nil
 }
 
 // nodeAllocations handles GET /v1/node/{id}/allocations: full
-// allocations, as upstream returns them here.
+// allocations, as upstream returns them here. Upstream does not page this
+// list; we take the list parameters as everywhere, so a filter is never
+// accepted and ignored.
 func (s *HTTPServer) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id")}
 	var reply structs.NodeAllocsResponse
-	if err := s.query(w, r, readCall{Method: "Node.GetAllocs", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Allocs), nil
+	c := readCall{Method: "Node.GetAllocs", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []allocJSON { return viewAllocs(reply.Allocs) }, fullAllocOrder)
 }

@@ -38,6 +38,8 @@ func (s *HTTPServer) nodeAction(w http.ResponseWriter, r *http.Request) (any, er
 		return s.nodeEligibility(w, r)
 	case "purge":
 		return s.nodePurge(w, r)
+	case "evaluate":
+		return s.nodeEvaluate(w, r)
 	}
 	return nil, codedErrorf(http.StatusNotFound, "Invalid URL path %q", r.URL.Path)
 }
@@ -57,10 +59,8 @@ type nodePoolBody struct {
 func (s *HTTPServer) nodePoolList(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := &structs.NodePoolListRequest{}
 	var reply structs.NodePoolListResponse
-	if err := s.query(w, r, readCall{"NodePool.List", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.NodePools), nil
+	c := readCall{"NodePool.List", &args.QueryOptions, args, &reply, &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.NodePool { return reply.NodePools }, byID(func(p *structs.NodePool) string { return p.Name }))
 }
 
 func (s *HTTPServer) nodePoolGet(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -78,19 +78,15 @@ func (s *HTTPServer) nodePoolGet(w http.ResponseWriter, r *http.Request) (any, e
 func (s *HTTPServer) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := &structs.NodePoolSpecificRequest{Name: r.PathValue("name")}
 	var reply structs.NodePoolJobsResponse
-	if err := s.query(w, r, readCall{"NodePool.ListJobs", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Jobs), nil
+	c := readCall{"NodePool.ListJobs", &args.QueryOptions, args, &reply, &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.JobListStub { return reply.Jobs }, jobKey(r))
 }
 
 func (s *HTTPServer) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := &structs.NodePoolSpecificRequest{Name: r.PathValue("name")}
 	var reply structs.NodePoolNodesResponse
-	if err := s.query(w, r, readCall{"NodePool.ListNodes", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.Nodes), nil
+	c := readCall{"NodePool.ListNodes", &args.QueryOptions, args, &reply, &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.NodeListStub { return reply.Nodes }, byID(func(n *structs.NodeListStub) string { return n.ID }))
 }
 
 // nodePoolSiteOutages lists the site outages declared for the pool's
@@ -98,10 +94,8 @@ func (s *HTTPServer) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any,
 func (s *HTTPServer) nodePoolSiteOutages(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := &structs.NodePoolSpecificRequest{Name: r.PathValue("name")}
 	var reply structs.SiteOutageListResponse
-	if err := s.query(w, r, readCall{"NodePool.ListSiteOutages", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
-		return nil, err
-	}
-	return nonNil(reply.SiteOutages), nil
+	c := readCall{"NodePool.ListSiteOutages", &args.QueryOptions, args, &reply, &reply.QueryMeta}
+	return listQuery(s, w, r, c, func() []*structs.SiteOutage { return reply.SiteOutages }, byID(func(o *structs.SiteOutage) string { return o.ID }))
 }
 
 func (s *HTTPServer) nodePoolPut(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -106,9 +106,9 @@ func TestHTTP_RaftPeerBadInput(t *testing.T) {
 	must.StrContains(t, body, `Invalid stale "maybe"`)
 	code, _ = rawRequest(t, http.MethodPut, a.HTTPAddr+"/v1/agent/join", "")
 	must.Eq(t, http.StatusBadRequest, code)
-	code, body = rawRequest(t, http.MethodPut, a.HTTPAddr+"/v1/agent/force-leave?node=x&prune=1", "")
+	code, body = rawRequest(t, http.MethodPut, a.HTTPAddr+"/v1/agent/force-leave?node=x&prune=maybe", "")
 	must.Eq(t, http.StatusBadRequest, code)
-	must.StrContains(t, body, "prune is not supported")
+	must.StrContains(t, body, `Invalid prune value "maybe"`)
 }
 
 // startServerAgent starts a production (non-dev) server agent on loopback
@@ -214,6 +214,10 @@ func TestHTTP_JoinMembersForceLeave(t *testing.T) {
 		status := memberStatus(t, c1, "s2.global")
 		return status == "left", status
 	})
+	// -prune (the official client sends prune=1) forgets it at once
+	// instead of listing it as left until the reaper runs.
+	must.NoError(t, c1.Agent().ForceLeaveWithOptions("s2.global", nomadapi.ForceLeaveOpts{Prune: true}))
+	must.Eq(t, "absent", memberStatus(t, c1, "s2.global"))
 }
 
 func memberStatus(t *testing.T, c *nomadapi.Client, name string) string {

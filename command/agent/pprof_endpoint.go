@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
+	rpprof "runtime/pprof"
+	"strconv"
 	"strings"
 
 	"github.com/nomad-edge/nomad/acl"
@@ -11,10 +14,14 @@ import (
 )
 
 // agentPprof serves the Go runtime's profiles, as upstream's
-// /v1/agent/pprof/: profile (CPU, ?seconds=), trace, cmdline, and the
-// named ones (goroutine, heap, allocs, block, mutex, threadcreate). With
-// ACLs on they need a token with agent:write; with ACLs off, enable_debug.
-// A CPU profile of the leader is what says what bounds a cluster figure.
+// /v1/agent/pprof/: profile (CPU) and trace for ?seconds= (1 by default,
+// as upstream), cmdline, and the named ones (goroutine, heap, allocs,
+// block, mutex, threadcreate) with ?debug= and ?gc= (a GC before a heap
+// profile). The named ones are snapshots: they take seconds, as upstream's
+// official client sends it to every profile, and return at once, as
+// upstream does (Go's own handler would refuse it or wait). With ACLs on
+// they need a token with agent:write; with ACLs off, enable_debug. A CPU
+// profile of the leader is what says what bounds a cluster figure.
 func (s *HTTPServer) agentPprof() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := checkOrigin(r); err != nil {
@@ -25,19 +32,76 @@ func (s *HTTPServer) agentPprof() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		opts, err := parsePprofOptions(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		switch name := strings.Trim(r.PathValue("profile"), "/"); name {
-		case "profile":
-			pprof.Profile(w, r)
-		case "trace":
-			pprof.Trace(w, r)
+		case "profile", "trace":
+			// Go's handlers read seconds themselves; give them the
+			// upstream default rather than theirs (30 s for a profile).
+			r2 := r.Clone(r.Context())
+			q := r2.URL.Query()
+			q.Set("seconds", strconv.Itoa(opts.seconds))
+			r2.URL.RawQuery = q.Encode()
+			r2.Form = nil
+			if name == "profile" {
+				pprof.Profile(w, r2)
+			} else {
+				pprof.Trace(w, r2)
+			}
 		case "cmdline":
 			pprof.Cmdline(w, r)
 		case "":
 			pprof.Index(w, r)
 		default:
-			pprof.Handler(name).ServeHTTP(w, r)
+			p := rpprof.Lookup(name)
+			if p == nil {
+				s.writeError(w, r, codedErrorf(http.StatusNotFound, "Unknown profile: %s", name))
+				return
+			}
+			if name == "heap" && opts.gc > 0 {
+				runtime.GC()
+			}
+			if opts.debug != 0 {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			} else {
+				w.Header().Set("Content-Type", "application/octet-stream")
+				w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name))
+			}
+			if err := p.WriteTo(w, opts.debug); err != nil {
+				s.logger.Debug("writing profile", "profile", name, "error", err)
+			}
 		}
 	})
+}
+
+// pprofOptions are the profile parameters upstream's client sends
+// (PprofOptions: seconds, debug, gc).
+type pprofOptions struct {
+	seconds, debug, gc int
+}
+
+// parsePprofOptions reads them; a value that is not a non-negative
+// integer is a 400 naming it (upstream reads it as 0).
+func parsePprofOptions(r *http.Request) (pprofOptions, error) {
+	o := pprofOptions{seconds: 1}
+	for name, dst := range map[string]*int{"seconds": &o.seconds, "debug": &o.debug, "gc": &o.gc} {
+		v := r.URL.Query().Get(name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return o, codedErrorf(http.StatusBadRequest, "Invalid %s %q: must be a non-negative integer", name, v)
+		}
+		*dst = n
+	}
+	if o.seconds == 0 {
+		o.seconds = 1
+	}
+	return o, nil
 }
 
 func (s *HTTPServer) authorizeDebug(r *http.Request) error {

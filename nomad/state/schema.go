@@ -67,6 +67,8 @@ func schema() *memdb.DBSchema {
 			TableDeployment: deploymentTableSchema(),
 			// Declared site outages (ours).
 			TableSiteOutages: siteOutageTableSchema(),
+			// One-time tokens (upstream's /v1/acl/token/onetime).
+			TableOneTimeTokens: oneTimeTokenTableSchema(),
 		},
 	}
 }

@@ -29,6 +29,7 @@ const (
 	SnapshotNodePool
 	SnapshotDeployment
 	SnapshotSiteOutage
+	SnapshotOneTimeToken
 )
 
 // String names the kind, as error messages show it.
@@ -93,6 +94,7 @@ var snapshotTables = []snapshotTable{
 	snapshotOf[structs.NodePool](TableNodePools, SnapshotNodePool, "NodePool", nil),
 	snapshotOf(TableDeployment, SnapshotDeployment, "Deployment", (*StateRestore).DeploymentRestore),
 	snapshotOf[structs.SiteOutage](TableSiteOutages, SnapshotSiteOutage, "SiteOutage", nil),
+	snapshotOf[structs.OneTimeToken](TableOneTimeTokens, SnapshotOneTimeToken, "OneTimeToken", nil),
 }
 
 func tableOf(kind SnapshotKind) (snapshotTable, bool) {

@@ -25,7 +25,10 @@ var (
 	ErrTokenNotFound = fmt.Errorf("%w: ACL token not found", ErrPermissionDenied)
 	// ErrACLBootstrapped refuses a second bootstrap: the first token is
 	// made once, and further ones by a management token.
-	ErrACLBootstrapped  = fmt.Errorf("%w: ACL bootstrap already done", ErrInvalidRequest)
+	ErrACLBootstrapped = fmt.Errorf("%w: ACL bootstrap already done", ErrInvalidRequest)
+	// ErrTokenExpired refuses a token past its ExpirationTime: a 403, as
+	// upstream's "ACL token expired".
+	ErrTokenExpired     = fmt.Errorf("%w: ACL token expired", ErrPermissionDenied)
 	ErrUnknownACLToken  = errors.New("ACL token not found by accessor")
 	ErrUnknownACLPolicy = errors.New("ACL policy not found")
 )
@@ -34,25 +37,71 @@ var (
 // AccessorID names it in lists and logs. A management token may do
 // anything; a client token what its policies allow.
 type ACLToken struct {
-	AccessorID  string
-	SecretID    string
-	Name        string
-	Type        string
-	Policies    []string
-	Global      bool
-	CreateTime  time.Time
-	CreateIndex uint64
-	ModifyIndex uint64
+	AccessorID string
+	SecretID   string
+	Name       string
+	Type       string
+	Policies   []string
+	Global     bool
+	CreateTime time.Time
+	// ExpirationTime, when set, is when the token stops working; it is
+	// fixed at creation (from ExpirationTTL, the TTL asked for, when that
+	// is what the request gave).
+	ExpirationTime *time.Time    `json:",omitempty"`
+	ExpirationTTL  time.Duration `json:",omitempty"`
+	CreateIndex    uint64
+	ModifyIndex    uint64
 }
+
+// Token expiration bounds: upstream's defaults for acl.token_min_expiration_ttl
+// and acl.token_max_expiration_ttl, which this version does not let an
+// operator change.
+const (
+	MinTokenExpirationTTL = time.Minute
+	MaxTokenExpirationTTL = 24 * time.Hour
+)
 
 // IsManagement reports whether the token may do anything.
 func (t *ACLToken) IsManagement() bool { return t.Type == ACLManagementToken }
+
+// IsExpired reports whether the token has an expiration time at or
+// before now.
+func (t *ACLToken) IsExpired(now time.Time) bool {
+	return t.ExpirationTime != nil && !t.ExpirationTime.After(now)
+}
+
+// SetExpiration fixes a new token's ExpirationTime from its ExpirationTTL
+// (now + TTL) and checks it lies between MinTokenExpirationTTL and
+// MaxTokenExpirationTTL from now, as upstream; a token that sets neither
+// never expires.
+func (t *ACLToken) SetExpiration(now time.Time) error {
+	switch {
+	case t.ExpirationTTL < 0:
+		return fmt.Errorf("token expiration TTL %s is negative", t.ExpirationTTL)
+	case t.ExpirationTTL > 0 && t.ExpirationTime != nil:
+		return errors.New("token sets both ExpirationTime and ExpirationTTL; set one")
+	case t.ExpirationTTL > 0:
+		at := now.Add(t.ExpirationTTL)
+		t.ExpirationTime = &at
+	case t.ExpirationTime == nil:
+		return nil
+	}
+	ttl := t.ExpirationTime.Sub(now)
+	if ttl < MinTokenExpirationTTL {
+		return fmt.Errorf("expiration time cannot be less than %s in the future", MinTokenExpirationTTL)
+	}
+	if ttl > MaxTokenExpirationTTL {
+		return fmt.Errorf("expiration time cannot be more than %s in the future", MaxTokenExpirationTTL)
+	}
+	return nil
+}
 
 // Stub is the token without its secret, for lists.
 func (t *ACLToken) Stub() *ACLTokenListStub {
 	return &ACLTokenListStub{
 		AccessorID: t.AccessorID, Name: t.Name, Type: t.Type, Policies: t.Policies,
-		Global: t.Global, CreateTime: t.CreateTime, CreateIndex: t.CreateIndex, ModifyIndex: t.ModifyIndex,
+		Global: t.Global, CreateTime: t.CreateTime, ExpirationTime: t.ExpirationTime,
+		CreateIndex: t.CreateIndex, ModifyIndex: t.ModifyIndex,
 	}
 }
 
@@ -77,16 +126,71 @@ func (t *ACLToken) Validate() error {
 	return p.err()
 }
 
+// OneTimeTokenTTL is how long a one-time token may be exchanged, as
+// upstream's.
+const OneTimeTokenTTL = 10 * time.Minute
+
+// OneTimeToken stands for the ACL token AccessorID names until it is
+// exchanged (once) or ExpiresAt passes: a secret that can be handed to a
+// person or a browser without handing over the token itself (upstream's
+// `nomad ui -authenticate`).
+type OneTimeToken struct {
+	OneTimeSecretID string
+	AccessorID      string
+	ExpiresAt       time.Time
+	CreateIndex     uint64
+	ModifyIndex     uint64
+}
+
+// ErrOneTimeTokenInvalid refuses an exchange of a secret that names no
+// live one-time token (never made, used already, expired, or its ACL
+// token deleted): a 403 that tells these apart for no one.
+var ErrOneTimeTokenInvalid = fmt.Errorf("%w: one-time token not found or expired", ErrPermissionDenied)
+
+// OneTimeTokenUpsertRequest stores a one-time token; Expired lists the
+// secrets of the ones past their time, deleted in the same entry.
+type OneTimeTokenUpsertRequest struct {
+	OneTimeToken *OneTimeToken
+	Expired      []string
+	WriteRequest
+}
+
+// OneTimeTokenUpsertResponse answers ACL.UpsertOneTimeToken.
+type OneTimeTokenUpsertResponse struct {
+	OneTimeToken *OneTimeToken
+	WriteMeta
+}
+
+// OneTimeTokenExchangeRequest trades a one-time secret for its ACL token.
+type OneTimeTokenExchangeRequest struct {
+	OneTimeSecretID string
+	WriteRequest
+}
+
+// OneTimeTokenExchangeResponse carries the ACL token an exchange gave.
+type OneTimeTokenExchangeResponse struct {
+	Token *ACLToken
+	WriteMeta
+}
+
+// OneTimeTokenDeleteRequest deletes one-time tokens by secret (an
+// exchange deletes the one it used).
+type OneTimeTokenDeleteRequest struct {
+	OneTimeSecretIDs []string
+	WriteRequest
+}
+
 // ACLTokenListStub is a token in a list: everything but the secret.
 type ACLTokenListStub struct {
-	AccessorID  string
-	Name        string
-	Type        string
-	Policies    []string
-	Global      bool
-	CreateTime  time.Time
-	CreateIndex uint64
-	ModifyIndex uint64
+	AccessorID     string
+	Name           string
+	Type           string
+	Policies       []string
+	Global         bool
+	CreateTime     time.Time
+	ExpirationTime *time.Time `json:",omitempty"`
+	CreateIndex    uint64
+	ModifyIndex    uint64
 }
 
 // ACLPolicy is a named set of rules in the policy language (package acl).
@@ -129,6 +233,9 @@ type ACLPolicyListStub struct {
 // fills Token (secrets and time) before the request goes through raft.
 type ACLTokenBootstrapRequest struct {
 	Token *ACLToken
+	// BootstrapSecret, when set, is the SecretID the operator chose for
+	// the bootstrap token (a UUID), as upstream's.
+	BootstrapSecret string
 	WriteRequest
 }
 

@@ -129,6 +129,21 @@ type NodePurgeRequest struct {
 	WriteRequest
 }
 
+// NodeEvaluateRequest asks for the node's jobs to be evaluated again
+// (PUT /v1/node/:id/evaluate).
+type NodeEvaluateRequest struct {
+	NodeID string
+	WriteRequest
+}
+
+// NodeEvaluateResponse answers Node.Evaluate with the evaluations created.
+type NodeEvaluateResponse struct {
+	EvalIDs         []string
+	EvalCreateIndex uint64
+	NodeModifyIndex uint64
+	WriteMeta
+}
+
 // NodePurgeResponse answers Node.Purge.
 type NodePurgeResponse struct {
 	EvalIDs         []string

@@ -47,6 +47,8 @@ const (
 	SiteOutageUpdateRequestType
 	NodeBatchUpdateStatusRequestType
 	DeploymentDeleteRequestType
+	OneTimeTokenUpsertRequestType
+	OneTimeTokenDeleteRequestType
 )
 
 func (t MessageType) String() string {
@@ -58,7 +60,7 @@ func (t MessageType) String() string {
 		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
 		"NodePoolUpsert", "NodePoolDelete",
 		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate",
-		"NodeBatchUpdateStatus", "DeploymentDelete"}
+		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -40,9 +40,16 @@ func raftRequests() map[structs.MessageType]any {
 		structs.DeploymentDeleteRequestType: &structs.DeploymentDeleteRequest{
 			Deployments: []string{"d1", "d2"}, WriteRequest: fullWriteRequest(),
 		},
+		structs.OneTimeTokenUpsertRequestType: &structs.OneTimeTokenUpsertRequest{
+			OneTimeToken: &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "accessor-1", ExpiresAt: t0.Add(10 * time.Minute), CreateIndex: 7, ModifyIndex: 7},
+			Expired:      []string{"ott-0"}, WriteRequest: fullWriteRequest(),
+		},
+		structs.OneTimeTokenDeleteRequestType: &structs.OneTimeTokenDeleteRequest{
+			OneTimeSecretIDs: []string{"ott-1"}, WriteRequest: fullWriteRequest(),
+		},
 		structs.JobRegisterRequestType: &structs.JobRegisterRequest{
 			Job: fullJob(), EnforceIndex: true, JobModifyIndex: 3, Eval: fullEval(),
-			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), EvalPriority: 90, WriteRequest: fullWriteRequest(),
+			SubmitTime: t0.UnixNano(), Scaling: fullScalingEvent(), EvalPriority: 90, PreserveCounts: true, WriteRequest: fullWriteRequest(),
 		},
 		structs.JobDeregisterRequestType: &structs.JobDeregisterRequest{
 			JobID: "edge-app", Purge: true, NoShutdownDelay: true, Eval: fullEval(), Now: t0.UnixNano(), EvalPriority: 70, WriteRequest: fullWriteRequest(),
@@ -90,7 +97,7 @@ func raftRequests() map[structs.MessageType]any {
 			AccessorIDs: []string{"accessor-1"}, WriteRequest: fullWriteRequest(),
 		},
 		structs.ACLTokenBootstrapRequestType: &structs.ACLTokenBootstrapRequest{
-			Token: fullACLToken(), WriteRequest: fullWriteRequest(),
+			Token: fullACLToken(), BootstrapSecret: "9184ec35-65d4-9258-61e3-0c066d0a45c5", WriteRequest: fullWriteRequest(),
 		},
 		structs.NodeUpdateDrainRequestType: &structs.NodeUpdateDrainRequest{
 			NodeID: "node-a", DrainStrategy: &structs.DrainStrategy{
@@ -172,7 +179,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.DeploymentDeleteRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.OneTimeTokenDeleteRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))
@@ -248,8 +255,10 @@ func fullACLPolicy() *structs.ACLPolicy {
 }
 
 func fullACLToken() *structs.ACLToken {
+	expires := t0.Add(time.Hour)
 	return &structs.ACLToken{AccessorID: "accessor-1", SecretID: "secret-1", Name: "ci", Type: structs.ACLClientToken,
-		Policies: []string{"readers"}, Global: true, CreateTime: t0, CreateIndex: 5, ModifyIndex: 6}
+		Policies: []string{"readers"}, Global: true, CreateTime: t0, ExpirationTime: &expires, ExpirationTTL: time.Hour,
+		CreateIndex: 5, ModifyIndex: 6}
 }
 
 func fullScalingEvent() *structs.ScalingEventRequest {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Job types.
@@ -154,19 +155,23 @@ func (j *Job) Canonicalize() {
 // Validate returns every problem with the job at once.
 func (j *Job) Validate() error {
 	var p problems
+	// A job ID or name may hold anything upstream's may ("/", tabs,
+	// any Unicode: the API escapes them in paths) but a space (ID only)
+	// or a NUL. Upstream sets no length limit; 128 characters bound what
+	// every allocation name and index entry of the job repeats.
 	if j.ID == "" {
 		p.add("Missing job ID")
-	} else if len(j.ID) > 128 {
-		p.add("Job ID must be no more than 128 characters")
-	} else if msg := nameProblem("Job ID", j.ID); msg != "" {
-		p.add("%s", msg)
-	} else if strings.ContainsAny(j.ID, " \t\n\r") {
+	} else if utf8.RuneCountInString(j.ID) > MaxJobIDLength {
+		p.add("Job ID must be no more than %d characters", MaxJobIDLength)
+	} else if strings.ContainsRune(j.ID, 0) {
+		p.add("Job ID %q must not contain a NUL character", j.ID)
+	} else if strings.Contains(j.ID, " ") {
 		p.add("Job ID %q must not contain a space", j.ID)
 	}
 	if j.Name == "" {
 		p.add("Missing job name")
-	} else if msg := nameProblem("Job name", j.Name); msg != "" {
-		p.add("%s", msg)
+	} else if strings.ContainsRune(j.Name, 0) {
+		p.add("Job name %q must not contain a NUL character", j.Name)
 	}
 	switch j.Type {
 	case JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch:

@@ -25,6 +25,9 @@ const MaxNestingDepth = 64
 // out of memory.
 const MaxGroupCount = 10_000
 
+// MaxJobIDLength is the longest job ID, in characters.
+const MaxJobIDLength = 128
+
 // ValueDepth is how deeply a decoded free-form value (maps and lists, as
 // JSON, msgpack and the job file parser make them) nests: 0 for a scalar,
 // 1 for a flat map or list. It stops counting past limit, so a hostile
@@ -54,9 +57,9 @@ func ValueDepth(v any, limit int) int {
 	return deepest + 1
 }
 
-// nameProblem says what is wrong with a job, group or task name (what
-// names it, e.g. "Job ID"), or "" when nothing is. Names end up in HTTP
-// paths, allocation names and, for tasks, directory names on clients.
+// nameProblem says what is wrong with a group or task name (what names
+// it, e.g. "Task name"), or "" when nothing is. Names end up in
+// allocation names and, for tasks, directory names on clients.
 func nameProblem(what, name string) string {
 	switch {
 	case strings.ContainsRune(name, 0):

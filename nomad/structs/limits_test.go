@@ -80,11 +80,15 @@ func TestJob_Validate_Limits(t *testing.T) {
 		}},
 
 		{"job ID with a space", func(j *structs.Job) { j.ID = "my job" }, []string{`Job ID "my job" must not contain a space`}},
-		{"job ID with a slash", func(j *structs.Job) { j.ID = "a/b" }, []string{`Job ID "a/b" must not contain "/"`}},
-		{"job ID with a backslash", func(j *structs.Job) { j.ID = `a\b` }, []string{`Job ID "a\\b" must not contain "\\"`}},
+		{"job ID with a slash", func(j *structs.Job) { j.ID = "a/b" }, nil},
+		{"job ID with a backslash", func(j *structs.Job) { j.ID = `a\b` }, nil},
+		{"job ID with a tab and a newline", func(j *structs.Job) { j.ID = "a\tb\nc" }, nil},
+		{"job ID of 128 non-ASCII characters", func(j *structs.Job) { j.ID = strings.Repeat("é", 128) }, nil},
+		{"job ID of 129 characters", func(j *structs.Job) { j.ID = strings.Repeat("x", 129) }, []string{"Job ID must be no more than 128 characters"}},
 		{"job ID with NUL", func(j *structs.Job) { j.ID = "a\x00b" }, []string{`Job ID "a\x00b" must not contain a NUL character`}},
 		{"job name with a space", func(j *structs.Job) { j.Name = "my job" }, nil},
-		{"job name with a slash", func(j *structs.Job) { j.Name = "a/b" }, []string{`Job name "a/b" must not contain "/"`}},
+		{"job name with a slash", func(j *structs.Job) { j.Name = "a/b" }, nil},
+		{"job name with NUL", func(j *structs.Job) { j.Name = "a\x00b" }, []string{`Job name "a\x00b" must not contain a NUL character`}},
 		{"group name with a backslash", func(j *structs.Job) { j.TaskGroups[0].Name = `..\x` }, []string{
 			`Task group name "..\\x" must not contain "\\"`,
 		}},

@@ -112,6 +112,10 @@ type JobRegisterRequest struct {
 	// EvalPriority, when set, is the priority of the evaluation created
 	// instead of the job's own.
 	EvalPriority int
+	// PreserveCounts keeps the count of every group the registered job
+	// already has (upstream's `job run -preserve-counts`); new groups take
+	// the count they are given.
+	PreserveCounts bool
 	WriteRequest
 }
 
