@@ -1,11 +1,17 @@
-// Package command is the nomad CLI: one file per command (job_run.go,
-// alloc_status.go, ...), each a cli.Command with upstream's name, flags and
-// output columns, talking to an agent through the api package.
+// Package command is the nomad CLI. Each command keeps upstream's name,
+// flags, output columns and exit codes, because operators script against
+// them.
 //
-// Shared pieces: Meta (the -address, -region and -namespace flags and the
-// API client every command uses), the table and time formatting in
-// format.go, short-ID prefix resolution in resolve.go, and the evaluation
-// monitor (monitor.go) that `job run` and `job stop` follow.
+// Which way it calls: commands reach an agent only through the HTTP API,
+// with the api package; they never import the server, the client or the
+// scheduler, so what the CLI shows is exactly what any other API user can
+// see. Flags shared by every command (-address, -region, -namespace, the
+// token and TLS settings) and the API client built from them live in one
+// place, Meta; short-ID prefixes, tables and times are resolved and
+// formatted one way for all commands, and every command that waits for an
+// evaluation or a deployment follows it with the one monitor.
 //
-// The agent itself (`nomad agent`) lives in the agent subpackage.
+// The agent process itself (`nomad agent`) is the agent subpackage, which
+// sits below the commands: it wires a server and a client and serves the
+// HTTP API the commands speak to.
 package command
