@@ -460,6 +460,8 @@ func (s *scenario) reconcile(t *testing.T, d *directive) (string, error) {
 	for _, g := range res.Groups {
 		checkExclusive(t, g)
 	}
+	checkPhases(t, ReconcilerInput{Job: s.job, Allocs: in, TaintedNodes: s.tainted(), EvalID: "eval-now", Now: now,
+		Deployment: s.deployment.Copy()})
 	return describeResults(res, now), nil
 }
 

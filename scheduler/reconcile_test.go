@@ -83,6 +83,7 @@ func reconcileChecked(t *testing.T, in ReconcilerInput) flatResults {
 	for _, g := range res.Groups {
 		checkExclusive(t, g)
 	}
+	checkPhases(t, in)
 	return flatten(res)
 }
 
