@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,6 +45,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden results of testdat
 //	      [modified=D] [followup=EVALID] [tasks=NAME:STATE,...]
 //	deployment ID [version=N] [status=STATUS] [promoted] [canaries=N]
 //	reconcile [now=D] [eval=ID] [priority=N]
+//	purge        (the job is purged: the reconciler gets no job)
+//	reset        (an empty world: the next case of the file starts afresh)
 //
 // old_tasks gives the allocation a job whose task differs from the current
 // one, so moving it to the current version is a destructive update. A job's
@@ -187,6 +190,10 @@ func runScenarioFile(t *testing.T, path string) {
 			err = s.setAlloc(d)
 		case "deployment":
 			err = s.setDeployment(d)
+		case "purge":
+			s.job = nil
+		case "reset":
+			*s = scenario{nodes: map[string]*structs.Node{}, allocs: map[string]*structs.Allocation{}, now: testNow}
 		case "reconcile":
 			var out string
 			out, err = s.reconcile(t, d)
@@ -539,11 +546,19 @@ func (s *scenario) reconcile(t *testing.T, d *directive) (string, error) {
 	checkResults(t, in, allocs, res)
 	checkPhases(t, input(allocs))
 	out := describeResults(res, now)
-	// The same world listed in the other order gives the same answer.
-	reversed := slices.Clone(allocs)
-	slices.Reverse(reversed)
-	if rev := describeResults(Reconcile(input(reversed)), now); rev != out {
-		t.Errorf("reconcile at now%+v depends on the order of the allocations:\n--- sorted\n%s--- reversed\n%s", now.Sub(s.now), out, rev)
+	// The same world listed in another order gives the same answer:
+	// reversed, and shuffled a few times with a fixed seed.
+	other := slices.Clone(allocs)
+	slices.Reverse(other)
+	rng := rand.New(rand.NewSource(int64(d.line)))
+	for i := range 8 {
+		if i > 0 {
+			rng.Shuffle(len(other), func(i, j int) { other[i], other[j] = other[j], other[i] })
+		}
+		if got := describeResults(Reconcile(input(other)), now); got != out {
+			t.Errorf("reconcile at now%+v depends on the order of the allocations:\n--- sorted\n%s--- reordered\n%s", now.Sub(s.now), out, got)
+			break
+		}
 	}
 	return out, nil
 }
@@ -554,7 +569,8 @@ func (s *scenario) reconcile(t *testing.T, d *directive) (string, error) {
 // evaluation goes on from this one at its priority, every allocation
 // marked disconnected is unknown as of now and still desired running,
 // every one updated in place runs the current job as of this evaluation,
-// and every reconnected one no longer waits to reconnect.
+// every reconnected one no longer waits to reconnect, and a placement
+// keeps only an unknown previous allocation running.
 func checkResults(t *testing.T, in ReconcilerInput, orig []*structs.Allocation, res ReconcileResults) {
 	t.Helper()
 	for i, a := range in.Allocs {
@@ -584,6 +600,11 @@ func checkResults(t *testing.T, in ReconcilerInput, orig []*structs.Allocation, 
 		for id, u := range g.Reconnect {
 			if u.NeedsToReconnect() {
 				t.Errorf("group %s: %s reconnected still waits to reconnect", g.Name, id)
+			}
+		}
+		for _, p := range g.Place {
+			if p.keepPrevious && p.previousAlloc.ClientStatus != structs.AllocClientStatusUnknown {
+				t.Errorf("group %s: the placement of %s keeps %s running, which is not unknown", g.Name, p.name, p.previousAlloc.ID)
 			}
 		}
 	}
@@ -670,7 +691,11 @@ func describeResults(res ReconcileResults, now time.Time) string {
 			b.WriteString("\n")
 		}
 		for _, p := range g.DestructiveUpdate {
-			fmt.Fprintf(&b, "  destructive %s replaces %s\n", shortName(p.name), p.previousAlloc.ID)
+			fmt.Fprintf(&b, "  destructive %s replaces %s", shortName(p.name), p.previousAlloc.ID)
+			if p.stopPrevious {
+				fmt.Fprintf(&b, " stop-previous=%q", p.stopDesc)
+			}
+			b.WriteString("\n")
 		}
 		for _, p := range g.Place {
 			b.WriteString("  " + describePlacement(p) + "\n")

@@ -9,9 +9,8 @@ import (
 
 // checkPhases runs the reconciler on in phase by phase and checks, around
 // each phase of groupPhases, the preconditions its doc comment states that
-// are cheap to check. Every golden scenario and every reconcileChecked
-// case goes through it, so a reordering of the phases that breaks one
-// fails there.
+// are cheap to check. Every reconcile of the golden scenarios goes through
+// it, so a reordering of the phases that breaks one fails there.
 func checkPhases(t *testing.T, in ReconcilerInput) {
 	t.Helper()
 	if in.Job == nil || in.Job.Stopped() {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -153,4 +154,19 @@ func TestReconcile_BatchFinishedRecorded(t *testing.T) {
 	must.Eq(t, structs.ReconnectRuleFinished, recs[o.ID].Rule)
 	must.Eq(t, o.ID, recs[o.ID].KeptAllocID)
 	must.Eq(t, "", recs[o.ID].StoppedAllocID)
+}
+
+// reconnectFixture: a group of one with a window; the original O came back
+// running on a ready node after being unknown, and its replacement R runs.
+// Allocs[0] is O.
+func reconnectFixture(strategy string) (ReconcilerInput, *structs.Allocation, *structs.Allocation) {
+	job := withWindow(mock.Job(), time.Hour)
+	job.TaskGroups[0].Count = 1
+	job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{Reconcile: strategy}
+	o := allocsFor(job, 1, structs.AllocClientStatusRunning)[0]
+	o.AllocStates = []*structs.AllocState{{Field: structs.AllocStateFieldClientStatus, Value: structs.AllocClientStatusUnknown, Time: testNow.Add(-10 * time.Minute)}}
+	r := allocsFor(job, 1, structs.AllocClientStatusRunning)[0]
+	r.PreviousAllocation = o.ID
+	o.NextAllocation = r.ID
+	return ReconcilerInput{Job: job, Allocs: []*structs.Allocation{o, r}, Now: testNow}, o, r
 }
