@@ -42,7 +42,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden results of testdat
 //	alloc ID idx=N [node=ID] [client=STATUS] [desired=run|stop] [desc=lost|rescheduled] [prev=ID]
 //	      [version=N] [unknown_since=D] [failed_at=D] [started=D] [score=F] [created=N] [migrate]
 //	      [old_tasks] [deployment=ID] [healthy=BOOL] [canary] [attempts=D,D...] [placed=D]
-//	      [modified=D] [followup=EVALID] [tasks=NAME:STATE,...]
+//	      [modified=D] [followup=EVALID] [tasks=NAME:STATE,...] [reschedule]
 //	deployment ID [version=N] [status=STATUS] [promoted] [canaries=N]
 //	reconcile [now=D] [eval=ID] [priority=N]
 //	purge        (the job is purged: the reconciler gets no job)
@@ -57,7 +57,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden results of testdat
 // tasks= gives its tasks (the first one the mock's "web") their kill
 // timeouts and meta= its job and group meta; an allocation's tasks= the
 // states of its tasks, modified= its ModifyTime and followup= its
-// FollowupEvalID. A reconcile runs as evaluation eval (eval-now) of
+// FollowupEvalID, and reschedule its desired transition to be rescheduled
+// (as migrate to migrate). A reconcile runs as evaluation eval (eval-now) of
 // priority.
 //
 // Besides the output, every reconcile checks what holds for any input
@@ -481,6 +482,10 @@ func (s *scenario) setAlloc(d *directive) error {
 		yes := true
 		a.DesiredTransition.Migrate = &yes
 	}
+	if d.args["reschedule"] == "true" {
+		yes := true
+		a.DesiredTransition.Reschedule = &yes
+	}
 	a.DeploymentID = d.args["deployment"]
 	if v := d.args["healthy"]; v != "" || d.args["canary"] == "true" {
 		a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: d.args["canary"] == "true"}
@@ -602,6 +607,7 @@ func checkResults(t *testing.T, in ReconcilerInput, orig []*structs.Allocation, 
 				t.Errorf("group %s: %s reconnected still waits to reconnect", g.Name, id)
 			}
 		}
+		checkRecords(t, in, g)
 		for _, p := range g.Place {
 			if p.keepPrevious && p.previousAlloc.ClientStatus != structs.AllocClientStatusUnknown {
 				t.Errorf("group %s: the placement of %s keeps %s running, which is not unknown", g.Name, p.name, p.previousAlloc.ID)
@@ -629,6 +635,60 @@ func checkExclusive(t *testing.T, g *GroupResults) {
 	}
 	for id := range g.Ignore {
 		mark(id, "ignored")
+	}
+}
+
+// groupRecords returns the reconnect decision record each allocation of
+// g carries in the plan: stopped ones in their stop request, kept ones in
+// their update or their record-only copy.
+func groupRecords(g *GroupResults) map[string]*structs.ReconnectDecision {
+	out := map[string]*structs.ReconnectDecision{}
+	for _, st := range g.Stop {
+		if st.alloc.ReconnectDecision != nil {
+			out[st.alloc.ID] = st.alloc.ReconnectDecision
+		}
+	}
+	for id, a := range g.Updates.union(g.Recorded) {
+		if a.ReconnectDecision != nil {
+			out[id] = a.ReconnectDecision
+		}
+	}
+	return out
+}
+
+// checkRecords checks what the golden output leaves out of a reconnect
+// decision record: it names this evaluation and its time, the node scores
+// of both copies as placed, it is on one of the two, and the kept and the
+// stopped copy carry the same record, so that `nomad alloc status` on either answers "why this
+// copy and not that one?".
+func checkRecords(t *testing.T, in ReconcilerInput, g *GroupResults) {
+	t.Helper()
+	byID := map[string]*structs.Allocation{}
+	for _, a := range in.Allocs {
+		byID[a.ID] = a
+	}
+	score := func(id string) float64 {
+		if a := byID[id]; a != nil && a.Metrics != nil {
+			s, _ := a.Metrics.NodeScore(a.NodeID)
+			return s
+		}
+		return 0
+	}
+	recs := groupRecords(g)
+	for id, rec := range recs {
+		if rec.EvalID != in.EvalID || rec.Time != in.Now.UnixNano() {
+			t.Errorf("group %s: the record on %s does not name this evaluation and its time: %+v", g.Name, id, rec)
+		}
+		if rec.KeptScore != score(rec.KeptAllocID) || rec.StoppedScore != score(rec.StoppedAllocID) {
+			t.Errorf("group %s: the record on %s does not carry both copies' scores: %+v", g.Name, id, rec)
+		}
+		if id != rec.KeptAllocID && id != rec.StoppedAllocID {
+			t.Errorf("group %s: the record on %s names neither it kept nor stopped: %+v", g.Name, id, rec)
+		}
+		// A kept copy compared with several carries the last comparison.
+		if o, ok := recs[rec.StoppedAllocID]; ok && id == rec.KeptAllocID && *o != *rec {
+			t.Errorf("group %s: %s and %s carry different records: %+v, %+v", g.Name, id, rec.StoppedAllocID, rec, o)
+		}
 	}
 }
 
@@ -705,6 +765,12 @@ func describeResults(res ReconcileResults, now time.Time) string {
 		}
 		if len(g.RescheduleLater) > 0 {
 			fmt.Fprintf(&b, "  later %s\n", strings.Join(slices.Sorted(maps.Keys(g.RescheduleLater)), " "))
+		}
+		recs := groupRecords(g)
+		for _, id := range slices.Sorted(maps.Keys(recs)) {
+			rec := recs[id]
+			fmt.Fprintf(&b, "  record %s rule=%s strategy=%s kept=%s stopped=%s\n", id, rec.Rule, rec.Strategy,
+				cmpOr(rec.KeptAllocID, "-"), cmpOr(rec.StoppedAllocID, "-"))
 		}
 		for _, e := range g.FollowupEvals {
 			at := e.WaitUntil.Sub(now)
