@@ -48,6 +48,16 @@ func checkPhases(t *testing.T, in ReconcilerInput) {
 func checkBefore(t *testing.T, phase string, g *groupState) {
 	t.Helper()
 	switch phase {
+	case "ignore-old-batch":
+		if g.chains.rootOf != nil {
+			t.Errorf("group %s: ignore-old-batch runs after classify", g.tg.Name)
+		}
+	case "reschedule-later":
+		for _, l := range g.resched.later {
+			if g.stopped[l.alloc.ID] != nil {
+				t.Errorf("group %s: %s is stopped and still to reschedule later", g.tg.Name, l.alloc.ID)
+			}
+		}
 	case "scale-down":
 		if len(g.destructive) > 0 {
 			t.Errorf("group %s: scale-down runs after a destructive update was decided", g.tg.Name)
