@@ -194,11 +194,17 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 		r.stopAll(&d, all)
 		return d.results(name, nil, nil, nil)
 	}
-	g := &groupState{decisions: newDecisions(), tg: tg, all: all, waiting: allocSet{}, gd: r.deploymentFor(r.ds, tg)}
+	g := r.newGroupState(tg, all)
 	for _, p := range groupPhases {
 		p.run(r, g)
 	}
 	return g.results()
+}
+
+// newGroupState is the state a group's phases start from: its
+// allocations, no decisions, its part in the current deployment.
+func (r *reconciler) newGroupState(tg *structs.TaskGroup, all allocSet) *groupState {
+	return &groupState{decisions: newDecisions(), tg: tg, all: all, waiting: allocSet{}, gd: r.deploymentFor(r.ds, tg)}
 }
 
 // stopSuperseded stops the failed allocations, still desired run, that a

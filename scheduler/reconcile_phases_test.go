@@ -35,7 +35,7 @@ func checkPhases(t *testing.T, in ReconcilerInput) {
 		if all == nil {
 			all = allocSet{}
 		}
-		g := &groupState{decisions: newDecisions(), tg: tg, all: all, waiting: allocSet{}, gd: r.deploymentFor(r.ds, tg)}
+		g := r.newGroupState(tg, all)
 		for _, p := range groupPhases {
 			checkBefore(t, p.name, g)
 			p.run(r, g)
