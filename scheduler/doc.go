@@ -24,8 +24,14 @@
 //     group's GroupResults and its DesiredUpdates counts are read from the
 //     final sets once, so a later rule that overrides an earlier one (a
 //     scale-down stopping a reconnected allocation) needs no bookkeeping.
+//     A group runs the ordered phases of groupPhases
+//     (reconcile_phases.go), each a method whose doc comment states what
+//     the earlier phases must have decided; tests check the cheap ones
+//     around every phase (checkPhases).
 //   - testdata/reconcile/*.txt: reconciler scenarios with golden results
-//     (reconcile_golden_test.go; go test ./scheduler -run Golden -rewrite).
+//     (reconcile_golden_test.go; go test ./scheduler -run Golden -rewrite),
+//     the one format for the reconciler's input → decisions cases; each
+//     reconcile also checks what any answer promises (checkResults).
 //   - feasible.go, constraint.go, rank.go, stack.go, context.go: node
 //     selection as a chain of small iterators, wired in NewGenericStack.
 //

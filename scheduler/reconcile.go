@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"slices"
 	"sort"
 	"time"
 
@@ -141,6 +140,15 @@ func (r *reconciler) isBatch() bool {
 type groupState struct {
 	decisions
 	tg *structs.TaskGroup
+	// all are the group's allocations; ignoreOldBatch narrows them.
+	all allocSet
+	// c is every allocation's taint class, resched the untainted failed
+	// ones to replace now or later (classify).
+	c       taintedSets
+	resched rescheduleSets
+	// standby are the unknown allocations another member of their chain
+	// stands in for, and those marked unknown now (disconnect).
+	standby allocSet
 	// keep is counted toward the group: it holds what stays in place.
 	keep allocSet
 	// replacements are 1:1 replacements of allocations not in keep
@@ -177,6 +185,8 @@ func (g *groupState) results() *GroupResults {
 	return res
 }
 
+// computeGroup reconciles one group: a stopped job or a removed group stops
+// everything, else the group runs groupPhases in order.
 func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 	tg := r.in.Job.LookupTaskGroup(name)
 	if r.in.Job.Stopped() || tg == nil {
@@ -184,63 +194,25 @@ func (r *reconciler) computeGroup(name string, all allocSet) *GroupResults {
 		r.stopAll(&d, all)
 		return d.results(name, nil, nil, nil)
 	}
-	g := &groupState{decisions: newDecisions(), tg: tg, waiting: allocSet{}, gd: r.deploymentFor(r.ds, tg)}
-
-	if r.isBatch() {
-		// A finished allocation of an older batch version neither counts
-		// nor needs anything: the new version runs afresh.
-		old := all.filter(func(a *structs.Allocation) bool {
-			return a.TerminalStatus() && !r.sameVersion(a)
-		})
-		g.ignore(old)
-		all = all.difference(old)
+	g := r.newGroupState(tg, all)
+	for _, p := range groupPhases {
+		p.run(r, g)
 	}
-
-	g.chains = all.chains()
-	g.replaced = g.chains.replaced(r.reachable)
-	g.successors = all.successors()
-	c := all.filterByTainted(taintFilter{now: r.in.Now, nodes: r.in.TaintedNodes, batch: r.isBatch(), replaced: g.replaced})
-	g.ignore(c.ignore)
-	resched := c.untainted.filterByRescheduleable(r.in.Now, r.in.EvalID, g.replaced)
-	r.stopSuperseded(g, c.untainted)
-	g.keep = resched.untainted
-	r.stopOldCanaries(g, r.ds)
-	r.setAsideCanaries(g, g.gd, all)
-
-	// Lost and expired-unknown allocations stop as lost; the count below
-	// replaces them if the group is short (see docs/concepts/disconnected-clients.md, "Disconnecting allocations"), once their client has
-	// stopped them where the group has it do so (see docs/concepts/disconnected-clients.md, "Client while disconnected").
-	r.stopLost(g, c.lost.union(c.expiring))
-	r.awaitClientStop(g, c.ignore)
-
-	r.reconcileReconnecting(g, c.reconnecting)
-	standby := c.standby.union(r.markDisconnecting(g, c.disconnecting))
-	standby = r.stopByOperator(g, c.migrate, standby)
-	// A failed replacement that gave way to its returning original is not
-	// rescheduled.
-	for _, a := range resched.now.difference(g.stopped).sorted() {
-		r.rescheduleNow(g, a)
-	}
-	resched.later = slices.DeleteFunc(resched.later, func(l *delayedReschedule) bool { return g.stopped[l.alloc.ID] != nil })
-	g.standIns = r.reviveStandby(g, standby)
-	r.replaceUnknown(g)
-	g.ignore(standby.difference(g.keep, g.disconnected))
-	r.rescheduleLater(g, resched.later, true)
-
-	r.holdCanaries(g)
-	r.scaleDown(g)
-	r.computeUpdates(g)
-	r.limitUpdates(g, g.gd)
-	r.joinDeployment(g, g.gd)
-	r.placeMissing(g)
 	return g.results()
+}
+
+// newGroupState is the state a group's phases start from: its
+// allocations, no decisions, its part in the current deployment.
+func (r *reconciler) newGroupState(tg *structs.TaskGroup, all allocSet) *groupState {
+	return &groupState{decisions: newDecisions(), tg: tg, all: all, waiting: allocSet{}, gd: r.deploymentFor(r.ds, tg)}
 }
 
 // stopSuperseded stops the failed allocations, still desired run, that a
 // newer member of their chain stands in for (chainSet.replaced): their
 // successor was placed, and nothing else would ever stop them.
-func (r *reconciler) stopSuperseded(g *groupState, untainted allocSet) {
-	for _, a := range untainted.sorted() {
+// Precondition: classify decided g.replaced and g.c.untainted.
+func (r *reconciler) stopSuperseded(g *groupState) {
+	for _, a := range g.c.untainted.sorted() {
 		if waitsForReschedule(a) && g.replaced[a.ID] {
 			r.stop(g, a, structs.AllocRescheduled, "")
 		}
@@ -328,6 +300,8 @@ func (r *reconciler) followupEval(trigger string, at time.Time) *structs.Evaluat
 // nothing to update in place. One this evaluation tags for a follow-up is
 // left to it: the follow-up places the current version.
 // The update block limits them afterwards (limitUpdates).
+// Precondition: scaleDown ran, so only what stays in g.keep is updated,
+// and the follow-ups are tagged (g.delayed, deferFailed).
 func (r *reconciler) computeUpdates(g *groupState) {
 	outdated := g.keep.filter(func(a *structs.Allocation) bool {
 		failed := waitsForReschedule(a) && g.delayed[a.ID] == nil
@@ -355,7 +329,9 @@ func (r *reconciler) computeUpdates(g *groupState) {
 // scaleDown stops the counted allocations beyond the group's count. A
 // pending replacement is cancelled rather than placed and stopped; an
 // unknown allocation is never chosen: it may be running and is resolved
-// when it reconnects.
+// when it reconnects. Precondition: every phase that adds to g.keep or
+// g.replacements ran before it (through holdCanaries), and no destructive
+// update is decided yet (computeUpdates runs after).
 func (r *reconciler) scaleDown(g *groupState) {
 	excess := len(g.keep) + len(g.replacements) - g.tg.Count
 	if excess <= 0 {
@@ -403,7 +379,8 @@ func (r *reconciler) scaleDown(g *groupState) {
 
 // placeMissing places what the group lacks: first under the names (and
 // as successors) of the allocations stopped as lost or failed, then under
-// the lowest free names.
+// the lowest free names. Precondition: the last phase: g.keep,
+// g.replacements, g.destructive and g.waiting are final.
 func (r *reconciler) placeMissing(g *groupState) {
 	missing := g.tg.Count - len(g.keep) - len(g.replacements) - len(g.destructive) - len(g.waiting)
 	if missing <= 0 {

@@ -286,7 +286,8 @@ func (g *groupState) heldCanary(a *structs.Allocation) bool {
 
 // holdCanaries takes unpromoted canaries out of the counted set again
 // after the disconnect rules, which may have put one back (an unknown
-// canary is revived like any standby allocation).
+// canary is revived like any standby allocation). Precondition: every
+// disconnect phase (through deferFailed) ran.
 func (r *reconciler) holdCanaries(g *groupState) {
 	for id, a := range g.keep {
 		if !g.heldCanary(a) {

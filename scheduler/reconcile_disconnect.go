@@ -173,7 +173,9 @@ func siteHeldDescription(held map[string]string, allocs []*structs.Allocation, r
 // When a replacement placed while the allocation was unknown has since been
 // lost, or came back failed, the chain goes on from that replacement instead
 // (continueChain): replacing the unknown one afresh would start its
-// reschedule count again.
+// reschedule count again. Precondition: chooseStandIns put the unknown
+// allocations that stand for their instance into g.keep, and
+// markDisconnecting already decided those marked in this evaluation.
 func (r *reconciler) replaceUnknown(g *groupState) {
 	for _, a := range g.keep.sorted() {
 		if a.ClientStatus != structs.AllocClientStatusUnknown {

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,21 +34,38 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden results of testdat
 // "reconcile" is followed by "----" and its expected output, which ends at
 // a blank line. Lines starting with # are comments. Commands:
 //
-//	job count=N [version=N] [lost_after=D] [replace=BOOL] [reconcile=STRATEGY] [stop_after=D]
-//	    [max_parallel=N] [canary=N] [auto_promote] [stopped]
-//	    [attempts=N interval=D delay=D [delay_function=constant|exponential|fibonacci]]
+//	job count=N [type=service|batch] [version=N] [lost_after=D] [replace=BOOL] [reconcile=STRATEGY]
+//	    [stop_after=D] [max_client_disconnect=D] [stop_after_client_disconnect=D]
+//	    [max_parallel=N] [canary=N] [auto_promote] [stopped] [meta=V] [tasks=NAME:KILL,...]
+//	    [attempts=N interval=D delay=D [delay_function=constant|exponential|fibonacci]] [unlimited]
 //	node ID [status=ready|disconnected|down|gone] [drain]
-//	alloc ID idx=N [node=ID] [client=STATUS] [desired=run|stop] [prev=ID] [version=N]
-//	      [unknown_since=D] [failed_at=D] [started=D] [score=F] [created=N] [migrate]
+//	alloc ID idx=N [node=ID] [client=STATUS] [desired=run|stop] [desc=lost|rescheduled] [prev=ID]
+//	      [version=N] [unknown_since=D] [failed_at=D] [started=D] [score=F] [created=N] [migrate]
 //	      [old_tasks] [deployment=ID] [healthy=BOOL] [canary] [attempts=D,D...] [placed=D]
+//	      [modified=D] [followup=EVALID] [tasks=NAME:STATE,...] [reschedule]
 //	deployment ID [version=N] [status=STATUS] [promoted] [canaries=N]
-//	reconcile [now=D]
+//	reconcile [now=D] [eval=ID] [priority=N]
+//	purge        (the job is purged: the reconciler gets no job)
+//	reset        (an empty world: the next case of the file starts afresh)
 //
 // old_tasks gives the allocation a job whose task differs from the current
 // one, so moving it to the current version is a destructive update. A job's
 // attempts= sets its reschedule policy; an allocation's attempts= its
 // reschedule tracker, one attempt at each time, and placed= its creation
-// time.
+// time. The legacy max_client_disconnect and stop_after_client_disconnect
+// set the group's old fields instead of its disconnect block. A job's
+// tasks= gives its tasks (the first one the mock's "web") their kill
+// timeouts and meta= its job and group meta; an allocation's tasks= the
+// states of its tasks, modified= its ModifyTime and followup= its
+// FollowupEvalID, and reschedule its desired transition to be rescheduled
+// (as migrate to migrate). A reconcile runs as evaluation eval (eval-now) of
+// priority.
+//
+// Besides the output, every reconcile checks what holds for any input
+// (checkResults): the input is left unchanged, the answer does not depend
+// on the order of the allocations, and the decisions carry what the plan
+// needs (follow-ups name the evaluation, marked allocations are unknown
+// now, in-place ones run the current job).
 //
 // Durations are relative to the scenario's now and may be negative.
 func TestReconcileGolden(t *testing.T) {
@@ -172,6 +191,10 @@ func runScenarioFile(t *testing.T, path string) {
 			err = s.setAlloc(d)
 		case "deployment":
 			err = s.setDeployment(d)
+		case "purge":
+			s.job = nil
+		case "reset":
+			*s = scenario{nodes: map[string]*structs.Node{}, allocs: map[string]*structs.Allocation{}, now: testNow}
 		case "reconcile":
 			var out string
 			out, err = s.reconcile(t, d)
@@ -217,6 +240,9 @@ func (d *directive) int(key string, def int) (int, error) {
 
 func (s *scenario) setJob(d *directive) error {
 	job := mock.Job()
+	if d.args["type"] == structs.JobTypeBatch {
+		job = mock.BatchJob()
+	}
 	job.ID = "example"
 	tg := job.TaskGroups[0]
 	var err error
@@ -250,9 +276,37 @@ func (s *scenario) setJob(d *directive) error {
 			tg.Disconnect.Replace = &replace
 		}
 	}
-	if v := d.args["attempts"]; v != "" {
+	if v, ok, err := d.duration("max_client_disconnect"); err != nil {
+		return err
+	} else if ok {
+		tg.MaxClientDisconnect = &v
+	}
+	if v, ok, err := d.duration("stop_after_client_disconnect"); err != nil {
+		return err
+	} else if ok {
+		tg.StopAfterClientDisconnect = &v
+	}
+	if v := d.args["meta"]; v != "" {
+		job.Meta["owner"] = v
+		tg.Meta = map[string]string{"k": v}
+	}
+	if v := d.args["tasks"]; v != "" {
+		web := tg.Tasks[0]
+		tg.Tasks = nil
+		for _, spec := range strings.Split(v, ",") {
+			name, kill, _ := strings.Cut(spec, ":")
+			t := web.Copy()
+			t.Name = name
+			if t.KillTimeout, err = time.ParseDuration(kill); err != nil {
+				return fmt.Errorf("tasks: %w", err)
+			}
+			tg.Tasks = append(tg.Tasks, t)
+		}
+	}
+	if d.args["attempts"] != "" || d.args["unlimited"] == "true" {
 		// A reschedule policy of attempts within interval, delay apart.
-		tg.ReschedulePolicy = &structs.ReschedulePolicy{DelayFunction: cmpOr(d.args["delay_function"], structs.DelayFunctionConstant)}
+		tg.ReschedulePolicy = &structs.ReschedulePolicy{DelayFunction: cmpOr(d.args["delay_function"], structs.DelayFunctionConstant),
+			Unlimited: d.args["unlimited"] == "true"}
 		if tg.ReschedulePolicy.Attempts, err = d.int("attempts", 0); err != nil {
 			return err
 		}
@@ -369,6 +423,21 @@ func (s *scenario) setAlloc(d *directive) error {
 	} else if ok {
 		failedAt(a, s.now.Add(at))
 	}
+	if at, ok, err := d.duration("modified"); err != nil {
+		return err
+	} else if ok {
+		a.ModifyTime = s.now.Add(at).UnixNano()
+	}
+	a.FollowupEvalID = d.args["followup"]
+	switch d.args["desc"] {
+	case "":
+	case "lost":
+		a.DesiredDescription = structs.AllocLost
+	case "rescheduled":
+		a.DesiredDescription = structs.AllocRescheduled
+	default:
+		return fmt.Errorf("desc: unknown %q", d.args["desc"])
+	}
 	if at, ok, err := d.duration("placed"); err != nil {
 		return err
 	} else if ok {
@@ -393,6 +462,15 @@ func (s *scenario) setAlloc(d *directive) error {
 	} else if ok {
 		a.TaskStates = map[string]*structs.TaskState{"web": {State: structs.TaskStateRunning, StartedAt: s.now.Add(at)}}
 	}
+	if v := d.args["tasks"]; v != "" {
+		if a.TaskStates == nil {
+			a.TaskStates = map[string]*structs.TaskState{}
+		}
+		for _, spec := range strings.Split(v, ",") {
+			name, state, _ := strings.Cut(spec, ":")
+			a.TaskStates[name] = &structs.TaskState{State: state}
+		}
+	}
 	if v := d.args["score"]; v != "" {
 		score, err := strconv.ParseFloat(v, 64)
 		if err != nil {
@@ -403,6 +481,10 @@ func (s *scenario) setAlloc(d *directive) error {
 	if d.args["migrate"] == "true" {
 		yes := true
 		a.DesiredTransition.Migrate = &yes
+	}
+	if d.args["reschedule"] == "true" {
+		yes := true
+		a.DesiredTransition.Reschedule = &yes
 	}
 	a.DeploymentID = d.args["deployment"]
 	if v := d.args["healthy"]; v != "" || d.args["canary"] == "true" {
@@ -448,19 +530,90 @@ func (s *scenario) reconcile(t *testing.T, d *directive) (string, error) {
 	} else if ok {
 		now = s.now.Add(at)
 	}
+	priority, err := d.int("priority", 0)
+	if err != nil {
+		return "", err
+	}
 	allocs := slices.Collect(maps.Values(s.allocs))
 	sort.Slice(allocs, func(i, j int) bool { return allocs[i].ID < allocs[j].ID })
-	// The reconciler must not change its input: copies go in.
-	in := make([]*structs.Allocation, len(allocs))
-	for i, a := range allocs {
-		in[i] = a.Copy()
+	input := func(allocs []*structs.Allocation) ReconcilerInput {
+		// The reconciler must not change its input: copies go in, and
+		// checkResults compares them with the originals.
+		in := make([]*structs.Allocation, len(allocs))
+		for i, a := range allocs {
+			in[i] = a.Copy()
+		}
+		return ReconcilerInput{Job: s.job, Allocs: in, TaintedNodes: s.tainted(), EvalID: cmpOr(d.args["eval"], "eval-now"),
+			EvalPriority: priority, Now: now, Deployment: s.deployment.Copy()}
 	}
-	res := Reconcile(ReconcilerInput{Job: s.job, Allocs: in, TaintedNodes: s.tainted(), EvalID: "eval-now", Now: now,
-		Deployment: s.deployment.Copy()})
+	in := input(allocs)
+	res := Reconcile(in)
+	checkResults(t, in, allocs, res)
+	checkPhases(t, input(allocs))
+	out := describeResults(res, now)
+	// The same world listed in another order gives the same answer:
+	// reversed, and shuffled a few times with a fixed seed.
+	other := slices.Clone(allocs)
+	slices.Reverse(other)
+	rng := rand.New(rand.NewSource(int64(d.line)))
+	for i := range 8 {
+		if i > 0 {
+			rng.Shuffle(len(other), func(i, j int) { other[i], other[j] = other[j], other[i] })
+		}
+		if got := describeResults(Reconcile(input(other)), now); got != out {
+			t.Errorf("reconcile at now%+v depends on the order of the allocations:\n--- sorted\n%s--- reordered\n%s", now.Sub(s.now), out, got)
+			break
+		}
+	}
+	return out, nil
+}
+
+// checkResults checks what any answer of the reconciler promises, beyond
+// the decisions the golden output shows: each allocation has one decision
+// (checkExclusive), the input allocations are unchanged, every follow-up
+// evaluation goes on from this one at its priority, every allocation
+// marked disconnected is unknown as of now and still desired running,
+// every one updated in place runs the current job as of this evaluation,
+// every reconnected one no longer waits to reconnect, and a placement
+// keeps only an unknown previous allocation running.
+func checkResults(t *testing.T, in ReconcilerInput, orig []*structs.Allocation, res ReconcileResults) {
+	t.Helper()
+	for i, a := range in.Allocs {
+		if !reflect.DeepEqual(a, orig[i].Copy()) {
+			t.Errorf("the reconciler changed its input allocation %s", a.ID)
+		}
+	}
 	for _, g := range res.Groups {
 		checkExclusive(t, g)
+		for _, e := range g.FollowupEvals {
+			if e.PreviousEval != in.EvalID || e.Priority != in.EvalPriority || e.JobID != in.Job.ID || e.Status != structs.EvalStatusPending {
+				t.Errorf("group %s: follow-up %+v does not go on from evaluation %s at priority %d", g.Name, e, in.EvalID, in.EvalPriority)
+			}
+		}
+		for id, u := range g.Disconnect {
+			last := u.AllocStates[len(u.AllocStates)-1]
+			if u.ClientStatus != structs.AllocClientStatusUnknown || u.ClientDescription != structs.AllocUnknown ||
+				u.DesiredStatus != structs.AllocDesiredStatusRun || last.Value != structs.AllocClientStatusUnknown || !last.Time.Equal(in.Now) {
+				t.Errorf("group %s: %s marked disconnected is not unknown since now", g.Name, id)
+			}
+		}
+		for id, u := range g.InplaceUpdate {
+			if u.Job != in.Job || u.EvalID != in.EvalID {
+				t.Errorf("group %s: %s updated in place does not run the current job from this evaluation", g.Name, id)
+			}
+		}
+		for id, u := range g.Reconnect {
+			if u.NeedsToReconnect() {
+				t.Errorf("group %s: %s reconnected still waits to reconnect", g.Name, id)
+			}
+		}
+		checkRecords(t, in, g)
+		for _, p := range g.Place {
+			if p.keepPrevious && p.previousAlloc.ClientStatus != structs.AllocClientStatusUnknown {
+				t.Errorf("group %s: the placement of %s keeps %s running, which is not unknown", g.Name, p.name, p.previousAlloc.ID)
+			}
+		}
 	}
-	return describeResults(res, now), nil
 }
 
 // checkExclusive asserts what GroupResults promises: an allocation is
@@ -482,6 +635,60 @@ func checkExclusive(t *testing.T, g *GroupResults) {
 	}
 	for id := range g.Ignore {
 		mark(id, "ignored")
+	}
+}
+
+// groupRecords returns the reconnect decision record each allocation of
+// g carries in the plan: stopped ones in their stop request, kept ones in
+// their update or their record-only copy.
+func groupRecords(g *GroupResults) map[string]*structs.ReconnectDecision {
+	out := map[string]*structs.ReconnectDecision{}
+	for _, st := range g.Stop {
+		if st.alloc.ReconnectDecision != nil {
+			out[st.alloc.ID] = st.alloc.ReconnectDecision
+		}
+	}
+	for id, a := range g.Updates.union(g.Recorded) {
+		if a.ReconnectDecision != nil {
+			out[id] = a.ReconnectDecision
+		}
+	}
+	return out
+}
+
+// checkRecords checks what the golden output leaves out of a reconnect
+// decision record: it names this evaluation and its time, the node scores
+// of both copies as placed, it is on one of the two, and the kept and the
+// stopped copy carry the same record, so that `nomad alloc status` on either answers "why this
+// copy and not that one?".
+func checkRecords(t *testing.T, in ReconcilerInput, g *GroupResults) {
+	t.Helper()
+	byID := map[string]*structs.Allocation{}
+	for _, a := range in.Allocs {
+		byID[a.ID] = a
+	}
+	score := func(id string) float64 {
+		if a := byID[id]; a != nil && a.Metrics != nil {
+			s, _ := a.Metrics.NodeScore(a.NodeID)
+			return s
+		}
+		return 0
+	}
+	recs := groupRecords(g)
+	for id, rec := range recs {
+		if rec.EvalID != in.EvalID || rec.Time != in.Now.UnixNano() {
+			t.Errorf("group %s: the record on %s does not name this evaluation and its time: %+v", g.Name, id, rec)
+		}
+		if rec.KeptScore != score(rec.KeptAllocID) || rec.StoppedScore != score(rec.StoppedAllocID) {
+			t.Errorf("group %s: the record on %s does not carry both copies' scores: %+v", g.Name, id, rec)
+		}
+		if id != rec.KeptAllocID && id != rec.StoppedAllocID {
+			t.Errorf("group %s: the record on %s names neither it kept nor stopped: %+v", g.Name, id, rec)
+		}
+		// A kept copy compared with several carries the last comparison.
+		if o, ok := recs[rec.StoppedAllocID]; ok && id == rec.KeptAllocID && *o != *rec {
+			t.Errorf("group %s: %s and %s carry different records: %+v, %+v", g.Name, id, rec.StoppedAllocID, rec, o)
+		}
 	}
 }
 
@@ -544,7 +751,11 @@ func describeResults(res ReconcileResults, now time.Time) string {
 			b.WriteString("\n")
 		}
 		for _, p := range g.DestructiveUpdate {
-			fmt.Fprintf(&b, "  destructive %s replaces %s\n", shortName(p.name), p.previousAlloc.ID)
+			fmt.Fprintf(&b, "  destructive %s replaces %s", shortName(p.name), p.previousAlloc.ID)
+			if p.stopPrevious {
+				fmt.Fprintf(&b, " stop-previous=%q", p.stopDesc)
+			}
+			b.WriteString("\n")
 		}
 		for _, p := range g.Place {
 			b.WriteString("  " + describePlacement(p) + "\n")
@@ -554,6 +765,12 @@ func describeResults(res ReconcileResults, now time.Time) string {
 		}
 		if len(g.RescheduleLater) > 0 {
 			fmt.Fprintf(&b, "  later %s\n", strings.Join(slices.Sorted(maps.Keys(g.RescheduleLater)), " "))
+		}
+		recs := groupRecords(g)
+		for _, id := range slices.Sorted(maps.Keys(recs)) {
+			rec := recs[id]
+			fmt.Fprintf(&b, "  record %s rule=%s strategy=%s kept=%s stopped=%s\n", id, rec.Rule, rec.Strategy,
+				cmpOr(rec.KeptAllocID, "-"), cmpOr(rec.StoppedAllocID, "-"))
 		}
 		for _, e := range g.FollowupEvals {
 			at := e.WaitUntil.Sub(now)
@@ -606,6 +823,9 @@ func describePlacement(p placementRequest) string {
 	}{{"reschedule", p.reschedule}, {"keep-previous", p.keepPrevious}, {"lost", p.lost}, {"migrate", p.migrate}, {"canary", p.canary}} {
 		if f.on {
 			out += " " + f.name
+		}
+		if f.on && f.name == "reschedule" {
+			out += fmt.Sprintf(" delay=%s", p.rescheduleDelay)
 		}
 	}
 	if p.stopPrevious {
