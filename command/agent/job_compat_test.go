@@ -45,6 +45,8 @@ func TestHTTP_JobIDsEscapedInPaths(t *testing.T) {
 	for _, id := range []string{"team/web", "tab\there", "日本-ジョブ", "q?x#y%z"} {
 		t.Run(id, func(t *testing.T) {
 			job := mockJob(id, "mock_driver", map[string]any{"run_for": "5m"})
+			// No deployment: a scale during an active one is refused.
+			job.Update = &nomadapi.UpdateStrategy{MaxParallel: new(0)}
 			resp, _, err := c.Jobs().Register(job, nil)
 			must.NoError(t, err)
 
@@ -131,6 +133,8 @@ func TestHTTP_RegisterPreserveCounts(t *testing.T) {
 	c := officialClient(t, a)
 
 	job := mockJob("keep", "mock_driver", map[string]any{"run_for": "5m"})
+	// No deployment: a scale during an active one is refused.
+	job.Update = &nomadapi.UpdateStrategy{MaxParallel: new(0)}
 	_, _, err := c.Jobs().Register(job, nil)
 	must.NoError(t, err)
 	_, _, err = c.Jobs().Scale("keep", "web", new(3), "by hand", false, nil, nil)

@@ -644,7 +644,7 @@ func (nc *netCluster) measureCut(jobID string, mode harness.Fault) partitionTime
 // per mode of the node running a two-client job's one allocation, each
 // until the replacement runs, then healed. Asserted: detection within
 // TTL + grace + 1 s (4 s), and heal → node ready and one copy running,
-// median ≤ 1.5 s, max ≤ 3 s.
+// max ≤ 3 s, and median ≤ 1.5 s over harness.MedianRuns runs or more.
 func TestPartition_Figures(t *testing.T) {
 	for _, mode := range []harness.Fault{harness.LinkDown, harness.SilentDrop} {
 		t.Run(strings.ReplaceAll(mode.Name, " ", "_"), func(t *testing.T) {
@@ -680,7 +680,7 @@ func TestPartition_Figures(t *testing.T) {
 				lo, med, hi := s[0], s[len(s)/2], s[len(s)-1]
 				t.Logf("FIGURE %s, %s, %d runs: min %v median %v max %v", mode.Name, f.what, runs,
 					lo.Round(10*time.Millisecond), med.Round(10*time.Millisecond), hi.Round(10*time.Millisecond))
-				if f.median > 0 {
+				if f.median > 0 && runs >= harness.MedianRuns {
 					must.LessEq(t, f.median, med, must.Sprintf("median %s", f.what))
 				}
 				if f.max > 0 {

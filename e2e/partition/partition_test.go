@@ -228,7 +228,8 @@ func stats(ds []time.Duration) (lo, med, hi time.Duration) {
 // enough for the servers to mark the node disconnected and the allocation
 // unknown (not lost), then healed. Every time, the same allocation is
 // running again without its task having restarted, and the node ready,
-// within 3s of the link working again and 1.5s in the median.
+// within 3s of the link working again, and 1.5s in the median of
+// harness.MedianRuns runs or more.
 //
 // NOMAD_E2E_HEAL_RUNS sets the number of cuts (default 2; the figures in
 // docs/benchmarks.md are from 10), NOMAD_E2E_CUT_SECONDS their length
@@ -256,7 +257,9 @@ func testHeal(t *testing.T, c harness.Fault) {
 		lo, med, hi := stats(m.ds)
 		t.Logf("%s, %d runs of %v: heal → %s min %v median %v max %v", c.Name, runs, cutFor, m.what,
 			lo.Round(time.Millisecond), med.Round(time.Millisecond), hi.Round(time.Millisecond))
-		must.LessEq(t, 1500*time.Millisecond, med, must.Sprintf("median heal → %s", m.what))
+		if runs >= harness.MedianRuns {
+			must.LessEq(t, 1500*time.Millisecond, med, must.Sprintf("median heal → %s", m.what))
+		}
 		must.LessEq(t, 3*time.Second, hi, must.Sprintf("slowest heal → %s", m.what))
 	}
 }

@@ -70,7 +70,6 @@ var keysNotRead = map[string]string{
 	"nomad/structs.MigrateStrategy.HealthCheck":     `"checks" and "task_states" are both judged on task states (there are no service checks); documented in job-specification.md`,
 	"nomad/structs.MigrateStrategy.MinHealthyTime":  "only upstream's default is accepted: validation refuses any other value by name",
 	"nomad/structs.MigrateStrategy.HealthyDeadline": "only upstream's default is accepted: validation refuses any other value by name",
-	"nomad/structs.NetworkResource.Mode":            `only "host" (the default) is accepted: validation refuses any other mode by name`,
 	"nomad/structs.PeriodicConfig.SpecType":         "only cron is accepted: validation refuses any other spec type by name",
 	"nomad/structs.Resources.DiskMB":                "refused on a task when set, in upstream's words: the disk is the group's ephemeral_disk",
 	"nomad/structs.RestartPolicy.RenderTemplates":   "refused when true (there are no template blocks); false is what the official client sends",

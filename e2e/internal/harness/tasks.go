@@ -164,3 +164,11 @@ func EnvInt(t testing.TB, name string, def int) int {
 	}
 	return n
 }
+
+// MedianRuns is the fewest runs whose median a latency test asserts. The
+// spec's heal goal is a median (≤ 1.5 s, beside a max ≤ 3 s); over the two
+// runs a suite makes by default, the "median" is one run whose retry
+// jitter and the machine's load decide it (1.51 s seen on a loaded
+// machine, 0.45 s on the next run), so a default run asserts the max and
+// logs the median, and a figure run (benchmarks.md, 10 runs) asserts both.
+const MedianRuns = 5
