@@ -10,30 +10,30 @@
 // Because of that a dry run (`job plan`) is the same scheduler over a
 // snapshot with a recording planner.
 //
-// Layout:
+// Its parts, and which way they call:
 //
-//   - scheduler.go: the State, Planner and Scheduler contracts, the
-//     factory table.
-//   - generic_sched.go: the service and batch scheduler (Process, retries,
-//     blocked and follow-up evaluations, placement).
-//   - reconcile.go, reconcile_disconnect.go, allocset.go, reschedule.go:
-//     the reconciler, a pure function from (job, allocations, tainted
-//     nodes, now) to a ReconcileResults value, written as set algebra on
-//     allocSet. Each rule records its decisions (reconcile_results.go:
-//     stops, changes in place, ignores, placements) into named sets; the
-//     group's GroupResults and its DesiredUpdates counts are read from the
-//     final sets once, so a later rule that overrides an earlier one (a
-//     scale-down stopping a reconnected allocation) needs no bookkeeping.
-//     A group runs the ordered phases of groupPhases
-//     (reconcile_phases.go), each a method whose doc comment states what
-//     the earlier phases must have decided; tests check the cheap ones
-//     around every phase (checkPhases).
-//   - testdata/reconcile/*.txt: reconciler scenarios with golden results
-//     (reconcile_golden_test.go; go test ./scheduler -run Golden -rewrite),
-//     the one format for the reconciler's input → decisions cases; each
-//     reconcile also checks what any answer promises (checkResults).
-//   - feasible.go, constraint.go, rank.go, stack.go, context.go: node
-//     selection as a chain of small iterators, wired in NewGenericStack.
+//   - The schedulers (service and batch, system and sysbatch, on one base)
+//     own an evaluation from start to plan: they read the snapshot, ask the
+//     reconciler what to change, ask node selection where to place, and
+//     submit one plan, retrying on a partial commit and leaving blocked or
+//     follow-up evaluations for what cannot be done now.
+//   - The reconciler is a pure function from (job, allocations, tainted
+//     nodes, now) to a results value, written as set algebra on allocSet.
+//     A group runs a fixed sequence of named phases (groupPhases), each a
+//     method whose doc comment states what earlier phases must have
+//     decided; each records its decisions (stops, in-place changes, ignores,
+//     placements) into named sets, and the group's results and counts are
+//     read from the final sets once, so a later phase that overrides an
+//     earlier one needs no bookkeeping. Tests check the cheap
+//     preconditions around every phase (checkPhases).
+//   - Node selection is a chain of small iterators (feasibility checks,
+//     then ranking), wired in one constructor, each stage testable alone.
+//
+// The reconciler's cases are written in one format, the scenario files
+// under testdata/reconcile with golden results (go test ./scheduler -run
+// Golden -rewrite); every reconcile there is also checked for what any
+// answer promises (checkResults). Property tests hold the invariants over
+// random sequences.
 //
 // Counting rule. Each instance of a group (a name, job.group[i]) is stood
 // for by one replacement chain (O → R1 → R2 …, linked by
