@@ -140,16 +140,6 @@ func (c *ACLBootstrapCommand) Run(args []string) int {
 	return 0
 }
 
-// setup parses the common flags of a command taking exactly nargs
-// arguments and returns a client.
-func (m *Meta) setup(name string, args []string, nargs int, c helpCommand) (*api.Client, int, bool) {
-	flags := m.FlagSet(name)
-	if !m.parseFlags(flags, args, c) {
-		return nil, exitError, false
-	}
-	return m.clientFor(name, flags.NArg(), nargs)
-}
-
 func (m *Meta) clientFor(name string, got, want int) (*api.Client, int, bool) {
 	if got != want {
 		if want == 0 {

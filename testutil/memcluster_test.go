@@ -133,18 +133,6 @@ func TestMemCluster_StatusLeader_AnsweredByTheLeader(t *testing.T) {
 	})
 }
 
-// memClientAlloc returns client i's own copy of allocation id.
-func memClientAlloc(t *testing.T, c *testutil.MemCluster, i int, id string) *structs.Allocation {
-	t.Helper()
-	for _, a := range c.Clients[i].Allocs() {
-		if a.ID == id {
-			return a
-		}
-	}
-	t.Fatalf("client %d has no allocation %s", i, id)
-	return nil
-}
-
 // The mission, end to end, on three servers with upstream's heartbeat
 // timings: a client whose network drops (packets vanish) keeps running
 // its task; the servers mark the node disconnected once its TTL and grace

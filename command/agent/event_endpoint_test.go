@@ -1,5 +1,7 @@
 package agent_test
 
+//lint:file-ignore SA1019 the test reads the legacy Resources fields on purpose: upstream keeps filling them, and tools such as the Autoscaler's nomad-apm read them
+
 import (
 	"context"
 	"io"

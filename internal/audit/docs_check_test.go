@@ -78,7 +78,7 @@ func TestDocs_ParserExamplesAreTheParsersOutput(t *testing.T) {
 	must.Positive(t, examples, must.Sprint("no parser examples found: the pattern no longer matches the pages"))
 }
 
-var goFileRE = regexp.MustCompile("([a-z0-9_*]+(?:/[a-z0-9_*]+)*\\.go)\\b")
+var goFileRE = regexp.MustCompile(`([a-z0-9_*]+(?:/[a-z0-9_*]+)*\.go)\b`)
 
 // TestDocs_PackageDocsNameWhatExists checks every package of the module
 // has a package comment, and that the Go files a package comment names
