@@ -339,9 +339,10 @@ func (c *Client) rpc(method string, args, reply any) error {
 // errAbandoned ends a call given up through rpcUnless.
 var errAbandoned = errors.New("call abandoned")
 
-// rpcUnless is rpc that also gives up when kick is signalled. A kick that
-// comes as the call ends anyway is signalled again, so that it is not lost.
-func (c *Client) rpcUnless(kick chan struct{}, method string, args, reply any) error {
+// rpcUnless is rpc that also gives up when kick is signalled, as the
+// kick asks: a reply that comes with the kick (a blocking query the kick
+// cut short answers with what it has) is dropped too.
+func (c *Client) rpcUnless(kick <-chan struct{}, method string, args, reply any) error {
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
 	kicked := make(chan bool, 1)
@@ -356,23 +357,19 @@ func (c *Client) rpcUnless(kick chan struct{}, method string, args, reply any) e
 	}()
 	err := c.call(ctx, method, args, reply)
 	cancel()
-	switch {
-	case !<-kicked:
-		return err
-	case err == nil || c.ctx.Err() != nil:
-		signal(kick)
-		return err
-	default:
+	if <-kicked && !errors.Is(err, errShutdown) {
 		return errAbandoned
 	}
+	return err
 }
 
 // call makes one call with ctx on its request; the RPCHandler ends the
-// call when ctx does.
+// call when ctx does. Once the client is shutting down, whatever the call
+// returned, errShutdown is its answer.
 func (c *Client) call(ctx context.Context, method string, args, reply any) error {
 	structs.WithRequestContext(args, ctx)
 	err := c.cfg.RPCHandler.RPC(method, args, reply)
-	if err != nil && c.ctx.Err() != nil {
+	if c.ctx.Err() != nil {
 		return errShutdown
 	}
 	return err
