@@ -1,10 +1,10 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,7 +19,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-// errShutdown ends a call abandoned because the client is shutting down.
+// errShutdown ends a call cancelled because the client is shutting down.
 var errShutdown = errors.New("client is shutting down")
 
 // Client is the client agent. Its loops run from NewClient until Shutdown
@@ -75,7 +75,11 @@ type Client struct {
 	// pulled again until they change.
 	finished map[string]uint64
 
-	shutdownCh   chan struct{}
+	// ctx ends on Shutdown; every call to the servers carries it, and
+	// shutdownCh is its Done.
+	ctx          context.Context
+	cancel       context.CancelFunc
+	shutdownCh   <-chan struct{}
 	shutdownOnce sync.Once
 	stopErr      error
 	wg           sync.WaitGroup // the client's loops
@@ -102,10 +106,11 @@ func NewClient(cfg *Config) (*Client, error) {
 		watchKick:   make(chan struct{}, 1),
 		allocs:      make(map[string]*allocrunner.AllocRunner),
 		finished:    make(map[string]uint64),
-		shutdownCh:  make(chan struct{}),
 		contacted:   make(chan struct{}),
 		hbToPersist: make(chan state.Heartbeat, 1),
 	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.shutdownCh = c.ctx.Done()
 	c.updater = newAllocUpdater(c.clock, c.sendAllocUpdates, c.logger.Named("alloc_sync"))
 	c.updater.onSent = c.allocsPushed
 	c.updater.hold = c.holdPushes
@@ -126,6 +131,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		c.db = bdb
 	}
 	fail := func(err error) (*Client, error) {
+		c.cancel()
 		_ = c.db.Close()
 		return nil, err
 	}
@@ -323,45 +329,50 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 	})
 }
 
-// rpc calls the servers, giving up (but not cancelling the call) when the
-// client shuts down, so that a blocking query or a call into a dead link
-// never holds up Shutdown.
+// rpc calls the servers with the client's context on the request, so
+// that Shutdown ends a blocking query or a call into a dead link at once
+// instead of waiting for its timeout.
 func (c *Client) rpc(method string, args, reply any) error {
-	return c.rpcUnless(nil, method, args, reply)
+	return c.call(c.ctx, method, args, reply)
 }
 
 // errAbandoned ends a call given up through rpcUnless.
 var errAbandoned = errors.New("call abandoned")
 
-// rpcUnless is rpc that also gives up when abandon fires. The call goes on
-// into its own reply, so the caller's reply is never written late.
-func (c *Client) rpcUnless(abandon <-chan struct{}, method string, args, reply any) error {
-	if abandon == nil {
-		return c.call(method, args, reply)
-	}
-	own := reflect.New(reflect.TypeOf(reply).Elem())
-	done := make(chan error, 1)
-	go func() { done <- c.call(method, args, own.Interface()) }()
-	select {
-	case err := <-done:
-		if err == nil {
-			reflect.ValueOf(reply).Elem().Set(own.Elem())
+// rpcUnless is rpc that also gives up when kick is signalled, as the
+// kick asks: a reply that comes with the kick (a blocking query the kick
+// cut short answers with what it has) is dropped too.
+func (c *Client) rpcUnless(kick <-chan struct{}, method string, args, reply any) error {
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	kicked := make(chan bool, 1)
+	go func() {
+		select {
+		case <-kick:
+			cancel()
+			kicked <- true
+		case <-ctx.Done():
+			kicked <- false
 		}
-		return err
-	case <-abandon:
+	}()
+	err := c.call(ctx, method, args, reply)
+	cancel()
+	if <-kicked && !errors.Is(err, errShutdown) {
 		return errAbandoned
 	}
+	return err
 }
 
-func (c *Client) call(method string, args, reply any) error {
-	done := make(chan error, 1)
-	go func() { done <- c.cfg.RPCHandler.RPC(method, args, reply) }()
-	select {
-	case err := <-done:
-		return err
-	case <-c.shutdownCh:
+// call makes one call with ctx on its request; the RPCHandler ends the
+// call when ctx does. Once the client is shutting down, whatever the call
+// returned, errShutdown is its answer.
+func (c *Client) call(ctx context.Context, method string, args, reply any) error {
+	structs.WithRequestContext(args, ctx)
+	err := c.cfg.RPCHandler.RPC(method, args, reply)
+	if c.ctx.Err() != nil {
 		return errShutdown
 	}
+	return err
 }
 
 // sleep waits d on the client's clock; false means the client is shutting
@@ -455,7 +466,7 @@ func (c *Client) Destroy() error { return c.stop(true) }
 func (c *Client) stop(destroy bool) error {
 	c.shutdownOnce.Do(func() {
 		c.logger.Info("client shutting down", "destroy", destroy)
-		close(c.shutdownCh)
+		c.cancel()
 		c.wg.Wait()
 		c.destroyWG.Wait()
 

@@ -14,6 +14,7 @@ import (
 	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/testutil/fault"
 )
 
 // testClientOpts tweaks the config newTestClient builds.
@@ -204,4 +205,32 @@ func TestClient_ConfigErrors(t *testing.T) {
 
 	_, err = NewClient(&Config{StateDB: state.NewMemDB(), AllocDir: t.TempDir()})
 	must.ErrorContains(t, err, "RPCHandler")
+}
+
+// TestClient_ShutdownCancelsStalledCalls checks that Shutdown ends the
+// calls in flight to a server that stopped answering (the blocking
+// allocation watch, a heartbeat) through their context, rather than
+// waiting for them: a client stopped during an outage must stop at once,
+// and leave no call behind.
+func TestClient_ShutdownCancelsStalledCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := clienttest.NewFakeServer()
+		defer srv.Close()
+		c := newTestClient(t, srv, testClientOpts{})
+		waitReady(t, c)
+
+		srv.Cut(fault.Stall)
+		time.Sleep(time.Minute) // heartbeats and the watch now hang on the server
+		synctest.Wait()
+
+		done := make(chan error, 1)
+		go func() { done <- c.Destroy() }()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			must.NoError(t, err)
+		default:
+			t.Fatal("Shutdown waits for the calls the stalled server holds")
+		}
+	})
 }

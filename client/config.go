@@ -17,6 +17,11 @@ import (
 
 // RPCHandler makes a call to the servers. Errors the servers return wrap
 // the structs sentinels (errors.Is(err, structs.ErrUnknownNode)).
+//
+// The client sets a context on every request (structs.RequestContext),
+// which ends when the client shuts down: RPC must return soon after it
+// ends, and must not write reply after it returned. The connection pool,
+// the in-process server and the test fakes do.
 type RPCHandler interface {
 	RPC(method string, args any, reply any) error
 }

@@ -24,7 +24,9 @@
 //
 // Everything the client asks of the servers goes through one RPCHandler, so
 // the agent can hand it the in-process server in dev mode or a connection
-// pool, and tests a fake. Shutdown stops the client and leaves its tasks
+// pool, and tests a fake; every call carries the client's context, which
+// Shutdown ends, so no call outlives the client. Fingerprints are taken
+// before the node's lock, never under it. Shutdown stops the client and leaves its tasks
 // running: only the servers decide that a workload stops, except where a
 // group's stop_on_client_after, or the end of the window in which it
 // restarted an allocation offline, hands the client that decision while it

@@ -5,11 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/drivers/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -105,4 +108,52 @@ func TestApplyDriverFingerprint(t *testing.T) {
 
 	must.True(t, applyDriverFingerprint(node, "raw_exec", &drivers.Fingerprint{}, now))
 	must.MapNotContainsKey(t, node.Drivers, "raw_exec")
+}
+
+// slowProbeDriver is the mock driver whose probes after the first hang
+// until release is closed, as a docker daemon that stopped answering does.
+type slowProbeDriver struct {
+	drivers.Driver
+	probed  bool
+	release chan struct{}
+}
+
+func (d *slowProbeDriver) Fingerprint() *drivers.Fingerprint {
+	if d.probed {
+		<-d.release
+	}
+	d.probed = true
+	return d.Driver.Fingerprint()
+}
+
+// TestClient_SlowDriverProbeDoesNotHoldTheNode checks that a driver probe
+// that hangs holds no lock on the node: the heartbeat reads the node's
+// secret on every beat, and a client whose heartbeat waited on a stuck
+// driver would be marked down by the servers for a driver it may not even
+// use.
+func TestClient_SlowDriverProbeDoesNotHoldTheNode(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := clienttest.NewFakeServer()
+		defer srv.Close()
+		release := make(chan struct{})
+		cat := drivers.NewCatalog()
+		must.NoError(t, cat.Register(mock.Name, func(o drivers.Options) (drivers.Driver, error) {
+			d, err := mock.Factory(o)
+			return &slowProbeDriver{Driver: d, release: release}, err
+		}))
+		c := newTestClient(t, srv, testClientOpts{drivers: cat})
+		defer c.Destroy()
+		defer close(release)
+		waitReady(t, c)
+
+		time.Sleep(driverFingerprintInterval)
+		synctest.Wait() // the periodic probe now hangs
+		must.True(t, c.nodeMu.TryRLock(), must.Sprint("the node is locked while a driver is probed"))
+		c.nodeMu.RUnlock()
+
+		before := len(srv.Heartbeats(c.NodeID()))
+		time.Sleep(clienttest.DefaultHeartbeatTTL)
+		synctest.Wait()
+		must.Greater(t, before, len(srv.Heartbeats(c.NodeID())))
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -271,13 +272,23 @@ func (c *Client) rebalanceServersPeriodically() {
 // usable and re-registers the node when the answer changed, so that the
 // scheduler stops placing on a driver that broke (or starts using one that
 // recovered).
+//
+// The drivers are probed before the node lock is taken, and the answers
+// applied under it: a probe may take seconds (a docker daemon that does
+// not answer), and the heartbeat and every other reader of the node must
+// not wait on it.
 func (c *Client) fingerprintDriversPeriodically() {
 	for c.sleep(driverFingerprintInterval) {
+		names := slices.Sorted(maps.Keys(c.drivers))
+		fps := make([]*drivers.Fingerprint, len(names))
+		for i, name := range names {
+			fps[i] = c.drivers[name].Fingerprint()
+		}
 		now := c.clock.Now()
 		changed := false
 		c.nodeMu.Lock()
-		for _, name := range slices.Sorted(maps.Keys(c.drivers)) {
-			if applyDriverFingerprint(c.node, name, c.drivers[name].Fingerprint(), now) {
+		for i, name := range names {
+			if applyDriverFingerprint(c.node, name, fps[i], now) {
 				changed = true
 			}
 		}

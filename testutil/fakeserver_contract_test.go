@@ -19,7 +19,7 @@ import (
 // the cluster.
 type contractServer struct {
 	// rpc is what a client calls.
-	rpc testutil.RPCHandler
+	rpc client.RPCHandler
 	// place puts one allocation of a job with a one-hour disconnect
 	// window on node, as a committed plan does, and returns it.
 	place func(t *testing.T, node *structs.Node) *structs.Allocation

@@ -5,20 +5,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil/fault"
 )
-
-// RPCHandler is how a client reaches the servers.
-type RPCHandler interface {
-	RPC(method string, args, reply any) error
-}
 
 // FaultableRPC wraps a client's link to the servers: a fault.Link. Reset
 // and Blackhole fail new calls and the calls in flight (a blocking query
 // loses its connection), as a real partition does; Stall holds new calls
 // until the heal.
 type FaultableRPC struct {
-	inner RPCHandler
+	inner client.RPCHandler
 	// BlackholeTimeout bounds how long a blackholed call hangs.
 	BlackholeTimeout time.Duration
 
@@ -31,7 +28,7 @@ type FaultableRPC struct {
 var _ fault.Link = (*FaultableRPC)(nil)
 
 // NewFaultableRPC returns a healthy link to inner.
-func NewFaultableRPC(inner RPCHandler) *FaultableRPC {
+func NewFaultableRPC(inner client.RPCHandler) *FaultableRPC {
 	return &FaultableRPC{inner: inner, BlackholeTimeout: 2 * time.Second,
 		cutCh: make(chan struct{}), healCh: make(chan struct{})}
 }
@@ -78,8 +75,10 @@ func (f *FaultableRPC) healLocked() {
 	f.mode = fault.Healthy
 }
 
-// RPC implements RPCHandler.
+// RPC implements client.RPCHandler. A call whose request context ends
+// returns at once with the context's error, as one over a real link does.
 func (f *FaultableRPC) RPC(method string, args, reply any) error {
+	ctx := structs.RequestContext(args)
 	f.mu.Lock()
 	mode, cutCh, healCh := f.mode, f.cutCh, f.healCh
 	f.mu.Unlock()
@@ -92,10 +91,16 @@ func (f *FaultableRPC) RPC(method string, args, reply any) error {
 		select {
 		case <-healCh:
 		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 		return fault.ErrPartitioned
 	case fault.Stall:
-		<-healCh
+		select {
+		case <-healCh:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		f.mu.Lock()
 		cutCh = f.cutCh
 		f.mu.Unlock()
@@ -113,5 +118,7 @@ func (f *FaultableRPC) RPC(method string, args, reply any) error {
 		return err
 	case <-cutCh:
 		return fault.ErrPartitioned
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

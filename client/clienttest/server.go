@@ -1,6 +1,7 @@
 package clienttest
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -226,7 +227,11 @@ func (s *FakeServer) observeLocked() {
 }
 
 // RPC implements client.RPCHandler.
+// Like the real servers, it ends a call whose request context
+// (structs.RequestContext) ends: a blocking query with what it has, a
+// call held by a stalled or blackholed link with the context's error.
 func (s *FakeServer) RPC(method string, args, reply any) error {
+	ctx := structs.RequestContext(args)
 	s.mu.Lock()
 	mode, healCh := s.mode, s.healCh
 	s.mu.Unlock()
@@ -240,6 +245,8 @@ func (s *FakeServer) RPC(method string, args, reply any) error {
 		case <-healCh:
 		case <-t.C:
 		case <-s.closed:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 		return fault.ErrPartitioned
 	case fault.Stall:
@@ -247,6 +254,8 @@ func (s *FakeServer) RPC(method string, args, reply any) error {
 		case <-healCh:
 		case <-s.closed:
 			return fault.ErrPartitioned
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 	s.mu.Lock()
@@ -258,7 +267,7 @@ func (s *FakeServer) RPC(method string, args, reply any) error {
 	if err != nil {
 		return err
 	}
-	err = s.call(method, args, reply)
+	err = s.call(ctx, method, args, reply)
 	select {
 	case <-cutCh:
 		return fault.ErrPartitioned // the answer was lost with the link
@@ -267,16 +276,16 @@ func (s *FakeServer) RPC(method string, args, reply any) error {
 	}
 }
 
-func (s *FakeServer) call(method string, args, reply any) error {
+func (s *FakeServer) call(ctx context.Context, method string, args, reply any) error {
 	switch method {
 	case "Node.Register":
 		return s.register(args.(*structs.NodeRegisterRequest), reply.(*structs.NodeUpdateResponse))
 	case "Node.UpdateStatus":
-		return s.updateStatus(args.(*structs.NodeUpdateStatusRequest), reply.(*structs.NodeUpdateResponse))
+		return s.updateStatus(ctx, args.(*structs.NodeUpdateStatusRequest), reply.(*structs.NodeUpdateResponse))
 	case "Node.GetClientAllocs":
-		return s.getClientAllocs(args.(*structs.NodeSpecificRequest), reply.(*structs.NodeClientAllocsResponse))
+		return s.getClientAllocs(ctx, args.(*structs.NodeSpecificRequest), reply.(*structs.NodeClientAllocsResponse))
 	case "Alloc.GetAllocs":
-		return s.getAllocs(args.(*structs.AllocsGetRequest), reply.(*structs.AllocsGetResponse))
+		return s.getAllocs(ctx, args.(*structs.AllocsGetRequest), reply.(*structs.AllocsGetResponse))
 	case "Node.UpdateAlloc":
 		return s.updateAlloc(args.(*structs.AllocUpdateRequest), reply.(*structs.GenericResponse))
 	}
@@ -420,12 +429,18 @@ func (s *FakeServer) authorizeLocked(nodeID, token string) (*structs.Node, error
 	return n, nil
 }
 
-func (s *FakeServer) updateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+func (s *FakeServer) updateStatus(ctx context.Context, args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
 	s.mu.Lock()
 	delay := s.commitDelay
 	s.mu.Unlock()
 	if delay > 0 {
-		time.Sleep(delay)
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -475,9 +490,9 @@ func (s *FakeServer) heartbeatStatusLocked(n *structs.Node, requested string) st
 	return requested
 }
 
-// wait blocks until the index passes min, maxWait passes, or the server
-// closes; it returns with mu held.
-func (s *FakeServer) waitLocked(min uint64, maxWait time.Duration, index func() uint64) {
+// wait blocks until the index passes min, maxWait passes, ctx ends or the
+// server closes; it returns with mu held.
+func (s *FakeServer) waitLocked(ctx context.Context, min uint64, maxWait time.Duration, index func() uint64) {
 	if min == 0 {
 		return
 	}
@@ -501,14 +516,17 @@ func (s *FakeServer) waitLocked(min uint64, maxWait time.Duration, index func() 
 		case <-cutCh:
 			s.mu.Lock()
 			return
+		case <-ctx.Done():
+			s.mu.Lock()
+			return
 		}
 	}
 }
 
-func (s *FakeServer) getClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
+func (s *FakeServer) getClientAllocs(ctx context.Context, args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.waitLocked(args.MinQueryIndex, args.MaxQueryTime, func() uint64 { return s.index })
+	s.waitLocked(ctx, args.MinQueryIndex, args.MaxQueryTime, func() uint64 { return s.index })
 	if _, err := s.authorizeLocked(args.NodeID, args.AuthToken); err != nil {
 		return err
 	}
@@ -522,7 +540,7 @@ func (s *FakeServer) getClientAllocs(args *structs.NodeSpecificRequest, reply *s
 	return nil
 }
 
-func (s *FakeServer) getAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
+func (s *FakeServer) getAllocs(ctx context.Context, args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	index := func() uint64 {
@@ -537,7 +555,7 @@ func (s *FakeServer) getAllocs(args *structs.AllocsGetRequest, reply *structs.Al
 		}
 		return idx
 	}
-	s.waitLocked(args.MinQueryIndex, args.MaxQueryTime, index)
+	s.waitLocked(ctx, args.MinQueryIndex, args.MaxQueryTime, index)
 	for _, id := range args.AllocIDs {
 		if a, ok := s.allocs[id]; ok {
 			reply.Allocs = append(reply.Allocs, a.Copy())

@@ -94,8 +94,9 @@ func NewPool(cfg Config) *ConnPool {
 }
 
 // session returns the open session to addr, dialing it (once, whoever
-// asks meanwhile) when there is none.
-func (p *ConnPool) session(addr string) (*yamux.Session, error) {
+// asks meanwhile) when there is none. A caller whose ctx ends stops
+// waiting for the dial; the dial goes on for the others.
+func (p *ConnPool) session(ctx context.Context, addr string) (*yamux.Session, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -112,8 +113,12 @@ func (p *ConnPool) session(addr string) (*yamux.Session, error) {
 		go p.dialFor(addr, call)
 	}
 	p.mu.Unlock()
-	<-call.done
-	return call.s, call.err
+	select {
+	case <-call.done:
+		return call.s, call.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("dialing %s: %w", addr, ctx.Err())
+	}
 }
 
 // dialFor dials addr and publishes the session for the waiting callers.
@@ -154,7 +159,11 @@ func (p *ConnPool) dial(addr string) (*yamux.Session, error) {
 // CallTimeout plus the request's own blocking time fails and drops the
 // session, so a dead link is noticed rather than waited on forever.
 func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.Duration) error {
-	s, err := p.session(addr)
+	// The caller's context (carried by args) bounds the call too: when it
+	// ends, the call returns at once and the stream is closed, which tells
+	// the server to stop serving it; the session, healthy, stays.
+	ctx := structs.RequestContext(args)
+	s, err := p.session(ctx, addr)
 	if err != nil {
 		return err
 	}
@@ -165,10 +174,6 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 	}
 	defer stream.Close()
 	deadline := time.Now().Add(p.cfg.CallTimeout + maxQueryTime)
-	// The caller's context (carried by args) bounds the call too: when it
-	// ends, the call returns at once and the stream is closed, which tells
-	// the server to stop serving it; the session, healthy, stays.
-	ctx := structs.RequestContext(args)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}

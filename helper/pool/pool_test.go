@@ -522,3 +522,34 @@ func TestPool_KeepSessionOnTimeout(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, int32(1), dialer.dials.Load(), must.Sprint("the session outlived the timed-out call"))
 }
+
+// A call ends as soon as its caller's context does, whether it waits on a
+// dial into a dead link or on a server that holds it unanswered: a client
+// that shuts down must not wait out DialTimeout or CallTimeout.
+func TestPool_CallEndsWithItsContext(t *testing.T) {
+	srv := newTestServer(t)
+	dialer := &stuckForDialer{stuck: "192.0.2.1:4647"}
+	p := newPool(t, pool.Config{Dialer: dialer, DialTimeout: time.Hour, CallTimeout: time.Hour})
+	t.Cleanup(func() { close(srv.svc.release) })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := &structs.GenericRequest{}
+	req.SetContext(ctx)
+	var reply structs.GenericResponse
+	must.ErrorIs(t, p.RPC(dialer.stuck, "Test.Barrier", req, &reply, 0), context.Canceled)
+
+	ctx, cancel = context.WithCancel(context.Background())
+	req = &structs.GenericRequest{}
+	req.SetContext(ctx)
+	errs := make(chan error, 1)
+	go func() { errs <- p.RPC(srv.addr, "Test.Barrier", req, &reply, 0) }()
+	waitFor(t, srv.svc.arrived, "the call to reach the server")
+	cancel()
+	select {
+	case err := <-errs:
+		must.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call outlived its caller's context")
+	}
+}

@@ -49,7 +49,12 @@ func (l *link) RPC(method string, args, reply any) error {
 	if silenced {
 		return errSilenced
 	}
-	structs.WithRequestContext(args, ctx)
+	// The call ends with the client's own context (its shutdown) or with
+	// the silence, whichever comes first.
+	callCtx, cancel := context.WithCancel(structs.RequestContext(args))
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	structs.WithRequestContext(args, callCtx)
 	start := time.Now()
 	err := l.inner.RPC(method, args, reply)
 	if err != nil && ctx.Err() != nil {
