@@ -99,10 +99,7 @@ func (a *Agent) start() error {
 
 	// rpc is where this agent's HTTP API and client send their RPCs: the
 	// server in this process, or the remote servers of a client-only agent.
-	var rpc interface {
-		RPCer
-		client.RPCHandler
-	}
+	var rpc client.RPCHandler
 	if cfg.Server.Enabled {
 		sc, err := a.serverConfig(bindIP)
 		if err != nil {

@@ -12,17 +12,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/ui"
 )
 
-// RPCer is what the HTTP API needs from the server: one call per request,
-// with the RPC method name and its structs request and response.
-type RPCer interface {
-	RPC(method string, args, reply any) error
-}
-
-// readOnlyRPCer is an RPCer that can hand a read's reply over without
+// readOnlyRPCer is an RPC handler (client.RPCHandler, the one type for
+// whatever answers RPCs: one call per request) that can hand a read's reply over without
 // copying it (the in-process server): the HTTP API only encodes replies.
 type readOnlyRPCer interface {
 	RPCReadOnly(method string, args, reply any) error
@@ -33,7 +29,7 @@ type readOnlyRPCer interface {
 // error) to wrap, which alone writes the answer.
 type HTTPServer struct {
 	agent    *Agent
-	rpc      RPCer
+	rpc      client.RPCHandler
 	logger   hclog.Logger
 	listener net.Listener
 	srv      *http.Server
@@ -42,7 +38,7 @@ type HTTPServer struct {
 }
 
 // newHTTPServer serves the API on l until Shutdown.
-func newHTTPServer(a *Agent, rpc RPCer, l net.Listener, logger hclog.Logger) *HTTPServer {
+func newHTTPServer(a *Agent, rpc client.RPCHandler, l net.Listener, logger hclog.Logger) *HTTPServer {
 	s := &HTTPServer{agent: a, rpc: rpc, logger: logger.Named("http"), listener: l, done: make(chan struct{}), limits: defaultBodyLimits()}
 	// No server-wide ReadTimeout: it would cut blocking queries, which
 	// read nothing for minutes; readBody bounds the body alone.
