@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/testutil/fault"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 )

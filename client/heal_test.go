@@ -10,8 +10,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/testutil/fault"
 
 	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/helper/pool"

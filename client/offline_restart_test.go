@@ -7,9 +7,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/shoenig/test/must"
 	"pgregory.net/rapid"
+
+	"github.com/nomad-edge/nomad/testutil/fault"
 
 	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/client/state"

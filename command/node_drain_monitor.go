@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/cli"
+
 	"github.com/nomad-edge/nomad/api"
 )
 

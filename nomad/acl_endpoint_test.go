@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 func aclServer(t *testing.T) (*Server, *structs.ACLToken) {

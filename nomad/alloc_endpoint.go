@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/hashicorp/go-memdb"
+
 	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/memberlist"
+
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/helper/tlsutil"
 )

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
-	"pgregory.net/rapid"
 )
 
 var gcT0 = time.Unix(1_700_000_000, 0)

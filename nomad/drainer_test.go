@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
-	"pgregory.net/rapid"
 )
 
 var drainNow = time.Unix(1_700_000_000, 0)

@@ -5,9 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nomad-edge/nomad/helper/clock"
 	"sync"
 	"time"
+
+	"github.com/nomad-edge/nomad/helper/clock"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 )

@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 // A follower restoring a snapshot gets the leader's namespaces and ACL

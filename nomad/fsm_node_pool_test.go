@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // Pool upserts and deletes go through raft; a follower restoring a

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/stream"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 // bufferSink is a raft.SnapshotSink over memory.

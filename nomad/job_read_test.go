@@ -3,9 +3,10 @@ package nomad
 import (
 	"testing"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 // Every read of one job's data checks read-job in the request's

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 func upsertNamespace(t *testing.T, s *Server, secret string, ns ...*structs.Namespace) error {

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 // authTestServer is a leader with no scheduling workers, so nothing but

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	metrics "github.com/hashicorp/go-metrics"
+
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )

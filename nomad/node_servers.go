@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/serf/serf"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 

@@ -4,11 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+	"pgregory.net/rapid"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
-	"pgregory.net/rapid"
 )
 
 func planTestState(t must.T, nodes ...*structs.Node) *state.StateStore {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metrics "github.com/hashicorp/go-metrics"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 

@@ -3,9 +3,10 @@ package nomad
 import (
 	"container/heap"
 	"errors"
-	"github.com/nomad-edge/nomad/helper/clock"
 	"sync"
 	"time"
+
+	"github.com/nomad-edge/nomad/helper/clock"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 )

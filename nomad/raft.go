@@ -16,10 +16,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"github.com/nomad-edge/nomad/helper/pool"
-	"github.com/nomad-edge/nomad/nomad/structs"
 	bolt "go.etcd.io/bbolt"
 	boltErrors "go.etcd.io/bbolt/errors"
+
+	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // raftDirName is where a server keeps its raft log, stable store and

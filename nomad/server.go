@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+
 	"github.com/nomad-edge/nomad/helper/clock"
 
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
+
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/stream"

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 // testServer starts a dev-mode server on a free loopback port and waits

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/serf/serf"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 

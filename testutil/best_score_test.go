@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
 	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
-	"github.com/shoenig/test/must"
 )
 
 // These tests run the seed's two cases with the default reconcile strategy,

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/nomad"
@@ -11,7 +13,6 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
 	"github.com/nomad-edge/nomad/testutil/wait"
-	"github.com/shoenig/test/must"
 )
 
 // contractServer is one side of clienttest.FakeServer's contract: what a

@@ -8,12 +8,13 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
 	"github.com/nomad-edge/nomad/testutil/fault"
-	"github.com/shoenig/test/must"
 )
 
 // echoServer accepts on l and echoes what each connection sends.

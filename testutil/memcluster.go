@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/nomad"

@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
 	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
-	"github.com/shoenig/test/must"
 )
 
 // settled waits until no evaluation of the job is waiting for a worker.

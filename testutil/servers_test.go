@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/mock"
@@ -14,7 +16,6 @@ import (
 	"github.com/nomad-edge/nomad/testutil"
 	"github.com/nomad-edge/nomad/testutil/fault"
 	"github.com/nomad-edge/nomad/testutil/wait"
-	"github.com/shoenig/test/must"
 )
 
 // registerJob registers a job through server i, which forwards it to the

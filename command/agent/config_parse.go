@@ -16,11 +16,12 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/drivers/registry"
 	"github.com/nomad-edge/nomad/helper/nesting"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // ConfigError lists every problem found in the agent's config files, each

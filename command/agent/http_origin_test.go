@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nomad-edge/nomad/command/agent/agenttest"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/command/agent/agenttest"
 )
 
 // A web page on another site can make its visitor's browser POST a

@@ -3,9 +3,10 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/nomad-edge/nomad/acl"
 	"net/http"
 	"strconv"
+
+	"github.com/nomad-edge/nomad/acl"
 
 	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/jobspec"

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nomad-edge/nomad/helper/clock"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nomad-edge/nomad/helper/clock"
 
 	"github.com/hashicorp/go-hclog"
 

@@ -2,7 +2,6 @@ package mock
 
 import (
 	"context"
-	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 
 	"github.com/shoenig/test/must"
 

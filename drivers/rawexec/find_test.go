@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 // A client whose state database was lost finds the tasks an earlier

@@ -11,8 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/net-rpc-msgpackrpc/v2"
+	msgpackrpc "github.com/hashicorp/net-rpc-msgpackrpc/v2"
 	"github.com/hashicorp/yamux"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 

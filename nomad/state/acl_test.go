@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 func mockManagementToken() *structs.ACLToken {

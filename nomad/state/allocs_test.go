@@ -5,9 +5,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 // A placement gets all three indexes: the client pulls allocations whose

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-memdb"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 

@@ -4,9 +4,10 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 func evalFor(job *structs.Job, status string) *structs.Evaluation {

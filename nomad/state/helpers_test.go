@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 func testStateStore(t must.T) *StateStore {

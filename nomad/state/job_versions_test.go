@@ -3,10 +3,11 @@ package state
 import (
 	"testing"
 
-	"github.com/nomad-edge/nomad/nomad/mock"
-	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
 	"pgregory.net/rapid"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // versionsOf lists the versions stored for job, newest first.

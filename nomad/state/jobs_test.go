@@ -4,9 +4,10 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-memdb"
+	"github.com/shoenig/test/must"
+
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
-	"github.com/shoenig/test/must"
 )
 
 // A new job gets its indexes, the submit time of the request, a pending

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-memdb"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 

@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nomad-edge/nomad/nomad/mock"
-	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
 	"pgregory.net/rapid"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // A new store already has the default namespace, so every job submitted

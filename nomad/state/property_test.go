@@ -4,10 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomad-edge/nomad/nomad/mock"
-	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
 	"pgregory.net/rapid"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 var allClientStatuses = []string{

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/hashicorp/go-memdb"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 

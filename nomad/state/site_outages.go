@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/hashicorp/go-memdb"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 

@@ -4,8 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // The precedence of disconnect policies, group > job > pool > none, in the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
 	"github.com/nomad-edge/nomad/drivers"
 
 	"github.com/nomad-edge/nomad/helper/clock"
