@@ -95,14 +95,17 @@ func (tr *TaskRunner) Restart() error {
 	if !tr.running() || tr.killed() {
 		return fmt.Errorf("restarting %q: %w", tr.Name(), ErrTaskNotRunning)
 	}
+	// The event goes first: once the request is on restartCh, Run may kill
+	// and start the task before this goroutine runs again, and the task's
+	// events would read Killing, Restarting, Started, Restart Signaled.
+	e := newEvent(structs.TaskRestartSignal, tr.clock.Now())
+	e.RestartReason = "User requested restart"
+	e.DisplayMessage = e.RestartReason
+	tr.EmitEvent(e)
 	select {
 	case tr.restartCh <- struct{}{}:
-		e := newEvent(structs.TaskRestartSignal, tr.clock.Now())
-		e.RestartReason = "User requested restart"
-		e.DisplayMessage = e.RestartReason
-		tr.EmitEvent(e)
 	default:
-		// A restart is already on its way.
+		// A restart is already on its way; it serves this request too.
 	}
 	return nil
 }
