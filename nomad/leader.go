@@ -39,10 +39,15 @@ func (s *Server) establishLeadership() error {
 	s.leaderStop = stopCh
 	s.isLeader.Store(true)
 
-	s.evalBroker.SetEnabled(true)
-	s.blockedEvals.SetEnabled(true)
+	// A broker paused by the scheduler configuration (in raft) stays
+	// paused under the new leader: it starts disabled.
+	_, schedCfg, err := s.State().SchedulerConfig(nil)
+	if err != nil {
+		return err
+	}
+	s.brokerPaused = schedCfg.PauseEvalBroker
 	s.planQueue.SetEnabled(true)
-	if err := s.restoreEvals(); err != nil {
+	if err := s.enableEvalBrokerLocked(); err != nil {
 		return err
 	}
 	if err := s.heartbeats.initialize(); err != nil {
@@ -104,6 +109,47 @@ func (s *Server) revokeLeadership() {
 	s.planQueue.SetEnabled(false)
 	s.heartbeats.stopAll()
 	s.logger.Info("cluster leadership lost")
+}
+
+// enableEvalBrokerLocked enables the eval broker and blocked evaluations
+// and refills them from the state store, unless the scheduler
+// configuration pauses the broker. leaderLock must be held.
+func (s *Server) enableEvalBrokerLocked() error {
+	if s.brokerPaused {
+		s.logger.Info("eval broker paused by the scheduler configuration")
+		return nil
+	}
+	s.evalBroker.SetEnabled(true)
+	s.blockedEvals.SetEnabled(true)
+	return s.restoreEvals()
+}
+
+// setEvalBrokerPaused pauses or resumes the leader's eval broker as the
+// scheduler configuration says; the FSM calls it on every server as the
+// configuration applies, and a follower only remembers it. A paused
+// broker is disabled, as upstream's: it holds and hands out nothing, and
+// resuming rebuilds it from the state store, so evaluations written or
+// deleted meanwhile are seen as they are stored.
+func (s *Server) setEvalBrokerPaused(paused bool) {
+	s.leaderLock.Lock()
+	defer s.leaderLock.Unlock()
+	if s.brokerPaused == paused {
+		return
+	}
+	s.brokerPaused = paused
+	if !s.isLeader.Load() {
+		return
+	}
+	if paused {
+		s.evalBroker.SetEnabled(false)
+		s.blockedEvals.SetEnabled(false)
+		s.logger.Info("eval broker paused by the scheduler configuration")
+		return
+	}
+	if err := s.enableEvalBrokerLocked(); err != nil {
+		s.logger.Error("failed to restore evaluations on resuming the eval broker", "error", err)
+	}
+	s.logger.Info("eval broker resumed by the scheduler configuration")
 }
 
 // restoreEvals puts every pending evaluation in the broker and every
