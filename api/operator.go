@@ -99,6 +99,7 @@ type SchedulerConfiguration struct {
 	MemoryOversubscriptionEnabled bool
 	RejectJobRegistration         bool
 	PauseEvalBroker               bool
+	NodeLimitForFeasibilityChecks uint
 	CreateIndex                   uint64
 	ModifyIndex                   uint64
 }

@@ -44,8 +44,12 @@ type SchedulerConfiguration struct {
 	// PauseEvalBroker stops the leader's eval broker from handing out
 	// evaluations; deleting evaluations requires it.
 	PauseEvalBroker bool
-	CreateIndex     uint64
-	ModifyIndex     uint64
+	// NodeLimitForFeasibilityChecks is a newer upstream's limit on the
+	// nodes ranked for spread and affinity; the official client always
+	// sends it. Only 0 (upstream's default of 100) is accepted.
+	NodeLimitForFeasibilityChecks uint
+	CreateIndex                   uint64
+	ModifyIndex                   uint64
 }
 
 // DefaultSchedulerConfiguration is upstream's default: binpack, no memory
@@ -87,6 +91,9 @@ func (c *SchedulerConfiguration) Validate() error {
 	if !p.SystemSchedulerEnabled || p.SysBatchSchedulerEnabled || p.BatchSchedulerEnabled || p.ServiceSchedulerEnabled {
 		problems = append(problems, "PreemptionConfig: this version does not preempt; only the default "+
 			"(SystemSchedulerEnabled true, SysBatchSchedulerEnabled, BatchSchedulerEnabled and ServiceSchedulerEnabled false) is accepted")
+	}
+	if c.NodeLimitForFeasibilityChecks != 0 {
+		problems = append(problems, "NodeLimitForFeasibilityChecks: not supported by this version (only 0, the default)")
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidRequest, &ValidationError{Problems: problems})
