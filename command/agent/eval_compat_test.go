@@ -77,7 +77,7 @@ func TestHTTP_EvalDelete(t *testing.T) {
 	for body, want := range map[string]string{
 		`{}`: "evals must be deleted by either ID or filter",
 		`{"EvalIDs": ["x"], "Filter": "JobID == \"kept\""}`: "evals cannot be deleted by ID and filter",
-		`{"Filter": "JobID =="}`:                             "failed to read filter expression",
+		`{"Filter": "JobID =="}`:                            "failed to read filter expression",
 	} {
 		code, got := rawRequest(t, http.MethodDelete, a.HTTPAddr+"/v1/evaluations", body)
 		must.Eq(t, http.StatusBadRequest, code, must.Sprint(body))
