@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"time"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -152,6 +153,18 @@ func (s *Server) setEvalBrokerPaused(paused bool) {
 	s.logger.Info("eval broker resumed by the scheduler configuration")
 }
 
+// waitOrStop waits d on the server's clock; false if stop closed first.
+func (s *Server) waitOrStop(stop <-chan struct{}, d time.Duration) bool {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-stop:
+		return false
+	case <-t.C():
+		return true
+	}
+}
+
 // restoreEvals puts every pending evaluation in the broker and every
 // blocked one in the blocked set: the previous leader's queues are gone.
 func (s *Server) restoreEvals() error {
@@ -181,6 +194,14 @@ func (s *Server) reapFailedEvals(stopCh <-chan struct{}) {
 		default:
 		}
 		ev, token, err := s.evalBroker.Dequeue([]string{FailedQueue}, time.Second)
+		if errors.Is(err, ErrBrokerDisabled) {
+			// Paused by the scheduler configuration: Dequeue returns at
+			// once, so wait rather than spin.
+			if !s.waitOrStop(stopCh, time.Second) {
+				return
+			}
+			continue
+		}
 		if err != nil || ev == nil {
 			continue
 		}
@@ -214,6 +235,11 @@ func (s *Server) reapDupBlockedEvals(stopCh <-chan struct{}) {
 		dups := s.blockedEvals.GetDuplicates(time.Second)
 		dups = append(dups, s.evalBroker.Cancelable(100)...)
 		if len(dups) == 0 {
+			// A paused broker's blocked evaluations are disabled too and
+			// GetDuplicates returns at once: wait rather than spin.
+			if !s.evalBroker.Enabled() && !s.waitOrStop(stopCh, time.Second) {
+				return
+			}
 			continue
 		}
 		now := s.clock.Now().UnixNano()
