@@ -261,9 +261,8 @@ func (e *Eval) Delete(args *structs.EvalDeleteUserRequest, reply *structs.EvalDe
 	if err := e.srv.authorize(args.AuthToken, permManagement); err != nil {
 		return err
 	}
-	if len(args.EvalIDs) == 0 {
-		return fmt.Errorf("%w: evals must be deleted by either ID or filter", structs.ErrMissingField)
-	}
+	// No IDs (a filter that matched nothing) still goes through raft:
+	// it is refused the same way while the broker runs.
 	count := 0
 	for _, id := range args.EvalIDs {
 		if ev, err := e.srv.State().EvalByID(nil, id); err == nil && ev != nil {

@@ -71,6 +71,9 @@ func TestHTTP_EvalDelete(t *testing.T) {
 	_, _, err = c.Evaluations().DeleteOpts(&nomadapi.EvalDeleteRequest{Filter: `JobID == "kept"`}, nil)
 	code, _ = statusOf(t, err)
 	must.Eq(t, http.StatusConflict, code)
+	_, _, err = c.Evaluations().DeleteOpts(&nomadapi.EvalDeleteRequest{Filter: `JobID == "no-such-job"`}, nil)
+	code, _ = statusOf(t, err)
+	must.Eq(t, http.StatusConflict, code, must.Sprint("a filter matching nothing is refused alike"))
 	_, _, err = c.Evaluations().Info(resp.EvalID, nil)
 	must.NoError(t, err, must.Sprint("nothing was deleted"))
 

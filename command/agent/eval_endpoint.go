@@ -86,9 +86,6 @@ func (s *HTTPServer) evalDelete(w http.ResponseWriter, r *http.Request) (any, er
 		if err != nil {
 			return nil, err
 		}
-		if len(ids) == 0 {
-			return api.EvalDeleteResponse{}, nil
-		}
 		args.EvalIDs = ids
 	}
 	var reply structs.EvalDeleteUserResponse
