@@ -114,3 +114,9 @@ func (e *Evaluations) Allocations(evalID string, q *QueryOptions) ([]*Allocation
 func sortEvals(s []*Evaluation) {
 	slices.SortStableFunc(s, func(a, b *Evaluation) int { return cmp.Compare(b.CreateIndex, a.CreateIndex) })
 }
+
+// EvalDeleteResponse is the answer of DELETE /v1/evaluations: how many
+// evaluations were deleted.
+type EvalDeleteResponse struct {
+	Count int
+}

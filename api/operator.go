@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 )
 
 // Operator is the handle on the operator endpoints: low-level cluster
@@ -81,4 +82,69 @@ func (op *Operator) Metrics(q *QueryOptions) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body)
+}
+
+// PreemptionConfig says which schedulers may preempt allocations.
+type PreemptionConfig struct {
+	SystemSchedulerEnabled   bool
+	SysBatchSchedulerEnabled bool
+	BatchSchedulerEnabled    bool
+	ServiceSchedulerEnabled  bool
+}
+
+// SchedulerConfiguration is the cluster's scheduler configuration.
+type SchedulerConfiguration struct {
+	SchedulerAlgorithm            string
+	PreemptionConfig              PreemptionConfig
+	MemoryOversubscriptionEnabled bool
+	RejectJobRegistration         bool
+	PauseEvalBroker               bool
+	NodeLimitForFeasibilityChecks uint
+	CreateIndex                   uint64
+	ModifyIndex                   uint64
+}
+
+// SchedulerConfigurationResponse is the body of
+// GET /v1/operator/scheduler/configuration.
+type SchedulerConfigurationResponse struct {
+	SchedulerConfig *SchedulerConfiguration
+	Index           uint64
+}
+
+// SchedulerSetConfigurationResponse says whether a write took effect and
+// at which raft index.
+type SchedulerSetConfigurationResponse struct {
+	Updated bool
+	Index   uint64
+}
+
+// SchedulerGetConfiguration returns the scheduler configuration.
+func (op *Operator) SchedulerGetConfiguration(q *QueryOptions) (*SchedulerConfigurationResponse, *QueryMeta, error) {
+	var out SchedulerConfigurationResponse
+	qm, err := op.client.query("/v1/operator/scheduler/configuration", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, qm, nil
+}
+
+// SchedulerSetConfiguration writes the scheduler configuration.
+func (op *Operator) SchedulerSetConfiguration(conf *SchedulerConfiguration, w *WriteOptions) (*SchedulerSetConfigurationResponse, *WriteMeta, error) {
+	return op.schedulerPut("/v1/operator/scheduler/configuration", conf, w)
+}
+
+// SchedulerCASConfiguration writes the scheduler configuration only if the
+// stored one is at conf.ModifyIndex; Updated is false otherwise.
+func (op *Operator) SchedulerCASConfiguration(conf *SchedulerConfiguration, w *WriteOptions) (*SchedulerSetConfigurationResponse, *WriteMeta, error) {
+	path := "/v1/operator/scheduler/configuration?cas=" + strconv.FormatUint(conf.ModifyIndex, 10)
+	return op.schedulerPut(path, conf, w)
+}
+
+func (op *Operator) schedulerPut(path string, conf *SchedulerConfiguration, w *WriteOptions) (*SchedulerSetConfigurationResponse, *WriteMeta, error) {
+	var out SchedulerSetConfigurationResponse
+	wm, err := op.client.write(http.MethodPut, path, conf, &out, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, wm, nil
 }

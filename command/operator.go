@@ -30,6 +30,11 @@ Usage: nomad operator <subcommand> [options] [args]
 
       $ nomad operator raft list-peers
 
+  Show or change the scheduler configuration (pause the eval broker,
+  reject job registrations):
+
+      $ nomad operator scheduler get-config
+
   Run simulated client nodes against a cluster:
 
       $ nomad operator sim -servers 127.0.0.1:4647 -count 1000

@@ -16,7 +16,9 @@
 //     state snapshot (blocking queries wait on its watch sets) or writes
 //     one raft entry. Endpoints never change state in memory directly.
 //   - The leader's duties, started when this server wins an election and
-//     stopped when it loses it: the eval broker and blocked evaluations,
+//     stopped when it loses it: the eval broker and blocked evaluations
+//     (kept disabled while the scheduler configuration in raft pauses the
+//     broker; resuming rebuilds them from the state store),
 //     the plan queue and its applier, heartbeat timers (a missed TTL makes
 //     a node disconnected or down, by statusAfterMiss), the deployment
 //     watcher, the drainer, the periodic dispatcher, site-outage

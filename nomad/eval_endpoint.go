@@ -249,3 +249,32 @@ func (e *Eval) apply(args *structs.EvalUpdateRequest, reply *structs.GenericResp
 	reply.Index = index
 	return nil
 }
+
+// Delete removes the evaluations an operator names (DELETE
+// /v1/evaluations, the HTTP layer resolving a filter to IDs). It needs a
+// management token and a paused eval broker: the FSM refuses the entry
+// with structs.ErrEvalBrokerNotPaused otherwise. The evaluations'
+// allocations stay. reply.Count counts the IDs that existed.
+func (e *Eval) Delete(args *structs.EvalDeleteUserRequest, reply *structs.EvalDeleteUserResponse) error {
+	if done, err := e.srv.forward("Eval.Delete", args, reply); done {
+		return err
+	}
+	if err := e.srv.authorize(args.AuthToken, permManagement); err != nil {
+		return err
+	}
+	// No IDs (a filter that matched nothing) still goes through raft:
+	// it is refused the same way while the broker runs.
+	count := 0
+	for _, id := range args.EvalIDs {
+		if ev, err := e.srv.State().EvalByID(nil, id); err == nil && ev != nil {
+			count++
+		}
+	}
+	req := &structs.EvalDeleteRequest{Evals: args.EvalIDs, UserInitiated: true}
+	_, index, err := e.srv.raftApply(structs.EvalDeleteRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.Count, reply.Index = count, index
+	return nil
+}

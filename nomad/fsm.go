@@ -41,6 +41,10 @@ type fsmDeps struct {
 	// disabled on followers and ignore what they are given.
 	evals   *EvalBroker
 	blocked *BlockedEvals
+	// schedulerConfig, when set, is told every scheduler configuration
+	// applied, after it is stored: the server pauses or resumes its eval
+	// broker from it.
+	schedulerConfig func(*structs.SchedulerConfiguration)
 }
 
 // newFSM returns an FSM over an empty store whose commits feed the event
@@ -281,7 +285,31 @@ func (f *nomadFSM) trackEvals(evals []*structs.Evaluation) {
 }
 
 func (f *nomadFSM) applyEvalDelete(req *structs.EvalDeleteRequest, index uint64) error {
+	if req.UserInitiated {
+		return f.State().DeleteEvalsByUser(index, req.Evals)
+	}
 	return f.State().DeleteEval(index, req.Evals, req.Allocs)
+}
+
+// applySchedulerConfig stores the scheduler configuration and answers
+// whether it was written (a stale CAS is not), or an error.
+func applySchedulerConfig(f *nomadFSM, t structs.MessageType, body []byte, index uint64) any {
+	var req structs.SchedulerSetConfigRequest
+	if err := structs.Decode(body, &req); err != nil {
+		return fmt.Errorf("decoding %s: %w", t, err)
+	}
+	updated, err := f.State().SchedulerSetConfig(index, &req.Config, req.CAS)
+	if err != nil {
+		return err
+	}
+	if updated && f.deps.schedulerConfig != nil {
+		_, cfg, err := f.State().SchedulerConfig(nil)
+		if err != nil {
+			return err
+		}
+		f.deps.schedulerConfig(cfg)
+	}
+	return updated
 }
 
 func (f *nomadFSM) applyAllocClientUpdate(req *structs.AllocUpdateRequest, index uint64) error {

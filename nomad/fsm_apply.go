@@ -64,6 +64,7 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	structs.NodePoolUpsertRequestType:               decoded((*nomadFSM).applyNodePoolUpsert),
 	structs.NodePoolDeleteRequestType:               decoded((*nomadFSM).applyNodePoolDelete),
 	structs.SiteOutageUpdateRequestType:             decoded((*nomadFSM).applySiteOutageUpdate),
+	structs.SchedulerConfigRequestType:              applySchedulerConfig,
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

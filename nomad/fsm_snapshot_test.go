@@ -88,6 +88,8 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 		Declare: []*structs.SiteOutage{{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1", DeclaredAt: 18, Disconnected: 3, Nodes: 4, Window: time.Minute}}})
 	applyEntry(t, leader, 19, structs.OneTimeTokenUpsertRequestType, &structs.OneTimeTokenUpsertRequest{
 		OneTimeToken: &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "a-1", ExpiresAt: time.Unix(600, 0).UTC()}})
+	applyEntry(t, leader, 20, structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{
+		Config: structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmBinpack, PauseEvalBroker: true}})
 
 	want := persisted(t, leader.State())
 	for _, k := range everyKind(t) {

@@ -44,7 +44,7 @@ func applyEntry(t *testing.T, f *nomadFSM, index uint64, typ structs.MessageType
 	t.Helper()
 	buf, err := structs.Encode(typ, msg)
 	must.NoError(t, err)
-	if resp := f.Apply(&raft.Log{Index: index, Data: buf}); resp != nil {
+	if resp, ok := f.Apply(&raft.Log{Index: index, Data: buf}).(error); ok && resp != nil {
 		t.Fatalf("apply %s at %d: %v", typ, index, resp)
 	}
 }

@@ -54,6 +54,9 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	if err := j.srv.authorizeNamespace(args.AuthToken, ns, acl.NamespaceCapabilityDispatchJob); err != nil {
 		return err
 	}
+	if err := j.srv.allowRegistration(args.AuthToken); err != nil {
+		return err
+	}
 	args.AuthToken = ""
 	job, err := j.parent(ns, args.JobID)
 	if err != nil {

@@ -48,6 +48,10 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		if err := j.srv.authorize(args.AuthToken, nsCap(args.Job.Namespace, acl.NamespaceCapabilitySubmitJob)); err != nil {
 			return err
 		}
+		// An endpoint that authorized on its own checked this too.
+		if err := j.srv.allowRegistration(args.AuthToken); err != nil {
+			return err
+		}
 	}
 	args.AuthToken = ""
 	if problems := j.srv.jobProblems(args.Job); len(problems) > 0 {

@@ -127,6 +127,9 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if err := j.srv.authorize(args.AuthToken, scaleCap(ns)); err != nil {
 		return err
 	}
+	if err := j.srv.allowRegistration(args.AuthToken); err != nil {
+		return err
+	}
 	if err := j.srv.State().NamespaceExists(ns); err != nil {
 		return err
 	}

@@ -56,3 +56,26 @@ func (s *Server) unsupported(job *structs.Job) []string {
 	}
 	return out
 }
+
+// allowRegistration refuses a job registration, dispatch or scale with
+// structs.ErrJobRegistrationDisabled while the scheduler configuration
+// rejects them, unless the caller holds a management token. As upstream,
+// with ACLs disabled there is no management token: all are refused.
+func (s *Server) allowRegistration(secret string) error {
+	_, cfg, err := s.State().SchedulerConfig(nil)
+	if err != nil {
+		return err
+	}
+	if !cfg.RejectJobRegistration {
+		return nil
+	}
+	a, _, err := s.resolveToken(secret)
+	if err != nil {
+		return err
+	}
+	if a != nil && a.IsManagement() {
+		return nil
+	}
+	s.logger.Warn("job registration for non-management ACL rejected")
+	return structs.ErrJobRegistrationDisabled
+}

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"time"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -39,10 +40,15 @@ func (s *Server) establishLeadership() error {
 	s.leaderStop = stopCh
 	s.isLeader.Store(true)
 
-	s.evalBroker.SetEnabled(true)
-	s.blockedEvals.SetEnabled(true)
+	// A broker paused by the scheduler configuration (in raft) stays
+	// paused under the new leader: it starts disabled.
+	_, schedCfg, err := s.State().SchedulerConfig(nil)
+	if err != nil {
+		return err
+	}
+	s.brokerPaused = schedCfg.PauseEvalBroker
 	s.planQueue.SetEnabled(true)
-	if err := s.restoreEvals(); err != nil {
+	if err := s.enableEvalBrokerLocked(); err != nil {
 		return err
 	}
 	if err := s.heartbeats.initialize(); err != nil {
@@ -106,6 +112,59 @@ func (s *Server) revokeLeadership() {
 	s.logger.Info("cluster leadership lost")
 }
 
+// enableEvalBrokerLocked enables the eval broker and blocked evaluations
+// and refills them from the state store, unless the scheduler
+// configuration pauses the broker. leaderLock must be held.
+func (s *Server) enableEvalBrokerLocked() error {
+	if s.brokerPaused {
+		s.logger.Info("eval broker paused by the scheduler configuration")
+		return nil
+	}
+	s.evalBroker.SetEnabled(true)
+	s.blockedEvals.SetEnabled(true)
+	return s.restoreEvals()
+}
+
+// setEvalBrokerPaused pauses or resumes the leader's eval broker as the
+// scheduler configuration says; the FSM calls it on every server as the
+// configuration applies, and a follower only remembers it. A paused
+// broker is disabled, as upstream's: it holds and hands out nothing, and
+// resuming rebuilds it from the state store, so evaluations written or
+// deleted meanwhile are seen as they are stored.
+func (s *Server) setEvalBrokerPaused(paused bool) {
+	s.leaderLock.Lock()
+	defer s.leaderLock.Unlock()
+	if s.brokerPaused == paused {
+		return
+	}
+	s.brokerPaused = paused
+	if !s.isLeader.Load() {
+		return
+	}
+	if paused {
+		s.evalBroker.SetEnabled(false)
+		s.blockedEvals.SetEnabled(false)
+		s.logger.Info("eval broker paused by the scheduler configuration")
+		return
+	}
+	if err := s.enableEvalBrokerLocked(); err != nil {
+		s.logger.Error("failed to restore evaluations on resuming the eval broker", "error", err)
+	}
+	s.logger.Info("eval broker resumed by the scheduler configuration")
+}
+
+// waitOrStop waits d on the server's clock; false if stop closed first.
+func (s *Server) waitOrStop(stop <-chan struct{}, d time.Duration) bool {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-stop:
+		return false
+	case <-t.C():
+		return true
+	}
+}
+
 // restoreEvals puts every pending evaluation in the broker and every
 // blocked one in the blocked set: the previous leader's queues are gone.
 func (s *Server) restoreEvals() error {
@@ -135,6 +194,14 @@ func (s *Server) reapFailedEvals(stopCh <-chan struct{}) {
 		default:
 		}
 		ev, token, err := s.evalBroker.Dequeue([]string{FailedQueue}, time.Second)
+		if errors.Is(err, ErrBrokerDisabled) {
+			// Paused by the scheduler configuration: Dequeue returns at
+			// once, so wait rather than spin.
+			if !s.waitOrStop(stopCh, time.Second) {
+				return
+			}
+			continue
+		}
 		if err != nil || ev == nil {
 			continue
 		}
@@ -168,6 +235,11 @@ func (s *Server) reapDupBlockedEvals(stopCh <-chan struct{}) {
 		dups := s.blockedEvals.GetDuplicates(time.Second)
 		dups = append(dups, s.evalBroker.Cancelable(100)...)
 		if len(dups) == 0 {
+			// A paused broker's blocked evaluations are disabled too and
+			// GetDuplicates returns at once: wait rather than spin.
+			if !s.evalBroker.Enabled() && !s.waitOrStop(stopCh, time.Second) {
+				return
+			}
 			continue
 		}
 		now := s.clock.Now().UnixNano()

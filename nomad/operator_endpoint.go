@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
 
+	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -122,4 +124,53 @@ func (s *Server) setQueryMeta(m *structs.QueryMeta, index uint64) {
 	if !s.IsLeader() {
 		m.LastContact = s.clock.Now().Sub(s.raft.LastContact())
 	}
+}
+
+// SchedulerGetConfiguration returns the scheduler configuration, the
+// default until one is written. A blocking query.
+func (op *Operator) SchedulerGetConfiguration(args *structs.GenericRequest, reply *structs.SchedulerConfigurationResponse) error {
+	if done, err := op.srv.forwardQuery("Operator.SchedulerGetConfiguration", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	if err := op.srv.authorize(args.AuthToken, permOperatorRead); err != nil {
+		return err
+	}
+	return op.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		index, cfg, err := st.SchedulerConfig(ws)
+		if err != nil {
+			return 0, err
+		}
+		reply.SchedulerConfig = cfg.Copy()
+		return index, nil
+	})
+}
+
+// SchedulerSetConfiguration writes the scheduler configuration, refusing
+// by name a value this version cannot honour. With CAS it writes only over
+// the stored configuration's ModifyIndex; reply.Updated says whether it
+// did.
+func (op *Operator) SchedulerSetConfiguration(args *structs.SchedulerSetConfigRequest, reply *structs.SchedulerSetConfigurationResponse) error {
+	if done, err := op.srv.forward("Operator.SchedulerSetConfiguration", args, reply); done {
+		return err
+	}
+	if err := op.srv.authorize(args.AuthToken, permOperatorWrite); err != nil {
+		return err
+	}
+	if err := args.Config.Validate(); err != nil {
+		return err
+	}
+	if args.Config.SchedulerAlgorithm == "" {
+		args.Config.SchedulerAlgorithm = structs.SchedulerAlgorithmBinpack
+	}
+	args.AuthToken = ""
+	resp, index, err := op.srv.raftApply(structs.SchedulerConfigRequestType, args)
+	if err != nil {
+		return err
+	}
+	updated, ok := resp.(bool)
+	if !ok {
+		return fmt.Errorf("scheduler configuration: unexpected apply result %T", resp)
+	}
+	reply.Updated, reply.Index = updated, index
+	return nil
 }

@@ -76,6 +76,9 @@ type Server struct {
 	leaderLock sync.Mutex
 	leaderStop chan struct{}
 	isLeader   atomic.Bool
+	// brokerPaused is the scheduler configuration's PauseEvalBroker as
+	// last applied; guarded by leaderLock.
+	brokerPaused bool
 
 	workers []*worker
 
@@ -154,6 +157,8 @@ func NewServer(cfg *Config) (*Server, error) {
 		events:  stream.NewEventBroker(stream.EventBrokerConfig{BufferSize: cfg.EventBufferSize}),
 		evals:   s.evalBroker,
 		blocked: s.blockedEvals,
+		// Set before the FSM exists: it only runs once entries apply.
+		schedulerConfig: func(c *structs.SchedulerConfiguration) { s.setEvalBrokerPaused(c.PauseEvalBroker) },
 	})
 	if err != nil {
 		return nil, err

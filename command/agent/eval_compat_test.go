@@ -51,15 +51,17 @@ func TestHTTP_NodeEvaluate(t *testing.T) {
 	must.Eq(t, http.StatusNotFound, code)
 }
 
-// DELETE /v1/evaluations exists and answers as upstream's does while its
-// eval broker runs, which here is always (nothing can pause it): a
-// well-formed request by IDs or by filter is refused, saying the broker
-// must be paused, and nothing is deleted; a malformed one is a 400 naming
-// the problem.
+// DELETE /v1/evaluations answers as upstream's: while the eval broker
+// runs a well-formed request is refused (409) saying the broker must be
+// paused, deleting nothing; once PauseEvalBroker is set through the
+// official client it deletes by IDs and by filter and counts what it
+// deleted; a malformed request is a 400 naming the problem.
 func TestHTTP_EvalDelete(t *testing.T) {
 	a := agenttest.NewDevAgent(t, nil)
 	c := officialClient(t, a)
 	resp, _, err := c.Jobs().Register(mockJob("kept", "mock_driver", map[string]any{"run_for": "5m"}), nil)
+	must.NoError(t, err)
+	other, _, err := c.Jobs().Register(mockJob("filtered", "mock_driver", map[string]any{"run_for": "5m"}), nil)
 	must.NoError(t, err)
 
 	_, err = c.Evaluations().Delete([]string{resp.EvalID}, nil)
@@ -69,6 +71,9 @@ func TestHTTP_EvalDelete(t *testing.T) {
 	_, _, err = c.Evaluations().DeleteOpts(&nomadapi.EvalDeleteRequest{Filter: `JobID == "kept"`}, nil)
 	code, _ = statusOf(t, err)
 	must.Eq(t, http.StatusConflict, code)
+	_, _, err = c.Evaluations().DeleteOpts(&nomadapi.EvalDeleteRequest{Filter: `JobID == "no-such-job"`}, nil)
+	code, _ = statusOf(t, err)
+	must.Eq(t, http.StatusConflict, code, must.Sprint("a filter matching nothing is refused alike"))
 	_, _, err = c.Evaluations().Info(resp.EvalID, nil)
 	must.NoError(t, err, must.Sprint("nothing was deleted"))
 
@@ -81,4 +86,22 @@ func TestHTTP_EvalDelete(t *testing.T) {
 		must.Eq(t, http.StatusBadRequest, code, must.Sprint(body))
 		must.StrContains(t, got, want)
 	}
+
+	cfg, _, err := c.Operator().SchedulerGetConfiguration(nil)
+	must.NoError(t, err)
+	cfg.SchedulerConfig.PauseEvalBroker = true
+	_, _, err = c.Operator().SchedulerSetConfiguration(cfg.SchedulerConfig, nil)
+	must.NoError(t, err)
+
+	_, err = c.Evaluations().Delete([]string{resp.EvalID}, nil)
+	must.NoError(t, err)
+	_, _, err = c.Evaluations().Info(resp.EvalID, nil)
+	code, _ = statusOf(t, err)
+	must.Eq(t, http.StatusNotFound, code, must.Sprint("deleted by ID"))
+	del, _, err := c.Evaluations().DeleteOpts(&nomadapi.EvalDeleteRequest{Filter: `JobID == "filtered"`}, nil)
+	must.NoError(t, err)
+	must.Eq(t, 1, del.Count)
+	_, _, err = c.Evaluations().Info(other.EvalID, nil)
+	code, _ = statusOf(t, err)
+	must.Eq(t, http.StatusNotFound, code, must.Sprint("deleted by filter"))
 }

@@ -54,17 +54,10 @@ type evalDeleteBody struct {
 	api.WriteRequest
 }
 
-// evalDeleteRefused is why DELETE /v1/evaluations is refused: upstream
-// deletes evaluations only while the eval broker is paused (its scheduler
-// configuration's PauseEvalBroker), and this version has no way to pause
-// it; the garbage collector removes finished evaluations.
-const evalDeleteRefused = "eval broker is enabled; eval broker must be paused to delete evals " +
-	"(this version cannot pause it: there is no scheduler configuration; the garbage collector removes finished evaluations)"
-
-// evalDelete handles DELETE /v1/evaluations as upstream does with its
-// broker running: the body is checked (IDs or a filter, not both; a filter
-// that parses), the caller must hold a management token, and the request is
-// then refused with evalDeleteRefused (409), deleting nothing.
+// evalDelete handles DELETE /v1/evaluations as upstream: by IDs, or by a
+// filter over every evaluation the caller may read, with a management
+// token, and only while the scheduler configuration pauses the eval broker
+// (409 otherwise, deleting nothing). It answers how many were deleted.
 func (s *HTTPServer) evalDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body evalDeleteBody
 	if err := decodeBody(r, &body); err != nil {
@@ -76,13 +69,50 @@ func (s *HTTPServer) evalDelete(w http.ResponseWriter, r *http.Request) (any, er
 	case len(body.EvalIDs) > 0 && body.Filter != "":
 		return nil, codedErrorf(http.StatusBadRequest, "evals cannot be deleted by ID and filter")
 	}
+	var filter *bexpr.Evaluator
 	if body.Filter != "" {
-		if _, err := bexpr.CreateEvaluator(body.Filter); err != nil {
+		ev, err := bexpr.CreateEvaluator(body.Filter)
+		if err != nil {
 			return nil, codedErrorf(http.StatusBadRequest, "failed to read filter expression: %v", err)
 		}
+		filter = ev
 	}
 	if err := s.authorize(r, (*acl.ACL).IsManagement, "a management token"); err != nil {
 		return nil, err
 	}
-	return nil, codedErrorf(http.StatusConflict, "%s", evalDeleteRefused)
+	args := structs.EvalDeleteUserRequest{EvalIDs: body.EvalIDs, WriteRequest: writeRequest(r)}
+	if filter != nil {
+		ids, err := s.evalsMatching(r, filter)
+		if err != nil {
+			return nil, err
+		}
+		args.EvalIDs = ids
+	}
+	var reply structs.EvalDeleteUserResponse
+	if err := s.call(r, "Eval.Delete", &args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return api.EvalDeleteResponse{Count: reply.Count}, nil
+}
+
+// evalsMatching lists the IDs of the evaluations, in every namespace, that
+// filter matches.
+func (s *HTTPServer) evalsMatching(r *http.Request, filter *bexpr.Evaluator) ([]string, error) {
+	args := structs.EvalListRequest{QueryOptions: structs.QueryOptions{Namespace: "*", Region: r.URL.Query().Get("region")}}
+	var reply structs.EvalListResponse
+	if err := s.call(r, "Eval.List", &args, &reply); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, ev := range reply.Evaluations {
+		ok, err := filter.Evaluate(ev)
+		if err != nil {
+			return nil, codedErrorf(http.StatusBadRequest, "failed to apply filter expression: %v", err)
+		}
+		if ok {
+			ids = append(ids, ev.ID)
+		}
+	}
+	return ids, nil
 }

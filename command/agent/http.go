@@ -153,6 +153,9 @@ func (s *HTTPServer) routes() *http.ServeMux {
 
 	handle("GET /v1/operator/raft/configuration", s.operatorRaftConfiguration)
 	handle("DELETE /v1/operator/raft/peer", s.operatorRaftPeer)
+	handle("GET /v1/operator/scheduler/configuration", s.operatorSchedulerGet)
+	handle("PUT /v1/operator/scheduler/configuration", s.operatorSchedulerPut)
+	handle("POST /v1/operator/scheduler/configuration", s.operatorSchedulerPut)
 	ui.Register(mux)
 	s.clientMux(mux, s.publicClientOp)
 	return mux
@@ -268,7 +271,8 @@ func errorStatus(err error) (int, string) {
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, structs.ErrPermissionDenied):
 		return http.StatusForbidden, err.Error()
-	case errors.Is(err, structs.ErrNodeNotReady):
+	case errors.Is(err, structs.ErrNodeNotReady),
+		errors.Is(err, structs.ErrEvalBrokerNotPaused):
 		return http.StatusConflict, err.Error()
 	}
 	// No leader and everything unexpected: the server could not answer.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -36,4 +37,39 @@ func (s *HTTPServer) operatorRaftPeer(w http.ResponseWriter, r *http.Request) (a
 	}
 	args := structs.RaftPeerByAddressRequest{Address: addr, WriteRequest: writeRequest(r)}
 	return nil, s.call(r, "Operator.RaftRemovePeerByAddress", &args, &reply)
+}
+
+// operatorSchedulerGet handles GET /v1/operator/scheduler/configuration:
+// the scheduler configuration with the read's metadata, upstream's body.
+func (s *HTTPServer) operatorSchedulerGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.GenericRequest
+	var reply structs.SchedulerConfigurationResponse
+	if err := s.query(w, r, readCall{Method: "Operator.SchedulerGetConfiguration", Opts: &args.QueryOptions, Args: &args, Reply: &reply, Meta: &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// operatorSchedulerPut handles PUT (and POST) /v1/operator/scheduler/configuration:
+// the body is the whole configuration; ?cas=<index> writes it only over
+// the configuration stored at that index. The answer says whether it was
+// written and at which index.
+func (s *HTTPServer) operatorSchedulerPut(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.SchedulerSetConfigRequest{WriteRequest: writeRequest(r)}
+	if err := decodeBody(r, &args.Config); err != nil {
+		return nil, err
+	}
+	if v := r.URL.Query().Get("cas"); v != "" {
+		index, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, codedErrorf(http.StatusBadRequest, "Error parsing cas value %q: must be a non-negative integer", v)
+		}
+		args.CAS, args.Config.ModifyIndex = true, index
+	}
+	var reply structs.SchedulerSetConfigurationResponse
+	if err := s.call(r, "Operator.SchedulerSetConfiguration", &args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return reply, nil
 }

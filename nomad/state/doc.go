@@ -107,6 +107,7 @@
 //
 //	func (s *StateStore) UpsertEvals(index uint64, evals []*structs.Evaluation) error
 //	func (s *StateStore) DeleteEval(index uint64, evalIDs, allocIDs []string) error
+//	func (s *StateStore) DeleteEvalsByUser(index uint64, evalIDs []string) error  // only while the scheduler configuration pauses the broker
 //	func (s *StateStore) EvalByID(ws memdb.WatchSet, id string) (*structs.Evaluation, error)
 //	func (s *StateStore) EvalsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) (memdb.ResultIterator, error)
 //	func (s *StateStore) Evals(ws memdb.WatchSet) (memdb.ResultIterator, error)
@@ -114,6 +115,11 @@
 //
 // An evaluation written complete with no FailedTGAllocs cancels its job's
 // blocked evaluations in the same transaction.
+//
+// The scheduler configuration, one row, the default until written:
+//
+//	func (s *StateStore) SchedulerConfig(ws memdb.WatchSet) (uint64, *structs.SchedulerConfiguration, error)
+//	func (s *StateStore) SchedulerSetConfig(index uint64, cfg *structs.SchedulerConfiguration, cas bool) (bool, error)
 //
 // Allocations:
 //

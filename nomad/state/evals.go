@@ -121,6 +121,34 @@ func cancelBlockedEvalsTxn(txn *writeTxn, index uint64, done *structs.Evaluation
 func (s *StateStore) DeleteEval(index uint64, evalIDs, allocIDs []string) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
+	if err := deleteEvalsTxn(txn, index, evalIDs, allocIDs); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+// DeleteEvalsByUser removes evaluations an operator named (DELETE
+// /v1/evaluations), their allocations staying. It refuses with
+// structs.ErrEvalBrokerNotPaused unless the stored scheduler configuration
+// pauses the eval broker: checked in the transaction, so a resume committed
+// before it wins on every server alike.
+func (s *StateStore) DeleteEvalsByUser(index uint64, evalIDs []string) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	paused, err := evalBrokerPausedTxn(txn.Txn)
+	if err != nil {
+		return err
+	}
+	if !paused {
+		return structs.ErrEvalBrokerNotPaused
+	}
+	if err := deleteEvalsTxn(txn, index, evalIDs, nil); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+func deleteEvalsTxn(txn *writeTxn, index uint64, evalIDs, allocIDs []string) error {
 	jobs := namespacedIDs{}
 	for _, id := range evalIDs {
 		eval, err := evalByIDTxn(txn.Txn, nil, id)
@@ -151,10 +179,7 @@ func (s *StateStore) DeleteEval(index uint64, evalIDs, allocIDs []string) error 
 		}
 		jobs.add(alloc.JobNamespacedID())
 	}
-	if err := setJobStatusesTxn(txn, index, jobs, true); err != nil {
-		return err
-	}
-	return txn.commit()
+	return setJobStatusesTxn(txn, index, jobs, true)
 }
 
 // EvalByID returns the evaluation, or nil when there is none.

@@ -70,6 +70,8 @@ func schema() *memdb.DBSchema {
 			TableSiteOutages: siteOutageTableSchema(),
 			// One-time tokens (upstream's /v1/acl/token/onetime).
 			TableOneTimeTokens: oneTimeTokenTableSchema(),
+			// The scheduler configuration (one row).
+			TableSchedulerConfig: schedulerConfigTableSchema(),
 		},
 	}
 }

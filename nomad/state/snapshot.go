@@ -31,6 +31,7 @@ const (
 	SnapshotDeployment
 	SnapshotSiteOutage
 	SnapshotOneTimeToken
+	SnapshotSchedulerConfig
 )
 
 // String names the kind, as error messages show it.
@@ -96,6 +97,7 @@ var snapshotTables = []snapshotTable{
 	snapshotOf(TableDeployment, SnapshotDeployment, "Deployment", (*StateRestore).DeploymentRestore),
 	snapshotOf[structs.SiteOutage](TableSiteOutages, SnapshotSiteOutage, "SiteOutage", nil),
 	snapshotOf[structs.OneTimeToken](TableOneTimeTokens, SnapshotOneTimeToken, "OneTimeToken", nil),
+	snapshotOf[schedulerConfigRow](TableSchedulerConfig, SnapshotSchedulerConfig, "SchedulerConfig", nil),
 }
 
 func tableOf(kind SnapshotKind) (snapshotTable, bool) {

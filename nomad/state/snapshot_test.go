@@ -45,6 +45,10 @@ func populated(t *testing.T) *StateStore {
 	must.NoError(t, s.UpdateSiteOutages(21, &structs.SiteOutageUpdateRequest{Declare: []*structs.SiteOutage{{
 		ID: "default/dc1", Pool: "default", Datacenter: "dc1", DeclaredAt: 21, Disconnected: 1, Nodes: 1, Window: time.Minute}}}))
 	must.NoError(t, s.UpsertOneTimeToken(22, &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "accessor-1", ExpiresAt: time.Unix(600, 0).UTC()}, nil))
+	paused := structs.DefaultSchedulerConfiguration()
+	paused.PauseEvalBroker = true
+	_, err := s.SchedulerSetConfig(23, paused, false)
+	must.NoError(t, err)
 	return s
 }
 

@@ -49,6 +49,7 @@ const (
 	DeploymentDeleteRequestType
 	OneTimeTokenUpsertRequestType
 	OneTimeTokenDeleteRequestType
+	SchedulerConfigRequestType
 )
 
 func (t MessageType) String() string {
@@ -60,7 +61,7 @@ func (t MessageType) String() string {
 		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
 		"NodePoolUpsert", "NodePoolDelete",
 		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate",
-		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete"}
+		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -58,7 +58,15 @@ func raftRequests() map[structs.MessageType]any {
 			Evals: []*structs.Evaluation{fullEval()}, EvalToken: "token", UpdatedAt: t0.UnixNano(), WriteRequest: fullWriteRequest(),
 		},
 		structs.EvalDeleteRequestType: &structs.EvalDeleteRequest{
-			Evals: []string{"eval-1"}, Allocs: []string{"alloc-1"}, WriteRequest: fullWriteRequest(),
+			Evals: []string{"eval-1"}, Allocs: []string{"alloc-1"}, UserInitiated: true, WriteRequest: fullWriteRequest(),
+		},
+		structs.SchedulerConfigRequestType: &structs.SchedulerSetConfigRequest{
+			Config: structs.SchedulerConfiguration{
+				SchedulerAlgorithm: "binpack", MemoryOversubscriptionEnabled: true, RejectJobRegistration: true, PauseEvalBroker: true, NodeLimitForFeasibilityChecks: 7,
+				PreemptionConfig: structs.PreemptionConfig{SystemSchedulerEnabled: true, SysBatchSchedulerEnabled: true, BatchSchedulerEnabled: true, ServiceSchedulerEnabled: true},
+				CreateIndex:      4, ModifyIndex: 5,
+			},
+			CAS: true, WriteRequest: fullWriteRequest(),
 		},
 		structs.AllocUpdateRequestType: &structs.AllocUpdateRequest{
 			NodeID: "node-a", Alloc: []*structs.Allocation{fullAlloc()}, Evals: []*structs.Evaluation{fullEval()},
@@ -179,7 +187,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.OneTimeTokenDeleteRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.SchedulerConfigRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))

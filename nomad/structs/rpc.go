@@ -444,10 +444,14 @@ type EvalUpdateRequest struct {
 	WriteRequest
 }
 
-// EvalDeleteRequest removes evaluations and allocations (garbage collection).
+// EvalDeleteRequest removes evaluations and allocations (garbage
+// collection), or, UserInitiated, evaluations an operator names (DELETE
+// /v1/evaluations), which the FSM refuses with ErrEvalBrokerNotPaused
+// unless the stored scheduler configuration pauses the eval broker.
 type EvalDeleteRequest struct {
-	Evals  []string
-	Allocs []string
+	Evals         []string
+	Allocs        []string
+	UserInitiated bool
 	WriteRequest
 }
 
