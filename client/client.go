@@ -303,8 +303,10 @@ func (c *Client) nodeInfo() allocrunner.NodeInfo {
 		Region:     c.cfg.Region,
 		Class:      c.node.NodeClass,
 		Pool:       c.node.NodePool,
-		Attributes: c.node.Attributes,
-		Meta:       c.node.Meta,
+		// Copies: fingerprinting updates the node's maps in place under
+		// nodeMu, and a task runner reads these long after this returns.
+		Attributes: maps.Clone(c.node.Attributes),
+		Meta:       maps.Clone(c.node.Meta),
 	}
 }
 
