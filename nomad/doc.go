@@ -20,7 +20,7 @@
 //     (kept disabled while the scheduler configuration in raft pauses the
 //     broker; resuming rebuilds them from the state store),
 //     the plan queue and its applier, heartbeat timers (a missed TTL makes
-//     a node disconnected or down, by statusAfterMiss), the deployment
+//     a node disconnected or down, by structs.StatusAfterMiss), the deployment
 //     watcher, the drainer, the periodic dispatcher, site-outage
 //     detection, the core garbage collector. Each duty rebuilds what it
 //     needs from the state store when it starts, so a new leader carries

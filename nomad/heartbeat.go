@@ -264,51 +264,6 @@ func (s *Server) missedHeartbeatStatus(node *structs.Node) (string, time.Duratio
 		return "", 0, err
 	}
 	now := s.clock.Now()
-	status, until := statusAfterMiss(node, allocs, now)
+	status, until := structs.StatusAfterMiss(node, allocs, now)
 	return status, until.Sub(now), nil
-}
-
-// statusAfterMiss is the rule of "Heartbeats and node status"
-// (docs/concepts/disconnected-clients.md): a node that missed its
-// heartbeat is disconnected while it hosts an allocation desired run that
-// is running or unknown, in a group with a lost window that has not run
-// out at now; otherwise it is down. For a disconnected node, until is when
-// the last such window runs out: then the rule must be applied again.
-// Pending, complete and failed allocations never hold a node disconnected.
-func statusAfterMiss(node *structs.Node, allocs []*structs.Allocation, now time.Time) (status string, until time.Time) {
-	for _, a := range allocs {
-		if a.DesiredStatus != structs.AllocDesiredStatusRun {
-			continue
-		}
-		var end time.Time
-		switch a.ClientStatus {
-		case structs.AllocClientStatusRunning:
-			// Not yet marked unknown by the scheduler: its window runs
-			// from the moment the node was found disconnected.
-			window := a.DisconnectPolicy().LostAfter
-			if window <= 0 {
-				continue
-			}
-			from := now
-			if node.Status == structs.NodeStatusDisconnected {
-				from = time.Unix(node.StatusUpdatedAt, 0)
-			}
-			end = from.Add(window)
-		case structs.AllocClientStatusUnknown:
-			t, ok := a.DisconnectTimeout()
-			if !ok {
-				continue
-			}
-			end = t
-		default:
-			continue
-		}
-		if now.Before(end) && end.After(until) {
-			until = end
-		}
-	}
-	if until.IsZero() {
-		return structs.NodeStatusDown, time.Time{}
-	}
-	return structs.NodeStatusDisconnected, until
 }

@@ -76,7 +76,7 @@ func TestStatusAfterMiss(t *testing.T) {
 		}, structs.NodeStatusDown, zero},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, until := statusAfterMiss(tc.node, tc.allocs, now)
+			status, until := structs.StatusAfterMiss(tc.node, tc.allocs, now)
 			must.Eq(t, tc.wantStatus, status)
 			must.Eq(t, tc.wantUntil, until)
 		})

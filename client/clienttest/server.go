@@ -356,43 +356,16 @@ func (s *FakeServer) missed(nodeID string, t *nodeTimer) {
 
 // statusAfterMissLocked is the status a node that missed its heartbeat
 // gets, and for a disconnected one when its last window ends: the real
-// servers' rule ("Heartbeats and node status" in
-// docs/concepts/disconnected-clients.md).
+// servers' rule itself, structs.StatusAfterMiss ("Heartbeats and node
+// status" in docs/concepts/disconnected-clients.md).
 func (s *FakeServer) statusAfterMissLocked(n *structs.Node, now time.Time) (string, time.Time) {
-	var until time.Time
+	var allocs []*structs.Allocation
 	for _, a := range s.allocs {
-		if a.NodeID != n.ID || a.DesiredStatus != structs.AllocDesiredStatusRun {
-			continue
-		}
-		var end time.Time
-		switch a.ClientStatus {
-		case structs.AllocClientStatusRunning:
-			window := a.DisconnectPolicy().LostAfter
-			if window <= 0 {
-				continue
-			}
-			from := now
-			if n.Status == structs.NodeStatusDisconnected {
-				from = time.Unix(n.StatusUpdatedAt, 0)
-			}
-			end = from.Add(window)
-		case structs.AllocClientStatusUnknown:
-			t, ok := a.DisconnectTimeout()
-			if !ok {
-				continue
-			}
-			end = t
-		default:
-			continue
-		}
-		if now.Before(end) && end.After(until) {
-			until = end
+		if a.NodeID == n.ID {
+			allocs = append(allocs, a)
 		}
 	}
-	if until.IsZero() {
-		return structs.NodeStatusDown, time.Time{}
-	}
-	return structs.NodeStatusDisconnected, until
+	return structs.StatusAfterMiss(n, allocs, now)
 }
 
 // setStatusLocked changes a node's status server-side.
