@@ -41,6 +41,8 @@ type slowConn struct {
 	conn     net.Conn
 	openedAt time.Time
 	closedAt time.Time
+	// sent counts the trickled header bytes that reached the socket.
+	sent int
 }
 
 // openSlow dials n connections to addr from the loopback source IPs and
@@ -100,14 +102,21 @@ func TestLoad_SlowClients(t *testing.T) {
 	stopTrickle := make(chan struct{})
 	go func() {
 		hdr := []byte("GET /v1/agent/health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-		for i := 0; ; i++ {
+		for {
 			for _, sc := range httpConns {
 				b := byte('a')
-				if i < len(hdr) {
-					b = hdr[i]
+				if sc.sent < len(hdr) {
+					b = hdr[sc.sent]
 				}
+				// A write the deadline cut off is sent again next
+				// round: on a loaded machine a skipped byte would
+				// corrupt the request line, and the agent would
+				// rightly answer 400 and close long before its
+				// header timeout.
 				_ = sc.conn.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
-				_, _ = sc.conn.Write([]byte{b})
+				if n, _ := sc.conn.Write([]byte{b}); n == 1 {
+					sc.sent++
+				}
 			}
 			select {
 			case <-stopTrickle:
