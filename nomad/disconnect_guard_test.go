@@ -79,7 +79,7 @@ func finishEvals(t *testing.T, s *Server) {
 	t.Helper()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		ev, token, err := s.evalBroker.DequeueCtx(ctx, []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch})
+		ev, token, err := s.evalBroker.DequeueCtx(ctx, []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch}, 0)
 		cancel()
 		if ev == nil || err != nil {
 			return

@@ -313,25 +313,26 @@ func (b *EvalBroker) readyLocked(eval *structs.Evaluation, queue string) {
 // it returns no evaluation and no error, so a worker simply polls again;
 // calling it on a disabled broker returns ErrBrokerDisabled.
 func (b *EvalBroker) Dequeue(schedulers []string, timeout time.Duration) (*structs.Evaluation, string, error) {
-	expired, stop := clockExpiry(b.cfg.Clock, timeout)
-	defer stop()
-	return b.dequeue(schedulers, expired)
+	return b.DequeueCtx(context.Background(), schedulers, timeout)
 }
 
-// DequeueCtx is Dequeue bounded by a context instead of a timeout. When the
-// context ends first it returns ctx.Err(), so a shutting-down worker can
-// tell its own cancellation from an empty poll.
-func (b *EvalBroker) DequeueCtx(ctx context.Context, schedulers []string) (*structs.Evaluation, string, error) {
-	eval, token, err := b.dequeue(schedulers, ctx.Done())
+// DequeueCtx is Dequeue for a caller that may go away while it waits: when
+// ctx ends first it returns ctx.Err(), so a shutting-down worker can tell
+// its own cancellation from an empty poll, and an RPC whose caller hung up
+// stops waiting instead of taking an evaluation nobody will receive.
+func (b *EvalBroker) DequeueCtx(ctx context.Context, schedulers []string, timeout time.Duration) (*structs.Evaluation, string, error) {
+	expired, stop := clockExpiry(b.cfg.Clock, timeout)
+	defer stop()
+	eval, token, err := b.dequeue(schedulers, expired, ctx.Done())
 	if eval == nil && err == nil && ctx.Err() != nil {
 		return nil, "", ctx.Err()
 	}
 	return eval, token, err
 }
 
-// dequeue blocks until an evaluation is ready, done is closed, or the
-// broker is disabled.
-func (b *EvalBroker) dequeue(schedulers []string, done <-chan struct{}) (*structs.Evaluation, string, error) {
+// dequeue blocks until an evaluation is ready, expired or gone is closed,
+// or the broker is disabled.
+func (b *EvalBroker) dequeue(schedulers []string, expired, gone <-chan struct{}) (*structs.Evaluation, string, error) {
 	if len(schedulers) == 0 {
 		return nil, "", fmt.Errorf("%w: dequeue needs at least one scheduler", structs.ErrInvalidRequest)
 	}
@@ -353,7 +354,9 @@ func (b *EvalBroker) dequeue(schedulers []string, done <-chan struct{}) (*struct
 
 		select {
 		case <-wake:
-		case <-done:
+		case <-expired:
+			return nil, "", nil
+		case <-gone:
 			return nil, "", nil
 		}
 	}
@@ -577,6 +580,25 @@ func (b *EvalBroker) Nack(evalID, token string) error {
 		return err
 	}
 	b.nackLocked(u)
+	return nil
+}
+
+// GiveBack returns a delivery its worker never received (the RPC that
+// dequeued it lost its caller) to the ready queue it came from at once: it
+// is not a failure, so it neither counts against the delivery limit nor
+// waits out a nack delay, and nobody waits the nack timeout for it.
+func (b *EvalBroker) GiveBack(evalID, token string) error {
+	b.l.Lock()
+	defer b.l.Unlock()
+	u, err := b.outstandingLocked(evalID, token)
+	if err != nil {
+		return err
+	}
+	u.timer.Stop()
+	delete(b.unack, evalID)
+	delete(b.requeue, token) // as on a nack: this delivery supersedes it
+	b.evals[evalID]--
+	b.readyLocked(u.eval, u.queue)
 	return nil
 }
 

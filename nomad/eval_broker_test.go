@@ -541,7 +541,7 @@ func TestEvalBroker_DequeueCtx(t *testing.T) {
 			time.Sleep(time.Second)
 			cancel()
 		}()
-		_, _, err := b.DequeueCtx(ctx, []string{structs.JobTypeService})
+		_, _, err := b.DequeueCtx(ctx, []string{structs.JobTypeService}, 0)
 		must.ErrorIs(t, err, context.Canceled)
 
 		e := evalFor("web", 50, 1)
@@ -549,7 +549,7 @@ func TestEvalBroker_DequeueCtx(t *testing.T) {
 			time.Sleep(time.Second)
 			b.Enqueue(e)
 		}()
-		got, _, err := b.DequeueCtx(t.Context(), []string{structs.JobTypeService})
+		got, _, err := b.DequeueCtx(t.Context(), []string{structs.JobTypeService}, 0)
 		must.NoError(t, err)
 		must.Eq(t, e.ID, got.ID)
 	})
@@ -612,7 +612,7 @@ func TestEvalBroker_PropertyNeverTwoOfAJob(t *testing.T) {
 		}
 		tryDequeue := func(rt *rapid.T) bool {
 			forgetExpired()
-			e, token, err := b.DequeueCtx(noWait, schedulers)
+			e, token, err := b.DequeueCtx(noWait, schedulers, 0)
 			if e == nil {
 				must.ErrorIs(rt, err, context.Canceled)
 				return false
@@ -716,4 +716,31 @@ func BenchmarkEvalBroker_EnqueueDequeueAck(b *testing.B) {
 		broker.SetEnabled(false)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/eval")
+}
+
+// TestEvalBroker_GiveBack checks that a delivery given back (its worker
+// never received it) is ready again at once, under no nack delay, without
+// counting against the delivery limit, and with its nack timer stopped;
+// a stale token is refused.
+func TestEvalBroker_GiveBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testBrokerConfig()
+		b := testBroker(t, cfg)
+		e := evalFor("web", 50, 1)
+		b.Enqueue(e)
+		for range cfg.DeliveryLimit + 2 {
+			got, token := mustDequeue(t, b)
+			must.Eq(t, e.ID, got.ID)
+			must.NoError(t, b.GiveBack(got.ID, token))
+			must.ErrorIs(t, b.GiveBack(got.ID, token), ErrNotOutstanding)
+		}
+		got, token := mustDequeue(t, b)
+		must.Eq(t, e.ID, got.ID, must.Sprint("still on its own queue, not the failed one"))
+		// The nack timers of the given-back deliveries are stopped: only
+		// this delivery's fires.
+		time.Sleep(cfg.NackTimeout - time.Nanosecond)
+		_, ok := b.Outstanding(e.ID)
+		must.True(t, ok)
+		must.NoError(t, b.Ack(got.ID, token))
+	})
 }

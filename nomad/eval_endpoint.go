@@ -120,9 +120,19 @@ func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequ
 	if timeout <= 0 || timeout > maxDequeueTimeout {
 		timeout = maxDequeueTimeout
 	}
-	ev, token, err := e.srv.evalBroker.Dequeue(args.Schedulers, timeout)
+	// The caller is most often a worker on another server: if it goes
+	// (that server stops or loses its connection) while this waits, an
+	// evaluation handed out now would reach nobody and sit outstanding
+	// for the nack timeout. Stop waiting with it, and give back one that
+	// raced its departure.
+	ctx := structs.RequestContext(args)
+	ev, token, err := e.srv.evalBroker.DequeueCtx(ctx, args.Schedulers, timeout)
 	if err != nil {
 		return err
+	}
+	if ev != nil && ctx.Err() != nil {
+		_ = e.srv.evalBroker.GiveBack(ev.ID, token)
+		return ctx.Err()
 	}
 	if ev != nil {
 		reply.Eval = ev

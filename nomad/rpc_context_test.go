@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -69,4 +70,56 @@ func TestJobRegister_NullEntriesRefused(t *testing.T) {
 	must.ErrorIs(t, err, structs.ErrInvalidRequest)
 	must.ErrorContains(t, err, "Job.TaskGroups[1] is null")
 	must.ErrorContains(t, err, "Job.TaskGroups[0].Tasks[1] is null")
+}
+
+// An Eval.Dequeue whose caller went away (a worker on a server that stopped
+// while it long-polled) takes no evaluation: one that arrives after the
+// caller left, or is ready as it leaves, stays with the broker for the next
+// worker instead of sitting outstanding, delivered to nobody, for the
+// minute of the nack timeout.
+func TestEvalDequeue_CallerGone(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	dequeue := func(ctx context.Context, timeout time.Duration) (*structs.EvalDequeueResponse, error) {
+		req := &structs.EvalDequeueRequest{Schedulers: []string{structs.JobTypeService}, Timeout: timeout}
+		req.SetContext(ctx)
+		var resp structs.EvalDequeueResponse
+		return &resp, s.RPC("Eval.Dequeue", req, &resp)
+	}
+
+	// Gone while it waits.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		resp, err := dequeue(ctx, time.Hour)
+		if err == nil && resp.Eval != nil {
+			err = errors.New("the departed caller took " + resp.Eval.ID)
+		}
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		must.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the dequeue outlived its caller")
+	}
+	first := evalFor("web", 50, 1)
+	s.evalBroker.Enqueue(first)
+	resp, err := dequeue(context.Background(), time.Second)
+	must.NoError(t, err)
+	must.NotNil(t, resp.Eval)
+	must.Eq(t, first.ID, resp.Eval.ID)
+	must.NoError(t, s.evalBroker.Ack(first.ID, resp.Token))
+
+	// Gone as an evaluation is ready: given back.
+	second := evalFor("api", 50, 2)
+	s.evalBroker.Enqueue(second)
+	_, err = dequeue(ctx, time.Second)
+	must.ErrorIs(t, err, context.Canceled)
+	_, outstanding := s.evalBroker.Outstanding(second.ID)
+	must.False(t, outstanding)
+	resp, err = dequeue(context.Background(), time.Second)
+	must.NoError(t, err)
+	must.NotNil(t, resp.Eval)
+	must.Eq(t, second.ID, resp.Eval.ID)
 }

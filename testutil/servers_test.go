@@ -153,9 +153,16 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 	// the race detector, beside the rest of the suite, that took more than
 	// the 10 s the other steps get.
 	wait.Poll(t, 30*time.Second, "second job running", func() (bool, string) {
-		allocs, err := sc.Leader().State().AllocsByJob(nil, job2.Namespace, job2.ID, true)
+		st := sc.Leader().State()
+		allocs, err := st.AllocsByJob(nil, job2.Namespace, job2.ID, true)
 		must.NoError(t, err)
-		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, describe(allocs)
+		evals, err := st.EvalsByJob(nil, job2.Namespace, job2.ID)
+		must.NoError(t, err)
+		seen := describe(allocs)
+		for _, e := range evals {
+			seen += fmt.Sprintf("eval %s %s %s %q; ", e.ID[:8], e.TriggeredBy, e.Status, e.StatusDescription)
+		}
+		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, seen
 	})
 	link.Cut(fault.Blackhole)
 	wait.Poll(t, 10*time.Second, "now the node goes disconnected", func() (bool, string) {
