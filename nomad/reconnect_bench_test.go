@@ -131,7 +131,15 @@ func (f *reconnectFixture) waitAllocs(tb testing.TB, what string, cond func([]*s
 			return allocs
 		}
 		if err := ws.WatchCtx(ctx); err != nil {
-			tb.Fatalf("allocations %s: not within 30s; %d allocations", what, len(allocs))
+			seen := ""
+			for _, a := range allocs {
+				seen += fmt.Sprintf("[%s desired=%s client=%s reconnect=%v] ", a.ID[:8], a.DesiredStatus, a.ClientStatus, a.NeedsToReconnect())
+			}
+			evals, _ := f.s.State().EvalsByJob(nil, f.job.Namespace, f.job.ID)
+			for _, e := range evals {
+				seen += fmt.Sprintf("eval %s %s %s %q; ", e.ID[:8], e.TriggeredBy, e.Status, e.StatusDescription)
+			}
+			tb.Fatalf("allocations %s: not within 30s; %d allocations: %s; broker %+v", what, len(allocs), seen, f.s.evalBroker.Stats())
 		}
 	}
 }
@@ -178,6 +186,12 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func (b *syncBuffer) count(msg string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -212,5 +226,5 @@ func TestServer_ReconnectLoggedOncePerTransition(t *testing.T) {
 	must.Eq(t, structs.NodeStatusReady, f.heartbeat(t))
 	must.Eq(t, structs.NodeStatusReady, f.heartbeat(t))
 	must.Eq(t, 1, out.count(`node ready`))
-	must.Eq(t, 0, out.count(`[WARN]  test.server: `), must.Sprint(out.buf.String()))
+	must.Eq(t, 0, out.count(`[WARN]  test.server: `), must.Sprint(out.String()))
 }

@@ -148,10 +148,11 @@ func TestServers_MixedVersions_GateTheWindow(t *testing.T) {
 	job2.ID = "edge-app-2"
 	must.NoError(t, sc.Leader().RPC("Job.Register", &structs.JobRegisterRequest{Job: job2}, &reg))
 	must.Eq(t, "", reg.Warnings)
-	// The restarted server's workers may take the evaluation while they
-	// still catch up, and hold it up to 5 s before handing it back: under
-	// the race detector, beside the rest of the suite, that took more than
-	// the 10 s the other steps get.
+	// The stopped server's workers were long-polling the leader for
+	// evaluations when it stopped; one of those polls used to take this
+	// evaluation and leave it outstanding, delivered to nobody, for the
+	// nack timeout (TestEvalDequeue_CallerGone). The wider deadline is for
+	// the race detector beside the rest of the suite.
 	wait.Poll(t, 30*time.Second, "second job running", func() (bool, string) {
 		st := sc.Leader().State()
 		allocs, err := st.AllocsByJob(nil, job2.Namespace, job2.ID, true)
