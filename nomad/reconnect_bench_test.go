@@ -39,6 +39,12 @@ func newReconnectFixture(tb testing.TB, n int, logger hclog.Logger) *reconnectFi
 	cfg.Clock = f.clock
 	// Nothing advances the manual clock while an RPC waits for its batch.
 	cfg.NodeStatusBatchWindow, cfg.AllocUpdateBatchWindow = 0, 0
+	// The test jumps the clock minutes at a time: a worker scheduling an
+	// evaluation during a jump would see its delivery nacked for taking
+	// longer than the nack timeout, and the redelivery (delayed on the
+	// same clock) would hold the job's later evaluations until the next
+	// jump, which may never come.
+	cfg.EvalNackTimeout = 24 * time.Hour
 	cfg.MinHeartbeatTTL = 10 * time.Second
 	cfg.HeartbeatGrace = 10 * time.Second
 	cfg.Logger = logger
@@ -206,6 +212,11 @@ func (b *syncBuffer) count(msg string) int {
 func TestServer_ReconnectLoggedOncePerTransition(t *testing.T) {
 	out := &syncBuffer{}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Info, Output: out})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log("server log:\n" + out.String())
+		}
+	})
 	f := newReconnectFixture(t, 3, logger)
 	// Re-checks of the disconnected node while it stays away log nothing.
 	f.clock.Advance(2*time.Minute + 20*time.Second)
