@@ -197,6 +197,15 @@ func (tr *TaskRunner) kill(reason *structs.TaskEvent, why string) {
 			return // already dead: nothing to explain
 		default:
 		}
+		// Dead but Run not yet returned: the task that failed and made
+		// its group kill the others is one of them, and must not be
+		// told that a sibling failed.
+		tr.mu.Lock()
+		dead := tr.state.State == structs.TaskStateDead
+		tr.mu.Unlock()
+		if dead {
+			return
+		}
 		if reason != nil {
 			tr.EmitEvent(reason)
 		}
