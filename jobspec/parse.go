@@ -2,8 +2,8 @@ package jobspec
 
 import (
 	"cmp"
-	"maps"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
