@@ -40,7 +40,7 @@ func functions(files fileFuncs, now func() time.Time) map[string]function.Functi
 		"flatten":         stdlib.FlattenFunc,
 		"index":           stdlib.IndexFunc,
 		"keys":            stdlib.KeysFunc,
-		"length":          stdlib.LengthFunc,
+		"length":          lengthFunc,
 		"lookup":          stdlib.LookupFunc,
 		"merge":           stdlib.MergeFunc,
 		"range":           stdlib.RangeFunc,
@@ -246,5 +246,18 @@ var uuidV5Func = function.New(&function.Spec{
 			return cty.UnknownVal(cty.String), err
 		}
 		return cty.StringVal(id), nil
+	},
+})
+
+// lengthFunc is length(x) of a collection or, as upstream documents, of a
+// string (its characters).
+var lengthFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowDynamicType: true, AllowUnknown: true}},
+	Type:   function.StaticReturnType(cty.Number),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		if args[0].Type() == cty.String {
+			return stdlib.Strlen(args[0])
+		}
+		return stdlib.Length(args[0])
 	},
 })
