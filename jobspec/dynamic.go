@@ -9,6 +9,11 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
+// MaxDynamicBlocks is how many blocks the dynamic blocks of one job file
+// may generate in all: a for_each over range(1e9), or nested ones
+// multiplying, must not exhaust the memory of the agent that parses it.
+const MaxDynamicBlocks = 10000
+
 // dynamic expands `dynamic "<type>" { for_each iterator labels content {
 // ... } }` into one <type> block per element of for_each and hands each to
 // emit, which decodes it against the enclosing schema as if it had been
@@ -74,6 +79,12 @@ func (p *parser) dynamic(b *hclsyntax.Block, parent string, emit func(gen *hclsy
 	outer := p.ctx
 	defer func() { p.ctx = outer }()
 	for it := coll.ElementIterator(); it.Next(); {
+		if p.generated++; p.generated > MaxDynamicBlocks {
+			if p.generated == MaxDynamicBlocks+1 { // said once, where it happened
+				p.errorf(forEach.Expr.Range(), "dynamic blocks in this file generate more than %d blocks", MaxDynamicBlocks)
+			}
+			return
+		}
 		k, v := it.Element()
 		p.ctx = outer.NewChild()
 		p.ctx.Variables = map[string]cty.Value{iterator: cty.ObjectVal(map[string]cty.Value{

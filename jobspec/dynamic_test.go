@@ -111,6 +111,10 @@ func TestDynamic_Errors(t *testing.T) {
 			[]string{`d.hcl:4:16: invalid iterator in dynamic "constraint" block of job "a": a bare name is required, such as iterator = item`}},
 		{"wrong type in content", "job \"a\" {\n  group \"g\" {\n    dynamic \"restart\" {\n      for_each = [\"x\"]\n      content {\n        attempts = restart.value\n      }\n    }\n  }\n}\n",
 			[]string{`d.hcl:6:20: invalid value for "attempts" in restart block of group "g": a whole number is required, got string`}},
+		{"too many blocks", "job \"a\" {\n  group \"g\" {\n    task \"t\" {\n      config {\n        dynamic \"a\" {\n          for_each = range(100)\n          content {\n            dynamic \"b\" {\n              for_each = range(200)\n              content {}\n            }\n          }\n        }\n      }\n    }\n  }\n}\n",
+			[]string{`d.hcl:9:26: dynamic blocks in this file generate more than 10000 blocks`}},
+		{"same mistake in every element said once", "job \"a\" {\n  dynamic \"constraint\" {\n    for_each = [1, 2, 3]\n    content {\n      colour = 1\n    }\n  }\n}\n",
+			[]string{`d.hcl:5:7: unsupported attribute "colour" in constraint block of job "a"`}},
 		{"iterator out of scope", "job \"a\" {\n  dynamic \"constraint\" {\n    for_each = [1]\n    content {}\n  }\n  region = constraint.value\n}\n",
 			[]string{`d.hcl:6:12: unknown reference constraint.value; to leave an interpolation for the client, quote it: "${constraint.value}"`}},
 	}

@@ -144,10 +144,25 @@ type ParseError struct {
 
 func newParseError(diags hcl.Diagnostics) *ParseError {
 	errs := make(hcl.Diagnostics, 0, len(diags))
+	// The content of a dynamic block is decoded once per element: a
+	// mistake in it is one problem, said once.
+	type key struct {
+		rng hcl.Range
+		msg string
+	}
+	said := map[key]bool{}
 	for _, d := range diags {
-		if d.Severity == hcl.DiagError {
-			errs = append(errs, d)
+		if d.Severity != hcl.DiagError {
+			continue
 		}
+		if d.Subject != nil {
+			k := key{*d.Subject, d.Summary + d.Detail}
+			if said[k] {
+				continue
+			}
+			said[k] = true
+		}
+		errs = append(errs, d)
 	}
 	// Source order, whatever order the decoder visited things in.
 	slices.SortStableFunc(errs, func(a, b *hcl.Diagnostic) int {
@@ -200,6 +215,9 @@ type parser struct {
 	// sensitiveExprs are the expressions whose values derive from a
 	// sensitive variable, so that messages about them withhold the value.
 	sensitiveExprs map[hcl.Range]bool
+	// generated counts the blocks dynamic blocks made, against
+	// MaxDynamicBlocks.
+	generated int
 	// updateBlocks are where the file's update blocks start, refused
 	// once the job's type is known (refuseUpdateFor).
 	updateBlocks []hcl.Range
