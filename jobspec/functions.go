@@ -20,6 +20,8 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/nomad-edge/nomad/helper/nesting"
 )
 
 // functions is the function table of a job file: upstream's set, the cty
@@ -76,7 +78,7 @@ func functions(files fileFuncs, now func() time.Time) map[string]function.Functi
 		"base64decode": base64DecodeFunc,
 		"base64encode": base64EncodeFunc,
 		"csvdecode":    stdlib.CSVDecodeFunc,
-		"jsondecode":   stdlib.JSONDecodeFunc,
+		"jsondecode":   jsonDecodeFunc,
 		"jsonencode":   stdlib.JSONEncodeFunc,
 		"urlencode":    urlEncodeFunc,
 		"yamldecode":   yaml.YAMLDecodeFunc,
@@ -259,5 +261,23 @@ var lengthFunc = function.New(&function.Spec{
 			return stdlib.Strlen(args[0])
 		}
 		return stdlib.Length(args[0])
+	},
+})
+
+// jsonDecodeFunc is jsondecode with the nesting limit of job files: the
+// decoder recurses per level, and the string may come from a remote
+// caller.
+var jsonDecodeFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{Name: "str", Type: cty.String}},
+	Type: func(args []cty.Value) (cty.Type, error) {
+		if args[0].IsKnown() {
+			if err := nesting.CheckJSON([]byte(args[0].AsString()), nesting.MaxDepth); err != nil {
+				return cty.NilType, function.NewArgError(0, err)
+			}
+		}
+		return stdlib.JSONDecodeFunc.ReturnTypeForValues(args)
+	},
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		return stdlib.JSONDecode(args[0])
 	},
 })

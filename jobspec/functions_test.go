@@ -3,6 +3,7 @@ package jobspec_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +116,19 @@ job "a" {
 	// A file that is not there is an error at the call.
 	_, err = jobspec.ParseWithOptions("x.hcl", []byte("job \"a\" {\n  meta = { a = file(\"nope.txt\") }\n}\n"), jobspec.Options{BaseDir: dir})
 	must.ErrorContains(t, err, "x.hcl:2:22: Invalid function argument; Invalid value for \"path\" parameter: reading nope.txt: no such file or directory")
+}
+
+// Deeply nested input is refused before a recursive decoder sees it, in a
+// var file (which may come from a remote caller) and in jsondecode.
+func TestFunctions_NestingLimits(t *testing.T) {
+	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	_, err := jobspec.ParseWithOptions("x.hcl", []byte("job \"a\" {\n  meta = { a = jsonencode(jsondecode(\""+deep+"\")) }\n}\n"), jobspec.Options{})
+	must.ErrorContains(t, err, "nesting deeper than 64 levels")
+
+	_, err = jobspec.ParseWithOptions("x.hcl", []byte("variable \"v\" {\n  default = 1\n}\njob \"a\" {}\n"), jobspec.Options{VarContent: "v = " + deep + "\n"})
+	must.ErrorContains(t, err, "nesting deeper than 64 levels")
+
+	job, err := jobspec.ParseWithOptions("x.hcl", []byte("job \"a\" {\n  meta = { a = jsondecode(\"{\\\"k\\\": [1]}\").k[0] }\n}\n"), jobspec.Options{})
+	must.NoError(t, err)
+	must.Eq(t, "1", job.Meta["a"])
 }

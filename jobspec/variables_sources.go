@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/json"
+
+	"github.com/nomad-edge/nomad/helper/nesting"
 )
 
 // envVarPrefix is what an environment variable's name starts with to set
@@ -80,7 +82,19 @@ const varContentName = "<Variables>"
 // object for a file whose name ends in .json.
 func (p *parser) varFile(filename string, src []byte) (hcl.Attributes, bool) {
 	var body hcl.Body
-	if strings.EqualFold(filepath.Ext(filename), ".json") {
+	isJSON := strings.EqualFold(filepath.Ext(filename), ".json")
+	// A var file may come from a remote caller (the parse endpoint's
+	// Variables): refuse deep nesting before a recursive parser sees it.
+	if isJSON {
+		if err := nesting.CheckJSON(src, MaxNestingDepth); err != nil {
+			p.diags = append(p.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: fmt.Sprintf("var file %s: %s", filename, err)})
+			return nil, false
+		}
+	} else if d := nesting.CheckHCL(src, filename, MaxNestingDepth); d != nil {
+		p.diags = append(p.diags, d)
+		return nil, false
+	}
+	if isJSON {
 		f, diags := json.Parse(src, filename)
 		p.diags = append(p.diags, diags...)
 		if diags.HasErrors() {
