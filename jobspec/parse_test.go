@@ -352,6 +352,10 @@ func TestParse_StructureErrors(t *testing.T) {
 			[]string{`x.hcl:2:12: Call to unknown function; There is no function named "upperr". Did you mean "upper"?`}},
 		{"wrong list type", "job \"a\" {\n  datacenters = \"dc1\"\n}\n",
 			[]string{`x.hcl:2:17: invalid value for "datacenters" in job "a": a list of strings is required, got string`}},
+		// Exact digits of 1e9999999 took minutes: the message gives the
+		// magnitude (found by FuzzParse).
+		{"huge count", "job \"a\" {\n  group \"g\" {\n    count = 1.5e9999999\n  }\n}\n",
+			[]string{`x.hcl:3:13: invalid value for "count" in group "g": must be between -9223372036854775808 and 9223372036854775807, got about 1e9999999`}},
 		{"fractional count", "job \"a\" {\n  group \"g\" {\n    count = 1.5\n  }\n}\n",
 			[]string{`x.hcl:3:13: invalid value for "count" in group "g": a whole number is required, got 1.5`}},
 		{"labelled config sub-block", "job \"a\" {\n  group \"g\" {\n    task \"t\" {\n      config {\n        port \"http\" {}\n      }\n    }\n  }\n}\n",

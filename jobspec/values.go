@@ -322,6 +322,20 @@ func (p *parser) source(r hcl.Range) string {
 	return string(p.src[r.Start.Byte:r.End.Byte])
 }
 
+// numText renders a number for a message. Exact decimal digits of a
+// number such as 1e9999999 take minutes to compute, so numbers far from
+// any useful range are given by their order of magnitude only.
+func numText(bf *big.Float) string {
+	if exp := bf.MantExp(nil); exp < -1000 || exp > 1000 {
+		sign := ""
+		if bf.Sign() < 0 {
+			sign = "-"
+		}
+		return fmt.Sprintf("%sabout 1e%d", sign, int(float64(exp)*math.Log10(2)))
+	}
+	return bf.Text('g', -1)
+}
+
 // shown is text, a rendering of expr's value for a message, or a
 // placeholder when the value derives from a sensitive variable.
 func (p *parser) shown(expr hclsyntax.Expression, text string) string {
@@ -395,13 +409,13 @@ func (p *parser) intIn(a *hclsyntax.Attribute, where string, lo, hi int64) (int6
 	bf := n.AsBigFloat()
 	if !bf.IsInt() {
 		p.errorf(a.Expr.Range(), "invalid value for %q in %s: a whole number is required, got %s",
-			a.Name, where, p.shown(a.Expr, bf.Text('g', -1)))
+			a.Name, where, p.shown(a.Expr, numText(bf)))
 		return 0, false
 	}
 	i, acc := bf.Int64()
 	if acc != big.Exact || i < lo || i > hi {
 		p.errorf(a.Expr.Range(), "invalid value for %q in %s: must be between %d and %d, got %s",
-			a.Name, where, lo, hi, p.shown(a.Expr, bf.Text('g', -1)))
+			a.Name, where, lo, hi, p.shown(a.Expr, numText(bf)))
 		return 0, false
 	}
 	return i, true
