@@ -1,6 +1,11 @@
 package jobspec_test
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/nomad-edge/nomad/jobspec"
 )
@@ -131,4 +137,22 @@ func TestFunctions_NestingLimits(t *testing.T) {
 	job, err := jobspec.ParseWithOptions("x.hcl", []byte("job \"a\" {\n  meta = { a = jsondecode(\"{\\\"k\\\": [1]}\").k[0] }\n}\n"), jobspec.Options{})
 	must.NoError(t, err)
 	must.Eq(t, "1", job.Meta["a"])
+}
+
+// bcrypt hashes verify against the input, and rsadecrypt opens what the
+// matching public key sealed, as upstream's functions do.
+func TestFunctions_Crypto(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 1024)
+	must.NoError(t, err)
+	//lint:ignore SA1019 rsadecrypt is PKCS #1 v1.5 by definition
+	ct, err := rsa.EncryptPKCS1v15(rand.Reader, &key.PublicKey, []byte("s3cret"))
+	must.NoError(t, err)
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+
+	src := "variable \"key\" {\n  type = string\n}\njob \"a\" {\n  meta = {\n    plain = rsadecrypt(\"" +
+		base64.StdEncoding.EncodeToString(ct) + "\", var.key)\n    hash  = bcrypt(\"pw\", 4)\n  }\n}\n"
+	job, err := jobspec.ParseWithOptions("c.hcl", []byte(src), jobspec.Options{ArgVars: []string{"key=" + string(keyPEM)}})
+	must.NoError(t, err)
+	must.Eq(t, "s3cret", job.Meta["plain"])
+	must.NoError(t, bcrypt.CompareHashAndPassword([]byte(job.Meta["hash"]), []byte("pw")))
 }
