@@ -92,6 +92,8 @@ func (p *parser) variable(b *hclsyntax.Block, name string) {
 				}
 			}},
 		},
+		// Declarations are read before any variable has a value.
+		noDynamic: true,
 	})
 	p.vars[name] = v
 	p.varOrder = append(p.varOrder, name)
@@ -130,7 +132,7 @@ func (p *parser) validationBlock(b *hclsyntax.Block, parent string) (validation,
 	p.walk(b.Body, where, schema{attrs: map[string]func(*hclsyntax.Attribute){
 		"condition":     func(a *hclsyntax.Attribute) { r.condition = a.Expr },
 		"error_message": func(a *hclsyntax.Attribute) { r.message = a.Expr },
-	}})
+	}, noDynamic: true})
 	ok := true
 	for _, need := range []struct {
 		name string

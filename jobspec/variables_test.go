@@ -156,6 +156,8 @@ func TestVariables_Errors(t *testing.T) {
 			[]string{`x.hcl:4:10: duplicate variable "n"; the first is at x.hcl:1:1`}},
 		{"reference in a default", "variable \"a\" {\n  default = \"x\"\n}\nvariable \"b\" {\n  default = var.a\n}\njob \"a\" {}\n", jobspec.Options{},
 			[]string{`x.hcl:5:13: invalid default for variable "b": a default is a literal value (no references or function calls)`}},
+		{"dynamic block in a declaration", "variable \"n\" {\n  default = 1\n  dynamic \"validation\" {\n    for_each = [1]\n    content {}\n  }\n}\njob \"a\" {}\n", jobspec.Options{},
+			[]string{`x.hcl:3:3: unsupported block "dynamic" in variable "n"`}},
 		{"unknown attribute in variable", "variable \"n\" {\n  default = 1\n  nullable = true\n}\njob \"a\" {}\n", jobspec.Options{},
 			[]string{`x.hcl:3:3: unsupported attribute "nullable" in variable "n"`}},
 	}
