@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
@@ -165,16 +166,9 @@ func looksLikeSentence(s string) bool {
 	if s == "" {
 		return false
 	}
-	first, _ := utf8First(s)
+	first, _ := utf8.DecodeRuneInString(s)
 	last := s[len(s)-1]
 	return !unicode.IsLower(first) && (last == '.' || last == '?')
-}
-
-func utf8First(s string) (rune, bool) {
-	for _, r := range s {
-		return r, true
-	}
-	return 0, false
 }
 
 // variablesBlock decodes the short form `variables { name = default }`:
