@@ -157,7 +157,7 @@ func TestJobs_DeregisterParseValidateBodies(t *testing.T) {
 	job, err := c.Jobs().ParseHCL(`job "x" {}`, true)
 	must.NoError(t, err)
 	must.Eq(t, "x", *job.ID)
-	must.Eq(t, `{"JobHCL":"job \"x\" {}","Canonicalize":true}`, f.last(t).Body)
+	must.Eq(t, `{"JobHCL":"job \"x\" {}","Variables":"","Canonicalize":true}`, f.last(t).Body)
 
 	f, c = newFakeAgent(t, 200, `{"ValidationErrors":["a","b"],"Error":"2 errors","Warnings":""}`, nil)
 	vr, _, err := c.Jobs().Validate(&api.Job{ID: new("x")}, nil)

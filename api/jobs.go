@@ -301,7 +301,10 @@ type JobValidateResponse struct {
 
 // JobsParseRequest is the body of POST /v1/jobs/parse.
 type JobsParseRequest struct {
-	JobHCL       string
+	JobHCL string
+	// Variables is the content of a var file (name = value lines) giving
+	// the job file's variables their values.
+	Variables    string
 	Canonicalize bool
 }
 

@@ -58,6 +58,8 @@ Plan Options:
 
   -verbose
     Show unchanged fields next to the changed ones.
+
+` + jobFileOptions() + `
 `)
 }
 
@@ -68,6 +70,8 @@ func (c *JobPlanCommand) Run(args []string) int {
 	flags.BoolVar(&diff, "diff", true, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
 	flags.BoolVar(&policyOverride, "policy-override", false, "")
+	var files jobFileFlags
+	files.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return planError
 	}
@@ -76,7 +80,7 @@ func (c *JobPlanCommand) Run(args []string) int {
 		return planError
 	}
 	path := flags.Arg(0)
-	job, err := readJobFile(path)
+	job, err := files.read(path)
 	if err != nil {
 		c.Ui.Error("Error " + err.Error())
 		return planError

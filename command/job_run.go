@@ -2,14 +2,11 @@ package command
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nomad-edge/nomad/api"
-	"github.com/nomad-edge/nomad/jobspec"
 )
 
 // JobRunCommand is `nomad job run`.
@@ -66,6 +63,8 @@ Run Options:
   -eval-priority=<1-100>
     The priority of the evaluation the run creates, instead of the job's
     own priority: an urgent change is scheduled ahead of others.
+
+` + jobFileOptions() + `
 `)
 }
 
@@ -81,13 +80,15 @@ func (c *JobRunCommand) Run(args []string) int {
 	flags.BoolVar(&detach, "detach", false, "")
 	flags.StringVar(&checkIndex, "check-index", "", "")
 	flags.BoolVar(&verbose, "verbose", false, "")
+	var files jobFileFlags
+	files.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
 	if flags.NArg() != 1 {
 		return c.argsError("This command takes one argument: <path>", "job run")
 	}
-	job, err := readJobFile(flags.Arg(0))
+	job, err := files.read(flags.Arg(0))
 	if err != nil {
 		c.Ui.Error("Error " + err.Error())
 		return exitError
@@ -152,24 +153,4 @@ func checkIndexOpts(flag string) (*api.RegisterOptions, error) {
 		return nil, userErrorf("Error parsing check-index value %q: must be a non-negative integer", flag)
 	}
 	return &api.RegisterOptions{EnforceIndex: true, ModifyIndex: index}, nil
-}
-
-// readJobFile parses a job file, or standard input for "-". Parse errors
-// keep their file:line:column positions.
-func readJobFile(path string) (*api.Job, error) {
-	var job *api.Job
-	var err error
-	if path == "-" {
-		src, rerr := io.ReadAll(os.Stdin)
-		if rerr != nil {
-			return nil, fmt.Errorf("reading standard input: %w", rerr)
-		}
-		job, err = jobspec.Parse("<stdin>", src)
-	} else {
-		job, err = jobspec.ParseFile(path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("parsing job file %s:\n%w", path, err)
-	}
-	return job, nil
 }

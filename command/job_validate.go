@@ -24,19 +24,23 @@ Usage: nomad job validate [options] <path>
   which reports every problem with its values at once.
 
 ` + generalOptions() + `
+
+` + jobFileOptions() + `
 `)
 }
 
 // Run implements cli.Command.
 func (c *JobValidateCommand) Run(args []string) int {
 	flags := c.FlagSet("job validate")
+	var files jobFileFlags
+	files.register(flags)
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
 	if flags.NArg() != 1 {
 		return c.argsError("This command takes one argument: <path>", "job validate")
 	}
-	job, err := readJobFile(flags.Arg(0))
+	job, err := files.read(flags.Arg(0))
 	if err != nil {
 		c.Ui.Error(err.Error())
 		return exitError

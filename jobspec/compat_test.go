@@ -60,6 +60,11 @@ func FuzzParse(f *testing.F) {
 		"x = <<EOT\n${ [ { a = (1) } ] }\nEOT\n", `x = "%{ if a }%{ for b in c }${b}%{ endfor }%{ endif }"`,
 		`job "j" { group "g" { task "t" { config { a { b { c = [[[1]]] } } } } } }`,
 		"/* ( */ # [\n// {\nx = 1 ? 2 : 3 ? 4 : -5",
+		// Variables, locals, functions and dynamic blocks: marks, unknown
+		// values and generated blocks are where a panic would hide.
+		"variable \"s\" {\n  type = list(string)\n  default = [\"a\"]\n  sensitive = true\n}\nlocals {\n  l = [for x in var.s : upper(x)]\n}\n" +
+			"job \"j\" {\n  meta = { a = join(\",\", local.l) }\n  dynamic \"constraint\" {\n    for_each = var.s\n    content {\n      attribute = \"${attr.x}\"\n      value = constraint.value\n    }\n  }\n}\n",
+		"variable \"n\" {\n  type = number\n  default = 2\n  validation {\n    condition = var.n > 1\n    error_message = \"Too small.\"\n  }\n}\njob \"j\" {\n  group \"g\" {\n    count = var.n\n    network {\n      dynamic \"port\" {\n        for_each = range(var.n)\n        labels = [\"p${port.key}\"]\n        content { to = port.value }\n      }\n    }\n  }\n}\n",
 	} {
 		f.Add([]byte(s))
 	}

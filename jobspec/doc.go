@@ -8,9 +8,13 @@
 // told, with file:line:column, that the block does nothing here, rather
 // than find out in production that it was silently dropped.
 //
-// Parsing is static. There are no input variables, locals or functions;
-// "${...}" references inside strings (attr.*, meta.*, NOMAD_*) are kept
-// verbatim for the client to interpolate on the node, as upstream does.
+// Evaluation happens at parse time, in two steps as upstream: the
+// variable, variables and locals blocks first (values from defaults,
+// NOMAD_VAR_ environment variables, var files and -var flags, in that
+// precedence), then the job block with var.*, local.*, upstream's
+// functions and dynamic blocks. "${...}" references whose root is none
+// of those (attr.*, meta.*, node.*, NOMAD_*) are kept verbatim for the
+// client to interpolate on the node, as upstream does.
 //
 // Parse reports every problem at once, as a *ParseError whose Diagnostics
 // carry exact source ranges. It does not fill in defaults or validate

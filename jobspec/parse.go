@@ -3,12 +3,17 @@ package jobspec
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
 
 	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/helper/nesting"
@@ -18,23 +23,69 @@ import (
 // parentheses, interpolations, operators), counted from the top of the file.
 const MaxNestingDepth = nesting.MaxDepth
 
+// Options are the inputs of a parse besides the job file itself: where
+// variables get their values and where file functions look.
+type Options struct {
+	// ArgVars are -var flags, "name=value", in command-line order; the
+	// last one for a name wins. A name the file does not declare is an
+	// error, as upstream.
+	ArgVars []string
+	// VarFiles are -var-file paths in command-line order: HCL files of
+	// name = value lines, or JSON objects for names ending in .json.
+	VarFiles []string
+	// VarContent is the content of one more var file (HCL), read after
+	// VarFiles: the Variables of the parse endpoint.
+	VarContent string
+	// Env is the environment as os.Environ returns it; NOMAD_VAR_<name>
+	// entries set variables. Nil reads nothing.
+	Env []string
+	// BaseDir is the directory relative paths of the file functions start
+	// from; ParseFile sets it to the job file's directory. Empty is the
+	// working directory.
+	BaseDir string
+	// NoFS disables the functions that touch the file system (file,
+	// fileset, templatefile...), for parsing on behalf of a remote caller.
+	NoFS bool
+	// Now is the clock behind timestamp(); nil is time.Now.
+	Now func() time.Time
+}
+
 // ParseFile reads and parses the job file at path. Diagnostics name the
 // file by path as given.
 func ParseFile(path string) (*api.Job, error) {
+	return ParseFileWithOptions(path, Options{})
+}
+
+// ParseFileWithOptions is ParseFile with variables and function settings;
+// the file functions start from the job file's directory unless
+// opts.BaseDir says otherwise.
+func ParseFileWithOptions(path string, opts Options) (*api.Job, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading job file: %w", err)
 	}
-	return Parse(path, src)
+	if opts.BaseDir == "" {
+		opts.BaseDir = filepath.Dir(path)
+	}
+	return ParseWithOptions(path, src, opts)
 }
 
-// Parse parses the HCL2 job file src; filename is used only in
-// diagnostics. On failure the error is a *ParseError listing every problem
-// found, not just the first.
+// Parse parses the HCL2 job file src with no values from outside (only
+// defaults); filename is used only in diagnostics. On failure the error is
+// a *ParseError listing every problem found, not just the first.
 //
 // The result is not canonicalized: unset fields stay nil so that the
 // server can tell them from explicit values.
 func Parse(filename string, src []byte) (*api.Job, error) {
+	return ParseWithOptions(filename, src, Options{})
+}
+
+// ParseWithOptions is Parse with variable values and function settings.
+//
+// Evaluation happens in two steps, as upstream: first the variable and
+// locals blocks, wherever they are in the file, then the job block with
+// var.* and local.* in scope.
+func ParseWithOptions(filename string, src []byte, opts Options) (*api.Job, error) {
 	// HCL's parser recurses once per level and a hostile file can
 	// overflow its stack: refuse deep files before it sees them.
 	if d := nesting.CheckHCL(src, filename, MaxNestingDepth); d != nil {
@@ -51,15 +102,28 @@ func Parse(filename string, src []byte) (*api.Job, error) {
 		return nil, fmt.Errorf("%s: not a native HCL syntax body", filename)
 	}
 
-	p := &parser{src: src}
-	var job *api.Job
+	p := newParser(src, opts)
+	var jobBlock *hclsyntax.Block
+	var jobID string
 	p.walk(body, "the file", schema{
 		blocks: map[string]blockSpec{
 			"job": {label: "job ID", decode: func(b *hclsyntax.Block, id string) {
-				job = p.job(b, id)
+				jobBlock, jobID = b, id
 			}},
+			"variable":  {label: "variable name", multi: true, decode: p.variable},
+			"variables": {multi: true, decode: func(b *hclsyntax.Block, _ string) { p.variablesBlock(b) }},
+			"locals":    {multi: true, decode: func(b *hclsyntax.Block, _ string) { p.localsBlock(b) }},
 		},
+		noDynamic: true,
 	})
+	sources, undeclared := p.valueSources(opts)
+	p.setScope(p.resolveVariables(sources, undeclared), nil)
+	p.resolveLocals()
+
+	var job *api.Job
+	if jobBlock != nil {
+		job = p.job(jobBlock, jobID)
+	}
 	if job == nil && !p.diags.HasErrors() {
 		start := hcl.Range{Filename: filename, Start: hcl.InitialPos, End: hcl.InitialPos}
 		p.errorf(start, `no job block found; a job file holds one job "<ID>" { ... } block`)
@@ -80,10 +144,25 @@ type ParseError struct {
 
 func newParseError(diags hcl.Diagnostics) *ParseError {
 	errs := make(hcl.Diagnostics, 0, len(diags))
+	// The content of a dynamic block is decoded once per element: a
+	// mistake in it is one problem, said once.
+	type key struct {
+		rng hcl.Range
+		msg string
+	}
+	said := map[key]bool{}
 	for _, d := range diags {
-		if d.Severity == hcl.DiagError {
-			errs = append(errs, d)
+		if d.Severity != hcl.DiagError {
+			continue
 		}
+		if d.Subject != nil {
+			k := key{*d.Subject, d.Summary + d.Detail}
+			if said[k] {
+				continue
+			}
+			said[k] = true
+		}
+		errs = append(errs, d)
 	}
 	// Source order, whatever order the decoder visited things in.
 	slices.SortStableFunc(errs, func(a, b *hcl.Diagnostic) int {
@@ -123,9 +202,48 @@ func pos(r hcl.Range) string {
 type parser struct {
 	src   []byte
 	diags hcl.Diagnostics
+	// ctx is the evaluation context of the expression being decoded: the
+	// root one (var, local, functions) or, inside a dynamic block's
+	// content, a child with the iterator.
+	ctx *hcl.EvalContext
+	// vars and locals are the file's declarations, with the order they
+	// were written in, for deterministic messages.
+	vars       map[string]*variable
+	varOrder   []string
+	locals     map[string]*local
+	localOrder []string
+	// sensitiveExprs are the expressions whose values derive from a
+	// sensitive variable, so that messages about them withhold the value.
+	sensitiveExprs map[hcl.Range]bool
+	// generated counts the blocks dynamic blocks made, against
+	// MaxDynamicBlocks.
+	generated int
 	// updateBlocks are where the file's update blocks start, refused
 	// once the job's type is known (refuseUpdateFor).
 	updateBlocks []hcl.Range
+}
+
+func newParser(src []byte, opts Options) *parser {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	p := &parser{
+		src:            src,
+		vars:           map[string]*variable{},
+		locals:         map[string]*local{},
+		sensitiveExprs: map[hcl.Range]bool{},
+	}
+	var fns map[string]function.Function
+	files := fileFuncs{baseDir: opts.BaseDir, disabled: opts.NoFS, base: func() map[string]function.Function {
+		return maps.Clone(fns)
+	}}
+	fns = functions(files, now)
+	p.ctx = &hcl.EvalContext{
+		Variables: map[string]cty.Value{"var": cty.EmptyObjectVal, "local": cty.EmptyObjectVal},
+		Functions: fns,
+	}
+	return p
 }
 
 // errorf records an error at rng. The whole message goes in the summary so
@@ -143,6 +261,9 @@ func (p *parser) errorf(rng hcl.Range, format string, args ...any) {
 type schema struct {
 	attrs  map[string]func(*hclsyntax.Attribute)
 	blocks map[string]blockSpec
+	// noDynamic treats a `dynamic` block as any other block name (the top
+	// of the file, read before variables have values).
+	noDynamic bool
 }
 
 // blockSpec describes one kind of nested block.
@@ -154,14 +275,6 @@ type blockSpec struct {
 	multi bool
 	// decode handles one occurrence; label is its label, if any.
 	decode func(b *hclsyntax.Block, label string)
-}
-
-// unsupportedHints explain why some commonly used upstream blocks fail, so
-// the error says more than "unsupported".
-var unsupportedHints = map[string]string{
-	"variable":  "input variables are not supported; write values into the job file",
-	"variables": "input variables are not supported; write values into the job file",
-	"locals":    "locals are not supported; write values into the job file",
 }
 
 // walk decodes body against s, in source order, and records an error for
@@ -196,44 +309,59 @@ func (p *parser) walk(body *hclsyntax.Body, where string, s schema) {
 	}
 
 	for _, b := range body.Blocks {
-		spec, ok := s.blocks[b.Type]
-		if !ok {
-			switch _, isAttr := s.attrs[b.Type]; {
-			case isAttr:
-				p.errorf(b.TypeRange, "%q in %s must be an attribute, not a block: %s = ...", b.Type, where, b.Type)
-			case unsupportedHints[b.Type] != "":
-				p.errorf(b.TypeRange, "unsupported block %q in %s: %s", b.Type, where, unsupportedHints[b.Type])
-			default:
-				p.errorf(b.TypeRange, "unsupported block %q in %s", b.Type, where)
-			}
+		if b.Type == "dynamic" && !s.noDynamic {
+			p.dynamic(b, where, func(gen *hclsyntax.Block) bool {
+				if _, ok := s.blocks[gen.Type]; !ok {
+					p.errorf(gen.TypeRange, "dynamic block in %s generates %q blocks, which %s does not take", where, gen.Type, where)
+					return false
+				}
+				p.walkBlock(gen, where, s, seen)
+				return true
+			})
 			continue
 		}
-
-		label := ""
-		switch {
-		case spec.label == "" && len(b.Labels) > 0:
-			p.errorf(b.LabelRanges[0], "%s block in %s takes no label", b.Type, where)
-			continue
-		case spec.label != "" && len(b.Labels) != 1:
-			rng := b.TypeRange
-			if len(b.Labels) > 1 {
-				rng = b.LabelRanges[1]
-			}
-			p.errorf(rng, "%s block in %s needs exactly one label, the %s: %s \"<name>\" { ... }", b.Type, where, spec.label, b.Type)
-			continue
-		case spec.label != "":
-			label = b.Labels[0]
-		}
-
-		if !spec.multi {
-			if first, dup := seen[b.Type]; dup {
-				p.errorf(b.TypeRange, "duplicate %s block in %s; the first is at %s", b.Type, where, pos(first))
-				continue
-			}
-			seen[b.Type] = b.TypeRange
-		}
-		spec.decode(b, label)
+		p.walkBlock(b, where, s, seen)
 	}
+}
+
+// walkBlock decodes one nested block of a body walked against s; seen
+// holds the singleton names met so far in the body.
+func (p *parser) walkBlock(b *hclsyntax.Block, where string, s schema, seen map[string]hcl.Range) {
+	spec, ok := s.blocks[b.Type]
+	if !ok {
+		switch _, isAttr := s.attrs[b.Type]; {
+		case isAttr:
+			p.errorf(b.TypeRange, "%q in %s must be an attribute, not a block: %s = ...", b.Type, where, b.Type)
+		default:
+			p.errorf(b.TypeRange, "unsupported block %q in %s", b.Type, where)
+		}
+		return
+	}
+
+	label := ""
+	switch {
+	case spec.label == "" && len(b.Labels) > 0:
+		p.errorf(b.LabelRanges[0], "%s block in %s takes no label", b.Type, where)
+		return
+	case spec.label != "" && len(b.Labels) != 1:
+		rng := b.TypeRange
+		if len(b.Labels) > 1 {
+			rng = b.LabelRanges[1]
+		}
+		p.errorf(rng, "%s block in %s needs exactly one label, the %s: %s \"<name>\" { ... }", b.Type, where, spec.label, b.Type)
+		return
+	case spec.label != "":
+		label = b.Labels[0]
+	}
+
+	if !spec.multi {
+		if first, dup := seen[b.Type]; dup {
+			p.errorf(b.TypeRange, "duplicate %s block in %s; the first is at %s", b.Type, where, pos(first))
+			return
+		}
+		seen[b.Type] = b.TypeRange
+	}
+	spec.decode(b, label)
 }
 
 // blockWhere names a nested unlabelled block in messages.
@@ -267,17 +395,25 @@ func (p *parser) freeform(body *hclsyntax.Body, where string) map[string]any {
 			out[name] = toGo(v)
 		}
 	}
-	for _, b := range body.Blocks {
+	block := func(b *hclsyntax.Block) bool {
 		if len(b.Labels) > 0 {
 			p.errorf(b.LabelRanges[0], "%s block in %s takes no label", b.Type, where)
-			continue
+			return false
 		}
 		if a, isAttr := body.Attributes[b.Type]; isAttr {
 			p.errorf(b.TypeRange, "%q in %s is set both as an attribute (at %s) and as a block", b.Type, where, pos(a.NameRange))
-			continue
+			return false
 		}
 		list, _ := out[b.Type].([]map[string]any)
 		out[b.Type] = append(list, p.freeform(b.Body, blockWhere(b.Type, where)))
+		return true
+	}
+	for _, b := range body.Blocks {
+		if b.Type == "dynamic" {
+			p.dynamic(b, where, block)
+			continue
+		}
+		block(b)
 	}
 	return out
 }

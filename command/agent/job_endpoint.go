@@ -137,7 +137,13 @@ func (s *HTTPServer) jobParse(w http.ResponseWriter, r *http.Request) (any, erro
 	if body.JobHCL == "" {
 		return nil, codedErrorf(http.StatusBadRequest, "Job spec is empty")
 	}
-	job, err := jobspec.Parse("input.hcl", []byte(body.JobHCL))
+	// The agent's file system is not the caller's: the file functions are
+	// off, and variables come only from the request, never from the
+	// agent's environment.
+	job, err := jobspec.ParseWithOptions("input.hcl", []byte(body.JobHCL), jobspec.Options{
+		VarContent: body.Variables,
+		NoFS:       true,
+	})
 	if err != nil {
 		return nil, codedErrorf(http.StatusBadRequest, "%v", err)
 	}
