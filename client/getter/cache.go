@@ -144,6 +144,9 @@ func (c *Cache) lookup(key string) (*cacheEntry, string) {
 
 // touch marks key's entry used now, with fresh validators when given.
 func (c *Cache) touch(key, etag, lastModified string) {
+	if c == nil {
+		return
+	}
 	id := cacheID(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -163,6 +166,9 @@ func (c *Cache) touch(key, etag, lastModified string) {
 
 // drop removes key's entry (its blob failed its checksum).
 func (c *Cache) drop(key string) {
+	if c == nil {
+		return
+	}
 	id := cacheID(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -243,6 +249,9 @@ func (c *Cache) writeRecordLocked(e *cacheEntry) error {
 
 // Size returns the bytes the cache holds.
 func (c *Cache) Size() int64 {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.size
