@@ -571,4 +571,5 @@ type TaskEvent struct {
 	KillError     string
 	StartDelay    int64
 	FailedSibling string
+	DownloadError string `json:",omitempty"`
 }
