@@ -62,7 +62,7 @@ func (tr *TaskRunner) fetchArtifacts() error {
 			// Beyond upstream: the node is cut off from the artifact's
 			// server and starts the task with the copy it kept.
 			ev := newEvent(structs.TaskDownloadingArtifacts, tr.clock.Now())
-			ev.DisplayMessage = fmt.Sprintf("Artifact server unreachable; using the cached copy of %q (%v)", req.Source, res.Stale)
+			ev.DisplayMessage = fmt.Sprintf("Using the cached copy of %q: %v", req.Source, res.Stale)
 			tr.EmitEvent(ev)
 		}
 	}

@@ -1,8 +1,14 @@
 package allocrunner
 
 import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,6 +16,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/client/clienttest"
+	"github.com/nomad-edge/nomad/client/getter"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -98,4 +105,63 @@ func TestTaskRunner_RestoredStartedSkipsArtifacts(t *testing.T) {
 	tr = ar.tasks[0]
 	tr.restore(&state.TaskRecord{State: &structs.TaskState{State: structs.TaskStatePending}})
 	must.False(t, tr.artifactsDone)
+}
+
+// switchTransport answers http requests with body until down is set, then
+// fails them as a dead link would; no network is involved, so it runs in
+// a synctest bubble.
+type switchTransport struct {
+	body []byte
+	down atomic.Bool
+}
+
+func (s *switchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if s.down.Load() {
+		return nil, errors.New("dial tcp: connect: network is unreachable")
+	}
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(bytes.NewReader(s.body)),
+		ContentLength: int64(len(s.body)), Header: http.Header{}, Request: req}, nil
+}
+
+// TestAllocRunner_ArtifactFromCacheWhenUnreachable checks the edge case
+// the cache exists for: a new allocation on a node that cannot reach the
+// artifact's server starts with the copy the client kept, and its events
+// say so, instead of failing on the download.
+func TestAllocRunner_ArtifactFromCacheWhenUnreachable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &switchTransport{body: []byte("#!/bin/sh\n")}
+		cfg := getter.DefaultConfig()
+		cfg.Transport = tr
+		cache, err := getter.OpenCache(filepath.Join(t.TempDir(), "cache"), 1<<20, nil)
+		must.NoError(t, err)
+		g := getter.New(cfg, cache, nil)
+
+		h := newHarness(t)
+		run := func() *structs.Allocation {
+			a := clienttest.MockAlloc("node-1", map[string]any{"run_for": "1h"})
+			a.Job.TaskGroups[0].Tasks[0].Artifacts = []*structs.TaskArtifact{{
+				GetterSource: "https://releases.example/app", GetterMode: "any", RelativeDest: "local/",
+			}}
+			must.NoError(t, h.db.PutAllocations(a))
+			ar, err := NewAllocRunner(Config{Logger: clienttest.Logger(), Alloc: a, AllocDirRoot: h.root,
+				StateDB: h.db, Drivers: h.drivers, StateUpdater: h.rec, Artifacts: g})
+			must.NoError(t, err)
+			go ar.Run()
+			t.Cleanup(ar.Destroy)
+			got := h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+			must.FileExists(t, filepath.Join(NewAllocDir(h.root, a.ID).TaskDir("web").LocalDir, "app"))
+			return got
+		}
+		run()
+		tr.down.Store(true)
+		got := run()
+		var stale *structs.TaskEvent
+		for _, e := range got.TaskStates["web"].Events {
+			if e.Type == structs.TaskDownloadingArtifacts && strings.HasPrefix(e.DisplayMessage, "Using the cached copy") {
+				stale = e
+			}
+		}
+		must.NotNil(t, stale)
+		must.StrContains(t, stale.DisplayMessage, "network is unreachable")
+	})
 }
