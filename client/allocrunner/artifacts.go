@@ -11,7 +11,8 @@ import (
 )
 
 // fetchArtifacts fetches the task's artifacts into its directory before
-// its first start, as upstream's artifact prestart hook: once per task,
+// its first start, as upstream's artifact prestart hook: once per task
+// (after a failure, the next attempt resumes with the artifact that failed),
 // not again on its restarts, nor after a client restart once the task has
 // started (its directory still holds them). A failure records a "Failed
 // Artifact Download" event and is a recoverable start error, so the
@@ -43,8 +44,8 @@ func (tr *TaskRunner) fetchArtifacts() error {
 
 	vars := tr.node.vars()
 	maps.Copy(vars, tr.taskConfig().Env)
-	for _, a := range tr.task.Artifacts {
-		req := artifactRequest(a, vars, tr.dir.Dir)
+	for i := tr.artifactsGot; i < len(tr.task.Artifacts); i++ {
+		req := artifactRequest(tr.task.Artifacts[i], vars, tr.dir.Dir)
 		res, err := tr.artifacts.Get(ctx, req)
 		if err != nil {
 			if tr.killed() || tr.shuttingDown() {
@@ -65,6 +66,7 @@ func (tr *TaskRunner) fetchArtifacts() error {
 			ev.DisplayMessage = fmt.Sprintf("Using the cached copy of %q: %v", req.Source, res.Stale)
 			tr.EmitEvent(ev)
 		}
+		tr.artifactsGot = i + 1
 	}
 	tr.mu.Lock()
 	tr.artifactsDone = true

@@ -165,3 +165,39 @@ func TestAllocRunner_ArtifactFromCacheWhenUnreachable(t *testing.T) {
 		must.StrContains(t, stale.DisplayMessage, "network is unreachable")
 	})
 }
+
+// TestAllocRunner_ArtifactRetryResumes checks a start retried after a
+// failed download fetches only what is still missing: the artifact that
+// succeeded before is not fetched again (its source may be gone).
+func TestAllocRunner_ArtifactRetryResumes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		a := clienttest.MockAlloc("node-1", map[string]any{"run_for": "1h"})
+		a.Job.TaskGroups[0].Tasks[0].Artifacts = []*structs.TaskArtifact{
+			{GetterSource: "../alloc/one", GetterMode: "file", RelativeDest: "local/one"},
+			{GetterSource: "../alloc/two", GetterMode: "file", RelativeDest: "local/two"},
+		}
+		ad := NewAllocDir(h.root, a.ID)
+		must.NoError(t, os.MkdirAll(ad.SharedDir, 0o755))
+		one, two := filepath.Join(ad.SharedDir, "one"), filepath.Join(ad.SharedDir, "two")
+		must.NoError(t, os.WriteFile(one, []byte("1"), 0o644))
+
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitFor(t, a.ID, func(a *structs.Allocation) bool {
+			ts := a.TaskStates["web"]
+			return ts != nil && countType(ts.Events, structs.TaskArtifactDownloadFailed) == 1
+		})
+		must.NoError(t, os.Remove(one))
+		must.NoError(t, os.WriteFile(two, []byte("2"), 0o644))
+
+		got := h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		must.Eq(t, 1, got.TaskStates["web"].Restarts)
+		for name, want := range map[string]string{"one": "1", "two": "2"} {
+			b, err := os.ReadFile(filepath.Join(ad.TaskDir("web").LocalDir, name))
+			must.NoError(t, err)
+			must.Eq(t, want, string(b))
+		}
+	})
+}

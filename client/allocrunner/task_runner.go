@@ -103,6 +103,9 @@ type TaskRunner struct {
 	// artifacts and artifactsDone: see fetchArtifacts.
 	artifacts     *getter.Getter
 	artifactsDone bool
+	// artifactsGot counts the artifacts fetched so far, in order: a
+	// retry after a failure resumes with the one that failed.
+	artifactsGot int
 }
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
