@@ -1,12 +1,14 @@
 package getter
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shoenig/test/must"
@@ -187,4 +189,66 @@ func TestOpenCache_RemovesDebris(t *testing.T) {
 	off, err := OpenCache(dir, 0, nil)
 	must.NoError(t, err)
 	must.Nil(t, off)
+}
+
+// TestCache_ConditionalGetLastModified checks a server that sends only
+// Last-Modified is asked with If-Modified-Since and its 304 keeps the
+// cached copy; and that headers, which may carry tokens, key the entry
+// but are never written to the cache's records.
+func TestCache_ConditionalGetLastModified(t *testing.T) {
+	modified := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	bodies := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("If-Modified-Since") == "" {
+			bodies++
+		}
+		http.ServeContent(w, r, "app", modified, bytes.NewReader([]byte("v1")))
+	}))
+	t.Cleanup(srv.Close)
+	dir := filepath.Join(t.TempDir(), "cache")
+	c, err := OpenCache(dir, 1<<20, nil)
+	must.NoError(t, err)
+	g := New(DefaultConfig(), c, nil)
+	req := func() Request {
+		return Request{Source: srv.URL + "/app", Dest: "local/", TaskDir: newTaskDir(t),
+			Headers: map[string]string{"Authorization": "Bearer s3cr3t"}}
+	}
+	_, err = g.Get(context.Background(), req())
+	must.NoError(t, err)
+	res, err := g.Get(context.Background(), req())
+	must.NoError(t, err)
+	must.True(t, res.FromCache)
+	must.Eq(t, 1, bodies)
+
+	names, err := os.ReadDir(dir)
+	must.NoError(t, err)
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n.Name()))
+		must.NoError(t, err)
+		must.False(t, bytes.Contains(b, []byte("s3cr3t")), must.Sprint(n.Name()))
+	}
+}
+
+// stallTransport never answers: it waits for the request's context.
+type stallTransport struct{}
+
+func (stallTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	<-req.Context().Done()
+	return nil, req.Context().Err()
+}
+
+// TestGet_HTTPReadTimeout checks http_read_timeout ends a download that
+// does not finish, on the (fake) clock, rather than hanging the task's
+// start for ever.
+func TestGet_HTTPReadTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.HTTPReadTimeout = time.Minute
+		cfg.Transport = stallTransport{}
+		g := New(cfg, nil, nil)
+		start := time.Now()
+		_, err := g.Get(context.Background(), Request{Source: "https://stalled.example/app", Dest: "local/", TaskDir: newTaskDir(t)})
+		must.ErrorIs(t, err, context.DeadlineExceeded)
+		must.Eq(t, time.Minute, time.Since(start))
+	})
 }

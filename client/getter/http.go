@@ -149,7 +149,7 @@ func (g *Getter) download(ctx context.Context, rawURL string, headers map[string
 	}
 	resp, err := g.http.Do(hreq)
 	if err != nil {
-		return download{}, fmt.Errorf("%w: %v", errUnreachable, err)
+		return download{}, fmt.Errorf("%w: %w", errUnreachable, err)
 	}
 	defer resp.Body.Close()
 	etag, lastMod := resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
@@ -190,7 +190,7 @@ func (g *Getter) download(ctx context.Context, rawURL string, headers map[string
 	}
 	n, err := io.Copy(io.MultiWriter(writers...), body)
 	if err != nil {
-		return download{}, fmt.Errorf("%w: reading the body: %v", errUnreachable, err)
+		return download{}, fmt.Errorf("%w: reading the body: %w", errUnreachable, err)
 	}
 	if max > 0 && n > max {
 		return download{}, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)
