@@ -42,8 +42,11 @@ func (tr *TaskRunner) fetchArtifacts() error {
 		cancel()
 	}()
 
+	// The client fetches on the host: ${NOMAD_TASK_DIR} and friends are
+	// the host's paths here, whatever the task sees, as upstream resolves
+	// an artifact's paths on the client.
 	vars := tr.node.vars()
-	maps.Copy(vars, tr.taskConfig().Env)
+	maps.Copy(vars, buildEnv(tr.alloc, tr.task, tr.allocDir, tr.dir, tr.node))
 	for i := tr.artifactsGot; i < len(tr.task.Artifacts); i++ {
 		req := artifactRequest(tr.task.Artifacts[i], vars, tr.dir.Dir)
 		res, err := tr.artifacts.Get(ctx, req)

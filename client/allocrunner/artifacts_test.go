@@ -60,7 +60,7 @@ func TestAllocRunner_ArtifactFetchedOnce(t *testing.T) {
 		h := newHarness(t)
 		a := clienttest.MockAlloc("node-1", map[string]any{"run_for": "1s", "exit_code": 1})
 		a.Job.TaskGroups[0].Tasks[0].Artifacts = []*structs.TaskArtifact{{
-			GetterSource: "../alloc/${NOMAD_TASK_NAME}.bin", GetterMode: "file", RelativeDest: "local/${NOMAD_TASK_NAME}-app",
+			GetterSource: "../alloc/${NOMAD_TASK_NAME}.bin", GetterMode: "file", RelativeDest: "${NOMAD_TASK_DIR}/${NOMAD_TASK_NAME}-app",
 		}}
 		ad := NewAllocDir(h.root, a.ID)
 		must.NoError(t, os.MkdirAll(ad.SharedDir, 0o755))

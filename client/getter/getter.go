@@ -149,6 +149,7 @@ func resolveDest(taskDir, dest string) (string, error) {
 	if taskDir == "" {
 		return "", fmt.Errorf("%w: no task directory", ErrBadRequest)
 	}
+	dest = hostPathToRelative(taskDir, dest)
 	rel := filepath.Clean(filepath.Join("task", dest))
 	var root, sub string
 	switch {
@@ -163,6 +164,26 @@ func resolveDest(taskDir, dest string) (string, error) {
 		return "", fmt.Errorf("%w: destination %q: %v", ErrDestEscapes, dest, err)
 	}
 	return filepath.Join(root, sub), nil
+}
+
+// hostPathToRelative turns an absolute destination inside the allocation
+// directory (what ${NOMAD_TASK_DIR} or ${NOMAD_ALLOC_DIR} interpolate to on
+// the host) into one relative to the task's directory, as upstream treats
+// such paths. Any other absolute path is left to be taken as relative to
+// the task's directory.
+func hostPathToRelative(taskDir, dest string) string {
+	if !filepath.IsAbs(dest) {
+		return dest
+	}
+	r, err := filepath.Rel(filepath.Dir(taskDir), dest)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return dest
+	}
+	task := filepath.Base(taskDir)
+	if r == task || strings.HasPrefix(r, task+string(filepath.Separator)) {
+		return "." + strings.TrimPrefix(r, task)
+	}
+	return filepath.Join("..", r) // the shared alloc/ or, refused, a sibling
 }
 
 // checkNoEscapingLink walks sub from root and fails on a component that is

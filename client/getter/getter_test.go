@@ -334,3 +334,25 @@ func md5Hex(b []byte) string {
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// TestGet_HostPathDestination checks an absolute destination inside the
+// allocation directory, as ${NOMAD_TASK_DIR} or ${NOMAD_ALLOC_DIR}
+// interpolate on the host, lands there; one in a sibling task's directory
+// is refused; any other absolute path is taken inside the task directory.
+func TestGet_HostPathDestination(t *testing.T) {
+	srv := newArtifactServer(t, map[string][]byte{"/app": []byte("x")})
+	g, _ := newTestGetter(t, DefaultConfig(), 1<<20)
+	td := newTaskDir(t)
+	alloc := filepath.Dir(td)
+	for dest, want := range map[string]string{
+		filepath.Join(td, "local", "bin"):  filepath.Join(td, "local", "bin", "app"),
+		filepath.Join(alloc, "alloc", "d"): filepath.Join(alloc, "alloc", "d", "app"),
+		"/opt/app":                         filepath.Join(td, "opt", "app", "app"),
+	} {
+		_, err := g.Get(context.Background(), Request{Source: srv.URL + "/app", Dest: dest, TaskDir: td})
+		must.NoError(t, err, must.Sprint(dest))
+		must.FileExists(t, want)
+	}
+	_, err := g.Get(context.Background(), Request{Source: srv.URL + "/app", Dest: filepath.Join(alloc, "other", "local"), TaskDir: td})
+	must.ErrorIs(t, err, ErrDestEscapes)
+}

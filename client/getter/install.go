@@ -74,7 +74,11 @@ func (g *Getter) install(ctx context.Context, blob, urlPath, filename, archive, 
 		Decompressors:   g.decompressors(),
 		DisableSymlinks: true,
 	}
-	if _, err := client.Get(ctx, &gg.Request{Src: src, Dst: target, GetMode: getMode, Copy: true, DisableSymlinks: true}); err != nil {
+	// An archive is unpacked straight from blob (Inplace), not from a
+	// copy in the system's temporary directory, which on a small device
+	// may be a RAM disk.
+	req := &gg.Request{Src: src, Dst: target, GetMode: getMode, Copy: true, Inplace: archive != "", DisableSymlinks: true}
+	if _, err := client.Get(ctx, req); err != nil {
 		return fmt.Errorf("installing the artifact: %w", err)
 	}
 	if archive == "" {
