@@ -198,6 +198,8 @@ type Task struct {
 	LogConfig *LogConfig
 	// DispatchPayload is the `dispatch_payload` block.
 	DispatchPayload *DispatchPayloadConfig
+	// Artifacts are the task's `artifact` blocks.
+	Artifacts []*TaskArtifact `json:",omitempty"`
 }
 
 // LogConfig is a task's `logs` block, as upstream's.
@@ -250,6 +252,9 @@ func (t *Task) Canonicalize(g *TaskGroup, _ *Job) {
 		a.Canonicalize()
 	}
 	t.LogConfig = t.LogConfig.canonical()
+	for _, a := range t.Artifacts {
+		a.Canonicalize()
+	}
 
 	// Deep-copy the group's policy rather than share it: a later edit of
 	// one task's policy must not leak into its siblings or its group.
@@ -566,4 +571,5 @@ type TaskEvent struct {
 	KillError     string
 	StartDelay    int64
 	FailedSibling string
+	DownloadError string `json:",omitempty"`
 }

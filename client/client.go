@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/client/allocrunner"
+	"github.com/nomad-edge/nomad/client/getter"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/helper/clock"
@@ -35,6 +36,8 @@ type Client struct {
 	// adoptOrphans is set when the state database was lost: the tasks it
 	// named may still run, and are found by their environment.
 	adoptOrphans bool
+	// artifacts fetches every task's artifacts, through the cache.
+	artifacts *getter.Getter
 
 	nodeMu sync.RWMutex
 	node   *structs.Node
@@ -136,6 +139,9 @@ func NewClient(cfg *Config) (*Client, error) {
 		return nil, err
 	}
 	if err := c.setupDrivers(); err != nil {
+		return fail(err)
+	}
+	if c.artifacts, err = newArtifactGetter(&conf, c); err != nil {
 		return fail(err)
 	}
 	if err := c.setupNode(); err != nil {
@@ -325,6 +331,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		MaxKillTimeout: c.cfg.MaxKillTimeout,
 		Users:          c.options.Users,
 		AdoptOrphans:   c.adoptOrphans,
+		Artifacts:      c.artifacts,
 
 		ServersContacted:    c.contacted,
 		OfflineRestartUntil: offlineUntil,

@@ -27,6 +27,7 @@ type testClientOpts struct {
 	options  map[string]string
 	drivers  *drivers.Catalog // default: the built-in drivers
 	boot     clock.BootClock  // default: the machine's
+	artifact *ArtifactConfig  // default: upstream's limits, a cache under stateDir
 }
 
 // newTestClient starts a client against srv. The caller stops it.
@@ -58,6 +59,7 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 		Options:      o.options,
 		Drivers:      o.drivers,
 		BootClock:    o.boot,
+		Artifact:     o.artifact,
 	})
 	must.NoError(t, err)
 	return c

@@ -100,6 +100,10 @@ type Config struct {
 	// (state.NewMemDB()). The client closes it on Shutdown.
 	StateDB state.StateDB
 
+	// Artifact is the client's artifact block; nil means upstream's
+	// defaults and a cache of DefaultArtifactCacheSize.
+	Artifact *ArtifactConfig
+
 	// HostFingerprint, when set, fills the node's attributes and
 	// resources instead of probing the machine: the client simulator runs
 	// thousands of nodes on one host, each advertising its own size.

@@ -165,7 +165,8 @@ func taskChanged(a, b *structs.Task) bool {
 		a.KillTimeout != b.KillTimeout || a.KillSignal != b.KillSignal ||
 		!reflect.DeepEqual(a.Config, b.Config) || !reflect.DeepEqual(a.Env, b.Env) ||
 		!reflect.DeepEqual(a.Resources, b.Resources) || !reflect.DeepEqual(a.Meta, b.Meta) ||
-		!reflect.DeepEqual(a.Constraints, b.Constraints) || !reflect.DeepEqual(a.Affinities, b.Affinities)
+		!reflect.DeepEqual(a.Constraints, b.Constraints) || !reflect.DeepEqual(a.Affinities, b.Affinities) ||
+		!reflect.DeepEqual(a.Artifacts, b.Artifacts) // fetched before the first start only
 }
 
 // markStoppedLost records as lost the allocations the server already

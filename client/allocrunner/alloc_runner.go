@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/nomad-edge/nomad/client/getter"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/helper/clock"
@@ -60,6 +61,9 @@ type Config struct {
 	// until then its dead tasks restart before any server answers, and
 	// then it is stopped. Zero means they wait for the servers.
 	OfflineRestartUntil time.Time
+	// Artifacts fetches the tasks' artifacts (the client's artifact
+	// block and cache); nil: defaults, no cache.
+	Artifacts *getter.Getter
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -165,6 +169,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			gate:      ar.gate,
 			skipDelay: ar.skipShutdownDelay,
 			users:     cfg.Users,
+			artifacts: cfg.Artifacts,
 		}))
 	}
 	return ar, nil

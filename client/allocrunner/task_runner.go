@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/nomad-edge/nomad/client/getter"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/helper/clock"
@@ -48,6 +49,8 @@ type taskRunnerConfig struct {
 	skipDelay func() bool
 	// users is the client's user.denylist, checked before every start.
 	users UserPolicy
+	// artifacts fetches the task's artifacts; nil: one without a cache.
+	artifacts *getter.Getter
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -97,6 +100,12 @@ type TaskRunner struct {
 	restartCh chan struct{}
 	// logs rotates the task's output, when its driver allows (logs.go).
 	logs *taskLogs
+	// artifacts and artifactsDone: see fetchArtifacts.
+	artifacts     *getter.Getter
+	artifactsDone bool
+	// artifactsGot counts the artifacts fetched so far, in order: a
+	// retry after a failure resumes with the one that failed.
+	artifactsGot int
 }
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
@@ -118,6 +127,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		gate:       cfg.gate,
 		skipDelay:  cfg.skipDelay,
 		users:      cfg.users,
+		artifacts:  cfg.artifacts,
 		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
 		state:      &structs.TaskState{State: structs.TaskStatePending},
 		killCh:     make(chan struct{}),
@@ -153,6 +163,8 @@ func (tr *TaskRunner) restore(rec *state.TaskRecord) {
 	if rec.State != nil {
 		tr.state = rec.State.Copy()
 		tr.setupDone = true
+		// A task that started has its artifacts in its directory.
+		tr.artifactsDone = !rec.State.StartedAt.IsZero()
 	}
 	tr.handle = rec.Handle.Copy()
 }
@@ -476,6 +488,9 @@ func (tr *TaskRunner) start() error {
 		}
 	}
 	if err == nil {
+		if err := tr.fetchArtifacts(); err != nil {
+			return err
+		}
 		tr.clearRestart()
 		cfg := tr.taskConfig()
 		h, err = tr.driver.StartTask(cfg)

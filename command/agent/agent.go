@@ -286,6 +286,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		MaxKillTimeout: cfg.Client.MaxKillTimeout,
 		ChrootEnv:      cfg.Client.ChrootEnv,
 		Options:        cfg.Client.Options,
+		Artifact:       cfg.Client.Artifact.clientConfig(),
 
 		NetworkInterface: cfg.Client.NetworkInterface,
 		HostNetworks:     cfg.Client.hostNetworks(),

@@ -189,6 +189,8 @@ type ClientConfig struct {
 	// HostNetworks are the `host_network "<name>" { cidr interface
 	// reserved_ports }` blocks, by name.
 	HostNetworks []*HostNetworkConfig `json:"HostNetworks,omitempty"`
+	// Artifact is the `artifact` block (config_artifact.go).
+	Artifact *ArtifactConfig `json:",omitempty"`
 }
 
 // HostNetworkConfig is one client host_network block: the address a
@@ -411,6 +413,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	o.Meta = mergeMap(o.Meta, cl.Meta)
 	o.Options = mergeMap(o.Options, cl.Options)
 	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
+	o.Artifact = o.Artifact.merge(cl.Artifact)
 	// A block of a name seen before replaces it, as plugin blocks merge.
 	for _, hn := range cl.HostNetworks {
 		c := *hn

@@ -460,7 +460,7 @@ func (b *block) joinAttrs(j *ServerJoin) {
 func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
 		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"},
-		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "host_network", LabelNames: []string{"name"}}},
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "host_network", LabelNames: []string{"name"}}, {Type: "artifact"}},
 		maps:        []string{"meta", "options", "chroot_env"},
 		unsupported: unsupportedClient,
 	})
@@ -490,6 +490,9 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	c.ChrootEnv = b.mapping("chroot_env")
 	if blk := b.sub("server_join"); blk != nil {
 		c.ServerJoin = d.serverJoin(blk.Body, "client.server_join.", false)
+	}
+	if blk := b.sub("artifact"); blk != nil {
+		c.Artifact = d.clientArtifact(blk.Body)
 	}
 	for _, blk := range b.content.Blocks {
 		if blk.Type != "host_network" {

@@ -103,7 +103,6 @@ var unsupportedACL = map[string]string{
 var unsupportedClient = map[string]string{
 	"alloc_dir":                   "allocations live under <data_dir>/alloc",
 	"alloc_mounts_dir":            "",
-	"artifact":                    "",
 	"bridge_network_hairpin_mode": "",
 	"bridge_network_name":         "",
 	"bridge_network_subnet":       "",

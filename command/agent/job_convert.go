@@ -121,6 +121,7 @@ func convertTask(t *api.Task) *structs.Task {
 	if d := t.DispatchPayload; d != nil {
 		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}
 	}
+	out.Artifacts = convertArtifacts(t.Artifacts)
 	if l := t.LogConfig; l != nil {
 		out.LogConfig = structs.DefaultLogConfig()
 		if l.MaxFiles != nil {

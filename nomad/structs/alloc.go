@@ -630,6 +630,10 @@ const (
 	// TaskRestartedOffline is ours, beyond upstream: the client restarted
 	// the task after its own restart without reaching any server.
 	TaskRestartedOffline = "Restarted while disconnected"
+	// TaskDownloadingArtifacts and TaskArtifactDownloadFailed bracket the
+	// fetch of a task's artifacts.
+	TaskDownloadingArtifacts   = "Downloading Artifacts"
+	TaskArtifactDownloadFailed = "Failed Artifact Download"
 )
 
 // TaskEvent is one entry of a task's history.
@@ -653,6 +657,7 @@ type TaskEvent struct {
 	StartDelay      int64
 	FailedSibling   string
 	ValidationError string
+	DownloadError   string
 }
 
 // NewTaskEvent returns an event of the given type at now.

@@ -59,6 +59,10 @@ func fullTask(name string) *structs.Task {
 		LogConfig:       &structs.LogConfig{MaxFiles: 3, MaxFileSizeMB: 5},
 		Leader:          true,
 		DispatchPayload: &structs.DispatchPayloadConfig{File: "input.json"},
+		Artifacts: []*structs.TaskArtifact{{
+			GetterSource: "https://example.com/app.tgz", GetterOptions: map[string]string{"archive": "tgz"},
+			GetterHeaders: map[string]string{"X-Edge": "1"}, GetterMode: "dir", RelativeDest: "local/app",
+		}},
 	}
 }
 
@@ -195,6 +199,7 @@ func fullTaskEvent() *structs.TaskEvent {
 		StartDelay:      5,
 		FailedSibling:   "sib",
 		ValidationError: "invalid",
+		DownloadError:   "failed to download",
 	}
 }
 

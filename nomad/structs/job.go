@@ -525,6 +525,8 @@ type Task struct {
 	LogConfig *LogConfig
 	// DispatchPayload says where a dispatched job's payload is written.
 	DispatchPayload *DispatchPayloadConfig
+	// Artifacts are fetched into the task's directory before it starts.
+	Artifacts []*TaskArtifact
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -586,6 +588,11 @@ func (t *Task) validate() []string {
 		p.addErr("", err)
 	}
 	p = append(p, t.DispatchPayload.validate()...)
+	for i, a := range t.Artifacts {
+		if err := a.Validate(); err != nil {
+			p.addErr(fmt.Sprintf("Artifact %d validation failed: ", i+1), err)
+		}
+	}
 	return p
 }
 
@@ -603,6 +610,7 @@ func (t *Task) Copy() *Task {
 	n.RestartPolicy = t.RestartPolicy.Copy()
 	n.LogConfig = t.LogConfig.Copy()
 	n.DispatchPayload = t.DispatchPayload.Copy()
+	n.Artifacts = copyArtifacts(t.Artifacts)
 	if t.Resources != nil {
 		r := *t.Resources
 		n.Resources = &r
