@@ -198,6 +198,8 @@ type Task struct {
 	LogConfig *LogConfig
 	// DispatchPayload is the `dispatch_payload` block.
 	DispatchPayload *DispatchPayloadConfig
+	// Lifecycle is the `lifecycle` block; nil for a main task.
+	Lifecycle *TaskLifecycle
 }
 
 // LogConfig is a task's `logs` block, as upstream's.
@@ -250,6 +252,9 @@ func (t *Task) Canonicalize(g *TaskGroup, _ *Job) {
 		a.Canonicalize()
 	}
 	t.LogConfig = t.LogConfig.canonical()
+	if t.Lifecycle.Empty() {
+		t.Lifecycle = nil
+	}
 
 	// Deep-copy the group's policy rather than share it: a later edit of
 	// one task's policy must not leak into its siblings or its group.

@@ -121,6 +121,9 @@ func convertTask(t *api.Task) *structs.Task {
 	if d := t.DispatchPayload; d != nil {
 		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}
 	}
+	if l := t.Lifecycle; l != nil {
+		out.Lifecycle = &structs.TaskLifecycleConfig{Hook: l.Hook, Sidecar: l.Sidecar}
+	}
 	if l := t.LogConfig; l != nil {
 		out.LogConfig = structs.DefaultLogConfig()
 		if l.MaxFiles != nil {

@@ -451,6 +451,7 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	if leaders > 1 {
 		p.add("Only one task may be marked as leader")
 	}
+	p = append(p, tg.validateLifecycle()...)
 	return p
 }
 
@@ -525,6 +526,8 @@ type Task struct {
 	LogConfig *LogConfig
 	// DispatchPayload says where a dispatched job's payload is written.
 	DispatchPayload *DispatchPayloadConfig
+	// Lifecycle is the `lifecycle` block; nil for a main task.
+	Lifecycle *TaskLifecycleConfig
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -586,6 +589,9 @@ func (t *Task) validate() []string {
 		p.addErr("", err)
 	}
 	p = append(p, t.DispatchPayload.validate()...)
+	if err := t.Lifecycle.Validate(); err != nil {
+		p.add("Lifecycle validation failed: %v", err)
+	}
 	return p
 }
 
@@ -603,6 +609,7 @@ func (t *Task) Copy() *Task {
 	n.RestartPolicy = t.RestartPolicy.Copy()
 	n.LogConfig = t.LogConfig.Copy()
 	n.DispatchPayload = t.DispatchPayload.Copy()
+	n.Lifecycle = t.Lifecycle.Copy()
 	if t.Resources != nil {
 		r := *t.Resources
 		n.Resources = &r
