@@ -73,6 +73,8 @@ type AllocRunner struct {
 	updater  StateUpdater
 
 	tasks []*TaskRunner // in the group's order; fixed after construction
+	// lifecycle orders the tasks' starts by their lifecycle blocks.
+	lifecycle *coordinator
 
 	mu           sync.RWMutex
 	alloc        *structs.Allocation // latest from the server
@@ -142,6 +144,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 		waitCh:       make(chan struct{}),
 	}
 	ar.gate = newOfflineGate(cfg, ar.serverStopped)
+	ar.lifecycle = newCoordinator(tg.Tasks)
 	for _, task := range tg.Tasks {
 		d, derr := cfg.Drivers.Driver(task.Driver)
 		if derr != nil {
@@ -165,6 +168,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			gate:      ar.gate,
 			skipDelay: ar.skipShutdownDelay,
 			users:     cfg.Users,
+			lifecycle: ar.lifecycle,
 		}))
 	}
 	return ar, nil
@@ -179,6 +183,18 @@ func (ar *AllocRunner) Restore(tasks map[string]*state.TaskRecord) {
 			tr.restore(rec)
 		}
 	}
+	// Before any task runs: a prestart task that completed before the
+	// client stopped must find its phase over, not open.
+	ar.lifecycle.update(ar.currentTaskStates())
+}
+
+// currentTaskStates returns a copy of every task's state.
+func (ar *AllocRunner) currentTaskStates() map[string]*structs.TaskState {
+	states := make(map[string]*structs.TaskState, len(ar.tasks))
+	for _, tr := range ar.tasks {
+		states[tr.Name()] = tr.State()
+	}
+	return states
 }
 
 // ID returns the allocation ID.
@@ -329,20 +345,18 @@ func (ar *AllocRunner) updateState() {
 	ar.stateMu.Lock()
 	defer ar.stateMu.Unlock()
 
-	states := make(map[string]*structs.TaskState, len(ar.tasks))
-	for _, tr := range ar.tasks {
-		states[tr.Name()] = tr.State()
-	}
+	states := ar.currentTaskStates()
 	if !ar.autoKilled && len(ar.tasks) > 1 {
 		ar.killSiblingsLocked(states)
 	}
-	status, desc := ClientStatus(states)
+	ar.lifecycle.update(states)
+	status, desc := ClientStatus(ar.lifecycle.statusStates(states, false))
 
 	ar.mu.Lock()
 	ar.clientStatus, ar.clientDesc, ar.taskStates = status, desc, states
 	alloc := ar.alloc
 	ar.mu.Unlock()
-	deployment := ar.judgeHealthLocked(alloc, states)
+	deployment := ar.judgeHealthLocked(alloc, ar.lifecycle.statusStates(states, true))
 
 	if ar.updater == nil {
 		return
@@ -365,39 +379,61 @@ func (ar *AllocRunner) updateState() {
 }
 
 // killSiblingsLocked kills the other tasks once a task has failed for good
-// or the group's leader has died: the group is only useful as a whole.
+// or the group's leader has died (the group is only useful as a whole), or
+// once only sidecars are left alive: they exist to serve the main tasks.
+// Poststop tasks neither cause this nor are killed by it: they run after.
 func (ar *AllocRunner) killSiblingsLocked(states map[string]*structs.TaskState) {
 	now := ar.clock.Now()
+	var reason func() *structs.TaskEvent
+	why, hasSidecar, liveNonSidecar := "", false, false
 	for _, tr := range ar.tasks {
-		st := states[tr.Name()]
-		if st.State != structs.TaskStateDead {
+		if tr.task.IsPoststop() {
 			continue
 		}
-		var reason func() *structs.TaskEvent
+		hasSidecar = hasSidecar || tr.task.IsSidecar()
+		st := states[tr.Name()]
+		if st.State != structs.TaskStateDead {
+			liveNonSidecar = liveNonSidecar || !tr.task.IsSidecar()
+			continue
+		}
 		switch {
-		case st.Failed:
+		case st.Failed && reason == nil:
 			name := tr.Name()
+			why = "failed task " + name
 			reason = func() *structs.TaskEvent {
 				e := newEvent(structs.TaskSiblingFailed, now)
 				e.FailedSibling = name
 				return e
 			}
-		case tr.IsLeader():
+		case !st.Failed && tr.IsLeader():
+			// A dead leader explains the kill better than a failure.
+			why = "dead leader " + tr.Name()
 			reason = func() *structs.TaskEvent { return newEvent(structs.TaskLeaderDead, now) }
-		default:
-			continue
 		}
-		ar.autoKilled = true
-		ar.logger.Debug("killing the group's other tasks", "dead_task", tr.Name(), "failed", st.Failed)
-		go ar.killTasks(reason)
+	}
+	if reason == nil && hasSidecar && !liveNonSidecar {
+		why = "main tasks dead"
+		reason = func() *structs.TaskEvent {
+			e := newEvent(structs.TaskMainDead, now)
+			e.DisplayMessage = "Main tasks in the group died"
+			return e
+		}
+	}
+	if reason == nil {
 		return
 	}
+	ar.autoKilled = true
+	ar.logger.Debug("killing the group's other tasks", "reason", why)
+	go ar.killTasks(reason)
 }
 
-// killTasks kills every task, the leader first: upstream's order, which
-// gives the other tasks (log shippers, proxies) the leader's last moments.
-// reason, if not nil, makes the event recorded on each task before its
-// kill. It returns once the leader is dead, without waiting for the others.
+// killTasks kills every task in upstream's order: the leader first (which
+// gives the other tasks, log shippers and proxies, the leader's last
+// moments), then the other tasks but sidecars, then the sidecars, which
+// serve them to the end. Poststop tasks are not killed: they run once the
+// others are dead, unless the runner is being destroyed. reason, if not
+// nil, makes the event recorded on each task before its kill. It returns
+// once every task but the sidecars and poststop tasks is dead.
 func (ar *AllocRunner) killTasks(reason func() *structs.TaskEvent) {
 	ar.killTasksWith(func(tr *TaskRunner) {
 		var e *structs.TaskEvent
@@ -410,15 +446,27 @@ func (ar *AllocRunner) killTasks(reason func() *structs.TaskEvent) {
 
 // killTasksWith applies kill to every task in killTasks' order.
 func (ar *AllocRunner) killTasksWith(kill func(tr *TaskRunner)) {
-	for _, tr := range ar.tasks {
-		if tr.IsLeader() {
-			kill(tr)
-			<-tr.WaitCh()
-		}
+	waves := []func(tr *TaskRunner) bool{
+		func(tr *TaskRunner) bool { return tr.IsLeader() },
+		func(tr *TaskRunner) bool { return !tr.IsLeader() && !tr.task.IsSidecar() && !tr.task.IsPoststop() },
+		func(tr *TaskRunner) bool { return !tr.IsLeader() && tr.task.IsSidecar() && !tr.task.IsPoststop() },
 	}
-	for _, tr := range ar.tasks {
-		if !tr.IsLeader() {
-			kill(tr)
+	if ar.destroying.Load() {
+		waves = append(waves, func(tr *TaskRunner) bool { return !tr.IsLeader() && tr.task.IsPoststop() })
+	}
+	for i, in := range waves {
+		var killed []*TaskRunner
+		for _, tr := range ar.tasks {
+			if in(tr) {
+				kill(tr)
+				killed = append(killed, tr)
+			}
+		}
+		if i == len(waves)-1 {
+			return // the last wave is not waited for
+		}
+		for _, tr := range killed {
+			<-tr.WaitCh()
 		}
 	}
 }

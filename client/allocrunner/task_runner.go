@@ -48,6 +48,9 @@ type taskRunnerConfig struct {
 	skipDelay func() bool
 	// users is the client's user.denylist, checked before every start.
 	users UserPolicy
+	// lifecycle holds every start back until the task's lifecycle stage
+	// is open (lifecycle.go).
+	lifecycle *coordinator
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -73,6 +76,7 @@ type TaskRunner struct {
 	// skipDelay is taskRunnerConfig.skipDelay.
 	skipDelay func() bool
 	users     UserPolicy
+	lifecycle *coordinator
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -118,7 +122,8 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		gate:       cfg.gate,
 		skipDelay:  cfg.skipDelay,
 		users:      cfg.users,
-		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
+		lifecycle:  cfg.lifecycle,
+		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
 		state:      &structs.TaskState{State: structs.TaskStatePending},
 		killCh:     make(chan struct{}),
 		shutdownCh: make(chan struct{}),
@@ -286,6 +291,13 @@ func (tr *TaskRunner) Run() {
 		if running, more = tr.recover(handle); !more {
 			return
 		}
+	} else if res, ok := undecidedExit(tr.State()); ok && tr.restored {
+		// The earlier client recorded the exit but stopped before its
+		// restart decision: decide now, so that a task that completed
+		// (an ephemeral prestart task) is not started again.
+		if !tr.handleDecision(tr.restarts.OnExit(res, tr.clock.Now())) {
+			return
+		}
 	}
 	// A restored task that is not running did not survive the client's
 	// restart: its next starts pass the gate until the servers answer.
@@ -298,6 +310,7 @@ func (tr *TaskRunner) Run() {
 				ok, offline = tr.gate.wait(tr.killCh, tr.shutdownCh)
 				gated = !ok || offline
 			}
+			tr.waitTurn()
 			if tr.shuttingDown() {
 				return
 			}
@@ -339,6 +352,35 @@ func (tr *TaskRunner) Run() {
 		if !tr.handleDecision(tr.restarts.OnExit(res, tr.clock.Now())) {
 			return
 		}
+	}
+}
+
+// undecidedExit returns the exit a persisted state ends with when no
+// restart decision followed it: the task is not dead and its last event is
+// its Terminated.
+func undecidedExit(st *structs.TaskState) (*drivers.ExitResult, bool) {
+	n := len(st.Events)
+	if st.State == structs.TaskStateDead || n == 0 || st.Events[n-1].Type != structs.TaskTerminated {
+		return nil, false
+	}
+	e := st.Events[n-1]
+	res := &drivers.ExitResult{ExitCode: e.ExitCode, Signal: e.Signal}
+	if e.Message != "" {
+		res.Err = errors.New(e.Message) // OOM killed, or the driver's error
+	}
+	return res, true
+}
+
+// waitTurn waits until the task's lifecycle stage lets it start, or it is
+// killed, or the runner shuts down.
+func (tr *TaskRunner) waitTurn() {
+	if tr.lifecycle == nil {
+		return
+	}
+	select {
+	case <-tr.lifecycle.wait(tr.task.Name):
+	case <-tr.killCh:
+	case <-tr.shutdownCh:
 	}
 }
 
