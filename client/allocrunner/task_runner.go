@@ -202,7 +202,12 @@ func (tr *TaskRunner) kill(reason *structs.TaskEvent, why string) {
 			return // already dead: nothing to explain
 		default:
 		}
-		if reason != nil {
+		tr.mu.Lock()
+		dead := tr.state.State == structs.TaskStateDead
+		tr.mu.Unlock()
+		if reason != nil && !dead {
+			// A task that is dead but whose Run has not returned yet
+			// (the one whose failure causes the kill) gets no reason.
 			tr.EmitEvent(reason)
 		}
 		tr.mu.Lock()
