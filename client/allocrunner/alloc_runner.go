@@ -96,6 +96,11 @@ type AllocRunner struct {
 	// destroying is set by Destroy: its kills skip shutdown_delay, which
 	// is for the servers' stops, not for tearing a client down.
 	destroying atomic.Bool
+	// skipDelayCh is closed when a stop asks to skip shutdown_delay after
+	// the delays began (a second stop with -no-shutdown-delay) or the
+	// runner is destroyed: the delays being waited end at once.
+	skipDelayCh   chan struct{}
+	skipDelayOnce sync.Once
 
 	// stateCh coalesces task state notifications for the Run loop.
 	stateCh chan struct{}
@@ -141,6 +146,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 		stateCh:      make(chan struct{}, 1),
 		shutdownCh:   make(chan struct{}),
 		destroyCh:    make(chan struct{}),
+		skipDelayCh:  make(chan struct{}),
 		waitCh:       make(chan struct{}),
 	}
 	ar.gate = newOfflineGate(cfg, ar.serverStopped)
@@ -167,6 +173,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			adopt:     cfg.AdoptOrphans,
 			gate:      ar.gate,
 			skipDelay: ar.skipShutdownDelay,
+			cutDelay:  ar.skipDelayCh,
 			users:     cfg.Users,
 			lifecycle: ar.lifecycle,
 		}))
@@ -502,7 +509,21 @@ func (ar *AllocRunner) waitGroupShutdownDelay() bool {
 		return true
 	}
 	ar.logger.Debug("waiting the group's shutdown_delay before killing the tasks", "shutdown_delay", delay)
-	return clock.Sleep(ar.clock, delay, ar.shutdownCh)
+	t := ar.clock.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-ar.skipDelayCh:
+		ar.logger.Debug("the group's shutdown_delay cut short by a stop that skips it")
+	case <-ar.shutdownCh:
+		return false
+	}
+	return true
+}
+
+// cutShutdownDelays ends the shutdown delays being waited, for good.
+func (ar *AllocRunner) cutShutdownDelays() {
+	ar.skipDelayOnce.Do(func() { close(ar.skipDelayCh) })
 }
 
 // serverStopped reports whether the servers' latest copy of the allocation
@@ -565,6 +586,9 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	joined := alloc.DeploymentID != "" && alloc.DeploymentID != ar.alloc.DeploymentID
 	ar.alloc = alloc
 	ar.mu.Unlock()
+	if alloc.DesiredTransition.ShouldIgnoreShutdownDelay() {
+		ar.cutShutdownDelays()
+	}
 
 	stop := alloc.ServerTerminalStatus() && !wasStopped && ar.started.Load()
 	if joined && !stop && ar.started.Load() {
@@ -630,6 +654,7 @@ func (ar *AllocRunner) Shutdown() {
 func (ar *AllocRunner) Destroy() {
 	ar.destroyOnce.Do(func() {
 		ar.destroying.Store(true)
+		ar.cutShutdownDelays()
 		ar.killTasks(nil)
 		<-ar.waitCh
 		if err := ar.allocDir.Destroy(); err != nil {

@@ -46,6 +46,9 @@ type taskRunnerConfig struct {
 	// skipDelay reports whether the stop asked to skip shutdown_delay
 	// (the servers' latest copy of the allocation says so); nil: never.
 	skipDelay func() bool
+	// cutDelay is closed when a delay being waited is to end at once (a
+	// later stop skips it, or the runner is destroyed); nil: never.
+	cutDelay <-chan struct{}
 	// users is the client's user.denylist, checked before every start.
 	users UserPolicy
 	// lifecycle holds every start back until the task's lifecycle stage
@@ -73,8 +76,9 @@ type TaskRunner struct {
 	notify   func()
 	restarts *RestartTracker
 	gate     *offlineGate
-	// skipDelay is taskRunnerConfig.skipDelay.
+	// skipDelay and cutDelay are taskRunnerConfig's.
 	skipDelay func() bool
+	cutDelay  <-chan struct{}
 	users     UserPolicy
 	lifecycle *coordinator
 	// restored is set when an earlier client process persisted the task.
@@ -121,6 +125,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		adopt:      cfg.adopt,
 		gate:       cfg.gate,
 		skipDelay:  cfg.skipDelay,
+		cutDelay:   cfg.cutDelay,
 		users:      cfg.users,
 		lifecycle:  cfg.lifecycle,
 		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
@@ -698,6 +703,9 @@ func (tr *TaskRunner) waitShutdownDelay() bool {
 	defer t.Stop()
 	select {
 	case <-t.C():
+		return true
+	case <-tr.cutDelay:
+		tr.logger.Debug("shutdown_delay cut short by a stop that skips it")
 		return true
 	case res, ok := <-ch:
 		if !ok || res == nil {
