@@ -59,6 +59,7 @@ func fullTask(name string) *structs.Task {
 		LogConfig:       &structs.LogConfig{MaxFiles: 3, MaxFileSizeMB: 5},
 		Leader:          true,
 		DispatchPayload: &structs.DispatchPayloadConfig{File: "input.json"},
+		Lifecycle:       &structs.TaskLifecycleConfig{Hook: structs.TaskLifecycleHookPrestart, Sidecar: true},
 	}
 }
 
