@@ -115,9 +115,9 @@ func TestAllocRunner_FailedPrestartFailsAllocation(t *testing.T) {
 		go ar.Run()
 		defer ar.Destroy()
 
-		got := h.rec.waitStatus(t, a.ID, structs.AllocClientStatusFailed)
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusFailed)
 		<-ar.WaitCh()
-		got = ar.Alloc()
+		got := ar.Alloc()
 		init := got.TaskStates["init"]
 		must.True(t, init.Failed)
 		must.Eq(t, 2, init.Restarts) // the policy's two attempts
@@ -163,10 +163,10 @@ func TestAllocRunner_PoststopRunsAfterStop(t *testing.T) {
 		go ar.Run()
 		defer ar.Destroy()
 
-		got := h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
 		time.Sleep(time.Minute)
 		synctest.Wait()
-		got = ar.Alloc()
+		got := ar.Alloc()
 		must.Eq(t, structs.AllocClientStatusRunning, got.ClientStatus)
 		must.Eq(t, []string{structs.TaskReceived}, eventTypesOf(got.TaskStates["cleanup"]))
 
@@ -197,9 +197,9 @@ func TestAllocRunner_SidecarRestartedThenKilledWhenMainEnds(t *testing.T) {
 		go ar.Run()
 		defer ar.Destroy()
 
-		got := h.rec.waitStatus(t, a.ID, structs.AllocClientStatusComplete)
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusComplete)
 		<-ar.WaitCh()
-		got = ar.Alloc()
+		got := ar.Alloc()
 		shipper := got.TaskStates["shipper"]
 		must.Eq(t, structs.TaskStateDead, shipper.State)
 		must.False(t, shipper.Failed)
@@ -309,12 +309,12 @@ func TestAllocRunner_ReconnectDoesNotRerunPrestart(t *testing.T) {
 		unknown.ClientStatus = structs.AllocClientStatusUnknown
 		unknown.AllocModifyIndex++
 		ar.Update(unknown)
-		got := h.rec.waitFor(t, a.ID, func(a *structs.Allocation) bool {
+		h.rec.waitFor(t, a.ID, func(a *structs.Allocation) bool {
 			return countType(a.TaskStates["web"].Events, structs.TaskClientReconnected) == 1
 		})
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		got = ar.Alloc()
+		got := ar.Alloc()
 		must.Eq(t, structs.AllocClientStatusRunning, got.ClientStatus)
 		for _, name := range []string{"init", "proxy", "web"} {
 			ts := got.TaskStates[name]
