@@ -462,6 +462,13 @@ func (ar *AllocRunner) killTasksWith(kill func(tr *TaskRunner)) {
 		waves = append(waves, func(tr *TaskRunner) bool { return !tr.IsLeader() && tr.task.IsPoststop() })
 	}
 	for i, in := range waves {
+		select {
+		case <-ar.shutdownCh:
+			// The client is going away and leaves the tasks running:
+			// the wave before returned for that, not because it died.
+			return
+		default:
+		}
 		var killed []*TaskRunner
 		for _, tr := range ar.tasks {
 			if in(tr) {

@@ -356,3 +356,32 @@ func TestRestartTracker_LifecycleOnSuccess(t *testing.T) {
 		})
 	}
 }
+
+// A client shutting down while a stop waits for the main task to die
+// leaves the sidecar running: the main task's runner returned because of
+// the shutdown, not because the task died, and the next client finishes
+// the stop.
+func TestAllocRunner_ShutdownDuringStopLeavesSidecar(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		a := lifecycleAlloc(map[string]any{"run_for": "0s"},
+			lcTask{name: "proxy", hook: structs.TaskLifecycleHookPrestart, sidecar: true, cfg: map[string]any{"run_for": "0s"}})
+		a.Job.TaskGroups[0].Tasks[0].ShutdownDelay = time.Hour
+		ar := h.runner(t, a)
+		go ar.Run()
+		h.rec.waitFor(t, a.ID, func(a *structs.Allocation) bool {
+			return a.TaskStates["web"].State == structs.TaskStateRunning
+		})
+
+		stopped := a.Copy()
+		stopped.DesiredStatus = structs.AllocDesiredStatusStop
+		ar.Update(stopped)
+		time.Sleep(time.Minute) // fake time: the main task waits out its delay
+		ar.Shutdown()
+		synctest.Wait()
+		st, err := h.drivers[mock.Name].InspectTask(a.ID + "/proxy")
+		must.NoError(t, err)
+		must.Eq(t, drivers.TaskStateRunning, st.State)
+		must.SliceNotContains(t, eventTypesOf(ar.Alloc().TaskStates["proxy"]), structs.TaskKilling)
+	})
+}
