@@ -252,9 +252,6 @@ func (t *Task) Canonicalize(g *TaskGroup, _ *Job) {
 		a.Canonicalize()
 	}
 	t.LogConfig = t.LogConfig.canonical()
-	if t.Lifecycle.Empty() {
-		t.Lifecycle = nil
-	}
 
 	// Deep-copy the group's policy rather than share it: a later edit of
 	// one task's policy must not leak into its siblings or its group.

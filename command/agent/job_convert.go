@@ -121,7 +121,9 @@ func convertTask(t *api.Task) *structs.Task {
 	if d := t.DispatchPayload; d != nil {
 		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}
 	}
-	if l := t.Lifecycle; l != nil {
+	if l := t.Lifecycle; !l.Empty() {
+		// An empty block (the official client keeps one) says nothing:
+		// a main task. A sidecar without a hook is left for validation.
 		out.Lifecycle = &structs.TaskLifecycleConfig{Hook: l.Hook, Sidecar: l.Sidecar}
 	}
 	if l := t.LogConfig; l != nil {
