@@ -385,3 +385,30 @@ func TestAllocRunner_ShutdownDuringStopLeavesSidecar(t *testing.T) {
 		must.SliceNotContains(t, eventTypesOf(ar.Alloc().TaskStates["proxy"]), structs.TaskKilling)
 	})
 }
+
+// A leader's death kills the sidecars (Leader Task Dead) but not the
+// poststop task, which runs afterwards: the leader rule and the lifecycle
+// order compose as upstream's.
+func TestAllocRunner_LeaderDeathThenPoststop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		a := lifecycleAlloc(map[string]any{"run_for": "5s"},
+			lcTask{name: "proxy", hook: structs.TaskLifecycleHookPrestart, sidecar: true, cfg: map[string]any{"run_for": "0s"}},
+			lcTask{name: "cleanup", hook: structs.TaskLifecycleHookPoststop, cfg: map[string]any{"run_for": "1s"}})
+		a.Job.Type = structs.JobTypeBatch
+		a.Job.TaskGroups[0].Tasks[0].Leader = true
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusComplete)
+		<-ar.WaitCh()
+		got := ar.Alloc()
+		proxy, cleanup := got.TaskStates["proxy"], got.TaskStates["cleanup"]
+		must.SliceContains(t, eventTypesOf(proxy), structs.TaskLeaderDead)
+		must.SliceNotContains(t, eventTypesOf(cleanup), structs.TaskLeaderDead)
+		must.Eq(t, 1, countType(cleanup.Events, structs.TaskStarted))
+		must.False(t, eventAt(t, cleanup, structs.TaskStarted).Before(eventAt(t, proxy, structs.TaskKilled)))
+		must.False(t, cleanup.Failed)
+	})
+}
