@@ -174,6 +174,9 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			gate:      ar.gate,
 			skipDelay: ar.skipShutdownDelay,
 			cutDelay:  ar.skipDelayCh,
+			shutdownDelay: func() time.Duration {
+				return ar.taskShutdownDelay(task)
+			},
 			users:     cfg.Users,
 			lifecycle: ar.lifecycle,
 		}))
@@ -526,6 +529,20 @@ func (ar *AllocRunner) waitGroupShutdownDelay() bool {
 		return false
 	}
 	return true
+}
+
+// taskShutdownDelay returns task's shutdown_delay in the job version the
+// allocation runs now, as upstream reads it at the kill: an in-place
+// update may have changed it since the task started.
+func (ar *AllocRunner) taskShutdownDelay(task *structs.Task) time.Duration {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	if tg := ar.alloc.LookupTaskGroup(); tg != nil {
+		if t := tg.LookupTask(task.Name); t != nil {
+			return t.ShutdownDelay
+		}
+	}
+	return task.ShutdownDelay
 }
 
 // cutShutdownDelays ends the shutdown delays being waited, for good.

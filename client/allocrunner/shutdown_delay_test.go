@@ -175,3 +175,31 @@ func TestAllocRunner_LaterNoShutdownDelayCutsDelays(t *testing.T) {
 		})
 	}
 }
+
+// A task's shutdown_delay changed by an in-place update is the one waited
+// at the kill, as upstream reads it then; before, the runner kept the
+// value the task started with.
+func TestAllocRunner_ShutdownDelayFromInPlaceUpdate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		a := delayedAlloc(0, 0)
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+
+		updated := a.Copy()
+		updated.Job = a.Job.Copy()
+		updated.Job.TaskGroups[0].Tasks[0].ShutdownDelay = 30 * time.Second
+		updated.AllocModifyIndex++
+		ar.Update(updated)
+
+		stopped := updated.Copy()
+		stopped.DesiredStatus = structs.AllocDesiredStatusStop
+		stopped.AllocModifyIndex++
+		start := time.Now()
+		ar.Update(stopped)
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusComplete)
+		must.Eq(t, 30*time.Second, time.Since(start))
+	})
+}

@@ -49,6 +49,10 @@ type taskRunnerConfig struct {
 	// cutDelay is closed when a delay being waited is to end at once (a
 	// later stop skips it, or the runner is destroyed); nil: never.
 	cutDelay <-chan struct{}
+	// shutdownDelay returns the task's shutdown_delay in the job version
+	// the allocation runs now (an in-place update may change it); nil:
+	// the task's own.
+	shutdownDelay func() time.Duration
 	// users is the client's user.denylist, checked before every start.
 	users UserPolicy
 	// lifecycle holds every start back until the task's lifecycle stage
@@ -77,10 +81,11 @@ type TaskRunner struct {
 	restarts *RestartTracker
 	gate     *offlineGate
 	// skipDelay and cutDelay are taskRunnerConfig's.
-	skipDelay func() bool
-	cutDelay  <-chan struct{}
-	users     UserPolicy
-	lifecycle *coordinator
+	skipDelay     func() bool
+	cutDelay      <-chan struct{}
+	shutdownDelay func() time.Duration
+	users         UserPolicy
+	lifecycle     *coordinator
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -109,31 +114,32 @@ type TaskRunner struct {
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 	return &TaskRunner{
-		logger:     cfg.logger.With("task", cfg.task.Name),
-		clock:      cfg.clock,
-		alloc:      cfg.alloc,
-		task:       cfg.task,
-		taskID:     cfg.alloc.ID + "/" + cfg.task.Name,
-		allocDir:   cfg.allocDir,
-		dir:        cfg.allocDir.TaskDir(cfg.task.Name),
-		node:       cfg.node,
-		driver:     cfg.driver,
-		driveErr:   cfg.driverErr,
-		db:         cfg.db,
-		notify:     cfg.notify,
-		maxKill:    cfg.maxKill,
-		adopt:      cfg.adopt,
-		gate:       cfg.gate,
-		skipDelay:  cfg.skipDelay,
-		cutDelay:   cfg.cutDelay,
-		users:      cfg.users,
-		lifecycle:  cfg.lifecycle,
-		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
-		state:      &structs.TaskState{State: structs.TaskStatePending},
-		killCh:     make(chan struct{}),
-		shutdownCh: make(chan struct{}),
-		waitCh:     make(chan struct{}),
-		restartCh:  make(chan struct{}, 1),
+		logger:        cfg.logger.With("task", cfg.task.Name),
+		clock:         cfg.clock,
+		alloc:         cfg.alloc,
+		task:          cfg.task,
+		taskID:        cfg.alloc.ID + "/" + cfg.task.Name,
+		allocDir:      cfg.allocDir,
+		dir:           cfg.allocDir.TaskDir(cfg.task.Name),
+		node:          cfg.node,
+		driver:        cfg.driver,
+		driveErr:      cfg.driverErr,
+		db:            cfg.db,
+		notify:        cfg.notify,
+		maxKill:       cfg.maxKill,
+		adopt:         cfg.adopt,
+		gate:          cfg.gate,
+		skipDelay:     cfg.skipDelay,
+		cutDelay:      cfg.cutDelay,
+		shutdownDelay: cfg.shutdownDelay,
+		users:         cfg.users,
+		lifecycle:     cfg.lifecycle,
+		restarts:      NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
+		state:         &structs.TaskState{State: structs.TaskStatePending},
+		killCh:        make(chan struct{}),
+		shutdownCh:    make(chan struct{}),
+		waitCh:        make(chan struct{}),
+		restartCh:     make(chan struct{}, 1),
 	}
 }
 
@@ -679,6 +685,9 @@ func (tr *TaskRunner) handleDecision(d RestartDecision) bool {
 // recorded) or the runner is shutting down (the task is left running).
 func (tr *TaskRunner) waitShutdownDelay() bool {
 	delay := tr.task.ShutdownDelay
+	if tr.shutdownDelay != nil {
+		delay = tr.shutdownDelay()
+	}
 	if delay <= 0 {
 		return true
 	}
