@@ -213,12 +213,16 @@ func (tr *TaskRunner) kill(reason *structs.TaskEvent, why string) {
 			return // already dead: nothing to explain
 		default:
 		}
+		// Dead but Run not yet returned: the task that failed and made
+		// its group kill the others is one of them, and must not be
+		// told that a sibling failed.
 		tr.mu.Lock()
 		dead := tr.state.State == structs.TaskStateDead
 		tr.mu.Unlock()
-		if reason != nil && !dead {
-			// A task that is dead but whose Run has not returned yet
-			// (the one whose failure causes the kill) gets no reason.
+		if dead {
+			return
+		}
+		if reason != nil {
 			tr.EmitEvent(reason)
 		}
 		tr.mu.Lock()
