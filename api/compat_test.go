@@ -433,6 +433,12 @@ func TestCanonicalize_MatchesOfficialClient(t *testing.T) {
 						KillTimeout:   new(time.Second),
 						ShutdownDelay: 2 * time.Second,
 					},
+					{
+						Name: "proxy", Driver: "mock_driver",
+						Lifecycle: &api.TaskLifecycle{Hook: api.TaskLifecycleHookPrestart, Sidecar: true},
+					},
+					// An empty block is kept, as the official client keeps it.
+					{Name: "empty-lifecycle", Driver: "mock_driver", Lifecycle: &api.TaskLifecycle{}},
 				},
 			},
 		}

@@ -200,6 +200,8 @@ type Task struct {
 	DispatchPayload *DispatchPayloadConfig
 	// Artifacts are the task's `artifact` blocks.
 	Artifacts []*TaskArtifact `json:",omitempty"`
+	// Lifecycle is the `lifecycle` block; nil for a main task.
+	Lifecycle *TaskLifecycle
 }
 
 // LogConfig is a task's `logs` block, as upstream's.

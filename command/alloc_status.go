@@ -2,9 +2,7 @@ package command
 
 import (
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -124,7 +122,7 @@ func (c *AllocStatusCommand) Run(args []string) int {
 			c.Ui.Warn(fmt.Sprintf("Couldn't retrieve stats: %v", err))
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(alloc.TaskStates)) {
+	for _, name := range sortedTaskNames(alloc) {
 		sv := statsView{shown: showStats}
 		if usage != nil {
 			sv.usage = usage.Tasks[name]
@@ -288,14 +286,15 @@ func rescheduleAttempts(a *api.Allocation, used int) string {
 // formatTaskSummary is the short view's task table: each task's state and
 // its most recent event, for a glance at many allocations in a row.
 func formatTaskSummary(a *api.Allocation) string {
-	lines := []string{"Name|State|Last Event|Time"}
-	for _, name := range slices.Sorted(maps.Keys(a.TaskStates)) {
+	lines := []string{"Name|State|Last Event|Time|Lifecycle"}
+	lcs := taskLifecycles(a)
+	for _, name := range sortedTaskNames(a) {
 		st := a.TaskStates[name]
 		var event, at string
 		if n := len(st.Events); n > 0 {
 			event, at = st.Events[n-1].Type, formatUnixNanoTime(st.Events[n-1].Time)
 		}
-		lines = append(lines, fmt.Sprintf("%s|%s|%s|%s", name, st.State, event, at))
+		lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%s", name, st.State, event, at, lifecycleName(lcs[name])))
 	}
 	return formatList(lines)
 }
@@ -317,7 +316,11 @@ type statsView struct {
 func formatTaskStats(a *api.Allocation, name string, sv statsView) string {
 	st := a.TaskStates[name]
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task %q is %q", name, st.State)
+	lc := ""
+	if l := taskLifecycles(a)[name]; !l.Empty() {
+		lc = " (" + lifecycleName(l) + ")"
+	}
+	fmt.Fprintf(&b, "Task %q%s is %q", name, lc, st.State)
 	if a.ClientStatus == api.AllocClientStatusUnknown {
 		// The servers have not heard from the client since its node
 		// disconnected: this is its last report, not the task's state now.

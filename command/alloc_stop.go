@@ -41,7 +41,8 @@ Stop Options:
 
   -no-shutdown-delay
     Ask the client to skip the group's and the tasks' shutdown_delay and
-    send the kill signal at once.
+    send the kill signal at once. On an allocation stopped already whose
+    client is waiting out its delays, this cuts the wait short.
 
   -verbose
     Show full IDs.
@@ -70,6 +71,11 @@ func (c *AllocStopCommand) Run(args []string) int {
 	if err != nil {
 		c.Ui.Error(fmt.Sprintf("Error stopping allocation: %v", err))
 		return exitError
+	}
+	if resp.EvalID == "" {
+		// Stopped already: the request only cut its shutdown_delay short.
+		c.Ui.Output(fmt.Sprintf("Allocation %q is already stopping; its shutdown_delay is skipped", stub.ID))
+		return exitOK
 	}
 	if detach {
 		c.Ui.Output(resp.EvalID)

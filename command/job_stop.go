@@ -41,7 +41,8 @@ Stop Options:
 
   -no-shutdown-delay
     Ask the clients to skip the groups' and tasks' shutdown_delay and send
-    the kill signal at once.
+    the kill signal at once. Run again on a job stopped already, it cuts
+    short the delays its clients are still waiting out.
 
   -yes
     Do not ask for confirmation.

@@ -29,7 +29,7 @@ func TestStatusFlags_UpstreamHabits(t *testing.T) {
 		must.Eq(t, 0, code, must.Sprint(errOut))
 		must.StrContains(t, out, "Client Status       = running")
 		must.StrContains(t, out, "\nTasks\n")
-		must.RegexMatch(t, regexp.MustCompile(`(?m)^Name\s+State\s+Last Event\s+Time$`), out)
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^Name\s+State\s+Last Event\s+Time\s+Lifecycle$`), out)
 		must.RegexMatch(t, regexp.MustCompile(`(?m)^web\s+running\s+Started\s+\S+`), out)
 		must.StrNotContains(t, out, "Recent Events")
 		must.StrNotContains(t, out, "Task Resources")

@@ -210,6 +210,7 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 			"artifact": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				t.Artifacts = append(t.Artifacts, p.artifact(b, where))
 			}},
+			"lifecycle": {decode: func(b *hclsyntax.Block, _ string) { t.Lifecycle = p.lifecycle(b, where) }},
 			"constraint": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				if c := p.constraint(b, where); c != nil {
 					t.Constraints = append(t.Constraints, c)

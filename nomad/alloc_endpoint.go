@@ -129,6 +129,21 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 		return err
 	}
 	args.AuthToken = ""
+	yes := true
+	if alloc.ServerTerminalStatus() && !alloc.ClientTerminalStatus() && args.NoShutdownDelay {
+		// Stopped already and still running on its client, in its
+		// shutdown_delay: the stop is there, only its delay is cut short.
+		req := &structs.AllocUpdateDesiredTransitionRequest{
+			Allocs:       map[string]*structs.DesiredTransition{alloc.ID: {NoShutdownDelay: &yes}},
+			WriteRequest: args.WriteRequest,
+		}
+		_, index, err := a.srv.raftApply(structs.AllocUpdateDesiredTransitionRequestType, req)
+		if err != nil {
+			return err
+		}
+		reply.Index = index
+		return nil
+	}
 	if alloc.TerminalStatus() {
 		return fmt.Errorf("%w: allocation %s is already finished (desired %s, client %s)",
 			structs.ErrInvalidRequest, alloc.ID, alloc.DesiredStatus, alloc.ClientStatus)
@@ -142,7 +157,6 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 	if job == nil {
 		return fmt.Errorf("%w: allocation %s has no job", structs.ErrInvalidRequest, alloc.ID)
 	}
-	yes := true
 	tr := &structs.DesiredTransition{Migrate: &yes}
 	if args.NoShutdownDelay {
 		tr.NoShutdownDelay = &yes

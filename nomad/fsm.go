@@ -165,8 +165,10 @@ func (f *nomadFSM) applyJobRegister(req *structs.JobRegisterRequest, index uint6
 
 // skipShutdownDelays marks the job's allocations that are not finished to
 // skip shutdown_delay, before the stop that the entry's evaluation makes:
-// the clients read the mark on the stopped allocation. Decided from the
-// state the entry applies to, so every server marks the same set.
+// the clients read the mark on the stopped allocation. One stopped earlier
+// that its client still runs (waiting out its delays) is marked too, so a
+// second stop with -no-shutdown-delay cuts the wait short. Decided from
+// the state the entry applies to, so every server marks the same set.
 func skipShutdownDelays(st *state.StateStore, index uint64, ns, jobID string) error {
 	allocs, err := st.AllocsByJob(nil, ns, jobID, true)
 	if err != nil {
@@ -175,7 +177,7 @@ func skipShutdownDelays(st *state.StateStore, index uint64, ns, jobID string) er
 	yes := true
 	marks := map[string]*structs.DesiredTransition{}
 	for _, a := range allocs {
-		if !a.TerminalStatus() {
+		if !a.ClientTerminalStatus() {
 			marks[a.ID] = &structs.DesiredTransition{NoShutdownDelay: &yes}
 		}
 	}

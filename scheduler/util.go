@@ -161,7 +161,7 @@ func tasksUpdated(a, b *structs.Job, group string) bool {
 }
 
 func taskChanged(a, b *structs.Task) bool {
-	return a.Driver != b.Driver || a.User != b.User || a.Leader != b.Leader ||
+	return a.Driver != b.Driver || a.User != b.User || a.Leader != b.Leader || !reflect.DeepEqual(a.Lifecycle, b.Lifecycle) ||
 		a.KillTimeout != b.KillTimeout || a.KillSignal != b.KillSignal ||
 		!reflect.DeepEqual(a.Config, b.Config) || !reflect.DeepEqual(a.Env, b.Env) ||
 		!reflect.DeepEqual(a.Resources, b.Resources) || !reflect.DeepEqual(a.Meta, b.Meta) ||

@@ -77,6 +77,8 @@ type AllocRunner struct {
 	updater  StateUpdater
 
 	tasks []*TaskRunner // in the group's order; fixed after construction
+	// lifecycle orders the tasks' starts by their lifecycle blocks.
+	lifecycle *coordinator
 
 	mu           sync.RWMutex
 	alloc        *structs.Allocation // latest from the server
@@ -98,6 +100,11 @@ type AllocRunner struct {
 	// destroying is set by Destroy: its kills skip shutdown_delay, which
 	// is for the servers' stops, not for tearing a client down.
 	destroying atomic.Bool
+	// skipDelayCh is closed when a stop asks to skip shutdown_delay after
+	// the delays began (a second stop with -no-shutdown-delay) or the
+	// runner is destroyed: the delays being waited end at once.
+	skipDelayCh   chan struct{}
+	skipDelayOnce sync.Once
 
 	// stateCh coalesces task state notifications for the Run loop.
 	stateCh chan struct{}
@@ -143,9 +150,11 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 		stateCh:      make(chan struct{}, 1),
 		shutdownCh:   make(chan struct{}),
 		destroyCh:    make(chan struct{}),
+		skipDelayCh:  make(chan struct{}),
 		waitCh:       make(chan struct{}),
 	}
 	ar.gate = newOfflineGate(cfg, ar.serverStopped)
+	ar.lifecycle = newCoordinator(tg.Tasks)
 	for _, task := range tg.Tasks {
 		d, derr := cfg.Drivers.Driver(task.Driver)
 		if derr != nil {
@@ -168,8 +177,13 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			adopt:     cfg.AdoptOrphans,
 			gate:      ar.gate,
 			skipDelay: ar.skipShutdownDelay,
+			cutDelay:  ar.skipDelayCh,
+			shutdownDelay: func() time.Duration {
+				return ar.taskShutdownDelay(task)
+			},
 			users:     cfg.Users,
 			artifacts: cfg.Artifacts,
+			lifecycle: ar.lifecycle,
 		}))
 	}
 	return ar, nil
@@ -184,6 +198,18 @@ func (ar *AllocRunner) Restore(tasks map[string]*state.TaskRecord) {
 			tr.restore(rec)
 		}
 	}
+	// Before any task runs: a prestart task that completed before the
+	// client stopped must find its phase over, not open.
+	ar.lifecycle.update(ar.currentTaskStates())
+}
+
+// currentTaskStates returns a copy of every task's state.
+func (ar *AllocRunner) currentTaskStates() map[string]*structs.TaskState {
+	states := make(map[string]*structs.TaskState, len(ar.tasks))
+	for _, tr := range ar.tasks {
+		states[tr.Name()] = tr.State()
+	}
+	return states
 }
 
 // ID returns the allocation ID.
@@ -334,20 +360,18 @@ func (ar *AllocRunner) updateState() {
 	ar.stateMu.Lock()
 	defer ar.stateMu.Unlock()
 
-	states := make(map[string]*structs.TaskState, len(ar.tasks))
-	for _, tr := range ar.tasks {
-		states[tr.Name()] = tr.State()
-	}
+	states := ar.currentTaskStates()
 	if !ar.autoKilled && len(ar.tasks) > 1 {
 		ar.killSiblingsLocked(states)
 	}
-	status, desc := ClientStatus(states)
+	ar.lifecycle.update(states)
+	status, desc := ClientStatus(ar.lifecycle.statusStates(states, false))
 
 	ar.mu.Lock()
 	ar.clientStatus, ar.clientDesc, ar.taskStates = status, desc, states
 	alloc := ar.alloc
 	ar.mu.Unlock()
-	deployment := ar.judgeHealthLocked(alloc, states)
+	deployment := ar.judgeHealthLocked(alloc, ar.lifecycle.statusStates(states, true))
 
 	if ar.updater == nil {
 		return
@@ -370,39 +394,61 @@ func (ar *AllocRunner) updateState() {
 }
 
 // killSiblingsLocked kills the other tasks once a task has failed for good
-// or the group's leader has died: the group is only useful as a whole.
+// or the group's leader has died (the group is only useful as a whole), or
+// once only sidecars are left alive: they exist to serve the main tasks.
+// Poststop tasks neither cause this nor are killed by it: they run after.
 func (ar *AllocRunner) killSiblingsLocked(states map[string]*structs.TaskState) {
 	now := ar.clock.Now()
+	var reason func() *structs.TaskEvent
+	why, hasSidecar, liveNonSidecar := "", false, false
 	for _, tr := range ar.tasks {
-		st := states[tr.Name()]
-		if st.State != structs.TaskStateDead {
+		if tr.task.IsPoststop() {
 			continue
 		}
-		var reason func() *structs.TaskEvent
+		hasSidecar = hasSidecar || tr.task.IsSidecar()
+		st := states[tr.Name()]
+		if st.State != structs.TaskStateDead {
+			liveNonSidecar = liveNonSidecar || !tr.task.IsSidecar()
+			continue
+		}
 		switch {
-		case st.Failed:
+		case st.Failed && reason == nil:
 			name := tr.Name()
+			why = "failed task " + name
 			reason = func() *structs.TaskEvent {
 				e := newEvent(structs.TaskSiblingFailed, now)
 				e.FailedSibling = name
 				return e
 			}
-		case tr.IsLeader():
+		case !st.Failed && tr.IsLeader():
+			// A dead leader explains the kill better than a failure.
+			why = "dead leader " + tr.Name()
 			reason = func() *structs.TaskEvent { return newEvent(structs.TaskLeaderDead, now) }
-		default:
-			continue
 		}
-		ar.autoKilled = true
-		ar.logger.Debug("killing the group's other tasks", "dead_task", tr.Name(), "failed", st.Failed)
-		go ar.killTasks(reason)
+	}
+	if reason == nil && hasSidecar && !liveNonSidecar {
+		why = "main tasks dead"
+		reason = func() *structs.TaskEvent {
+			e := newEvent(structs.TaskMainDead, now)
+			e.DisplayMessage = "Main tasks in the group died"
+			return e
+		}
+	}
+	if reason == nil {
 		return
 	}
+	ar.autoKilled = true
+	ar.logger.Debug("killing the group's other tasks", "reason", why)
+	go ar.killTasks(reason)
 }
 
-// killTasks kills every task, the leader first: upstream's order, which
-// gives the other tasks (log shippers, proxies) the leader's last moments.
-// reason, if not nil, makes the event recorded on each task before its
-// kill. It returns once the leader is dead, without waiting for the others.
+// killTasks kills every task in upstream's order: the leader first (which
+// gives the other tasks, log shippers and proxies, the leader's last
+// moments), then the other tasks but sidecars, then the sidecars, which
+// serve them to the end. Poststop tasks are not killed: they run once the
+// others are dead, unless the runner is being destroyed. reason, if not
+// nil, makes the event recorded on each task before its kill. It returns
+// once every task but the sidecars and poststop tasks is dead.
 func (ar *AllocRunner) killTasks(reason func() *structs.TaskEvent) {
 	ar.killTasksWith(func(tr *TaskRunner) {
 		var e *structs.TaskEvent
@@ -415,15 +461,34 @@ func (ar *AllocRunner) killTasks(reason func() *structs.TaskEvent) {
 
 // killTasksWith applies kill to every task in killTasks' order.
 func (ar *AllocRunner) killTasksWith(kill func(tr *TaskRunner)) {
-	for _, tr := range ar.tasks {
-		if tr.IsLeader() {
-			kill(tr)
-			<-tr.WaitCh()
-		}
+	waves := []func(tr *TaskRunner) bool{
+		func(tr *TaskRunner) bool { return tr.IsLeader() },
+		func(tr *TaskRunner) bool { return !tr.IsLeader() && !tr.task.IsSidecar() && !tr.task.IsPoststop() },
+		func(tr *TaskRunner) bool { return !tr.IsLeader() && tr.task.IsSidecar() && !tr.task.IsPoststop() },
 	}
-	for _, tr := range ar.tasks {
-		if !tr.IsLeader() {
-			kill(tr)
+	if ar.destroying.Load() {
+		waves = append(waves, func(tr *TaskRunner) bool { return !tr.IsLeader() && tr.task.IsPoststop() })
+	}
+	for i, in := range waves {
+		select {
+		case <-ar.shutdownCh:
+			// The client is going away and leaves the tasks running:
+			// the wave before returned for that, not because it died.
+			return
+		default:
+		}
+		var killed []*TaskRunner
+		for _, tr := range ar.tasks {
+			if in(tr) {
+				kill(tr)
+				killed = append(killed, tr)
+			}
+		}
+		if i == len(waves)-1 {
+			return // the last wave is not waited for
+		}
+		for _, tr := range killed {
+			<-tr.WaitCh()
 		}
 	}
 }
@@ -459,7 +524,35 @@ func (ar *AllocRunner) waitGroupShutdownDelay() bool {
 		return true
 	}
 	ar.logger.Debug("waiting the group's shutdown_delay before killing the tasks", "shutdown_delay", delay)
-	return clock.Sleep(ar.clock, delay, ar.shutdownCh)
+	t := ar.clock.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-ar.skipDelayCh:
+		ar.logger.Debug("the group's shutdown_delay cut short by a stop that skips it")
+	case <-ar.shutdownCh:
+		return false
+	}
+	return true
+}
+
+// taskShutdownDelay returns task's shutdown_delay in the job version the
+// allocation runs now, as upstream reads it at the kill: an in-place
+// update may have changed it since the task started.
+func (ar *AllocRunner) taskShutdownDelay(task *structs.Task) time.Duration {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	if tg := ar.alloc.LookupTaskGroup(); tg != nil {
+		if t := tg.LookupTask(task.Name); t != nil {
+			return t.ShutdownDelay
+		}
+	}
+	return task.ShutdownDelay
+}
+
+// cutShutdownDelays ends the shutdown delays being waited, for good.
+func (ar *AllocRunner) cutShutdownDelays() {
+	ar.skipDelayOnce.Do(func() { close(ar.skipDelayCh) })
 }
 
 // serverStopped reports whether the servers' latest copy of the allocation
@@ -522,6 +615,9 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	joined := alloc.DeploymentID != "" && alloc.DeploymentID != ar.alloc.DeploymentID
 	ar.alloc = alloc
 	ar.mu.Unlock()
+	if alloc.DesiredTransition.ShouldIgnoreShutdownDelay() {
+		ar.cutShutdownDelays()
+	}
 
 	stop := alloc.ServerTerminalStatus() && !wasStopped && ar.started.Load()
 	if joined && !stop && ar.started.Load() {
@@ -587,6 +683,7 @@ func (ar *AllocRunner) Shutdown() {
 func (ar *AllocRunner) Destroy() {
 	ar.destroyOnce.Do(func() {
 		ar.destroying.Store(true)
+		ar.cutShutdownDelays()
 		ar.killTasks(nil)
 		<-ar.waitCh
 		if err := ar.allocDir.Destroy(); err != nil {

@@ -3,10 +3,12 @@
 // process (no helper process per task, so a small edge node can hold a
 // thousand allocations).
 //
-// An AllocRunner builds the allocation's directory, runs its tasks, derives
-// the allocation's client status from their states, applies the group's
-// leader semantics, and hands every change to a StateUpdater (the client's
-// update batcher). A TaskRunner starts its task through a driver, waits for
+// An AllocRunner builds the allocation's directory, runs its tasks in the
+// order their lifecycle blocks give (a coordinator opens each stage's gate
+// from the tasks' states; task runners wait on it before every start),
+// derives the allocation's client status from their states, applies the
+// group's leader, failure and sidecar semantics, and hands every change to
+// a StateUpdater (the client's update batcher). A TaskRunner starts its task through a driver, waits for
 // it, restarts it according to the restart policy (RestartTracker), kills it
 // with its kill_signal and kill_timeout when told to, and persists its handle
 // and state so that a restarted client re-attaches instead of starting it

@@ -39,12 +39,16 @@ func (d RestartDecision) Failed() bool { return d.EventType == structs.TaskNotRe
 //
 // A batch task that exits successfully is complete. A service task has no
 // "complete": a successful exit is restarted like a failure, within the same
-// budget.
+// budget. A task's lifecycle overrides the job type, as upstream: an
+// ephemeral prestart or poststart task and a poststop task complete on a
+// successful exit in any job, and a sidecar is restarted after one in any
+// job (it is meant to run beside the main tasks).
 //
 // It is not safe for concurrent use; the task runner's goroutine owns it.
 type RestartTracker struct {
 	policy structs.RestartPolicy
-	batch  bool
+	// completesOnSuccess: a successful exit is the task's end.
+	completesOnSuccess bool
 
 	count       int
 	windowStart time.Time
@@ -53,15 +57,20 @@ type RestartTracker struct {
 	jitter func(max time.Duration) time.Duration
 }
 
-// NewRestartTracker returns a tracker for a task of a job of jobType. A nil
-// policy means the job type's default.
-func NewRestartTracker(policy *structs.RestartPolicy, jobType string) *RestartTracker {
+// NewRestartTracker returns a tracker for a task of a job of jobType with
+// the given lifecycle (nil for a main task). A nil policy means the job
+// type's default.
+func NewRestartTracker(policy *structs.RestartPolicy, jobType string, lifecycle *structs.TaskLifecycleConfig) *RestartTracker {
 	if policy == nil {
 		policy = structs.NewRestartPolicy(jobType)
 	}
+	completes := jobType == structs.JobTypeBatch || jobType == structs.JobTypeSysBatch
+	if lifecycle != nil && lifecycle.Hook != "" {
+		completes = !lifecycle.Sidecar || lifecycle.Hook == structs.TaskLifecycleHookPoststop
+	}
 	return &RestartTracker{
-		policy: *policy,
-		batch:  jobType == structs.JobTypeBatch || jobType == structs.JobTypeSysBatch,
+		policy:             *policy,
+		completesOnSuccess: completes,
 		jitter: func(max time.Duration) time.Duration {
 			if max <= 0 {
 				return 0
@@ -73,7 +82,7 @@ func NewRestartTracker(policy *structs.RestartPolicy, jobType string) *RestartTr
 
 // OnExit decides what follows an exit with result res at now.
 func (r *RestartTracker) OnExit(res *drivers.ExitResult, now time.Time) RestartDecision {
-	if r.batch && res.Successful() {
+	if r.completesOnSuccess && res.Successful() {
 		return RestartDecision{EventType: structs.TaskTerminated, Reason: ReasonSuccess}
 	}
 	return r.next(now)

@@ -14,7 +14,7 @@ import (
 var t0 = time.Unix(1_700_000_000, 0)
 
 func tracker(p structs.RestartPolicy, jobType string) *RestartTracker {
-	r := NewRestartTracker(&p, jobType)
+	r := NewRestartTracker(&p, jobType, nil)
 	r.jitter = func(time.Duration) time.Duration { return 0 }
 	return r
 }
@@ -101,7 +101,7 @@ func TestRestartTracker_NoAttempts(t *testing.T) {
 // quarter, so that tasks failing together do not restart together.
 func TestRestartTracker_Jitter(t *testing.T) {
 	p := structs.RestartPolicy{Attempts: 100, Interval: time.Hour, Delay: 4 * time.Second, Mode: structs.RestartPolicyModeFail}
-	r := NewRestartTracker(&p, structs.JobTypeService)
+	r := NewRestartTracker(&p, structs.JobTypeService, nil)
 	seen := map[time.Duration]bool{}
 	for i := range 50 {
 		d := r.OnExit(failed, t0.Add(time.Duration(i)*time.Second))

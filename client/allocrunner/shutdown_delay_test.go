@@ -134,3 +134,72 @@ func TestAllocRunner_DestroySkipsShutdownDelay(t *testing.T) {
 		must.Eq(t, time.Duration(0), time.Since(start))
 	})
 }
+
+// A stop that skips shutdown_delay arriving while the delays are being
+// waited (alloc stop -no-shutdown-delay after a plain stop) cuts them
+// short, the group's and the task's, as upstream: the operator who is
+// tired of waiting does not wait out the rest.
+func TestAllocRunner_LaterNoShutdownDelayCutsDelays(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		group, task time.Duration
+	}{
+		{"during the group's delay", time.Hour, time.Hour},
+		{"during the task's delay", 0, time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t)
+				a := delayedAlloc(tc.group, tc.task)
+				ar := h.runner(t, a)
+				go ar.Run()
+				defer ar.Destroy()
+				h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+
+				stopped := a.Copy()
+				stopped.DesiredStatus = structs.AllocDesiredStatusStop
+				start := time.Now()
+				ar.Update(stopped)
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				must.Eq(t, structs.AllocClientStatusRunning, ar.Alloc().ClientStatus)
+
+				skip := stopped.Copy()
+				yes := true
+				skip.DesiredTransition.NoShutdownDelay = &yes
+				skip.AllocModifyIndex++
+				ar.Update(skip)
+				h.rec.waitStatus(t, a.ID, structs.AllocClientStatusComplete)
+				must.Eq(t, time.Minute, time.Since(start))
+			})
+		})
+	}
+}
+
+// A task's shutdown_delay changed by an in-place update is the one waited
+// at the kill, as upstream reads it then; before, the runner kept the
+// value the task started with.
+func TestAllocRunner_ShutdownDelayFromInPlaceUpdate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		a := delayedAlloc(0, 0)
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+
+		updated := a.Copy()
+		updated.Job = a.Job.Copy()
+		updated.Job.TaskGroups[0].Tasks[0].ShutdownDelay = 30 * time.Second
+		updated.AllocModifyIndex++
+		ar.Update(updated)
+
+		stopped := updated.Copy()
+		stopped.DesiredStatus = structs.AllocDesiredStatusStop
+		stopped.AllocModifyIndex++
+		start := time.Now()
+		ar.Update(stopped)
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusComplete)
+		must.Eq(t, 30*time.Second, time.Since(start))
+	})
+}

@@ -47,10 +47,20 @@ type taskRunnerConfig struct {
 	// skipDelay reports whether the stop asked to skip shutdown_delay
 	// (the servers' latest copy of the allocation says so); nil: never.
 	skipDelay func() bool
+	// cutDelay is closed when a delay being waited is to end at once (a
+	// later stop skips it, or the runner is destroyed); nil: never.
+	cutDelay <-chan struct{}
+	// shutdownDelay returns the task's shutdown_delay in the job version
+	// the allocation runs now (an in-place update may change it); nil:
+	// the task's own.
+	shutdownDelay func() time.Duration
 	// users is the client's user.denylist, checked before every start.
 	users UserPolicy
 	// artifacts fetches the task's artifacts; nil: one without a cache.
 	artifacts *getter.Getter
+	// lifecycle holds every start back until the task's lifecycle stage
+	// is open (lifecycle.go).
+	lifecycle *coordinator
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -73,9 +83,12 @@ type TaskRunner struct {
 	notify   func()
 	restarts *RestartTracker
 	gate     *offlineGate
-	// skipDelay is taskRunnerConfig.skipDelay.
-	skipDelay func() bool
-	users     UserPolicy
+	// skipDelay and cutDelay are taskRunnerConfig's.
+	skipDelay     func() bool
+	cutDelay      <-chan struct{}
+	shutdownDelay func() time.Duration
+	users         UserPolicy
+	lifecycle     *coordinator
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -110,30 +123,33 @@ type TaskRunner struct {
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 	return &TaskRunner{
-		logger:     cfg.logger.With("task", cfg.task.Name),
-		clock:      cfg.clock,
-		alloc:      cfg.alloc,
-		task:       cfg.task,
-		taskID:     cfg.alloc.ID + "/" + cfg.task.Name,
-		allocDir:   cfg.allocDir,
-		dir:        cfg.allocDir.TaskDir(cfg.task.Name),
-		node:       cfg.node,
-		driver:     cfg.driver,
-		driveErr:   cfg.driverErr,
-		db:         cfg.db,
-		notify:     cfg.notify,
-		maxKill:    cfg.maxKill,
-		adopt:      cfg.adopt,
-		gate:       cfg.gate,
-		skipDelay:  cfg.skipDelay,
-		users:      cfg.users,
-		artifacts:  cfg.artifacts,
-		restarts:   NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc)),
-		state:      &structs.TaskState{State: structs.TaskStatePending},
-		killCh:     make(chan struct{}),
-		shutdownCh: make(chan struct{}),
-		waitCh:     make(chan struct{}),
-		restartCh:  make(chan struct{}, 1),
+		logger:        cfg.logger.With("task", cfg.task.Name),
+		clock:         cfg.clock,
+		alloc:         cfg.alloc,
+		task:          cfg.task,
+		taskID:        cfg.alloc.ID + "/" + cfg.task.Name,
+		allocDir:      cfg.allocDir,
+		dir:           cfg.allocDir.TaskDir(cfg.task.Name),
+		node:          cfg.node,
+		driver:        cfg.driver,
+		driveErr:      cfg.driverErr,
+		db:            cfg.db,
+		notify:        cfg.notify,
+		maxKill:       cfg.maxKill,
+		adopt:         cfg.adopt,
+		gate:          cfg.gate,
+		skipDelay:     cfg.skipDelay,
+		cutDelay:      cfg.cutDelay,
+		shutdownDelay: cfg.shutdownDelay,
+		users:         cfg.users,
+		lifecycle:     cfg.lifecycle,
+		artifacts:     cfg.artifacts,
+		restarts:      NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
+		state:         &structs.TaskState{State: structs.TaskStatePending},
+		killCh:        make(chan struct{}),
+		shutdownCh:    make(chan struct{}),
+		waitCh:        make(chan struct{}),
+		restartCh:     make(chan struct{}, 1),
 	}
 }
 
@@ -307,6 +323,13 @@ func (tr *TaskRunner) Run() {
 		if running, more = tr.recover(handle); !more {
 			return
 		}
+	} else if res, ok := undecidedExit(tr.State()); ok && tr.restored {
+		// The earlier client recorded the exit but stopped before its
+		// restart decision: decide now, so that a task that completed
+		// (an ephemeral prestart task) is not started again.
+		if !tr.handleDecision(tr.restarts.OnExit(res, tr.clock.Now())) {
+			return
+		}
 	}
 	// A restored task that is not running did not survive the client's
 	// restart: its next starts pass the gate until the servers answer.
@@ -319,6 +342,7 @@ func (tr *TaskRunner) Run() {
 				ok, offline = tr.gate.wait(tr.killCh, tr.shutdownCh)
 				gated = !ok || offline
 			}
+			tr.waitTurn()
 			if tr.shuttingDown() {
 				return
 			}
@@ -360,6 +384,35 @@ func (tr *TaskRunner) Run() {
 		if !tr.handleDecision(tr.restarts.OnExit(res, tr.clock.Now())) {
 			return
 		}
+	}
+}
+
+// undecidedExit returns the exit a persisted state ends with when no
+// restart decision followed it: the task is not dead and its last event is
+// its Terminated.
+func undecidedExit(st *structs.TaskState) (*drivers.ExitResult, bool) {
+	n := len(st.Events)
+	if st.State == structs.TaskStateDead || n == 0 || st.Events[n-1].Type != structs.TaskTerminated {
+		return nil, false
+	}
+	e := st.Events[n-1]
+	res := &drivers.ExitResult{ExitCode: e.ExitCode, Signal: e.Signal}
+	if e.Message != "" {
+		res.Err = errors.New(e.Message) // OOM killed, or the driver's error
+	}
+	return res, true
+}
+
+// waitTurn waits until the task's lifecycle stage lets it start, or it is
+// killed, or the runner shuts down.
+func (tr *TaskRunner) waitTurn() {
+	if tr.lifecycle == nil {
+		return
+	}
+	select {
+	case <-tr.lifecycle.wait(tr.task.Name):
+	case <-tr.killCh:
+	case <-tr.shutdownCh:
 	}
 }
 
@@ -651,6 +704,9 @@ func (tr *TaskRunner) handleDecision(d RestartDecision) bool {
 // recorded) or the runner is shutting down (the task is left running).
 func (tr *TaskRunner) waitShutdownDelay() bool {
 	delay := tr.task.ShutdownDelay
+	if tr.shutdownDelay != nil {
+		delay = tr.shutdownDelay()
+	}
 	if delay <= 0 {
 		return true
 	}
@@ -675,6 +731,9 @@ func (tr *TaskRunner) waitShutdownDelay() bool {
 	defer t.Stop()
 	select {
 	case <-t.C():
+		return true
+	case <-tr.cutDelay:
+		tr.logger.Debug("shutdown_delay cut short by a stop that skips it")
 		return true
 	case res, ok := <-ch:
 		if !ok || res == nil {

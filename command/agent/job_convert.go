@@ -122,6 +122,11 @@ func convertTask(t *api.Task) *structs.Task {
 		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}
 	}
 	out.Artifacts = convertArtifacts(t.Artifacts)
+	if l := t.Lifecycle; !l.Empty() {
+		// An empty block (the official client keeps one) says nothing:
+		// a main task. A sidecar without a hook is left for validation.
+		out.Lifecycle = &structs.TaskLifecycleConfig{Hook: l.Hook, Sidecar: l.Sidecar}
+	}
 	if l := t.LogConfig; l != nil {
 		out.LogConfig = structs.DefaultLogConfig()
 		if l.MaxFiles != nil {

@@ -106,6 +106,13 @@ job "edge" {
       driver = "mock_driver"
       resources { cores = 2 }
     }
+    task "prep" {
+      driver = "mock_driver"
+      lifecycle {
+        hook    = "prestart"
+        sidecar = true
+      }
+    }
   }
 
   group "cache" {
@@ -177,6 +184,10 @@ job "edge" {
 				Tasks: []*structs.Task{{
 					Name: "send", Driver: "mock_driver", Resources: &structs.Resources{Cores: 2, MemoryMB: 300},
 					RestartPolicy: batchRestart(3), KillTimeout: 5 * time.Second, LogConfig: structs.DefaultLogConfig(),
+				}, {
+					Name: "prep", Driver: "mock_driver", Resources: &structs.Resources{CPU: 100, MemoryMB: 300},
+					RestartPolicy: batchRestart(3), KillTimeout: 5 * time.Second, LogConfig: structs.DefaultLogConfig(),
+					Lifecycle: &structs.TaskLifecycleConfig{Hook: "prestart", Sidecar: true},
 				}},
 			},
 			{

@@ -11,7 +11,10 @@ import (
 // evaluations that act on them, in one transaction so that no evaluation
 // runs without the transition it is for. The allocations' ModifyIndex moves;
 // AllocModifyIndex does not: the client has nothing to do until the
-// scheduler decides.
+// scheduler decides. The exception is a mark to skip shutdown_delay on an
+// allocation the servers already stopped and its client still runs (it
+// waits out its delays): that client has something to do now, and no
+// plan will follow to tell it.
 func (s *StateStore) UpdateAllocsDesiredTransitions(index uint64, transitions map[string]*structs.DesiredTransition, evals []*structs.Evaluation) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
@@ -29,6 +32,10 @@ func (s *StateStore) UpdateAllocsDesiredTransitions(index uint64, transitions ma
 		alloc := existing.Copy()
 		mergeTransition(&alloc.DesiredTransition, tr)
 		alloc.ModifyIndex = index
+		if tr.ShouldIgnoreShutdownDelay() && !existing.DesiredTransition.ShouldIgnoreShutdownDelay() &&
+			existing.ServerTerminalStatus() && !existing.ClientTerminalStatus() {
+			alloc.AllocModifyIndex = index
+		}
 		if err := txn.Insert(TableAllocs, alloc); err != nil {
 			return fmt.Errorf("updating allocation %s: %w", id, err)
 		}

@@ -63,6 +63,7 @@ func fullTask(name string) *structs.Task {
 			GetterSource: "https://example.com/app.tgz", GetterOptions: map[string]string{"archive": "tgz"},
 			GetterHeaders: map[string]string{"X-Edge": "1"}, GetterMode: "dir", RelativeDest: "local/app",
 		}},
+		Lifecycle: &structs.TaskLifecycleConfig{Hook: structs.TaskLifecycleHookPrestart, Sidecar: true},
 	}
 }
 

@@ -451,6 +451,7 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	if leaders > 1 {
 		p.add("Only one task may be marked as leader")
 	}
+	p = append(p, tg.validateLifecycle()...)
 	return p
 }
 
@@ -527,6 +528,8 @@ type Task struct {
 	DispatchPayload *DispatchPayloadConfig
 	// Artifacts are fetched into the task's directory before it starts.
 	Artifacts []*TaskArtifact
+	// Lifecycle is the `lifecycle` block; nil for a main task.
+	Lifecycle *TaskLifecycleConfig
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -593,6 +596,9 @@ func (t *Task) validate() []string {
 			p.addErr(fmt.Sprintf("Artifact %d validation failed: ", i+1), err)
 		}
 	}
+	if err := t.Lifecycle.Validate(); err != nil {
+		p.add("Lifecycle validation failed: %v", err)
+	}
 	return p
 }
 
@@ -611,6 +617,7 @@ func (t *Task) Copy() *Task {
 	n.LogConfig = t.LogConfig.Copy()
 	n.DispatchPayload = t.DispatchPayload.Copy()
 	n.Artifacts = copyArtifacts(t.Artifacts)
+	n.Lifecycle = t.Lifecycle.Copy()
 	if t.Resources != nil {
 		r := *t.Resources
 		n.Resources = &r
