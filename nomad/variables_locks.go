@@ -43,12 +43,14 @@ func newVarLocks(srv *Server) *varLocks {
 // run is the leader duty: it starts the timers of the locks held in the
 // state store, then stops them all when leadership ends.
 func (l *varLocks) run(stop <-chan struct{}) {
+	// Enabled and filled under one hold of the lock: an acquire applied
+	// meanwhile either is read here or starts its timer after.
+	l.mu.Lock()
+	l.enabled = true
 	vars, err := l.srv.State().Variables(nil, state.AllNamespaces, "")
 	if err != nil {
 		l.srv.logger.Error("variable locks: reading variables", "error", err)
 	}
-	l.mu.Lock()
-	l.enabled = true
 	for _, v := range vars {
 		if v.Lock != nil {
 			l.startLocked(v)

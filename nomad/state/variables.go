@@ -202,8 +202,9 @@ func (s *StateStore) ActiveRootKeyMeta(ws memdb.WatchSet) (*structs.RootKeyMeta,
 }
 
 // UpsertRootKeyMeta stores a root key's metadata, keeping CreateIndex. A
-// key stored active makes every other active key inactive, or rekeying
-// with rekey, in the same transaction: there is one active key.
+// key stored active makes every other active key inactive in the same
+// transaction, so there is one active key; with rekey, the active and
+// inactive keys become rekeying instead.
 func (s *StateStore) UpsertRootKeyMeta(index uint64, meta *structs.RootKeyMeta, rekey bool) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
@@ -227,7 +228,12 @@ func (s *StateStore) UpsertRootKeyMeta(index uint64, meta *structs.RootKeyMeta, 
 		}
 		var demote []*structs.RootKeyMeta
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			if k := raw.(*structs.RootKeyMeta); k.IsActive() && k.KeyID != m.KeyID {
+			k := raw.(*structs.RootKeyMeta)
+			if k.KeyID == m.KeyID {
+				continue
+			}
+			// A full rotation re-encrypts what every older key encrypted.
+			if k.IsActive() || (rekey && k.State == structs.RootKeyStateInactive) {
 				demote = append(demote, k)
 			}
 		}
