@@ -100,13 +100,13 @@ func (o *varOutput) resolve(allowed []string, def string) error {
 		}
 	}
 	if !slices.Contains(allowed, o.format) {
-		return fmt.Errorf("Invalid -out %q: use one of %s", o.format, strings.Join(allowed, ", "))
+		return userErrorf("Invalid -out %q: use one of %s", o.format, strings.Join(allowed, ", "))
 	}
 	if o.format == "go-template" && o.tmpl == "" {
-		return errors.New("A template must be supplied using -template when using go-template formatting")
+		return userErrorf("A template must be supplied using -template when using go-template formatting")
 	}
 	if o.format != "go-template" && o.tmpl != "" {
-		return errors.New("The -template flag is only valid with -out=go-template")
+		return userErrorf("The -template flag is only valid with -out=go-template")
 	}
 	return nil
 }
@@ -130,11 +130,11 @@ func (o varOutput) renderVar(v *api.Variable) (string, error) {
 func renderTemplate(tmpl string, v any) (string, error) {
 	t, err := template.New("out").Parse(tmpl)
 	if err != nil {
-		return "", fmt.Errorf("Error parsing the template: %w", err)
+		return "", userErrorf("Error parsing the template: %w", err)
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, v); err != nil {
-		return "", fmt.Errorf("Error executing the template: %w", err)
+		return "", userErrorf("Error executing the template: %w", err)
 	}
 	return buf.String(), nil
 }

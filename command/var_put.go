@@ -248,7 +248,7 @@ func (c *VarPutCommand) readSpec(ref, def string) (*api.Variable, *uint64, error
 		}
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("Error reading variable specification: %w", err)
+		return nil, nil, userErrorf("Error reading variable specification: %w", err)
 	}
 	if format == "json" {
 		return parseVarJSON(name, src)
@@ -259,18 +259,18 @@ func (c *VarPutCommand) readSpec(ref, def string) (*api.Variable, *uint64, error
 func parseVarJSON(name string, src []byte) (*api.Variable, *uint64, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(src, &raw); err != nil {
-		return nil, nil, fmt.Errorf("Error parsing %s: %w", name, err)
+		return nil, nil, userErrorf("Error parsing %s: %w", name, err)
 	}
 	known := map[string]bool{"Namespace": true, "Path": true, "Items": true, "CreateIndex": true,
 		"ModifyIndex": true, "CreateTime": true, "ModifyTime": true, "Lock": true}
 	for k := range raw {
 		if !known[k] {
-			return nil, nil, fmt.Errorf("Error parsing %s: unknown field %q", name, k)
+			return nil, nil, userErrorf("Error parsing %s: unknown field %q", name, k)
 		}
 	}
 	var v api.Variable
 	if err := json.Unmarshal(src, &v); err != nil {
-		return nil, nil, fmt.Errorf("Error parsing %s: %w", name, err)
+		return nil, nil, userErrorf("Error parsing %s: %w", name, err)
 	}
 	var idx *uint64
 	if _, ok := raw["ModifyIndex"]; ok {
@@ -286,7 +286,7 @@ func parseVarJSON(name string, src []byte) (*api.Variable, *uint64, error) {
 func parseVarHCL(name string, src []byte) (*api.Variable, *uint64, error) {
 	file, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 	if diags.HasErrors() {
-		return nil, nil, fmt.Errorf("Error parsing %s: %s", name, diags.Error())
+		return nil, nil, userErrorf("Error parsing %s: %s", name, diags.Error())
 	}
 	body := file.Body.(*hclsyntax.Body)
 	v := &api.Variable{Items: api.VariableItems{}}
