@@ -244,3 +244,49 @@ func TestVariables_LockTTLAndDelay(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, structs.VarOpResultOk, r.Result)
 }
+
+// A blocking read of a variable returns when the variable changes, with
+// the new items and index, and a list across namespace "*" shows every
+// namespace's variables: the shapes templates and tools watch.
+func TestVariables_BlockingReadAndWildcardList(t *testing.T) {
+	s := testServer(t, nil)
+	must.NoError(t, s.RPC("Namespace.UpsertNamespaces", &structs.NamespaceUpsertRequest{
+		Namespaces: []*structs.Namespace{{Name: "prod"}}}, &structs.GenericResponse{}))
+	first, err := putVar(t, s, structs.VarOpSet, newVar("app/cfg", map[string]string{"v": "1"}), "")
+	must.NoError(t, err)
+	prod := newVar("app/cfg", map[string]string{"v": "p"})
+	prod.Namespace = "prod"
+	_, err = putVar(t, s, structs.VarOpSet, prod, "")
+	must.NoError(t, err)
+
+	done := make(chan *structs.VariablesReadResponse, 1)
+	go func() {
+		var reply structs.VariablesReadResponse
+		err := s.RPC("Variables.Read", &structs.VariablesReadRequest{Path: "app/cfg", QueryOptions: structs.QueryOptions{
+			MinQueryIndex: first.Output.ModifyIndex, MaxQueryTime: time.Minute}}, &reply)
+		if err != nil {
+			t.Errorf("blocking read: %v", err)
+		}
+		done <- &reply
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the blocking read returned before any change: %+v", r.Data)
+	case <-time.After(50 * time.Millisecond):
+	}
+	second, err := putVar(t, s, structs.VarOpSet, newVar("app/cfg", map[string]string{"v": "2"}), "")
+	must.NoError(t, err)
+	select {
+	case r := <-done:
+		must.Eq(t, "2", r.Data.Items["v"])
+		must.Eq(t, second.Output.ModifyIndex, r.Index)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the blocking read did not return after the write")
+	}
+
+	var list structs.VariablesListResponse
+	must.NoError(t, s.RPC("Variables.List", &structs.VariablesListRequest{QueryOptions: structs.QueryOptions{Namespace: "*", Prefix: "app/"}}, &list))
+	must.Len(t, 2, list.Data)
+	must.Eq(t, "default", list.Data[0].Namespace)
+	must.Eq(t, "prod", list.Data[1].Namespace)
+}

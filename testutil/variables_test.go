@@ -248,3 +248,33 @@ func TestServers_VariableLockAtMostOneHolder(t *testing.T) {
 	must.Positive(t, refused)
 	must.Positive(t, renewed)
 }
+
+// With tls.rpc, the servers copy root keys to each other (each decrypts
+// a variable from its own state) while a caller with a client
+// certificate is refused the key material: Keyring.Get is servers only.
+func TestServers_TLS_RootKeyServersOnly(t *testing.T) {
+	tc := startTLSCluster(t)
+	leader := tc.WaitForLeader()
+	var reply structs.VariablesApplyResponse
+	must.NoError(t, tc.Servers.Servers[leader].RPC("Variables.Apply", &structs.VariablesApplyRequest{
+		Op:  structs.VarOpSet,
+		Var: &structs.VariableDecrypted{VariableMetadata: structs.VariableMetadata{Path: "tls/v"}, Items: structs.VariableItems{"k": "v"}},
+	}, &reply))
+	for i, s := range tc.Servers.Servers {
+		wait.Poll(t, 15*time.Second, fmt.Sprintf("server %d decrypts", i), func() (bool, string) {
+			items, err := staleItems(s, "tls/v")
+			if err != nil {
+				return false, err.Error()
+			}
+			return items["k"] == "v", fmt.Sprintf("items %v", items)
+		})
+	}
+	keys, err := tc.Servers.Servers[leader].State().RootKeyMetas(nil)
+	must.NoError(t, err)
+	must.Len(t, 1, keys)
+	var got structs.KeyringGetRootKeyResponse
+	err = rpcWith(t, outgoing(t, tc.client), tc.Addr(leader), "Keyring.Get", &structs.KeyringGetRootKeyRequest{KeyID: keys[0].KeyID}, &got)
+	must.ErrorIs(t, err, structs.ErrPermissionDenied)
+	must.StrContains(t, err.Error(), "Keyring.Get needs a server certificate")
+	must.Nil(t, got.Key)
+}
