@@ -19,6 +19,37 @@ func (s *HTTPServer) variableRoutes(handle func(string, handlerFunc)) {
 	handle("GET /v1/operator/keyring/keys", s.keyringList)
 	handle("PUT /v1/operator/keyring/rotate", s.keyringRotate)
 	handle("POST /v1/operator/keyring/rotate", s.keyringRotate)
+	handle("GET /.well-known/jwks.json", s.jwks)
+	handle("GET /.well-known/openid-configuration", s.openIDConfiguration)
+}
+
+// jwks publishes the public keys workload identities are signed with.
+func (s *HTTPServer) jwks(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := &structs.GenericRequest{}
+	var reply structs.KeyringListPublicResponse
+	if err := s.query(w, r, readCall{"Keyring.ListPublic", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return struct {
+		Keys []*structs.JSONWebKey `json:"keys"`
+	}{nonNil(reply.PublicKeys)}, nil
+}
+
+// openIDConfiguration is the OIDC discovery document of the workload
+// identities: the issuer is this agent's address, as upstream's default.
+func (s *HTTPServer) openIDConfiguration(w http.ResponseWriter, r *http.Request) (any, error) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	issuer := scheme + "://" + r.Host
+	return map[string]any{
+		"issuer":                                issuer,
+		"jwks_uri":                              issuer + "/.well-known/jwks.json",
+		"id_token_signing_alg_values_supported": []string{"EdDSA"},
+		"response_types_supported":              []string{"code"},
+		"subject_types_supported":               []string{"public"},
+	}, nil
 }
 
 // variableLockJSON is a lock as upstream's API spells it: durations as

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -152,4 +153,32 @@ func TestHTTP_OfficialClientKeyring(t *testing.T) {
 	got, _, err := c.Variables().Read("before/rotate", nil)
 	must.NoError(t, err)
 	must.Eq(t, "v", got.Items["k"])
+}
+
+// /.well-known/jwks.json publishes the keyring's public signing keys
+// (Ed25519, kid = root key ID) without a token, and a rotation adds one;
+// the OIDC discovery document points at it.
+func TestHTTP_WellKnownJWKS(t *testing.T) {
+	a := agenttest.NewDevAgent(t, nil)
+	get := func(path string) map[string]any {
+		resp, err := http.Get(a.HTTPAddr + path)
+		must.NoError(t, err)
+		defer resp.Body.Close()
+		must.Eq(t, http.StatusOK, resp.StatusCode)
+		var out map[string]any
+		must.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		return out
+	}
+	keys := get("/.well-known/jwks.json")["keys"].([]any)
+	must.Len(t, 1, keys)
+	k := keys[0].(map[string]any)
+	must.Eq(t, "OKP", k["kty"])
+	must.Eq(t, "Ed25519", k["crv"])
+	must.Eq(t, "EdDSA", k["alg"])
+
+	_, _, err := officialClient(t, a).Keyring().Rotate(nil, nil)
+	must.NoError(t, err)
+	must.Len(t, 2, get("/.well-known/jwks.json")["keys"].([]any))
+	oidc := get("/.well-known/openid-configuration")
+	must.StrHasSuffix(t, "/.well-known/jwks.json", oidc["jwks_uri"].(string))
 }
