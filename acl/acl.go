@@ -19,6 +19,8 @@ type ACL struct {
 	// pools maps node pool names or globs to the strongest policy granted;
 	// deny wins over everything.
 	pools map[string]string
+	// vars maps namespace names or globs to their variable path rules.
+	vars map[string]pathRules
 }
 
 type capSet map[string]bool
@@ -40,6 +42,7 @@ func NewACL(policies []*Policy) *ACL {
 			for _, c := range expand(ns) {
 				caps[c] = true
 			}
+			a.addVariables(ns)
 		}
 		a.node = merge(a.node, p.Node)
 		a.agent = merge(a.agent, p.Agent)

@@ -66,9 +66,10 @@ type NodePoolPolicy struct {
 // NamespacePolicy grants capabilities in the namespaces Name matches
 // (an exact name, or a glob with "*").
 type NamespacePolicy struct {
-	Name         string   `hcl:"name,label"`
-	Policy       string   `hcl:"policy,optional"`
-	Capabilities []string `hcl:"capabilities,optional"`
+	Name         string           `hcl:"name,label"`
+	Policy       string           `hcl:"policy,optional"`
+	Capabilities []string         `hcl:"capabilities,optional"`
+	Variables    *VariablesPolicy `hcl:"variables,block"`
 }
 
 // ScopePolicy is the read/write/deny policy of a cluster-wide scope.
@@ -128,6 +129,21 @@ func (p *Policy) validate(body *hclsyntax.Body) hcl.Diagnostics {
 		for _, c := range ns.Capabilities {
 			if c != NamespaceCapabilityDeny && !slices.Contains(writeCapabilities, c) {
 				bad(at("namespace", i), "namespace %q: unknown capability %q", ns.Name, c)
+			}
+		}
+	}
+	for i, ns := range p.Namespaces {
+		if ns.Variables == nil {
+			continue
+		}
+		for _, vp := range ns.Variables.Paths {
+			if vp.PathSpec == "" {
+				bad(at("namespace", i), "namespace %q: variables path can't be empty", ns.Name)
+			}
+			for _, c := range vp.Capabilities {
+				if !slices.Contains(variablesCapabilities, c) {
+					bad(at("namespace", i), "namespace %q: variables path %q: unknown capability %q; use %s", ns.Name, vp.PathSpec, c, strings.Join(variablesCapabilities, ", "))
+				}
 			}
 		}
 	}

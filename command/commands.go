@@ -163,6 +163,18 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 
 		"version": func() (cli.Command, error) { return &VersionCommand{Meta: m()}, nil },
 
+		"var":                          func() (cli.Command, error) { return &VarCommand{Meta: m()}, nil },
+		"var list":                     func() (cli.Command, error) { return &VarListCommand{Meta: m()}, nil },
+		"var get":                      func() (cli.Command, error) { return &VarGetCommand{Meta: m()}, nil },
+		"var put":                      func() (cli.Command, error) { return &VarPutCommand{Meta: m()}, nil },
+		"var purge":                    func() (cli.Command, error) { return &VarPurgeCommand{Meta: m()}, nil },
+		"var lock":                     func() (cli.Command, error) { return &VarLockCommand{Meta: m()}, nil },
+		"var init":                     func() (cli.Command, error) { return &VarInitCommand{Meta: m()}, nil },
+		"operator root":                func() (cli.Command, error) { return &OperatorRootCommand{Meta: m()}, nil },
+		"operator root keyring":        func() (cli.Command, error) { return &OperatorRootKeyringCommand{Meta: m()}, nil },
+		"operator root keyring list":   func() (cli.Command, error) { return &OperatorRootKeyringListCommand{Meta: m()}, nil },
+		"operator root keyring rotate": func() (cli.Command, error) { return &OperatorRootKeyringRotateCommand{Meta: m()}, nil },
+
 		"status":          func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
 		"agent-info":      func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },
 		"monitor":         func() (cli.Command, error) { return &MonitorCommand{Meta: m()}, nil },

@@ -35,6 +35,10 @@ Usage: nomad operator <subcommand> [options] [args]
 
       $ nomad operator scheduler get-config
 
+  List and rotate the root keys that encrypt variables:
+
+      $ nomad operator root keyring list
+
   Run simulated client nodes against a cluster:
 
       $ nomad operator sim -servers 127.0.0.1:4647 -count 1000

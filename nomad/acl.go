@@ -39,6 +39,10 @@ func (s *Server) resolveToken(secret string) (*acl.ACL, *structs.ACLToken, error
 	if !s.config.ACLEnabled {
 		return nil, nil, nil
 	}
+	if looksLikeJWT(secret) {
+		a, err := s.resolveIdentity(secret)
+		return a, nil, err
+	}
 	return resolveToken(s.State(), s.aclCache, secret, s.clock.Now())
 }
 

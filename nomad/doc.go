@@ -25,6 +25,15 @@
 //     detection, the core garbage collector. Each duty rebuilds what it
 //     needs from the state store when it starts, so a new leader carries
 //     on where the old one stopped; none keeps a decision only in memory.
+//   - Variables and the keyring. The leader encrypts a variable's items
+//     with the active root key before its write goes through raft, and a
+//     server decrypts on read: the raft log, snapshots and the state store
+//     hold only ciphertext. Root keys' metadata is in raft, their material
+//     never: each server keeps keys in its keystore and copies the ones it
+//     lacks from another server (Keyring.Get, servers only). Lock TTLs run
+//     on the leader's clock; the release of an expired lock, with its lock
+//     delay, is a raft entry. Workload identities are signed with keys the
+//     root keys derive and resolve, as tokens, to an implicit policy.
 //   - Scheduling workers, on every server: they dequeue evaluations from
 //     the leader's broker, run package scheduler over a snapshot, and act
 //     as its Planner, submitting plans to the leader's plan queue. The

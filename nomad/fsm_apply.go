@@ -65,6 +65,8 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	structs.NodePoolDeleteRequestType:               decoded((*nomadFSM).applyNodePoolDelete),
 	structs.SiteOutageUpdateRequestType:             decoded((*nomadFSM).applySiteOutageUpdate),
 	structs.SchedulerConfigRequestType:              applySchedulerConfig,
+	structs.VarApplyStateRequestType:                applyVarState,
+	structs.RootKeyMetaUpsertRequestType:            decoded((*nomadFSM).applyRootKeyMetaUpsert),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

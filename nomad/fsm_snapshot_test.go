@@ -90,6 +90,11 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 		OneTimeToken: &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "a-1", ExpiresAt: time.Unix(600, 0).UTC()}})
 	applyEntry(t, leader, 20, structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{
 		Config: structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmBinpack, PauseEvalBroker: true}})
+	applyEntry(t, leader, 21, structs.VarApplyStateRequestType, &structs.VarApplyStateRequest{Op: structs.VarOpSet, Now: 21,
+		Var: &structs.VariableEncrypted{VariableMetadata: structs.VariableMetadata{Namespace: "default", Path: "a/b"},
+			VariableData: structs.VariableData{Data: []byte("sealed"), KeyID: "k1"}}})
+	applyEntry(t, leader, 22, structs.RootKeyMetaUpsertRequestType, &structs.KeyringUpdateRootKeyMetaRequest{
+		RootKeyMeta: &structs.RootKeyMeta{KeyID: "k1", Algorithm: structs.EncryptionAlgorithmAES256GCM, State: structs.RootKeyStateActive}})
 
 	want := persisted(t, leader.State())
 	for _, k := range everyKind(t) {

@@ -34,6 +34,10 @@ func (s *Server) establishLeadership() error {
 	if err := s.raft.Barrier(time.Minute).Error(); err != nil {
 		return err
 	}
+	// Before the duties: variable writes need an active root key.
+	if err := s.initializeKeyring(); err != nil {
+		s.logger.Error("failed to initialize the keyring", "error", err)
+	}
 	s.leaderLock.Lock()
 	defer s.leaderLock.Unlock()
 	stopCh := make(chan struct{})
@@ -81,6 +85,8 @@ func (s *Server) leaderDuties() []leaderDuty {
 		{"periodic_dispatcher", s.runPeriodicDispatcher},
 		{"leader_metrics", s.publishGauges},
 		{"site_outages", s.siteOutageWatch().run},
+		{"variable_locks", s.varLocks.run},
+		{"keyring_rekey", s.rekeyDuty},
 	}
 }
 

@@ -87,6 +87,12 @@ type Server struct {
 	// aclCache keeps compiled ACL policies; see resolveToken.
 	aclCache *aclCache
 
+	// encrypter holds the root keys (see keyring.go); varLocks runs the
+	// TTLs of variable locks while leading; rekeyCh wakes the rekey duty.
+	encrypter *encrypter
+	varLocks  *varLocks
+	rekeyCh   chan struct{}
+
 	shutdown   atomic.Bool
 	shutdownCh chan struct{}
 	wg         sync.WaitGroup
@@ -151,6 +157,11 @@ func NewServer(cfg *Config) (*Server, error) {
 	s.nodeStatusBatch = newUpdateBatcher(cfg.Clock, cfg.NodeStatusBatchWindow, maxNodeStatusBatch, s.commitNodeStatuses)
 	s.allocUpdateBatch = newUpdateBatcher(cfg.Clock, cfg.AllocUpdateBatchWindow, maxAllocUpdateBatch, s.commitAllocUpdates)
 	s.sites = &siteDetector{srv: s}
+	if s.encrypter, err = newEncrypter(keystoreDir(cfg)); err != nil {
+		return nil, err
+	}
+	s.varLocks = newVarLocks(s)
+	s.rekeyCh = make(chan struct{}, 1)
 
 	s.fsm, err = newFSM(fsmDeps{
 		logger:  s.logger,
@@ -181,9 +192,10 @@ func NewServer(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.listen() }()
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
+	go func() { defer s.wg.Done(); s.replicateKeys() }()
 
 	// Zero workers is allowed: such a server replicates and serves but
 	// leaves scheduling to its peers.
@@ -242,6 +254,8 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"NodePool":   &NodePool{srv: s},
 		"Event":      &Event{srv: s},
 		"Deployment": &Deployment{srv: s},
+		"Variables":  &Variables{srv: s},
+		"Keyring":    &Keyring{srv: s, peer: peer},
 	} {
 		if err := srv.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)

@@ -156,6 +156,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/operator/scheduler/configuration", s.operatorSchedulerGet)
 	handle("PUT /v1/operator/scheduler/configuration", s.operatorSchedulerPut)
 	handle("POST /v1/operator/scheduler/configuration", s.operatorSchedulerPut)
+	s.variableRoutes(handle)
 	ui.Register(mux)
 	s.clientMux(mux, s.publicClientOp)
 	return mux
@@ -267,12 +268,14 @@ func errorStatus(err error) (int, string) {
 		errors.Is(err, structs.ErrUnknownACLToken),
 		errors.Is(err, structs.ErrUnknownACLPolicy),
 		errors.Is(err, structs.ErrUnknownNamespace),
-		errors.Is(err, structs.ErrUnknownNodePool):
+		errors.Is(err, structs.ErrUnknownNodePool),
+		errors.Is(err, structs.ErrVariableNotFound):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, structs.ErrPermissionDenied):
 		return http.StatusForbidden, err.Error()
 	case errors.Is(err, structs.ErrNodeNotReady),
-		errors.Is(err, structs.ErrEvalBrokerNotPaused):
+		errors.Is(err, structs.ErrEvalBrokerNotPaused),
+		errors.Is(err, structs.ErrLockConflict):
 		return http.StatusConflict, err.Error()
 	}
 	// No leader and everything unexpected: the server could not answer.

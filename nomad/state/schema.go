@@ -72,6 +72,9 @@ func schema() *memdb.DBSchema {
 			TableOneTimeTokens: oneTimeTokenTableSchema(),
 			// The scheduler configuration (one row).
 			TableSchedulerConfig: schedulerConfigTableSchema(),
+			// Variables (items encrypted) and root key metadata.
+			TableVariables: variablesTableSchema(),
+			TableRootKeys:  rootKeysTableSchema(),
 		},
 	}
 }

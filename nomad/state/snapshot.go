@@ -32,6 +32,8 @@ const (
 	SnapshotSiteOutage
 	SnapshotOneTimeToken
 	SnapshotSchedulerConfig
+	SnapshotVariable
+	SnapshotRootKeyMeta
 )
 
 // String names the kind, as error messages show it.
@@ -98,6 +100,8 @@ var snapshotTables = []snapshotTable{
 	snapshotOf[structs.SiteOutage](TableSiteOutages, SnapshotSiteOutage, "SiteOutage", nil),
 	snapshotOf[structs.OneTimeToken](TableOneTimeTokens, SnapshotOneTimeToken, "OneTimeToken", nil),
 	snapshotOf[schedulerConfigRow](TableSchedulerConfig, SnapshotSchedulerConfig, "SchedulerConfig", nil),
+	snapshotOf[structs.VariableEncrypted](TableVariables, SnapshotVariable, "Variable", nil),
+	snapshotOf[structs.RootKeyMeta](TableRootKeys, SnapshotRootKeyMeta, "RootKeyMeta", nil),
 }
 
 func tableOf(kind SnapshotKind) (snapshotTable, bool) {

@@ -49,6 +49,8 @@ func populated(t *testing.T) *StateStore {
 	paused.PauseEvalBroker = true
 	_, err := s.SchedulerSetConfig(23, paused, false)
 	must.NoError(t, err)
+	must.Eq(t, structs.VarOpResultOk, s.VarApply(24, &structs.VarApplyStateRequest{Op: structs.VarOpSet, Var: encVar("app/db", 0, nil), Now: 24}).Result)
+	must.NoError(t, s.UpsertRootKeyMeta(25, &structs.RootKeyMeta{KeyID: "k1", State: structs.RootKeyStateActive}, false))
 	return s
 }
 

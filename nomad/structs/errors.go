@@ -65,6 +65,7 @@ var sentinels = []error{
 	ErrJobRegistrationDisabled, ErrEvalBrokerNotPaused,
 	ErrTokenNotFound, ErrTokenExpired, ErrOneTimeTokenInvalid, ErrACLBootstrapped, ErrACLDisabled, ErrUnknownACLToken, ErrUnknownACLPolicy,
 	ErrUnknownNamespace, ErrUnknownNodePool,
+	ErrVariableTooLarge, ErrVariableNotFound, ErrLockConflict, ErrUnknownRootKey,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval, ErrUnknownDeployment,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
 	ErrUnknownPeer, ErrServerShutdown,

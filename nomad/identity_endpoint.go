@@ -1,0 +1,99 @@
+package nomad
+
+import (
+	"fmt"
+
+	"github.com/nomad-edge/nomad/acl"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// SignIdentities signs the workload identities of tasks of allocations
+// on the calling node (AuthToken is the node's secret). An allocation
+// that is gone, finished, on another node, or has no such task is
+// rejected with the reason, the others signed.
+func (a *Alloc) SignIdentities(args *structs.AllocIdentitiesRequest, reply *structs.AllocIdentitiesResponse) error {
+	if done, err := a.srv.forwardQuery("Alloc.SignIdentities", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	st := a.srv.State()
+	authed := map[string]bool{}
+	for _, req := range args.Identities {
+		reject := func(reason string) {
+			reply.Rejections = append(reply.Rejections, &structs.WorkloadIdentityRejection{WorkloadIdentityRequest: *req, Reason: reason})
+		}
+		alloc, err := st.AllocByID(nil, req.AllocID)
+		if err != nil {
+			return err
+		}
+		if alloc == nil || alloc.ClientTerminalStatus() {
+			reject("allocation not found or terminal")
+			continue
+		}
+		if !authed[alloc.NodeID] {
+			node, err := st.NodeByID(nil, alloc.NodeID)
+			if err != nil {
+				return err
+			}
+			if node == nil {
+				reject("allocation's node not found")
+				continue
+			}
+			if err := authorizeNode(node, args.AuthToken); err != nil {
+				return err
+			}
+			authed[alloc.NodeID] = true
+		}
+		if alloc.Job == nil || alloc.Job.LookupTaskGroup(alloc.TaskGroup) == nil || alloc.Job.LookupTaskGroup(alloc.TaskGroup).LookupTask(req.TaskName) == nil {
+			reject(fmt.Sprintf("allocation has no task %q", req.TaskName))
+			continue
+		}
+		signed, err := a.srv.signIdentity(alloc, req.TaskName)
+		if err != nil {
+			return err
+		}
+		reply.SignedIdentities = append(reply.SignedIdentities, signed)
+	}
+	return nil
+}
+
+// ListPublic lists the public keys workload identities are signed with;
+// anyone may read them (they verify, they do not sign).
+func (k *Keyring) ListPublic(args *structs.GenericRequest, reply *structs.KeyringListPublicResponse) error {
+	if done, err := k.srv.forwardQuery("Keyring.ListPublic", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	keys, index, err := k.srv.publicKeys()
+	reply.PublicKeys, reply.Index = keys, index
+	return err
+}
+
+// resolveIdentity is what a workload identity may do: read and list the
+// variables of its own job, group and task (nomad/jobs/<job>,
+// nomad/jobs/<job>/<group>, nomad/jobs/<job>/<group>/<task>) and list
+// nomad/jobs, as upstream's implicit policy, while its allocation runs.
+func (s *Server) resolveIdentity(jwt string) (*acl.ACL, error) {
+	c, err := s.encrypter.verifyClaims(jwt, s.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	alloc, err := s.State().AllocByID(nil, c.AllocationID)
+	if err != nil {
+		return nil, err
+	}
+	if alloc == nil || alloc.ClientTerminalStatus() || alloc.Namespace != c.Namespace || alloc.JobID != c.JobID {
+		return nil, fmt.Errorf("%w: its allocation is gone or finished", ErrInvalidIdentity)
+	}
+	readList := []string{acl.VariablesCapabilityRead, acl.VariablesCapabilityList}
+	base := "nomad/jobs/" + c.JobID
+	paths := []*acl.VariablesPathPolicy{
+		{PathSpec: "nomad/jobs", Capabilities: []string{acl.VariablesCapabilityList}},
+		{PathSpec: base, Capabilities: readList},
+		{PathSpec: base + "/" + c.TaskGroup, Capabilities: readList},
+	}
+	if c.TaskName != "" {
+		paths = append(paths, &acl.VariablesPathPolicy{PathSpec: base + "/" + c.TaskGroup + "/" + c.TaskName, Capabilities: readList})
+	}
+	return acl.NewACL([]*acl.Policy{{Namespaces: []*acl.NamespacePolicy{{
+		Name: c.Namespace, Variables: &acl.VariablesPolicy{Paths: paths},
+	}}}}), nil
+}

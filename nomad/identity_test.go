@@ -1,0 +1,90 @@
+package nomad
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// placedAlloc registers a node and a one-allocation job with mgmt and
+// waits for the allocation.
+func placedAlloc(t *testing.T, s *Server, mgmt string) (*structs.Node, *structs.Allocation) {
+	t.Helper()
+	node := registerNode(t, s)
+	job := mock.Job()
+	job.TaskGroups[0].Count = 1
+	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job, WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &structs.JobRegisterResponse{}))
+	var out structs.JobAllocationsResponse
+	deadline := time.Now().Add(10 * time.Second)
+	for len(out.Allocations) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no allocation placed")
+		}
+		req := &structs.JobSpecificRequest{JobID: job.ID, QueryOptions: structs.QueryOptions{
+			Namespace: job.Namespace, MinQueryIndex: out.Index, MaxQueryTime: time.Second, AuthToken: mgmt}}
+		must.NoError(t, s.RPC("Job.Allocations", req, &out))
+	}
+	alloc, err := s.State().AllocByID(nil, out.Allocations[0].ID)
+	must.NoError(t, err)
+	return node, alloc
+}
+
+// A node gets its task's workload identity signed (only with its own
+// secret); the JWT verifies against the published key, carries upstream's
+// claims, and as an ACL token reads the variables of its job, group and
+// task paths and nothing else; a tampered or expired one is refused.
+func TestIdentity_SignPublishAndVariablesACL(t *testing.T) {
+	s, mgmt := aclServer(t)
+	node, alloc := placedAlloc(t, s, mgmt.SecretID)
+	task := alloc.Job.TaskGroups[0].Tasks[0].Name
+
+	req := &structs.AllocIdentitiesRequest{Identities: []*structs.WorkloadIdentityRequest{{AllocID: alloc.ID, TaskName: task}, {AllocID: alloc.ID, TaskName: "nope"}}}
+	req.AuthToken = "wrong"
+	err := s.RPC("Alloc.SignIdentities", req, &structs.AllocIdentitiesResponse{})
+	must.ErrorIs(t, err, structs.ErrPermissionDenied)
+	req.AuthToken = node.SecretID
+	var signed structs.AllocIdentitiesResponse
+	must.NoError(t, s.RPC("Alloc.SignIdentities", req, &signed))
+	must.Len(t, 1, signed.SignedIdentities)
+	must.Len(t, 1, signed.Rejections)
+	jwt := signed.SignedIdentities[0].JWT
+
+	var pub structs.KeyringListPublicResponse
+	must.NoError(t, s.RPC("Keyring.ListPublic", &structs.GenericRequest{}, &pub))
+	must.Len(t, 1, pub.PublicKeys)
+	must.Eq(t, "EdDSA", pub.PublicKeys[0].Algorithm)
+	claims, err := s.encrypter.verifyClaims(jwt, time.Now())
+	must.NoError(t, err)
+	must.Eq(t, alloc.ID, claims.AllocationID)
+	must.Eq(t, alloc.JobID, claims.JobID)
+	must.Eq(t, task, claims.TaskName)
+	must.Eq(t, strings.Join([]string{"global", alloc.Namespace, alloc.JobID, alloc.TaskGroup, task, "default"}, ":"), claims.Subject)
+
+	base := "nomad/jobs/" + alloc.JobID
+	for _, p := range []string{base, base + "/" + alloc.TaskGroup, base + "/" + alloc.TaskGroup + "/" + task, "other/secret"} {
+		_, err := putVar(t, s, structs.VarOpSet, newVar(p, map[string]string{"k": p}), mgmt.SecretID)
+		must.NoError(t, err)
+	}
+	for _, p := range []string{base, base + "/" + alloc.TaskGroup, base + "/" + alloc.TaskGroup + "/" + task} {
+		var read structs.VariablesReadResponse
+		must.NoError(t, s.RPC("Variables.Read", &structs.VariablesReadRequest{Path: p, QueryOptions: structs.QueryOptions{AuthToken: jwt}}, &read))
+		must.Eq(t, p, read.Data.Items["k"])
+	}
+	err = s.RPC("Variables.Read", &structs.VariablesReadRequest{Path: "other/secret", QueryOptions: structs.QueryOptions{AuthToken: jwt}}, &structs.VariablesReadResponse{})
+	must.ErrorIs(t, err, structs.ErrPermissionDenied)
+	_, err = putVar(t, s, structs.VarOpSet, newVar(base, map[string]string{"k": "w"}), jwt)
+	must.ErrorIs(t, err, structs.ErrPermissionDenied, must.Sprint("an identity reads, it does not write"))
+
+	parts := strings.Split(jwt, ".")
+	tampered := parts[0] + "." + b64.EncodeToString([]byte(`{"nomad_namespace":"default","nomad_job_id":"other","nomad_allocation_id":"`+alloc.ID+`"}`)) + "." + parts[2]
+	err = s.RPC("Variables.Read", &structs.VariablesReadRequest{Path: base, QueryOptions: structs.QueryOptions{AuthToken: tampered}}, &structs.VariablesReadResponse{})
+	must.ErrorIs(t, err, structs.ErrPermissionDenied)
+	must.StrContains(t, err.Error(), "invalid workload identity: bad signature")
+	_, err = s.encrypter.verifyClaims(jwt, time.Now().Add(structs.DefaultWorkloadIdentityTTL+time.Second))
+	must.ErrorIs(t, err, ErrInvalidIdentity, must.Sprint("expired"))
+}
