@@ -333,6 +333,9 @@ type TaskGroup struct {
 	// to stop, before it kills the group's tasks; nil means none. A stop
 	// with NoShutdownDelay skips it.
 	ShutdownDelay *time.Duration
+
+	// Services are the group's `service` blocks (see services.go).
+	Services []*Service `json:",omitempty"`
 }
 
 // LookupTask returns the named task, or nil.
@@ -364,6 +367,11 @@ func (tg *TaskGroup) Canonicalize(job *Job) {
 	}
 	for _, t := range tg.Tasks {
 		t.Canonicalize(job, tg)
+	}
+	for _, s := range tg.Services {
+		if s != nil {
+			s.canonicalize()
+		}
 	}
 }
 
@@ -430,6 +438,7 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	}
 	p = append(p, tg.validateNetworks()...)
 	p = append(p, tg.Migrate.validate()...)
+	p = append(p, tg.validateServices()...)
 	seen := map[string]bool{}
 	leaders := 0
 	for i, t := range tg.Tasks {
@@ -477,6 +486,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.Networks = copyNetworks(tg.Networks)
 	n.Migrate = tg.Migrate.Copy()
 	n.ShutdownDelay = copyDuration(tg.ShutdownDelay)
+	n.Services = copyServices(tg.Services)
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {
@@ -525,6 +535,8 @@ type Task struct {
 	LogConfig *LogConfig
 	// DispatchPayload says where a dispatched job's payload is written.
 	DispatchPayload *DispatchPayloadConfig
+	// Services are the task's `service` blocks (see services.go).
+	Services []*Service `json:",omitempty"`
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -543,6 +555,11 @@ func (t *Task) Canonicalize(job *Job, tg *TaskGroup) {
 	}
 	if t.RestartPolicy == nil && tg.RestartPolicy != nil {
 		t.RestartPolicy = tg.RestartPolicy.Copy()
+	}
+	for _, s := range t.Services {
+		if s != nil {
+			s.canonicalize()
+		}
 	}
 }
 
@@ -603,6 +620,7 @@ func (t *Task) Copy() *Task {
 	n.RestartPolicy = t.RestartPolicy.Copy()
 	n.LogConfig = t.LogConfig.Copy()
 	n.DispatchPayload = t.DispatchPayload.Copy()
+	n.Services = copyServices(t.Services)
 	if t.Resources != nil {
 		r := *t.Resources
 		n.Resources = &r
