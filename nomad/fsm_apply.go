@@ -65,6 +65,10 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	structs.NodePoolDeleteRequestType:               decoded((*nomadFSM).applyNodePoolDelete),
 	structs.SiteOutageUpdateRequestType:             decoded((*nomadFSM).applySiteOutageUpdate),
 	structs.SchedulerConfigRequestType:              applySchedulerConfig,
+
+	// The service catalog (issue 20).
+	structs.ServiceRegistrationUpsertRequestType:     decoded((*nomadFSM).applyServiceRegistrationUpsert),
+	structs.ServiceRegistrationDeleteByIDRequestType: decoded((*nomadFSM).applyServiceRegistrationDeleteByID),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

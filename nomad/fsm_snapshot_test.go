@@ -90,6 +90,9 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 		OneTimeToken: &structs.OneTimeToken{OneTimeSecretID: "ott-1", AccessorID: "a-1", ExpiresAt: time.Unix(600, 0).UTC()}})
 	applyEntry(t, leader, 20, structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{
 		Config: structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmBinpack, PauseEvalBroker: true}})
+	applyEntry(t, leader, 21, structs.ServiceRegistrationUpsertRequestType, &structs.ServiceRegistrationUpsertRequest{
+		Services: []*structs.ServiceRegistration{{ID: "_nomad-task-1", ServiceName: "web", Namespace: job.Namespace,
+			NodeID: node.ID, JobID: job.ID, AllocID: alloc.ID, Address: "10.0.0.1", Port: 8080}}})
 
 	want := persisted(t, leader.State())
 	for _, k := range everyKind(t) {

@@ -267,7 +267,8 @@ func errorStatus(err error) (int, string) {
 		errors.Is(err, structs.ErrUnknownACLToken),
 		errors.Is(err, structs.ErrUnknownACLPolicy),
 		errors.Is(err, structs.ErrUnknownNamespace),
-		errors.Is(err, structs.ErrUnknownNodePool):
+		errors.Is(err, structs.ErrUnknownNodePool),
+		errors.Is(err, structs.ErrUnknownServiceRegistration):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, structs.ErrPermissionDenied):
 		return http.StatusForbidden, err.Error()

@@ -72,6 +72,8 @@ func schema() *memdb.DBSchema {
 			TableOneTimeTokens: oneTimeTokenTableSchema(),
 			// The scheduler configuration (one row).
 			TableSchedulerConfig: schedulerConfigTableSchema(),
+			// The catalog of services with provider "nomad".
+			TableServiceRegistrations: serviceRegistrationTableSchema(),
 		},
 	}
 }

@@ -32,6 +32,7 @@ const (
 	SnapshotSiteOutage
 	SnapshotOneTimeToken
 	SnapshotSchedulerConfig
+	SnapshotServiceRegistration
 )
 
 // String names the kind, as error messages show it.
@@ -98,6 +99,7 @@ var snapshotTables = []snapshotTable{
 	snapshotOf[structs.SiteOutage](TableSiteOutages, SnapshotSiteOutage, "SiteOutage", nil),
 	snapshotOf[structs.OneTimeToken](TableOneTimeTokens, SnapshotOneTimeToken, "OneTimeToken", nil),
 	snapshotOf[schedulerConfigRow](TableSchedulerConfig, SnapshotSchedulerConfig, "SchedulerConfig", nil),
+	snapshotOf[structs.ServiceRegistration](TableServiceRegistrations, SnapshotServiceRegistration, "ServiceRegistration", nil),
 }
 
 func tableOf(kind SnapshotKind) (snapshotTable, bool) {

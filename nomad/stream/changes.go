@@ -89,6 +89,10 @@ func fromChange(typ string, c memdb.Change) (Event, bool) {
 		}
 		return Event{Topic: TopicJob, Type: typ, Key: o.ID, Namespace: o.Namespace,
 			Payload: Payload{Job: o, Deleted: deleted}}, true
+	case *structs.ServiceRegistration:
+		return Event{Topic: TopicService, Type: pick(deleted, TypeServiceDeregistration, TypeServiceRegistration),
+			Key: o.ID, Namespace: o.Namespace, FilterKeys: []string{o.JobID, o.ServiceName},
+			Payload: Payload{Service: o}}, true
 	}
 	if deleted {
 		return Event{}, false

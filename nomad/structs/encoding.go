@@ -50,6 +50,8 @@ const (
 	OneTimeTokenUpsertRequestType
 	OneTimeTokenDeleteRequestType
 	SchedulerConfigRequestType
+	ServiceRegistrationUpsertRequestType
+	ServiceRegistrationDeleteByIDRequestType
 )
 
 func (t MessageType) String() string {
@@ -61,7 +63,8 @@ func (t MessageType) String() string {
 		"NamespaceUpsert", "NamespaceDelete", "JobStability", "ScalingEventRegister",
 		"NodePoolUpsert", "NodePoolDelete",
 		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate",
-		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig"}
+		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig",
+		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID"}
 	if int(t) < len(names) {
 		return names[t]
 	}

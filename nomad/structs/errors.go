@@ -64,7 +64,7 @@ var sentinels = []error{
 	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus, ErrScalingBlocked,
 	ErrJobRegistrationDisabled, ErrEvalBrokerNotPaused,
 	ErrTokenNotFound, ErrTokenExpired, ErrOneTimeTokenInvalid, ErrACLBootstrapped, ErrACLDisabled, ErrUnknownACLToken, ErrUnknownACLPolicy,
-	ErrUnknownNamespace, ErrUnknownNodePool,
+	ErrUnknownNamespace, ErrUnknownNodePool, ErrUnknownServiceRegistration,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval, ErrUnknownDeployment,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
 	ErrUnknownPeer, ErrServerShutdown,
