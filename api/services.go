@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"time"
 )
@@ -202,4 +203,69 @@ func (s *Service) Copy() *Service {
 		}
 	}
 	return &out
+}
+
+// Statuses of a ServiceRegistration (ours; see structs).
+const (
+	ServiceRegistrationStatusActive  = "active"
+	ServiceRegistrationStatusUnknown = "unknown"
+)
+
+// ServiceRegistration is one instance of a service in the catalog, as
+// upstream's; Status is ours: "unknown" while the instance's allocation
+// is unknown (its node cut off), "active" otherwise.
+type ServiceRegistration struct {
+	ID          string
+	ServiceName string
+	Namespace   string
+	NodeID      string
+	Datacenter  string
+	JobID       string
+	AllocID     string
+	Tags        []string
+	Address     string
+	Port        int
+	Status      string `json:",omitempty"`
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// ServiceRegistrationListStub is one namespace's services.
+type ServiceRegistrationListStub struct {
+	Namespace string
+	Services  []*ServiceRegistrationStub
+}
+
+// ServiceRegistrationStub is a service's name and its instances' tags.
+type ServiceRegistrationStub struct {
+	ServiceName string
+	Tags        []string
+}
+
+// Services is the service catalog endpoint.
+type Services struct {
+	client *Client
+}
+
+// Services returns the service catalog endpoint.
+func (c *Client) Services() *Services { return &Services{client: c} }
+
+// List returns the services of the query's namespace ("*" for all).
+func (s *Services) List(q *QueryOptions) ([]*ServiceRegistrationListStub, *QueryMeta, error) {
+	var out []*ServiceRegistrationListStub
+	qm, err := s.client.query("/v1/services", &out, q)
+	return out, qm, err
+}
+
+// Get returns a service's instances. q.Params may carry filter, choose
+// and include_unknown.
+func (s *Services) Get(serviceName string, q *QueryOptions) ([]*ServiceRegistration, *QueryMeta, error) {
+	var out []*ServiceRegistration
+	qm, err := s.client.query("/v1/service/"+pathID(serviceName), &out, q)
+	return out, qm, err
+}
+
+// Delete removes one instance.
+func (s *Services) Delete(serviceName, id string, w *WriteOptions) (*WriteMeta, error) {
+	return s.client.write(http.MethodDelete, "/v1/service/"+pathID(serviceName)+"/"+pathID(id), nil, nil, w)
 }

@@ -60,6 +60,9 @@ type Config struct {
 	// until then its dead tasks restart before any server answers, and
 	// then it is stopped. Zero means they wait for the servers.
 	OfflineRestartUntil time.Time
+	// Services registers the allocation's services (provider "nomad")
+	// in the servers' catalog; nil registers nothing.
+	Services ServiceRegistrar
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -85,6 +88,7 @@ type AllocRunner struct {
 	stateMu    sync.Mutex
 	autoKilled bool          // a dead leader or a failed task has killed the others
 	health     healthTracker // guarded by stateMu
+	services   *serviceHook
 
 	restored bool
 	gate     *offlineGate
@@ -142,6 +146,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 		waitCh:       make(chan struct{}),
 	}
 	ar.gate = newOfflineGate(cfg, ar.serverStopped)
+	ar.services = newServiceHook(ar.logger, clk, cfg.Services, cfg.Node, ar.allocDir)
 	for _, task := range tg.Tasks {
 		d, derr := cfg.Drivers.Driver(task.Driver)
 		if derr != nil {
@@ -343,6 +348,7 @@ func (ar *AllocRunner) updateState() {
 	alloc := ar.alloc
 	ar.mu.Unlock()
 	deployment := ar.judgeHealthLocked(alloc, states)
+	ar.services.observe(alloc, status)
 
 	if ar.updater == nil {
 		return
@@ -536,6 +542,7 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 		}
 		if stop {
 			ar.logger.Debug("allocation stopped by the server", "desired_status", alloc.DesiredStatus)
+			ar.services.deregister()
 			if !ar.waitGroupShutdownDelay() {
 				return
 			}
@@ -568,6 +575,7 @@ func newDisconnect(old, next *structs.Allocation) bool {
 func (ar *AllocRunner) Shutdown() {
 	ar.shutdownOnce.Do(func() {
 		close(ar.shutdownCh)
+		ar.services.shutdown()
 		for _, tr := range ar.tasks {
 			tr.Shutdown()
 		}
