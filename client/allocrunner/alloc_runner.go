@@ -592,6 +592,9 @@ func (ar *AllocRunner) Destroy() {
 		ar.destroying.Store(true)
 		ar.killTasks(nil)
 		<-ar.waitCh
+		// The instances' deregistration had its attempt; the servers
+		// drop them with the allocation's terminal status anyway.
+		ar.services.shutdown()
 		if err := ar.allocDir.Destroy(); err != nil {
 			ar.logger.Warn("failed to remove alloc dir", "error", err)
 		}
