@@ -30,6 +30,9 @@ var msgTypeEvents = map[structs.MessageType]string{
 	structs.DeploymentStatusUpdateRequestType:       TypeDeploymentUpdate,
 	structs.DeploymentPromoteRequestType:            TypeDeploymentPromotion,
 	structs.DeploymentAllocHealthRequestType:        TypeDeploymentAllocHealth,
+
+	structs.ServiceRegistrationUpsertRequestType:     TypeServiceRegistration,
+	structs.ServiceRegistrationDeleteByIDRequestType: TypeServiceDeregistration,
 }
 
 // FromEntry turns the committed changes of one raft entry into its batch
