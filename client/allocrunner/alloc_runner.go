@@ -529,6 +529,10 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 		// An in-place update moved it into a deployment: judge its health.
 		go ar.requestUpdate()
 	}
+	if !stop && ar.started.Load() {
+		// An in-place update may change the services (tags, a new one).
+		ar.services.observe(alloc, ar.ClientStatus())
+	}
 	if !reconnected && !stop {
 		return
 	}

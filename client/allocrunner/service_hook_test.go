@@ -174,3 +174,43 @@ func TestServiceHook_DeregistersBeforeShutdownDelay(t *testing.T) {
 		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusComplete)
 	})
 }
+
+// TestServiceHook_InPlaceUpdateReregisters checks that a new job version
+// applied in place (the scheduler does not replace an allocation for a
+// service change) reaches the catalog: the changed tags are registered
+// without a restart of the task.
+func TestServiceHook_InPlaceUpdateReregisters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		reg := &fakeRegistrar{}
+		a := serviceAlloc(map[string]any{"run_for": "1h"})
+		ar := serviceRunner(t, h, a, reg)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		synctest.Wait()
+		n, _ := reg.calls()
+		must.Eq(t, 1, n)
+
+		next := a.Copy()
+		next.Job = a.Job.Copy()
+		next.Job.Version++
+		next.Job.TaskGroups[0].Services[0].Tags = []string{"v2"}
+		next.AllocModifyIndex++
+		ar.Update(next)
+		synctest.Wait()
+		reg.mu.Lock()
+		last := reg.upserts[len(reg.upserts)-1]
+		count := len(reg.upserts)
+		reg.mu.Unlock()
+		must.Eq(t, 2, count)
+		var tags []string
+		for _, r := range last {
+			if r.ServiceName == "my-job-web" {
+				tags = r.Tags
+			}
+		}
+		must.Eq(t, []string{"v2"}, tags)
+		must.Eq(t, uint64(0), ar.Alloc().TaskStates["web"].Restarts)
+	})
+}
