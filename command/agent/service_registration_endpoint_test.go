@@ -67,7 +67,7 @@ func TestHTTP_OfficialClientServices(t *testing.T) {
 	}
 	alloc, _, err := c.Allocations().Info(regs[0].AllocID, nil)
 	must.NoError(t, err)
-	must.Eq(t, alloc.Resources.Networks[0].DynamicPorts[0].Value, regs[0].Port)
+	must.Eq(t, alloc.AllocatedResources.Shared.Ports[0].Value, regs[0].Port)
 
 	list, _, err := c.Services().List(nil)
 	must.NoError(t, err)
