@@ -49,6 +49,7 @@ func populated(t *testing.T) *StateStore {
 	paused.PauseEvalBroker = true
 	_, err := s.SchedulerSetConfig(23, paused, false)
 	must.NoError(t, err)
+	must.NoError(t, s.UpsertServiceRegistrations(24, []*structs.ServiceRegistration{regFor(allocs[2], "web", 8080)}))
 	return s
 }
 
