@@ -77,7 +77,7 @@ func fullService(name string) *structs.Service {
 			Timeout: 2 * time.Second, InitialStatus: structs.CheckStatusWarning, TLSSkipVerify: true,
 			Expose: true, SuccessBeforePassing: 2, FailuresBeforeCritical: 3, OnUpdate: structs.OnUpdateIgnore,
 			CheckRestart: &structs.CheckRestart{Limit: 3, Grace: time.Minute, IgnoreWarnings: true},
-			TaskName: name,
+			TaskName:     name,
 		}},
 	}
 }
