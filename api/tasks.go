@@ -67,6 +67,9 @@ type TaskGroup struct {
 
 	// Networks is the group's `network` block.
 	Networks []*NetworkResource `json:",omitempty"`
+
+	// Services are the group's `service` blocks (see services.go).
+	Services []*Service `json:",omitempty"`
 }
 
 // NewTaskGroup returns a group with a name and a count.
@@ -118,6 +121,9 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 
 	for _, t := range g.Tasks {
 		t.Canonicalize(g, job)
+	}
+	for _, s := range g.Services {
+		s.Canonicalize(nil, g, job)
 	}
 	for _, a := range g.Affinities {
 		a.Canonicalize()
@@ -202,6 +208,8 @@ type Task struct {
 	Artifacts []*TaskArtifact `json:",omitempty"`
 	// Lifecycle is the `lifecycle` block; nil for a main task.
 	Lifecycle *TaskLifecycle
+	// Services are the task's `service` blocks (see services.go).
+	Services []*Service `json:",omitempty"`
 }
 
 // LogConfig is a task's `logs` block, as upstream's.
@@ -242,7 +250,10 @@ func (t *Task) SetConfig(key string, val any) *Task {
 // Canonicalize fills in the task's defaults. A task inherits its group's
 // (canonical) restart policy, with its own fields layered on top, so the
 // group must be canonicalized first, as TaskGroup.Canonicalize does.
-func (t *Task) Canonicalize(g *TaskGroup, _ *Job) {
+func (t *Task) Canonicalize(g *TaskGroup, job *Job) {
+	for _, s := range t.Services {
+		s.Canonicalize(t, g, job)
+	}
 	if t.Resources == nil {
 		t.Resources = &Resources{}
 	}

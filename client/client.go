@@ -335,6 +335,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 
 		ServersContacted:    c.contacted,
 		OfflineRestartUntil: offlineUntil,
+		Services:            serviceRegistrar{c},
 	})
 }
 

@@ -108,6 +108,11 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"deployment pause":   func() (cli.Command, error) { return newDeploymentPause(m(), true), nil },
 		"deployment resume":  func() (cli.Command, error) { return newDeploymentPause(m(), false), nil },
 
+		"service":        func() (cli.Command, error) { return &ServiceCommand{Meta: m()}, nil },
+		"service list":   func() (cli.Command, error) { return &ServiceListCommand{Meta: m()}, nil },
+		"service info":   func() (cli.Command, error) { return &ServiceInfoCommand{Meta: m()}, nil },
+		"service delete": func() (cli.Command, error) { return &ServiceDeleteCommand{Meta: m()}, nil },
+
 		"eval":        func() (cli.Command, error) { return &EvalCommand{Meta: m()}, nil },
 		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m()}, nil },
 

@@ -2,9 +2,10 @@
 //
 // It accepts upstream Nomad's job file syntax for the blocks this project
 // implements (job, group, task, constraint, affinity, restart, reschedule,
-// ephemeral_disk, disconnect, update, resources, config, env, meta, artifact) and rejects
-// everything else. The rejection is the point: an operator who copies a job
-// file with a `service` block from an upstream cluster must be
+// ephemeral_disk, disconnect, update, resources, config, env, meta, artifact,
+// lifecycle, service, check, check_restart) and rejects everything else. The
+// rejection is the point: an operator who copies a job file with a `volume`
+// block, or a service with provider = "consul", from an upstream cluster must be
 // told, with file:line:column, that the block does nothing here, rather
 // than find out in production that it was silently dropped.
 //

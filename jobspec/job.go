@@ -148,6 +148,9 @@ func (p *parser) group(b *hclsyntax.Block, name string) *api.TaskGroup {
 			"task": {label: "task name", multi: true, decode: func(b *hclsyntax.Block, name string) {
 				g.Tasks = append(g.Tasks, p.task(b, name))
 			}},
+			"service": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
+				g.Services = append(g.Services, p.service(b, where))
+			}},
 		},
 	})
 	return g
@@ -211,6 +214,9 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 				t.Artifacts = append(t.Artifacts, p.artifact(b, where))
 			}},
 			"lifecycle": {decode: func(b *hclsyntax.Block, _ string) { t.Lifecycle = p.lifecycle(b, where) }},
+			"service": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
+				t.Services = append(t.Services, p.service(b, where))
+			}},
 			"constraint": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				if c := p.constraint(b, where); c != nil {
 					t.Constraints = append(t.Constraints, c)

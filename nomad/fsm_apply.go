@@ -67,6 +67,10 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	structs.SchedulerConfigRequestType:              applySchedulerConfig,
 	structs.VarApplyStateRequestType:                applyVarState,
 	structs.RootKeyMetaUpsertRequestType:            decoded((*nomadFSM).applyRootKeyMetaUpsert),
+
+	// The service catalog (issue 20).
+	structs.ServiceRegistrationUpsertRequestType:     decoded((*nomadFSM).applyServiceRegistrationUpsert),
+	structs.ServiceRegistrationDeleteByIDRequestType: decoded((*nomadFSM).applyServiceRegistrationDeleteByID),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

@@ -95,6 +95,9 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 			VariableData: structs.VariableData{Data: []byte("sealed"), KeyID: "k1"}}})
 	applyEntry(t, leader, 22, structs.RootKeyMetaUpsertRequestType, &structs.KeyringUpdateRootKeyMetaRequest{
 		RootKeyMeta: &structs.RootKeyMeta{KeyID: "k1", Algorithm: structs.EncryptionAlgorithmAES256GCM, State: structs.RootKeyStateActive}})
+	applyEntry(t, leader, 23, structs.ServiceRegistrationUpsertRequestType, &structs.ServiceRegistrationUpsertRequest{
+		Services: []*structs.ServiceRegistration{{ID: "_nomad-task-1", ServiceName: "web", Namespace: job.Namespace,
+			NodeID: node.ID, JobID: job.ID, AllocID: alloc.ID, Address: "10.0.0.1", Port: 8080}}})
 
 	want := persisted(t, leader.State())
 	for _, k := range everyKind(t) {

@@ -256,6 +256,8 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"Deployment": &Deployment{srv: s},
 		"Variables":  &Variables{srv: s},
 		"Keyring":    &Keyring{srv: s, peer: peer},
+		// The service catalog (services with provider "nomad").
+		"ServiceRegistration": &ServiceRegistration{srv: s},
 	} {
 		if err := srv.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)

@@ -64,6 +64,9 @@ type Config struct {
 	// Artifacts fetches the tasks' artifacts (the client's artifact
 	// block and cache); nil: defaults, no cache.
 	Artifacts *getter.Getter
+	// Services registers the allocation's services (provider "nomad")
+	// in the servers' catalog; nil registers nothing.
+	Services ServiceRegistrar
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -91,6 +94,7 @@ type AllocRunner struct {
 	stateMu    sync.Mutex
 	autoKilled bool          // a dead leader or a failed task has killed the others
 	health     healthTracker // guarded by stateMu
+	services   *serviceHook
 
 	restored bool
 	gate     *offlineGate
@@ -155,6 +159,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 	}
 	ar.gate = newOfflineGate(cfg, ar.serverStopped)
 	ar.lifecycle = newCoordinator(tg.Tasks)
+	ar.services = newServiceHook(ar.logger, clk, cfg.Services, cfg.Node, ar.allocDir)
 	for _, task := range tg.Tasks {
 		d, derr := cfg.Drivers.Driver(task.Driver)
 		if derr != nil {
@@ -372,6 +377,7 @@ func (ar *AllocRunner) updateState() {
 	alloc := ar.alloc
 	ar.mu.Unlock()
 	deployment := ar.judgeHealthLocked(alloc, ar.lifecycle.statusStates(states, true))
+	ar.services.observe(alloc, status)
 
 	if ar.updater == nil {
 		return
@@ -624,6 +630,10 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 		// An in-place update moved it into a deployment: judge its health.
 		go ar.requestUpdate()
 	}
+	if !stop && ar.started.Load() {
+		// An in-place update may change the services (tags, a new one).
+		ar.services.observe(alloc, ar.ClientStatus())
+	}
 	if !reconnected && !stop {
 		return
 	}
@@ -637,6 +647,7 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 		}
 		if stop {
 			ar.logger.Debug("allocation stopped by the server", "desired_status", alloc.DesiredStatus)
+			ar.services.deregister()
 			if !ar.waitGroupShutdownDelay() {
 				return
 			}
@@ -669,6 +680,7 @@ func newDisconnect(old, next *structs.Allocation) bool {
 func (ar *AllocRunner) Shutdown() {
 	ar.shutdownOnce.Do(func() {
 		close(ar.shutdownCh)
+		ar.services.shutdown()
 		for _, tr := range ar.tasks {
 			tr.Shutdown()
 		}
@@ -686,6 +698,9 @@ func (ar *AllocRunner) Destroy() {
 		ar.cutShutdownDelays()
 		ar.killTasks(nil)
 		<-ar.waitCh
+		// The instances' deregistration had its attempt; the servers
+		// drop them with the allocation's terminal status anyway.
+		ar.services.shutdown()
 		if err := ar.allocDir.Destroy(); err != nil {
 			ar.logger.Warn("failed to remove alloc dir", "error", err)
 		}

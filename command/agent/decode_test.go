@@ -60,9 +60,9 @@ func TestDecodeBody_UnknownFieldWithValue(t *testing.T) {
 	// Every unknown field is named at once, in a stable order, so the user
 	// fixes them in one round trip (the official client's Canonicalize
 	// fills several).
-	err = decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Services": [{"Name": "s"}], "Scaling": {"Min": 1}}]}}`, &got)
+	err = decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Consul": {"Namespace": "x"}, "Scaling": {"Min": 1}}]}}`, &got)
 	must.Error(t, err)
-	must.StrContains(t, err.Error(), `unknown fields ["Job.TaskGroups[0].Scaling" "Job.TaskGroups[0].Services"]`)
+	must.StrContains(t, err.Error(), `unknown fields ["Job.TaskGroups[0].Consul" "Job.TaskGroups[0].Scaling"]`)
 }
 
 // Malformed JSON and wrong types are 400s that say what is wrong and where.

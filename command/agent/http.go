@@ -99,6 +99,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	s.jobLifecycleRoutes(handle)
 	s.jobDispatchRoutes(handle)
 	s.deploymentRoutes(handle)
+	s.serviceRoutes(handle)
 
 	handle("GET /v1/allocations", s.allocList)
 	handle("GET /v1/allocation/{id}", s.allocGet)
@@ -269,7 +270,8 @@ func errorStatus(err error) (int, string) {
 		errors.Is(err, structs.ErrUnknownACLPolicy),
 		errors.Is(err, structs.ErrUnknownNamespace),
 		errors.Is(err, structs.ErrUnknownNodePool),
-		errors.Is(err, structs.ErrVariableNotFound):
+		errors.Is(err, structs.ErrVariableNotFound),
+		errors.Is(err, structs.ErrUnknownServiceRegistration):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, structs.ErrPermissionDenied):
 		return http.StatusForbidden, err.Error()

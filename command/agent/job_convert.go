@@ -59,6 +59,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		Update:                    convertUpdate(g.Update),
 		Migrate:                   convertMigrate(g.Migrate),
 		ShutdownDelay:             clonePtr(g.ShutdownDelay),
+		Services:                  convertServices(g.Services),
 	}
 	if d := g.EphemeralDisk; d != nil {
 		out.EphemeralDisk = &structs.EphemeralDisk{
@@ -117,6 +118,7 @@ func convertTask(t *api.Task) *structs.Task {
 		KillSignal:    t.KillSignal,
 		ShutdownDelay: t.ShutdownDelay,
 		Leader:        t.Leader,
+		Services:      convertServices(t.Services),
 	}
 	if d := t.DispatchPayload; d != nil {
 		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}

@@ -106,8 +106,8 @@ func TestDevAgent_BadJobFile(t *testing.T) {
   group "g" {
     task "t" {
       driver = "raw_exec"
-      service {
-        name = "web"
+      vault {
+        policies = ["web"]
       }
     }
   }
@@ -116,7 +116,7 @@ func TestDevAgent_BadJobFile(t *testing.T) {
 	out, code := a.Nomad("job", "run", bad)
 	must.Eq(t, 1, code, must.Sprint(out))
 	must.StrContains(t, out, "bad.nomad.hcl:5:7")
-	must.StrContains(t, out, `"service"`)
+	must.StrContains(t, out, `"vault"`)
 
 	var jobs []struct{ ID string }
 	must.NoError(t, a.GetJSON("/v1/jobs", &jobs))

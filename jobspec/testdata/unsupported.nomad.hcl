@@ -12,7 +12,7 @@ job "example" {
     task "web" {
       driver = "docker"
       service {
-        name = "web"
+        provider = "consul"
       }
       kind = "web"
       template {

@@ -446,6 +446,9 @@ func storeAllocTxn(txn *writeTxn, index uint64, alloc, existing *structs.Allocat
 	if err := updateSummaryWithAllocTxn(txn, index, alloc, existing); err != nil {
 		return err
 	}
+	if err := syncServicesWithAllocTxn(txn, index, alloc, existing); err != nil {
+		return err
+	}
 	return txn.Insert(TableAllocs, alloc)
 }
 

@@ -174,6 +174,9 @@ func deleteEvalsTxn(txn *writeTxn, index uint64, evalIDs, allocIDs []string) err
 		if err := uncountDeletedAllocTxn(txn, index, alloc); err != nil {
 			return err
 		}
+		if err := deleteServicesByAllocTxn(txn, alloc.ID); err != nil {
+			return err
+		}
 		if err := txn.Delete(TableAllocs, alloc); err != nil {
 			return err
 		}

@@ -75,6 +75,8 @@ func schema() *memdb.DBSchema {
 			// Variables (items encrypted) and root key metadata.
 			TableVariables: variablesTableSchema(),
 			TableRootKeys:  rootKeysTableSchema(),
+			// The catalog of services with provider "nomad".
+			TableServiceRegistrations: serviceRegistrationTableSchema(),
 		},
 	}
 }

@@ -34,6 +34,7 @@ const (
 	SnapshotSchedulerConfig
 	SnapshotVariable
 	SnapshotRootKeyMeta
+	SnapshotServiceRegistration
 )
 
 // String names the kind, as error messages show it.
@@ -102,6 +103,7 @@ var snapshotTables = []snapshotTable{
 	snapshotOf[schedulerConfigRow](TableSchedulerConfig, SnapshotSchedulerConfig, "SchedulerConfig", nil),
 	snapshotOf[structs.VariableEncrypted](TableVariables, SnapshotVariable, "Variable", nil),
 	snapshotOf[structs.RootKeyMeta](TableRootKeys, SnapshotRootKeyMeta, "RootKeyMeta", nil),
+	snapshotOf[structs.ServiceRegistration](TableServiceRegistrations, SnapshotServiceRegistration, "ServiceRegistration", nil),
 }
 
 func tableOf(kind SnapshotKind) (snapshotTable, bool) {

@@ -30,6 +30,9 @@ var msgTypeEvents = map[structs.MessageType]string{
 	structs.DeploymentStatusUpdateRequestType:       TypeDeploymentUpdate,
 	structs.DeploymentPromoteRequestType:            TypeDeploymentPromotion,
 	structs.DeploymentAllocHealthRequestType:        TypeDeploymentAllocHealth,
+
+	structs.ServiceRegistrationUpsertRequestType:     TypeServiceRegistration,
+	structs.ServiceRegistrationDeleteByIDRequestType: TypeServiceDeregistration,
 }
 
 // FromEntry turns the committed changes of one raft entry into its batch
@@ -89,6 +92,10 @@ func fromChange(typ string, c memdb.Change) (Event, bool) {
 		}
 		return Event{Topic: TopicJob, Type: typ, Key: o.ID, Namespace: o.Namespace,
 			Payload: Payload{Job: o, Deleted: deleted}}, true
+	case *structs.ServiceRegistration:
+		return Event{Topic: TopicService, Type: pick(deleted, TypeServiceDeregistration, TypeServiceRegistration),
+			Key: o.ID, Namespace: o.Namespace, FilterKeys: []string{o.JobID, o.ServiceName},
+			Payload: Payload{Service: o}}, true
 	}
 	if deleted {
 		return Event{}, false

@@ -14,10 +14,11 @@ const (
 	TopicNode       Topic = "Node"
 	TopicEvaluation Topic = "Evaluation"
 	TopicDeployment Topic = "Deployment"
+	TopicService    Topic = "Service"
 )
 
 // Topics lists the topics a subscription may name, TopicAll aside.
-var Topics = []Topic{TopicJob, TopicAllocation, TopicNode, TopicEvaluation, TopicDeployment}
+var Topics = []Topic{TopicJob, TopicAllocation, TopicNode, TopicEvaluation, TopicDeployment, TopicService}
 
 // Event types, as upstream names them, for what this server produces.
 const (
@@ -42,6 +43,12 @@ const (
 	TypeDeploymentUpdate      = "DeploymentStatusUpdate"
 	TypeDeploymentPromotion   = "DeploymentPromotion"
 	TypeDeploymentAllocHealth = "DeploymentAllocHealth"
+
+	// A service instance written or changed (its status), and removed
+	// (deleted, or its allocation stopped or collected), whatever entry
+	// did it.
+	TypeServiceRegistration   = "ServiceRegistration"
+	TypeServiceDeregistration = "ServiceDeregistration"
 )
 
 // Event is one changed object. Key is its ID; FilterKeys are other IDs a
@@ -69,6 +76,8 @@ type Payload struct {
 	Allocation *structs.Allocation `json:",omitempty"`
 	Evaluation *structs.Evaluation `json:",omitempty"`
 	Deployment *structs.Deployment `json:",omitempty"`
+	// Service is a service instance, as upstream's payload names it.
+	Service *structs.ServiceRegistration `json:",omitempty"`
 	// Deleted marks a job removed from the state (a purge), not only
 	// stopped.
 	Deleted bool `json:",omitempty"`

@@ -52,6 +52,8 @@ const (
 	SchedulerConfigRequestType
 	VarApplyStateRequestType
 	RootKeyMetaUpsertRequestType
+	ServiceRegistrationUpsertRequestType
+	ServiceRegistrationDeleteByIDRequestType
 )
 
 func (t MessageType) String() string {
@@ -64,7 +66,8 @@ func (t MessageType) String() string {
 		"NodePoolUpsert", "NodePoolDelete",
 		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate",
 		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig",
-		"VarApplyState", "RootKeyMetaUpsert"}
+		"VarApplyState", "RootKeyMetaUpsert",
+		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID"}
 	if int(t) < len(names) {
 		return names[t]
 	}

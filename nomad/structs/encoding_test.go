@@ -171,6 +171,31 @@ func raftRequests() map[structs.MessageType]any {
 			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "dep-1", Status: "failed", StatusDescription: "bad"},
 			Job:              fullJob(), Eval: fullEval(),
 		},
+		structs.ServiceRegistrationUpsertRequestType: &structs.ServiceRegistrationUpsertRequest{
+			Services: []*structs.ServiceRegistration{{ID: "_nomad-task-a1-group-web-api-http", ServiceName: "api",
+				Namespace: "default", NodeID: "node-1", Datacenter: "dc1", JobID: "web", AllocID: "a1",
+				Tags: []string{"v1"}, Address: "10.0.0.1", Port: 8080, Status: structs.ServiceRegistrationStatusActive,
+				CreateIndex: 3, ModifyIndex: 4}},
+			NodeID: "node-1", WriteRequest: fullWriteRequest(),
+		},
+		structs.ServiceRegistrationDeleteByIDRequestType: &structs.ServiceRegistrationDeleteByIDRequest{
+			ID: "_nomad-task-a1-group-web-api-http", NodeID: "node-1", WriteRequest: fullWriteRequest(),
+		},
+		structs.VarApplyStateRequestType: &structs.VarApplyStateRequest{
+			Op: structs.VarOpSet, Now: t0.UnixNano(), Expired: true, LockDelayUntil: t0.UnixNano() + 1,
+			Var: &structs.VariableEncrypted{
+				VariableMetadata: structs.VariableMetadata{Namespace: "default", Path: "app/db",
+					Lock:        &structs.VariableLock{ID: "lock-1", TTL: time.Minute, LockDelay: time.Second},
+					CreateIndex: 3, CreateTime: t0.UnixNano(), ModifyIndex: 4, ModifyTime: t0.UnixNano()},
+				VariableData:   structs.VariableData{Data: []byte("sealed"), KeyID: "k1"},
+				LockDelayUntil: t0.UnixNano() + 2,
+			},
+		},
+		structs.RootKeyMetaUpsertRequestType: &structs.KeyringUpdateRootKeyMetaRequest{
+			RootKeyMeta: &structs.RootKeyMeta{KeyID: "k1", Algorithm: structs.EncryptionAlgorithmAES256GCM,
+				CreateTime: t0.UnixNano(), CreateIndex: 5, ModifyIndex: 6, State: structs.RootKeyStateActive, PublishTime: t0.UnixNano()},
+			Rekey: true, WriteRequest: fullWriteRequest(),
+		},
 		structs.SiteOutageUpdateRequestType: &structs.SiteOutageUpdateRequest{
 			Declare: []*structs.SiteOutage{{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1", DeclaredAt: t0.UnixNano(),
 				Disconnected: 6, Nodes: 8, Window: time.Minute, CreateIndex: 7, ModifyIndex: 8}},
@@ -187,7 +212,7 @@ func raftRequests() map[structs.MessageType]any {
 // so a field msgpack drops would make servers disagree after a restart.
 func TestEncode_RaftRequestsRoundTrip(t *testing.T) {
 	reqs := raftRequests()
-	for mt := structs.NodeRegisterRequestType; mt <= structs.SchedulerConfigRequestType; mt++ {
+	for mt := structs.NodeRegisterRequestType; mt <= structs.ServiceRegistrationDeleteByIDRequestType; mt++ {
 		t.Run(mt.String(), func(t *testing.T) {
 			req, ok := reqs[mt]
 			must.True(t, ok, must.Sprintf("no request for message type %s: add it to raftRequests", mt))

@@ -64,7 +64,7 @@ var sentinels = []error{
 	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus, ErrScalingBlocked,
 	ErrJobRegistrationDisabled, ErrEvalBrokerNotPaused,
 	ErrTokenNotFound, ErrTokenExpired, ErrOneTimeTokenInvalid, ErrACLBootstrapped, ErrACLDisabled, ErrUnknownACLToken, ErrUnknownACLPolicy,
-	ErrUnknownNamespace, ErrUnknownNodePool,
+	ErrUnknownNamespace, ErrUnknownNodePool, ErrUnknownServiceRegistration,
 	ErrVariableTooLarge, ErrVariableNotFound, ErrLockConflict, ErrUnknownRootKey,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval, ErrUnknownDeployment,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,

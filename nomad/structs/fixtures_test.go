@@ -64,6 +64,26 @@ func fullTask(name string) *structs.Task {
 			GetterHeaders: map[string]string{"X-Edge": "1"}, GetterMode: "dir", RelativeDest: "local/app",
 		}},
 		Lifecycle: &structs.TaskLifecycleConfig{Hook: structs.TaskLifecycleHookPrestart, Sidecar: true},
+		Services:  []*structs.Service{fullService(name)},
+	}
+}
+
+// fullService is a service with every field set, and one check likewise.
+func fullService(name string) *structs.Service {
+	return &structs.Service{
+		Name: name + "-svc", Tags: []string{"v1"}, CanaryTags: []string{"canary"}, PortLabel: "http",
+		AddressMode: structs.AddressModeHost, Address: "10.0.0.1", Meta: map[string]string{"m": "1"},
+		CanaryMeta: map[string]string{"c": "1"}, TaskName: name, OnUpdate: structs.OnUpdateIgnoreWarn,
+		Provider: structs.ServiceProviderNomad,
+		Checks: []*structs.ServiceCheck{{
+			Name: "alive", Type: structs.ServiceCheckHTTP, Command: "/bin/check", Args: []string{"-q"},
+			Path: "/health", Protocol: "https", PortLabel: "http", AddressMode: structs.AddressModeHost,
+			Method: "GET", Header: map[string][]string{"X": {"y"}}, Interval: 10 * time.Second,
+			Timeout: 2 * time.Second, InitialStatus: structs.CheckStatusWarning, TLSSkipVerify: true,
+			Expose: true, SuccessBeforePassing: 2, FailuresBeforeCritical: 3, OnUpdate: structs.OnUpdateIgnore,
+			CheckRestart: &structs.CheckRestart{Limit: 3, Grace: time.Minute, IgnoreWarnings: true},
+			TaskName:     name,
+		}},
 	}
 }
 
@@ -99,6 +119,7 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 			ReservedPorts: []structs.Port{{Label: "admin", Value: 9090, To: 90, HostNetwork: "default"}},
 			DynamicPorts:  []structs.Port{{Label: "http", Value: 1, To: 8080, HostNetwork: "default"}},
 		}},
+		Services: []*structs.Service{fullService(name)},
 	}
 }
 

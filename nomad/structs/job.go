@@ -333,6 +333,9 @@ type TaskGroup struct {
 	// to stop, before it kills the group's tasks; nil means none. A stop
 	// with NoShutdownDelay skips it.
 	ShutdownDelay *time.Duration
+
+	// Services are the group's `service` blocks (see services.go).
+	Services []*Service `json:",omitempty"`
 }
 
 // LookupTask returns the named task, or nil.
@@ -364,6 +367,11 @@ func (tg *TaskGroup) Canonicalize(job *Job) {
 	}
 	for _, t := range tg.Tasks {
 		t.Canonicalize(job, tg)
+	}
+	for _, s := range tg.Services {
+		if s != nil {
+			s.canonicalize()
+		}
 	}
 }
 
@@ -430,6 +438,7 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	}
 	p = append(p, tg.validateNetworks()...)
 	p = append(p, tg.Migrate.validate()...)
+	p = append(p, tg.validateServices()...)
 	seen := map[string]bool{}
 	leaders := 0
 	for i, t := range tg.Tasks {
@@ -478,6 +487,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.Networks = copyNetworks(tg.Networks)
 	n.Migrate = tg.Migrate.Copy()
 	n.ShutdownDelay = copyDuration(tg.ShutdownDelay)
+	n.Services = copyServices(tg.Services)
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {
@@ -530,6 +540,8 @@ type Task struct {
 	Artifacts []*TaskArtifact
 	// Lifecycle is the `lifecycle` block; nil for a main task.
 	Lifecycle *TaskLifecycleConfig
+	// Services are the task's `service` blocks (see services.go).
+	Services []*Service `json:",omitempty"`
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -548,6 +560,11 @@ func (t *Task) Canonicalize(job *Job, tg *TaskGroup) {
 	}
 	if t.RestartPolicy == nil && tg.RestartPolicy != nil {
 		t.RestartPolicy = tg.RestartPolicy.Copy()
+	}
+	for _, s := range t.Services {
+		if s != nil {
+			s.canonicalize()
+		}
 	}
 }
 
@@ -618,6 +635,7 @@ func (t *Task) Copy() *Task {
 	n.DispatchPayload = t.DispatchPayload.Copy()
 	n.Artifacts = copyArtifacts(t.Artifacts)
 	n.Lifecycle = t.Lifecycle.Copy()
+	n.Services = copyServices(t.Services)
 	if t.Resources != nil {
 		r := *t.Resources
 		n.Resources = &r
