@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -135,9 +136,9 @@ func New(cfg Config) *Runner {
 }
 
 // Set makes checks the running set: checks no longer listed stop, new
-// ones start with their initial status, and those still listed keep
-// their state and goroutine (an in-place update that keeps a check does
-// not reset it). After Stop it does nothing.
+// ones start with their initial status, and those still listed unchanged
+// keep their state and goroutine (an in-place update that keeps a check
+// does not reset it). After Stop it does nothing.
 func (r *Runner) Set(checks []Check) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -149,7 +150,8 @@ func (r *Runner) Set(checks []Check) {
 		want[ID(r.cfg.AllocID, c)] = c
 	}
 	for id, st := range r.checks {
-		if _, ok := want[id]; !ok {
+		// A check whose definition or address changed starts afresh.
+		if c, ok := want[id]; !ok || c.Address != st.check.Address || !reflect.DeepEqual(c.Spec, st.check.Spec) {
 			st.cancel()
 			delete(r.checks, id)
 		}

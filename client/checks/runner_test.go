@@ -266,7 +266,7 @@ func TestCheckRestart_LimitAfterGrace(t *testing.T) {
 }
 
 // TestSet_KeepsRemovesStops checks that Set keeps a check's state across
-// an update that keeps it, stops removed checks' goroutines, and that
+// an update that keeps it, restarts a changed one, stops removed checks' goroutines, and that
 // Stop ends every goroutine (synctest fails on a leaked one).
 func TestSet_KeepsRemovesStops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -282,6 +282,12 @@ func TestSet_KeepsRemovesStops(t *testing.T) {
 		must.EqOp(t, 2, a.calls) // kept: its second run on the interval
 		must.EqOp(t, 1, b.calls) // removed after its first
 		must.EqOp(t, 1, r.Len())
+		changed := ca
+		changed.Spec = ca.Spec.Copy()
+		changed.Spec.Timeout = 2 * time.Second
+		r.Set([]Check{changed})
+		synctest.Wait()
+		must.EqOp(t, 3, a.calls) // changed: started afresh, a run at once
 		r.Stop()
 		r.Set([]Check{cb})
 		must.EqOp(t, 0, r.Len())
