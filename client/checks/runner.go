@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -330,7 +331,7 @@ func (r *Runner) record(st *checkState, out outcome) {
 		}
 	}
 	if restart {
-		reason := "healthcheck: check " + quote(c.Name) + " unhealthy"
+		reason := fmt.Sprintf("healthcheck: check %q unhealthy", c.Name)
 		r.cfg.Logger.Info("restarting task: check unhealthy", "check", c.Name, "task", st.check.Task, "limit", c.CheckRestart.Limit)
 		st.check.Restart(reason)
 	}
@@ -365,5 +366,3 @@ func (r *Runner) countUnhealthyLocked(st *checkState, now time.Time) bool {
 	st.unhealthy = 0
 	return true
 }
-
-func quote(s string) string { return `"` + s + `"` }
