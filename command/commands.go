@@ -79,6 +79,7 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m()}, nil },
 
 		"alloc":        func() (cli.Command, error) { return &AllocCommand{Meta: m()}, nil },
+		"alloc checks": func() (cli.Command, error) { return &AllocChecksCommand{Meta: m()}, nil },
 		"alloc status": func() (cli.Command, error) { return &AllocStatusCommand{Meta: m()}, nil },
 
 		"alloc logs":    func() (cli.Command, error) { return &AllocLogsCommand{Meta: m()}, nil },

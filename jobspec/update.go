@@ -25,12 +25,10 @@ func (p *parser) update(b *hclsyntax.Block, parent string) *api.UpdateStrategy {
 				return
 			}
 			switch s {
-			case "task_states", "manual":
+			case "checks", "task_states", "manual":
 				u.HealthCheck = &s
-			case "checks":
-				p.errorf(a.SrcRange, "%s: health_check = \"checks\" needs service checks, which are not supported; use \"task_states\" or \"manual\"", where)
 			default:
-				p.errorf(a.SrcRange, "%s: health_check must be one of \"task_states\", \"manual\" (got %q)", where, s)
+				p.errorf(a.SrcRange, "%s: health_check must be one of \"checks\", \"task_states\", \"manual\" (got %q)", where, s)
 			}
 		},
 		"min_healthy_time":  func(a *hclsyntax.Attribute) { u.MinHealthyTime = p.durationPtr(a, where) },

@@ -95,6 +95,7 @@ type AllocRunner struct {
 	autoKilled bool          // a dead leader or a failed task has killed the others
 	health     healthTracker // guarded by stateMu
 	services   *serviceHook
+	checks     *checksHook
 
 	restored bool
 	gate     *offlineGate
@@ -160,6 +161,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 	ar.gate = newOfflineGate(cfg, ar.serverStopped)
 	ar.lifecycle = newCoordinator(tg.Tasks)
 	ar.services = newServiceHook(ar.logger, clk, cfg.Services, cfg.Node, ar.allocDir)
+	ar.checks = newChecksHook(ar.logger, clk, ar, cfg.Node)
 	for _, task := range tg.Tasks {
 		d, derr := cfg.Drivers.Driver(task.Driver)
 		if derr != nil {
@@ -335,6 +337,7 @@ func (ar *AllocRunner) finish() {
 	ar.stateMu.Lock()
 	ar.health.stop()
 	ar.stateMu.Unlock()
+	ar.checks.stop()
 	select {
 	case <-ar.shutdownCh:
 	default:
@@ -376,6 +379,7 @@ func (ar *AllocRunner) updateState() {
 	ar.clientStatus, ar.clientDesc, ar.taskStates = status, desc, states
 	alloc := ar.alloc
 	ar.mu.Unlock()
+	ar.checks.observe(alloc, status)
 	deployment := ar.judgeHealthLocked(alloc, ar.lifecycle.statusStates(states, true))
 	ar.services.observe(alloc, status)
 
@@ -681,6 +685,7 @@ func (ar *AllocRunner) Shutdown() {
 	ar.shutdownOnce.Do(func() {
 		close(ar.shutdownCh)
 		ar.services.shutdown()
+		ar.checks.stop()
 		for _, tr := range ar.tasks {
 			tr.Shutdown()
 		}

@@ -14,14 +14,21 @@ type healthInput struct {
 	Since  time.Time
 	States map[string]*structs.TaskState
 	Now    time.Time
+	// ChecksPassing says whether the allocation's checks (those that
+	// judge deployments) pass, and ChecksSince since when; an
+	// allocation without checks passes since the zero time.
+	ChecksPassing bool
+	ChecksSince   time.Time
 }
 
 // deploymentHealth judges task_states health: healthy once every task has
 // been running, without a restart, for min_healthy_time; unhealthy when a
 // task fails or healthy_deadline passes first. Without a verdict it returns
-// when to look again (zero: only when a task changes). A "checks" health
-// check is judged the same way, since a group without services has no
-// checks; "manual" is never judged here.
+// when to look again (zero: only when a task or a check changes). A
+// "checks" health check (the default) also needs every check that judges
+// deployments passing, and min_healthy_time counts from the later of the
+// two, as upstream; a group without checks is judged by its tasks alone.
+// "manual" is never judged here.
 func deploymentHealth(in healthInput) (verdict *bool, recheckAt time.Time) {
 	u := in.Update
 	if u == nil || u.HealthCheck == structs.UpdateHealthCheckManual {
@@ -41,6 +48,10 @@ func deploymentHealth(in healthInput) (verdict *bool, recheckAt time.Time) {
 			continue
 		}
 		runningSince = latest(runningSince, st.StartedAt, st.LastRestart)
+	}
+	if allRunning && u.HealthCheck != structs.UpdateHealthCheckTaskStates {
+		allRunning = in.ChecksPassing
+		runningSince = latest(runningSince, in.ChecksSince)
 	}
 	if allRunning {
 		healthyAt := runningSince.Add(u.MinHealthyTime)
@@ -100,8 +111,10 @@ func (ar *AllocRunner) judgeHealthLocked(alloc *structs.Allocation, states map[s
 	if h.status != nil {
 		return h.status.Copy()
 	}
+	passing, since := ar.checks.passing(alloc)
 	verdict, recheck := deploymentHealth(healthInput{
 		Update: alloc.LookupTaskGroup().Update, Since: h.since, States: states, Now: now,
+		ChecksPassing: passing, ChecksSince: since,
 	})
 	h.stop()
 	if verdict != nil {

@@ -103,7 +103,7 @@ func (tr *TaskRunner) Restart() error {
 	e.DisplayMessage = e.RestartReason
 	tr.EmitEvent(e)
 	select {
-	case tr.restartCh <- struct{}{}:
+	case tr.restartCh <- restartRequest{reason: "User requested restart"}:
 	default:
 		// A restart is already on its way; it serves this request too.
 	}
@@ -120,12 +120,15 @@ func (tr *TaskRunner) clearRestart() {
 }
 
 // stopForRestart stops the running task for Restart and leaves it pending,
-// so that Run starts it again at once.
-func (tr *TaskRunner) stopForRestart() {
+// so that Run starts it again at once; a check_restart's goes through the
+// restart policy instead (restartUnhealthy). It reports whether Run
+// should start the task again.
+func (tr *TaskRunner) stopForRestart() bool {
+	req := tr.restartReq
 	timeout := tr.killTimeout()
 	e := newEvent(structs.TaskKilling, tr.clock.Now())
 	e.KillTimeout = timeout
-	e.KillReason = "User requested restart"
+	e.KillReason = req.reason
 	tr.EmitEvent(e)
 	stopErr := tr.driver.StopTask(tr.taskID, timeout, tr.task.KillSignal)
 	if stopErr != nil {
@@ -136,6 +139,9 @@ func (tr *TaskRunner) stopForRestart() {
 	}
 	tr.setHandle(nil)
 	now := tr.clock.Now()
+	if req.failure {
+		return tr.handleDecision(tr.restarts.next(now))
+	}
 	tr.update(func(st *structs.TaskState) {
 		r := newEvent(structs.TaskRestarting, now)
 		r.RestartReason = "User requested restart"
@@ -145,6 +151,7 @@ func (tr *TaskRunner) stopForRestart() {
 		st.Restarts++
 		st.LastRestart = now.UTC()
 	})
+	return true
 }
 
 // killTimeout is the task's kill_timeout, capped by the client's.

@@ -108,9 +108,11 @@ type TaskRunner struct {
 	shutdownCh   chan struct{}
 	shutdownOnce sync.Once
 	waitCh       chan struct{} // closed when Run returns
-	// restartCh asks Run to restart the running task (Restart); it
-	// holds at most one request.
-	restartCh chan struct{}
+	// restartCh asks Run to restart the running task (Restart,
+	// restartUnhealthy); it holds at most one request. restartReq is
+	// the one Run took, owned by Run's goroutine.
+	restartCh  chan restartRequest
+	restartReq restartRequest
 	// logs rotates the task's output, when its driver allows (logs.go).
 	logs *taskLogs
 	// artifacts and artifactsDone: see fetchArtifacts.
@@ -149,7 +151,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		killCh:        make(chan struct{}),
 		shutdownCh:    make(chan struct{}),
 		waitCh:        make(chan struct{}),
-		restartCh:     make(chan struct{}, 1),
+		restartCh:     make(chan restartRequest, 1),
 	}
 }
 
@@ -373,7 +375,9 @@ func (tr *TaskRunner) Run() {
 			}
 			return
 		case waitRestart:
-			tr.stopForRestart()
+			if !tr.stopForRestart() {
+				return
+			}
 			continue
 		}
 		tr.exited(res)
@@ -644,7 +648,7 @@ func (tr *TaskRunner) wait() (*drivers.ExitResult, waitOutcome) {
 		return nil, waitKilled
 	case <-tr.shutdownCh:
 		return nil, waitShutdown
-	case <-tr.restartCh:
+	case tr.restartReq = <-tr.restartCh:
 		return nil, waitRestart
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -135,24 +134,10 @@ func (e *execSession) fail(msg string) {
 	_ = e.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, msg), controlDeadline())
 }
 
-// execEnv is the task's environment as a process list, with a PATH when
-// the task has none.
-func execEnv(env map[string]string) []string {
-	all := map[string]string{"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-	maps.Copy(all, env)
-	out := make([]string, 0, len(all))
-	for _, k := range slices.Sorted(maps.Keys(all)) {
-		out = append(out, k+"="+all[k])
-	}
-	return out
-}
-
 func (e *execSession) run(ctx context.Context, er execRequest, info allocrunner.ExecInfo) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, er.command[0], er.command[1:]...)
-	cmd.Env = execEnv(info.Env)
-	cmd.Dir = info.Dir
+	cmd := info.Command(ctx, er.command[0], er.command[1:]...)
 
 	var stdin io.WriteCloser
 	var outputs sync.WaitGroup

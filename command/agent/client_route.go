@@ -46,6 +46,7 @@ func (s *HTTPServer) clientMux(mux *http.ServeMux, wrap func(clientOp) http.Hand
 	route("GET /v1/client/fs/cat/{alloc}", acl.NamespaceCapabilityReadFS, s.fsCat)
 	route("GET /v1/client/fs/readat/{alloc}", acl.NamespaceCapabilityReadFS, s.fsReadAt)
 	route("GET /v1/client/allocation/{alloc}/stats", acl.NamespaceCapabilityReadJob, s.allocStats)
+	route("GET /v1/client/allocation/{alloc}/checks", acl.NamespaceCapabilityReadJob, s.allocChecks)
 	route("GET /v1/client/allocation/{alloc}/exec", acl.NamespaceCapabilityAllocExec, s.allocExec)
 	for _, m := range []string{http.MethodPut, http.MethodPost} {
 		route(m+" /v1/client/allocation/{alloc}/restart", acl.NamespaceCapabilityAllocLifecycle, s.allocRestart)

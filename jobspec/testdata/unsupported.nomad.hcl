@@ -1,7 +1,7 @@
 job "example" {
   datacenters = ["dc1"]
   update {
-    health_check = "checks"
+    health_check = "consul"
   }
 
   group "web" {
