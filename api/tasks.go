@@ -67,6 +67,8 @@ type TaskGroup struct {
 
 	// Networks is the group's `network` block.
 	Networks []*NetworkResource `json:",omitempty"`
+	// Scaling is the group's `scaling` block (see ScalingPolicy).
+	Scaling *ScalingPolicy `json:",omitempty"`
 }
 
 // NewTaskGroup returns a group with a name and a count.
@@ -130,6 +132,9 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 	}
 	g.canonicalizeUpdate(job)
 	g.canonicalizeMigrate(job)
+	if g.Scaling != nil {
+		g.Scaling.Canonicalize(*g.Count)
+	}
 }
 
 // canonicalizeMigrate fills the migrate block of a service job's group,

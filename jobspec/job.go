@@ -142,6 +142,7 @@ func (p *parser) group(b *hclsyntax.Block, name string) *api.TaskGroup {
 			}},
 			"update":  {decode: func(b *hclsyntax.Block, _ string) { g.Update = p.update(b, where) }},
 			"migrate": {decode: func(b *hclsyntax.Block, _ string) { g.Migrate = p.migrate(b, where) }},
+			"scaling": {decode: func(b *hclsyntax.Block, _ string) { g.Scaling = p.scaling(b, where) }},
 			"network": {decode: func(b *hclsyntax.Block, _ string) {
 				g.Networks = append(g.Networks, p.network(b, where))
 			}},
@@ -190,6 +191,7 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 			"env":  func(a *hclsyntax.Attribute) { t.Env = p.stringMapAttr(a, where) },
 		},
 		blocks: map[string]blockSpec{
+			"scaling": {anyLabels: true, multi: true, decode: func(b *hclsyntax.Block, _ string) { p.refuseTaskScaling(b, where) }},
 			"config": {decode: func(b *hclsyntax.Block, _ string) {
 				t.Config = p.freeform(b.Body, blockWhere("config", where))
 			}},

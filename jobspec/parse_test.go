@@ -261,7 +261,7 @@ func TestParse_UnsupportedFile(t *testing.T) {
 	f := testdata("unsupported.nomad.hcl")
 	must.Eq(t, strings.Join([]string{
 		f + `:4:5: update block of job "example": health_check = "checks" needs service checks, which are not supported; use "task_states" or "manual"`,
-		f + `:8:5: unsupported block "scaling" in group "web"`,
+		f + `:9:7: unsupported block "port" in scaling block of group "web"`,
 		f + `:14:7: unsupported block "service" in task "web"`,
 		f + `:17:7: unsupported attribute "kind" in task "web"`,
 		f + `:18:7: unsupported block "template" in task "web"`,

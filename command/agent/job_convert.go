@@ -59,6 +59,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		Update:                    convertUpdate(g.Update),
 		Migrate:                   convertMigrate(g.Migrate),
 		ShutdownDelay:             clonePtr(g.ShutdownDelay),
+		Scaling:                   convertScaling(g.Scaling),
 	}
 	if d := g.EphemeralDisk; d != nil {
 		out.EphemeralDisk = &structs.EphemeralDisk{

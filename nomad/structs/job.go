@@ -333,6 +333,9 @@ type TaskGroup struct {
 	// to stop, before it kills the group's tasks; nil means none. A stop
 	// with NoShutdownDelay skips it.
 	ShutdownDelay *time.Duration
+
+	// Scaling is the group's scaling policy (see ScalingPolicy).
+	Scaling *ScalingPolicy
 }
 
 // LookupTask returns the named task, or nil.
@@ -430,6 +433,9 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	}
 	p = append(p, tg.validateNetworks()...)
 	p = append(p, tg.Migrate.validate()...)
+	if tg.Scaling != nil {
+		p = append(p, tg.Scaling.validate(tg)...)
+	}
 	seen := map[string]bool{}
 	leaders := 0
 	for i, t := range tg.Tasks {
@@ -477,6 +483,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.Networks = copyNetworks(tg.Networks)
 	n.Migrate = tg.Migrate.Copy()
 	n.ShutdownDelay = copyDuration(tg.ShutdownDelay)
+	n.Scaling = tg.Scaling.Copy()
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {
