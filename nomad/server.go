@@ -242,6 +242,7 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"NodePool":   &NodePool{srv: s},
 		"Event":      &Event{srv: s},
 		"Deployment": &Deployment{srv: s},
+		"Scaling":    &Scaling{srv: s},
 	} {
 		if err := srv.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)

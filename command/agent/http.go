@@ -99,6 +99,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	s.jobLifecycleRoutes(handle)
 	s.jobDispatchRoutes(handle)
 	s.deploymentRoutes(handle)
+	s.scalingRoutes(handle)
 
 	handle("GET /v1/allocations", s.allocList)
 	handle("GET /v1/allocation/{id}", s.allocGet)
