@@ -232,3 +232,62 @@ type SingleScalingPolicyResponse struct {
 	Policy *ScalingPolicy
 	QueryMeta
 }
+
+// CheckCount refuses a scale request's count outside the policy's bounds,
+// in upstream's words. PolicyOverride does not lift it (nor does it
+// upstream): the bounds are part of the job, and a count outside them
+// would make a job version that fails validation. A nil policy bounds
+// nothing.
+func (p *ScalingPolicy) CheckCount(count int64) error {
+	switch {
+	case p == nil:
+		return nil
+	case count < p.Min:
+		return fmt.Errorf("%w: group count was less than scaling policy minimum: %d < %d", ErrInvalidRequest, count, p.Min)
+	case count > p.Max:
+		return fmt.Errorf("%w: group count was greater than scaling policy maximum: %d > %d", ErrInvalidRequest, count, p.Max)
+	}
+	return nil
+}
+
+// ErrScalingUnstable refuses a count change that an autoscaler derived
+// from a group's Running count while that count misstates the group:
+// allocations are unknown (their node is disconnected, they may well be
+// running) or a reconnect is unresolved (the group briefly runs more than
+// its count). It is a 400 like ErrScalingBlocked; PolicyOverride goes
+// past it.
+var ErrScalingUnstable error = &refusal{msg: "job scaling blocked while allocations are disconnected or reconnecting", kind: ErrInvalidRequest}
+
+// UnstableReason says why the group's Running count misstates it, or ""
+// when it does not. It is what /v1/job/:id/scale reports as Unstable.
+func (g *TaskGroupScaleStatus) UnstableReason() string {
+	switch {
+	case g.Unknown > 0 && g.Reconnecting > 0:
+		return fmt.Sprintf("%d allocations unknown (node disconnected) and %d reconnecting: Running undercounts the group and may exceed its count once they are back", g.Unknown, g.Reconnecting)
+	case g.Unknown > 0:
+		return fmt.Sprintf("%d allocations unknown (node disconnected): Running undercounts the group until they reconnect or are lost", g.Unknown)
+	case g.Reconnecting > 0:
+		return fmt.Sprintf("%d allocations reconnecting: the group may run more than its count until the servers resolve the reconnect", g.Reconnecting)
+	}
+	return ""
+}
+
+// CheckScale refuses a new count for the group, as it stands, that an
+// autoscaler reading Running would ask for wrongly: a lower count while
+// allocations are unknown or reconnecting (Running leaves the unknown ones
+// out), and a higher one while a reconnect is unresolved and Running
+// exceeds the count (a "scale in" computed from Running would raise it).
+// Raising the count while allocations are unknown stays allowed: the load
+// on the reachable ones is real.
+func (g *TaskGroupScaleStatus) CheckScale(count int64) error {
+	desired := int64(g.Desired)
+	switch {
+	case count < desired && (g.Unknown > 0 || g.Reconnecting > 0):
+		return fmt.Errorf("%w: group count %d would lower %d while %s; retry once they are resolved, or set PolicyOverride",
+			ErrScalingUnstable, count, desired, g.UnstableReason())
+	case count > desired && g.Reconnecting > 0 && g.Running > g.Desired:
+		return fmt.Errorf("%w: group count %d would raise %d while %s (Running %d); retry once it is resolved, or set PolicyOverride",
+			ErrScalingUnstable, count, desired, g.UnstableReason(), g.Running)
+	}
+	return nil
+}
