@@ -189,13 +189,16 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 		}
 		// A count computed from Running while allocations are unknown or
 		// reconnecting would shrink a group that is all there, or grow
-		// one that briefly runs twice (see CheckScale).
+		// one that briefly runs twice (see CheckScale). No event is
+		// recorded: the Nomad Autoscaler retries every evaluation
+		// interval for as long as the node is away, which would be a raft
+		// write per group per interval; the scale status says why.
 		allocs, err := j.srv.State().AllocsByJob(nil, ns, cur.ID, false)
 		if err != nil {
 			return err
 		}
 		if err := scaleStatus(cur, allocs).TaskGroups[group].CheckScale(*args.Count); err != nil {
-			return j.refuseScale(event, args, err)
+			return err
 		}
 	}
 	job := cur.Copy()
@@ -212,8 +215,7 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 
 // refuseScale records a refused count change as an error event, in
 // upstream's shape, so the job's scaling history shows what was asked and
-// why nothing happened (an autoscaler also starts its cooldown on it), and
-// returns the refusal.
+// why nothing happened, and returns the refusal.
 func (j *Job) refuseScale(event *structs.ScalingEventRequest, args *structs.JobScaleRequest, refusal error) error {
 	ev := event.ScalingEvent
 	ev.Meta = map[string]any{"OriginalCount": *args.Count, "OriginalMessage": args.Message, "OriginalMeta": args.Meta}

@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/e2e/internal/harness"
@@ -200,11 +199,22 @@ func runJob(t *testing.T, a *harness.Agent, src string) {
 	must.Eq(t, 0, code, must.Sprint(out))
 }
 
+// scaleGroup is a group in /v1/job/:id/scale, with our fields (Unknown,
+// Reconnecting, Unstable) the official client does not know.
+type scaleGroup struct {
+	Desired, Running, Unknown, Reconnecting int
+	Unstable                                string
+	Events                                  []struct {
+		Error   bool
+		Message string
+	}
+}
+
 // groupStatus is the job's "g" group in /v1/job/:id/scale.
-func groupStatus(t *testing.T, a *harness.Agent, job string) nomadapi.TaskGroupScaleStatus {
+func groupStatus(t *testing.T, a *harness.Agent, job string) scaleGroup {
 	t.Helper()
-	st, _, err := a.API().Jobs().ScaleStatus(job, nil)
-	must.NoError(t, err)
+	var st struct{ TaskGroups map[string]scaleGroup }
+	must.NoError(t, a.GetJSON("/v1/job/"+job+"/scale", &st))
 	return st.TaskGroups["g"]
 }
 
@@ -212,11 +222,7 @@ func groupStatus(t *testing.T, a *harness.Agent, job string) nomadapi.TaskGroupS
 func waitCount(t *testing.T, a *harness.Agent, job, what string, timeout time.Duration, ok func(int) bool) time.Duration {
 	t.Helper()
 	return wait.Poll(t, timeout, what, func() (bool, string) {
-		st, _, err := a.API().Jobs().ScaleStatus(job, nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		g := st.TaskGroups["g"]
+		g := groupStatus(t, a, job)
 		return ok(g.Desired), fmt.Sprintf("desired %d running %d events %d", g.Desired, g.Running, len(g.Events))
 	})
 }
