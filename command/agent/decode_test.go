@@ -47,7 +47,7 @@ func TestDecodeBody_EmptyUnknownFieldsAreDropped(t *testing.T) {
 // so the user learns the setting would be ignored.
 func TestDecodeBody_UnknownFieldWithValue(t *testing.T) {
 	var got jobRegisterBody
-	err := decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Volumes": {"v": {}}}]}}`, &got)
+	err := decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Volumes": {"v": {"Type": "host"}}}]}}`, &got)
 	must.Error(t, err)
 	code, msg := errorStatus(err)
 	must.Eq(t, http.StatusBadRequest, code)
@@ -60,7 +60,7 @@ func TestDecodeBody_UnknownFieldWithValue(t *testing.T) {
 	// Every unknown field is named at once, in a stable order, so the user
 	// fixes them in one round trip (the official client's Canonicalize
 	// fills several).
-	err = decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Services": [{"Name": "s"}], "Volumes": {"v": {}}}]}}`, &got)
+	err = decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Services": [{"Name": "s"}], "Volumes": {"v": {"Type": "host"}}}]}}`, &got)
 	must.Error(t, err)
 	must.StrContains(t, err.Error(), `unknown fields ["Job.TaskGroups[0].Services" "Job.TaskGroups[0].Volumes"]`)
 }
