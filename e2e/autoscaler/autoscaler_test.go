@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +33,6 @@ const autoscalerGz = "../../../shared/tools/nomad-autoscaler-0.5.0.gz"
 type autoscaler struct {
 	cmd *exec.Cmd
 	log string
-	mu  sync.Mutex
 }
 
 // startAutoscaler unpacks the autoscaler and runs it against addr with
