@@ -159,7 +159,7 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 	t := &api.Task{Name: name}
 	where := fmt.Sprintf("task %q", name)
 
-	p.walk(b.Body, where, schema{
+	p.walk(p.withoutTaskScaling(b.Body, where), where, schema{
 		attrs: map[string]func(*hclsyntax.Attribute){
 			"driver": func(a *hclsyntax.Attribute) {
 				if s, ok := p.stringVal(a, where); ok {
@@ -191,7 +191,6 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 			"env":  func(a *hclsyntax.Attribute) { t.Env = p.stringMapAttr(a, where) },
 		},
 		blocks: map[string]blockSpec{
-			"scaling": {anyLabels: true, multi: true, decode: func(b *hclsyntax.Block, _ string) { p.refuseTaskScaling(b, where) }},
 			"config": {decode: func(b *hclsyntax.Block, _ string) {
 				t.Config = p.freeform(b.Body, blockWhere("config", where))
 			}},

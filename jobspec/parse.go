@@ -152,9 +152,6 @@ type blockSpec struct {
 	label string
 	// multi allows the block to appear more than once.
 	multi bool
-	// anyLabels skips the label checks: decode sees the block as written
-	// (for a block refused by name, however it is spelled).
-	anyLabels bool
 	// decode handles one occurrence; label is its label, if any.
 	decode func(b *hclsyntax.Block, label string)
 }
@@ -214,7 +211,6 @@ func (p *parser) walk(body *hclsyntax.Body, where string, s schema) {
 
 		label := ""
 		switch {
-		case spec.anyLabels:
 		case spec.label == "" && len(b.Labels) > 0:
 			p.errorf(b.LabelRanges[0], "%s block in %s takes no label", b.Type, where)
 			continue

@@ -30,11 +30,25 @@ func (p *parser) scaling(b *hclsyntax.Block, parent string) *api.ScalingPolicy {
 	return s
 }
 
-// refuseTaskScaling reports a task-level scaling block: upstream's
-// Enterprise edition uses it to size a task's cpu and memory, which
-// nothing here does.
-func (p *parser) refuseTaskScaling(b *hclsyntax.Block, where string) {
-	p.errorf(b.TypeRange, "unsupported block %q in %s: task-level scaling (dynamic application sizing) is not supported; a group's scaling block scales its count", b.Type, where)
+// withoutTaskScaling refuses each task-level scaling block of body by
+// name, however it is labelled, and returns the body without them for the
+// task's walk: upstream's Enterprise edition uses them to size a task's
+// cpu and memory, which nothing here does.
+func (p *parser) withoutTaskScaling(body *hclsyntax.Body, where string) *hclsyntax.Body {
+	keep := make(hclsyntax.Blocks, 0, len(body.Blocks))
+	for _, b := range body.Blocks {
+		if b.Type != "scaling" {
+			keep = append(keep, b)
+			continue
+		}
+		p.errorf(b.TypeRange, "unsupported block %q in %s: task-level scaling (dynamic application sizing) is not supported; a group's scaling block scales its count", b.Type, where)
+	}
+	if len(keep) == len(body.Blocks) {
+		return body
+	}
+	c := *body
+	c.Blocks = keep
+	return &c
 }
 
 // scalingPolicyBody decodes an opaque policy body the way upstream's API
