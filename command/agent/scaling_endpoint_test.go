@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"testing"
+	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -104,4 +105,32 @@ func TestAgent_ScalingPolicies_Validation(t *testing.T) {
 
 	_, _, err = c.Jobs().Register(scalingJob("web", 7, 1, 5), nil)
 	must.ErrorContains(t, err, "task group count (7) must not be greater than max (5)")
+}
+
+// A blocking list of scaling policies returns when a job write changes
+// them, which is how the autoscaler learns of new policies without
+// polling.
+func TestAgent_ScalingPolicies_Blocking(t *testing.T) {
+	dev := agenttest.NewDevAgent(t, nil)
+	c, err := nomadapi.NewClient(&nomadapi.Config{Address: dev.HTTPAddr})
+	must.NoError(t, err)
+	_, qm, err := c.Scaling().ListPolicies(nil)
+	must.NoError(t, err)
+
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Floored at 1 as the autoscaler does: a table never written
+		// reports index 0, which means "do not block".
+		list, _, err := c.Scaling().ListPolicies(&nomadapi.QueryOptions{WaitIndex: max(qm.LastIndex, 1), WaitTime: time.Minute})
+		done <- result{len(list), err}
+	}()
+	_, _, err = c.Jobs().Register(scalingJob("web", 2, 1, 5), nil)
+	must.NoError(t, err)
+	r := <-done
+	must.NoError(t, r.err)
+	must.Eq(t, 1, r.n)
 }
