@@ -34,11 +34,15 @@ const (
 	NamespaceCapabilityAllocLifecycle = "alloc-lifecycle"
 	NamespaceCapabilityScaleJob       = "scale-job"
 	NamespaceCapabilityReadJobScaling = "read-job-scaling"
+
+	NamespaceCapabilityListScalingPolicies = "list-scaling-policies"
+	NamespaceCapabilityReadScalingPolicy   = "read-scaling-policy"
 )
 
 var readCapabilities = []string{
 	NamespaceCapabilityListJobs, NamespaceCapabilityParseJob,
 	NamespaceCapabilityReadJob, NamespaceCapabilityReadJobScaling,
+	NamespaceCapabilityListScalingPolicies, NamespaceCapabilityReadScalingPolicy,
 }
 
 var writeCapabilities = append(slices.Clone(readCapabilities),

@@ -337,7 +337,7 @@ func TestWire_AllTypesThroughOfficialClient(t *testing.T) {
 	// Unknown is our addition to the scale status (allocations on
 	// disconnected nodes); the official client has no field for it.
 	t.Run("JobScaleStatusResponse", func(t *testing.T) {
-		roundTrip[api.JobScaleStatusResponse, nomadapi.JobScaleStatusResponse](t, filled[api.JobScaleStatusResponse](), "TaskGroups.s.Unknown")
+		roundTrip[api.JobScaleStatusResponse, nomadapi.JobScaleStatusResponse](t, filled[api.JobScaleStatusResponse](), "TaskGroups.s.Unknown", "TaskGroups.s.Reconnecting", "TaskGroups.s.Unstable")
 	})
 	t.Run("Node", func(t *testing.T) { roundTrip[api.Node, nomadapi.Node](t, filled[api.Node]()) })
 	t.Run("NodeListStub", func(t *testing.T) {

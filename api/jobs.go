@@ -503,7 +503,12 @@ type TaskGroupScaleStatus struct {
 	Healthy   int
 	Unhealthy int
 	Unknown   int
-	Events    []ScalingEvent
+	// Reconnecting and Unstable are ours: allocations whose reconnect is
+	// unresolved, and why a count change derived from Running is refused
+	// now ("" when the group is stable).
+	Reconnecting int    `json:",omitempty"`
+	Unstable     string `json:",omitempty"`
+	Events       []ScalingEvent
 }
 
 // ScalingEvent is one recorded scaling action, newest first in a group's

@@ -70,6 +70,8 @@ type TaskGroup struct {
 
 	// Services are the group's `service` blocks (see services.go).
 	Services []*Service `json:",omitempty"`
+	// Scaling is the group's `scaling` block (see ScalingPolicy).
+	Scaling *ScalingPolicy `json:",omitempty"`
 }
 
 // NewTaskGroup returns a group with a name and a count.
@@ -136,6 +138,9 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 	}
 	g.canonicalizeUpdate(job)
 	g.canonicalizeMigrate(job)
+	if g.Scaling != nil {
+		g.Scaling.Canonicalize(*g.Count)
+	}
 }
 
 // canonicalizeMigrate fills the migrate block of a service job's group,

@@ -290,8 +290,8 @@ func TestJobValidate(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.nomad.hcl")
 	must.NoError(t, os.WriteFile(bad, []byte(`job "bad" {
   group "g" {
-    scaling {
-      min = 1
+    volume "v" {
+      type = "host"
     }
   }
 }
@@ -367,7 +367,8 @@ func TestCommands_UnknownFlag(t *testing.T) {
 		switch name {
 		case "job", "alloc", "node", "eval", "server", "operator", "operator raft", "operator scheduler", "system", "version",
 			"tls", "tls ca", "tls cert", "operator gossip", "operator gossip keyring", "acl", "acl policy", "acl token", "namespace", "node pool", "deployment", "job periodic",
-			"var", "operator root", "operator root keyring", "service":
+			"var", "operator root", "operator root keyring", "service",
+			"scaling", "scaling policy":
 			continue // parents show help; version takes nothing
 		}
 		ui := cli.NewMockUi()

@@ -78,6 +78,12 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"alloc stop":   func() (cli.Command, error) { return &AllocStopCommand{Meta: m()}, nil },
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m()}, nil },
 
+		"job scaling-events":  func() (cli.Command, error) { return &JobScalingEventsCommand{Meta: m()}, nil },
+		"scaling":             func() (cli.Command, error) { return &ScalingCommand{Meta: m()}, nil },
+		"scaling policy":      func() (cli.Command, error) { return &ScalingPolicyCommand{Meta: m()}, nil },
+		"scaling policy info": func() (cli.Command, error) { return &ScalingPolicyInfoCommand{Meta: m()}, nil },
+		"scaling policy list": func() (cli.Command, error) { return &ScalingPolicyListCommand{Meta: m()}, nil },
+
 		"alloc":        func() (cli.Command, error) { return &AllocCommand{Meta: m()}, nil },
 		"alloc checks": func() (cli.Command, error) { return &AllocChecksCommand{Meta: m()}, nil },
 		"alloc status": func() (cli.Command, error) { return &AllocStatusCommand{Meta: m()}, nil },

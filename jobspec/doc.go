@@ -2,7 +2,7 @@
 //
 // It accepts upstream Nomad's job file syntax for the blocks this project
 // implements (job, group, task, constraint, affinity, restart, reschedule,
-// ephemeral_disk, disconnect, update, resources, config, env, meta, artifact,
+// ephemeral_disk, disconnect, update, scaling, resources, config, env, meta, artifact,
 // lifecycle, service, check, check_restart) and rejects everything else. The
 // rejection is the point: an operator who copies a job file with a `volume`
 // block, or a service with provider = "consul", from an upstream cluster must be

@@ -142,6 +142,7 @@ func (p *parser) group(b *hclsyntax.Block, name string) *api.TaskGroup {
 			}},
 			"update":  {decode: func(b *hclsyntax.Block, _ string) { g.Update = p.update(b, where) }},
 			"migrate": {decode: func(b *hclsyntax.Block, _ string) { g.Migrate = p.migrate(b, where) }},
+			"scaling": {decode: func(b *hclsyntax.Block, _ string) { g.Scaling = p.scaling(b, where) }},
 			"network": {decode: func(b *hclsyntax.Block, _ string) {
 				g.Networks = append(g.Networks, p.network(b, where))
 			}},
@@ -161,7 +162,7 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 	t := &api.Task{Name: name}
 	where := fmt.Sprintf("task %q", name)
 
-	p.walk(b.Body, where, schema{
+	p.walk(p.withoutTaskScaling(b.Body, where), where, schema{
 		attrs: map[string]func(*hclsyntax.Attribute){
 			"driver": func(a *hclsyntax.Attribute) {
 				if s, ok := p.stringVal(a, where); ok {

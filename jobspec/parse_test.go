@@ -261,7 +261,7 @@ func TestParse_UnsupportedFile(t *testing.T) {
 	f := testdata("unsupported.nomad.hcl")
 	must.Eq(t, strings.Join([]string{
 		f + `:4:5: update block of job "example": health_check must be one of "checks", "task_states", "manual" (got "consul")`,
-		f + `:8:5: unsupported block "scaling" in group "web"`,
+		f + `:9:7: unsupported block "port" in scaling block of group "web"`,
 		f + `:15:20: service block of task "web": provider "consul" is not supported: there is no Consul integration; use provider = "nomad" (the default)`,
 		f + `:17:7: unsupported attribute "kind" in task "web"`,
 		f + `:18:7: unsupported block "template" in task "web"`,

@@ -360,6 +360,9 @@ func scaleStatus(job *structs.Job, allocs []*structs.Allocation) *structs.JobSca
 		case structs.AllocClientStatusUnknown:
 			g.Unknown++
 		}
+		if a.ClientStatus != structs.AllocClientStatusUnknown && a.NeedsToReconnect() {
+			g.Reconnecting++
+		}
 		// Deployment health as the client last reported it: an unknown
 		// allocation keeps its verdict (see concepts/disconnected-clients.md).
 		switch {
@@ -368,6 +371,9 @@ func scaleStatus(job *structs.Job, allocs []*structs.Allocation) *structs.JobSca
 		case a.DeploymentStatus.IsUnhealthy():
 			g.Unhealthy++
 		}
+	}
+	for _, g := range out.TaskGroups {
+		g.Unstable = g.UnstableReason()
 	}
 	return out
 }

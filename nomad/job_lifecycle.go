@@ -172,6 +172,9 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if cur.Stop {
 		return fmt.Errorf("%w: job %q is stopped: start it before scaling", structs.ErrInvalidRequest, args.JobID)
 	}
+	if err := tg.Scaling.CheckCount(*args.Count); err != nil {
+		return err
+	}
 	// A new count during a rollout would replace the deployment in
 	// flight, as upstream refuses to do unless told to. The refusal is
 	// recorded as an error event, in upstream's shape, so the job's scaling
@@ -182,13 +185,20 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 			return err
 		}
 		if d.Active() && d.JobCreateIndex == cur.CreateIndex {
-			ev := event.ScalingEvent
-			ev.Meta = map[string]any{"OriginalCount": *args.Count, "OriginalMessage": args.Message, "OriginalMeta": args.Meta}
-			ev.Count, ev.Error, ev.Message = nil, true, structs.ErrScalingBlocked.Error()
-			if _, _, err := j.srv.raftApply(structs.ScalingEventRegisterRequestType, event); err != nil {
-				return err
-			}
-			return structs.ErrScalingBlocked
+			return j.refuseScale(event, args, structs.ErrScalingBlocked)
+		}
+		// A count computed from Running while allocations are unknown or
+		// reconnecting would shrink a group that is all there, or grow
+		// one that briefly runs twice (see CheckScale). No event is
+		// recorded: the Nomad Autoscaler retries every evaluation
+		// interval for as long as the node is away, which would be a raft
+		// write per group per interval; the scale status says why.
+		allocs, err := j.srv.State().AllocsByJob(nil, ns, cur.ID, false)
+		if err != nil {
+			return err
+		}
+		if err := scaleStatus(cur, allocs).TaskGroups[group].CheckScale(*args.Count); err != nil {
+			return err
 		}
 	}
 	job := cur.Copy()
@@ -201,6 +211,19 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 		reg.JobModifyIndex = args.JobModifyIndex
 	}
 	return j.register(reg, reply, registerOpts{trigger: structs.EvalTriggerScaling, authorized: true})
+}
+
+// refuseScale records a refused count change as an error event, in
+// upstream's shape, so the job's scaling history shows what was asked and
+// why nothing happened, and returns the refusal.
+func (j *Job) refuseScale(event *structs.ScalingEventRequest, args *structs.JobScaleRequest, refusal error) error {
+	ev := event.ScalingEvent
+	ev.Meta = map[string]any{"OriginalCount": *args.Count, "OriginalMessage": args.Message, "OriginalMeta": args.Meta}
+	ev.Count, ev.Error, ev.Message = nil, true, refusal.Error()
+	if _, _, err := j.srv.raftApply(structs.ScalingEventRegisterRequestType, event); err != nil {
+		return err
+	}
+	return refusal
 }
 
 // addScalingEvents lists each group's recorded events, newest first, in

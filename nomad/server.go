@@ -258,6 +258,7 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"Keyring":    &Keyring{srv: s, peer: peer},
 		// The service catalog (services with provider "nomad").
 		"ServiceRegistration": &ServiceRegistration{srv: s},
+		"Scaling":             &Scaling{srv: s},
 	} {
 		if err := srv.RegisterName(name, ep); err != nil {
 			return fmt.Errorf("registering %s endpoint: %w", name, err)

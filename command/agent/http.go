@@ -100,6 +100,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	s.jobDispatchRoutes(handle)
 	s.deploymentRoutes(handle)
 	s.serviceRoutes(handle)
+	s.scalingRoutes(handle)
 
 	handle("GET /v1/allocations", s.allocList)
 	handle("GET /v1/allocation/{id}", s.allocGet)

@@ -341,7 +341,7 @@ func TestHTTP_ParseAndValidate(t *testing.T) {
 
 	_, err = c.Jobs().ParseHCL(`job "p" {
   group "g" {
-    scaling { min = 1 }
+    volume "v" {}
   }
 }`, false)
 	must.Error(t, err)

@@ -60,6 +60,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		Migrate:                   convertMigrate(g.Migrate),
 		ShutdownDelay:             clonePtr(g.ShutdownDelay),
 		Services:                  convertServices(g.Services),
+		Scaling:                   convertScaling(g.Scaling),
 	}
 	if d := g.EphemeralDisk; d != nil {
 		out.EphemeralDisk = &structs.EphemeralDisk{

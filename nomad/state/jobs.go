@@ -38,6 +38,7 @@ func upsertJobTxn(txn *writeTxn, index uint64, submitTime int64, job *structs.Jo
 	if err != nil {
 		return err
 	}
+	job.SetScalingPolicies(existing, index)
 	switch {
 	case existing == nil:
 		job.Stable = false

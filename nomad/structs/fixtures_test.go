@@ -114,6 +114,12 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 		Update:        fullUpdate(),
 		Migrate:       &structs.MigrateStrategy{MaxParallel: 2, HealthCheck: "task_states", MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute},
 		ShutdownDelay: ptr(4 * time.Second),
+		Scaling: &structs.ScalingPolicy{
+			ID: "policy-" + name, Type: structs.ScalingPolicyTypeHorizontal,
+			Target: map[string]string{"Namespace": "default", "Job": "j", "Group": name},
+			Policy: map[string]any{"cooldown": "1m", "check": []any{map[string]any{"cpu": []any{map[string]any{"source": "nomad-apm"}}}}},
+			Min:    1, Max: 10, Enabled: true, CreateIndex: 7, ModifyIndex: 8,
+		},
 		Networks: []*structs.NetworkResource{{
 			Mode:          structs.NetworkModeHost,
 			ReservedPorts: []structs.Port{{Label: "admin", Value: 9090, To: 90, HostNetwork: "default"}},

@@ -336,6 +336,8 @@ type TaskGroup struct {
 
 	// Services are the group's `service` blocks (see services.go).
 	Services []*Service `json:",omitempty"`
+	// Scaling is the group's scaling policy (see ScalingPolicy).
+	Scaling *ScalingPolicy
 }
 
 // LookupTask returns the named task, or nil.
@@ -439,6 +441,9 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	p = append(p, tg.validateNetworks()...)
 	p = append(p, tg.Migrate.validate()...)
 	p = append(p, tg.validateServices()...)
+	if tg.Scaling != nil {
+		p = append(p, tg.Scaling.validate(tg)...)
+	}
 	seen := map[string]bool{}
 	leaders := 0
 	for i, t := range tg.Tasks {
@@ -488,6 +493,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.Migrate = tg.Migrate.Copy()
 	n.ShutdownDelay = copyDuration(tg.ShutdownDelay)
 	n.Services = copyServices(tg.Services)
+	n.Scaling = tg.Scaling.Copy()
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {

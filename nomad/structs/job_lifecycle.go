@@ -44,10 +44,6 @@ type JobStabilityResponse struct {
 	WriteMeta
 }
 
-// ScalingTargetGroup is the key of a scaling request's Target naming the
-// task group to scale.
-const ScalingTargetGroup = "Group"
-
 // JobScaleRequest sets the count of one task group of a job, making a new
 // version, or (with a nil Count) only reports a scaling event.
 type JobScaleRequest struct {

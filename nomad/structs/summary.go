@@ -69,7 +69,15 @@ type TaskGroupScaleStatus struct {
 	// Unknown is our addition to upstream's shape: placed allocations
 	// whose node cannot be reached.
 	Unknown int
-	Events  []*ScalingEvent
+	// Reconnecting (ours) counts allocations whose node came back and
+	// whose reconnect the servers have not resolved yet: the group may
+	// run more than Desired until they do.
+	Reconnecting int `json:",omitempty"`
+	// Unstable (ours) says why the group's count may not be changed in
+	// the direction an autoscaler would read from Running (see
+	// TaskGroupScaleStatus.CheckScale); empty when it is stable.
+	Unstable string `json:",omitempty"`
+	Events   []*ScalingEvent
 }
 
 // ScalingEvent records a scaling action on one group: a count change made
