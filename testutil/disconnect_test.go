@@ -179,8 +179,9 @@ func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
 		var scale structs.JobScaleStatusResponse
 		must.NoError(t, c.Leader().RPC("Job.ScaleStatus", &structs.JobSpecificRequest{JobID: job.ID,
 			QueryOptions: structs.QueryOptions{Namespace: job.Namespace}}, &scale))
-		must.Eq(t, &structs.TaskGroupScaleStatus{Desired: 1, Placed: 1, Unknown: 1, Events: []*structs.ScalingEvent{}},
-			scale.JobScaleStatus.TaskGroups["app"], must.Sprint("an autoscaler sees the unknown allocation as placed, not running"))
+		must.Eq(t, &structs.TaskGroupScaleStatus{Desired: 1, Placed: 1, Unknown: 1, Events: []*structs.ScalingEvent{},
+			Unstable: "1 allocations unknown (node disconnected): Running undercounts the group until they reconnect or are lost"},
+			scale.JobScaleStatus.TaskGroups["app"], must.Sprint("an autoscaler sees the unknown allocation as placed, not running, and why the group is not stable"))
 
 		c.Links[cut].Heal()
 		wait.Eventually(t, time.Minute, "original back, node ready", func() (bool, string) {
