@@ -67,6 +67,8 @@ type Client struct {
 	// watchFromScratch set it starts from index 0.
 	watchKick        chan struct{}
 	watchFromScratch atomic.Bool
+	// gcKick runs the garbage collector now (see collectGarbage).
+	gcKick chan struct{}
 
 	allocMu sync.RWMutex
 	allocs  map[string]*allocrunner.AllocRunner
@@ -104,6 +106,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		nodeChanged: make(chan struct{}, 1),
 		beatNow:     make(chan struct{}, 1),
 		watchKick:   make(chan struct{}, 1),
+		gcKick:      make(chan struct{}, 1),
 		allocs:      make(map[string]*allocrunner.AllocRunner),
 		finished:    make(map[string]uint64),
 		contacted:   make(chan struct{}),
@@ -154,6 +157,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.startLoop(c.stopWhenCutOff)
 	c.startLoop(c.rebalanceServersPeriodically)
 	c.startLoop(c.publishStats)
+	c.startLoop(c.collectGarbagePeriodically)
 	c.logger.Info("client started", "node_id", c.NodeID(), "restored_allocs", c.NumAllocs())
 	return c, nil
 }
@@ -251,6 +255,7 @@ func (c *Client) setupNode() error {
 	if node.NodeResources == nil {
 		node.NodeResources = &structs.NodeResources{}
 	}
+	c.cfg.Resources.apply(node)
 	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {

@@ -100,6 +100,12 @@ type Config struct {
 	// (state.NewMemDB()). The client closes it on Shutdown.
 	StateDB state.StateDB
 
+	// Resources are the client's overrides of what fingerprinting finds
+	// and what the scheduler may use (see NodeResourcesConfig).
+	Resources NodeResourcesConfig
+	// GC is the collector of terminal allocations (see GCConfig).
+	GC GCConfig
+
 	// HostFingerprint, when set, fills the node's attributes and
 	// resources instead of probing the machine: the client simulator runs
 	// thousands of nodes on one host, each advertising its own size.
@@ -164,5 +170,9 @@ func (c *Config) withDefaults() (Config, error) {
 	if out.Version == "" {
 		out.Version = DefaultVersion
 	}
+	if err := out.Resources.validate(); err != nil {
+		return out, err
+	}
+	out.GC = out.GC.withDefaults()
 	return out, nil
 }

@@ -189,6 +189,28 @@ type ClientConfig struct {
 	// HostNetworks are the `host_network "<name>" { cidr interface
 	// reserved_ports }` blocks, by name.
 	HostNetworks []*HostNetworkConfig `json:"HostNetworks,omitempty"`
+
+	// Reserved is the `reserved` block: capacity and host ports the
+	// scheduler never hands out. nil keeps the client's automatic
+	// reservation (see client.Config.Reserved).
+	Reserved *ReservedConfig `json:",omitempty"`
+	// MinDynamicPort and MaxDynamicPort bound the ports dynamic `port`
+	// blocks are given on this node.
+	MinDynamicPort int
+	MaxDynamicPort int
+	// NodeMaxAllocs caps the allocations placed on the node; 0 is none.
+	NodeMaxAllocs int
+	// CPUTotalCompute and MemoryTotalMB replace the fingerprinted CPU
+	// (MHz) and memory totals when set. The JSON keys are upstream's.
+	CPUTotalCompute int `json:"CpuCompute"`
+	MemoryTotalMB   int `json:"MemoryMB"`
+	// The gc_* keys: the client's collector of terminal allocations (see
+	// client.GCConfig).
+	GCInterval            time.Duration
+	GCDiskUsageThreshold  float64
+	GCInodeUsageThreshold float64
+	GCMaxAllocs           int
+	GCParallelDestroys    int
 }
 
 // HostNetworkConfig is one client host_network block: the address a
@@ -273,8 +295,15 @@ func DefaultConfig() *Config {
 			DeploymentGCThreshold:  DefaultDeploymentGCThreshold,
 		},
 		Client: &ClientConfig{
-			ServerJoin:     &ServerJoin{RetryInterval: DefaultRetryInterval},
-			MaxKillTimeout: 30 * time.Second,
+			ServerJoin:            &ServerJoin{RetryInterval: DefaultRetryInterval},
+			MaxKillTimeout:        30 * time.Second,
+			MinDynamicPort:        structs.MinDynamicPort,
+			MaxDynamicPort:        structs.MaxDynamicPort,
+			GCInterval:            client.DefaultGCInterval,
+			GCDiskUsageThreshold:  client.DefaultGCDiskUsageThreshold,
+			GCInodeUsageThreshold: client.DefaultGCInodeUsageThreshold,
+			GCMaxAllocs:           client.DefaultGCMaxAllocs,
+			GCParallelDestroys:    client.DefaultGCParallelDestroys,
 		},
 		TLSConfig: &TLSConfig{},
 		Limits:    defaultLimits(),
@@ -411,6 +440,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	o.Meta = mergeMap(o.Meta, cl.Meta)
 	o.Options = mergeMap(o.Options, cl.Options)
 	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
+	o.mergeResources(cl)
 	// A block of a name seen before replaces it, as plugin blocks merge.
 	for _, hn := range cl.HostNetworks {
 		c := *hn
@@ -506,6 +536,10 @@ func (c *Config) copy() *Config {
 		for _, hn := range c.Client.HostNetworks {
 			cp := *hn
 			out.Client.HostNetworks = append(out.Client.HostNetworks, &cp)
+		}
+		if c.Client.Reserved != nil {
+			r := *c.Client.Reserved
+			out.Client.Reserved = &r
 		}
 	}
 	out.Client.ServerJoin = out.Client.ServerJoin.copy()
@@ -638,7 +672,7 @@ func (cl *ClientConfig) validate() []error {
 	if cl.NodePool == structs.NodePoolAll {
 		errs = append(errs, errors.New(`client.node_pool "all" is built in and holds every node; a client cannot join it`))
 	}
-	return errs
+	return append(errs, cl.validateResources()...)
 }
 
 func (j *ServerJoin) validate(key string) []error {
