@@ -19,14 +19,16 @@ import (
 
 // testClientOpts tweaks the config newTestClient builds.
 type testClientOpts struct {
-	db       state.StateDB // default: a fresh MemDB
-	stateDir string        // used when db is nil and useBolt is set
-	useBolt  bool
-	allocDir string
-	plugins  map[string]map[string]any
-	options  map[string]string
-	drivers  *drivers.Catalog // default: the built-in drivers
-	boot     clock.BootClock  // default: the machine's
+	db        state.StateDB // default: a fresh MemDB
+	stateDir  string        // used when db is nil and useBolt is set
+	useBolt   bool
+	allocDir  string
+	plugins   map[string]map[string]any
+	options   map[string]string
+	drivers   *drivers.Catalog // default: the built-in drivers
+	boot      clock.BootClock  // default: the machine's
+	gc        GCConfig
+	resources NodeResourcesConfig
 }
 
 // newTestClient starts a client against srv. The caller stops it.
@@ -58,6 +60,8 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 		Options:      o.options,
 		Drivers:      o.drivers,
 		BootClock:    o.boot,
+		GC:           o.gc,
+		Resources:    o.resources,
 	})
 	must.NoError(t, err)
 	return c
