@@ -97,8 +97,8 @@ func TestClient_GCKeepsUndelivered(t *testing.T) {
 		srv.UpsertAllocs(a)
 		time.Sleep(3 * time.Minute)
 		synctest.Wait()
-		must.Eq(t, structs.AllocClientStatusComplete, c.Allocs()[0].ClientStatus)
 		must.Eq(t, 1, c.NumAllocs())
+		must.Eq(t, structs.AllocClientStatusComplete, c.Allocs()[0].ClientStatus)
 
 		srv.SetError(methodUpdateAlloc, nil)
 		waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusComplete)
