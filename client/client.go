@@ -38,6 +38,11 @@ type Client struct {
 
 	nodeMu sync.RWMutex
 	node   *structs.Node
+	// dynamicMeta is the metadata applied at runtime (ApplyNodeMeta),
+	// persisted; node.Meta is the config's with it laid over.
+	dynamicMeta map[string]*string
+	// hostStats reads /v1/client/stats (HostStats).
+	hostStats *hostStatsReader
 
 	hbMu          sync.RWMutex
 	heartbeatTTL  time.Duration
@@ -111,6 +116,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		finished:    make(map[string]uint64),
 		contacted:   make(chan struct{}),
 		hbToPersist: make(chan state.Heartbeat, 1),
+		hostStats:   &hostStatsReader{src: defaultStatsSources, allocDir: conf.AllocDir},
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.shutdownCh = c.ctx.Done()
@@ -226,6 +232,14 @@ func (c *Client) setupNode() error {
 			return fmt.Errorf("persisting node identity: %w", err)
 		}
 	}
+	dyn, err := c.db.GetNodeMeta()
+	if err != nil {
+		// The config's metadata still describes the node; the operator
+		// can apply the rest again.
+		c.logger.Error("dynamic node metadata not restored", "error", err)
+		dyn = map[string]*string{}
+	}
+	c.dynamicMeta = dyn
 	node := &structs.Node{
 		ID:                    id.NodeID,
 		SecretID:              id.SecretID,
@@ -234,7 +248,7 @@ func (c *Client) setupNode() error {
 		HTTPAddr:              c.cfg.HTTPAddr,
 		Attributes:            map[string]string{},
 		NodeResources:         &structs.NodeResources{},
-		Meta:                  maps.Clone(c.cfg.Meta),
+		Meta:                  mergeMeta(c.cfg.Meta, dyn),
 		NodeClass:             c.cfg.NodeClass,
 		NodePool:              c.cfg.NodePool,
 		SchedulingEligibility: structs.NodeSchedulingEligible,
@@ -385,6 +399,16 @@ func (c *Client) call(ctx context.Context, method string, args, reply any) error
 // sleep waits d on the client's clock; false means the client is shutting
 // down.
 func (c *Client) sleep(d time.Duration) bool { return clock.Sleep(c.clock, d, c.shutdownCh) }
+
+// HostStats returns the host's memory, CPU, disk and uptime now, as
+// /v1/client/stats answers. CPU use is since the previous call (since
+// boot for the first).
+func (c *Client) HostStats() *structs.HostStats {
+	c.nodeMu.RLock()
+	mhz := c.node.NodeResources.Cpu.CpuShares
+	c.nodeMu.RUnlock()
+	return c.hostStats.read(c.clock.Now(), mhz)
+}
 
 // NodeID returns the node's ID, stable across restarts.
 func (c *Client) NodeID() string {
