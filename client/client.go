@@ -39,8 +39,10 @@ type Client struct {
 	nodeMu sync.RWMutex
 	node   *structs.Node
 	// dynamicMeta is the metadata applied at runtime (ApplyNodeMeta),
-	// persisted; node.Meta is the config's with it laid over.
+	// persisted; node.Meta is the config's with it laid over. metaMu
+	// orders the applies.
 	dynamicMeta map[string]*string
+	metaMu      sync.Mutex
 	// hostStats reads /v1/client/stats (HostStats).
 	hostStats *hostStatsReader
 

@@ -34,13 +34,18 @@ func (c *Client) ApplyNodeMeta(changes map[string]*string) (*structs.NodeMetaRes
 			return nil, ErrEmptyMetaKey
 		}
 	}
-	c.nodeMu.Lock()
+	// metaMu orders applies; the write happens outside nodeMu, which
+	// every loop of the client takes.
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	c.nodeMu.RLock()
 	next := copyDynamicMeta(c.dynamicMeta)
+	c.nodeMu.RUnlock()
 	maps.Copy(next, copyDynamicMeta(changes))
 	if err := c.db.PutNodeMeta(next); err != nil {
-		c.nodeMu.Unlock()
 		return nil, fmt.Errorf("persisting node metadata: %w", err)
 	}
+	c.nodeMu.Lock()
 	c.dynamicMeta = next
 	c.node.Meta = mergeMeta(c.cfg.Meta, next)
 	c.nodeMu.Unlock()
