@@ -192,7 +192,7 @@ type ClientConfig struct {
 
 	// Reserved is the `reserved` block: capacity and host ports the
 	// scheduler never hands out. nil keeps the client's automatic
-	// reservation (see client.Config.Reserved).
+	// reservation (see client.NodeResourcesConfig).
 	Reserved *ReservedConfig `json:",omitempty"`
 	// MinDynamicPort and MaxDynamicPort bound the ports dynamic `port`
 	// blocks are given on this node.
