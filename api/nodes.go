@@ -52,8 +52,10 @@ type Node struct {
 	StatusUpdatedAt int64
 	Events          []*NodeEvent
 	Drivers         map[string]*DriverInfo
-	CreateIndex     uint64
-	ModifyIndex     uint64
+	// NodeMaxAllocs is the client's node_max_allocs; 0 is no cap.
+	NodeMaxAllocs int
+	CreateIndex   uint64
+	ModifyIndex   uint64
 }
 
 // NodeResources is the node's total capacity.

@@ -49,6 +49,8 @@ type allocUpdater struct {
 
 	mu      sync.Mutex
 	pending map[string]*structs.Allocation
+	// inflight are the allocations of the batch being sent.
+	inflight map[string]bool
 
 	wake chan struct{} // something is pending
 	kick chan struct{} // retry now: the link is back
@@ -84,6 +86,15 @@ func (u *allocUpdater) forget(allocID string) {
 	u.mu.Unlock()
 }
 
+// delivered reports whether the servers have taken every update of the
+// allocation: nothing is queued for it, nor being sent.
+func (u *allocUpdater) delivered(allocID string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, queued := u.pending[allocID]
+	return !queued && !u.inflight[allocID]
+}
+
 // numPending returns how many allocations have an update queued.
 func (u *allocUpdater) numPending() int {
 	u.mu.Lock()
@@ -113,6 +124,10 @@ func (u *allocUpdater) run(shutdownCh <-chan struct{}) {
 		u.mu.Lock()
 		batch := u.pending
 		u.pending = make(map[string]*structs.Allocation, len(batch))
+		u.inflight = make(map[string]bool, len(batch))
+		for id := range batch {
+			u.inflight[id] = true
+		}
 		u.mu.Unlock()
 		if len(batch) == 0 {
 			continue
@@ -124,8 +139,15 @@ func (u *allocUpdater) run(shutdownCh <-chan struct{}) {
 		}
 		wait := allocSyncInterval
 		start := u.clock.Now()
-		if err := u.send(updates); err != nil {
+		err := u.send(updates)
+		if err != nil {
 			u.requeue(batch)
+		}
+		// After the requeue: a refused update is never seen delivered.
+		u.mu.Lock()
+		u.inflight = nil
+		u.mu.Unlock()
+		if err != nil {
 			wait = r.next(err, u.clock.Now().Sub(start))
 			if errors.Is(err, pool.ErrCallTimeout) {
 				// The servers are reachable but slow (a storm's backlog),

@@ -216,6 +216,9 @@ func (c *Client) applyAllocs(allocs []*structs.Allocation) error {
 		c.allocs[a.ID] = ar
 		go ar.Run()
 	}
+	if len(c.allocs) > c.cfg.GC.MaxAllocs {
+		signal(c.gcKick)
+	}
 	return nil
 }
 

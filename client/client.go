@@ -41,6 +41,13 @@ type Client struct {
 
 	nodeMu sync.RWMutex
 	node   *structs.Node
+	// dynamicMeta is the metadata applied at runtime (ApplyNodeMeta),
+	// persisted; node.Meta is the config's with it laid over. metaMu
+	// orders the applies.
+	dynamicMeta map[string]*string
+	metaMu      sync.Mutex
+	// hostStats reads /v1/client/stats (HostStats).
+	hostStats *hostStatsReader
 
 	hbMu          sync.RWMutex
 	heartbeatTTL  time.Duration
@@ -70,6 +77,8 @@ type Client struct {
 	// watchFromScratch set it starts from index 0.
 	watchKick        chan struct{}
 	watchFromScratch atomic.Bool
+	// gcKick runs the garbage collector now (see collectGarbage).
+	gcKick chan struct{}
 
 	allocMu sync.RWMutex
 	allocs  map[string]*allocrunner.AllocRunner
@@ -107,10 +116,12 @@ func NewClient(cfg *Config) (*Client, error) {
 		nodeChanged: make(chan struct{}, 1),
 		beatNow:     make(chan struct{}, 1),
 		watchKick:   make(chan struct{}, 1),
+		gcKick:      make(chan struct{}, 1),
 		allocs:      make(map[string]*allocrunner.AllocRunner),
 		finished:    make(map[string]uint64),
 		contacted:   make(chan struct{}),
 		hbToPersist: make(chan state.Heartbeat, 1),
+		hostStats:   &hostStatsReader{src: defaultStatsSources, allocDir: conf.AllocDir},
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.shutdownCh = c.ctx.Done()
@@ -160,6 +171,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.startLoop(c.stopWhenCutOff)
 	c.startLoop(c.rebalanceServersPeriodically)
 	c.startLoop(c.publishStats)
+	c.startLoop(c.collectGarbagePeriodically)
 	c.logger.Info("client started", "node_id", c.NodeID(), "restored_allocs", c.NumAllocs())
 	return c, nil
 }
@@ -228,6 +240,14 @@ func (c *Client) setupNode() error {
 			return fmt.Errorf("persisting node identity: %w", err)
 		}
 	}
+	dyn, err := c.db.GetNodeMeta()
+	if err != nil {
+		// The config's metadata still describes the node; the operator
+		// can apply the rest again.
+		c.logger.Error("dynamic node metadata not restored", "error", err)
+		dyn = map[string]*string{}
+	}
+	c.dynamicMeta = dyn
 	node := &structs.Node{
 		ID:                    id.NodeID,
 		SecretID:              id.SecretID,
@@ -236,7 +256,7 @@ func (c *Client) setupNode() error {
 		HTTPAddr:              c.cfg.HTTPAddr,
 		Attributes:            map[string]string{},
 		NodeResources:         &structs.NodeResources{},
-		Meta:                  maps.Clone(c.cfg.Meta),
+		Meta:                  mergeMeta(c.cfg.Meta, dyn),
 		NodeClass:             c.cfg.NodeClass,
 		NodePool:              c.cfg.NodePool,
 		SchedulingEligibility: structs.NodeSchedulingEligible,
@@ -257,6 +277,7 @@ func (c *Client) setupNode() error {
 	if node.NodeResources == nil {
 		node.NodeResources = &structs.NodeResources{}
 	}
+	c.cfg.Resources.apply(node)
 	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
@@ -388,6 +409,16 @@ func (c *Client) call(ctx context.Context, method string, args, reply any) error
 // sleep waits d on the client's clock; false means the client is shutting
 // down.
 func (c *Client) sleep(d time.Duration) bool { return clock.Sleep(c.clock, d, c.shutdownCh) }
+
+// HostStats returns the host's memory, CPU, disk and uptime now, as
+// /v1/client/stats answers. CPU use is since the previous call (since
+// boot for the first).
+func (c *Client) HostStats() *structs.HostStats {
+	c.nodeMu.RLock()
+	mhz := c.node.NodeResources.Cpu.CpuShares
+	c.nodeMu.RUnlock()
+	return c.hostStats.read(c.clock.Now(), mhz)
+}
 
 // NodeID returns the node's ID, stable across restarts.
 func (c *Client) NodeID() string {

@@ -19,15 +19,17 @@ import (
 
 // testClientOpts tweaks the config newTestClient builds.
 type testClientOpts struct {
-	db       state.StateDB // default: a fresh MemDB
-	stateDir string        // used when db is nil and useBolt is set
-	useBolt  bool
-	allocDir string
-	plugins  map[string]map[string]any
-	options  map[string]string
-	drivers  *drivers.Catalog // default: the built-in drivers
-	boot     clock.BootClock  // default: the machine's
-	artifact *ArtifactConfig  // default: upstream's limits, a cache under stateDir
+	db        state.StateDB // default: a fresh MemDB
+	stateDir  string        // used when db is nil and useBolt is set
+	useBolt   bool
+	allocDir  string
+	plugins   map[string]map[string]any
+	options   map[string]string
+	drivers   *drivers.Catalog // default: the built-in drivers
+	boot      clock.BootClock  // default: the machine's
+	gc        GCConfig
+	resources NodeResourcesConfig
+	artifact  *ArtifactConfig // default: upstream's limits, a cache under stateDir
 }
 
 // newTestClient starts a client against srv. The caller stops it.
@@ -60,6 +62,8 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 		Drivers:      o.drivers,
 		BootClock:    o.boot,
 		Artifact:     o.artifact,
+		GC:           o.gc,
+		Resources:    o.resources,
 	})
 	must.NoError(t, err)
 	return c

@@ -103,6 +103,11 @@ type Config struct {
 	// Artifact is the client's artifact block; nil means upstream's
 	// defaults and a cache of DefaultArtifactCacheSize.
 	Artifact *ArtifactConfig
+	// Resources are the client's overrides of what fingerprinting finds
+	// and what the scheduler may use (see NodeResourcesConfig).
+	Resources NodeResourcesConfig
+	// GC is the collector of terminal allocations (see GCConfig).
+	GC GCConfig
 
 	// HostFingerprint, when set, fills the node's attributes and
 	// resources instead of probing the machine: the client simulator runs
@@ -168,5 +173,9 @@ func (c *Config) withDefaults() (Config, error) {
 	if out.Version == "" {
 		out.Version = DefaultVersion
 	}
+	if err := out.Resources.validate(); err != nil {
+		return out, err
+	}
+	out.GC = out.GC.withDefaults()
 	return out, nil
 }

@@ -203,17 +203,24 @@ func parseOSRelease(r io.Reader) (name, version string) {
 	return name, version
 }
 
-// mountDevice returns the device of the mount holding path: the entry of
-// /proc/mounts with the longest mount point that is a prefix of path.
+// mountDevice returns the device of the mount holding path.
 func mountDevice(r io.Reader, path string) string {
+	dev, _ := mountOf(r, path)
+	return dev
+}
+
+// mountOf returns the device and mount point of the mount holding path:
+// the entry of /proc/mounts with the longest mount point that is a prefix
+// of path.
+func mountOf(r io.Reader, path string) (dev, mountpoint string) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = resolved
 	}
-	best, dev := -1, ""
+	best := -1
 	s := bufio.NewScanner(r)
 	for s.Scan() {
 		f := strings.Fields(s.Text())
@@ -225,10 +232,10 @@ func mountDevice(r io.Reader, path string) string {
 			continue
 		}
 		if len(mp) > best {
-			best, dev = len(mp), f[0]
+			best, dev, mountpoint = len(mp), f[0], mp
 		}
 	}
-	return dev
+	return dev, mountpoint
 }
 
 // applyDriverFingerprint records one driver's fingerprint on the node and

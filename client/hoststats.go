@@ -3,11 +3,17 @@ package client
 import (
 	"bufio"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // hostMemory is /proc/meminfo's view of memory, in bytes.
@@ -139,4 +145,76 @@ func readFile(path string, parse func(io.Reader)) bool {
 	defer f.Close()
 	parse(f)
 	return true
+}
+
+// hostStatsReader reads the host's stats from /proc and statfs. CPU use
+// is the change since its previous reading; the first reading compares
+// against the boot, so it is the average since then. Safe for concurrent
+// use.
+type hostStatsReader struct {
+	src      statsSources
+	allocDir string
+
+	mu      sync.Mutex
+	prevCPU map[string]cpuTicks
+}
+
+// read returns the host's stats now; totalMHz (the node's CPU) turns the
+// CPUs' use into CPUTicksConsumed. A probe that fails leaves its part
+// out.
+func (h *hostStatsReader) read(now time.Time, totalMHz int64) *structs.HostStats {
+	st := &structs.HostStats{Timestamp: now.UnixNano(), CPU: []*structs.HostCPUStats{}, DiskStats: []*structs.HostDiskStats{}, DeviceStats: []any{}}
+	readFile(h.src.memInfo, func(r io.Reader) {
+		if m, ok := parseMemInfo(r); ok {
+			st.Memory = &structs.HostMemoryStats{Total: m.Total, Available: m.Available, Used: m.Total - m.Available, Free: m.Free}
+		}
+	})
+	readFile(h.src.procStat, func(r io.Reader) {
+		cur := parseProcStat(r)
+		h.mu.Lock()
+		prev := h.prevCPU
+		h.prevCPU = cur
+		h.mu.Unlock()
+		var sum float64
+		for _, cpu := range slices.SortedFunc(maps.Keys(cur), compareCPUNames) {
+			p, ok := cpuUsage(prev[cpu], cur[cpu])
+			if !ok {
+				continue
+			}
+			st.CPU = append(st.CPU, &structs.HostCPUStats{CPU: cpu, User: p.User, System: p.System, Idle: p.Idle})
+			sum += p.Total
+		}
+		if n := len(st.CPU); n > 0 {
+			st.CPUTicksConsumed = sum / float64(n) / 100 * float64(totalMHz)
+		}
+	})
+	if d, ok := statDisk(h.allocDir); ok {
+		dev, mp := h.allocDir, ""
+		readFile(h.src.mounts, func(r io.Reader) {
+			if m, p := mountOf(r, h.allocDir); m != "" {
+				dev, mp = m, p
+			}
+		})
+		ds := &structs.HostDiskStats{Device: dev, Mountpoint: mp, Size: d.Size, Used: d.Used, Available: d.Available,
+			UsedPercent: d.UsedPercent, InodesUsedPercent: d.InodesPercent}
+		st.AllocDirStats = ds
+		cp := *ds
+		st.DiskStats = append(st.DiskStats, &cp)
+	}
+	readFile(h.src.uptime, func(r io.Reader) {
+		if up, ok := parseUptime(r); ok {
+			st.Uptime = uint64(up)
+		}
+	})
+	return st
+}
+
+// compareCPUNames orders cpu2 before cpu10.
+func compareCPUNames(a, b string) int {
+	na, errA := strconv.Atoi(strings.TrimPrefix(a, "cpu"))
+	nb, errB := strconv.Atoi(strings.TrimPrefix(b, "cpu"))
+	if errA != nil || errB != nil {
+		return strings.Compare(a, b)
+	}
+	return na - nb
 }

@@ -1,10 +1,15 @@
 package client
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // The host gauges read /proc as the kernel writes it: memory in kB turned
@@ -41,4 +46,44 @@ func TestHostStats_CPUUsage(t *testing.T) {
 	must.False(t, ok)
 	_, ok = cpuUsage(cpuTicks{Idle: 50, Total: 100}, cpuTicks{Idle: 10, Total: 120})
 	must.False(t, ok)
+}
+
+// The stats endpoint's reading: memory used is total less available,
+// CPUs in numeric order (cpu2 before cpu10) with their use since the
+// previous reading, ticks consumed in MHz of the node's CPU, and the
+// allocation directory's disk with its mount.
+func TestHostStatsReader_Read(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		must.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	stat := write("stat", "cpu 0 0 0 0\ncpu10 10 0 0 90\ncpu2 50 0 0 50\n")
+	r := &hostStatsReader{
+		src: statsSources{
+			hostSources: hostSources{memInfo: write("meminfo", "MemTotal: 1000 kB\nMemFree: 200 kB\nMemAvailable: 600 kB\n"), mounts: write("mounts", "/dev/sda1 / ext4 rw 0 0\n")},
+			procStat:    stat,
+			uptime:      write("uptime", "42.9 1.0\n"),
+		},
+		allocDir: dir,
+	}
+	st := r.read(time.Unix(10, 0), 2000)
+	must.Eq(t, &structs.HostMemoryStats{Total: 1000 * 1024, Available: 600 * 1024, Used: 400 * 1024, Free: 200 * 1024}, st.Memory)
+	must.Len(t, 2, st.CPU)
+	must.Eq(t, "cpu2", st.CPU[0].CPU)
+	must.Eq(t, 50.0, st.CPU[0].User)
+	must.Eq(t, 90.0, st.CPU[1].Idle)
+	must.Eq(t, 600.0, st.CPUTicksConsumed, must.Sprint("(50% + 10%) / 2 of 2000 MHz"))
+	must.Eq(t, uint64(42), st.Uptime)
+	must.Eq(t, int64(10_000_000_000), st.Timestamp)
+	must.NotNil(t, st.AllocDirStats)
+	must.Eq(t, "/dev/sda1", st.AllocDirStats.Device)
+	must.Eq(t, "/", st.AllocDirStats.Mountpoint)
+
+	// The next reading is the change since this one.
+	write("stat", "cpu10 10 0 0 190\ncpu2 150 0 0 50\n")
+	st = r.read(time.Unix(20, 0), 2000)
+	must.Eq(t, 0.0, st.CPU[1].User)
+	must.Eq(t, 100.0, st.CPU[0].User)
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	metrics "github.com/hashicorp/go-metrics"
 
@@ -33,14 +34,14 @@ func (c *Client) publishStats() {
 	if interval <= 0 {
 		return
 	}
-	h := &hostGauges{src: defaultStatsSources, allocDir: c.cfg.AllocDir}
+	h := &hostGauges{r: &hostStatsReader{src: defaultStatsSources, allocDir: c.cfg.AllocDir}}
 	for c.sleep(interval) {
 		node := c.Node()
 		labels := baseLabels(node)
 		allocs := c.Allocs()
 		emitAllocCounts(allocs, labels)
 		if c.cfg.PublishNodeMetrics {
-			h.emit(labels)
+			h.emit(labels, c.clock.Now())
 			emitAllocated(node, allocs, labels)
 		}
 		if c.cfg.PublishAllocationMetrics {
@@ -125,58 +126,43 @@ func emitAllocResources(allocs []*structs.Allocation, base []metrics.Label) {
 	}
 }
 
-// hostGauges publishes the host's memory, CPU, disk and uptime from /proc
-// and statfs: a few small reads per interval. CPU use is the change
-// between two readings, so the first interval has none.
+// hostGauges publishes the host's memory, CPU, disk and uptime, read by
+// a hostStatsReader of its own: CPU use is the change between two
+// intervals, so the first interval has none.
 type hostGauges struct {
-	src      statsSources
-	allocDir string
-	prevCPU  map[string]cpuTicks
+	r      *hostStatsReader
+	primed bool
 }
 
-func (h *hostGauges) emit(labels []metrics.Label) {
-	readFile(h.src.memInfo, func(r io.Reader) {
-		if m, ok := parseMemInfo(r); ok {
-			metrics.SetGaugeWithLabels([]string{"client", "host", "memory", "total"}, float32(m.Total), labels)
-			metrics.SetGaugeWithLabels([]string{"client", "host", "memory", "available"}, float32(m.Available), labels)
-			metrics.SetGaugeWithLabels([]string{"client", "host", "memory", "used"}, float32(m.Total-m.Available), labels)
-			metrics.SetGaugeWithLabels([]string{"client", "host", "memory", "free"}, float32(m.Free), labels)
-		}
-	})
-	readFile(h.src.procStat, func(r io.Reader) {
-		cur := parseProcStat(r)
-		for cpu, t := range cur {
-			p, ok := cpuUsage(h.prevCPU[cpu], t)
-			if !ok || h.prevCPU == nil {
-				continue
-			}
-			l := append([]metrics.Label{{Name: "cpu", Value: cpu}}, labels...)
-			metrics.SetGaugeWithLabels([]string{"client", "host", "cpu", "total"}, float32(p.Total), l)
+func (h *hostGauges) emit(labels []metrics.Label, now time.Time) {
+	st := h.r.read(now, 0)
+	if m := st.Memory; m != nil {
+		metrics.SetGaugeWithLabels([]string{"client", "host", "memory", "total"}, float32(m.Total), labels)
+		metrics.SetGaugeWithLabels([]string{"client", "host", "memory", "available"}, float32(m.Available), labels)
+		metrics.SetGaugeWithLabels([]string{"client", "host", "memory", "used"}, float32(m.Used), labels)
+		metrics.SetGaugeWithLabels([]string{"client", "host", "memory", "free"}, float32(m.Free), labels)
+	}
+	if h.primed {
+		for _, p := range st.CPU {
+			l := append([]metrics.Label{{Name: "cpu", Value: p.CPU}}, labels...)
+			metrics.SetGaugeWithLabels([]string{"client", "host", "cpu", "total"}, float32(100-p.Idle), l)
 			metrics.SetGaugeWithLabels([]string{"client", "host", "cpu", "user"}, float32(p.User), l)
 			metrics.SetGaugeWithLabels([]string{"client", "host", "cpu", "system"}, float32(p.System), l)
 			metrics.SetGaugeWithLabels([]string{"client", "host", "cpu", "idle"}, float32(p.Idle), l)
 		}
-		h.prevCPU = cur
-	})
-	if d, ok := statDisk(h.allocDir); ok {
-		dev := h.allocDir
-		readFile(h.src.mounts, func(r io.Reader) {
-			if m := mountDevice(r, h.allocDir); m != "" {
-				dev = m
-			}
-		})
-		l := append([]metrics.Label{{Name: "disk", Value: dev}}, labels...)
+	}
+	h.primed = true
+	if d := st.AllocDirStats; d != nil {
+		l := append([]metrics.Label{{Name: "disk", Value: d.Device}}, labels...)
 		metrics.SetGaugeWithLabels([]string{"client", "host", "disk", "size"}, float32(d.Size), l)
 		metrics.SetGaugeWithLabels([]string{"client", "host", "disk", "used"}, float32(d.Used), l)
 		metrics.SetGaugeWithLabels([]string{"client", "host", "disk", "available"}, float32(d.Available), l)
 		metrics.SetGaugeWithLabels([]string{"client", "host", "disk", "used_percent"}, float32(d.UsedPercent), l)
-		metrics.SetGaugeWithLabels([]string{"client", "host", "disk", "inodes_percent"}, float32(d.InodesPercent), l)
+		metrics.SetGaugeWithLabels([]string{"client", "host", "disk", "inodes_percent"}, float32(d.InodesUsedPercent), l)
 	}
-	readFile(h.src.uptime, func(r io.Reader) {
-		if up, ok := parseUptime(r); ok {
-			metrics.SetGaugeWithLabels([]string{"client", "uptime"}, float32(up), labels)
-		}
-	})
+	if st.Uptime > 0 {
+		metrics.SetGaugeWithLabels([]string{"client", "uptime"}, float32(st.Uptime), labels)
+	}
 }
 
 // parseUptime reads the host's uptime in seconds from /proc/uptime.

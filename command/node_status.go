@@ -77,6 +77,11 @@ Status Options:
     Show only the node's basic information, without its events,
     resources and allocations.
 
+  -stats
+    Add the host's detailed stats, read from its client: each CPU's use,
+    the memory and the allocation directory's disk. The node's Host
+    Resource Utilization is shown without it, when the client answers.
+
   -verbose
     Show full IDs, addresses, versions, the drivers' health and the
     node's attributes and meta.
@@ -86,7 +91,7 @@ Status Options:
 
 // Run implements cli.Command.
 func (c *NodeStatusCommand) Run(args []string) int {
-	var self, short, verbose, listAllocs bool
+	var self, short, verbose, listAllocs, stats bool
 	var out outputFlags
 	flags := c.FlagSet("node status")
 	out.register(flags)
@@ -94,6 +99,7 @@ func (c *NodeStatusCommand) Run(args []string) int {
 	flags.BoolVar(&short, "short", false, "")
 	flags.BoolVar(&verbose, "verbose", false, "")
 	flags.BoolVar(&listAllocs, "allocs", false, "")
+	flags.BoolVar(&stats, "stats", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
 	}
@@ -174,7 +180,7 @@ func (c *NodeStatusCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error querying node allocations: %v", err))
 		return exitError
 	}
-	c.Ui.Output(formatNode(node, allocs, v))
+	c.Ui.Output(formatNode(node, allocs, v, nodeStats{host: nodeHostStats(client, node), detail: stats}))
 	return exitOK
 }
 
@@ -283,7 +289,7 @@ func nodeBasics(node *api.Node, v view) []string {
 	}
 }
 
-func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
+func formatNode(node *api.Node, allocs []*api.Allocation, v view, stats nodeStats) string {
 	var b strings.Builder
 	b.WriteString(formatKV(nodeBasics(node, v)))
 
@@ -334,6 +340,13 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
 
 	b.WriteString("\n\nAllocated Resources\n")
 	b.WriteString(formatNodeResources(node, allocs))
+	if st := stats.host; st != nil {
+		b.WriteString("\n\nHost Resource Utilization\n")
+		b.WriteString(formatHostUtilization(node, st))
+		if stats.detail {
+			b.WriteString("\n\n" + formatHostStatsDetail(st))
+		}
+	}
 
 	rows := make([]allocRow, 0, len(allocs))
 	for _, a := range allocs {

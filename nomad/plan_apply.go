@@ -208,11 +208,31 @@ func evaluateNodePlan(snap *state.StateSnapshot, plan *structs.Plan, nodeID stri
 	if fits, dim := node.Comparable().Superset(used); !fits {
 		return false, "resources exhausted: " + dim, nil
 	}
+	if node.NodeMaxAllocs > 0 && len(live) > node.NodeMaxAllocs && placesNew(existing, placing) {
+		// Only new placements are refused: a node over a cap lowered
+		// since still takes in-place updates of what it runs.
+		return false, structs.DimensionMaxAllocs, nil
+	}
 	// Two evaluations scheduled at once may pick the same host port.
 	if port, collide := structs.PortCollision(live); collide {
 		return false, fmt.Sprintf("network: port %d collision", port), nil
 	}
 	return true, "", nil
+}
+
+// placesNew reports whether placing holds an allocation not yet on the
+// node.
+func placesNew(existing, placing []*structs.Allocation) bool {
+	ids := make(map[string]bool, len(existing))
+	for _, a := range existing {
+		ids[a.ID] = true
+	}
+	for _, a := range placing {
+		if !ids[a.ID] && !a.TerminalStatus() {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyUpdatesAs reports whether every write is an update of an allocation

@@ -78,6 +78,12 @@ func (c *EvalContext) assignPorts(node *structs.Node, tg *structs.TaskGroup) (st
 	// cautious than upstream, which tracks ports per address, and never
 	// wrong.
 	used := structs.HostPorts(proposed)
+	// The client's reserved.reserved_ports hold on every address.
+	var nodeReserved map[int]bool
+	if r := node.ReservedResources; r != nil {
+		nodeReserved = reservedSet(r.Networks.ReservedHostPorts)
+	}
+	lo, hi := dynamicRange(node)
 	var out structs.AllocatedPorts
 	for _, nw := range tg.Networks {
 		for _, p := range nw.ReservedPorts {
@@ -85,7 +91,7 @@ func (c *EvalContext) assignPorts(node *structs.Node, tg *structs.TaskGroup) (st
 			if err != nil {
 				return nil, err
 			}
-			if _, taken := used[p.Value]; taken || addr.reserved[p.Value] {
+			if _, taken := used[p.Value]; taken || addr.reserved[p.Value] || nodeReserved[p.Value] {
 				return nil, fmt.Errorf("static port %d is in use", p.Value)
 			}
 			used[p.Value] = ""
@@ -99,7 +105,7 @@ func (c *EvalContext) assignPorts(node *structs.Node, tg *structs.TaskGroup) (st
 			if err != nil {
 				return nil, err
 			}
-			v, err := pickDynamicPort(rng, used, addr.reserved)
+			v, err := pickDynamicPort(rng, portRange{lo: lo, hi: hi, used: used, reserved: addr.reserved, nodeReserved: nodeReserved})
 			if err != nil {
 				return nil, err
 			}
@@ -160,24 +166,42 @@ func nodeIP(node *structs.Node) string {
 	return host
 }
 
+// portRange is where a dynamic port may be picked: [lo, hi] less the
+// ports in use and those the address or the node reserves.
+type portRange struct {
+	lo, hi       int
+	used         map[int]string
+	reserved     map[int]bool
+	nodeReserved map[int]bool
+}
+
+func (r portRange) free(v int) bool {
+	_, taken := r.used[v]
+	return !taken && !r.reserved[v] && !r.nodeReserved[v]
+}
+
+// dynamicRange is the node's dynamic port range (client min_dynamic_port
+// and max_dynamic_port), upstream's default where the node says none.
+func dynamicRange(node *structs.Node) (lo, hi int) {
+	lo, hi = structs.MinDynamicPort, structs.MaxDynamicPort
+	if res := node.NodeResources; res != nil && res.MinDynamicPort > 0 && res.MaxDynamicPort >= res.MinDynamicPort {
+		lo, hi = res.MinDynamicPort, res.MaxDynamicPort
+	}
+	return lo, hi
+}
+
 // pickDynamicPort tries random ports, then scans from a random start so
 // that a nearly full range still yields its last free port.
-func pickDynamicPort(rng *rand.Rand, used map[int]string, reserved map[int]bool) (int, error) {
-	span := structs.MaxDynamicPort - structs.MinDynamicPort + 1
-	free := func(v int) bool {
-		_, taken := used[v]
-		return !taken && !reserved[v]
-	}
+func pickDynamicPort(rng *rand.Rand, r portRange) (int, error) {
+	span := r.hi - r.lo + 1
 	for range 20 {
-		v := structs.MinDynamicPort + rng.IntN(span)
-		if free(v) {
+		if v := r.lo + rng.IntN(span); r.free(v) {
 			return v, nil
 		}
 	}
 	start := rng.IntN(span)
 	for i := range span {
-		v := structs.MinDynamicPort + (start+i)%span
-		if free(v) {
+		if v := r.lo + (start+i)%span; r.free(v) {
 			return v, nil
 		}
 	}

@@ -102,6 +102,10 @@ func (it *binPackIterator) Next() *rankedNode {
 			it.ctx.logger.Error("binpack: reading proposed allocations", "node_id", opt.Node.ID, "error", err)
 			continue
 		}
+		if max := opt.Node.NodeMaxAllocs; max > 0 && len(proposed)+1 > max {
+			it.ctx.exhaustNode(opt.Node, structs.DimensionMaxAllocs)
+			continue
+		}
 		used := &structs.ComparableResources{}
 		for _, a := range proposed {
 			used.Add(a.ComparableResources())

@@ -21,6 +21,7 @@ import (
 //
 //	meta/node_id, meta/secret_id
 //	meta/heartbeat                              msgpack Heartbeat
+//	meta/node_meta                              msgpack map[string]*string
 //	allocations/<allocID>/alloc                 msgpack *structs.Allocation
 //	allocations/<allocID>/tasks/<task>/handle   msgpack *drivers.TaskHandle
 //	allocations/<allocID>/tasks/<task>/state    msgpack *structs.TaskState
@@ -32,6 +33,7 @@ var (
 	nodeIDKey    = []byte("node_id")
 	secretIDKey  = []byte("secret_id")
 	heartbeatKey = []byte("heartbeat")
+	nodeMetaKey  = []byte("node_meta")
 	allocKey     = []byte("alloc")
 	handleKey    = []byte("handle")
 	stateKey     = []byte("state")
@@ -299,6 +301,31 @@ func (s *BoltStateDB) PutHeartbeat(hb Heartbeat) error {
 		return fmt.Errorf("encoding last heartbeat: %w", err)
 	}
 	return s.batch(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(heartbeatKey, raw) })
+}
+
+// GetNodeMeta implements StateDB.
+func (s *BoltStateDB) GetNodeMeta() (map[string]*string, error) {
+	out := map[string]*string{}
+	err := s.view(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(metaBucket).Get(nodeMetaKey)
+		if raw == nil {
+			return nil
+		}
+		if err := decode(raw, &out); err != nil {
+			return fmt.Errorf("decoding dynamic node metadata: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// PutNodeMeta implements StateDB.
+func (s *BoltStateDB) PutNodeMeta(meta map[string]*string) error {
+	raw, err := encode(meta)
+	if err != nil {
+		return fmt.Errorf("encoding dynamic node metadata: %w", err)
+	}
+	return s.batch(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(nodeMetaKey, raw) })
 }
 
 // GetAllocations implements StateDB.

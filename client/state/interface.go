@@ -75,6 +75,13 @@ type StateDB interface {
 	GetHeartbeat() (Heartbeat, error)
 	PutHeartbeat(hb Heartbeat) error
 
+	// GetNodeMeta returns the node's dynamic metadata (nomad node meta
+	// apply): a nil value unsets the key, a config key included. Empty
+	// when none was stored yet.
+	GetNodeMeta() (map[string]*string, error)
+	// PutNodeMeta replaces the node's dynamic metadata.
+	PutNodeMeta(meta map[string]*string) error
+
 	// Close releases the database. Later calls fail with ErrClosed.
 	Close() error
 }

@@ -15,6 +15,7 @@ type MemDB struct {
 	mu     sync.Mutex
 	node   NodeIdentity
 	hb     Heartbeat
+	meta   map[string]*string
 	allocs map[string]*AllocRecord
 }
 
@@ -120,6 +121,34 @@ func (m *MemDB) PutHeartbeat(hb Heartbeat) error {
 	defer m.mu.Unlock()
 	m.hb = hb
 	return nil
+}
+
+// GetNodeMeta implements StateDB.
+func (m *MemDB) GetNodeMeta() (map[string]*string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return copyMeta(m.meta), nil
+}
+
+// PutNodeMeta implements StateDB.
+func (m *MemDB) PutNodeMeta(meta map[string]*string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.meta = copyMeta(meta)
+	return nil
+}
+
+// copyMeta copies the map and the strings its values point to.
+func copyMeta(meta map[string]*string) map[string]*string {
+	out := make(map[string]*string, len(meta))
+	for k, v := range meta {
+		if v != nil {
+			s := *v
+			v = &s
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // Close implements StateDB; see MemDB.

@@ -290,6 +290,8 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 
 		NetworkInterface: cfg.Client.NetworkInterface,
 		HostNetworks:     cfg.Client.hostNetworks(),
+		Resources:        cfg.Client.resources(),
+		GC:               cfg.Client.gc(),
 
 		StatsCollectionInterval:  tc.CollectionInterval,
 		PublishNodeMetrics:       tc.PublishNodeMetrics,

@@ -30,6 +30,9 @@ type localFn func(w http.ResponseWriter, r *http.Request, ar *allocrunner.AllocR
 type clientOp struct {
 	capability string
 	serve      localFn
+	// node, when set, makes the route about a node rather than an
+	// allocation (client_node_endpoint.go).
+	node *nodeOp
 }
 
 // clientMux registers the /v1/client routes on mux, each served by what
@@ -52,6 +55,7 @@ func (s *HTTPServer) clientMux(mux *http.ServeMux, wrap func(clientOp) http.Hand
 		route(m+" /v1/client/allocation/{alloc}/restart", acl.NamespaceCapabilityAllocLifecycle, s.allocRestart)
 		route(m+" /v1/client/allocation/{alloc}/signal", acl.NamespaceCapabilityAllocLifecycle, s.allocSignal)
 	}
+	s.nodeRoutes(func(pattern string, op clientOp) { mux.Handle(pattern, wrap(op)) })
 }
 
 // publicClientOp is a /v1/client route of the agent's HTTP API (and of a
@@ -62,7 +66,11 @@ func (s *HTTPServer) publicClientOp(op clientOp) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if err := s.routeClient(w, r, op); err != nil {
+		route := func() error { return s.routeClient(w, r, op) }
+		if op.node != nil {
+			route = func() error { return s.routeNode(w, r, op.node) }
+		}
+		if err := route(); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
@@ -72,6 +80,14 @@ func (s *HTTPServer) publicClientOp(op clientOp) http.Handler {
 // session it opened: the server checked the caller already.
 func (s *HTTPServer) sessionClientOp(op clientOp) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if op.node != nil {
+			if s.agent == nil || s.agent.client == nil {
+				s.writeError(w, r, codedErrorf(http.StatusNotFound, "this agent runs no client"))
+			} else if err := op.node.serve(w, r, s.agent.client); err != nil {
+				s.writeError(w, r, err)
+			}
+			return
+		}
 		ar, err := s.localAlloc(r)
 		if err == nil {
 			err = op.serve(w, r, ar)

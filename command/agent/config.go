@@ -191,6 +191,28 @@ type ClientConfig struct {
 	HostNetworks []*HostNetworkConfig `json:"HostNetworks,omitempty"`
 	// Artifact is the `artifact` block (config_artifact.go).
 	Artifact *ArtifactConfig `json:",omitempty"`
+
+	// Reserved is the `reserved` block: capacity and host ports the
+	// scheduler never hands out. nil keeps the client's automatic
+	// reservation (see client.NodeResourcesConfig).
+	Reserved *ReservedConfig `json:",omitempty"`
+	// MinDynamicPort and MaxDynamicPort bound the ports dynamic `port`
+	// blocks are given on this node.
+	MinDynamicPort int
+	MaxDynamicPort int
+	// NodeMaxAllocs caps the allocations placed on the node; 0 is none.
+	NodeMaxAllocs int
+	// CPUTotalCompute and MemoryTotalMB replace the fingerprinted CPU
+	// (MHz) and memory totals when set. The JSON keys are upstream's.
+	CPUTotalCompute int `json:"CpuCompute"`
+	MemoryTotalMB   int `json:"MemoryMB"`
+	// The gc_* keys: the client's collector of terminal allocations (see
+	// client.GCConfig).
+	GCInterval            time.Duration
+	GCDiskUsageThreshold  float64
+	GCInodeUsageThreshold float64
+	GCMaxAllocs           int
+	GCParallelDestroys    int
 }
 
 // HostNetworkConfig is one client host_network block: the address a
@@ -275,8 +297,15 @@ func DefaultConfig() *Config {
 			DeploymentGCThreshold:  DefaultDeploymentGCThreshold,
 		},
 		Client: &ClientConfig{
-			ServerJoin:     &ServerJoin{RetryInterval: DefaultRetryInterval},
-			MaxKillTimeout: 30 * time.Second,
+			ServerJoin:            &ServerJoin{RetryInterval: DefaultRetryInterval},
+			MaxKillTimeout:        30 * time.Second,
+			MinDynamicPort:        structs.MinDynamicPort,
+			MaxDynamicPort:        structs.MaxDynamicPort,
+			GCInterval:            client.DefaultGCInterval,
+			GCDiskUsageThreshold:  client.DefaultGCDiskUsageThreshold,
+			GCInodeUsageThreshold: client.DefaultGCInodeUsageThreshold,
+			GCMaxAllocs:           client.DefaultGCMaxAllocs,
+			GCParallelDestroys:    client.DefaultGCParallelDestroys,
 		},
 		TLSConfig: &TLSConfig{},
 		Limits:    defaultLimits(),
@@ -414,6 +443,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	o.Options = mergeMap(o.Options, cl.Options)
 	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
 	o.Artifact = o.Artifact.merge(cl.Artifact)
+	o.mergeResources(cl)
 	// A block of a name seen before replaces it, as plugin blocks merge.
 	for _, hn := range cl.HostNetworks {
 		c := *hn
@@ -509,6 +539,10 @@ func (c *Config) copy() *Config {
 		for _, hn := range c.Client.HostNetworks {
 			cp := *hn
 			out.Client.HostNetworks = append(out.Client.HostNetworks, &cp)
+		}
+		if c.Client.Reserved != nil {
+			r := *c.Client.Reserved
+			out.Client.Reserved = &r
 		}
 	}
 	out.Client.ServerJoin = out.Client.ServerJoin.copy()
@@ -641,7 +675,7 @@ func (cl *ClientConfig) validate() []error {
 	if cl.NodePool == structs.NodePoolAll {
 		errs = append(errs, errors.New(`client.node_pool "all" is built in and holds every node; a client cannot join it`))
 	}
-	return errs
+	return append(errs, cl.validateResources()...)
 }
 
 func (j *ServerJoin) validate(key string) []error {

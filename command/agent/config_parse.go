@@ -459,8 +459,8 @@ func (b *block) joinAttrs(j *ServerJoin) {
 
 func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
-		attrs:       []string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"},
-		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "host_network", LabelNames: []string{"name"}}, {Type: "artifact"}},
+		attrs:       slices.Concat([]string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"}, clientResourceKeys),
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "host_network", LabelNames: []string{"name"}}, {Type: "artifact"}, {Type: "reserved"}},
 		maps:        []string{"meta", "options", "chroot_env"},
 		unsupported: unsupportedClient,
 	})
@@ -488,6 +488,7 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 		}
 	}
 	c.ChrootEnv = b.mapping("chroot_env")
+	d.clientResources(b, c)
 	if blk := b.sub("server_join"); blk != nil {
 		c.ServerJoin = d.serverJoin(blk.Body, "client.server_join.", false)
 	}

@@ -20,8 +20,8 @@ import (
 var keyTypes = map[string][]string{
 	"github.com/nomad-edge/nomad/command/agent": {"Config", "Addresses", "AdvertiseAddrs", "Ports",
 		"ServerConfig", "ClientConfig", "ServerJoin", "TLSConfig", "ACLConfig", "PluginConfig", "Limits", "Telemetry",
-		"HostNetworkConfig"},
-	"github.com/nomad-edge/nomad/client": {"Config", "HostNetwork"},
+		"HostNetworkConfig", "ReservedConfig"},
+	"github.com/nomad-edge/nomad/client": {"Config", "HostNetwork", "NodeResourcesConfig", "GCConfig"},
 	structsPath:                          jobTypes,
 	apiPath:                              jobTypes,
 }

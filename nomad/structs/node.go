@@ -71,8 +71,11 @@ type Node struct {
 	StatusUpdatedAt       int64
 	Events                []*NodeEvent
 	Drivers               map[string]*DriverInfo
-	CreateIndex           uint64
-	ModifyIndex           uint64
+	// NodeMaxAllocs caps how many allocations the scheduler places on
+	// the node (client node_max_allocs); 0 is no cap.
+	NodeMaxAllocs int
+	CreateIndex   uint64
+	ModifyIndex   uint64
 }
 
 // Ready reports whether the scheduler may place work on the node.
@@ -317,9 +320,16 @@ type NodeDiskResources struct {
 
 // NodeReservedResources is held back from scheduling for the OS and agent.
 type NodeReservedResources struct {
-	Cpu    NodeReservedCpuResources
-	Memory NodeReservedMemoryResources
-	Disk   NodeReservedDiskResources
+	Cpu      NodeReservedCpuResources
+	Memory   NodeReservedMemoryResources
+	Disk     NodeReservedDiskResources
+	Networks NodeReservedNetworkResources
+}
+
+// NodeReservedNetworkResources are host ports ("22,80-90") never handed
+// out on any of the node's addresses (client reserved.reserved_ports).
+type NodeReservedNetworkResources struct {
+	ReservedHostPorts string
 }
 
 // NodeReservedCpuResources is reserved CPU.
@@ -336,6 +346,11 @@ type NodeReservedMemoryResources struct {
 type NodeReservedDiskResources struct {
 	DiskMB int64
 }
+
+// DimensionMaxAllocs is the exhausted dimension (AllocMetric's
+// DimensionExhausted) of a node that holds its NodeMaxAllocs already:
+// upstream's words.
+const DimensionMaxAllocs = "max allocation exceeded"
 
 // Comparable returns the node's schedulable capacity: offered minus reserved.
 func (n *Node) Comparable() *ComparableResources {
