@@ -156,7 +156,8 @@ type hostStatsReader struct {
 	allocDir string
 
 	mu      sync.Mutex
-	prevCPU map[string]cpuTicks
+	prevCPU map[string]cpuTicks   // each CPU's last reading that measured
+	lastCPU map[string]cpuPercent // and what it measured
 }
 
 // read returns the host's stats now; totalMHz (the node's CPU) turns the
@@ -172,13 +173,28 @@ func (h *hostStatsReader) read(now time.Time, totalMHz int64) *structs.HostStats
 	readFile(h.src.procStat, func(r io.Reader) {
 		cur := parseProcStat(r)
 		h.mu.Lock()
-		prev := h.prevCPU
-		h.prevCPU = cur
-		h.mu.Unlock()
+		defer h.mu.Unlock()
+		if h.prevCPU == nil {
+			h.prevCPU, h.lastCPU = map[string]cpuTicks{}, map[string]cpuPercent{}
+		}
 		var sum float64
 		for _, cpu := range slices.SortedFunc(maps.Keys(cur), compareCPUNames) {
-			p, ok := cpuUsage(prev[cpu], cur[cpu])
-			if !ok {
+			p, ok := cpuUsage(h.prevCPU[cpu], cur[cpu])
+			last, measured := h.lastCPU[cpu]
+			switch {
+			case ok:
+				h.prevCPU[cpu], h.lastCPU[cpu] = cur[cpu], p
+			case cur[cpu].Total == h.prevCPU[cpu].Total && measured:
+				// No tick since the previous reading (two requests
+				// within a jiffy): the CPU is still there, at the use
+				// last measured, and the next reading measures from
+				// the same point.
+				p = last
+			default:
+				// The counters went back (a CPU came back online):
+				// measure from here on.
+				h.prevCPU[cpu] = cur[cpu]
+				delete(h.lastCPU, cpu)
 				continue
 			}
 			st.CPU = append(st.CPU, &structs.HostCPUStats{CPU: cpu, User: p.User, System: p.System, Idle: p.Idle})

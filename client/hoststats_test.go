@@ -86,4 +86,23 @@ func TestHostStatsReader_Read(t *testing.T) {
 	st = r.read(time.Unix(20, 0), 2000)
 	must.Eq(t, 0.0, st.CPU[1].User)
 	must.Eq(t, 100.0, st.CPU[0].User)
+
+	// A reading within the same jiffy still lists every CPU, at the use
+	// last measured (`node status` then `node status -stats` at once
+	// printed "CPU Stats" with no CPU under it).
+	st = r.read(time.Unix(20, 1), 2000)
+	must.Len(t, 2, st.CPU)
+	must.Eq(t, 100.0, st.CPU[0].User)
+	must.Eq(t, 0.0, st.CPU[1].User)
+	// ... and the next measures from the last reading that measured.
+	write("stat", "cpu10 60 0 0 240\ncpu2 150 0 0 150\n")
+	st = r.read(time.Unix(30, 0), 2000)
+	must.Eq(t, 0.0, st.CPU[0].User)
+	must.Eq(t, 50.0, st.CPU[1].User)
+
+	// Counters that went back (a CPU offline and back) measure afresh.
+	write("stat", "cpu10 1 0 0 1\ncpu2 160 0 0 160\n")
+	st = r.read(time.Unix(40, 0), 2000)
+	must.Len(t, 1, st.CPU)
+	must.Eq(t, "cpu2", st.CPU[0].CPU)
 }
