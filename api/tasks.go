@@ -215,6 +215,8 @@ type Task struct {
 	Lifecycle *TaskLifecycle
 	// Services are the task's `service` blocks (see services.go).
 	Services []*Service `json:",omitempty"`
+	// Identity is the `identity` block (see identity.go).
+	Identity *WorkloadIdentity `json:",omitempty"`
 }
 
 // LogConfig is a task's `logs` block, as upstream's.

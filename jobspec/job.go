@@ -215,6 +215,7 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 				t.Artifacts = append(t.Artifacts, p.artifact(b, where))
 			}},
 			"lifecycle": {decode: func(b *hclsyntax.Block, _ string) { t.Lifecycle = p.lifecycle(b, where) }},
+			"identity":  {decode: func(b *hclsyntax.Block, _ string) { t.Identity = p.identity(b, where) }},
 			"service": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				t.Services = append(t.Services, p.service(b, where))
 			}},

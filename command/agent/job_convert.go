@@ -125,6 +125,7 @@ func convertTask(t *api.Task) *structs.Task {
 		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}
 	}
 	out.Artifacts = convertArtifacts(t.Artifacts)
+	out.Identity = convertIdentity(t.Identity)
 	if l := t.Lifecycle; !l.Empty() {
 		// An empty block (the official client keeps one) says nothing:
 		// a main task. A sidecar without a hook is left for validation.

@@ -65,6 +65,7 @@ func fullTask(name string) *structs.Task {
 		}},
 		Lifecycle: &structs.TaskLifecycleConfig{Hook: structs.TaskLifecycleHookPrestart, Sidecar: true},
 		Services:  []*structs.Service{fullService(name)},
+		Identity:  &structs.WorkloadIdentity{Name: "default", Audience: []string{"a"}, ChangeMode: "noop", ChangeSignal: "SIGHUP", Env: true, File: true, TTL: time.Hour},
 	}
 }
 

@@ -548,6 +548,8 @@ type Task struct {
 	Lifecycle *TaskLifecycleConfig
 	// Services are the task's `service` blocks (see services.go).
 	Services []*Service `json:",omitempty"`
+	// Identity is the `identity` block (see workload_identity.go).
+	Identity *WorkloadIdentity `json:",omitempty"`
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -622,6 +624,7 @@ func (t *Task) validate() []string {
 	if err := t.Lifecycle.Validate(); err != nil {
 		p.add("Lifecycle validation failed: %v", err)
 	}
+	p = append(p, t.Identity.validate()...)
 	return p
 }
 
@@ -638,6 +641,7 @@ func (t *Task) Copy() *Task {
 	n.Affinities = copyAffinities(t.Affinities)
 	n.RestartPolicy = t.RestartPolicy.Copy()
 	n.LogConfig = t.LogConfig.Copy()
+	n.Identity = t.Identity.Copy()
 	n.DispatchPayload = t.DispatchPayload.Copy()
 	n.Artifacts = copyArtifacts(t.Artifacts)
 	n.Lifecycle = t.Lifecycle.Copy()
