@@ -336,6 +336,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		ServersContacted:    c.contacted,
 		OfflineRestartUntil: offlineUntil,
 		Services:            serviceRegistrar{c},
+		Identities:          identitySigner{c},
 	})
 }
 

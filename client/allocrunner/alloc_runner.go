@@ -67,6 +67,9 @@ type Config struct {
 	// Services registers the allocation's services (provider "nomad")
 	// in the servers' catalog; nil registers nothing.
 	Services ServiceRegistrar
+	// Identities signs the tasks' workload identities; nil: a task whose
+	// identity block asks for its token fails to start.
+	Identities IdentitySigner
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -191,6 +194,8 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			users:     cfg.Users,
 			artifacts: cfg.Artifacts,
 			lifecycle: ar.lifecycle,
+
+			identities: cfg.Identities,
 		}))
 	}
 	return ar, nil

@@ -79,6 +79,8 @@ type harness struct {
 	rec     *recorder
 	drivers driverMap
 	root    string
+	// identities signs workload identities (identity_hook_test.go).
+	identities IdentitySigner
 }
 
 func newHarness(t *testing.T) *harness {
@@ -100,6 +102,7 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 		StateUpdater:   h.rec,
 		MaxKillTimeout: h.maxKill,
 		Users:          h.users,
+		Identities:     h.identities,
 	})
 	must.NoError(t, err)
 	return ar

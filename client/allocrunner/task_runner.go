@@ -61,6 +61,8 @@ type taskRunnerConfig struct {
 	// lifecycle holds every start back until the task's lifecycle stage
 	// is open (lifecycle.go).
 	lifecycle *coordinator
+	// identities signs the task's workload identity (identity_hook.go).
+	identities IdentitySigner
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -89,6 +91,7 @@ type TaskRunner struct {
 	shutdownDelay func() time.Duration
 	users         UserPolicy
 	lifecycle     *coordinator
+	identity      *identityHook
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -146,6 +149,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		users:         cfg.users,
 		lifecycle:     cfg.lifecycle,
 		artifacts:     cfg.artifacts,
+		identity:      newIdentityHook(cfg.logger, cfg.clock, cfg.identities, cfg.alloc, cfg.task, cfg.allocDir.TaskDir(cfg.task.Name).SecretsDir),
 		restarts:      NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
 		state:         &structs.TaskState{State: structs.TaskStatePending},
 		killCh:        make(chan struct{}),
@@ -308,6 +312,7 @@ func (tr *TaskRunner) shuttingDown() bool {
 // A restored runner with a live handle re-attaches instead of starting.
 func (tr *TaskRunner) Run() {
 	defer close(tr.waitCh)
+	defer tr.identity.stop()
 	tr.startLogs()
 	defer tr.stopLogs()
 
@@ -545,6 +550,9 @@ func (tr *TaskRunner) start() error {
 		}
 	}
 	if err == nil {
+		if err := tr.identity.prestart(); err != nil {
+			return tr.setupFailed(err)
+		}
 		if err := tr.fetchArtifacts(); err != nil {
 			return err
 		}
@@ -589,6 +597,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		ad, td = ad.inChroot(), td.inChroot()
 	}
 	env := buildEnv(tr.alloc, tr.task, ad, td, tr.node)
+	tr.identity.setEnv(env)
 	stdout, stderr := tr.logPaths()
 	return &drivers.TaskConfig{
 		ID:            tr.taskID,
