@@ -69,10 +69,19 @@ type identityHook struct {
 	stopped  bool
 }
 
-func newIdentityHook(logger hclog.Logger, clk clock.Clock, signer IdentitySigner, alloc *structs.Allocation, task *structs.Task, secrets string) *identityHook {
+func newIdentityHook(cfg taskRunnerConfig) *identityHook {
+	logger, clk, signer, alloc, task, db := cfg.logger, cfg.clock, cfg.identities, cfg.alloc, cfg.task, cfg.db
+	secrets := cfg.allocDir.TaskDir(task.Name).SecretsDir
 	h := &identityHook{logger: logger.Named("identity"), clock: clk, signer: signer, allocID: alloc.ID, task: task.Name, secrets: secrets}
 	if w := task.Identity; w != nil && (w.Env || w.File) {
 		h.spec = w
+	}
+	if db != nil {
+		h.persist = func(s *structs.SignedWorkloadIdentity) {
+			if err := db.PutTaskIdentity(alloc.ID, task.Name, s); err != nil {
+				h.logger.Warn("persisting the task's workload identity failed", "error", err)
+			}
+		}
 	}
 	return h
 }
@@ -87,6 +96,11 @@ func (h *identityHook) restore(s *structs.SignedWorkloadIdentity) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.signed, h.signedAt = s, h.clock.Now()
+	// A task that survived the restart is re-attached, not started, so
+	// prestart does not run for it: renewals start here.
+	if h.timer == nil && !h.stopped {
+		h.timer = h.clock.AfterFunc(h.renewInLocked(h.signedAt), h.renew)
+	}
 }
 
 // prestart makes sure the task holds a valid identity and its file is

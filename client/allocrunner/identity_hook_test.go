@@ -153,3 +153,33 @@ func TestIdentityHook_SigningFailsStart(t *testing.T) {
 		must.StrContains(t, setup.SetupError, "signing the task's workload identity: no servers")
 	})
 }
+
+// TestIdentityHook_RestoredWhileCutOff checks that a client restarted
+// while the servers cannot be reached hands the task the identity it
+// persisted, without asking the servers, until it expires.
+func TestIdentityHook_RestoredWhileCutOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.identities = &fakeSigner{ttl: time.Hour}
+		a := identityAlloc(&structs.WorkloadIdentity{Env: true})
+		ar := h.runner(t, a)
+		go ar.Run()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		ar.Shutdown()
+
+		recs, _, err := h.db.GetAllocations()
+		must.NoError(t, err)
+		cutOff := &fakeSigner{ttl: time.Hour, fail: 1 << 30}
+		ar2, err := NewAllocRunner(Config{
+			Alloc: recs[0].Alloc, AllocDirRoot: h.root, StateDB: h.db, Drivers: h.drivers, StateUpdater: h.rec,
+			Identities: cutOff,
+		})
+		must.NoError(t, err)
+		ar2.Restore(recs[0].Tasks)
+		go ar2.Run()
+		defer ar2.Destroy()
+		synctest.Wait()
+		must.Eq(t, "jwt-1", ar2.tasks[0].taskConfig().Env["NOMAD_TOKEN"])
+		must.Eq(t, 0, cutOff.count(), must.Sprint("nothing asked before the renewal is due"))
+	})
+}

@@ -149,7 +149,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		users:         cfg.users,
 		lifecycle:     cfg.lifecycle,
 		artifacts:     cfg.artifacts,
-		identity:      newIdentityHook(cfg.logger, cfg.clock, cfg.identities, cfg.alloc, cfg.task, cfg.allocDir.TaskDir(cfg.task.Name).SecretsDir),
+		identity:      newIdentityHook(cfg),
 		restarts:      NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
 		state:         &structs.TaskState{State: structs.TaskStatePending},
 		killCh:        make(chan struct{}),
@@ -189,6 +189,7 @@ func (tr *TaskRunner) restore(rec *state.TaskRecord) {
 		tr.artifactsDone = !rec.State.StartedAt.IsZero()
 	}
 	tr.handle = rec.Handle.Copy()
+	tr.identity.restore(rec.Identity)
 }
 
 // Name returns the task's name.

@@ -35,6 +35,7 @@ var (
 	allocKey     = []byte("alloc")
 	handleKey    = []byte("handle")
 	stateKey     = []byte("state")
+	identityKey  = []byte("identity")
 )
 
 // DBFile is the database's path relative to the client's state dir.
@@ -349,6 +350,11 @@ func readAlloc(ab *bolt.Bucket) (*AllocRecord, error) {
 				return fmt.Errorf("decoding state of task %q: %w", name, err)
 			}
 		}
+		if raw := b.Get(identityKey); raw != nil {
+			if err := decode(raw, &tr.Identity); err != nil {
+				return fmt.Errorf("decoding identity of task %q: %w", name, err)
+			}
+		}
 		rec.Tasks[string(name)] = tr
 		return nil
 	})
@@ -419,6 +425,19 @@ func (s *BoltStateDB) PutTaskState(allocID, task string, ts *structs.TaskState) 
 		return fmt.Errorf("encoding state of task %s/%s: %w", allocID, task, err)
 	}
 	return s.putTaskKey(allocID, task, stateKey, raw)
+}
+
+// PutTaskIdentity implements StateDB, with PutTaskHandle's rule for
+// missing allocations.
+func (s *BoltStateDB) PutTaskIdentity(allocID, task string, id *structs.SignedWorkloadIdentity) error {
+	var raw []byte
+	if id != nil {
+		var err error
+		if raw, err = encode(id); err != nil {
+			return fmt.Errorf("encoding identity of task %s/%s: %w", allocID, task, err)
+		}
+	}
+	return s.putTaskKey(allocID, task, identityKey, raw)
 }
 
 // putTaskKey writes (or, for nil raw, deletes) one key of a task's bucket.

@@ -92,6 +92,24 @@ func (m *MemDB) PutTaskState(allocID, task string, ts *structs.TaskState) error 
 	return nil
 }
 
+// PutTaskIdentity implements StateDB.
+func (m *MemDB) PutTaskIdentity(allocID, task string, id *structs.SignedWorkloadIdentity) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if tr := m.taskLocked(allocID, task); tr != nil {
+		tr.Identity = copyIdentity(id)
+	}
+	return nil
+}
+
+func copyIdentity(id *structs.SignedWorkloadIdentity) *structs.SignedWorkloadIdentity {
+	if id == nil {
+		return nil
+	}
+	c := *id
+	return &c
+}
+
 // taskLocked returns the task's record, creating it, or nil when the
 // allocation is not stored.
 func (m *MemDB) taskLocked(allocID, task string) *TaskRecord {
@@ -128,7 +146,7 @@ func (m *MemDB) Close() error { return nil }
 func (r *AllocRecord) copy() *AllocRecord {
 	out := &AllocRecord{Alloc: r.Alloc.Copy(), Tasks: make(map[string]*TaskRecord, len(r.Tasks))}
 	for name, tr := range r.Tasks {
-		out.Tasks[name] = &TaskRecord{Handle: tr.Handle.Copy(), State: tr.State.Copy()}
+		out.Tasks[name] = &TaskRecord{Handle: tr.Handle.Copy(), State: tr.State.Copy(), Identity: copyIdentity(tr.Identity)}
 	}
 	return out
 }
