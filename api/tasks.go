@@ -217,6 +217,8 @@ type Task struct {
 	Services []*Service `json:",omitempty"`
 	// Identity is the `identity` block (see identity.go).
 	Identity *WorkloadIdentity `json:",omitempty"`
+	// Templates are the `template` blocks (see templates.go).
+	Templates []*Template `json:",omitempty"`
 }
 
 // LogConfig is a task's `logs` block, as upstream's.

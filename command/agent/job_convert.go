@@ -126,6 +126,7 @@ func convertTask(t *api.Task) *structs.Task {
 	}
 	out.Artifacts = convertArtifacts(t.Artifacts)
 	out.Identity = convertIdentity(t.Identity)
+	out.Templates = convertTemplates(t.Templates)
 	if l := t.Lifecycle; !l.Empty() {
 		// An empty block (the official client keeps one) says nothing:
 		// a main task. A sidecar without a hook is left for validation.

@@ -550,6 +550,8 @@ type Task struct {
 	Services []*Service `json:",omitempty"`
 	// Identity is the `identity` block (see workload_identity.go).
 	Identity *WorkloadIdentity `json:",omitempty"`
+	// Templates are the `template` blocks (see templates.go).
+	Templates []*Template `json:",omitempty"`
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -565,6 +567,9 @@ func (t *Task) Canonicalize(job *Job, tg *TaskGroup) {
 	}
 	if t.KillTimeout == 0 {
 		t.KillTimeout = DefaultKillTimeout
+	}
+	for _, tmpl := range t.Templates {
+		tmpl.Canonicalize()
 	}
 	if t.RestartPolicy == nil && tg.RestartPolicy != nil {
 		t.RestartPolicy = tg.RestartPolicy.Copy()
@@ -625,6 +630,7 @@ func (t *Task) validate() []string {
 		p.add("Lifecycle validation failed: %v", err)
 	}
 	p = append(p, t.Identity.validate()...)
+	p = append(p, validateTemplates(t.Templates)...)
 	return p
 }
 
@@ -642,6 +648,7 @@ func (t *Task) Copy() *Task {
 	n.RestartPolicy = t.RestartPolicy.Copy()
 	n.LogConfig = t.LogConfig.Copy()
 	n.Identity = t.Identity.Copy()
+	n.Templates = copyTemplates(t.Templates)
 	n.DispatchPayload = t.DispatchPayload.Copy()
 	n.Artifacts = copyArtifacts(t.Artifacts)
 	n.Lifecycle = t.Lifecycle.Copy()
