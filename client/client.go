@@ -337,6 +337,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		OfflineRestartUntil: offlineUntil,
 		Services:            serviceRegistrar{c},
 		Identities:          identitySigner{c},
+		Templates:           templateSources{c},
 	})
 }
 

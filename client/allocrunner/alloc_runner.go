@@ -70,6 +70,9 @@ type Config struct {
 	// Identities signs the tasks' workload identities; nil: a task whose
 	// identity block asks for its token fails to start.
 	Identities IdentitySigner
+	// Templates gives the tasks' templates their data; nil: a template
+	// that reads variables or services fails to render.
+	Templates TemplateSources
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -196,6 +199,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			lifecycle: ar.lifecycle,
 
 			identities: cfg.Identities,
+			templates:  cfg.Templates,
 		}))
 	}
 	return ar, nil

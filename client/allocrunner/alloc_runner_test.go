@@ -81,6 +81,8 @@ type harness struct {
 	root    string
 	// identities signs workload identities (identity_hook_test.go).
 	identities IdentitySigner
+	// templates gives templates their data (template_hook_test.go).
+	templates TemplateSources
 }
 
 func newHarness(t *testing.T) *harness {
@@ -103,6 +105,7 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 		MaxKillTimeout: h.maxKill,
 		Users:          h.users,
 		Identities:     h.identities,
+		Templates:      h.templates,
 	})
 	must.NoError(t, err)
 	return ar

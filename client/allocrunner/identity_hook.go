@@ -75,6 +75,9 @@ func newIdentityHook(cfg taskRunnerConfig) *identityHook {
 	h := &identityHook{logger: logger.Named("identity"), clock: clk, signer: signer, allocID: alloc.ID, task: task.Name, secrets: secrets}
 	if w := task.Identity; w != nil && (w.Env || w.File) {
 		h.spec = w
+	} else if len(task.Templates) > 0 {
+		// Templates read variables with the identity, handed to no one.
+		h.spec = &structs.WorkloadIdentity{Name: structs.WorkloadIdentityDefaultName}
 	}
 	if db != nil {
 		h.persist = func(s *structs.SignedWorkloadIdentity) {
@@ -211,6 +214,16 @@ func (h *identityHook) setEnv(env map[string]string) {
 	if h.signed != nil {
 		env["NOMAD_TOKEN"] = h.signed.JWT
 	}
+}
+
+// token returns the identity held, "" for none: templates read with it.
+func (h *identityHook) token() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.signed == nil {
+		return ""
+	}
+	return h.signed.JWT
 }
 
 // stop ends renewals; the task runner calls it when Run returns.

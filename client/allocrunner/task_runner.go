@@ -63,6 +63,8 @@ type taskRunnerConfig struct {
 	lifecycle *coordinator
 	// identities signs the task's workload identity (identity_hook.go).
 	identities IdentitySigner
+	// templates gives the task's templates their data (template_hook.go).
+	templates TemplateSources
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -92,6 +94,7 @@ type TaskRunner struct {
 	users         UserPolicy
 	lifecycle     *coordinator
 	identity      *identityHook
+	templates     *templateHook
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -127,7 +130,7 @@ type TaskRunner struct {
 }
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
-	return &TaskRunner{
+	tr := &TaskRunner{
 		logger:        cfg.logger.With("task", cfg.task.Name),
 		clock:         cfg.clock,
 		alloc:         cfg.alloc,
@@ -157,6 +160,8 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		waitCh:        make(chan struct{}),
 		restartCh:     make(chan restartRequest, 1),
 	}
+	tr.templates = newTemplateHook(tr, cfg.templates)
+	return tr
 }
 
 func taskRestartPolicy(alloc *structs.Allocation, task *structs.Task) *structs.RestartPolicy {
@@ -314,6 +319,7 @@ func (tr *TaskRunner) shuttingDown() bool {
 func (tr *TaskRunner) Run() {
 	defer close(tr.waitCh)
 	defer tr.identity.stop()
+	defer tr.templates.stop()
 	tr.startLogs()
 	defer tr.stopLogs()
 
@@ -330,6 +336,9 @@ func (tr *TaskRunner) Run() {
 		var more bool
 		if running, more = tr.recover(handle); !more {
 			return
+		}
+		if running {
+			tr.templates.resume()
 		}
 	} else if res, ok := undecidedExit(tr.State()); ok && tr.restored {
 		// The earlier client recorded the exit but stopped before its
@@ -554,6 +563,9 @@ func (tr *TaskRunner) start() error {
 		if err := tr.identity.prestart(); err != nil {
 			return tr.setupFailed(err)
 		}
+		if err := tr.templates.prestart(); err != nil {
+			return tr.setupFailed(err)
+		}
 		if err := tr.fetchArtifacts(); err != nil {
 			return err
 		}
@@ -599,6 +611,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 	}
 	env := buildEnv(tr.alloc, tr.task, ad, td, tr.node)
 	tr.identity.setEnv(env)
+	tr.templates.setEnv(env)
 	stdout, stderr := tr.logPaths()
 	return &drivers.TaskConfig{
 		ID:            tr.taskID,

@@ -111,7 +111,9 @@ func TestWatch_WakesOnChange(t *testing.T) {
 		must.NoError(t, <-done)
 
 		boom := errors.New("no servers")
-		go func() { done <- template.Watch(context.Background(), src, map[template.Dep]uint64{{Kind: "var", Arg: "v"}: 100}) }()
+		go func() {
+			done <- template.Watch(context.Background(), src, map[template.Dep]uint64{{Kind: "var", Arg: "v"}: 100})
+		}()
 		synctest.Wait()
 		src.SetDown(boom)
 		must.ErrorIs(t, <-done, boom)
