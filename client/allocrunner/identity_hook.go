@@ -55,6 +55,9 @@ type identityHook struct {
 	clock   clock.Clock
 	signer  IdentitySigner
 	spec    *structs.WorkloadIdentity // nil: inactive
+	// forTemplates is set when only templates use the identity: a start
+	// does not wait for it, since they can render from their kept data.
+	forTemplates bool
 	allocID string
 	task    string
 	secrets string // the task's secrets directory
@@ -78,6 +81,7 @@ func newIdentityHook(cfg taskRunnerConfig) *identityHook {
 	} else if len(task.Templates) > 0 {
 		// Templates read variables with the identity, handed to no one.
 		h.spec = &structs.WorkloadIdentity{Name: structs.WorkloadIdentityDefaultName}
+		h.forTemplates = true
 	}
 	if db != nil {
 		h.persist = func(s *structs.SignedWorkloadIdentity) {
@@ -118,10 +122,15 @@ func (h *identityHook) prestart() error {
 	now := h.clock.Now()
 	if held == nil || !now.Before(held.Expiration) {
 		fresh, err := h.sign()
-		if err != nil {
+		if err != nil && h.forTemplates {
+			// The templates render from their kept data meanwhile;
+			// renewals keep trying.
+			h.logger.Warn("signing the task's workload identity failed; templates use their kept data", "error", err)
+		} else if err != nil {
 			return fmt.Errorf("signing the task's workload identity: %w", err)
+		} else {
+			held = fresh
 		}
-		held = fresh
 	}
 	if err := h.writeFile(held); err != nil {
 		return err

@@ -195,6 +195,7 @@ func (tr *TaskRunner) restore(rec *state.TaskRecord) {
 	}
 	tr.handle = rec.Handle.Copy()
 	tr.identity.restore(rec.Identity)
+	tr.templates.restoreData(rec.TemplateData)
 }
 
 // Name returns the task's name.

@@ -54,6 +54,9 @@ type templateHook struct {
 	clock  clock.Clock
 	tr     *TaskRunner
 	src    template.Source
+	// snap is the data the templates last rendered from, persisted with
+	// the task, which src falls back on when the servers cannot answer.
+	snap *template.Snapshot
 
 	mu       sync.Mutex
 	rendered []*template.Result // by template; nil until rendered
@@ -64,11 +67,11 @@ type templateHook struct {
 }
 
 func newTemplateHook(tr *TaskRunner, sources TemplateSources) *templateHook {
-	h := &templateHook{logger: tr.logger.Named("template"), clock: tr.clock, tr: tr,
+	h := &templateHook{logger: tr.logger.Named("template"), clock: tr.clock, tr: tr, snap: template.NewSnapshot(),
 		rendered: make([]*template.Result, len(tr.task.Templates)), env: map[string]string{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if sources != nil && len(tr.task.Templates) > 0 {
-		h.src = sources.Source(tr.alloc.Namespace, tr.identity.token)
+		h.src = template.WithFallback(sources.Source(tr.alloc.Namespace, tr.identity.token), h.snap)
 	}
 	return h
 }
@@ -180,6 +183,35 @@ func (h *templateHook) resume() {
 	}
 }
 
+// restoreData hands the hook the data an earlier client process
+// persisted: renders fall back on it while the servers cannot answer.
+func (h *templateHook) restoreData(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if err := h.snap.UnmarshalJSON(b); err != nil {
+		h.logger.Warn("ignoring the templates' persisted data", "error", err)
+	}
+}
+
+// keep records what a render read and persists it with the task.
+func (h *templateHook) keep(res *template.Result) {
+	if len(res.Data) == 0 {
+		return
+	}
+	h.snap.Record(res)
+	if h.tr.db == nil {
+		return
+	}
+	b, err := h.snap.MarshalJSON()
+	if err == nil {
+		err = h.tr.db.PutTaskTemplateData(h.tr.alloc.ID, h.tr.task.Name, b)
+	}
+	if err != nil {
+		h.logger.Warn("persisting the templates' data failed", "error", err)
+	}
+}
+
 // stop ends the watchers; the task runner calls it when Run returns.
 func (h *templateHook) stop() { h.cancel() }
 
@@ -212,6 +244,7 @@ func (h *templateHook) render(t *structs.Template) (*template.Result, error) {
 // for env = true, into the task's environment) and keeps the render; it
 // reports whether the content changed.
 func (h *templateHook) apply(i int, t *structs.Template, res *template.Result) error {
+	h.keep(res)
 	h.mu.Lock()
 	prev := h.rendered[i]
 	h.mu.Unlock()

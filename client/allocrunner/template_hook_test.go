@@ -211,3 +211,52 @@ func TestTemplateHook_WaitMin(t *testing.T) {
 		must.Eq(t, 1, restarts(ar))
 	})
 }
+
+// TestTemplateHook_RestartedWhileCutOff checks the offline-reboot path
+// for templates: a client restarted while the servers cannot be reached
+// (its tasks gone with the reboot, the rendered file lost) renders the
+// template from the data it persisted and starts the task; when the
+// servers answer again with the same data nothing is restarted.
+func TestTemplateHook_RestartedWhileCutOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := templatetest.New()
+		src.PutVar("nomad/jobs/app", map[string]string{"v": "kept"})
+		h, _ := templateHarness(t, src)
+		a := templateAlloc(&structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/app" }}{{ .v }}{{ end }}`, DestPath: "local/v"})
+		ar := h.runner(t, a)
+		go ar.Run()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		ar.Shutdown()
+
+		// The reboot: the driver's tasks are gone, and so is the file.
+		d, err := mock.New(drivers.Options{}, nil)
+		must.NoError(t, err)
+		must.NoError(t, os.Remove(filepath.Join(ar.tasks[0].dir.Dir, "local/v")))
+		src.SetDown(errors.New("no servers"))
+		down := &fakeSigner{ttl: time.Hour, fail: 1 << 30}
+
+		recs, _, err := h.db.GetAllocations()
+		must.NoError(t, err)
+		must.NotNil(t, recs[0].Tasks["web"].TemplateData)
+		ar2, err := NewAllocRunner(Config{
+			Alloc: recs[0].Alloc, AllocDirRoot: h.root, StateDB: h.db, Drivers: driverMap{mock.Name: d}, StateUpdater: h.rec,
+			Identities: down, Templates: fixedSources{src},
+		})
+		must.NoError(t, err)
+		ar2.Restore(recs[0].Tasks)
+		go ar2.Run()
+		defer ar2.Destroy()
+		h.rec.waitFor(t, a.ID, func(a *structs.Allocation) bool {
+			st := a.TaskStates["web"]
+			return st != nil && st.State == structs.TaskStateRunning && st.Restarts > 0
+		})
+		must.Eq(t, "kept", readRendered(t, ar2, "local/v"))
+		before := restarts(ar2)
+
+		src.SetDown(nil)
+		time.Sleep(templateRetryMax + structs.DefaultTemplateSplay)
+		synctest.Wait()
+		must.Eq(t, before, restarts(ar2), must.Sprint("the same data on reconnect restarts nothing"))
+		must.Eq(t, "kept", readRendered(t, ar2, "local/v"))
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +37,7 @@ var (
 	handleKey    = []byte("handle")
 	stateKey     = []byte("state")
 	identityKey  = []byte("identity")
+	templateKey  = []byte("template_data")
 )
 
 // DBFile is the database's path relative to the client's state dir.
@@ -350,6 +352,9 @@ func readAlloc(ab *bolt.Bucket) (*AllocRecord, error) {
 				return fmt.Errorf("decoding state of task %q: %w", name, err)
 			}
 		}
+		if raw := b.Get(templateKey); raw != nil {
+			tr.TemplateData = slices.Clone(raw)
+		}
 		if raw := b.Get(identityKey); raw != nil {
 			if err := decode(raw, &tr.Identity); err != nil {
 				return fmt.Errorf("decoding identity of task %q: %w", name, err)
@@ -438,6 +443,12 @@ func (s *BoltStateDB) PutTaskIdentity(allocID, task string, id *structs.SignedWo
 		}
 	}
 	return s.putTaskKey(allocID, task, identityKey, raw)
+}
+
+// PutTaskTemplateData implements StateDB, with PutTaskHandle's rule for
+// missing allocations; the bytes are stored as given.
+func (s *BoltStateDB) PutTaskTemplateData(allocID, task string, data []byte) error {
+	return s.putTaskKey(allocID, task, templateKey, slices.Clone(data))
 }
 
 // putTaskKey writes (or, for nil raw, deletes) one key of a task's bucket.

@@ -26,6 +26,10 @@ type TaskRecord struct {
 	// none: a client restarted while cut off hands it to the task until
 	// it expires.
 	Identity *structs.SignedWorkloadIdentity
+	// TemplateData is the data the task's templates last rendered from
+	// (client/template.Snapshot, encoded by the task runner), nil for
+	// none: a client restarted while cut off renders from it.
+	TemplateData []byte
 }
 
 // AllocRecord is a persisted allocation and its tasks, keyed by task name.
@@ -76,6 +80,10 @@ type StateDB interface {
 
 	// PutTaskIdentity stores a task's signed workload identity.
 	PutTaskIdentity(allocID, task string, id *structs.SignedWorkloadIdentity) error
+
+	// PutTaskTemplateData stores the data a task's templates rendered
+	// from.
+	PutTaskTemplateData(allocID, task string, data []byte) error
 
 	// GetHeartbeat returns the last persisted heartbeat, or a zero value
 	// when none was stored yet.
