@@ -564,11 +564,11 @@ func (tr *TaskRunner) start() error {
 		if err := tr.identity.prestart(); err != nil {
 			return tr.setupFailed(err)
 		}
-		if err := tr.templates.prestart(); err != nil {
-			return tr.setupFailed(err)
-		}
 		if err := tr.fetchArtifacts(); err != nil {
 			return err
+		}
+		if err := tr.templates.prestart(); err != nil {
+			return tr.setupFailed(err)
 		}
 		tr.clearRestart()
 		cfg := tr.taskConfig()

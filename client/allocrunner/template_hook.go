@@ -146,8 +146,8 @@ func (h *templateHook) resume() {
 	h.mu.Unlock()
 	for i, t := range tmpls {
 		go func() {
-			dst := filepath.Join(h.tr.dir.Dir, t.DestPath)
-			if old, err := os.ReadFile(dst); err == nil {
+			dst, _ := h.path(t.DestPath)
+			if old, err := os.ReadFile(dst); dst != "" && err == nil {
 				h.mu.Lock()
 				h.rendered[i] = &template.Result{Content: old}
 				if t.Envvars {
@@ -226,7 +226,11 @@ func (h *templateHook) setEnv(env map[string]string) {
 func (h *templateHook) render(t *structs.Template) (*template.Result, error) {
 	text := t.EmbeddedTmpl
 	if t.SourcePath != "" {
-		b, err := os.ReadFile(filepath.Join(h.tr.dir.Dir, t.SourcePath))
+		src, err := h.path(t.SourcePath)
+		if err != nil {
+			return &template.Result{}, fmt.Errorf("template %q: source: %w", t.DestPath, err)
+		}
+		b, err := os.ReadFile(src)
 		if err != nil {
 			return &template.Result{}, fmt.Errorf("template %q: reading source: %w", t.DestPath, err)
 		}
@@ -254,7 +258,11 @@ func (h *templateHook) apply(i int, t *structs.Template, res *template.Result) e
 		h.mu.Unlock()
 		return errUnchanged
 	}
-	if err := writeRendered(filepath.Join(h.tr.dir.Dir, t.DestPath), t.Perms, res.Content); err != nil {
+	dst, err := h.path(t.DestPath)
+	if err != nil {
+		return fmt.Errorf("template %q: destination: %w", t.DestPath, err)
+	}
+	if err := writeRendered(dst, t.Perms, res.Content); err != nil {
 		return fmt.Errorf("template %q: %w", t.DestPath, err)
 	}
 	h.mu.Lock()
@@ -264,6 +272,35 @@ func (h *templateHook) apply(i int, t *structs.Template, res *template.Result) e
 		maps.Copy(h.env, parseEnvFile(res.Content))
 	}
 	return nil
+}
+
+// path resolves a template's source or destination on the host: ${...}
+// interpolated with the task's environment (host paths, as for
+// artifacts), relative to the task's directory unless absolute, and
+// refused outside the task's directory and the shared alloc/ directory.
+func (h *templateHook) path(p string) (string, error) {
+	vars := h.tr.node.vars()
+	maps.Copy(vars, buildEnv(h.tr.alloc, h.tr.task, h.tr.allocDir, h.tr.dir, h.tr.node))
+	p = interpolate(p, vars)
+	roots := []string{h.tr.dir.Dir, h.tr.allocDir.SharedDir}
+	inside := func(full string) bool {
+		for _, root := range roots {
+			if rel, err := filepath.Rel(root, full); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
+	// An absolute path the interpolation produced (${NOMAD_TASK_DIR}/x)
+	// is used as is; any other path is relative to the task's directory,
+	// as the servers' check reads it.
+	if full := filepath.Clean(p); filepath.IsAbs(p) && inside(full) {
+		return full, nil
+	}
+	if full := filepath.Join(h.tr.dir.Dir, p); inside(full) {
+		return full, nil
+	}
+	return "", fmt.Errorf("%q is outside the task's directory and alloc/", p)
 }
 
 // errUnchanged is apply's answer for a render that changed nothing.

@@ -260,3 +260,28 @@ func TestTemplateHook_RestartedWhileCutOff(t *testing.T) {
 		must.Eq(t, "kept", readRendered(t, ar2, "local/v"))
 	})
 }
+
+// TestTemplateHook_Paths checks where a template's destination lands:
+// ${NOMAD_*} paths are interpolated with the task's host paths, other
+// paths are relative to the task's directory, and ../alloc/ is the shared
+// directory; a path out of both is refused, so a template never writes
+// outside its allocation.
+func TestTemplateHook_Paths(t *testing.T) {
+	h := newHarness(t)
+	a := templateAlloc(&structs.Template{EmbeddedTmpl: "x", DestPath: "local/x"})
+	ar := h.runner(t, a)
+	tr := ar.tasks[0]
+	for in, want := range map[string]string{
+		"local/x":                 filepath.Join(tr.dir.Dir, "local/x"),
+		"${NOMAD_SECRETS_DIR}/s":  filepath.Join(tr.dir.SecretsDir, "s"),
+		"../alloc/shared.txt":     filepath.Join(ar.allocDir.SharedDir, "shared.txt"),
+		"/etc/passwd":             filepath.Join(tr.dir.Dir, "etc/passwd"),
+		"${NOMAD_ALLOC_DIR}/a.db": filepath.Join(ar.allocDir.SharedDir, "a.db"),
+	} {
+		got, err := tr.templates.path(in)
+		must.NoError(t, err, must.Sprint(in))
+		must.Eq(t, want, got, must.Sprint(in))
+	}
+	_, err := tr.templates.path("../../../etc/passwd")
+	must.ErrorContains(t, err, "outside the task's directory")
+}
