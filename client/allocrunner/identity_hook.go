@@ -51,16 +51,16 @@ const (
 // its next start). A renewal that fails is retried with backoff until it
 // succeeds or the task runner stops.
 type identityHook struct {
-	logger  hclog.Logger
-	clock   clock.Clock
-	signer  IdentitySigner
-	spec    *structs.WorkloadIdentity // nil: inactive
+	logger hclog.Logger
+	clock  clock.Clock
+	signer IdentitySigner
+	spec   *structs.WorkloadIdentity // nil: inactive
 	// forTemplates is set when only templates use the identity: a start
 	// does not wait for it, since they can render from their kept data.
 	forTemplates bool
-	allocID string
-	task    string
-	secrets string // the task's secrets directory
+	allocID      string
+	task         string
+	secrets      string // the task's secrets directory
 	// persist stores a newly signed identity; nil stores nothing.
 	persist func(*structs.SignedWorkloadIdentity)
 
