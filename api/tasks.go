@@ -215,6 +215,10 @@ type Task struct {
 	Lifecycle *TaskLifecycle
 	// Services are the task's `service` blocks (see services.go).
 	Services []*Service `json:",omitempty"`
+	// Identity is the `identity` block (see identity.go).
+	Identity *WorkloadIdentity `json:",omitempty"`
+	// Templates are the `template` blocks (see templates.go).
+	Templates []*Template `json:",omitempty"`
 }
 
 // LogConfig is a task's `logs` block, as upstream's.

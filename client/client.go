@@ -357,6 +357,8 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		ServersContacted:    c.contacted,
 		OfflineRestartUntil: offlineUntil,
 		Services:            serviceRegistrar{c},
+		Identities:          identitySigner{c},
+		Templates:           templateSources{c},
 	})
 }
 

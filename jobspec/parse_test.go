@@ -264,7 +264,7 @@ func TestParse_UnsupportedFile(t *testing.T) {
 		f + `:9:7: unsupported block "port" in scaling block of group "web"`,
 		f + `:15:20: service block of task "web": provider "consul" is not supported: there is no Consul integration; use provider = "nomad" (the default)`,
 		f + `:17:7: unsupported attribute "kind" in task "web"`,
-		f + `:18:7: unsupported block "template" in task "web"`,
+		f + `:18:7: unsupported block "vault" in task "web"`,
 	}, "\n"), err.Error())
 }
 

@@ -166,7 +166,8 @@ func taskChanged(a, b *structs.Task) bool {
 		!reflect.DeepEqual(a.Config, b.Config) || !reflect.DeepEqual(a.Env, b.Env) ||
 		!reflect.DeepEqual(a.Resources, b.Resources) || !reflect.DeepEqual(a.Meta, b.Meta) ||
 		!reflect.DeepEqual(a.Constraints, b.Constraints) || !reflect.DeepEqual(a.Affinities, b.Affinities) ||
-		!reflect.DeepEqual(a.Artifacts, b.Artifacts) // fetched before the first start only
+		!reflect.DeepEqual(a.Artifacts, b.Artifacts) || // fetched before the first start only
+		!reflect.DeepEqual(a.Templates, b.Templates) || !reflect.DeepEqual(a.Identity, b.Identity) // the runner keeps the ones it started with
 }
 
 // markStoppedLost records as lost the allocations the server already

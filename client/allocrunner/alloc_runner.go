@@ -67,6 +67,12 @@ type Config struct {
 	// Services registers the allocation's services (provider "nomad")
 	// in the servers' catalog; nil registers nothing.
 	Services ServiceRegistrar
+	// Identities signs the tasks' workload identities; nil: a task whose
+	// identity block asks for its token fails to start.
+	Identities IdentitySigner
+	// Templates gives the tasks' templates their data; nil: a template
+	// that reads variables or services fails to render.
+	Templates TemplateSources
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -191,6 +197,9 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			users:     cfg.Users,
 			artifacts: cfg.Artifacts,
 			lifecycle: ar.lifecycle,
+
+			identities: cfg.Identities,
+			templates:  cfg.Templates,
 		}))
 	}
 	return ar, nil

@@ -79,6 +79,10 @@ type harness struct {
 	rec     *recorder
 	drivers driverMap
 	root    string
+	// identities signs workload identities (identity_hook_test.go).
+	identities IdentitySigner
+	// templates gives templates their data (template_hook_test.go).
+	templates TemplateSources
 }
 
 func newHarness(t *testing.T) *harness {
@@ -100,6 +104,8 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 		StateUpdater:   h.rec,
 		MaxKillTimeout: h.maxKill,
 		Users:          h.users,
+		Identities:     h.identities,
+		Templates:      h.templates,
 	})
 	must.NoError(t, err)
 	return ar

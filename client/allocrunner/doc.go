@@ -16,6 +16,11 @@
 // through the allocation's offlineGate: once the servers answer, or before
 // that within the group's disconnect window.
 //
+// Before a start, a TaskRunner gets the task's workload identity signed
+// through an IdentitySigner (identity_hook.go) and renders its templates
+// (template_hook.go, rendering in client/template) from a TemplateSources
+// it is given; it never calls the servers itself.
+//
 // Shutdown and Destroy differ on purpose: Shutdown stops the goroutines and
 // leaves every task running (an agent restart must not touch workloads);
 // Destroy kills the tasks and removes the allocation's directory and records.

@@ -61,6 +61,10 @@ type taskRunnerConfig struct {
 	// lifecycle holds every start back until the task's lifecycle stage
 	// is open (lifecycle.go).
 	lifecycle *coordinator
+	// identities signs the task's workload identity (identity_hook.go).
+	identities IdentitySigner
+	// templates gives the task's templates their data (template_hook.go).
+	templates TemplateSources
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -89,6 +93,8 @@ type TaskRunner struct {
 	shutdownDelay func() time.Duration
 	users         UserPolicy
 	lifecycle     *coordinator
+	identity      *identityHook
+	templates     *templateHook
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -124,7 +130,7 @@ type TaskRunner struct {
 }
 
 func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
-	return &TaskRunner{
+	tr := &TaskRunner{
 		logger:        cfg.logger.With("task", cfg.task.Name),
 		clock:         cfg.clock,
 		alloc:         cfg.alloc,
@@ -146,6 +152,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		users:         cfg.users,
 		lifecycle:     cfg.lifecycle,
 		artifacts:     cfg.artifacts,
+		identity:      newIdentityHook(cfg),
 		restarts:      NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
 		state:         &structs.TaskState{State: structs.TaskStatePending},
 		killCh:        make(chan struct{}),
@@ -153,6 +160,8 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		waitCh:        make(chan struct{}),
 		restartCh:     make(chan restartRequest, 1),
 	}
+	tr.templates = newTemplateHook(tr, cfg.templates)
+	return tr
 }
 
 func taskRestartPolicy(alloc *structs.Allocation, task *structs.Task) *structs.RestartPolicy {
@@ -185,6 +194,8 @@ func (tr *TaskRunner) restore(rec *state.TaskRecord) {
 		tr.artifactsDone = !rec.State.StartedAt.IsZero()
 	}
 	tr.handle = rec.Handle.Copy()
+	tr.identity.restore(rec.Identity)
+	tr.templates.restoreData(rec.TemplateData)
 }
 
 // Name returns the task's name.
@@ -308,6 +319,8 @@ func (tr *TaskRunner) shuttingDown() bool {
 // A restored runner with a live handle re-attaches instead of starting.
 func (tr *TaskRunner) Run() {
 	defer close(tr.waitCh)
+	defer tr.identity.stop()
+	defer tr.templates.stop()
 	tr.startLogs()
 	defer tr.stopLogs()
 
@@ -324,6 +337,9 @@ func (tr *TaskRunner) Run() {
 		var more bool
 		if running, more = tr.recover(handle); !more {
 			return
+		}
+		if running {
+			tr.templates.resume()
 		}
 	} else if res, ok := undecidedExit(tr.State()); ok && tr.restored {
 		// The earlier client recorded the exit but stopped before its
@@ -545,8 +561,14 @@ func (tr *TaskRunner) start() error {
 		}
 	}
 	if err == nil {
+		if err := tr.identity.prestart(); err != nil {
+			return tr.setupFailed(err)
+		}
 		if err := tr.fetchArtifacts(); err != nil {
 			return err
+		}
+		if err := tr.templates.prestart(); err != nil {
+			return tr.setupFailed(err)
 		}
 		tr.clearRestart()
 		cfg := tr.taskConfig()
@@ -589,6 +611,8 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		ad, td = ad.inChroot(), td.inChroot()
 	}
 	env := buildEnv(tr.alloc, tr.task, ad, td, tr.node)
+	tr.identity.setEnv(env)
+	tr.templates.setEnv(env)
 	stdout, stderr := tr.logPaths()
 	return &drivers.TaskConfig{
 		ID:            tr.taskID,

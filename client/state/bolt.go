@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,6 +38,8 @@ var (
 	allocKey     = []byte("alloc")
 	handleKey    = []byte("handle")
 	stateKey     = []byte("state")
+	identityKey  = []byte("identity")
+	templateKey  = []byte("template_data")
 )
 
 // DBFile is the database's path relative to the client's state dir.
@@ -376,6 +379,14 @@ func readAlloc(ab *bolt.Bucket) (*AllocRecord, error) {
 				return fmt.Errorf("decoding state of task %q: %w", name, err)
 			}
 		}
+		if raw := b.Get(templateKey); raw != nil {
+			tr.TemplateData = slices.Clone(raw)
+		}
+		if raw := b.Get(identityKey); raw != nil {
+			if err := decode(raw, &tr.Identity); err != nil {
+				return fmt.Errorf("decoding identity of task %q: %w", name, err)
+			}
+		}
 		rec.Tasks[string(name)] = tr
 		return nil
 	})
@@ -446,6 +457,25 @@ func (s *BoltStateDB) PutTaskState(allocID, task string, ts *structs.TaskState) 
 		return fmt.Errorf("encoding state of task %s/%s: %w", allocID, task, err)
 	}
 	return s.putTaskKey(allocID, task, stateKey, raw)
+}
+
+// PutTaskIdentity implements StateDB, with PutTaskHandle's rule for
+// missing allocations.
+func (s *BoltStateDB) PutTaskIdentity(allocID, task string, id *structs.SignedWorkloadIdentity) error {
+	var raw []byte
+	if id != nil {
+		var err error
+		if raw, err = encode(id); err != nil {
+			return fmt.Errorf("encoding identity of task %s/%s: %w", allocID, task, err)
+		}
+	}
+	return s.putTaskKey(allocID, task, identityKey, raw)
+}
+
+// PutTaskTemplateData implements StateDB, with PutTaskHandle's rule for
+// missing allocations; the bytes are stored as given.
+func (s *BoltStateDB) PutTaskTemplateData(allocID, task string, data []byte) error {
+	return s.putTaskKey(allocID, task, templateKey, slices.Clone(data))
 }
 
 // putTaskKey writes (or, for nil raw, deletes) one key of a task's bucket.

@@ -22,6 +22,14 @@ type NodeIdentity struct {
 type TaskRecord struct {
 	Handle *drivers.TaskHandle
 	State  *structs.TaskState
+	// Identity is the task's last signed workload identity, nil for
+	// none: a client restarted while cut off hands it to the task until
+	// it expires.
+	Identity *structs.SignedWorkloadIdentity
+	// TemplateData is the data the task's templates last rendered from
+	// (client/template.Snapshot, encoded by the task runner), nil for
+	// none: a client restarted while cut off renders from it.
+	TemplateData []byte
 }
 
 // AllocRecord is a persisted allocation and its tasks, keyed by task name.
@@ -69,6 +77,13 @@ type StateDB interface {
 
 	// PutTaskState stores a task's state.
 	PutTaskState(allocID, task string, ts *structs.TaskState) error
+
+	// PutTaskIdentity stores a task's signed workload identity.
+	PutTaskIdentity(allocID, task string, id *structs.SignedWorkloadIdentity) error
+
+	// PutTaskTemplateData stores the data a task's templates rendered
+	// from.
+	PutTaskTemplateData(allocID, task string, data []byte) error
 
 	// GetHeartbeat returns the last persisted heartbeat, or a zero value
 	// when none was stored yet.

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/nomad-edge/nomad/drivers"
@@ -93,6 +94,34 @@ func (m *MemDB) PutTaskState(allocID, task string, ts *structs.TaskState) error 
 	return nil
 }
 
+// PutTaskIdentity implements StateDB.
+func (m *MemDB) PutTaskIdentity(allocID, task string, id *structs.SignedWorkloadIdentity) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if tr := m.taskLocked(allocID, task); tr != nil {
+		tr.Identity = copyIdentity(id)
+	}
+	return nil
+}
+
+// PutTaskTemplateData implements StateDB.
+func (m *MemDB) PutTaskTemplateData(allocID, task string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if tr := m.taskLocked(allocID, task); tr != nil {
+		tr.TemplateData = slices.Clone(data)
+	}
+	return nil
+}
+
+func copyIdentity(id *structs.SignedWorkloadIdentity) *structs.SignedWorkloadIdentity {
+	if id == nil {
+		return nil
+	}
+	c := *id
+	return &c
+}
+
 // taskLocked returns the task's record, creating it, or nil when the
 // allocation is not stored.
 func (m *MemDB) taskLocked(allocID, task string) *TaskRecord {
@@ -157,7 +186,8 @@ func (m *MemDB) Close() error { return nil }
 func (r *AllocRecord) copy() *AllocRecord {
 	out := &AllocRecord{Alloc: r.Alloc.Copy(), Tasks: make(map[string]*TaskRecord, len(r.Tasks))}
 	for name, tr := range r.Tasks {
-		out.Tasks[name] = &TaskRecord{Handle: tr.Handle.Copy(), State: tr.State.Copy()}
+		out.Tasks[name] = &TaskRecord{Handle: tr.Handle.Copy(), State: tr.State.Copy(), Identity: copyIdentity(tr.Identity),
+			TemplateData: slices.Clone(tr.TemplateData)}
 	}
 	return out
 }

@@ -125,6 +125,8 @@ func convertTask(t *api.Task) *structs.Task {
 		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}
 	}
 	out.Artifacts = convertArtifacts(t.Artifacts)
+	out.Identity = convertIdentity(t.Identity)
+	out.Templates = convertTemplates(t.Templates)
 	if l := t.Lifecycle; !l.Empty() {
 		// An empty block (the official client keeps one) says nothing:
 		// a main task. A sidecar without a hook is left for validation.

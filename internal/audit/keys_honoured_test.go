@@ -72,7 +72,7 @@ var keysNotRead = map[string]string{
 	"nomad/structs.MigrateStrategy.HealthyDeadline": "only upstream's default is accepted: validation refuses any other value by name",
 	"nomad/structs.PeriodicConfig.SpecType":         "only cron is accepted: validation refuses any other spec type by name",
 	"nomad/structs.Resources.DiskMB":                "refused on a task when set, in upstream's words: the disk is the group's ephemeral_disk",
-	"nomad/structs.RestartPolicy.RenderTemplates":   "refused when true (there are no template blocks); false is what the official client sends",
+	"nomad/structs.RestartPolicy.RenderTemplates":   "refused when true (a restart does not render templates again); false is what the official client sends",
 }
 
 // TestEveryKeyIsRead fails on a config or jobspec key that is accepted and

@@ -15,8 +15,8 @@ job "example" {
         provider = "consul"
       }
       kind = "web"
-      template {
-        data = "x"
+      vault {
+        policies = ["x"]
       }
     }
   }

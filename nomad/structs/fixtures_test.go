@@ -65,6 +65,10 @@ func fullTask(name string) *structs.Task {
 		}},
 		Lifecycle: &structs.TaskLifecycleConfig{Hook: structs.TaskLifecycleHookPrestart, Sidecar: true},
 		Services:  []*structs.Service{fullService(name)},
+		Templates: []*structs.Template{{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "signal", ChangeSignal: "SIGHUP",
+			Splay: time.Second, Perms: "0600", LeftDelim: "[[", RightDelim: "]]", Envvars: true, ErrMissingKey: true, SourcePath: "s",
+			Wait: &structs.TemplateWait{Min: time.Second, Max: time.Minute}}},
+		Identity: &structs.WorkloadIdentity{Name: "default", Audience: []string{"a"}, ChangeMode: "noop", ChangeSignal: "SIGHUP", Env: true, File: true, TTL: time.Hour},
 	}
 }
 

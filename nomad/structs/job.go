@@ -548,6 +548,10 @@ type Task struct {
 	Lifecycle *TaskLifecycleConfig
 	// Services are the task's `service` blocks (see services.go).
 	Services []*Service `json:",omitempty"`
+	// Identity is the `identity` block (see workload_identity.go).
+	Identity *WorkloadIdentity `json:",omitempty"`
+	// Templates are the `template` blocks (see templates.go).
+	Templates []*Template `json:",omitempty"`
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -563,6 +567,9 @@ func (t *Task) Canonicalize(job *Job, tg *TaskGroup) {
 	}
 	if t.KillTimeout == 0 {
 		t.KillTimeout = DefaultKillTimeout
+	}
+	for _, tmpl := range t.Templates {
+		tmpl.Canonicalize()
 	}
 	if t.RestartPolicy == nil && tg.RestartPolicy != nil {
 		t.RestartPolicy = tg.RestartPolicy.Copy()
@@ -622,6 +629,8 @@ func (t *Task) validate() []string {
 	if err := t.Lifecycle.Validate(); err != nil {
 		p.add("Lifecycle validation failed: %v", err)
 	}
+	p = append(p, t.Identity.validate()...)
+	p = append(p, validateTemplates(t.Templates)...)
 	return p
 }
 
@@ -638,6 +647,8 @@ func (t *Task) Copy() *Task {
 	n.Affinities = copyAffinities(t.Affinities)
 	n.RestartPolicy = t.RestartPolicy.Copy()
 	n.LogConfig = t.LogConfig.Copy()
+	n.Identity = t.Identity.Copy()
+	n.Templates = copyTemplates(t.Templates)
 	n.DispatchPayload = t.DispatchPayload.Copy()
 	n.Artifacts = copyArtifacts(t.Artifacts)
 	n.Lifecycle = t.Lifecycle.Copy()

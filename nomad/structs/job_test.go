@@ -127,7 +127,7 @@ func TestJob_Validate_Rules(t *testing.T) {
 		{"negative group shutdown delay", func(j *structs.Job) { j.TaskGroups[0].ShutdownDelay = new(-time.Second) },
 			[]string{g + "ShutdownDelay must be a positive value"}},
 		{"render_templates", func(j *structs.Job) { j.TaskGroups[0].RestartPolicy.RenderTemplates = true },
-			[]string{g + "restart render_templates is not supported by this version: there are no template blocks"}},
+			[]string{g + "restart render_templates is not supported by this version: a restart does not render the templates again"}},
 		// task
 		{"task disk", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Resources.DiskMB = 10 },
 			[]string{tk + "Task can't ask for disk resources, they have to be specified at the task group level."}},

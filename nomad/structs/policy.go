@@ -57,7 +57,7 @@ func (r *RestartPolicy) Validate() error {
 
 // errRenderTemplates refuses restart's render_templates by name: it
 // re-renders template blocks on restart, and there are none here.
-const errRenderTemplates = "restart render_templates is not supported by this version: there are no template blocks"
+const errRenderTemplates = "restart render_templates is not supported by this version: a restart does not render the templates again"
 
 // Copy returns a copy.
 func (r *RestartPolicy) Copy() *RestartPolicy {

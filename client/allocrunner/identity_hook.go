@@ -1,0 +1,257 @@
+package allocrunner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/clock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// IdentitySigner asks the servers to sign a task's default workload
+// identity (Alloc.SignIdentities, with the node's secret). It may block
+// on the network; an error is retried.
+type IdentitySigner interface {
+	SignIdentity(allocID, task string) (*structs.SignedWorkloadIdentity, error)
+}
+
+// ErrNoIdentitySigner is a task's start error when its identity block
+// asks for the token and the client has no way to get one signed.
+var ErrNoIdentitySigner = errors.New("the client cannot have workload identities signed")
+
+// identityTokenFile is where `identity { file = true }` writes the token,
+// under the task's secrets directory, as upstream.
+const identityTokenFile = "nomad_token"
+
+// Retry delays of a failed renewal: doubling from the first to the last,
+// never past the identity's expiry.
+const (
+	identityRetryMin = time.Second
+	identityRetryMax = time.Minute
+)
+
+// identityHook holds a task's default workload identity and hands it to
+// the task as its identity block asks: NOMAD_TOKEN in the environment of
+// each start (env), secrets/nomad_token (file). It is only active for a
+// task with such a block, so that a task without one never waits on the
+// servers to start, which matters on a node that is cut off.
+//
+// prestart gets the identity signed before the first start, and again
+// when the one held has expired; a held identity that is still valid is
+// used while the servers cannot be reached. Once held, the identity is
+// renewed when half of its life is gone, and the file is rewritten
+// (change_mode "noop": the task is not told; the environment changes at
+// its next start). A renewal that fails is retried with backoff until it
+// succeeds or the task runner stops.
+type identityHook struct {
+	logger hclog.Logger
+	clock  clock.Clock
+	signer IdentitySigner
+	spec   *structs.WorkloadIdentity // nil: inactive
+	// forTemplates is set when only templates use the identity: a start
+	// does not wait for it, since they can render from their kept data.
+	forTemplates bool
+	allocID      string
+	task         string
+	secrets      string // the task's secrets directory
+	// persist stores a newly signed identity; nil stores nothing.
+	persist func(*structs.SignedWorkloadIdentity)
+
+	mu       sync.Mutex
+	signed   *structs.SignedWorkloadIdentity
+	signedAt time.Time
+	timer    clock.Timer
+	retry    time.Duration
+	stopped  bool
+}
+
+func newIdentityHook(cfg taskRunnerConfig) *identityHook {
+	logger, clk, signer, alloc, task, db := cfg.logger, cfg.clock, cfg.identities, cfg.alloc, cfg.task, cfg.db
+	secrets := cfg.allocDir.TaskDir(task.Name).SecretsDir
+	h := &identityHook{logger: logger.Named("identity"), clock: clk, signer: signer, allocID: alloc.ID, task: task.Name, secrets: secrets}
+	if w := task.Identity; w != nil && (w.Env || w.File) {
+		h.spec = w
+	} else if len(task.Templates) > 0 {
+		// Templates read variables with the identity, handed to no one.
+		h.spec = &structs.WorkloadIdentity{Name: structs.WorkloadIdentityDefaultName}
+		h.forTemplates = true
+	}
+	if db != nil {
+		h.persist = func(s *structs.SignedWorkloadIdentity) {
+			if err := db.PutTaskIdentity(alloc.ID, task.Name, s); err != nil {
+				h.logger.Warn("persisting the task's workload identity failed", "error", err)
+			}
+		}
+	}
+	return h
+}
+
+// restore hands the hook an identity an earlier client process persisted,
+// so that a task restarted while the servers cannot be reached still has
+// one until it expires.
+func (h *identityHook) restore(s *structs.SignedWorkloadIdentity) {
+	if h.spec == nil || s == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.signed, h.signedAt = s, h.clock.Now()
+	// A task that survived the restart is re-attached, not started, so
+	// prestart does not run for it: renewals start here.
+	if h.timer == nil && !h.stopped {
+		h.timer = h.clock.AfterFunc(h.renewInLocked(h.signedAt), h.renew)
+	}
+}
+
+// prestart makes sure the task holds a valid identity and its file is
+// written, before each start; its error is the start's.
+func (h *identityHook) prestart() error {
+	if h.spec == nil {
+		return nil
+	}
+	h.mu.Lock()
+	held := h.signed
+	h.mu.Unlock()
+	now := h.clock.Now()
+	if held == nil || !now.Before(held.Expiration) {
+		fresh, err := h.sign()
+		if err != nil && h.forTemplates {
+			// The templates render from their kept data meanwhile;
+			// renewals keep trying.
+			h.logger.Warn("signing the task's workload identity failed; templates use their kept data", "error", err)
+		} else if err != nil {
+			return fmt.Errorf("signing the task's workload identity: %w", err)
+		} else {
+			held = fresh
+		}
+	}
+	if err := h.writeFile(held); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.timer == nil && !h.stopped {
+		h.timer = h.clock.AfterFunc(h.renewInLocked(now), h.renew)
+	}
+	return nil
+}
+
+// sign gets a new identity from the servers and keeps it.
+func (h *identityHook) sign() (*structs.SignedWorkloadIdentity, error) {
+	if h.signer == nil {
+		return nil, ErrNoIdentitySigner
+	}
+	s, err := h.signer.SignIdentity(h.allocID, h.task)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.signed, h.signedAt = s, h.clock.Now()
+	h.mu.Unlock()
+	if h.persist != nil {
+		h.persist(s)
+	}
+	return s, nil
+}
+
+// renewInLocked is how long from now until the held identity is renewed:
+// when half of its life from signedAt is gone.
+func (h *identityHook) renewInLocked(now time.Time) time.Duration {
+	if h.signed == nil {
+		return 0
+	}
+	half := h.signedAt.Add(h.signed.Expiration.Sub(h.signedAt) / 2)
+	return max(half.Sub(now), 0)
+}
+
+// renew runs on the renewal timer: it signs a new identity and rewrites
+// the file, or retries later.
+func (h *identityHook) renew() {
+	next := time.Duration(0)
+	s, err := h.sign()
+	if err == nil {
+		err = h.writeFile(s)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
+	}
+	now := h.clock.Now()
+	if err != nil {
+		h.retry = min(max(h.retry*2, identityRetryMin), identityRetryMax)
+		next = h.retry
+		h.logger.Warn("renewing the task's workload identity failed; retrying", "error", err, "in", next)
+	} else {
+		h.retry = 0
+		next = h.renewInLocked(now)
+	}
+	h.timer = h.clock.AfterFunc(next, h.renew)
+}
+
+// writeFile writes the token to secrets/nomad_token when the block asks,
+// atomically, so that the task never reads half a token.
+func (h *identityHook) writeFile(s *structs.SignedWorkloadIdentity) error {
+	if !h.spec.File {
+		return nil
+	}
+	dst := filepath.Join(h.secrets, identityTokenFile)
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, []byte(s.JWT), 0o600); err != nil {
+		return fmt.Errorf("writing the workload identity to secrets/%s: %w", identityTokenFile, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("writing the workload identity to secrets/%s: %w", identityTokenFile, err)
+	}
+	return nil
+}
+
+// setEnv sets NOMAD_TOKEN in env when the block asks (env = true).
+func (h *identityHook) setEnv(env map[string]string) {
+	if h.spec == nil || !h.spec.Env {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.signed != nil {
+		env["NOMAD_TOKEN"] = h.signed.JWT
+	}
+}
+
+// token returns the identity held, "" for none: templates read with it.
+func (h *identityHook) token() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.signed == nil {
+		return ""
+	}
+	return h.signed.JWT
+}
+
+// stop ends renewals; the task runner calls it when Run returns.
+func (h *identityHook) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped = true
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+}
+
+// setupFailed records a "Setup Failure" event for a prestart step of the
+// task runner that failed (the identity could not be signed) and returns
+// it as a recoverable start error: the restart policy decides whether to
+// try again, since the servers may answer later.
+func (tr *TaskRunner) setupFailed(err error) error {
+	e := newEvent(structs.TaskSetupFailure, tr.clock.Now())
+	e.SetupError = err.Error()
+	tr.EmitEvent(e)
+	return drivers.NewRecoverableError(err, true)
+}
