@@ -52,8 +52,10 @@ type Node struct {
 	StatusUpdatedAt int64
 	Events          []*NodeEvent
 	Drivers         map[string]*DriverInfo
-	CreateIndex     uint64
-	ModifyIndex     uint64
+	// HostVolumes are the client's host_volume blocks by name.
+	HostVolumes map[string]*HostVolumeInfo `json:",omitempty"`
+	CreateIndex uint64
+	ModifyIndex uint64
 }
 
 // NodeResources is the node's total capacity.

@@ -71,8 +71,10 @@ type Node struct {
 	StatusUpdatedAt       int64
 	Events                []*NodeEvent
 	Drivers               map[string]*DriverInfo
-	CreateIndex           uint64
-	ModifyIndex           uint64
+	// HostVolumes are the client's host_volume blocks by name.
+	HostVolumes map[string]*ClientHostVolumeConfig `json:",omitempty"`
+	CreateIndex uint64
+	ModifyIndex uint64
 }
 
 // Ready reports whether the scheduler may place work on the node.
@@ -92,6 +94,7 @@ func (n *Node) Copy() *Node {
 	c.Attributes = maps.Clone(n.Attributes)
 	c.Links = maps.Clone(n.Links)
 	c.Meta = maps.Clone(n.Meta)
+	c.HostVolumes = CopyHostVolumes(n.HostVolumes)
 	c.DrainStrategy = n.DrainStrategy.Copy()
 	c.LastDrain = n.LastDrain.Copy()
 	if n.NodeResources != nil {
