@@ -257,6 +257,9 @@ func (c *Client) setupNode() error {
 	if node.NodeResources == nil {
 		node.NodeResources = &structs.NodeResources{}
 	}
+	if node.HostVolumes, err = fingerprintHostVolumes(c.cfg.HostVolumes); err != nil {
+		return err
+	}
 	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {

@@ -290,6 +290,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 
 		NetworkInterface: cfg.Client.NetworkInterface,
 		HostNetworks:     cfg.Client.hostNetworks(),
+		HostVolumes:      cfg.Client.hostVolumes(),
 
 		StatsCollectionInterval:  tc.CollectionInterval,
 		PublishNodeMetrics:       tc.PublishNodeMetrics,

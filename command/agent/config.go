@@ -191,6 +191,8 @@ type ClientConfig struct {
 	HostNetworks []*HostNetworkConfig `json:"HostNetworks,omitempty"`
 	// Artifact is the `artifact` block (config_artifact.go).
 	Artifact *ArtifactConfig `json:",omitempty"`
+	// HostVolumes are the `host_volume` blocks (config_host_volume.go).
+	HostVolumes []*HostVolumeConfig `json:",omitempty"`
 }
 
 // HostNetworkConfig is one client host_network block: the address a
@@ -414,6 +416,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	o.Options = mergeMap(o.Options, cl.Options)
 	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
 	o.Artifact = o.Artifact.merge(cl.Artifact)
+	o.HostVolumes = mergeHostVolumes(o.HostVolumes, cl.HostVolumes)
 	// A block of a name seen before replaces it, as plugin blocks merge.
 	for _, hn := range cl.HostNetworks {
 		c := *hn
@@ -505,6 +508,7 @@ func (c *Config) copy() *Config {
 		out.Client.Meta = maps.Clone(c.Client.Meta)
 		out.Client.Options = maps.Clone(c.Client.Options)
 		out.Client.ChrootEnv = maps.Clone(c.Client.ChrootEnv)
+		out.Client.HostVolumes = copyHostVolumes(c.Client.HostVolumes)
 		out.Client.HostNetworks = nil
 		for _, hn := range c.Client.HostNetworks {
 			cp := *hn

@@ -122,7 +122,6 @@ var unsupportedClient = map[string]string{
 	"gc_max_allocs":               "",
 	"gc_parallel_destroys":        "",
 	"gc_volumes_on_node_gc":       "",
-	"host_volume":                 "",
 	"host_volumes_dir":            "",
 	"max_dynamic_port":            "",
 	"memory_total_mb":             "",
