@@ -314,8 +314,9 @@ func (c *Client) nodeInfo() allocrunner.NodeInfo {
 		Pool:       c.node.NodePool,
 		// Copies: fingerprinting updates the node's maps in place under
 		// nodeMu, and a task runner reads these long after this returns.
-		Attributes: maps.Clone(c.node.Attributes),
-		Meta:       maps.Clone(c.node.Meta),
+		Attributes:  maps.Clone(c.node.Attributes),
+		Meta:        maps.Clone(c.node.Meta),
+		HostVolumes: structs.CopyHostVolumes(c.node.HostVolumes),
 	}
 }
 

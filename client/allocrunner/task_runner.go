@@ -545,6 +545,9 @@ func (tr *TaskRunner) start() error {
 		}
 	}
 	if err == nil {
+		if err := tr.checkVolumeMounts(); err != nil {
+			return err
+		}
 		if err := tr.fetchArtifacts(); err != nil {
 			return err
 		}
@@ -607,6 +610,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		StderrPath:    stderr,
 		Resources:     taskResources(tr.alloc, tr.task),
 		Ports:         taskPorts(tr.alloc),
+		Mounts:        tr.volumeMountsOrNone(),
 		Events:        tr.driverMessage,
 	}
 }
