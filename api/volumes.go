@@ -43,9 +43,9 @@ func (m *VolumeMount) Canonicalize() {
 	}
 }
 
-// HostVolumeInfo is one of a node's host volumes (Node.HostVolumes).
+// HostVolumeInfo is one of a node's host volumes (Node.HostVolumes), the
+// official client's shape (the server's JSON also carries the Name).
 type HostVolumeInfo struct {
-	Name     string
 	Path     string
 	ReadOnly bool
 }

@@ -92,9 +92,11 @@ func (p *parser) volume(b *hclsyntax.Block, name string, parent string, g *api.T
 func (p *parser) volumeMount(b *hclsyntax.Block, parent string) *api.VolumeMount {
 	m := &api.VolumeMount{}
 	where := blockWhere(b.Type, parent)
+	destSet := false
 	p.walk(b.Body, where, schema{attrs: map[string]func(*hclsyntax.Attribute){
 		"volume": func(a *hclsyntax.Attribute) { m.Volume = p.stringPtr(a, where) },
 		"destination": func(a *hclsyntax.Attribute) {
+			destSet = true
 			s, ok := p.stringVal(a, where)
 			if !ok {
 				return
@@ -121,7 +123,7 @@ func (p *parser) volumeMount(b *hclsyntax.Block, parent string) *api.VolumeMount
 	if m.Volume == nil {
 		p.errorf(b.TypeRange, "%s: missing volume = \"<name of a group volume>\"", where)
 	}
-	if m.Destination == nil {
+	if !destSet {
 		p.errorf(b.TypeRange, "%s: missing destination", where)
 	}
 	return m

@@ -65,6 +65,9 @@ func fullTask(name string) *structs.Task {
 		}},
 		Lifecycle: &structs.TaskLifecycleConfig{Hook: structs.TaskLifecycleHookPrestart, Sidecar: true},
 		Services:  []*structs.Service{fullService(name)},
+		VolumeMounts: []*structs.VolumeMount{{
+			Volume: "data", Destination: "/srv/data", ReadOnly: true, PropagationMode: structs.VolumeMountPropagationHostToTask,
+		}},
 	}
 }
 
@@ -126,6 +129,12 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 			DynamicPorts:  []structs.Port{{Label: "http", Value: 1, To: 8080, HostNetwork: "default"}},
 		}},
 		Services: []*structs.Service{fullService(name)},
+		Volumes: map[string]*structs.VolumeRequest{"data": {
+			Name: "data", Type: structs.VolumeTypeHost, Source: "data", ReadOnly: true,
+			// Refused by validation, carried on the wire.
+			AccessMode: "single-node-writer", AttachmentMode: "file-system", PerAlloc: true,
+			MountOptions: &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"noatime"}},
+		}},
 	}
 }
 
@@ -349,6 +358,7 @@ func fullNode() *structs.Node {
 		Drivers: map[string]*structs.DriverInfo{
 			"mock_driver": {Attributes: map[string]string{"driver.mock": "1"}, Detected: true, Healthy: true, HealthDescription: "ok", UpdateTime: t0},
 		},
+		HostVolumes: map[string]*structs.ClientHostVolumeConfig{"data": {Name: "data", Path: "/srv/data", ReadOnly: true}},
 		CreateIndex: 1,
 		ModifyIndex: 2,
 	}
