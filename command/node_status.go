@@ -286,7 +286,7 @@ func nodeBasics(node *api.Node, v view) []string {
 func formatNode(node *api.Node, allocs []*api.Allocation, v view) string {
 	var b strings.Builder
 	basics := nodeBasics(node, v)
-	if !v.verbose {
+	if !v.verbose && len(node.HostVolumes) > 0 {
 		basics = append(basics, "Host Volumes|"+nodeHostVolumeNames(node))
 	}
 	b.WriteString(formatKV(basics))

@@ -10,7 +10,9 @@ import (
 )
 
 // nodeHostVolumeNames is the node detail's "Host Volumes" line: the names,
-// sorted, or <none>, as upstream's.
+// sorted, as upstream's. Unlike upstream the line is left out for a node
+// without any (upstream prints <none>), so the detail stays as it was for
+// the nodes that do not use the feature.
 func nodeHostVolumeNames(node *api.Node) string {
 	if len(node.HostVolumes) == 0 {
 		return "<none>"
