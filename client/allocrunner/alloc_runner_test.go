@@ -79,6 +79,8 @@ type harness struct {
 	rec     *recorder
 	drivers driverMap
 	root    string
+	// hostVolumes are the node's host volumes the runners see.
+	hostVolumes map[string]*structs.ClientHostVolumeConfig
 }
 
 func newHarness(t *testing.T) *harness {
@@ -94,7 +96,7 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 		Logger:         clienttest.Logger(),
 		Alloc:          a,
 		AllocDirRoot:   h.root,
-		Node:           NodeInfo{ID: "node-1", Name: "n1", Datacenter: "dc1", Region: "global"},
+		Node:           NodeInfo{ID: "node-1", Name: "n1", Datacenter: "dc1", Region: "global", HostVolumes: h.hostVolumes},
 		StateDB:        h.db,
 		Drivers:        h.drivers,
 		StateUpdater:   h.rec,
