@@ -257,7 +257,7 @@ func TestServiceSched_HostVolumeFeasibility(t *testing.T) {
 
 	job = job.Copy()
 	job.TaskGroups[0].Volumes["d"].Source = "missing"
-	job, eval = registerJob(t, h, job)
+	_, eval = registerJob(t, h, job)
 	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
 	m := h.LastEval().FailedTGAllocs["web"]
 	must.NotNil(t, m)
