@@ -1,6 +1,7 @@
 package structs_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -101,4 +102,21 @@ func TestVolumes_CopyIsDeep(t *testing.T) {
 	nc := node.Copy()
 	nc.HostVolumes["d"].Path = "/x"
 	must.Eq(t, "/d", node.HostVolumes["d"].Path)
+}
+
+// job plan's diff shows an added volume and mount, so an operator sees the
+// destructive update coming.
+func TestJobDiff_Volumes(t *testing.T) {
+	old := mock.Job()
+	next := old.Copy()
+	next.TaskGroups[0].Volumes = map[string]*structs.VolumeRequest{"d": {Name: "d", Type: structs.VolumeTypeHost, Source: "data"}}
+	next.TaskGroups[0].Tasks[0].VolumeMounts = []*structs.VolumeMount{{Volume: "d", Destination: "/d"}}
+	d, err := old.Diff(next, true)
+	must.NoError(t, err)
+	must.Len(t, 1, d.TaskGroups)
+	must.Eq(t, "Edited", d.TaskGroups[0].Type)
+	b, err := json.Marshal(d.TaskGroups[0])
+	must.NoError(t, err)
+	must.StrContains(t, string(b), `"Name":"d.Source","Old":"","New":"data"`)
+	must.StrContains(t, string(b), `"New":"/d"`)
 }
