@@ -40,6 +40,7 @@ type Node struct {
 	NodeResources         *NodeResources
 	ReservedResources     *NodeReservedResources
 	Meta                  map[string]string
+	HostVolumes           map[string]*HostVolumeInfo
 	NodeClass             string
 	NodePool              string
 	Drain                 bool
@@ -52,10 +53,8 @@ type Node struct {
 	StatusUpdatedAt int64
 	Events          []*NodeEvent
 	Drivers         map[string]*DriverInfo
-	// HostVolumes are the client's host_volume blocks by name.
-	HostVolumes map[string]*HostVolumeInfo `json:",omitempty"`
-	CreateIndex uint64
-	ModifyIndex uint64
+	CreateIndex     uint64
+	ModifyIndex     uint64
 }
 
 // NodeResources is the node's total capacity.

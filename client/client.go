@@ -257,9 +257,6 @@ func (c *Client) setupNode() error {
 	if node.NodeResources == nil {
 		node.NodeResources = &structs.NodeResources{}
 	}
-	if node.HostVolumes, err = fingerprintHostVolumes(c.cfg.HostVolumes); err != nil {
-		return err
-	}
 	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
@@ -268,6 +265,9 @@ func (c *Client) setupNode() error {
 	now := c.clock.Now()
 	for _, name := range slices.Sorted(maps.Keys(c.drivers)) {
 		applyDriverFingerprint(node, name, c.drivers[name].Fingerprint(), now)
+	}
+	if node.HostVolumes, err = fingerprintHostVolumes(c.cfg.HostVolumes); err != nil {
+		return err
 	}
 	c.node = node
 	return nil

@@ -186,13 +186,13 @@ type ClientConfig struct {
 	// ChrootEnv is upstream's chroot_env: host paths (keys) bound at
 	// paths (values) in exec tasks' roots, instead of the default set.
 	ChrootEnv map[string]string
+	// HostVolumes are the `host_volume` blocks (config_host_volume.go).
+	HostVolumes []*HostVolumeConfig `json:",omitempty"`
 	// HostNetworks are the `host_network "<name>" { cidr interface
 	// reserved_ports }` blocks, by name.
 	HostNetworks []*HostNetworkConfig `json:"HostNetworks,omitempty"`
 	// Artifact is the `artifact` block (config_artifact.go).
 	Artifact *ArtifactConfig `json:",omitempty"`
-	// HostVolumes are the `host_volume` blocks (config_host_volume.go).
-	HostVolumes []*HostVolumeConfig `json:",omitempty"`
 }
 
 // HostNetworkConfig is one client host_network block: the address a
@@ -415,8 +415,8 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	o.Meta = mergeMap(o.Meta, cl.Meta)
 	o.Options = mergeMap(o.Options, cl.Options)
 	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
-	o.Artifact = o.Artifact.merge(cl.Artifact)
 	o.HostVolumes = mergeHostVolumes(o.HostVolumes, cl.HostVolumes)
+	o.Artifact = o.Artifact.merge(cl.Artifact)
 	// A block of a name seen before replaces it, as plugin blocks merge.
 	for _, hn := range cl.HostNetworks {
 		c := *hn

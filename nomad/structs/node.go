@@ -60,6 +60,7 @@ type Node struct {
 	ReservedResources     *NodeReservedResources
 	Links                 map[string]string
 	Meta                  map[string]string
+	HostVolumes           map[string]*ClientHostVolumeConfig // the client's host_volume blocks by name
 	NodeClass             string
 	NodePool              string
 	Drain                 bool
@@ -71,10 +72,8 @@ type Node struct {
 	StatusUpdatedAt       int64
 	Events                []*NodeEvent
 	Drivers               map[string]*DriverInfo
-	// HostVolumes are the client's host_volume blocks by name.
-	HostVolumes map[string]*ClientHostVolumeConfig `json:",omitempty"`
-	CreateIndex uint64
-	ModifyIndex uint64
+	CreateIndex           uint64
+	ModifyIndex           uint64
 }
 
 // Ready reports whether the scheduler may place work on the node.
