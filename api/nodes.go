@@ -40,6 +40,7 @@ type Node struct {
 	NodeResources         *NodeResources
 	ReservedResources     *NodeReservedResources
 	Meta                  map[string]string
+	HostVolumes           map[string]*HostVolumeInfo
 	NodeClass             string
 	NodePool              string
 	Drain                 bool

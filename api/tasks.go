@@ -72,6 +72,8 @@ type TaskGroup struct {
 	Services []*Service `json:",omitempty"`
 	// Scaling is the group's `scaling` block (see ScalingPolicy).
 	Scaling *ScalingPolicy `json:",omitempty"`
+	// Volumes are the group's `volume` blocks by name (see volumes.go).
+	Volumes map[string]*VolumeRequest `json:",omitempty"`
 }
 
 // NewTaskGroup returns a group with a name and a count.
@@ -219,6 +221,8 @@ type Task struct {
 	Identity *WorkloadIdentity `json:",omitempty"`
 	// Templates are the `template` blocks (see templates.go).
 	Templates []*Template `json:",omitempty"`
+	// VolumeMounts are the task's `volume_mount` blocks (see volumes.go).
+	VolumeMounts []*VolumeMount `json:",omitempty"`
 }
 
 // LogConfig is a task's `logs` block, as upstream's.
@@ -276,6 +280,9 @@ func (t *Task) Canonicalize(g *TaskGroup, job *Job) {
 	t.LogConfig = t.LogConfig.canonical()
 	for _, a := range t.Artifacts {
 		a.Canonicalize()
+	}
+	for _, m := range t.VolumeMounts {
+		m.Canonicalize()
 	}
 
 	// Deep-copy the group's policy rather than share it: a later edit of

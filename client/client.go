@@ -287,6 +287,9 @@ func (c *Client) setupNode() error {
 	for _, name := range slices.Sorted(maps.Keys(c.drivers)) {
 		applyDriverFingerprint(node, name, c.drivers[name].Fingerprint(), now)
 	}
+	if node.HostVolumes, err = fingerprintHostVolumes(c.cfg.HostVolumes); err != nil {
+		return err
+	}
 	c.node = node
 	return nil
 }
@@ -332,8 +335,9 @@ func (c *Client) nodeInfo() allocrunner.NodeInfo {
 		Pool:       c.node.NodePool,
 		// Copies: fingerprinting updates the node's maps in place under
 		// nodeMu, and a task runner reads these long after this returns.
-		Attributes: maps.Clone(c.node.Attributes),
-		Meta:       maps.Clone(c.node.Meta),
+		Attributes:  maps.Clone(c.node.Attributes),
+		Meta:        maps.Clone(c.node.Meta),
+		HostVolumes: structs.CopyHostVolumes(c.node.HostVolumes),
 	}
 }
 

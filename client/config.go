@@ -60,6 +60,9 @@ type Config struct {
 	// HostNetworks are the client's host_network blocks: named addresses
 	// a port's host_network is placed on (see fingerprintHostNetworks).
 	HostNetworks []HostNetwork
+	// HostVolumes are the client's host_volume blocks by name; each path
+	// must exist when the client starts (see fingerprintHostVolumes).
+	HostVolumes map[string]*structs.ClientHostVolumeConfig
 	// Version is the agent's version, advertised as nomad.version.
 	Version string
 

@@ -290,8 +290,8 @@ func TestJobValidate(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.nomad.hcl")
 	must.NoError(t, os.WriteFile(bad, []byte(`job "bad" {
   group "g" {
-    volume "v" {
-      type = "host"
+    consul {
+      namespace = "x"
     }
   }
 }

@@ -291,7 +291,14 @@ func nodeBasics(node *api.Node, v view) []string {
 
 func formatNode(node *api.Node, allocs []*api.Allocation, v view, stats nodeStats) string {
 	var b strings.Builder
-	b.WriteString(formatKV(nodeBasics(node, v)))
+	basics := nodeBasics(node, v)
+	if !v.verbose && len(node.HostVolumes) > 0 {
+		basics = append(basics, "Host Volumes|"+nodeHostVolumeNames(node))
+	}
+	b.WriteString(formatKV(basics))
+	if v.verbose {
+		b.WriteString(formatNodeHostVolumes(node))
+	}
 
 	if v.verbose && len(node.Drivers) > 0 {
 		lines := []string{"Driver|Detected|Healthy|Message|Time"}

@@ -146,6 +146,9 @@ type TaskConfig struct {
 	// publish the ones a task names.
 	Ports []Port
 
+	// Mounts are the task's host volume mounts (mounts.go).
+	Mounts []*MountConfig `json:",omitempty"`
+
 	// Events, when set, receives progress messages a driver wants on the
 	// task's event list, such as "Downloading image". It is not persisted:
 	// a recovered task's config has none, and drivers must nil-check.
@@ -179,6 +182,7 @@ func (c *TaskConfig) Copy() *TaskConfig {
 	out.Env = maps.Clone(c.Env)
 	out.Config = maps.Clone(c.Config)
 	out.Ports = slices.Clone(c.Ports)
+	out.Mounts = copyMounts(c.Mounts)
 	return &out
 }
 

@@ -3,10 +3,10 @@
 // It accepts upstream Nomad's job file syntax for the blocks this project
 // implements (job, group, task, constraint, affinity, restart, reschedule,
 // ephemeral_disk, disconnect, update, scaling, resources, config, env, meta, artifact,
-// lifecycle, service, check, check_restart) and rejects everything else. The
-// rejection is the point: an operator who copies a job file with a `volume`
-// block, or a service with provider = "consul", from an upstream cluster must be
-// told, with file:line:column, that the block does nothing here, rather
+// lifecycle, service, check, check_restart, volume, volume_mount) and rejects
+// everything else. The rejection is the point: an operator who copies a job
+// file with a `csi_plugin` block, a CSI volume, or a service with provider =
+// "consul", from an upstream cluster must be told, with file:line:column, that the block does nothing here, rather
 // than find out in production that it was silently dropped.
 //
 // Evaluation happens at parse time, in two steps as upstream: the

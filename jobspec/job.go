@@ -152,6 +152,7 @@ func (p *parser) group(b *hclsyntax.Block, name string) *api.TaskGroup {
 			"service": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				g.Services = append(g.Services, p.service(b, where))
 			}},
+			"volume": {label: "volume name", multi: true, decode: func(b *hclsyntax.Block, n string) { p.volume(b, n, where, g) }},
 		},
 	})
 	return g
@@ -218,6 +219,9 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 			"identity":  {decode: func(b *hclsyntax.Block, _ string) { t.Identity = p.identity(b, where) }},
 			"template": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				t.Templates = append(t.Templates, p.template(b, where))
+			}},
+			"volume_mount": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
+				t.VolumeMounts = append(t.VolumeMounts, p.volumeMount(b, where))
 			}},
 			"service": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				t.Services = append(t.Services, p.service(b, where))

@@ -234,3 +234,32 @@ func TestNewScheduler(t *testing.T) {
 	_, err = scheduler.NewScheduler("service", scheduler.Config{State: h.State, Planner: h})
 	must.ErrorIs(t, err, scheduler.ErrInvalidConfig)
 }
+
+// A group that asks for a host volume is placed only on the nodes that
+// have it; with none left, the failed placement names upstream's reason.
+func TestServiceSched_HostVolumeFeasibility(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	with := mock.Node()
+	with.HostVolumes = map[string]*structs.ClientHostVolumeConfig{"data": {Name: "data", Path: "/srv/data"}}
+	h.UpsertNodes(with, mock.Node(), mock.Node())
+	job := mock.Job()
+	job.TaskGroups[0].Count = 2
+	job.TaskGroups[0].Volumes = map[string]*structs.VolumeRequest{"d": {Name: "d", Type: structs.VolumeTypeHost, Source: "data"}}
+	job, eval := registerJob(t, h, job)
+
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+
+	allocs := desiredRun(h.JobAllocs(job))
+	must.Len(t, 2, allocs)
+	for _, a := range allocs {
+		must.Eq(t, with.ID, a.NodeID)
+	}
+
+	job = job.Copy()
+	job.TaskGroups[0].Volumes["d"].Source = "missing"
+	_, eval = registerJob(t, h, job)
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+	m := h.LastEval().FailedTGAllocs["web"]
+	must.NotNil(t, m)
+	must.Eq(t, 3, m.ConstraintFiltered["missing compatible host volumes"])
+}

@@ -32,6 +32,7 @@ type genericStack struct {
 	pool          *nodePoolChecker
 	jobConstraint *constraintChecker
 	drivers       *driverChecker
+	hostVolumes   *hostVolumeChecker
 	tgConstraint  *constraintChecker
 	distinctHosts *distinctHostsChecker
 	distinctProp  *distinctPropertyChecker
@@ -62,12 +63,13 @@ func newGenericStack(batch bool, ctx *EvalContext) *genericStack {
 	s.pool = newNodePoolChecker(ctx)
 	s.jobConstraint = newConstraintChecker(ctx, nil)
 	s.drivers = newDriverChecker(ctx)
+	s.hostVolumes = newHostVolumeChecker(ctx)
 	s.tgConstraint = newConstraintChecker(ctx, nil)
 	s.distinctHosts = newDistinctHostsChecker(ctx)
 	s.distinctProp = newDistinctPropertyChecker(ctx)
 	s.ports = newPortChecker(ctx)
 	feasible := newFeasibilityWrapper(s.source,
-		s.datacenters, s.pool, s.jobConstraint, s.drivers, s.tgConstraint, s.distinctHosts, s.distinctProp, s.ports)
+		s.datacenters, s.pool, s.jobConstraint, s.drivers, s.hostVolumes, s.tgConstraint, s.distinctHosts, s.distinctProp, s.ports)
 
 	s.binPack = newBinPackIterator(ctx, newFeasibleRankIterator(feasible))
 	s.antiAffinity = newJobAntiAffinityIterator(ctx, s.binPack)
@@ -129,6 +131,7 @@ func (s *genericStack) Select(tg *structs.TaskGroup, opts selectOptions) *ranked
 	}
 	s.tgConstraint.SetConstraints(constraints)
 	s.drivers.SetTaskGroup(tg)
+	s.hostVolumes.SetTaskGroup(tg)
 	s.distinctHosts.SetTaskGroup(s.job, tg)
 	s.distinctProp.SetTaskGroup(s.job, tg)
 	s.spread.SetTaskGroup(s.job, tg)

@@ -132,7 +132,9 @@ func shuffleSeed(evalID string, index uint64) uint64 {
 // job b needs new tasks (a destructive update). Count, meta of the job and
 // group, reschedule and restart policies and the disconnect fields are
 // applied in place (disconnect changes are in-place updates, see
-// docs/concepts/disconnected-clients.md, "Configuration and validation").
+// docs/concepts/disconnected-clients.md, "Configuration and validation");
+// volumes and volume mounts are not, as upstream: mounts are made when a
+// task starts, and a new source may need another node.
 // TODO(in-place placement): a change of datacenters, node pool or
 // constraints is destructive for now; upstream re-checks the allocation's
 // own node instead and updates in place when it still fits.
@@ -148,7 +150,8 @@ func tasksUpdated(a, b *structs.Job, group string) bool {
 		!reflect.DeepEqual(a.Constraints, b.Constraints) || !reflect.DeepEqual(a.Affinities, b.Affinities) ||
 		!reflect.DeepEqual(at.Constraints, bt.Constraints) || !reflect.DeepEqual(at.Affinities, bt.Affinities) ||
 		!reflect.DeepEqual(at.EphemeralDisk, bt.EphemeralDisk) || !reflect.DeepEqual(at.Networks, bt.Networks) ||
-		!reflect.DeepEqual(a.Spreads, b.Spreads) || !reflect.DeepEqual(at.Spreads, bt.Spreads) {
+		!reflect.DeepEqual(a.Spreads, b.Spreads) || !reflect.DeepEqual(at.Spreads, bt.Spreads) ||
+		!reflect.DeepEqual(at.Volumes, bt.Volumes) {
 		return true
 	}
 	for _, t := range bt.Tasks {
@@ -167,7 +170,8 @@ func taskChanged(a, b *structs.Task) bool {
 		!reflect.DeepEqual(a.Resources, b.Resources) || !reflect.DeepEqual(a.Meta, b.Meta) ||
 		!reflect.DeepEqual(a.Constraints, b.Constraints) || !reflect.DeepEqual(a.Affinities, b.Affinities) ||
 		!reflect.DeepEqual(a.Artifacts, b.Artifacts) || // fetched before the first start only
-		!reflect.DeepEqual(a.Templates, b.Templates) || !reflect.DeepEqual(a.Identity, b.Identity) // the runner keeps the ones it started with
+		!reflect.DeepEqual(a.Templates, b.Templates) || !reflect.DeepEqual(a.Identity, b.Identity) || // the runner keeps the ones it started with
+		!reflect.DeepEqual(a.VolumeMounts, b.VolumeMounts) // mounted when the task starts
 }
 
 // markStoppedLost records as lost the allocations the server already

@@ -83,6 +83,8 @@ type harness struct {
 	identities IdentitySigner
 	// templates gives templates their data (template_hook_test.go).
 	templates TemplateSources
+	// hostVolumes are the node's host volumes the runners see.
+	hostVolumes map[string]*structs.ClientHostVolumeConfig
 }
 
 func newHarness(t *testing.T) *harness {
@@ -98,7 +100,7 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 		Logger:         clienttest.Logger(),
 		Alloc:          a,
 		AllocDirRoot:   h.root,
-		Node:           NodeInfo{ID: "node-1", Name: "n1", Datacenter: "dc1", Region: "global"},
+		Node:           NodeInfo{ID: "node-1", Name: "n1", Datacenter: "dc1", Region: "global", HostVolumes: h.hostVolumes},
 		StateDB:        h.db,
 		Drivers:        h.drivers,
 		StateUpdater:   h.rec,

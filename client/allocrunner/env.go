@@ -20,6 +20,8 @@ type NodeInfo struct {
 	Pool       string
 	Attributes map[string]string
 	Meta       map[string]string
+	// HostVolumes are the node's host volumes, for volume_mount.
+	HostVolumes map[string]*structs.ClientHostVolumeConfig
 }
 
 // vars returns the ${...} names a job may use for this node: attr.<name>,

@@ -561,6 +561,9 @@ func (tr *TaskRunner) start() error {
 		}
 	}
 	if err == nil {
+		if err := tr.checkVolumeMounts(); err != nil {
+			return err
+		}
 		if err := tr.identity.prestart(); err != nil {
 			return tr.setupFailed(err)
 		}
@@ -631,6 +634,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		StderrPath:    stderr,
 		Resources:     taskResources(tr.alloc, tr.task),
 		Ports:         taskPorts(tr.alloc),
+		Mounts:        tr.volumeMountsOrNone(),
 		Events:        tr.driverMessage,
 	}
 }

@@ -287,6 +287,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		ChrootEnv:      cfg.Client.ChrootEnv,
 		Options:        cfg.Client.Options,
 		Artifact:       cfg.Client.Artifact.clientConfig(),
+		HostVolumes:    cfg.Client.hostVolumes(),
 
 		NetworkInterface: cfg.Client.NetworkInterface,
 		HostNetworks:     cfg.Client.hostNetworks(),

@@ -186,6 +186,8 @@ type ClientConfig struct {
 	// ChrootEnv is upstream's chroot_env: host paths (keys) bound at
 	// paths (values) in exec tasks' roots, instead of the default set.
 	ChrootEnv map[string]string
+	// HostVolumes are the `host_volume` blocks (config_host_volume.go).
+	HostVolumes []*HostVolumeConfig `json:",omitempty"`
 	// HostNetworks are the `host_network "<name>" { cidr interface
 	// reserved_ports }` blocks, by name.
 	HostNetworks []*HostNetworkConfig `json:"HostNetworks,omitempty"`
@@ -442,6 +444,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	o.Meta = mergeMap(o.Meta, cl.Meta)
 	o.Options = mergeMap(o.Options, cl.Options)
 	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
+	o.HostVolumes = mergeHostVolumes(o.HostVolumes, cl.HostVolumes)
 	o.Artifact = o.Artifact.merge(cl.Artifact)
 	o.mergeResources(cl)
 	// A block of a name seen before replaces it, as plugin blocks merge.
@@ -535,6 +538,7 @@ func (c *Config) copy() *Config {
 		out.Client.Meta = maps.Clone(c.Client.Meta)
 		out.Client.Options = maps.Clone(c.Client.Options)
 		out.Client.ChrootEnv = maps.Clone(c.Client.ChrootEnv)
+		out.Client.HostVolumes = copyHostVolumes(c.Client.HostVolumes)
 		out.Client.HostNetworks = nil
 		for _, hn := range c.Client.HostNetworks {
 			cp := *hn

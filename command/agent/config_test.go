@@ -332,9 +332,7 @@ server {
 }
 client {
   state_dir = "/tmp/x"
-  host_volume "certs" {
-    path = "/etc/ssl"
-  }
+  gc_volumes_on_node_gc = true
   server_join {
     start_join = ["10.0.0.1"]
   }
@@ -348,8 +346,8 @@ client {
 		"agent.hcl:4:3: tls.rpc_upgrade_mode is not supported by this version; a server with tls.rpc refuses plaintext",
 		"agent.hcl:8:3: server.non_voting_server is not supported by this version",
 		"agent.hcl:11:3: client.state_dir is not supported by this version",
-		"agent.hcl:12:3: client.host_volume is not supported by this version",
-		"agent.hcl:16:5: client.server_join.start_join is not supported for clients, as upstream; use retry_join",
+		"agent.hcl:12:3: client.gc_volumes_on_node_gc is not supported by this version",
+		"agent.hcl:14:5: client.server_join.start_join is not supported for clients, as upstream; use retry_join",
 	} {
 		must.StrContains(t, msg, want)
 	}

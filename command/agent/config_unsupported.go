@@ -116,7 +116,6 @@ var unsupportedClient = map[string]string{
 	"disk_total_mb":               "",
 	"drain_on_shutdown":           "",
 	"gc_volumes_on_node_gc":       "",
-	"host_volume":                 "",
 	"host_volumes_dir":            "",
 	"network_speed":               "",
 	"no_host_uuid":                "",

@@ -47,11 +47,11 @@ func TestDecodeBody_EmptyUnknownFieldsAreDropped(t *testing.T) {
 // so the user learns the setting would be ignored.
 func TestDecodeBody_UnknownFieldWithValue(t *testing.T) {
 	var got jobRegisterBody
-	err := decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Volumes": {"v": {"Type": "host"}}}]}}`, &got)
+	err := decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Consul": {"Namespace": "x"}}]}}`, &got)
 	must.Error(t, err)
 	code, msg := errorStatus(err)
 	must.Eq(t, http.StatusBadRequest, code)
-	must.StrContains(t, msg, `unknown field "Job.TaskGroups[0].Volumes"`)
+	must.StrContains(t, msg, `unknown field "Job.TaskGroups[0].Consul"`)
 
 	err = decodeString(t, `{"Job": {"ID": "web"}, "Submission": {"Source": "x"}, "NoSuchOption": true}`, &got)
 	must.Error(t, err)
@@ -60,9 +60,9 @@ func TestDecodeBody_UnknownFieldWithValue(t *testing.T) {
 	// Every unknown field is named at once, in a stable order, so the user
 	// fixes them in one round trip (the official client's Canonicalize
 	// fills several).
-	err = decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Consul": {"Namespace": "x"}, "Volumes": {"v": {"Type": "host"}}}]}}`, &got)
+	err = decodeString(t, `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Consul": {"Namespace": "x"}, "Tasks": [{"Name": "t", "CSIPluginConfig": {"ID": "p"}}]}]}}`, &got)
 	must.Error(t, err)
-	must.StrContains(t, err.Error(), `unknown fields ["Job.TaskGroups[0].Consul" "Job.TaskGroups[0].Volumes"]`)
+	must.StrContains(t, err.Error(), `unknown fields ["Job.TaskGroups[0].Consul" "Job.TaskGroups[0].Tasks[0].CSIPluginConfig"]`)
 }
 
 // Malformed JSON and wrong types are 400s that say what is wrong and where.

@@ -247,9 +247,9 @@ func TestHTTP_BadInput(t *testing.T) {
 	must.StrContains(t, body, "malformed JSON")
 
 	code, body = rawRequest(t, http.MethodPut, a.HTTPAddr+"/v1/jobs",
-		`{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Volumes": {"data": {"Source": "d"}}}]}}`)
+		`{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Consul": {"Namespace": "d"}}]}}`)
 	must.Eq(t, http.StatusBadRequest, code)
-	must.StrContains(t, body, `unknown field "Job.TaskGroups[0].Volumes"`)
+	must.StrContains(t, body, `unknown field "Job.TaskGroups[0].Consul"`)
 
 	neg := mockJob("negative", "mock_driver", nil)
 	neg.TaskGroups[0].Count = new(-1)
@@ -341,7 +341,7 @@ func TestHTTP_ParseAndValidate(t *testing.T) {
 
 	_, err = c.Jobs().ParseHCL(`job "p" {
   group "g" {
-    volume "v" {}
+    consul {}
   }
 }`, false)
 	must.Error(t, err)

@@ -61,6 +61,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		ShutdownDelay:             clonePtr(g.ShutdownDelay),
 		Services:                  convertServices(g.Services),
 		Scaling:                   convertScaling(g.Scaling),
+		Volumes:                   convertVolumes(g.Volumes),
 	}
 	if d := g.EphemeralDisk; d != nil {
 		out.EphemeralDisk = &structs.EphemeralDisk{
@@ -120,6 +121,7 @@ func convertTask(t *api.Task) *structs.Task {
 		ShutdownDelay: t.ShutdownDelay,
 		Leader:        t.Leader,
 		Services:      convertServices(t.Services),
+		VolumeMounts:  convertVolumeMounts(t.VolumeMounts),
 	}
 	if d := t.DispatchPayload; d != nil {
 		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}

@@ -120,6 +120,7 @@ func buildSpec(cfg *drivers.TaskConfig, tc taskConfig, imageID string) (*contain
 		}
 		hc.Binds = append(hc.Binds, b)
 	}
+	hc.Binds = append(hc.Binds, hostVolumeBinds(cfg.Mounts)...)
 	slices.Sort(hc.Binds)
 	if err := bindPorts(spec, cfg.Ports, tc.Ports); err != nil {
 		return nil, err

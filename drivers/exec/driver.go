@@ -162,6 +162,9 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
 	}
+	if _, err := volumeBinds(cfg.Mounts); err != nil {
+		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
+	}
 	if len(tc.CapAdd) > 0 && cred.UID != 0 {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, &drivers.ConfigError{Key: "cap_add",
 			Err: errors.New("capabilities for a user other than root (ambient capabilities) are not implemented")})
@@ -330,6 +333,9 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred users.C
 			mounts = append(mounts, m)
 		}
 	}
+	// Checked by StartTask; last, so that a volume may sit under /local.
+	binds, _ := volumeBinds(cfg.Mounts)
+	mounts = append(mounts, binds...)
 	return initConfig{
 		Root:        cfg.TaskDir,
 		Mounts:      mounts,

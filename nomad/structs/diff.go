@@ -409,6 +409,13 @@ func flatten(v reflect.Value) map[string]string {
 			for i := range v.Len() {
 				walk(fmt.Sprintf("%s[%d]", prefix, i), v.Index(i))
 			}
+		case v.Kind() == reflect.Struct:
+			// A map of structs (a group's Volumes): one key per field.
+			for i := range v.NumField() {
+				if f := v.Type().Field(i); f.IsExported() {
+					walk(prefix+"."+f.Name, v.Field(i))
+				}
+			}
 		default:
 			out[prefix] = scalarString(v)
 		}

@@ -69,6 +69,9 @@ func fullTask(name string) *structs.Task {
 			Splay: time.Second, Perms: "0600", LeftDelim: "[[", RightDelim: "]]", Envvars: true, ErrMissingKey: true, SourcePath: "s",
 			Wait: &structs.TemplateWait{Min: time.Second, Max: time.Minute}}},
 		Identity: &structs.WorkloadIdentity{Name: "default", Audience: []string{"a"}, ChangeMode: "noop", ChangeSignal: "SIGHUP", Env: true, File: true, TTL: time.Hour},
+		VolumeMounts: []*structs.VolumeMount{{
+			Volume: "data", Destination: "/srv/data", ReadOnly: true, PropagationMode: structs.VolumeMountPropagationHostToTask,
+		}},
 	}
 }
 
@@ -130,6 +133,12 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 			DynamicPorts:  []structs.Port{{Label: "http", Value: 1, To: 8080, HostNetwork: "default"}},
 		}},
 		Services: []*structs.Service{fullService(name)},
+		Volumes: map[string]*structs.VolumeRequest{"data": {
+			Name: "data", Type: structs.VolumeTypeHost, Source: "data", ReadOnly: true,
+			// Refused by validation, carried on the wire.
+			AccessMode: "single-node-writer", AttachmentMode: "file-system", PerAlloc: true,
+			MountOptions: &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"noatime"}},
+		}},
 	}
 }
 
@@ -355,6 +364,7 @@ func fullNode() *structs.Node {
 		Drivers: map[string]*structs.DriverInfo{
 			"mock_driver": {Attributes: map[string]string{"driver.mock": "1"}, Detected: true, Healthy: true, HealthDescription: "ok", UpdateTime: t0},
 		},
+		HostVolumes: map[string]*structs.ClientHostVolumeConfig{"data": {Name: "data", Path: "/srv/data", ReadOnly: true}},
 		CreateIndex: 1,
 		ModifyIndex: 2,
 	}

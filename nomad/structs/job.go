@@ -338,6 +338,8 @@ type TaskGroup struct {
 	Services []*Service `json:",omitempty"`
 	// Scaling is the group's scaling policy (see ScalingPolicy).
 	Scaling *ScalingPolicy
+	// Volumes are the group's `volume` blocks by name (see volumes.go).
+	Volumes map[string]*VolumeRequest `json:",omitempty"`
 }
 
 // LookupTask returns the named task, or nil.
@@ -441,6 +443,7 @@ func (tg *TaskGroup) validate(job *Job) []string {
 	p = append(p, tg.validateNetworks()...)
 	p = append(p, tg.Migrate.validate()...)
 	p = append(p, tg.validateServices()...)
+	p = append(p, tg.validateVolumes()...)
 	if tg.Scaling != nil {
 		p = append(p, tg.Scaling.validate(tg)...)
 	}
@@ -494,6 +497,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	n.ShutdownDelay = copyDuration(tg.ShutdownDelay)
 	n.Services = copyServices(tg.Services)
 	n.Scaling = tg.Scaling.Copy()
+	n.Volumes = copyVolumes(tg.Volumes)
 	if tg.Tasks != nil {
 		n.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {
@@ -552,6 +556,8 @@ type Task struct {
 	Identity *WorkloadIdentity `json:",omitempty"`
 	// Templates are the `template` blocks (see templates.go).
 	Templates []*Template `json:",omitempty"`
+	// VolumeMounts are the task's `volume_mount` blocks (see volumes.go).
+	VolumeMounts []*VolumeMount `json:",omitempty"`
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -579,6 +585,7 @@ func (t *Task) Canonicalize(job *Job, tg *TaskGroup) {
 			s.canonicalize()
 		}
 	}
+	canonicalizeVolumeMounts(t.VolumeMounts)
 }
 
 func (t *Task) validate() []string {
@@ -653,6 +660,7 @@ func (t *Task) Copy() *Task {
 	n.Artifacts = copyArtifacts(t.Artifacts)
 	n.Lifecycle = t.Lifecycle.Copy()
 	n.Services = copyServices(t.Services)
+	n.VolumeMounts = copyVolumeMounts(t.VolumeMounts)
 	if t.Resources != nil {
 		r := *t.Resources
 		n.Resources = &r

@@ -60,6 +60,7 @@ type Node struct {
 	ReservedResources     *NodeReservedResources
 	Links                 map[string]string
 	Meta                  map[string]string
+	HostVolumes           map[string]*ClientHostVolumeConfig // the client's host_volume blocks by name
 	NodeClass             string
 	NodePool              string
 	Drain                 bool
@@ -95,6 +96,7 @@ func (n *Node) Copy() *Node {
 	c.Attributes = maps.Clone(n.Attributes)
 	c.Links = maps.Clone(n.Links)
 	c.Meta = maps.Clone(n.Meta)
+	c.HostVolumes = CopyHostVolumes(n.HostVolumes)
 	c.DrainStrategy = n.DrainStrategy.Copy()
 	c.LastDrain = n.LastDrain.Copy()
 	if n.NodeResources != nil {
