@@ -300,7 +300,8 @@ func (s *Server) LocalMemberName() string {
 
 // ForceLeaveOptions tune ForceLeave.
 type ForceLeaveOptions struct {
-	// Prune also forgets the member at once (upstream's -prune), instead
+	// Prune also forgets the member (upstream's -prune; serf erases it on
+	// its own goroutine, a moment after the call returns), instead
 	// of listing it as left until the reconnect timeout reaps it.
 	Prune bool
 }

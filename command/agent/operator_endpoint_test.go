@@ -217,7 +217,11 @@ func TestHTTP_JoinMembersForceLeave(t *testing.T) {
 	// -prune (the official client sends prune=1) forgets it at once
 	// instead of listing it as left until the reaper runs.
 	must.NoError(t, c1.Agent().ForceLeaveWithOptions("s2.global", nomadapi.ForceLeaveOpts{Prune: true}))
-	must.Eq(t, "absent", memberStatus(t, c1, "s2.global"))
+	// Serf erases the pruned member on its own goroutine, so wait for it.
+	agenttest.WaitFor(t, 10*time.Second, "s2 pruned", func() (bool, string) {
+		status := memberStatus(t, c1, "s2.global")
+		return status == "absent", status
+	})
 }
 
 func memberStatus(t *testing.T, c *nomadapi.Client, name string) string {
