@@ -10,6 +10,7 @@ import (
 
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/helper/tlsutil"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // Config is the server's configuration, filled by the agent from its HCL
@@ -93,6 +94,9 @@ type Config struct {
 	// stream.DefaultBufferSize.
 	EventBufferSize int
 
+	// Search bounds the search endpoints (upstream's server.search).
+	Search structs.SearchConfig
+
 	// Heartbeat settings, with upstream's defaults.
 	MinHeartbeatTTL        time.Duration
 	MaxHeartbeatsPerSecond float64
@@ -152,6 +156,7 @@ func DefaultConfig() *Config {
 		DeadServerCleanup:           time.Minute,
 		NumSchedulers:               runtime.NumCPU(),
 		EnabledSchedulers:           []string{"service", "batch", "system", "sysbatch"},
+		Search:                      structs.DefaultSearchConfig(),
 		MinHeartbeatTTL:             10 * time.Second,
 		MaxHeartbeatsPerSecond:      50,
 		HeartbeatGrace:              10 * time.Second,

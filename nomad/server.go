@@ -252,6 +252,7 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"ACL":        &ACL{srv: s},
 		"Namespace":  &Namespace{srv: s},
 		"NodePool":   &NodePool{srv: s},
+		"Search":     &Search{srv: s},
 		"Event":      &Event{srv: s},
 		"Deployment": &Deployment{srv: s},
 		"Variables":  &Variables{srv: s},

@@ -232,6 +232,7 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 		sc.NumSchedulers = v
 	}
 	sc.EventBufferSize = cfg.Server.EventBufferSize
+	cfg.Server.Search.apply(&sc.Search)
 	if v := cfg.Server.HeartbeatGrace; v > 0 {
 		sc.HeartbeatGrace = v
 	}

@@ -126,9 +126,59 @@ type ServerConfig struct {
 	EvalGCThreshold       time.Duration
 	JobGCThreshold        time.Duration
 	DeploymentGCThreshold time.Duration
+	// Search is the search block; nil fields keep upstream's defaults.
+	Search *SearchConfig
 	// EncryptKey is the base64 gossip key (server.encrypt, -encrypt). It
 	// is a secret: /v1/agent/self never shows it, as upstream's.
 	EncryptKey string `json:"-"`
+}
+
+// SearchConfig is the server's `search` block. Zero values (nil for
+// FuzzyEnabled) mean upstream's defaults: enabled, 20, 100 and 2.
+type SearchConfig struct {
+	FuzzyEnabled  *bool
+	LimitQuery    int
+	LimitResults  int
+	MinTermLength int
+}
+
+// apply sets the server's search settings from c.
+func (c *SearchConfig) apply(dst *structs.SearchConfig) {
+	if c == nil {
+		return
+	}
+	if c.FuzzyEnabled != nil {
+		dst.FuzzyEnabled = *c.FuzzyEnabled
+	}
+	if c.LimitQuery > 0 {
+		dst.LimitQuery = c.LimitQuery
+	}
+	if c.LimitResults > 0 {
+		dst.LimitResults = c.LimitResults
+	}
+	if c.MinTermLength > 0 {
+		dst.MinTermLength = c.MinTermLength
+	}
+}
+
+// merge returns o overridden by c's set keys, as a new value: a merged
+// config never shares it with its inputs.
+func (o *SearchConfig) merge(c *SearchConfig) *SearchConfig {
+	if c == nil {
+		return o
+	}
+	out := &SearchConfig{}
+	if o != nil {
+		*out = *o
+	}
+	if c.FuzzyEnabled != nil {
+		on := *c.FuzzyEnabled
+		out.FuzzyEnabled = &on
+	}
+	setInt(&out.LimitQuery, c.LimitQuery)
+	setInt(&out.LimitResults, c.LimitResults)
+	setInt(&out.MinTermLength, c.MinTermLength)
+	return out
 }
 
 // ACLConfig is the `acl` block: with Enabled, every API and RPC endpoint
@@ -406,6 +456,7 @@ func (o *ServerConfig) merge(s *ServerConfig) {
 	setDuration(&o.JobGCThreshold, s.JobGCThreshold)
 	setDuration(&o.DeploymentGCThreshold, s.DeploymentGCThreshold)
 	setString(&o.EncryptKey, s.EncryptKey)
+	o.Search = o.Search.merge(s.Search)
 }
 
 func (o *TLSConfig) merge(t *TLSConfig) {

@@ -385,7 +385,7 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold", "deployment_gc_threshold", "encrypt",
 			"event_buffer_size",
 		}, joinKeys),
-		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "search"}},
 		unsupported: unsupportedServer,
 	})
 	s := &ServerConfig{}
@@ -419,6 +419,9 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 	if blk := b.sub("server_join"); blk != nil {
 		s.ServerJoin = d.serverJoin(blk.Body, "server.server_join.", true)
 	}
+	if blk := b.sub("search"); blk != nil {
+		s.Search = d.search(blk.Body)
+	}
 	legacy := &ServerJoin{}
 	b.joinAttrs(legacy)
 	for _, k := range joinKeys {
@@ -430,6 +433,21 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 		s.ServerJoin = legacy
 	}
 	return s
+}
+
+// search decodes the server's search block (the fuzzy search endpoint).
+func (d *configDecoder) search(body hcl.Body) *SearchConfig {
+	b := d.open(body, "server.search.", bodySpec{attrs: []string{"fuzzy_enabled", "limit_query", "limit_results", "min_term_length"}})
+	c := &SearchConfig{}
+	if b.attr("fuzzy_enabled") != nil {
+		var on bool
+		b.boolean("fuzzy_enabled", &on)
+		c.FuzzyEnabled = &on
+	}
+	b.integer("limit_query", &c.LimitQuery, 1, 1_000_000)
+	b.integer("limit_results", &c.LimitResults, 1, 1_000_000)
+	b.integer("min_term_length", &c.MinTermLength, 1, 1024)
+	return c
 }
 
 // serverJoin decodes a server_join block. Upstream clients have no

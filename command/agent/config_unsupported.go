@@ -80,7 +80,6 @@ var unsupportedServer = map[string]string{
 	"root_key_gc_interval":          "",
 	"root_key_gc_threshold":         "",
 	"root_key_rotation_threshold":   "",
-	"search":                        "",
 	"start_timeout":                 "",
 	"upgrade_version":               "",
 }

@@ -101,6 +101,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	s.deploymentRoutes(handle)
 	s.serviceRoutes(handle)
 	s.scalingRoutes(handle)
+	s.searchRoutes(handle)
 
 	handle("GET /v1/allocations", s.allocList)
 	handle("GET /v1/allocation/{id}", s.allocGet)

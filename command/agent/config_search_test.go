@@ -1,0 +1,39 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// server.search, upstream's block, sets the fuzzy search endpoint's
+// switch and bounds; what is left out keeps upstream's defaults, a later
+// file overrides an earlier one key by key, and a bad value is refused
+// with its position.
+func TestParseConfig_Search(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte("server {\n  search {\n    fuzzy_enabled = false\n    limit_query = 200\n  }\n}\n"))
+	must.NoError(t, err)
+	merged := DefaultConfig().Merge(c)
+	got := structs.DefaultSearchConfig()
+	merged.Server.Search.apply(&got)
+	must.Eq(t, structs.SearchConfig{FuzzyEnabled: false, LimitQuery: 200, LimitResults: 100, MinTermLength: 2}, got)
+
+	later, err := ParseConfig("b.hcl", []byte("server {\n  search {\n    min_term_length = 5\n  }\n}\n"))
+	must.NoError(t, err)
+	got = structs.DefaultSearchConfig()
+	merged.Merge(later).Server.Search.apply(&got)
+	must.Eq(t, structs.SearchConfig{FuzzyEnabled: false, LimitQuery: 200, LimitResults: 100, MinTermLength: 5}, got)
+	must.Eq(t, 0, merged.Server.Search.MinTermLength, must.Sprint("a merge leaves its inputs alone"))
+
+	got = structs.DefaultSearchConfig()
+	DefaultConfig().Server.Search.apply(&got)
+	must.Eq(t, structs.DefaultSearchConfig(), got)
+
+	_, err = ParseConfig("agent.hcl", []byte("server {\n  search {\n    limit_results = 0\n  }\n}\n"))
+	must.ErrorContains(t, err, "agent.hcl:3:")
+	must.ErrorContains(t, err, "server.search.limit_results must be a whole number between 1 and 1000000")
+	_, err = ParseConfig("agent.hcl", []byte("server {\n  search {\n    fuzzy = true\n  }\n}\n"))
+	must.ErrorContains(t, err, "fuzzy")
+}
