@@ -43,12 +43,6 @@ type searchScope struct {
 	ns  string
 }
 
-// inNamespace reports whether an object of namespace objNS is in the
-// request's namespace.
-func (sc searchScope) inNamespace(objNS string) bool {
-	return sc.ns == state.AllNamespaces || sc.ns == objNS
-}
-
 // mayRead reports whether the caller may see objects of context c in
 // namespace ns (the request's, or an object's).
 func (sc searchScope) mayRead(c structs.SearchContext, ns string) bool {
