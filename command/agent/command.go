@@ -15,6 +15,8 @@ import (
 
 	"github.com/hashicorp/cli"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/helper/logfile"
 )
 
 // Command is `nomad agent`: it loads the configuration, starts the agent,
@@ -67,6 +69,12 @@ General options:
 
   -log-level=<level>
     One of TRACE, DEBUG, INFO, WARN, ERROR.
+
+  -log-json
+    Write log lines as JSON objects (log_json).
+
+  -log-include-location
+    Add the source file and line to each log line (log_include_location).
 
   -node=<name>
     The name of this agent's node. Defaults to the host name.
@@ -143,10 +151,27 @@ func (c *Command) Run(args []string) int {
 	}
 
 	logOut := newGatedWriter(&cli.UiWriter{Ui: c.Ui})
+	var out io.Writer = logOut
+	if cfg.LogFile != "" {
+		file, err := logfile.Open(logfile.Config{
+			Path: cfg.LogFile, RotateBytes: int64(cfg.LogRotateBytes),
+			RotateDuration: cfg.LogRotateDuration, MaxFiles: cfg.LogRotateMaxFiles,
+		})
+		if err != nil {
+			c.Ui.Error(fmt.Sprintf("==> Error opening the log file: %v", err))
+			return 1
+		}
+		defer file.Close()
+		// The terminal gets its lines after the banner, the file at once
+		// (a gated writer never fails, so the file is always reached).
+		out = io.MultiWriter(logOut, file)
+	}
 	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{
-		Name:   "agent",
-		Level:  hclog.LevelFromString(cfg.LogLevel),
-		Output: logOut,
+		Name:            "agent",
+		Level:           hclog.LevelFromString(cfg.LogLevel),
+		Output:          out,
+		JSONFormat:      cfg.LogJSON,
+		IncludeLocation: cfg.LogIncludeLocation,
 	})
 
 	c.Ui.Output("==> Starting Nomad agent...")
@@ -232,6 +257,8 @@ func parseAgentFlags(args []string) (*agentFlags, error) {
 	flags.StringVar(&cfg.BindAddr, "bind", "", "")
 	flags.StringVar(&cfg.DataDir, "data-dir", "", "")
 	flags.StringVar(&cfg.LogLevel, "log-level", "", "")
+	flags.BoolVar(&cfg.LogJSON, "log-json", false, "")
+	flags.BoolVar(&cfg.LogIncludeLocation, "log-include-location", false, "")
 	flags.StringVar(&cfg.NodeName, "node", "", "")
 	flags.StringVar(&cfg.Datacenter, "dc", "", "")
 	flags.StringVar(&cfg.Region, "region", "", "")

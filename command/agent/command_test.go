@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,23 +26,7 @@ ports {
 }
 `, freePort(t), freePort(t))), 0o600))
 
-	ui := cli.NewMockUi()
-	shutdown := make(chan struct{})
-	started := make(chan *Agent, 1)
-	cmd := &Command{Ui: ui, ShutdownCh: shutdown, started: func(a *Agent) { started <- a }}
-
-	code := make(chan int, 1)
-	go func() {
-		code <- cmd.Run([]string{"-dev", "-config", cfgPath, "-data-dir", filepath.Join(dir, "data"), "-node", "laptop", "-log-level", "WARN"})
-	}()
-	var a *Agent
-	select {
-	case a = <-started:
-	case c := <-code:
-		t.Fatalf("agent exited with %d before starting:\n%s%s", c, ui.OutputWriter.String(), ui.ErrorWriter.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("agent did not start within 30s; output so far:\n%s", ui.OutputWriter.String())
-	}
+	a, ui, stop := runCommand(t, "-dev", "-config", cfgPath, "-data-dir", filepath.Join(dir, "data"), "-node", "laptop", "-log-level", "WARN")
 	must.Eq(t, "laptop", a.Config().NodeName)
 	must.True(t, a.Config().DevMode)
 
@@ -50,17 +36,90 @@ ports {
 	must.StrContains(t, out, "Region: global (DC: dc1)")
 	must.StrContains(t, out, "==> Nomad agent started! Log data will stream in below:")
 
-	close(shutdown)
-	select {
-	case c := <-code:
-		must.Eq(t, 0, c, must.Sprintf("stderr: %s", ui.ErrorWriter.String()))
-	case <-time.After(30 * time.Second):
-		t.Fatal("agent did not stop within 30s of shutdown")
-	}
+	stop()
 	must.StrContains(t, ui.OutputWriter.String(), "==> Gracefully shutting down agent...")
 	// An explicit -data-dir survives a dev agent.
 	_, err := os.Stat(filepath.Join(dir, "data"))
 	must.NoError(t, err)
+}
+
+// runCommand runs `nomad agent` with args until it has started and
+// returns the agent, its UI and a stop that shuts it down and checks it
+// exits 0.
+func runCommand(t *testing.T, args ...string) (*Agent, *cli.MockUi, func()) {
+	t.Helper()
+	ui := cli.NewMockUi()
+	shutdown := make(chan struct{})
+	started := make(chan *Agent, 1)
+	cmd := &Command{Ui: ui, ShutdownCh: shutdown, started: func(a *Agent) { started <- a }}
+	code := make(chan int, 1)
+	go func() { code <- cmd.Run(args) }()
+	var a *Agent
+	select {
+	case a = <-started:
+	case c := <-code:
+		t.Fatalf("agent exited with %d before starting:\n%s%s", c, ui.OutputWriter.String(), ui.ErrorWriter.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("agent did not start within 30s; output so far:\n%s", ui.OutputWriter.String())
+	}
+	stopped := false
+	stop := func() {
+		t.Helper()
+		if stopped {
+			return
+		}
+		stopped = true
+		close(shutdown)
+		select {
+		case c := <-code:
+			must.Eq(t, 0, c, must.Sprintf("stderr: %s", ui.ErrorWriter.String()))
+		case <-time.After(30 * time.Second):
+			t.Fatal("agent did not stop within 30s of shutdown")
+		}
+	}
+	t.Cleanup(stop)
+	return a, ui, stop
+}
+
+// log_file with log_json: the agent's log lines land in nomad.log in the
+// named directory as JSON objects with hclog's keys, rotated by
+// log_rotate_bytes into nomad-<unix ns>.log files (each within the limit
+// unless it holds one longer line), at most
+// log_rotate_max_files of them, while the terminal still gets the log.
+func TestCommand_LogFile(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs") + string(os.PathSeparator)
+	cfgPath := filepath.Join(dir, "agent.hcl")
+	must.NoError(t, os.WriteFile(cfgPath, []byte(fmt.Sprintf(`
+ports {
+  http = %d
+  rpc  = %d
+}
+log_file             = %q
+log_json             = true
+log_rotate_bytes     = 400
+log_rotate_max_files = 2
+`, freePort(t), freePort(t), logs)), 0o600))
+
+	_, ui, stop := runCommand(t, "-dev", "-config", cfgPath, "-log-level", "DEBUG")
+	stop()
+	b, err := os.ReadFile(filepath.Join(logs, "nomad.log"))
+	must.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var first map[string]any
+	must.NoError(t, json.Unmarshal([]byte(lines[0]), &first), must.Sprint(lines[0]))
+	must.MapContainsKeys(t, first, []string{"@level", "@message", "@timestamp"})
+	rotated, err := filepath.Glob(filepath.Join(logs, "nomad-*.log"))
+	must.NoError(t, err)
+	must.SliceLen(t, 2, rotated, must.Sprint("a debug-level dev agent logs well past 3 files of 400 bytes"))
+	for _, r := range rotated {
+		b, err := os.ReadFile(r)
+		must.NoError(t, err)
+		if len(b) > 400 {
+			must.Eq(t, 1, strings.Count(string(b), "\n"), must.Sprintf("%s: %d bytes", r, len(b)))
+		}
+	}
+	must.StrContains(t, ui.OutputWriter.String(), `"@level"`)
 }
 
 // Unknown flags and bad config files print the problem and exit 1.

@@ -37,6 +37,17 @@ type Config struct {
 	DataDir    string
 	BindAddr   string
 	LogLevel   string
+	// LogJSON writes log lines as JSON objects (log_json, -log-json), and
+	// LogIncludeLocation adds the file and line of each.
+	LogJSON            bool
+	LogIncludeLocation bool
+	// LogFile also writes the log to this file (or nomad.log in this
+	// directory), rotated after LogRotateBytes or LogRotateDuration (24h
+	// when 0), keeping LogRotateMaxFiles rotated files (0: all).
+	LogFile           string
+	LogRotateBytes    int
+	LogRotateDuration time.Duration
+	LogRotateMaxFiles int
 
 	// Addresses override BindAddr per listener; empty means BindAddr.
 	Addresses      *Addresses
@@ -398,6 +409,12 @@ func (c *Config) Merge(b *Config) *Config {
 	setString(&out.DataDir, b.DataDir)
 	setString(&out.BindAddr, b.BindAddr)
 	setString(&out.LogLevel, b.LogLevel)
+	setBool(&out.LogJSON, b.LogJSON)
+	setBool(&out.LogIncludeLocation, b.LogIncludeLocation)
+	setString(&out.LogFile, b.LogFile)
+	setInt(&out.LogRotateBytes, b.LogRotateBytes)
+	setDuration(&out.LogRotateDuration, b.LogRotateDuration)
+	setInt(&out.LogRotateMaxFiles, b.LogRotateMaxFiles)
 	setBool(&out.DisableUpdateCheck, b.DisableUpdateCheck)
 	setBool(&out.DisableAnonymousSignature, b.DisableAnonymousSignature)
 	setBool(&out.LeaveOnInterrupt, b.LeaveOnInterrupt)

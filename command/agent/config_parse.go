@@ -277,6 +277,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	b := d.open(body, "", bodySpec{
 		attrs: []string{
 			"name", "region", "datacenter", "data_dir", "bind_addr", "log_level",
+			"log_json", "log_include_location", "log_file", "log_rotate_bytes", "log_rotate_duration", "log_rotate_max_files",
 			"disable_update_check", "disable_anonymous_signature",
 			"leave_on_interrupt", "leave_on_terminate", "enable_debug",
 		},
@@ -295,6 +296,12 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	b.dir("data_dir", &c.DataDir)
 	b.ip("bind_addr", &c.BindAddr)
 	b.str("log_level", &c.LogLevel)
+	b.boolean("log_json", &c.LogJSON)
+	b.boolean("log_include_location", &c.LogIncludeLocation)
+	b.str("log_file", &c.LogFile)
+	b.integer("log_rotate_bytes", &c.LogRotateBytes, 0, 1<<40)
+	b.duration("log_rotate_duration", &c.LogRotateDuration)
+	b.integer("log_rotate_max_files", &c.LogRotateMaxFiles, 0, 1<<20)
 	b.boolean("disable_update_check", &c.DisableUpdateCheck)
 	b.boolean("disable_anonymous_signature", &c.DisableAnonymousSignature)
 	b.boolean("leave_on_interrupt", &c.LeaveOnInterrupt)

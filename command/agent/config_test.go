@@ -322,7 +322,7 @@ clinet {
 // silently accepted.
 func TestParseConfig_UnsupportedRefusedByName(t *testing.T) {
 	hclSrc := `
-log_json = true
+enable_syslog = true
 tls {
   rpc_upgrade_mode = true
 }
@@ -342,7 +342,7 @@ client {
 	must.Error(t, err)
 	msg := err.Error()
 	for _, want := range []string{
-		"agent.hcl:2:1: log_json is not supported by this version",
+		"agent.hcl:2:1: enable_syslog is not supported by this version",
 		"agent.hcl:4:3: tls.rpc_upgrade_mode is not supported by this version; a server with tls.rpc refuses plaintext",
 		"agent.hcl:8:3: server.non_voting_server is not supported by this version",
 		"agent.hcl:11:3: client.state_dir is not supported by this version",
@@ -354,7 +354,7 @@ client {
 	must.StrNotContains(t, msg, "Unsupported argument")
 	must.StrNotContains(t, msg, "Unsupported block type")
 	// In file order, whatever order the keys were checked in.
-	must.Less(t, strings.Index(msg, "client.state_dir"), strings.Index(msg, "log_json"))
+	must.Less(t, strings.Index(msg, "client.state_dir"), strings.Index(msg, "enable_syslog"))
 
 	_, err = ParseConfig("agent.json", []byte(`{"vault": {"enabled": true}, "server": {"raft_boltdb": {"no_freelist_sync": true}}}`))
 	must.Error(t, err)

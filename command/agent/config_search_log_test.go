@@ -2,6 +2,7 @@ package agent
 
 import (
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -36,4 +37,28 @@ func TestParseConfig_Search(t *testing.T) {
 	must.ErrorContains(t, err, "server.search.limit_results must be a whole number between 1 and 1000000")
 	_, err = ParseConfig("agent.hcl", []byte("server {\n  search {\n    fuzzy = true\n  }\n}\n"))
 	must.ErrorContains(t, err, "fuzzy")
+}
+
+// The log keys load with upstream's names and merge key by key; a
+// negative rotation size is refused with its position.
+func TestParseConfig_Logging(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte(`log_json = true
+log_include_location = true
+log_file = "/var/log/nomad/"
+log_rotate_bytes = 1048576
+log_rotate_duration = "1h"
+log_rotate_max_files = 5
+`))
+	must.NoError(t, err)
+	m := DefaultConfig().Merge(c)
+	must.True(t, m.LogJSON)
+	must.True(t, m.LogIncludeLocation)
+	must.Eq(t, "/var/log/nomad/", m.LogFile)
+	must.Eq(t, 1048576, m.LogRotateBytes)
+	must.Eq(t, time.Hour, m.LogRotateDuration)
+	must.Eq(t, 5, m.LogRotateMaxFiles)
+
+	_, err = ParseConfig("agent.hcl", []byte("log_rotate_bytes = -1\n"))
+	must.ErrorContains(t, err, "agent.hcl:1:")
+	must.ErrorContains(t, err, "log_rotate_bytes must be a whole number between 0 and")
 }
