@@ -75,6 +75,7 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"job scale":    func() (cli.Command, error) { return &JobScaleCommand{Meta: m()}, nil },
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m()}, nil },
 		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m()}, nil },
+		"job restart":  func() (cli.Command, error) { return &JobRestartCommand{Meta: m()}, nil },
 		"alloc stop":   func() (cli.Command, error) { return &AllocStopCommand{Meta: m()}, nil },
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m()}, nil },
 
