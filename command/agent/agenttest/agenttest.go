@@ -81,9 +81,7 @@ func NewDevAgent(t testing.TB, configure func(*agent.Config)) *Agent {
 // WaitFor is wait.Poll, the one real-time poll, under the name the agent
 // tests have called it by: it checks every wait.PollInterval until check
 // reports true or timeout passes, then fails the test with what check
-// last saw.
-//
-// Deprecated: call wait.Poll.
+// last saw. New tests call wait.Poll.
 func WaitFor(t testing.TB, timeout time.Duration, what string, check func() (ok bool, seen string)) {
 	t.Helper()
 	wait.Poll(t, timeout, what, check)
