@@ -19,5 +19,7 @@
 // server's structs package, HCL parsing in jobspec, and presentation in the
 // CLI. The only rules here are the client-side defaults (Canonicalize) that
 // upstream's client applies too, because the job a user sees from
-// `job inspect` or `/v1/jobs/parse?canonicalize=true` must match.
+// `job inspect` or `/v1/jobs/parse?canonicalize=true` must match. It
+// imports nothing of this module, as upstream's api module stands alone,
+// so tools can use it without the agent (internal/audit checks it).
 package api

@@ -22,13 +22,15 @@
 //     server answers (offline_restart.go; "Offline reboot" in
 //     docs/concepts/disconnected-clients.md).
 //
-// Everything the client asks of the servers goes through one RPCHandler, so
-// the agent can hand it the in-process server in dev mode or a connection
-// pool, and tests a fake; every call carries the client's context, which
-// Shutdown ends, so no call outlives the client. Fingerprints are taken
-// before the node's lock, never under it. Shutdown stops the client and leaves its tasks
-// running: only the servers decide that a workload stops, except where a
-// group's stop_on_client_after, or the end of the window in which it
-// restarted an allocation offline, hands the client that decision while it
-// is cut off from them.
+// It never imports the server, the state store or the scheduler
+// (internal/audit checks it): it runs where the servers do not, and
+// everything the client asks of the servers goes through one RPCHandler,
+// so the agent can hand it the in-process server in dev mode or a
+// connection pool, and tests a fake; every call carries the client's
+// context, which Shutdown ends, so no call outlives the client.
+// Fingerprints are taken before the node's lock, never under it. Shutdown
+// stops the client and leaves its tasks running: only the servers decide
+// that a workload stops, except where a group's stop_on_client_after, or
+// the end of the window in which it restarted an allocation offline, hands
+// the client that decision while it is cut off from them.
 package client

@@ -18,6 +18,7 @@ import (
 	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 func countEvents(ts *structs.TaskState, typ string) int {
@@ -167,20 +168,7 @@ func TestClient_RawExecSurvivesRestart(t *testing.T) {
 	must.NoError(t, syscall.Kill(pid, 0), must.Sprint("task process died with the client"))
 
 	c2 := newTestClient(t, srv, opts)
-	var seen string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err := c2.drivers["raw_exec"].InspectTask(taskID)
-		if err == nil && st.DriverAttributes["recovered"] == "true" {
-			must.Eq(t, strconv.Itoa(pid), st.DriverAttributes["pid"])
-			break
-		}
-		seen = clienttest.DescribeAlloc(srv.Alloc(a.ID))
-		if time.Now().After(deadline) {
-			t.Fatalf("task not re-attached within 30s (inspect error %v); last seen: %s", err, seen)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitReattached(t, c2, srv, a.ID, taskID, pid)
 	waitReady(t, c2)
 	for _, got := range c2.Allocs() {
 		ts := got.TaskStates["web"]
@@ -190,13 +178,9 @@ func TestClient_RawExecSurvivesRestart(t *testing.T) {
 	}
 
 	must.NoError(t, c2.Destroy())
-	deadline = time.Now().Add(30 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d still alive 30s after Destroy", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Poll(t, 30*time.Second, "the task gone after Destroy", func() (bool, string) {
+		return syscall.Kill(pid, 0) != nil, fmt.Sprintf("pid %d alive", pid)
+	})
 }
 
 // A client whose state file was truncated (a power cut during a write)
@@ -242,35 +226,33 @@ func TestClient_LostStateAdoptsRunningTask(t *testing.T) {
 	c2 := newTestClient(t, srv, opts)
 	defer c2.Destroy()
 	must.Eq(t, nodeID, c2.NodeID(), must.Sprint("the node identity survives the lost state"))
-	var seen string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err := c2.drivers["raw_exec"].InspectTask(taskID)
-		if err == nil && st.DriverAttributes["recovered"] == "true" {
-			must.Eq(t, strconv.Itoa(pid), st.DriverAttributes["pid"], must.Sprint("the same process, not a second copy"))
-			break
-		}
-		seen = fmt.Sprintf("inspect: %v; %s", err, clienttest.DescribeAlloc(srv.Alloc(a.ID)))
-		if time.Now().After(deadline) {
-			t.Fatalf("task not adopted within 30s; last seen: %s", seen)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitReattached(t, c2, srv, a.ID, taskID, pid)
 	waitAllocStatus(t, srv, a.ID, structs.AllocClientStatusRunning)
 	// The re-attached task keeps the start time the servers hold, to the
 	// nanosecond: derived from the process table it would be truncated to
 	// the kernel's tick (and, from /proc/stat's btime, up to a second early).
-	deadline = time.Now().Add(30 * time.Second)
-	for {
+	wait.Poll(t, 30*time.Second, "the report of the re-attached task", func() (bool, string) {
 		ts := srv.Alloc(a.ID).TaskStates["web"]
 		if ts != nil && countEvents(ts, structs.TaskStarted) == 1 && len(ts.Events) > 0 &&
 			strings.HasPrefix(ts.Events[len(ts.Events)-1].Message, "Re-attached") {
 			must.True(t, ts.StartedAt.Equal(startedAt), must.Sprintf("started at %s, was %s", ts.StartedAt, startedAt))
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no report of the re-attached task within 30s; last seen: %s", clienttest.DescribeAlloc(srv.Alloc(a.ID)))
+		return false, clienttest.DescribeAlloc(srv.Alloc(a.ID))
+	})
+}
+
+// waitReattached waits until the client's raw_exec driver has recovered
+// task taskID of allocation allocID, and checks it is process pid: the
+// same process, not a second copy.
+func waitReattached(t *testing.T, c *Client, srv *clienttest.FakeServer, allocID, taskID string, pid int) {
+	t.Helper()
+	wait.Poll(t, 30*time.Second, "the task re-attached", func() (bool, string) {
+		st, err := c.drivers["raw_exec"].InspectTask(taskID)
+		if err == nil && st.DriverAttributes["recovered"] == "true" {
+			must.Eq(t, strconv.Itoa(pid), st.DriverAttributes["pid"], must.Sprint("the same process, not a second copy"))
+			return true, ""
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("inspect: %v; %s", err, clienttest.DescribeAlloc(srv.Alloc(allocID)))
+	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 func deploymentList(m Meta) cli.Command   { return &DeploymentListCommand{Meta: m} }
@@ -112,7 +113,7 @@ func TestDeployment_PromotePauseResumeFail(t *testing.T) {
 	code, out, errOut := run(t, a, deploymentPromote, "-detach", id)
 	must.Eq(t, exitOK, code, must.Sprint(errOut))
 	must.StrContains(t, out, "promoted")
-	waitFor(t, "deployment successful", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "deployment successful", func() (bool, string) {
 		d, _, err := client.Deployments().Info(id, nil)
 		must.NoError(t, err)
 		return d.Status == "successful", d.Status + " " + d.StatusDescription
@@ -143,7 +144,7 @@ func canaryAwaitingPromotion(t *testing.T, a *agenttest.Agent, id string) string
 
 	client := apiClient(t, a)
 	var depID string
-	waitFor(t, "the canary healthy", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the canary healthy", func() (bool, string) {
 		d, _, err := client.Jobs().LatestDeployment(id, nil)
 		must.NoError(t, err)
 		if d == nil || d.JobVersion != 1 {
@@ -153,23 +154,6 @@ func canaryAwaitingPromotion(t *testing.T, a *agenttest.Agent, id string) string
 		return d.TaskGroups["web"].HealthyAllocs == 1, d.StatusDescription
 	})
 	return depID
-}
-
-// waitFor polls cond every 50ms for up to 30s of real time (the dev agent
-// runs on the real clock), failing with what it last saw.
-func waitFor(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, seen := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s; last saw: %s", what, seen)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // On a terminal the monitor redraws the deployment in place: each new
@@ -184,7 +168,7 @@ func TestDeploymentMonitor_RedrawsInPlaceOnTerminal(t *testing.T) {
 	must.Eq(t, exitOK, code)
 	client := apiClient(t, a)
 	var d *api.Deployment
-	waitFor(t, "a deployment", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "a deployment", func() (bool, string) {
 		var err error
 		d, _, err = client.Jobs().LatestDeployment("tty", nil)
 		must.NoError(t, err)

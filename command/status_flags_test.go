@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // The status flags an operator types from habit do what upstream's do:
@@ -229,7 +231,7 @@ func TestJobPromote(t *testing.T) {
 	code, out, errOut := run(t, a, jobPromote, "-detach", "ca")
 	must.Eq(t, exitOK, code, must.Sprint(errOut))
 	must.StrContains(t, out, `Deployment "`+id[:8]+`" promoted`)
-	waitFor(t, "deployment successful", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "deployment successful", func() (bool, string) {
 		d, _, err := client.Deployments().Info(id, nil)
 		must.NoError(t, err)
 		return d.Status == "successful", d.Status + " " + d.StatusDescription
@@ -265,7 +267,7 @@ func TestAllocCommands_Job(t *testing.T) {
 
 	code, _, errOut = run(t, a, jobStop, "-yes", "web")
 	must.Eq(t, 0, code, must.Sprint(errOut))
-	waitFor(t, "the allocation stopped", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation stopped", func() (bool, string) {
 		got, _, err := apiClient(t, a).Allocations().Info(alloc.ID, nil)
 		must.NoError(t, err)
 		return got.ClientStatus != api.AllocClientStatusRunning, got.ClientStatus

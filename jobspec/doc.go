@@ -22,4 +22,7 @@
 // values (a negative count parses fine): api.Job.Canonicalize and the
 // server's validation do that, so that jobs submitted as JSON get exactly
 // the same treatment as jobs submitted as HCL.
+//
+// It imports only the wire types (package api) and the helpers; the
+// server converts the wire job to its model, never this package.
 package jobspec

@@ -1,7 +1,7 @@
 package nomad
 
 import (
-	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -499,13 +499,10 @@ func TestGC_DeploymentsPastThreshold(t *testing.T) {
 }
 
 // waitGone waits, on the store's watch channels, until every lookup
-// returns nothing; the deadline only bounds a bug.
-func waitGone(t *testing.T, st *state.StateStore, what string, lookups ...func(memdb.WatchSet) (bool, error)) {
+// returns nothing.
+func waitGone(t *testing.T, what string, lookups ...func(memdb.WatchSet) (bool, error)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		ws := memdb.NewWatchSet()
+	waitState(t, what, func(ws memdb.WatchSet) (bool, string) {
 		left := 0
 		for _, present := range lookups {
 			ok, err := present(ws)
@@ -514,13 +511,8 @@ func waitGone(t *testing.T, st *state.StateStore, what string, lookups ...func(m
 				left++
 			}
 		}
-		if left == 0 {
-			return
-		}
-		if err := ws.WatchCtx(ctx); err != nil {
-			t.Fatalf("%s: %d of %d still present", what, left, len(lookups))
-		}
-	}
+		return left == 0, fmt.Sprintf("%d of %d still present", left, len(lookups))
+	})
 }
 
 func evalPresent(st *state.StateStore, id string) func(memdb.WatchSet) (bool, error) {
@@ -571,7 +563,7 @@ func TestCoreGC_PeriodicOnLeader(t *testing.T) {
 	t.Cleanup(func() { close(stop); <-done })
 
 	clock.Advance(5 * time.Minute)
-	waitGone(t, s.State(), "old objects", evalPresent(s.State(), old.ID), nodePresent(s.State(), node.ID), jobPresent(s.State(), dead),
+	waitGone(t, "old objects", evalPresent(s.State(), old.ID), nodePresent(s.State(), node.ID), jobPresent(s.State(), dead),
 		deploymentPresent(s.State(), oldDeployment.ID))
 	ev, err := s.State().EvalByID(nil, young.ID)
 	must.NoError(t, err)

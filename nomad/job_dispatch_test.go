@@ -206,16 +206,7 @@ func TestServer_ParentNeverGetsAllocations(t *testing.T) {
 	_, _, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{ev}})
 	must.NoError(t, err)
 
-	var got structs.SingleEvalResponse
-	deadline := time.Now().Add(10 * time.Second)
-	for got.Eval == nil || got.Eval.Status != structs.EvalStatusComplete {
-		if time.Now().After(deadline) {
-			t.Fatalf("eval not complete; last saw %+v", got.Eval)
-		}
-		req := &structs.EvalSpecificRequest{EvalID: ev.ID, QueryOptions: structs.QueryOptions{
-			MinQueryIndex: got.Index, MaxQueryTime: time.Second}}
-		must.NoError(t, s.RPC("Eval.GetEval", req, &got))
-	}
+	waitEvalComplete(t, s, ev.ID)
 	allocs, err := s.State().AllocsByJob(nil, job.Namespace, job.ID, true)
 	must.NoError(t, err)
 	must.SliceEmpty(t, allocs)

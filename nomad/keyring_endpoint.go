@@ -1,8 +1,6 @@
 package nomad
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -129,42 +127,34 @@ const keyRetryWait = time.Second
 
 // replicateKeys runs on every server until shutdown: whenever raft names
 // a root key this server does not hold, it copies it from the leader, or
-// from any other server when the leader lacks it.
+// from any other server when the leader lacks it. A key not copied is
+// tried again after keyRetryWait, or sooner when the keys in raft change.
 func (s *Server) replicateKeys() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-s.shutdownCh
-		cancel()
-	}()
-	for {
-		st := s.State()
-		ws := memdb.NewWatchSet()
-		ws.Add(st.AbandonCh())
-		metas, err := st.RootKeyMetas(ws)
-		if err != nil {
-			s.logger.Error("keyring replication: reading root keys", "error", err)
-		}
-		failed := false
-		for _, m := range metas {
-			if s.encrypter.Has(m.KeyID) {
-				continue
-			}
-			if err := s.copyRootKey(m); err != nil {
-				s.logger.Warn("keyring replication: root key not copied yet", "key_id", m.KeyID, "error", err)
-				failed = true
-			}
-		}
-		if failed {
-			if !s.waitOrStop(s.shutdownCh, keyRetryWait) {
-				return
-			}
+	watchLoop{
+		state: s.State, clock: s.clock, logger: s.logger,
+		failed: "keyring replication: reading root keys", retry: keyRetryWait,
+		pass: s.replicateKeysPass,
+	}.run(s.shutdownCh)
+}
+
+// replicateKeysPass copies every root key raft names that this server
+// lacks; it returns keyRetryWait when one could not be copied yet.
+func (s *Server) replicateKeysPass(ws memdb.WatchSet) (time.Duration, error) {
+	metas, err := s.State().RootKeyMetas(ws)
+	if err != nil {
+		return 0, err
+	}
+	var next time.Duration
+	for _, m := range metas {
+		if s.encrypter.Has(m.KeyID) {
 			continue
 		}
-		if err := ws.WatchCtx(ctx); errors.Is(err, context.Canceled) || s.isShutdown() {
-			return
+		if err := s.copyRootKey(m); err != nil {
+			s.logger.Warn("keyring replication: root key not copied yet", "key_id", m.KeyID, "error", err)
+			next = keyRetryWait
 		}
 	}
+	return next, nil
 }
 
 // copyRootKey fetches one key from the leader, then from the other peers.

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // The leader's disconnect gauges say what an autoscaler and an on-call
@@ -145,13 +147,10 @@ func TestServer_LeaderGaugesZeroedWhenLeadershipEnds(t *testing.T) {
 		g, ok := intv.Gauges[key]
 		return g.Value, ok
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for v, _ := gauge(ready); v != 1; v, _ = gauge(ready) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the leader never published its node; last saw %v", v)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Poll(t, 10*time.Second, "the leader to publish its node", func() (bool, string) {
+		v, _ := gauge(ready)
+		return v == 1, fmt.Sprint(v)
+	})
 
 	must.NoError(t, s.Shutdown())
 	for _, key := range []string{ready, "nomad.nomad.heartbeat.active"} {

@@ -11,25 +11,8 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
 	"github.com/nomad-edge/nomad/testutil/fault"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
-
-// waitUntil polls check every 20ms until it holds or timeout passes, then
-// fails with what check last saw. The cluster runs on real time (serf,
-// raft), so there is no clock to advance.
-func waitUntil(t *testing.T, timeout time.Duration, what string, check func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, seen := check()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; last saw: %s", timeout, what, seen)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 func raftConfig(t *testing.T, s *nomad.Server, stale bool) (*structs.RaftConfigurationResponse, error) {
 	t.Helper()
@@ -58,7 +41,7 @@ func TestOperator_RaftGetConfiguration_FromFollower(t *testing.T) {
 	follower := (leader + 1) % 3
 
 	var cfg *structs.RaftConfigurationResponse
-	waitUntil(t, 10*time.Second, "every server named in the raft configuration", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "every server named in the raft configuration", func() (bool, string) {
 		var err error
 		cfg, err = raftConfig(t, sc.Servers[follower], false)
 		if err != nil {
@@ -98,7 +81,7 @@ func TestOperator_RaftGetConfiguration_FromFollower(t *testing.T) {
 
 	sc.Net.Isolate(sc.Addr(follower), fault.Reset)
 	t.Cleanup(func() { sc.Net.Heal(sc.Addr(follower)) })
-	waitUntil(t, 10*time.Second, "the isolated follower's consistent read to fail", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "the isolated follower's consistent read to fail", func() (bool, string) {
 		_, err := raftConfig(t, sc.Servers[follower], false)
 		return err != nil, fmt.Sprint(err)
 	})
@@ -165,7 +148,7 @@ func TestStatus_Members(t *testing.T) {
 	follower := (leader + 1) % 3
 
 	var reply structs.ServerMembersResponse
-	waitUntil(t, 10*time.Second, "three alive members", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "three alive members", func() (bool, string) {
 		must.NoError(t, sc.Servers[follower].RPC("Status.Members", &structs.GenericRequest{}, &reply))
 		alive := 0
 		var seen []string

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // dialFrom opens a TCP connection to addr from the loopback IP src, so one
@@ -65,12 +67,11 @@ func TestRPC_MaxConnsPerClient(t *testing.T) {
 	must.NoError(t, pingFrom("127.0.0.2", addr), must.Sprint("another IP has its own budget"))
 
 	held[0].Close()
-	deadline := time.Now().Add(5 * time.Second)
-	var err error
-	for err = pingFrom("127.0.0.1", addr); err != nil && time.Now().Before(deadline); err = pingFrom("127.0.0.1", addr) {
-		time.Sleep(20 * time.Millisecond) // poll: the server sees the close asynchronously
-	}
-	must.NoError(t, err, must.Sprint("a closed connection's slot was never given back"))
+	// The server sees the close asynchronously.
+	wait.Poll(t, 5*time.Second, "a closed connection's slot given back", func() (bool, string) {
+		err := pingFrom("127.0.0.1", addr)
+		return err == nil, fmt.Sprint(err)
+	})
 }
 
 // TestRPC_HandshakeTimeout checks rpc_handshake_timeout: a connection that
@@ -86,10 +87,9 @@ func TestRPC_HandshakeTimeout(t *testing.T) {
 	for _, c := range silent {
 		waitClosed(t, c, 5*time.Second)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	var err error
-	for err = pingFrom("127.0.0.1", addr); err != nil && time.Now().Before(deadline); err = pingFrom("127.0.0.1", addr) {
-		time.Sleep(20 * time.Millisecond) // poll: the server frees the slot just after closing
-	}
-	must.NoError(t, err)
+	// The server frees the slot just after closing.
+	wait.Poll(t, 5*time.Second, "the silent connections' slots given back", func() (bool, string) {
+		err := pingFrom("127.0.0.1", addr)
+		return err == nil, fmt.Sprint(err)
+	})
 }

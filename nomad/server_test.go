@@ -64,26 +64,8 @@ func TestServer_JobRegister_PlacesAllocations(t *testing.T) {
 
 	// Wait with blocking queries, as a client would: each returns when the
 	// job's allocations change.
-	var out structs.JobAllocationsResponse
-	deadline := time.Now().Add(10 * time.Second)
-	for len(out.Allocations) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("want 3 allocations, last saw %d", len(out.Allocations))
-		}
-		req := &structs.JobSpecificRequest{JobID: job.ID, QueryOptions: structs.QueryOptions{
-			Namespace: job.Namespace, MinQueryIndex: out.Index, MaxQueryTime: time.Second}}
-		must.NoError(t, s.RPC("Job.Allocations", req, &out))
-	}
-
-	var ev structs.SingleEvalResponse
-	for ev.Eval == nil || ev.Eval.Status != structs.EvalStatusComplete {
-		if time.Now().After(deadline) {
-			t.Fatalf("eval not complete; last saw %+v", ev.Eval)
-		}
-		req := &structs.EvalSpecificRequest{EvalID: resp.EvalID, QueryOptions: structs.QueryOptions{
-			MinQueryIndex: ev.Index, MaxQueryTime: time.Second}}
-		must.NoError(t, s.RPC("Eval.GetEval", req, &ev))
-	}
+	waitJobAllocs(t, s, job, "3 allocations", func(a []*structs.AllocListStub) bool { return len(a) >= 3 })
+	waitEvalComplete(t, s, resp.EvalID)
 
 	// Placements carry the node scores that reconnect decisions need later.
 	allocs, err := s.State().AllocsByNode(nil, node.ID)
@@ -230,4 +212,21 @@ func TestServer_MissedHeartbeat_DisconnectWindowEnds(t *testing.T) {
 	must.Eq(t, structs.NodeStatusDisconnected, status())
 	clock.Advance(window)
 	must.Eq(t, structs.NodeStatusDown, status())
+}
+
+// waitEvalComplete follows an evaluation with blocking queries until it is
+// complete, and fails with the last version seen.
+func waitEvalComplete(t *testing.T, s *Server, evalID string) *structs.Evaluation {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var ev structs.SingleEvalResponse
+	for ev.Eval == nil || ev.Eval.Status != structs.EvalStatusComplete {
+		if time.Now().After(deadline) {
+			t.Fatalf("eval not complete; last saw %+v", ev.Eval)
+		}
+		req := &structs.EvalSpecificRequest{EvalID: evalID, QueryOptions: structs.QueryOptions{
+			MinQueryIndex: ev.Index, MaxQueryTime: time.Second}}
+		must.NoError(t, s.RPC("Eval.GetEval", req, &ev))
+	}
+	return ev.Eval
 }

@@ -249,9 +249,9 @@ func TestFSM_SiteOutages(t *testing.T) {
 	must.Eq(t, structs.EvalTriggerSiteOutageCleared, e.TriggeredBy)
 }
 
-// waitFor waits on the store's watch channels until cond holds; the
-// deadline only bounds a bug.
-func waitFor(t *testing.T, s *Server, what string, cond func(memdb.WatchSet) (bool, string)) {
+// waitState waits on the store's watch channels until cond holds; the
+// deadline only bounds a bug. cond adds what it reads to ws.
+func waitState(t *testing.T, what string, cond func(ws memdb.WatchSet) (bool, string)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -301,7 +301,7 @@ func TestSiteDetector_DeclaresAndClears(t *testing.T) {
 	}
 	setStatus(nodes[0], structs.NodeStatusDisconnected)
 	setStatus(nodes[1], structs.NodeStatusDisconnected)
-	waitFor(t, s, "outage declared", func(ws memdb.WatchSet) (bool, string) {
+	waitState(t, "outage declared", func(ws memdb.WatchSet) (bool, string) {
 		o, err := s.State().SiteOutages(ws)
 		must.NoError(t, err)
 		return len(o) == 1, fmt.Sprint(len(o), " outages")
@@ -317,7 +317,7 @@ func TestSiteDetector_DeclaresAndClears(t *testing.T) {
 	must.Len(t, 0, listed.SiteOutages)
 
 	setStatus(nodes[0], structs.NodeStatusReady)
-	waitFor(t, s, "outage cleared", func(ws memdb.WatchSet) (bool, string) {
+	waitState(t, "outage cleared", func(ws memdb.WatchSet) (bool, string) {
 		o, err := s.State().SiteOutages(ws)
 		must.NoError(t, err)
 		return len(o) == 0, fmt.Sprint(len(o), " outages")

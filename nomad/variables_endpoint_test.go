@@ -3,6 +3,7 @@ package nomad
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // putVar writes items at path in the default namespace with token secret.
@@ -125,8 +127,7 @@ func TestKeyring_RotateAndFullRekey(t *testing.T) {
 
 	var full structs.KeyringRotateRootKeyResponse
 	must.NoError(t, s.RPC("Keyring.Rotate", &structs.KeyringRotateRootKeyRequest{Full: true}, &full))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Poll(t, 10*time.Second, "the rekey", func() (bool, string) {
 		a, _ := s.State().VarGet(nil, "default", "old")
 		b, _ := s.State().VarGet(nil, "default", "new")
 		keys, _ := s.State().RootKeyMetas(nil)
@@ -136,14 +137,9 @@ func TestKeyring_RotateAndFullRekey(t *testing.T) {
 				deprecated++
 			}
 		}
-		if a.KeyID == full.Key.KeyID && b.KeyID == full.Key.KeyID && deprecated == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("rekey not done: old on %s, new on %s, %d deprecated keys (want all on %s)", a.KeyID, b.KeyID, deprecated, full.Key.KeyID)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return a.KeyID == full.Key.KeyID && b.KeyID == full.Key.KeyID && deprecated == 2,
+			fmt.Sprintf("old on %s, new on %s, %d deprecated keys (want all on %s)", a.KeyID, b.KeyID, deprecated, full.Key.KeyID)
+	})
 	must.NotEq(t, old.KeyID, full.Key.KeyID)
 	must.NoError(t, s.RPC("Variables.Read", &structs.VariablesReadRequest{Path: "old"}, &read))
 	must.Eq(t, "1", read.Data.Items["k"])

@@ -10,12 +10,13 @@ import (
 	"github.com/nomad-edge/nomad/nomad/state"
 )
 
-// watchLoop is the one shape of the leader's state watchers (the drainer,
-// the deployment watcher, the periodic dispatcher, the site outage
-// detector): a pass reads the state store, adding what it read to a watch
-// set, and says how long until it must run again; the loop runs it again
-// when anything it read changes, when that time comes, or retry after a
-// failed pass, until stop closes. The loop owns the bridge from the stop
+// watchLoop is the one shape of the state watchers: the leader's (the
+// drainer, the deployment watcher, the periodic dispatcher, the site
+// outage detector) and every server's keyring replicator. A pass reads
+// the state store, adding what it read to a watch set, and says how long
+// until it must run again; the loop runs it again when anything it read
+// changes, when that time comes, or retry after a failed pass, until stop
+// closes. The loop owns the bridge from the stop
 // channel to a context and the wait, so a pass is a plain function of the
 // state it reads.
 type watchLoop struct {

@@ -2,13 +2,14 @@
 // job wants with the allocations that exist, picks nodes for the missing
 // ones, and submits the result through a Planner.
 //
-// The package is pure. It reads the cluster only through the State
-// interface (a read-only snapshot), writes only through the Planner
-// interface, does no I/O, starts no goroutines and never reads the clock:
-// the caller injects now. Randomness (the node shuffle) is seeded from the
-// evaluation ID and the snapshot index, so a placement can be replayed.
-// Because of that a dry run (`job plan`) is the same scheduler over a
-// snapshot with a recording planner.
+// The package is pure. It imports only the model (nomad/structs), and
+// reads the cluster only through the State interface (a read-only
+// snapshot), writes only through the Planner interface, does no I/O,
+// starts no goroutines and never reads the clock: the caller injects now.
+// Randomness (the node shuffle) is seeded from the evaluation ID and the
+// snapshot index, so a placement can be replayed. Because of that a dry
+// run (`job plan`) is the same scheduler over a snapshot with a recording
+// planner.
 //
 // Its parts, and which way they call:
 //

@@ -2,7 +2,6 @@ package testutil
 
 import (
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/nomad-edge/nomad/client"
@@ -19,91 +18,30 @@ type FaultableRPC struct {
 	// BlackholeTimeout bounds how long a blackholed call hangs.
 	BlackholeTimeout time.Duration
 
-	mu     sync.Mutex
-	mode   fault.Mode
-	cutCh  chan struct{} // closed when the link is cut (Reset or Blackhole)
-	healCh chan struct{} // closed when the link heals
+	link fault.Switch
 }
 
 var _ fault.Link = (*FaultableRPC)(nil)
 
 // NewFaultableRPC returns a healthy link to inner.
 func NewFaultableRPC(inner client.RPCHandler) *FaultableRPC {
-	return &FaultableRPC{inner: inner, BlackholeTimeout: 2 * time.Second,
-		cutCh: make(chan struct{}), healCh: make(chan struct{})}
+	return &FaultableRPC{inner: inner, BlackholeTimeout: 2 * time.Second}
 }
 
 // Cut fails the link in mode m until Heal.
-func (f *FaultableRPC) Cut(m fault.Mode) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if m == fault.Healthy {
-		f.healLocked()
-		return
-	}
-	if f.mode == fault.Healthy {
-		f.healCh = make(chan struct{})
-	}
-	if m != fault.Stall {
-		select {
-		case <-f.cutCh:
-		default:
-			close(f.cutCh)
-		}
-	}
-	f.mode = m
-}
+func (f *FaultableRPC) Cut(m fault.Mode) { f.link.Cut(m) }
 
 // Heal restores the link. Blackholed calls still fail: their packets were
 // lost; the caller retries. Stalled calls go through.
-func (f *FaultableRPC) Heal() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.healLocked()
-}
-
-func (f *FaultableRPC) healLocked() {
-	if f.mode == fault.Healthy {
-		return
-	}
-	close(f.healCh)
-	select {
-	case <-f.cutCh:
-		f.cutCh = make(chan struct{})
-	default:
-	}
-	f.mode = fault.Healthy
-}
+func (f *FaultableRPC) Heal() { f.link.Heal() }
 
 // RPC implements client.RPCHandler. A call whose request context ends
 // returns at once with the context's error, as one over a real link does.
 func (f *FaultableRPC) RPC(method string, args, reply any) error {
 	ctx := structs.RequestContext(args)
-	f.mu.Lock()
-	mode, cutCh, healCh := f.mode, f.cutCh, f.healCh
-	f.mu.Unlock()
-	switch mode {
-	case fault.Reset:
-		return fault.ErrPartitioned
-	case fault.Blackhole:
-		t := time.NewTimer(f.BlackholeTimeout)
-		defer t.Stop()
-		select {
-		case <-healCh:
-		case <-t.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		return fault.ErrPartitioned
-	case fault.Stall:
-		select {
-		case <-healCh:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		f.mu.Lock()
-		cutCh = f.cutCh
-		f.mu.Unlock()
+	cutCh, err := f.link.Enter(ctx, f.BlackholeTimeout, nil)
+	if err != nil {
+		return err
 	}
 	// The call decodes into its own reply so that one abandoned by a cut
 	// never writes into the caller's.

@@ -50,12 +50,8 @@ type FakeServer struct {
 	nodes  map[string]*structs.Node
 	allocs map[string]*structs.Allocation
 	errs   map[string]error
-	// mode is how the link fails (fault.Healthy when it does not).
-	mode  fault.Mode
-	cutCh chan struct{} // closed when the link is cut (Reset, Blackhole)
-	// healCh is closed when a failed link heals: stalled calls then go
-	// through, blackholed ones fail.
-	healCh  chan struct{}
+	// link is how the link to the client fails, if it does.
+	link    fault.Switch
 	changed chan struct{} // closed and replaced when the index moves
 	// observed is closed and replaced on every recorded call or change,
 	// heartbeats included, for WaitFor.
@@ -84,8 +80,6 @@ func NewFakeServer() *FakeServer {
 		nodes:      make(map[string]*structs.Node),
 		allocs:     make(map[string]*structs.Allocation),
 		errs:       make(map[string]error),
-		cutCh:      make(chan struct{}),
-		healCh:     make(chan struct{}),
 		changed:    make(chan struct{}),
 		observed:   make(chan struct{}),
 		closed:     make(chan struct{}),
@@ -154,45 +148,10 @@ var _ fault.Link = (*FakeServer)(nil)
 // Blackhole does too, but new calls first hang for
 // DefaultBlackholeTimeout (or until the heal); Stall holds every call,
 // unanswered and without an error, until Heal, then lets it through.
-func (s *FakeServer) Cut(m fault.Mode) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m == fault.Healthy {
-		s.healLocked()
-		return
-	}
-	if s.mode == fault.Healthy {
-		s.healCh = make(chan struct{})
-	}
-	if m != fault.Stall {
-		select {
-		case <-s.cutCh:
-		default:
-			close(s.cutCh)
-		}
-	}
-	s.mode = m
-}
+func (s *FakeServer) Cut(m fault.Mode) { s.link.Cut(m) }
 
 // Heal makes the server reachable again.
-func (s *FakeServer) Heal() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.healLocked()
-}
-
-func (s *FakeServer) healLocked() {
-	if s.mode == fault.Healthy {
-		return
-	}
-	close(s.healCh)
-	select {
-	case <-s.cutCh:
-		s.cutCh = make(chan struct{})
-	default:
-	}
-	s.mode = fault.Healthy
-}
+func (s *FakeServer) Heal() { s.link.Heal() }
 
 // LoseState empties the server as a server that lost its data dir is: no
 // nodes, no allocations, and the index starts again from zero.
@@ -232,38 +191,13 @@ func (s *FakeServer) observeLocked() {
 // call held by a stalled or blackholed link with the context's error.
 func (s *FakeServer) RPC(method string, args, reply any) error {
 	ctx := structs.RequestContext(args)
-	s.mu.Lock()
-	mode, healCh := s.mode, s.healCh
-	s.mu.Unlock()
-	switch mode {
-	case fault.Reset:
-		return fault.ErrPartitioned
-	case fault.Blackhole:
-		t := time.NewTimer(DefaultBlackholeTimeout)
-		defer t.Stop()
-		select {
-		case <-healCh:
-		case <-t.C:
-		case <-s.closed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		return fault.ErrPartitioned
-	case fault.Stall:
-		select {
-		case <-healCh:
-		case <-s.closed:
-			return fault.ErrPartitioned
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	cutCh, err := s.link.Enter(ctx, DefaultBlackholeTimeout, s.closed)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
-	err, mode, cutCh := s.errs[method], s.mode, s.cutCh
+	err = s.errs[method]
 	s.mu.Unlock()
-	if mode == fault.Reset || mode == fault.Blackhole {
-		return fault.ErrPartitioned
-	}
 	if err != nil {
 		return err
 	}
@@ -475,7 +409,7 @@ func (s *FakeServer) waitLocked(ctx context.Context, min uint64, maxWait time.Du
 	deadline := time.NewTimer(maxWait)
 	defer deadline.Stop()
 	for index() <= min {
-		ch, cutCh := s.changed, s.cutCh
+		ch, cutCh := s.changed, s.link.Cutting()
 		s.mu.Unlock()
 		select {
 		case <-ch:

@@ -9,6 +9,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // The official Go client follows a job's deployment the way `nomad job
@@ -29,17 +30,11 @@ func TestHTTP_OfficialClientDeployments(t *testing.T) {
 	must.NoError(t, err)
 
 	var d *nomadapi.Deployment
-	deadline := time.Now().Add(30 * time.Second)
-	for d == nil {
+	wait.Poll(t, 30*time.Second, "a deployment", func() (bool, string) {
 		d, _, err = c.Jobs().LatestDeployment("dep", nil)
 		must.NoError(t, err)
-		if time.Now().After(deadline) {
-			t.Fatal("no deployment within 30s")
-		}
-		if d == nil {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+		return d != nil, "none"
+	})
 	must.Eq(t, "dep", d.JobID)
 	must.Eq(t, uint64(0), d.JobVersion)
 	must.Eq(t, "running", d.Status)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nomad-edge/nomad/helper/tlsutil"
 	"github.com/nomad-edge/nomad/helper/tlsutil/tlstest"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // serveOK serves 200s on l until the test ends.
@@ -67,21 +68,15 @@ func TestHTTPListener_MaxConnsPerClient(t *testing.T) {
 	must.Eq(t, http.StatusOK, resp.StatusCode)
 
 	held[0].Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// The server sees the close asynchronously.
+	wait.Poll(t, 5*time.Second, "a closed connection's slot given back", func() (bool, string) {
 		resp, err := httpClientFrom("127.0.0.1", nil).Get("http://" + addr + "/")
-		if err == nil && resp.StatusCode == http.StatusOK {
-			resp.Body.Close()
-			break
+		if err != nil {
+			return false, err.Error()
 		}
-		if err == nil {
-			resp.Body.Close()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a closed connection's slot was never given back: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond) // poll: the server sees the close asynchronously
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
 }
 
 // TestHTTPSHandshakeTimeout checks https_handshake_timeout: a connection

@@ -17,6 +17,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // limitedServer serves the API with limits on loopback; /v1/jobs/parse
@@ -127,17 +129,10 @@ func halfSent(t *testing.T, addr string, size int) net.Conn {
 // real connections, so there is no event to wait on.
 func waitUsage(t *testing.T, b *byteBudget, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Poll(t, 10*time.Second, fmt.Sprintf("the budget to hold %d bytes", want), func() (bool, string) {
 		now, _ := b.usage()
-		if now == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("budget holds %d bytes, want %d", now, want)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return now == want, fmt.Sprintf("%d bytes", now)
+	})
 }
 
 // Half-sent bodies hold their share of the budget only until the body

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // testTimeout bounds every wait; hitting it means a lost exit.
@@ -170,20 +171,16 @@ func TestDriver_PortMapping(t *testing.T) {
 	must.NoError(t, err)
 
 	url := fmt.Sprintf("http://127.0.0.1:%d/index.html", hostPort)
-	deadline := time.Now().Add(testTimeout)
-	var last error
-	for time.Now().Before(deadline) {
+	wait.Poll(t, testTimeout, fmt.Sprintf("port %d to answer", hostPort), func() (bool, string) {
 		resp, err := http.Get(url)
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			must.Eq(t, "ok\n", string(body))
-			return
+		if err != nil {
+			return false, err.Error()
 		}
-		last = err
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("port %d never answered: %v", hostPort, last)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		must.Eq(t, "ok\n", string(body))
+		return true, ""
+	})
 }
 
 func freePort(t *testing.T) int {

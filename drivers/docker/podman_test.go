@@ -1,14 +1,15 @@
 package docker
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/docker/dockertest"
 	"github.com/nomad-edge/nomad/drivers/internal/drivertest"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 const (
@@ -53,15 +54,10 @@ func needPodman(t *testing.T) {
 // engine's log stream, which no event of ours marks.
 func readFileUntil(t *testing.T, path, want string) string {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for {
-		b, _ := os.ReadFile(path)
-		if strings.Contains(string(b), want) {
-			return string(b)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never contained %q; last content: %q", path, want, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var b []byte
+	wait.Poll(t, testTimeout, fmt.Sprintf("%s to contain %q", path, want), func() (bool, string) {
+		b, _ = os.ReadFile(path)
+		return strings.Contains(string(b), want), fmt.Sprintf("%q", b)
+	})
+	return string(b)
 }

@@ -4,18 +4,19 @@ package rawexec
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup/cgrouptest"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // These tests run raw_exec's cgroup v2 code on the host's real cgroup2
@@ -51,18 +52,14 @@ func TestStartIntoV2_Real(t *testing.T) {
 // memory controller.
 func v2CPU(t *testing.T, d *Driver, id string) *drivers.TaskResourceUsage {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for {
-		u, err := d.TaskStats(id)
+	var u *drivers.TaskResourceUsage
+	wait.Poll(t, testTimeout, "task "+id+" to show CPU", func() (bool, string) {
+		var err error
+		u, err = d.TaskStats(id)
 		must.NoError(t, err)
-		if u.ResourceUsage.CpuStats.Percent > 0 {
-			return u
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s shows no CPU after %s: %+v", id, testTimeout, *u.ResourceUsage.CpuStats)
-		}
-		time.Sleep(50 * time.Millisecond) // real CPU time must accrue
-	}
+		return u.ResourceUsage.CpuStats.Percent > 0, fmt.Sprintf("%+v", *u.ResourceUsage.CpuStats)
+	})
+	return u
 }
 
 // On real cgroup v2 a raw_exec task runs in its own cgroup from its start

@@ -78,22 +78,18 @@ func TestDocs_ParserExamplesAreTheParsersOutput(t *testing.T) {
 	must.Positive(t, examples, must.Sprint("no parser examples found: the pattern no longer matches the pages"))
 }
 
-var goFileRE = regexp.MustCompile(`([a-z0-9_*]+(?:/[a-z0-9_*]+)*\.go)\b`)
+// pkgDoc is one package of the module and its package comment.
+type pkgDoc struct {
+	dir     string
+	hasDoc  bool
+	docText string
+	main    bool
+}
 
-// TestDocs_PackageDocsNameWhatExists checks every package of the module
-// has a package comment, and that the Go files a package comment names
-// exist (in the package, or relative to the module root when given with a
-// directory; a pattern such as *_endpoint.go, at least one). Package docs say what a package owns and which way it may
-// call; where one still names files, a renamed or deleted file must take
-// the sentence along, or the doc points readers at nothing.
-func TestDocs_PackageDocsNameWhatExists(t *testing.T) {
-	root := moduleRoot(t)
-	type pkgDoc struct {
-		dir     string
-		hasDoc  bool
-		docText string
-		main    bool
-	}
+// packageDocs reads the package comment of every package of the module
+// (production files only), by directory relative to the module root.
+func packageDocs(t *testing.T, root string) map[string]*pkgDoc {
+	t.Helper()
 	pkgs := map[string]*pkgDoc{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -110,10 +106,12 @@ func TestDocs_PackageDocsNameWhatExists(t *testing.T) {
 			return err
 		}
 		dir := filepath.Dir(path)
-		p := pkgs[dir]
+		rel, _ := filepath.Rel(root, dir)
+		rel = filepath.ToSlash(rel)
+		p := pkgs[rel]
 		if p == nil {
 			p = &pkgDoc{dir: dir}
-			pkgs[dir] = p
+			pkgs[rel] = p
 		}
 		p.main = f.Name.Name == "main"
 		if f.Doc != nil {
@@ -123,16 +121,28 @@ func TestDocs_PackageDocsNameWhatExists(t *testing.T) {
 		return nil
 	})
 	must.NoError(t, err)
+	must.MapNotEmpty(t, pkgs, must.Sprint("no packages found"))
+	return pkgs
+}
 
+var goFileRE = regexp.MustCompile(`([a-z0-9_*]+(?:/[a-z0-9_*]+)*\.go)\b`)
+
+// TestDocs_PackageDocsNameWhatExists checks every package of the module
+// has a package comment, and that the Go files a package comment names
+// exist (in the package, or relative to the module root when given with a
+// directory; a pattern such as *_endpoint.go, at least one). Package docs say what a package owns and which way it may
+// call; where one still names files, a renamed or deleted file must take
+// the sentence along, or the doc points readers at nothing.
+func TestDocs_PackageDocsNameWhatExists(t *testing.T) {
+	root := moduleRoot(t)
 	var bad []string
-	for dir, p := range pkgs {
-		rel, _ := filepath.Rel(root, dir)
+	for rel, p := range packageDocs(t, root) {
 		if !p.hasDoc && !p.main {
 			bad = append(bad, fmt.Sprintf("%s: no package comment", rel))
 		}
 		for _, m := range goFileRE.FindAllStringSubmatch(p.docText, -1) {
 			name := m[1]
-			candidates := []string{filepath.Join(dir, name)}
+			candidates := []string{filepath.Join(p.dir, name)}
 			if strings.Contains(name, "/") {
 				candidates = append(candidates, filepath.Join(root, name))
 			}
@@ -144,6 +154,48 @@ func TestDocs_PackageDocsNameWhatExists(t *testing.T) {
 	}
 	slices.Sort(bad)
 	must.SliceEmpty(t, bad, must.Sprintf("package docs out of step with the tree:\n%s", strings.Join(bad, "\n")))
+}
+
+// signatureRE finds a function signature in a package comment's code
+// block: the line of an API inventory.
+var signatureRE = regexp.MustCompile(`(?m)^\s+func [A-Za-z(]`)
+
+// TestDocs_PackageDocsAreNotInventories checks that no package comment
+// lists function signatures: go doc already lists the API, always in step
+// with the code, and a comment that copies it falls behind the first time
+// a method is added (nomad/state's listed 56). A package comment says
+// what the package owns, the rules it keeps, and which way it may call.
+func TestDocs_PackageDocsAreNotInventories(t *testing.T) {
+	var bad []string
+	for rel, p := range packageDocs(t, moduleRoot(t)) {
+		if n := len(signatureRE.FindAllString(p.docText, -1)); n > 0 {
+			bad = append(bad, fmt.Sprintf("%s: the package comment lists %d function signatures; say what the package owns and which way it calls instead (go doc lists the API)", rel, n))
+		}
+	}
+	slices.Sort(bad)
+	must.SliceEmpty(t, bad, must.Sprint(strings.Join(bad, "\n")))
+}
+
+// TestDocs_LayeredPackagesSayWhichWayTheyCall checks that the package
+// comment of every part the import-direction test holds to a rule
+// (importRules) says what it imports: the layering is what a reader of
+// the package must keep, and the test alone tells them only once they
+// have broken it.
+func TestDocs_LayeredPackagesSayWhichWayTheyCall(t *testing.T) {
+	docs := packageDocs(t, moduleRoot(t))
+	var bad []string
+	for _, r := range importRules {
+		base := strings.TrimSuffix(r.pkg, "/...")
+		p, ok := docs[base]
+		if !ok {
+			continue // a tree of packages without a root package (helper/...)
+		}
+		if !strings.Contains(strings.ToLower(p.docText), "import") {
+			bad = append(bad, fmt.Sprintf("%s: the package comment does not say what it may import (the rule: %s)", base, r.why))
+		}
+	}
+	slices.Sort(bad)
+	must.SliceEmpty(t, bad, must.Sprint(strings.Join(bad, "\n")))
 }
 
 // TestDocs_ReadmeNamesEveryDriver checks that the README's layout names

@@ -37,10 +37,10 @@ var importRules = []importRule{
 		why: "the HTTP client stands alone, as upstream's api module does, so tools can use it without the agent"},
 	// testutil itself stands up servers; its leaf packages (the fault
 	// vocabulary, the waits) import nothing of the server, and the
-	// client's fake server speaks them.
+	// client's fake server and the drivers' test support speak them.
 	{pkg: "client/...", never: []string{"nomad", "nomad/state/...", "nomad/stream/...", "scheduler/...", "command/...", "testutil"},
 		why: "the client runs where the servers do not and reaches them only over RPC"},
-	{pkg: "drivers/...", never: []string{"nomad", "nomad/state/...", "nomad/stream/...", "scheduler/...", "command/...", "client/...", "testutil/..."},
+	{pkg: "drivers/...", never: []string{"nomad", "nomad/state/...", "nomad/stream/...", "scheduler/...", "command/...", "client/...", "testutil"},
 		why: "drivers serve the client and know only the task they run"},
 	{pkg: "helper/...", never: []string{"nomad", "nomad/state/...", "scheduler/...", "client/...", "drivers/...", "command/...", "api/...", "jobspec/..."},
 		why: "helpers are small shared utilities without business logic"},

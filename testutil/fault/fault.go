@@ -5,7 +5,8 @@
 // heals (testutil.MemNet, by IP; testutil.FaultNet on loopback, by RPC
 // address). A Link is one party's way to another, which a test cuts and
 // heals (testutil.FaultableRPC, a client's link to the servers;
-// clienttest.FakeServer, the fake server's link to its one client).
+// clienttest.FakeServer, the fake server's link to its one client); both
+// keep their fault state in a Switch, so a cut fails their calls alike.
 //
 // It imports only helper/pool, for the transport error a client retries,
 // so the client's and the drivers' tests can use it as the server's can.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nomad-edge/nomad/command/agent"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // Agent is a running dev agent.
@@ -77,24 +78,13 @@ func NewDevAgent(t testing.TB, configure func(*agent.Config)) *Agent {
 	return ta
 }
 
-// WaitFor polls check every 20ms until it reports true or timeout passes,
-// then fails the test with what check last saw. Tests use it where they
-// must wait on real time (tasks starting, schedulers running) rather than
-// sleeping.
+// WaitFor is wait.Poll, the one real-time poll, under the name the agent
+// tests have called it by: it checks every wait.PollInterval until check
+// reports true or timeout passes, then fails the test with what check
+// last saw. New tests call wait.Poll.
 func WaitFor(t testing.TB, timeout time.Duration, what string, check func() (ok bool, seen string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var seen string
-	for {
-		var ok bool
-		if ok, seen = check(); ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; last saw: %s", timeout, what, seen)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Poll(t, timeout, what, check)
 }
 
 // testLogWriter sends agent logs to the test log until the test ends;

@@ -5,6 +5,7 @@ package cgroup_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup/cgrouptest"
 	"github.com/nomad-edge/nomad/helper/clock"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // These tests run on the host's real cgroup2 mount (see cgrouptest). It
@@ -61,17 +63,12 @@ func waitCmd(t *testing.T, cmd *exec.Cmd) error {
 // only accrues in real time.
 func usageAbove(t *testing.T, cg cgroup.Cgroups, floor uint64) cgroup.CPUTime {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for {
-		u := cg.Usage()
-		if u.CPU.Total > floor {
-			return u.CPU
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cgroup %s: CPU time stayed at %d ns for %s", cg.Paths[0], u.CPU.Total, testTimeout)
-		}
-		time.Sleep(20 * time.Millisecond) // real CPU time must accrue
-	}
+	var u cgroup.Usage
+	wait.Poll(t, testTimeout, "cgroup "+cg.Paths[0]+" to use CPU", func() (bool, string) {
+		u = cg.Usage()
+		return u.CPU.Total > floor, fmt.Sprintf("CPU time %d ns", u.CPU.Total)
+	})
+	return u.CPU
 }
 
 // On real cgroup v2, Create makes a kernel cgroup under nomad.slice, a

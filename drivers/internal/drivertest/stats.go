@@ -1,12 +1,14 @@
 package drivertest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // BusyLoop is a shell command that keeps one core busy.
@@ -18,19 +20,15 @@ const BusyLoop = "while :; do :; done"
 // test with the last sample otherwise.
 func BusyStats(t *testing.T, d drivers.StatsReporter, id string, timeout time.Duration) *drivers.TaskResourceUsage {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		u, err := d.TaskStats(id)
+	var u *drivers.TaskResourceUsage
+	wait.Poll(t, timeout, "task "+id+" to show CPU and memory", func() (bool, string) {
+		var err error
+		u, err = d.TaskStats(id)
 		must.NoError(t, err)
 		cpu, mem := u.ResourceUsage.CpuStats, u.ResourceUsage.MemoryStats
-		if cpu.Percent > 0 && max(mem.Usage, mem.RSS) > 0 {
-			return u
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s shows no CPU or memory after %s; last sample: cpu %+v, memory %+v", id, timeout, *cpu, *mem)
-		}
-		time.Sleep(50 * time.Millisecond) // real CPU time must accrue
-	}
+		return cpu.Percent > 0 && max(mem.Usage, mem.RSS) > 0, fmt.Sprintf("cpu %+v, memory %+v", *cpu, *mem)
+	})
+	return u
 }
 
 // BenchStarts is the drivers' start benchmark: each round builds a driver

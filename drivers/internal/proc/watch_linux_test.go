@@ -3,12 +3,15 @@
 package proc
 
 import (
+	"fmt"
 	"os/exec"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // Without a pidfd the watcher reads /proc once per interval of its clock,
@@ -61,14 +64,10 @@ func TestWatch_ZombieIsGone(t *testing.T) {
 		st, err := ReadStat(cmd.Process.Pid)
 		must.NoError(t, err)
 		must.NoError(t, cmd.Process.Kill())
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if now, err := ReadStat(cmd.Process.Pid); err == nil && now.Exited() {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the killed process did not become a zombie within 10s")
-			}
-		}
+		wait.Poll(t, 10*time.Second, "the killed process to become a zombie", func() (bool, string) {
+			now, err := ReadStat(cmd.Process.Pid)
+			return err == nil && now.Exited(), fmt.Sprintf("%+v, %v", now, err)
+		})
 		_, err = Watch(cmd.Process.Pid, st.StartTime, WatchOptions{NoPidfd: noPidfd})
 		must.ErrorIs(t, err, ErrGone, must.Sprintf("noPidfd=%v", noPidfd))
 		_ = cmd.Wait()
