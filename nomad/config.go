@@ -94,6 +94,10 @@ type Config struct {
 	// stream.DefaultBufferSize.
 	EventBufferSize int
 
+	// Autopilot is the autopilot configuration until one is written
+	// through the API (the agent's autopilot block).
+	Autopilot *structs.AutopilotConfig
+
 	// Search bounds the search endpoints (upstream's server.search).
 	Search structs.SearchConfig
 
@@ -157,6 +161,7 @@ func DefaultConfig() *Config {
 		NumSchedulers:               runtime.NumCPU(),
 		EnabledSchedulers:           []string{"service", "batch", "system", "sysbatch"},
 		Search:                      structs.DefaultSearchConfig(),
+		Autopilot:                   structs.DefaultAutopilotConfig(),
 		MinHeartbeatTTL:             10 * time.Second,
 		MaxHeartbeatsPerSecond:      50,
 		HeartbeatGrace:              10 * time.Second,

@@ -71,6 +71,7 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	// The service catalog (issue 20).
 	structs.ServiceRegistrationUpsertRequestType:     decoded((*nomadFSM).applyServiceRegistrationUpsert),
 	structs.ServiceRegistrationDeleteByIDRequestType: decoded((*nomadFSM).applyServiceRegistrationDeleteByID),
+	structs.AutopilotConfigRequestType:               applyAutopilotConfig,
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

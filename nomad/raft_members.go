@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
+
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // ErrPeerNotFound is returned when a raft peer to remove is not in the
@@ -28,8 +30,8 @@ func (s *Server) triggerReconcile() {
 // raftMembership keeps raft's configuration following serf while this
 // server leads: servers that join become voters, servers that left are
 // removed, and servers that stayed failed past DeadServerCleanup are
-// removed (autopilot's dead-server cleanup) as long as a majority of the
-// voters remains.
+// removed (autopilot's dead-server cleanup, unless its CleanupDeadServers
+// is off) as long as a majority of the voters, and MinQuorum, remains.
 func (s *Server) raftMembership(stopCh <-chan struct{}) {
 	failedSince := map[string]time.Time{}
 	tick := time.NewTicker(reconcileInterval)
@@ -102,15 +104,29 @@ func (s *Server) reconcilePeers(failedSince map[string]time.Time) {
 			}
 		}
 	}
-	// Never remove so many that the rest could not form a majority of the
-	// old configuration: a partitioned minority is not ours to drop.
-	for i, p := range dead {
-		if i+1 > (voters-1)/2 {
-			break
-		}
+	for _, p := range deadToRemove(dead, voters, s.autopilotConfig()) {
 		s.removeRaftPeer(p, "dead")
 		delete(failedSince, p.ID)
 	}
+}
+
+// deadToRemove picks which of the dead servers the cleanup removes: never
+// so many that the rest could not form a majority of the old
+// configuration (a partitioned minority is not ours to drop), nor so many
+// that fewer than autopilot's MinQuorum voters remain, and none when its
+// CleanupDeadServers is off.
+func deadToRemove(dead []*serverParts, voters int, ap *structs.AutopilotConfig) []*serverParts {
+	if !ap.CleanupDeadServers {
+		return nil
+	}
+	var out []*serverParts
+	for i, p := range dead {
+		if i+1 > (voters-1)/2 || voters-(i+1) < int(ap.MinQuorum) {
+			break
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // removeStaleAddress removes the raft entry that holds addr under an ID

@@ -56,6 +56,8 @@ type Server struct {
 	conns        map[net.Conn]struct{}
 	rpcAdvertise net.Addr
 	connPool     *pool.ConnPool
+	// stable tracks since when each server has been healthy (autopilot).
+	stable stableSince
 	// nodeConns are the sessions nodes opened to reach them behind NAT.
 	nodeConns *nodeConns
 

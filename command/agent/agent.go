@@ -16,6 +16,7 @@ import (
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // Version is the agent's version, advertised by the server, the client's
@@ -233,6 +234,8 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	}
 	sc.EventBufferSize = cfg.Server.EventBufferSize
 	cfg.Server.Search.apply(&sc.Search)
+	sc.Autopilot = structs.DefaultAutopilotConfig()
+	cfg.Autopilot.apply(sc.Autopilot)
 	if v := cfg.Server.HeartbeatGrace; v > 0 {
 		sc.HeartbeatGrace = v
 	}

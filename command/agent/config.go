@@ -65,6 +65,8 @@ type Config struct {
 	ACL *ACLConfig
 	// Telemetry is the `telemetry` block.
 	Telemetry *Telemetry
+	// Autopilot is the `autopilot` block.
+	Autopilot *AutopilotConfig
 
 	// DisableUpdateCheck and DisableAnonymousSignature are accepted so
 	// that upstream configs load: this agent never checks for updates, so
@@ -142,6 +144,59 @@ type ServerConfig struct {
 	// EncryptKey is the base64 gossip key (server.encrypt, -encrypt). It
 	// is a secret: /v1/agent/self never shows it, as upstream's.
 	EncryptKey string `json:"-"`
+}
+
+// AutopilotConfig is the `autopilot` block: the servers' autopilot
+// configuration until one is written through the API. Zero values (nil
+// for CleanupDeadServers) mean upstream's defaults.
+type AutopilotConfig struct {
+	CleanupDeadServers      *bool
+	LastContactThreshold    time.Duration
+	MaxTrailingLogs         int
+	MinQuorum               int
+	ServerStabilizationTime time.Duration
+}
+
+// apply sets the server's autopilot defaults from c.
+func (c *AutopilotConfig) apply(dst *structs.AutopilotConfig) {
+	if c == nil {
+		return
+	}
+	if c.CleanupDeadServers != nil {
+		dst.CleanupDeadServers = *c.CleanupDeadServers
+	}
+	if c.LastContactThreshold > 0 {
+		dst.LastContactThreshold = c.LastContactThreshold
+	}
+	if c.MaxTrailingLogs > 0 {
+		dst.MaxTrailingLogs = uint64(c.MaxTrailingLogs)
+	}
+	if c.MinQuorum > 0 {
+		dst.MinQuorum = uint(c.MinQuorum)
+	}
+	if c.ServerStabilizationTime > 0 {
+		dst.ServerStabilizationTime = c.ServerStabilizationTime
+	}
+}
+
+// merge returns o overridden by c's set keys, as a new value.
+func (o *AutopilotConfig) merge(c *AutopilotConfig) *AutopilotConfig {
+	if c == nil {
+		return o
+	}
+	out := &AutopilotConfig{}
+	if o != nil {
+		*out = *o
+	}
+	if c.CleanupDeadServers != nil {
+		on := *c.CleanupDeadServers
+		out.CleanupDeadServers = &on
+	}
+	setDuration(&out.LastContactThreshold, c.LastContactThreshold)
+	setInt(&out.MaxTrailingLogs, c.MaxTrailingLogs)
+	setInt(&out.MinQuorum, c.MinQuorum)
+	setDuration(&out.ServerStabilizationTime, c.ServerStabilizationTime)
+	return out
 }
 
 // SearchConfig is the server's `search` block. Zero values (nil for
@@ -415,6 +470,7 @@ func (c *Config) Merge(b *Config) *Config {
 	setInt(&out.LogRotateBytes, b.LogRotateBytes)
 	setDuration(&out.LogRotateDuration, b.LogRotateDuration)
 	setInt(&out.LogRotateMaxFiles, b.LogRotateMaxFiles)
+	out.Autopilot = out.Autopilot.merge(b.Autopilot)
 	setBool(&out.DisableUpdateCheck, b.DisableUpdateCheck)
 	setBool(&out.DisableAnonymousSignature, b.DisableAnonymousSignature)
 	setBool(&out.LeaveOnInterrupt, b.LeaveOnInterrupt)

@@ -284,7 +284,7 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 		blocks: []hcl.BlockHeaderSchema{
 			{Type: "addresses"}, {Type: "advertise"}, {Type: "ports"},
 			{Type: "server"}, {Type: "client"}, {Type: "tls"}, {Type: "limits"}, {Type: "acl"}, {Type: "telemetry"},
-			{Type: "vault"},
+			{Type: "vault"}, {Type: "autopilot"},
 			{Type: "plugin", LabelNames: []string{"driver"}},
 		},
 		unsupported: unsupportedTopLevel,
@@ -308,6 +308,9 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	b.boolean("leave_on_terminate", &c.LeaveOnTerminate)
 	b.boolean("enable_debug", &c.EnableDebug)
 
+	if blk := b.sub("autopilot"); blk != nil {
+		c.Autopilot = d.autopilot(blk.Body)
+	}
 	if blk := b.sub("addresses"); blk != nil {
 		c.Addresses = &Addresses{}
 		ab := d.open(blk.Body, "addresses.", bodySpec{attrs: []string{"http", "rpc", "serf"}})
@@ -440,6 +443,29 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 		s.ServerJoin = legacy
 	}
 	return s
+}
+
+// autopilot decodes the autopilot block: the servers' configuration until
+// one is written through the API. Upstream's Enterprise keys are refused.
+func (d *configDecoder) autopilot(body hcl.Body) *AutopilotConfig {
+	b := d.open(body, "autopilot.", bodySpec{
+		attrs: []string{"cleanup_dead_servers", "last_contact_threshold", "max_trailing_logs", "min_quorum", "server_stabilization_time"},
+		unsupported: map[string]string{
+			"enable_redundancy_zones": "an upstream Enterprise feature", "disable_upgrade_migration": "an upstream Enterprise feature",
+			"enable_custom_upgrades": "an upstream Enterprise feature",
+		},
+	})
+	c := &AutopilotConfig{}
+	if b.attr("cleanup_dead_servers") != nil {
+		var on bool
+		b.boolean("cleanup_dead_servers", &on)
+		c.CleanupDeadServers = &on
+	}
+	b.duration("last_contact_threshold", &c.LastContactThreshold)
+	b.duration("server_stabilization_time", &c.ServerStabilizationTime)
+	b.integer("max_trailing_logs", &c.MaxTrailingLogs, 0, 1<<40)
+	b.integer("min_quorum", &c.MinQuorum, 0, 1<<10)
+	return c
 }
 
 // search decodes the server's search block (the fuzzy search endpoint).

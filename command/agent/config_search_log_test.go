@@ -62,3 +62,19 @@ log_rotate_max_files = 5
 	must.ErrorContains(t, err, "agent.hcl:1:")
 	must.ErrorContains(t, err, "log_rotate_bytes must be a whole number between 0 and")
 }
+
+// The autopilot block sets the servers' autopilot configuration until one
+// is written through the API; upstream's Enterprise keys are refused by
+// name with their position.
+func TestParseConfig_Autopilot(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte("autopilot {\n  cleanup_dead_servers = false\n  min_quorum = 3\n  last_contact_threshold = \"1s\"\n}\n"))
+	must.NoError(t, err)
+	got := structs.DefaultAutopilotConfig()
+	DefaultConfig().Merge(c).Autopilot.apply(got)
+	want := structs.DefaultAutopilotConfig()
+	want.CleanupDeadServers, want.MinQuorum, want.LastContactThreshold = false, 3, time.Second
+	must.Eq(t, want, got)
+
+	_, err = ParseConfig("agent.hcl", []byte("autopilot {\n  enable_redundancy_zones = true\n}\n"))
+	must.ErrorContains(t, err, "agent.hcl:2:3: autopilot.enable_redundancy_zones is not supported by this version; an upstream Enterprise feature")
+}

@@ -9,7 +9,6 @@ package agent
 
 var unsupportedTopLevel = map[string]string{
 	"audit":                     "",
-	"autopilot":                 "",
 	"consul":                    "there is no Consul integration",
 	"enable_syslog":             "logs go to standard error and log_file",
 	"http_api_response_headers": "",

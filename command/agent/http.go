@@ -102,6 +102,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	s.serviceRoutes(handle)
 	s.scalingRoutes(handle)
 	s.searchRoutes(handle)
+	s.autopilotRoutes(handle)
 
 	handle("GET /v1/allocations", s.allocList)
 	handle("GET /v1/allocation/{id}", s.allocGet)

@@ -72,6 +72,7 @@ func schema() *memdb.DBSchema {
 			TableOneTimeTokens: oneTimeTokenTableSchema(),
 			// The scheduler configuration (one row).
 			TableSchedulerConfig: schedulerConfigTableSchema(),
+			TableAutopilotConfig: autopilotConfigTableSchema(),
 			// Variables (items encrypted) and root key metadata.
 			TableVariables: variablesTableSchema(),
 			TableRootKeys:  rootKeysTableSchema(),

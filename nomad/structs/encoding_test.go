@@ -60,6 +60,11 @@ func raftRequests() map[structs.MessageType]any {
 		structs.EvalDeleteRequestType: &structs.EvalDeleteRequest{
 			Evals: []string{"eval-1"}, Allocs: []string{"alloc-1"}, UserInitiated: true, WriteRequest: fullWriteRequest(),
 		},
+		structs.AutopilotConfigRequestType: &structs.AutopilotSetConfigRequest{
+			Config: structs.AutopilotConfig{CleanupDeadServers: true, LastContactThreshold: time.Second, MaxTrailingLogs: 300,
+				MinQuorum: 3, ServerStabilizationTime: 5 * time.Second, CreateIndex: 4, ModifyIndex: 9},
+			CAS: true, WriteRequest: fullWriteRequest(),
+		},
 		structs.SchedulerConfigRequestType: &structs.SchedulerSetConfigRequest{
 			Config: structs.SchedulerConfiguration{
 				SchedulerAlgorithm: "binpack", MemoryOversubscriptionEnabled: true, RejectJobRegistration: true, PauseEvalBroker: true, NodeLimitForFeasibilityChecks: 7,
