@@ -110,8 +110,14 @@ func waitNodes(t *testing.T, a *harness.Agent, n int) {
 
 // burnJob is a service job whose task spins the CPU while loadFile exists
 // and sleeps otherwise, with a scaling block for nomad-apm's avg_cpu and
-// the target-value strategy. extra goes into the group.
+// the target-value strategy at 30. extra goes into the group.
 func burnJob(id, loadFile string, count, min, max int, extra string) string {
+	return burnJobAt(id, loadFile, count, min, max, 30, extra)
+}
+
+// burnJobAt is burnJob with the strategy's target (percent of a core:
+// nomad-apm's cpu is the allocations' CpuStats.Percent).
+func burnJobAt(id, loadFile string, count, min, max, target int, extra string) string {
 	return fmt.Sprintf(`
 job %q {
   datacenters = ["dc1"]
@@ -128,7 +134,7 @@ job %q {
           source = "nomad-apm"
           query  = "avg_cpu"
           strategy "target-value" {
-            target = 30
+            target = %d
           }
         }
       }
@@ -146,7 +152,7 @@ job %q {
     }
   }
 }
-`, id, count, extra, min, max, loadFile)
+`, id, count, extra, min, max, target, loadFile)
 }
 
 // runJob registers a job file through the CLI.

@@ -175,7 +175,9 @@ func TestAutoscaler_UnknownNotShrunk(t *testing.T) {
 func TestAutoscaler_ReconnectNotGrown(t *testing.T) {
 	e := edgeCluster(t)
 	load := filepath.Join(t.TempDir(), "load")
-	runJob(t, e.server, burnJob("edge", load, 2, 1, 4, `
+	// A target of 1 % of a core: a spinning task reads more however
+	// loaded the machine is (with three on two busy cores, 5 % was seen).
+	runJob(t, e.server, burnJobAt("edge", load, 2, 1, 4, 1, `
     spread {
       attribute = "${node.unique.name}"
     }
@@ -209,6 +211,9 @@ func TestAutoscaler_ReconnectNotGrown(t *testing.T) {
 
 	as := startAutoscaler(t, e.ags, e.server.HTTPAddr())
 	wait.Poll(t, 60*time.Second, "the autoscaler's raise refused", func() (bool, string) {
+		if g := groupStatus(t, e.server, "edge"); g.Desired != 2 {
+			t.Fatalf("the autoscaler raised the count during the reconnect: %+v; it did:\n%s", g, grepLines(as.Log(), "calculating scaling target", 2))
+		}
 		return strings.Contains(as.Log(), "would raise 2 while 1 allocations reconnecting"),
 			"no refusal in its log yet: " + lastLines(as.Log(), 3)
 	})
