@@ -56,6 +56,9 @@ server {
 			Name: name, IP: m.IP, Netns: m.NS, NetOnly: true,
 			Ports: harness.Ports{HTTP: 4646},
 			Config: `
+client {
+  node_class = "edge"
+}
 plugin "raw_exec" {
   config {
     enabled = true
