@@ -142,6 +142,9 @@ func TestAutoscaler_UnknownNotShrunk(t *testing.T) {
 
 	as := startAutoscaler(t, e.ags, e.server.HTTPAddr())
 	wait.Poll(t, 60*time.Second, "the autoscaler's scale-in refused", func() (bool, string) {
+		if g := groupStatus(t, e.server, "edge"); g.Desired != 3 {
+			t.Fatalf("the autoscaler shrank the group while an allocation is unknown: %+v; it did:\n%s", g, grepLines(as.Log(), "calculating scaling target", 2))
+		}
 		return strings.Contains(as.Log(), "job scaling blocked while allocations are disconnected or reconnecting"),
 			"no refusal in its log yet: " + lastLines(as.Log(), 3)
 	})
