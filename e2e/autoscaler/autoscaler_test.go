@@ -7,14 +7,10 @@
 package autoscaler
 
 import (
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,38 +22,22 @@ import (
 
 func TestMain(m *testing.M) { harness.Main(m) }
 
-// autoscalerGz is the reference binary, relative to this package.
-const autoscalerGz = "../../../shared/tools/nomad-autoscaler-0.5.0.gz"
+// autoscalerTool is the reference binary in ../shared/tools.
+const autoscalerTool = "nomad-autoscaler-0.5.0"
 
-// autoscaler is one nomad-autoscaler process and its log.
-type autoscaler struct {
-	cmd *exec.Cmd
-	log string
-}
-
-// startAutoscaler unpacks the autoscaler and runs it against addr with
-// the built-in nomad-apm, target-value and nomad-target plugins and short
-// default intervals. It is killed at the end of the test; its log is
-// printed when the test failed.
-func startAutoscaler(t *testing.T, addr string) *autoscaler {
+// startAutoscaler runs the autoscaler, as one of ags, against the nomad
+// HTTP API at addr with the built-in nomad-apm, target-value and
+// nomad-target plugins and short default intervals, at debug level. The
+// harness kills it at the end of the test and keeps its log when the test
+// failed; it skips the test when the binary is absent.
+func startAutoscaler(t *testing.T, ags *harness.Agents, addr string) *harness.Agent {
 	t.Helper()
-	gz, err := os.Open(autoscalerGz)
-	if err != nil {
-		t.Skipf("the Nomad Autoscaler binary is not here (%v): see ../shared/tools/README.md", err)
-	}
-	defer gz.Close()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "nomad-autoscaler")
-	zr, err := gzip.NewReader(gz)
-	must.NoError(t, err)
-	f, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	must.NoError(t, err)
-	_, err = io.Copy(f, zr)
-	must.NoError(t, err)
-	must.NoError(t, f.Close())
-	must.NoError(t, os.MkdirAll(filepath.Join(dir, "plugins"), 0o755))
-	cfg := filepath.Join(dir, "autoscaler.hcl")
-	must.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`
+	port := harness.FreePort(t)
+	as := ags.Add(harness.AgentConfig{
+		Name:    "autoscaler",
+		Program: harness.Tool(t, autoscalerTool),
+		Ports:   harness.Ports{HTTP: port},
+		Config: fmt.Sprintf(`
 log_level  = "debug"
 plugin_dir = %q
 http {
@@ -80,31 +60,11 @@ strategy "target-value" {
 target "nomad-target" {
   driver = "nomad-target"
 }
-`, filepath.Join(dir, "plugins"), harness.FreePort(t), addr)), 0o644))
-
-	logPath := filepath.Join(dir, "autoscaler.log")
-	logFile, err := os.Create(logPath)
-	must.NoError(t, err)
-	as := &autoscaler{log: logPath}
-	as.cmd = exec.Command(bin, "agent", "-config", cfg)
-	as.cmd.Stdout, as.cmd.Stderr = logFile, logFile
-	as.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	must.NoError(t, as.cmd.Start())
-	t.Cleanup(func() {
-		_ = syscall.Kill(-as.cmd.Process.Pid, syscall.SIGKILL)
-		_ = as.cmd.Wait()
-		logFile.Close()
-		if t.Failed() {
-			t.Logf("autoscaler log (last lines):\n%s", lastLines(as.Log(), 40))
-		}
+`, harness.DataDirVar, port, addr),
+		Args: []string{"agent", "-config", harness.ConfigVar},
 	})
+	as.Start()
 	return as
-}
-
-// Log is what the autoscaler logged so far.
-func (as *autoscaler) Log() string {
-	b, _ := os.ReadFile(as.log)
-	return string(b)
 }
 
 func lastLines(s string, n int) string {
@@ -112,12 +72,13 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// startDevAgent runs `nomad agent -dev` on free ports and waits for its
-// node.
-func startDevAgent(t *testing.T, config string) *harness.Agent {
+// startDevAgent runs `nomad agent -dev` on free ports, as the first of
+// the test's agents, and waits for its node.
+func startDevAgent(t *testing.T, config string) (*harness.Agents, *harness.Agent) {
 	t.Helper()
 	p := harness.Ports{HTTP: harness.FreePort(t), RPC: harness.FreePort(t)}
-	a := harness.NewAgents(t).Add(harness.AgentConfig{
+	ags := harness.NewAgents(t)
+	a := ags.Add(harness.AgentConfig{
 		Name:   "dev",
 		Ports:  p,
 		Config: fmt.Sprintf("ports {\n  http = %d\n  rpc = %d\n}\n%s", p.HTTP, p.RPC, config),
@@ -125,7 +86,7 @@ func startDevAgent(t *testing.T, config string) *harness.Agent {
 	})
 	a.Start()
 	waitNodes(t, a, 1)
-	return a
+	return ags, a
 }
 
 // waitNodes waits until n nodes are ready.
@@ -149,8 +110,14 @@ func waitNodes(t *testing.T, a *harness.Agent, n int) {
 
 // burnJob is a service job whose task spins the CPU while loadFile exists
 // and sleeps otherwise, with a scaling block for nomad-apm's avg_cpu and
-// the target-value strategy. extra goes into the group.
+// the target-value strategy at 30. extra goes into the group.
 func burnJob(id, loadFile string, count, min, max int, extra string) string {
+	return burnJobAt(id, loadFile, count, min, max, 30, extra)
+}
+
+// burnJobAt is burnJob with the strategy's target (percent of a core:
+// nomad-apm's cpu is the allocations' CpuStats.Percent).
+func burnJobAt(id, loadFile string, count, min, max, target int, extra string) string {
 	return fmt.Sprintf(`
 job %q {
   datacenters = ["dc1"]
@@ -167,7 +134,7 @@ job %q {
           source = "nomad-apm"
           query  = "avg_cpu"
           strategy "target-value" {
-            target = 30
+            target = %d
           }
         }
       }
@@ -185,7 +152,7 @@ job %q {
     }
   }
 }
-`, id, count, extra, min, max, loadFile)
+`, id, count, extra, min, max, target, loadFile)
 }
 
 // runJob registers a job file through the CLI.
@@ -240,10 +207,11 @@ const shortUpdate = `
 // spins and back down to min once it stops: the whole loop an operator
 // sets up with nothing but a scaling block.
 func TestAutoscaler_ScalesUpAndDown(t *testing.T) {
-	a := startDevAgent(t, "")
+	harness.Tool(t, autoscalerTool) // skip before starting anything
+	ags, a := startDevAgent(t, "")
 	load := filepath.Join(t.TempDir(), "load")
 	runJob(t, a, burnJob("burn", load, 1, 1, 3, shortUpdate))
-	as := startAutoscaler(t, a.HTTPAddr())
+	as := startAutoscaler(t, ags, a.HTTPAddr())
 
 	policies, _, err := a.API().Scaling().ListPolicies(nil)
 	must.NoError(t, err)
@@ -269,7 +237,8 @@ func TestAutoscaler_ScalesUpAndDown(t *testing.T) {
 // refused with upstream's words, which it treats as a no-op: the count
 // does not change, and the refusal is in the job's scaling events.
 func TestAutoscaler_NothingDuringDeployment(t *testing.T) {
-	a := startDevAgent(t, "")
+	harness.Tool(t, autoscalerTool)
+	ags, a := startDevAgent(t, "")
 	load := filepath.Join(t.TempDir(), "load")
 	must.NoError(t, os.WriteFile(load, nil, 0o644))
 	// The first version's deployment waits min_healthy_time before it
@@ -281,7 +250,7 @@ func TestAutoscaler_NothingDuringDeployment(t *testing.T) {
       progress_deadline = "15m"
     }
 `))
-	as := startAutoscaler(t, a.HTTPAddr())
+	as := startAutoscaler(t, ags, a.HTTPAddr())
 
 	wait.Poll(t, 60*time.Second, "autoscaler tried to scale up and was refused", func() (bool, string) {
 		g := groupStatus(t, a, "burn")

@@ -42,6 +42,13 @@ type AgentConfig struct {
 	// socket) must see them.
 	Netns   string
 	NetOnly bool
+	// Program, when set, is run instead of `nomad agent`: a program that
+	// is not ours (the Nomad Autoscaler, see Tool) which the test starts,
+	// stops and kills as it does an agent, cleaned up and logged the same
+	// way. Args are then its whole command line, where ConfigVar stands
+	// for Config's file; the methods that talk to a nomad agent (API,
+	// Leader, Nomad) do not apply to it.
+	Program string
 }
 
 // Agents are one test's agent processes. Its cleanup, registered by
@@ -97,11 +104,17 @@ func (ags *Agents) Add(cfg AgentConfig) *Agent {
 		t:       t,
 		netns:   cfg.Netns,
 		netOnly: cfg.NetOnly,
+		program: cfg.Program,
 	}
 	if a.IP == "" {
 		a.IP = "127.0.0.1"
 	}
 	must.NoError(t, os.MkdirAll(base, 0o755))
+	if cfg.Program != "" {
+		// A nomad agent makes its data dir; another program gets one
+		// ready, for whatever it keeps (the autoscaler's plugin_dir).
+		must.NoError(t, os.MkdirAll(a.DataDir, 0o755))
+	}
 	if cfg.Config != "" {
 		a.CfgPath = filepath.Join(base, "agent.hcl")
 		must.NoError(t, os.WriteFile(a.CfgPath, []byte(strings.ReplaceAll(cfg.Config, DataDirVar, a.DataDir)), 0o644))
@@ -209,6 +222,7 @@ type Agent struct {
 	t       testing.TB
 	netns   string
 	netOnly bool
+	program string
 	starts  int
 
 	// mu guards cur and client: watchers in other goroutines ask whether
@@ -247,18 +261,22 @@ func (a *Agent) current() *run {
 // Start runs `nomad agent -config <file> <args>`.
 func (a *Agent) Start() {
 	a.t.Helper()
-	must.NotEq(a.t, "", bin, must.Sprint("no binary: the suite's TestMain must call harness.Main"))
+	if a.program == "" {
+		must.NotEq(a.t, "", bin, must.Sprint("no binary: the suite's TestMain must call harness.Main"))
+	}
 	must.False(a.t, a.Running(), must.Sprintf("%s is already running", a.Name))
 	a.starts++
 	logf, err := os.OpenFile(a.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	must.NoError(a.t, err)
 	fmt.Fprintf(logf, "\n===== e2e: start #%d of %s at %s =====\n", a.starts, a.Name, time.Now().Format(time.RFC3339Nano))
 	argv := []string{bin, "agent"}
-	if a.CfgPath != "" {
+	if a.program != "" {
+		argv = []string{a.program}
+	} else if a.CfgPath != "" {
 		argv = append(argv, "-config", a.CfgPath)
 	}
 	for _, arg := range a.Args {
-		argv = append(argv, strings.ReplaceAll(arg, DataDirVar, a.DataDir))
+		argv = append(argv, strings.NewReplacer(DataDirVar, a.DataDir, ConfigVar, a.CfgPath).Replace(arg))
 	}
 	switch {
 	case a.netns != "" && a.netOnly:

@@ -1,7 +1,9 @@
 // Package harness is what every end-to-end suite under e2e/ stands on: the
 // real binary, built once per test binary by Main; agents as separate
 // processes (Agents, Agent) that a test starts, stops, kills and starts
-// again, whose logs are kept when it fails; free ports; a private network
+// again, whose logs are kept when it fails, and beside them programs that
+// are not ours (AgentConfig.Program, the reference binaries by Tool, such
+// as the Nomad Autoscaler) run the same way; free ports; a private network
 // of namespaces on a bridge (Fabric) whose links fail in the ways a field
 // network does (Fault: LinkDown, SilentDrop, Degraded); the task processes
 // the agents start, found by their environment and killed at the end of

@@ -45,7 +45,9 @@ func Main(m *testing.M) {
 	}
 	stopOnSignal()
 	code := m.Run()
-	if left := pidsWithCmdline(bin); len(left) > 0 {
+	// Tool unpacks programs into the binary's directory: one left
+	// running is caught the same way.
+	if left := pidsWithCmdline(dir + string(filepath.Separator)); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "agents outlived their tests (killed now): pids %v\n", left)
 		for _, pid := range left {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -87,7 +89,7 @@ func stopOnSignal() {
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		sig := <-ch
-		for _, pid := range pidsWithCmdline(bin) {
+		for _, pid := range pidsWithCmdline(filepath.Dir(bin) + string(filepath.Separator)) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		live.Lock()
