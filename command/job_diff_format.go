@@ -23,7 +23,8 @@ func diffMarker(typ string) string {
 }
 
 // diffPrinter renders a job diff the way `nomad job plan` and `nomad job
-// history -p` show it. Unchanged fields appear only when verbose.
+// history -p` show it. Unchanged fields of the job, its groups and tasks
+// appear only when verbose.
 type diffPrinter struct {
 	b       strings.Builder
 	verbose bool
@@ -104,6 +105,14 @@ func formatUpdates(u map[string]uint64) string {
 }
 
 func (p *diffPrinter) fields(indent int, fields []*api.FieldDiff) {
+	p.fieldsOf(indent, fields, p.verbose)
+}
+
+// fieldsOf prints fields; unchanged ones only when all is set. Inside an
+// object every field the servers sent is printed, as upstream's CLI does:
+// they send unchanged fields with -verbose, and always inside a changed
+// service or check so that one can tell which it is.
+func (p *diffPrinter) fieldsOf(indent int, fields []*api.FieldDiff, all bool) {
 	for _, f := range fields {
 		note := ""
 		if len(f.Annotations) > 0 {
@@ -117,7 +126,7 @@ func (p *diffPrinter) fields(indent int, fields []*api.FieldDiff) {
 		case "Deleted":
 			p.line(indent, "- %s: %q%s", f.Name, f.Old, note)
 		default:
-			if p.verbose {
+			if all {
 				p.line(indent, "  %s: %q%s", f.Name, f.New, note)
 			}
 		}
@@ -126,11 +135,8 @@ func (p *diffPrinter) fields(indent int, fields []*api.FieldDiff) {
 
 func (p *diffPrinter) objects(indent int, objects []*api.ObjectDiff) {
 	for _, o := range objects {
-		if o.Type == "None" && !p.verbose {
-			continue
-		}
 		p.line(indent, "%s%s {", marked(o.Type), o.Name)
-		p.fields(indent+2, o.Fields)
+		p.fieldsOf(indent+2, o.Fields, true)
 		p.objects(indent+2, o.Objects)
 		p.line(indent, "}")
 	}

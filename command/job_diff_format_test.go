@@ -10,7 +10,8 @@ import (
 
 // The plan diff reads as upstream's: a marker per change, groups with the
 // scheduler's counts, tasks with what they force, objects in braces, and
-// unchanged lines only with -verbose.
+// unchanged lines of the job, groups and tasks only with -verbose (inside
+// an object, whatever the servers sent).
 func TestFormatJobDiff(t *testing.T) {
 	d := &api.JobDiff{Type: "Edited", ID: "web",
 		Fields: []*api.FieldDiff{{Type: "None", Name: "Priority", Old: "50", New: "50"}},
@@ -35,6 +36,7 @@ func TestFormatJobDiff(t *testing.T) {
     +/- Config {
       +/- image: "redis:7" => "redis:8"
       + args[0]: "-v"
+        port: "6379"
     }`
 	must.Eq(t, want, formatJobDiff(d, false))
 

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -114,14 +115,16 @@ func checkDeploymentLimits(t *rapid.T, h *schedtest.Harness, job *structs.Job, u
 		if a.TerminalStatus() {
 			continue
 		}
-		canary := a.DeploymentStatus.IsCanary() && d != nil && a.DeploymentID == d.ID && !d.TaskGroups["web"].Promoted
+		// Promotion clears the flag, as upstream; PlacedCanaries keeps them.
+		placedCanary := d != nil && a.DeploymentID == d.ID && (a.DeploymentStatus.IsCanary() || slices.Contains(d.TaskGroups["web"].PlacedCanaries, a.ID))
+		canary := placedCanary && !d.TaskGroups["web"].Promoted
 		switch {
 		case canary:
 			canaries++
 		default:
 			counted++
 		}
-		if d != nil && a.DeploymentID == d.ID && !a.DeploymentStatus.HasHealth() && !a.DeploymentStatus.IsCanary() && d.JobVersion > 0 && a.Job.Version > 0 {
+		if d != nil && a.DeploymentID == d.ID && !a.DeploymentStatus.HasHealth() && !placedCanary && d.JobVersion > 0 && a.Job.Version > 0 {
 			inFlight++
 		}
 	}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"time"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -159,7 +160,9 @@ func (r *reconciler) setAsideCanaries(g *groupState, gd *groupDeployment, all al
 		return
 	}
 	for _, a := range all.sorted() {
-		if a.DeploymentID == gd.ds.cur.ID && a.DeploymentStatus.IsCanary() && isLive(a) {
+		// A promoted canary's flag is cleared; PlacedCanaries still has it.
+		canary := a.DeploymentStatus.IsCanary() || slices.Contains(gd.state.PlacedCanaries, a.ID)
+		if a.DeploymentID == gd.ds.cur.ID && canary && isLive(a) {
 			gd.canaries[a.ID] = a
 		}
 	}

@@ -212,6 +212,11 @@ func (s *StateStore) UpdateDeploymentPromotion(index uint64, req *structs.ApplyD
 		if g.DesiredCanaries == 0 || (!req.All && !contains(req.Groups, name)) {
 			continue
 		}
+		if !g.Promoted {
+			if err := promoteCanariesTxn(txn, index, g.PlacedCanaries); err != nil {
+				return err
+			}
+		}
 		g.Promoted = true
 	}
 	if c.Status == structs.DeploymentStatusRunning {
@@ -229,6 +234,30 @@ func (s *StateStore) UpdateDeploymentPromotion(index uint64, req *structs.ApplyD
 		}
 	}
 	return txn.commit()
+}
+
+// promoteCanariesTxn clears the canary flag of a promoted group's
+// canaries, as upstream: their clients see the change (AllocModifyIndex)
+// and register the services' tags in place of canary_tags. The scheduler
+// still knows them as canaries by the group's PlacedCanaries.
+func promoteCanariesTxn(txn *writeTxn, index uint64, ids []string) error {
+	for _, id := range ids {
+		existing, err := allocByIDTxn(txn.Txn, nil, id)
+		if err != nil {
+			return err
+		}
+		if existing == nil || !existing.DeploymentStatus.IsCanary() {
+			continue
+		}
+		a := existing.Copy()
+		a.DeploymentStatus.Canary = false
+		a.DeploymentStatus.ModifyIndex = index
+		a.ModifyIndex, a.AllocModifyIndex = index, index
+		if err := storeAllocTxn(txn, index, a, existing); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {

@@ -113,7 +113,10 @@ func (j *Job) Diff(other *Job, contextual bool) (*JobDiff, error) {
 	return out, nil
 }
 
-type differ struct{ contextual bool }
+// differ holds how a diff is made. contextual lists unchanged fields
+// too; keepEmpty lists them even when empty on both sides, as upstream
+// does inside a service.
+type differ struct{ contextual, keepEmpty bool }
 
 func diffType(hadOld, hasNew, changed bool) string {
 	switch {
@@ -240,6 +243,8 @@ func (d differ) structs(old, new reflect.Value, skip map[string]bool) ([]*FieldD
 			objects = d.appendObject(objects, d.freeform(f.Name, ov, nv))
 		case ft.Kind() == reflect.Struct:
 			objects = d.appendObject(objects, d.object(f.Name, ov, nv))
+		case f.Type == serviceListType:
+			objects = append(objects, d.services(ov, nv)...)
 		case ft.Kind() == reflect.Slice && derefType(ft.Elem()).Kind() == reflect.Struct:
 			objects = append(objects, d.objectSet(derefType(ft.Elem()).Name(), ov, nv)...)
 		}
@@ -262,7 +267,7 @@ func (d differ) field(out []*FieldDiff, name, old, new string) []*FieldDiff {
 	typ := DiffTypeNone
 	switch {
 	case old == new:
-		if !d.contextual || new == "" {
+		if !d.contextual || (new == "" && !d.keepEmpty) {
 			return out
 		}
 	case old == "":
@@ -343,11 +348,30 @@ func (d differ) scalarSet(name string, old, new reflect.Value) *ObjectDiff {
 		}
 		obj.Fields = d.field(obj.Fields, name, ov, nv)
 	}
-	obj.Type = diffType(lenOf(old) > 0, lenOf(new) > 0, changes(obj.Fields, nil))
+	obj.Type = setDiffType(obj.Fields)
 	if len(obj.Fields) == 0 || (obj.Type == DiffTypeNone && !d.contextual) {
 		return nil
 	}
 	return obj
+}
+
+// setDiffType is the type of a set's diff by upstream's rule: Added when
+// members were only added, Deleted when only removed, Edited for both.
+func setDiffType(fields []*FieldDiff) string {
+	var added, deleted bool
+	for _, f := range fields {
+		added = added || f.Type == DiffTypeAdded
+		deleted = deleted || f.Type == DiffTypeDeleted
+	}
+	switch {
+	case added && deleted:
+		return DiffTypeEdited
+	case added:
+		return DiffTypeAdded
+	case deleted:
+		return DiffTypeDeleted
+	}
+	return DiffTypeNone
 }
 
 // stringMap diffs a map[string]string as fields named Name[key].

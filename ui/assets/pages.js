@@ -7,6 +7,7 @@ import {
   h, table, link, shortID, statusBadge, since, lasting, kv,
   fromUnixSeconds, fromUnixNanos, fromRFC3339,
 } from './dom.js';
+import { hasChecks, checksSection } from './checks.js';
 
 const enc = encodeURIComponent;
 
@@ -204,7 +205,8 @@ function details(d) {
   return Object.entries(d || {}).sort().map(([k, v]) => `${k}: ${v}`).join(', ');
 }
 
-// allocPage shows an allocation and, per task, its state and events.
+// allocPage shows an allocation, its service checks (checks.js) and,
+// per task, its state and events.
 export async function allocPage(id) {
   const a = await get(`/v1/allocation/${enc(id)}`);
   const unknown = a.ClientStatus === 'unknown';
@@ -227,6 +229,7 @@ export async function allocPage(id) {
       ['Client status', a.ClientStatus + (a.ClientDescription ? ` (${a.ClientDescription})` : '')],
       ['Created', since(fromUnixNanos(a.CreateTime))], ['Modified', since(fromUnixNanos(a.ModifyTime))],
     ]),
+    hasChecks(a) ? [h('h2', null, 'Checks'), checksSection(a)] : null,
     h('h2', null, 'Tasks'),
     tasks.length ? tasks.map((t) => taskSection(t, a.TaskStates[t])) : h('p', { class: 'muted' }, 'No task has reported yet.'));
 }
