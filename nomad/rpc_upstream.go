@@ -1,0 +1,43 @@
+package nomad
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/nomad-edge/nomad/nomad/upstreamrpc"
+)
+
+// sniffUpstream tells an upstream Nomad client's connection from our node
+// session, which begin with the same byte (see upstreamrpc.IsUpstream). A
+// connection that says nothing is dropped after nodeHelloTimeout, as a
+// silent node session is.
+func sniffUpstream(conn net.Conn) (net.Conn, bool, error) {
+	_ = conn.SetReadDeadline(time.Now().Add(nodeHelloTimeout))
+	c, up, err := upstreamrpc.IsUpstream(conn)
+	_ = conn.SetReadDeadline(time.Time{})
+	return c, up, err
+}
+
+// handleUpstreamSession serves an upstream client agent: the same
+// endpoints as our own clients get, bound to the connection's peer, so
+// node secrets, ACL tokens and TLS identities are checked as for ours.
+func (s *Server) handleUpstreamSession(conn net.Conn, peer rpcPeer) {
+	srv, err := s.connRPCServer(peer)
+	if err != nil {
+		s.logger.Error("setting up RPC endpoints for an upstream client", "error", err)
+		conn.Close()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.shutdownCh:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	s.logger.Debug("upstream client connection", "remote", conn.RemoteAddr())
+	_ = upstreamrpc.Serve(ctx, conn, srv, upstreamrpc.Config{Yamux: yamuxConfig(), Logger: s.logger.Named("upstreamrpc")})
+}
