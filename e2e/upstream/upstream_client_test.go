@@ -1,0 +1,239 @@
+// Package upstream runs the real upstream Nomad v1.6.5 agent (unmodified,
+// from ../shared/tools) against our binary: an upstream client on our
+// servers registers, runs a raw_exec allocation and reports it,
+// heartbeats, and goes disconnected and back by the disconnected-clients
+// rules, its task untouched. Each test skips, with a message, when the
+// upstream binary is absent.
+package upstream
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/testutil/wait"
+)
+
+func TestMain(m *testing.M) { harness.Main(m) }
+
+// upstreamGz is the reference binary, relative to this package.
+const upstreamGz = "../../../shared/tools/nomad-1.6.5.gz"
+
+// upstreamCluster is one of our servers and one upstream client on it.
+type upstreamCluster struct {
+	t      *testing.T
+	server *harness.Agent
+	client *harness.Agent
+}
+
+// startUpstreamCluster starts our server (short heartbeat TTL and grace, so
+// a missed heartbeat shows in seconds) and an upstream 1.6.5 client agent
+// pointed at its RPC port, and waits for the node to be ready.
+func startUpstreamCluster(t *testing.T) *upstreamCluster {
+	t.Helper()
+	upstreamBin := harness.UnpackTool(t, upstreamGz, t.TempDir())
+	ags := harness.NewAgents(t)
+	sp := harness.FreePorts(t)
+	server := ags.Add(harness.AgentConfig{
+		Name:  "server",
+		Ports: sp,
+		Config: fmt.Sprintf(`
+data_dir  = "@DATA_DIR@"
+bind_addr = "127.0.0.1"
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+server {
+  enabled           = true
+  bootstrap_expect  = 1
+  heartbeat_grace   = "2s"
+  min_heartbeat_ttl = "2s"
+}
+`, sp.HTTP, sp.RPC, sp.Serf),
+	})
+	server.Start()
+	cp := harness.FreePorts(t)
+	client := ags.Add(harness.AgentConfig{
+		Name:  "upstream-client",
+		Bin:   upstreamBin,
+		Ports: cp,
+		Config: fmt.Sprintf(`
+data_dir             = "@DATA_DIR@"
+bind_addr            = "127.0.0.1"
+name                 = "upstream-1"
+disable_update_check = true
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+advertise {
+  http = "127.0.0.1"
+  rpc  = "127.0.0.1"
+  serf = "127.0.0.1"
+}
+client {
+  enabled = true
+  servers = [%q]
+}
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
+consul {
+  server_auto_join = false
+  client_auto_join = false
+  auto_advertise   = false
+}
+`, cp.HTTP, cp.RPC, cp.Serf, server.RPCAddr()),
+	})
+	wait.Poll(t, 30*time.Second, "our server has a leader", func() (bool, string) {
+		server.MustNotHaveDied()
+		l := server.Leader()
+		return l != "", "leader " + l
+	})
+	client.Start()
+	c := &upstreamCluster{t: t, server: server, client: client}
+	c.waitNode("ready")
+	return c
+}
+
+// node is the one node, as our server's API shows it.
+func (c *upstreamCluster) node() (*nomadapi.NodeListStub, error) {
+	nodes, _, err := c.server.API().Nodes().List(nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) != 1 {
+		return nil, fmt.Errorf("%d nodes", len(nodes))
+	}
+	return nodes[0], nil
+}
+
+func (c *upstreamCluster) waitNode(status string) *nomadapi.NodeListStub {
+	c.t.Helper()
+	var n *nomadapi.NodeListStub
+	wait.Poll(c.t, 60*time.Second, "the upstream node "+status, func() (bool, string) {
+		c.server.MustNotHaveDied()
+		var err error
+		if n, err = c.node(); err != nil {
+			return false, err.Error()
+		}
+		return n.Status == status, fmt.Sprintf("node %s status %s", n.Name, n.Status)
+	})
+	return n
+}
+
+// waitAlloc waits for the job's one allocation to have clientStatus, its
+// task running with a live process when running, and returns it.
+func (c *upstreamCluster) waitAlloc(jobID, clientStatus string) *nomadapi.Allocation {
+	c.t.Helper()
+	var got *nomadapi.Allocation
+	wait.Poll(c.t, 60*time.Second, fmt.Sprintf("the allocation of %s %s", jobID, clientStatus), func() (bool, string) {
+		c.server.MustNotHaveDied()
+		stubs, _, err := c.server.API().Jobs().Allocations(jobID, true, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(stubs) != 1 {
+			return false, fmt.Sprintf("%d allocations", len(stubs))
+		}
+		a, _, err := c.server.API().Allocations().Info(stubs[0].ID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		got = a
+		return a.ClientStatus == clientStatus, fmt.Sprintf("alloc %s client status %s desired %s", a.ID[:8], a.ClientStatus, a.DesiredStatus)
+	})
+	return got
+}
+
+// sleepJob is a raw_exec job of one /bin/sleep task that may stay
+// disconnected for two minutes.
+func sleepJob(id string) *nomadapi.Job {
+	job := nomadapi.NewServiceJob(id, id, "global", 50)
+	job.Datacenters = []string{"dc1"}
+	tg := nomadapi.NewTaskGroup("sleep", 1)
+	window := 2 * time.Minute
+	tg.MaxClientDisconnect = &window
+	task := nomadapi.NewTask("sleep", "raw_exec")
+	task.SetConfig("command", "/bin/sleep")
+	task.SetConfig("args", []string{"3600"})
+	cpu, mem := 50, 32
+	task.Require(&nomadapi.Resources{CPU: &cpu, MemoryMB: &mem})
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+// taskPID is the one process of the allocation's task.
+func taskPID(t *testing.T, allocID string) int {
+	t.Helper()
+	var pids []int
+	wait.Poll(t, 20*time.Second, "one task process of "+allocID[:8], func() (bool, string) {
+		pids = harness.AllocPIDs(allocID)
+		return len(pids) == 1, fmt.Sprintf("pids %v", pids)
+	})
+	return pids[0]
+}
+
+// TestUpstreamClientRunsOnOurServers checks that an upstream v1.6.5 client
+// agent registers with our server (as 1.6.5, so the version gate sees its
+// real version), runs an allocation we place and reports it running,
+// keeps its node ready by heartbeating, and, frozen past its TTL, is
+// marked disconnected with its allocation unknown, then on resuming comes
+// back ready with the same allocation and the same task process: the
+// upgrade path (operations/upgrading.md) rests on exactly this.
+func TestUpstreamClientRunsOnOurServers(t *testing.T) {
+	c := startUpstreamCluster(t)
+	n, _, err := c.server.API().Nodes().Info(c.waitNode("ready").ID, nil)
+	must.NoError(t, err)
+	must.Eq(t, "1.6.5", n.Attributes["nomad.version"])
+	must.True(t, n.Drivers["raw_exec"] != nil && n.Drivers["raw_exec"].Healthy, must.Sprintf("drivers %v", n.Drivers))
+
+	_, _, err = c.server.API().Jobs().Register(sleepJob("sleep"), nil)
+	must.NoError(t, err)
+	alloc := c.waitAlloc("sleep", "running")
+	must.Eq(t, "running", alloc.TaskStates["sleep"].State)
+	pid := taskPID(t, alloc.ID)
+
+	// Heartbeats: the TTL is about 2s and the grace 2s; ready for three
+	// times that means the client's Node.UpdateStatus calls are taken.
+	harness.Hold(t, 12*time.Second, "the upstream node stays ready while it heartbeats", func() error {
+		n, err := c.node()
+		if err != nil {
+			return err
+		}
+		if n.Status != "ready" {
+			return fmt.Errorf("node is %s", n.Status)
+		}
+		return nil
+	})
+
+	// A client that stops answering (frozen, as one whose link went
+	// silent) is disconnected and its allocation unknown, not lost: the
+	// job allows two minutes away.
+	c.client.Signal(syscall.SIGSTOP)
+	c.waitNode("disconnected")
+	unknown := c.waitAlloc("sleep", "unknown")
+	must.Eq(t, alloc.ID, unknown.ID)
+	must.True(t, harness.Alive(pid), must.Sprint("the task process lives on while its client is away"))
+
+	c.client.Signal(syscall.SIGCONT)
+	c.waitNode("ready")
+	back := c.waitAlloc("sleep", "running")
+	must.Eq(t, alloc.ID, back.ID)
+	must.Eq(t, uint64(0), back.TaskStates["sleep"].Restarts)
+	must.Eq(t, []int{pid}, harness.AllocPIDs(alloc.ID))
+	stubs, _, err := c.server.API().Jobs().Allocations("sleep", true, nil)
+	must.NoError(t, err)
+	must.Len(t, 1, stubs, must.Sprint("no replacement was placed"))
+}
