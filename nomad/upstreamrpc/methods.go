@@ -8,8 +8,12 @@ import (
 
 // clientMethods are the RPCs an upstream client agent makes to its
 // servers that we serve: observed from a v1.6.5 client that registers,
-// runs allocations and heartbeats. Any other method is refused by name;
-// in particular nothing that only servers or operators call passes here.
+// runs allocations and heartbeats, plus the reads it makes for a
+// migrating allocation (Alloc.GetAlloc, Node.GetNode) and for its server
+// list. Any other method is refused by name; in particular nothing that
+// only servers or operators call passes here. Node.EmitEvents (a client's
+// driver health events) is not here yet: our servers have no such
+// endpoint, and the client retries its events until they go through.
 var clientMethods = map[string]bool{
 	"Status.Ping":          true,
 	"Status.Leader":        true,
@@ -19,7 +23,6 @@ var clientMethods = map[string]bool{
 	"Node.UpdateStatus":    true,
 	"Node.GetClientAllocs": true,
 	"Node.UpdateAlloc":     true,
-	"Node.EmitEvents":      true,
 	"Node.GetNode":         true,
 	"Alloc.GetAllocs":      true,
 	"Alloc.GetAlloc":       true,
