@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/upstreamrpc"
 )
 
@@ -17,6 +18,18 @@ func sniffUpstream(conn net.Conn) (net.Conn, bool, error) {
 	c, up, err := upstreamrpc.IsUpstream(conn)
 	_ = conn.SetReadDeadline(time.Time{})
 	return c, up, err
+}
+
+// upstreamTLS reads a connection that began with upstream's TLS byte
+// (which is our plaintext multiplex byte, refused with TLS on): when a
+// TLS handshake follows, it is an upstream agent's TLS connection, and the
+// handshake goes on as for ours, with the same certificates checked.
+func upstreamTLS(conn net.Conn) (net.Conn, byte) {
+	c, isTLS, err := upstreamrpc.StartsTLS(conn)
+	if err != nil || !isTLS {
+		return c, upstreamrpc.ConnTLS
+	}
+	return c, pool.RPCTLS
 }
 
 // handleUpstreamSession serves an upstream client agent: the same

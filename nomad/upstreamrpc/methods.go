@@ -13,7 +13,7 @@ import (
 // list. Any other method is refused by name; in particular nothing that
 // only servers or operators call passes here. Node.EmitEvents (a client's
 // driver health events) is not here yet: our servers have no such
-// endpoint, and the client retries its events until they go through.
+// endpoint, so it is refused like any method we do not serve.
 var clientMethods = map[string]bool{
 	"Status.Ping":          true,
 	"Status.Leader":        true,

@@ -16,6 +16,11 @@ const (
 	// streams. Our own node session (pool.RPCNodeSession) uses the same
 	// byte and is told apart by what follows it (IsUpstream).
 	ConnMultiplexV2 byte = 0x06
+	// ConnTLS is the first byte of an upstream agent's TLS connection; a
+	// TLS handshake follows, then ConnMultiplexV2 inside it. Our own
+	// plaintext multiplex byte (pool.RPCMultiplex) is the same value
+	// (StartsTLS tells them apart).
+	ConnTLS byte = 0x04
 
 	// streamRPC begins a stream of msgpack net/rpc calls.
 	streamRPC byte = 0x01
@@ -23,6 +28,9 @@ const (
 	// not served yet.
 	streamStreaming byte = 0x05
 )
+
+// tlsHandshake is the first byte of a TLS record carrying a handshake.
+const tlsHandshake byte = 0x16
 
 // yamuxVersion is the first byte of every yamux frame header; a msgpack
 // map, which is what our own node session's hello is, never starts with it.
@@ -60,4 +68,17 @@ func IsUpstream(conn net.Conn) (net.Conn, bool, error) {
 		return conn, false, err
 	}
 	return &peekedConn{Conn: conn, r: r}, b[0] == yamuxVersion, nil
+}
+
+// StartsTLS reports whether a connection whose first byte was ConnTLS
+// goes on with a TLS handshake (an upstream agent with TLS), rather than
+// a yamux session (our plaintext multiplex). The returned connection
+// yields the peeked byte again.
+func StartsTLS(conn net.Conn) (net.Conn, bool, error) {
+	r := bufio.NewReader(conn)
+	b, err := r.Peek(1)
+	if err != nil {
+		return conn, false, err
+	}
+	return &peekedConn{Conn: conn, r: r}, b[0] == tlsHandshake, nil
 }
