@@ -7,7 +7,11 @@
 package upstream
 
 import (
+	"crypto/x509"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/helper/tlsutil"
 	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
@@ -33,10 +38,12 @@ type upstreamCluster struct {
 
 // startUpstreamCluster starts our server (short heartbeat TTL and grace, so
 // a missed heartbeat shows in seconds) and an upstream 1.6.5 client agent
-// pointed at its RPC port, and waits for the node to be ready.
-func startUpstreamCluster(t *testing.T) *upstreamCluster {
+// pointed at its RPC port, and waits for the node to be ready. extra is
+// more HCL for each: the server's, then the client's.
+func startUpstreamCluster(t *testing.T, extra ...string) *upstreamCluster {
 	t.Helper()
 	upstreamBin := harness.UnpackTool(t, upstreamGz, t.TempDir())
+	extra = append(extra, "", "")
 	ags := harness.NewAgents(t)
 	sp := harness.FreePorts(t)
 	server := ags.Add(harness.AgentConfig{
@@ -56,7 +63,8 @@ server {
   heartbeat_grace   = "2s"
   min_heartbeat_ttl = "2s"
 }
-`, sp.HTTP, sp.RPC, sp.Serf),
+%s
+`, sp.HTTP, sp.RPC, sp.Serf, extra[0]),
 	})
 	server.Start()
 	cp := harness.FreePorts(t)
@@ -93,7 +101,8 @@ consul {
   client_auto_join = false
   auto_advertise   = false
 }
-`, cp.HTTP, cp.RPC, cp.Serf, server.RPCAddr()),
+%s
+`, cp.HTTP, cp.RPC, cp.Serf, server.RPCAddr(), extra[1]),
 	})
 	wait.Poll(t, 30*time.Second, "our server has a leader", func() (bool, string) {
 		server.MustNotHaveDied()
@@ -236,4 +245,47 @@ func TestUpstreamClientRunsOnOurServers(t *testing.T) {
 	stubs, _, err := c.server.API().Jobs().Allocations("sleep", true, nil)
 	must.NoError(t, err)
 	must.Len(t, 1, stubs, must.Sprint("no replacement was placed"))
+}
+
+// tlsBlock writes a CA and a certificate for role ("server" or "client")
+// of region global into dir, as `nomad tls cert create` would, and
+// returns the agent's tls block using them.
+func tlsBlock(t *testing.T, dir string, ca, caKey []byte, role string) string {
+	t.Helper()
+	name := role + ".global.nomad"
+	cert, key, err := tlsutil.GenerateCert(tlsutil.CertInput{
+		CA: ca, CAKey: caKey, CommonName: name,
+		DNSNames:    []string{name, "localhost"},
+		IPs:         []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	})
+	must.NoError(t, err)
+	files := map[string][]byte{"ca.pem": ca, role + ".pem": cert, role + "-key.pem": key}
+	for f, b := range files {
+		must.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o600))
+	}
+	return fmt.Sprintf(`
+tls {
+  rpc                    = true
+  ca_file                = %q
+  cert_file              = %q
+  key_file               = %q
+  verify_server_hostname = true
+}
+`, filepath.Join(dir, "ca.pem"), filepath.Join(dir, role+".pem"), filepath.Join(dir, role+"-key.pem"))
+}
+
+// TestUpstreamClientOverMutualTLS checks that an upstream 1.6.5 client
+// with mTLS on (its own TLS connection byte, then the handshake) reaches
+// our server with tls.rpc on, is verified by the same CA, registers and
+// runs an allocation: a cluster upgraded in place keeps its certificates.
+func TestUpstreamClientOverMutualTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca, caKey, err := tlsutil.GenerateCA(tlsutil.CAInput{})
+	must.NoError(t, err)
+	c := startUpstreamCluster(t, tlsBlock(t, dir, ca, caKey, "server"), tlsBlock(t, dir, ca, caKey, "client"))
+	_, _, err = c.server.API().Jobs().Register(sleepJob("sleep"), nil)
+	must.NoError(t, err)
+	alloc := c.waitAlloc("sleep", "running")
+	must.Eq(t, "running", alloc.TaskStates["sleep"].State)
 }
