@@ -157,8 +157,8 @@ func TestTimesKeepUpstreamsBinaryForm(t *testing.T) {
 // TestOurAllocReplyKeepsUpstreamsFields checks which fields of an
 // allocation, as an upstream server sends it to its client, our model
 // does not carry: exactly those listed in testdata/get-allocs-reply.dropped
-// (legacy resources, Consul, Vault and CSI fields, features we do not
-// have). A field of ours renamed or removed shows up here before an
+// (legacy resources, Consul, Vault, identity and CSI fields, features we
+// do not have or keep elsewhere). A field of ours renamed or removed shows up here before an
 // upstream client misses it.
 func TestOurAllocReplyKeepsUpstreamsFields(t *testing.T) {
 	raw := fixture(t, "get-allocs-reply.msgpack")
@@ -181,9 +181,9 @@ func TestOurAllocReplyKeepsUpstreamsFields(t *testing.T) {
 	must.Eq(t, want, dropped, must.Sprintf("fields upstream sends that we drop changed; the list is:\n%s", strings.Join(dropped, "\n")))
 }
 
-// fieldPaths lists every field path of a msgpack document, maps' keys
-// joined with dots, list elements as [] (the keys of free-form maps,
-// such as a task's config, are paths too).
+// fieldPaths lists every field path of a msgpack document that holds a
+// value, maps' keys joined with dots, list elements as [] (the keys of
+// free-form maps, such as a task's config, are paths too).
 func fieldPaths(t *testing.T, b []byte) map[string]bool {
 	t.Helper()
 	var v any
@@ -200,6 +200,9 @@ func fieldPaths(t *testing.T, b []byte) map[string]bool {
 			for _, e := range x {
 				walk(prefix+"[]", e)
 			}
+		case nil:
+			// Absent and null are the same to a decoder; ours leaves
+			// out empty fields (omitempty) that upstream writes as nil.
 		default:
 			out[prefix] = true
 		}
