@@ -3,6 +3,7 @@ package nomad
 import (
 	"context"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/nomad-edge/nomad/helper/pool"
@@ -52,5 +53,21 @@ func (s *Server) handleUpstreamSession(conn net.Conn, peer rpcPeer) {
 		}
 	}()
 	s.logger.Debug("upstream client connection", "remote", conn.RemoteAddr())
-	_ = upstreamrpc.Serve(ctx, conn, srv, upstreamrpc.Config{Yamux: yamuxConfig(), Logger: s.logger.Named("upstreamrpc")})
+	// The nodes this connection speaks for are reached through it, as
+	// through our own clients' node sessions (DialNode).
+	var nodes []string
+	var api *upstreamrpc.ClientAPI
+	var mu sync.Mutex
+	onNode := func(nodeID string, a *upstreamrpc.ClientAPI) {
+		mu.Lock()
+		nodes, api = append(nodes, nodeID), a
+		mu.Unlock()
+		s.nodeConns.add(nodeID, a)
+	}
+	_ = upstreamrpc.Serve(ctx, conn, srv, upstreamrpc.Config{Yamux: yamuxConfig(), Logger: s.logger.Named("upstreamrpc"), OnNode: onNode})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range nodes {
+		s.nodeConns.remove(id, api)
+	}
 }

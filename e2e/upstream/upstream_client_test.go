@@ -9,7 +9,9 @@ package upstream
 import (
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -165,8 +167,8 @@ func (c *upstreamCluster) waitAlloc(jobID, clientStatus string) *nomadapi.Alloca
 	return got
 }
 
-// sleepJob is a raw_exec job of one /bin/sleep task that may stay
-// disconnected for two minutes.
+// sleepJob is a raw_exec job of one task that says "started" and sleeps,
+// and may stay disconnected for two minutes.
 func sleepJob(id string) *nomadapi.Job {
 	job := nomadapi.NewServiceJob(id, id, "global", 50)
 	job.Datacenters = []string{"dc1"}
@@ -174,13 +176,24 @@ func sleepJob(id string) *nomadapi.Job {
 	window := 2 * time.Minute
 	tg.MaxClientDisconnect = &window
 	task := nomadapi.NewTask("sleep", "raw_exec")
-	task.SetConfig("command", "/bin/sleep")
-	task.SetConfig("args", []string{"3600"})
+	task.SetConfig("command", "/bin/sh")
+	task.SetConfig("args", []string{"-c", "echo started; exec /bin/sleep 3600"})
 	cpu, mem := 50, 32
 	task.Require(&nomadapi.Resources{CPU: &cpu, MemoryMB: &mem})
 	tg.AddTask(task)
 	job.AddTaskGroup(tg)
 	return job
+}
+
+// httpGet returns the body and status of a GET.
+func httpGet(t *testing.T, url string) (string, int) {
+	t.Helper()
+	resp, err := http.Get(url)
+	must.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must.NoError(t, err)
+	return string(b), resp.StatusCode
 }
 
 // taskPID is the one process of the allocation's task.
@@ -197,7 +210,8 @@ func taskPID(t *testing.T, allocID string) int {
 // TestUpstreamClientRunsOnOurServers checks that an upstream v1.6.5 client
 // agent registers with our server (as 1.6.5, so the version gate sees its
 // real version), runs an allocation we place and reports it running,
-// keeps its node ready by heartbeating, and, frozen past its TTL, is
+// serves its logs and files through our server (a route it cannot serve,
+// stats, is refused by name), keeps its node ready by heartbeating, and, frozen past its TTL, is
 // marked disconnected with its allocation unknown, then on resuming comes
 // back ready with the same allocation and the same task process: the
 // upgrade path (operations/upgrading.md) rests on exactly this.
@@ -213,6 +227,22 @@ func TestUpstreamClientRunsOnOurServers(t *testing.T) {
 	alloc := c.waitAlloc("sleep", "running")
 	must.Eq(t, "running", alloc.TaskStates["sleep"].State)
 	pid := taskPID(t, alloc.ID)
+
+	// Logs and files come through our server, over the connection the
+	// upstream client opened (its HTTP port is not asked).
+	base := c.server.HTTPAddr() + "/v1/client/"
+	wait.Poll(t, 20*time.Second, "the task's stdout through our server", func() (bool, string) {
+		body, code := httpGet(t, base+"fs/logs/"+alloc.ID+"?task=sleep&type=stdout&plain=true")
+		return code == http.StatusOK && body == "started\n", fmt.Sprintf("%d %q", code, body)
+	})
+	var files []struct{ Name string }
+	must.NoError(t, c.server.GetJSON("/v1/client/fs/ls/"+alloc.ID+"?path=alloc/logs", &files))
+	must.SliceContainsFunc(t, files, "sleep.stdout.0", func(f struct{ Name string }, name string) bool { return f.Name == name })
+	body, code := httpGet(t, base+"fs/cat/"+alloc.ID+"?path=alloc/logs/sleep.stdout.0")
+	must.Eq(t, http.StatusOK, code)
+	must.Eq(t, "started\n", body)
+	body, code = httpGet(t, base+"allocation/"+alloc.ID+"/stats")
+	must.Eq(t, http.StatusNotImplemented, code, must.Sprintf("body %q", body))
 
 	// Heartbeats: the TTL is about 2s and the grace 2s; ready for three
 	// times that means the client's Node.UpdateStatus calls are taken.

@@ -34,9 +34,27 @@ type session struct {
 	mu sync.Mutex
 	// nodeIndex is the node modify index last told to each node.
 	nodeIndex map[string]uint64
+	// onNode, when set, is told once of each node whose call an endpoint
+	// accepted (its secret checked, or its first registration).
+	onNode func(nodeID string)
+	nodes  map[string]bool
 }
 
-func newSession() *session { return &session{nodeIndex: map[string]uint64{}} }
+func newSession() *session { return &session{nodeIndex: map[string]uint64{}, nodes: map[string]bool{}} }
+
+// sawNode records a node the session serves.
+func (s *session) sawNode(nodeID string) {
+	if nodeID == "" {
+		return
+	}
+	s.mu.Lock()
+	first := !s.nodes[nodeID]
+	s.nodes[nodeID] = true
+	s.mu.Unlock()
+	if first && s.onNode != nil {
+		s.onNode(nodeID)
+	}
+}
 
 // translateRequest brings a decoded upstream request to our shape where
 // the two differ beyond field names.
@@ -85,6 +103,11 @@ func (s *session) translateReply(method string, args, reply any) {
 			nodeID = a.NodeID
 		}
 		s.heartbeatIndex(method, nodeID, r)
+		s.sawNode(nodeID)
+	case *structs.NodeClientAllocsResponse:
+		if a, ok := args.(*structs.NodeSpecificRequest); ok {
+			s.sawNode(a.NodeID)
+		}
 	}
 }
 

@@ -18,6 +18,11 @@ type Config struct {
 	Yamux *yamux.Config
 	// Logger logs refused streams and methods; nil logs nothing.
 	Logger hclog.Logger
+	// OnNode, when set, is called once for each node the connection
+	// speaks for, after an endpoint accepted one of its calls (the node's
+	// secret checked, or the node registered), with the client API served
+	// over this connection. The API ends with the connection.
+	OnNode func(nodeID string, api *ClientAPI)
 }
 
 // Serve serves an upstream client's connection (after its ConnMultiplexV2
@@ -54,6 +59,11 @@ func Serve(ctx context.Context, conn net.Conn, srv *rpc.Server, cfg Config) erro
 		}
 	}()
 	state := newSession()
+	if cfg.OnNode != nil {
+		api := newClientAPI(sess)
+		defer api.Close()
+		state.onNode = func(nodeID string) { cfg.OnNode(nodeID, api) }
+	}
 	for {
 		stream, err := sess.Accept()
 		if err != nil {
