@@ -174,7 +174,7 @@ func sleepJob(id string) *nomadapi.Job {
 	job.Datacenters = []string{"dc1"}
 	tg := nomadapi.NewTaskGroup("sleep", 1)
 	window := 2 * time.Minute
-	tg.MaxClientDisconnect = &window
+	tg.Disconnect = &nomadapi.DisconnectStrategy{LostAfter: &window}
 	task := nomadapi.NewTask("sleep", "raw_exec")
 	task.SetConfig("command", "/bin/sh")
 	task.SetConfig("args", []string{"-c", "echo started; exec /bin/sleep 3600"})

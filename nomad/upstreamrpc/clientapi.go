@@ -246,10 +246,12 @@ func (c *ClientAPI) stream(w http.ResponseWriter, r *http.Request, method string
 	}()
 	enc := codec.NewEncoder(st, Handle)
 	dec := codec.NewDecoder(st, Handle)
-	if _, err := st.Write([]byte{streamStreaming}); err == nil {
-		if err = enc.Encode(&streamHeader{Method: method}); err == nil {
-			err = enc.Encode(&req)
-		}
+	_, err = st.Write([]byte{streamStreaming})
+	if err == nil {
+		err = enc.Encode(&streamHeader{Method: method})
+	}
+	if err == nil {
+		err = enc.Encode(&req)
 	}
 	var ack streamAck
 	if err == nil {
