@@ -8,7 +8,12 @@
 // a protocol byte and then carry msgpack net/rpc calls, several in turn on
 // one stream), upstream's msgpack settings, the list of client RPCs an
 // upstream client may make, and the translation between upstream's shapes
-// and ours. Nothing outside this package knows upstream's formats.
+// and ours. The other way, it answers the /v1/client HTTP exchanges the
+// servers send down a node's session (ClientAPI) by upstream's client
+// RPCs on the connection the upstream client opened: streaming RPCs
+// (protocol byte, a header naming the method, the request, an
+// acknowledgement, then frames) for logs and file contents, msgpack calls
+// for listings. Nothing outside this package knows upstream's formats.
 //
 // Which way it calls: it imports the model (nomad/structs) and nothing else
 // of ours. The server hands it each accepted upstream connection and the
