@@ -71,6 +71,9 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	// The service catalog (issue 20).
 	structs.ServiceRegistrationUpsertRequestType:     decoded((*nomadFSM).applyServiceRegistrationUpsert),
 	structs.ServiceRegistrationDeleteByIDRequestType: decoded((*nomadFSM).applyServiceRegistrationDeleteByID),
+
+	// Events a client reports about its node (issue 24).
+	structs.NodeEventsEmitRequestType: decoded((*nomadFSM).applyNodeEventsEmit),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

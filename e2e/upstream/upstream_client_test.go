@@ -98,6 +98,14 @@ plugin "raw_exec" {
     enabled = true
   }
 }
+# The mock driver turns itself off after 8s: a driver health event the
+# client reports with Node.EmitEvents.
+plugin "mock_driver" {
+  config {
+    shutdown_periodic_after    = true
+    shutdown_periodic_duration = 8000000000
+  }
+}
 consul {
   server_auto_join = false
   client_auto_join = false
@@ -211,7 +219,8 @@ func taskPID(t *testing.T, allocID string) int {
 // agent registers with our server (as 1.6.5, so the version gate sees its
 // real version), runs an allocation we place and reports it running,
 // serves its logs and files through our server (a route it cannot serve,
-// stats, is refused by name), keeps its node ready by heartbeating, and, frozen past its TTL, is
+// stats, is refused by name), reports a driver's health event into the
+// node's history, keeps its node ready by heartbeating, and, frozen past its TTL, is
 // marked disconnected with its allocation unknown, then on resuming comes
 // back ready with the same allocation and the same task process: the
 // upgrade path (operations/upgrading.md) rests on exactly this.
@@ -255,6 +264,20 @@ func TestUpstreamClientRunsOnOurServers(t *testing.T) {
 			return fmt.Errorf("node is %s", n.Status)
 		}
 		return nil
+	})
+
+	// The driver health event the client reported is in the node's history.
+	wait.Poll(t, 30*time.Second, "the mock driver's event in the node's history", func() (bool, string) {
+		n, _, err := c.server.API().Nodes().Info(alloc.NodeID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range n.Events {
+			if e.Subsystem == "Driver" && e.Details["driver"] == "mock_driver" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("events %d", len(n.Events))
 	})
 
 	// A client that stops answering (frozen, as one whose link went

@@ -56,6 +56,7 @@
 //	func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error
 //	func (s *StateStore) UpdateNodeStatusBatch(index uint64, req *structs.NodeBatchUpdateStatusRequest) error
 //	func (s *StateStore) UpdateNodeEligibility(index uint64, nodeID, eligibility string, event *structs.NodeEvent) error
+//	func (s *StateStore) AddNodeEvents(index uint64, events map[string][]*structs.NodeEvent) error  // what clients report (Node.EmitEvents)
 //	func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, u NodeDrainUpdate) error
 //	func (s *StateStore) NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error)
 //	func (s *StateStore) NodesByIDPrefix(ws memdb.WatchSet, prefix string) (memdb.ResultIterator, error)

@@ -11,9 +11,7 @@ import (
 // runs allocations and heartbeats, plus the reads it makes for a
 // migrating allocation (Alloc.GetAlloc, Node.GetNode) and for its server
 // list. Any other method is refused by name; in particular nothing that
-// only servers or operators call passes here. Node.EmitEvents (a client's
-// driver health events) is not here yet: our servers have no such
-// endpoint, so it is refused like any method we do not serve.
+// only servers or operators call passes here.
 var clientMethods = map[string]bool{
 	"Status.Ping":          true,
 	"Status.Leader":        true,
@@ -23,6 +21,7 @@ var clientMethods = map[string]bool{
 	"Node.UpdateStatus":    true,
 	"Node.GetClientAllocs": true,
 	"Node.UpdateAlloc":     true,
+	"Node.EmitEvents":      true,
 	"Node.GetNode":         true,
 	"Alloc.GetAllocs":      true,
 	"Alloc.GetAlloc":       true,

@@ -110,6 +110,19 @@ func TestCapturedRequestsDecodeIntoOurs(t *testing.T) {
 	must.False(t, a.DeploymentStatus.Timestamp.IsZero(), must.Sprint("upstream's binary time decodes"))
 	must.Eq(t, "running", a.TaskStates["t"].State)
 	must.False(t, a.TaskStates["t"].StartedAt.IsZero())
+
+	// From another run: the mock driver turned itself off.
+	var ev structs.EmitNodeEventsRequest
+	decodeFixture(t, "emit-events-request.msgpack", &ev)
+	must.MapLen(t, 1, ev.NodeEvents)
+	must.NotEq(t, "", ev.AuthToken)
+	for _, events := range ev.NodeEvents {
+		must.Len(t, 1, events)
+		must.Eq(t, "Driver", events[0].Subsystem)
+		must.Eq(t, "disabled", events[0].Message)
+		must.Eq(t, "mock_driver", events[0].Details["driver"])
+		must.False(t, events[0].Timestamp.IsZero())
+	}
 }
 
 // TestUpdateAllocTakesTheNodeFromItsAllocations checks that an upstream
