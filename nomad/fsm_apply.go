@@ -72,6 +72,9 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	structs.ServiceRegistrationUpsertRequestType:     decoded((*nomadFSM).applyServiceRegistrationUpsert),
 	structs.ServiceRegistrationDeleteByIDRequestType: decoded((*nomadFSM).applyServiceRegistrationDeleteByID),
 	structs.AutopilotConfigRequestType:               applyAutopilotConfig,
+
+	// Events a client reports about its node (issue 24).
+	structs.NodeEventsEmitRequestType: decoded((*nomadFSM).applyNodeEventsEmit),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

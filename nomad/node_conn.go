@@ -31,13 +31,21 @@ const nodeHelloTimeout = 10 * time.Second
 // which the node has given up on (a link that broke one way).
 type nodeConns struct {
 	mu       sync.Mutex
-	sessions map[string]*yamux.Session
+	sessions map[string]nodeSession
 	handler  http.Handler // serves pool.RPCClientHTTP; nil refuses it
 }
 
-func newNodeConns() *nodeConns { return &nodeConns{sessions: map[string]*yamux.Session{}} }
+// nodeSession is a node's session as DialNode uses it: a yamux session
+// of ours, or an upstream client's (upstreamrpc.ClientAPI).
+type nodeSession interface {
+	Open() (net.Conn, error)
+	IsClosed() bool
+	Close() error
+}
 
-func (n *nodeConns) add(nodeID string, s *yamux.Session) {
+func newNodeConns() *nodeConns { return &nodeConns{sessions: map[string]nodeSession{}} }
+
+func (n *nodeConns) add(nodeID string, s nodeSession) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if old, ok := n.sessions[nodeID]; ok && old != s {
@@ -46,7 +54,7 @@ func (n *nodeConns) add(nodeID string, s *yamux.Session) {
 	n.sessions[nodeID] = s
 }
 
-func (n *nodeConns) remove(nodeID string, s *yamux.Session) {
+func (n *nodeConns) remove(nodeID string, s nodeSession) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.sessions[nodeID] == s {
@@ -54,7 +62,7 @@ func (n *nodeConns) remove(nodeID string, s *yamux.Session) {
 	}
 }
 
-func (n *nodeConns) get(nodeID string) *yamux.Session {
+func (n *nodeConns) get(nodeID string) nodeSession {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := n.sessions[nodeID]

@@ -110,7 +110,15 @@ func (s *Server) handleConn(raw net.Conn) {
 		s.raftLayer.handoff(conn)
 		return
 	case kind == pool.RPCNodeSession:
-		s.handleNodeSession(conn)
+		conn, upstream, err := sniffUpstream(conn)
+		switch {
+		case err != nil:
+			conn.Close()
+		case upstream:
+			s.handleUpstreamSession(conn, peer)
+		default:
+			s.handleNodeSession(conn)
+		}
 		return
 	case kind == pool.RPCClientHTTP:
 		s.serveClientHTTP(conn)

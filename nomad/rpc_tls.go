@@ -12,6 +12,7 @@ import (
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/helper/tlsutil"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/nomad/upstreamrpc"
 )
 
 // rpcPeer is what a server knows about who is calling: the server itself,
@@ -84,6 +85,9 @@ func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
 	kind, err := readByte(conn)
 	if err != nil {
 		return nil, 0, rpcPeer{}, fmt.Errorf("%w: %w", errSilentConn, err)
+	}
+	if kind == upstreamrpc.ConnTLS && s.tls != nil {
+		conn, kind = upstreamTLS(conn)
 	}
 	switch {
 	case kind != pool.RPCTLS && s.tls != nil:

@@ -43,7 +43,8 @@
 //
 // Nodes: a re-registering node keeps its server-owned fields (events,
 // drain, eligibility), with the event "Node re-registered" when it was
-// down; only the drain and eligibility writes change them.
+// down; only the drain and eligibility writes change them, and the events clients
+// report (Node.EmitEvents, newest ten kept) are added to them.
 //
 // Jobs: a write bumps Version and JobModifyIndex only when the spec
 // changed (index, status, version and submit-time fields are ignored), so

@@ -55,6 +55,7 @@ const (
 	ServiceRegistrationUpsertRequestType
 	ServiceRegistrationDeleteByIDRequestType
 	AutopilotConfigRequestType
+	NodeEventsEmitRequestType
 )
 
 func (t MessageType) String() string {
@@ -68,7 +69,8 @@ func (t MessageType) String() string {
 		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate",
 		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig",
 		"VarApplyState", "RootKeyMetaUpsert",
-		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID", "AutopilotConfig"}
+		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID", "AutopilotConfig",
+		"NodeEventsEmit"}
 	if int(t) < len(names) {
 		return names[t]
 	}

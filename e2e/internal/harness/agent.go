@@ -49,6 +49,9 @@ type AgentConfig struct {
 	// for Config's file; the methods that talk to a nomad agent (API,
 	// Leader, Nomad) do not apply to it.
 	Program string
+	// Bin, when set, is another agent binary to run instead of ours
+	// (the upstream agent of a compatibility test; see foreign.go).
+	Bin string
 }
 
 // Agents are one test's agent processes. Its cleanup, registered by
@@ -105,6 +108,7 @@ func (ags *Agents) Add(cfg AgentConfig) *Agent {
 		netns:   cfg.Netns,
 		netOnly: cfg.NetOnly,
 		program: cfg.Program,
+		bin:     cfg.Bin,
 	}
 	if a.IP == "" {
 		a.IP = "127.0.0.1"
@@ -163,6 +167,7 @@ func (ags *Agents) cleanup() {
 	}
 	// At the end of a test nothing it started may outlive it.
 	KillTasks(ags.taskMarks()...)
+	ags.cleanupForeign()
 	live.Lock()
 	delete(live.agents, ags)
 	live.Unlock()
@@ -224,6 +229,7 @@ type Agent struct {
 	netOnly bool
 	program string
 	starts  int
+	bin     string // "" runs ours
 
 	// mu guards cur and client: watchers in other goroutines ask whether
 	// the agent runs while the test restarts it.
@@ -262,14 +268,14 @@ func (a *Agent) current() *run {
 func (a *Agent) Start() {
 	a.t.Helper()
 	if a.program == "" {
-		must.NotEq(a.t, "", bin, must.Sprint("no binary: the suite's TestMain must call harness.Main"))
+		must.NotEq(a.t, "", a.binary(), must.Sprint("no binary: the suite's TestMain must call harness.Main"))
 	}
 	must.False(a.t, a.Running(), must.Sprintf("%s is already running", a.Name))
 	a.starts++
 	logf, err := os.OpenFile(a.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	must.NoError(a.t, err)
 	fmt.Fprintf(logf, "\n===== e2e: start #%d of %s at %s =====\n", a.starts, a.Name, time.Now().Format(time.RFC3339Nano))
-	argv := []string{bin, "agent"}
+	argv := []string{a.binary(), "agent"}
 	if a.program != "" {
 		argv = []string{a.program}
 	} else if a.CfgPath != "" {

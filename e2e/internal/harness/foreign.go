@@ -1,0 +1,83 @@
+package harness
+
+import (
+	"bufio"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+// binary is what the agent runs: its own Bin, or the nomad binary Main
+// built.
+func (a *Agent) binary() string {
+	if a.bin != "" {
+		return a.bin
+	}
+	return bin
+}
+
+// UnpackTool unpacks a gzipped reference binary of ../shared/tools (see
+// its README) into dir and returns its path. It skips the test, saying
+// where the file was looked for, when the file is absent: a clone without
+// the tools still passes.
+func UnpackTool(t testing.TB, gzPath, dir string) string {
+	t.Helper()
+	gz, err := os.Open(gzPath)
+	if err != nil {
+		t.Skipf("reference binary %s is not here (%v): see ../shared/tools/README.md", gzPath, err)
+	}
+	defer gz.Close()
+	zr, err := gzip.NewReader(gz)
+	must.NoError(t, err)
+	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(gzPath), ".gz"))
+	f, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	must.NoError(t, err)
+	_, err = io.Copy(f, zr)
+	must.NoError(t, err)
+	must.NoError(t, f.Close())
+	return out
+}
+
+// cleanupForeign kills what an agent of another binary left: the helper
+// processes it starts from its own binary (upstream's executor and
+// logmon outlive their agent, as ours are meant to for re-attaching), and
+// the mounts it made under its data dir (upstream mounts a tmpfs on every
+// task's secrets dir), which would keep the test's directory from being
+// removed.
+func (ags *Agents) cleanupForeign() {
+	for _, a := range ags.All() {
+		if a.bin == "" {
+			continue
+		}
+		for _, pid := range pidsWithCmdline(a.bin) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, m := range mountsUnder(a.DataDir) {
+			_ = syscall.Unmount(m, syscall.MNT_DETACH)
+		}
+	}
+}
+
+// mountsUnder lists the mount points below dir, deepest first.
+func mountsUnder(dir string) []string {
+	f, err := os.Open("/proc/self/mounts")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 1 && strings.HasPrefix(fields[1], dir+string(filepath.Separator)) {
+			out = append([]string{fields[1]}, out...)
+		}
+	}
+	return out
+}
