@@ -1,6 +1,7 @@
 package allocrunner
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/client/template"
 	"github.com/nomad-edge/nomad/client/template/templatetest"
 	"github.com/nomad-edge/nomad/drivers"
@@ -222,11 +224,23 @@ func TestTemplateHook_RestartedWhileCutOff(t *testing.T) {
 		src := templatetest.New()
 		src.PutVar("nomad/jobs/app", map[string]string{"v": "kept"})
 		h, _ := templateHarness(t, src)
+		stateDir := t.TempDir()
+		db, err := state.OpenBolt(stateDir)
+		must.NoError(t, err)
+		h.db = db
 		a := templateAlloc(&structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/app" }}{{ .v }}{{ end }}`, DestPath: "local/v"})
 		ar := h.runner(t, a)
 		go ar.Run()
 		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
 		ar.Shutdown()
+		must.NoError(t, db.Close())
+		raw, err := os.ReadFile(filepath.Join(stateDir, state.DBFile))
+		must.NoError(t, err)
+		must.False(t, bytes.Contains(raw, []byte("kept")), must.Sprint("the kept data is sealed in the state file"))
+		db, err = state.OpenBolt(stateDir)
+		must.NoError(t, err)
+		defer db.Close()
+		h.db = db
 
 		// The reboot: the driver's tasks are gone, and so is the file.
 		d, err := mock.New(drivers.Options{}, nil)
