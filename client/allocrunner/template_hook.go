@@ -314,13 +314,9 @@ func (h *templateHook) watch(i int, t *structs.Template) {
 		deps := h.rendered[i].Deps
 		h.mu.Unlock()
 		err := template.Watch(h.ctx, h.src, deps)
-		if err == nil && t.Wait != nil && t.Wait.Min > 0 {
-			// Changes within wait.min are rendered together.
-			err = h.sleep(t.Wait.Min)
-		}
 		var res *template.Result
 		if err == nil {
-			res, err = h.render(t)
+			res, err = h.quiesce(t)
 			if errors.Is(err, template.ErrMissingVar) {
 				// Deleted while running: keep the file, wait for it.
 				h.mu.Lock()
@@ -350,6 +346,61 @@ func (h *templateHook) watch(i int, t *structs.Template) {
 		}
 		retry = 0
 	}
+}
+
+// quiesce renders t after a change, as wait { min max } asks: once its
+// data has been quiet for min, or max after the first change however
+// busy it stays (max 0: no bound); at once without a wait. Each change
+// meanwhile renders again and restarts the quiet period, so a burst of
+// writes is one render, and one change_mode.
+func (h *templateHook) quiesce(t *structs.Template) (*template.Result, error) {
+	w := h.wait(t)
+	res, err := h.render(t)
+	if w.Min <= 0 || err != nil {
+		return res, err
+	}
+	var deadline <-chan time.Time
+	if w.Max > 0 {
+		timer := h.clock.NewTimer(w.Max)
+		defer timer.Stop()
+		deadline = timer.C()
+	}
+	for {
+		ctx, cancel := context.WithCancel(h.ctx)
+		changed := make(chan error, 1)
+		go func() { changed <- template.Watch(ctx, h.src, res.Deps) }()
+		quiet := h.clock.NewTimer(w.Min)
+		var werr error
+		timedOut := false
+		select {
+		case <-quiet.C():
+			timedOut = true
+		case <-deadline:
+			timedOut = true
+		case werr = <-changed:
+		}
+		quiet.Stop()
+		cancel()
+		if timedOut {
+			return res, nil
+		}
+		if werr != nil {
+			// The source failed meanwhile (or the hook stops): what was
+			// rendered last is the best there is.
+			return res, h.ctx.Err()
+		}
+		if res, err = h.render(t); err != nil {
+			return res, err
+		}
+	}
+}
+
+// wait is the wait { min max } t's changes render with.
+func (h *templateHook) wait(t *structs.Template) structs.TemplateWait {
+	if t.Wait == nil {
+		return structs.TemplateWait{}
+	}
+	return *t.Wait
 }
 
 // changed applies t's change_mode after a random part of its splay.

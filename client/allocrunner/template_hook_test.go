@@ -188,8 +188,10 @@ func TestTemplateHook_KeepsContentWhileCutOff(t *testing.T) {
 	})
 }
 
-// TestTemplateHook_WaitMin checks wait { min }: changes within min of the
-// first are rendered together, once.
+// TestTemplateHook_WaitMin checks wait { min }: a change renders once
+// its data has been quiet for min, each change meanwhile starting the
+// quiet period again, so that a burst of writes is one render and one
+// restart.
 func TestTemplateHook_WaitMin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := templatetest.New()
@@ -205,12 +207,40 @@ func TestTemplateHook_WaitMin(t *testing.T) {
 		src.PutVar("nomad/jobs/app", map[string]string{"v": "2"})
 		time.Sleep(5 * time.Second)
 		src.PutVar("nomad/jobs/app", map[string]string{"v": "3"})
+		time.Sleep(9 * time.Second)
 		synctest.Wait()
-		must.Eq(t, "1", readRendered(t, ar, "local/v"), must.Sprint("nothing before min"))
-		time.Sleep(5*time.Second + structs.DefaultTemplateSplay)
+		must.Eq(t, "1", readRendered(t, ar, "local/v"), must.Sprint("not before min of quiet after the last change"))
+		time.Sleep(2*time.Second + structs.DefaultTemplateSplay)
 		synctest.Wait()
 		must.Eq(t, "3", readRendered(t, ar, "local/v"))
 		must.Eq(t, 1, restarts(ar))
+	})
+}
+
+// TestTemplateHook_WaitMax checks wait { max }: data that never stays
+// quiet for min still renders max after the first change, so a variable
+// written every few seconds does not hold its template back for ever.
+func TestTemplateHook_WaitMax(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := templatetest.New()
+		src.PutVar("nomad/jobs/app", map[string]string{"v": "0"})
+		h, _ := templateHarness(t, src)
+		a := templateAlloc(&structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/app" }}{{ .v }}{{ end }}`, DestPath: "local/v",
+			Wait: &structs.TemplateWait{Min: 10 * time.Second, Max: 30 * time.Second}, ChangeMode: structs.TemplateChangeModeNoop})
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+
+		seen := map[int]string{}
+		for i := 1; i <= 12; i++ {
+			src.PutVar("nomad/jobs/app", map[string]string{"v": string(rune('a' + i))})
+			time.Sleep(5 * time.Second)
+			synctest.Wait()
+			seen[i*5] = readRendered(t, ar, "local/v")
+		}
+		must.Eq(t, "0", seen[25], must.Sprint("busy data waits"))
+		must.NotEq(t, "0", seen[35], must.Sprint("but no longer than max"))
 	})
 }
 
