@@ -71,7 +71,8 @@ func newTemplateHook(tr *TaskRunner, sources TemplateSources) *templateHook {
 		rendered: make([]*template.Result, len(tr.task.Templates)), env: map[string]string{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if sources != nil && len(tr.task.Templates) > 0 {
-		h.src = template.WithFallback(sources.Source(tr.alloc.Namespace, tr.identity.token), h.snap)
+		// One watch per read for all the task's templates (Shared).
+		h.src = template.WithFallback(template.Shared(sources.Source(tr.alloc.Namespace, tr.identity.token)), h.snap)
 	}
 	return h
 }

@@ -329,3 +329,36 @@ func TestTemplateHook_Paths(t *testing.T) {
 	_, err := tr.templates.path("../../../etc/passwd")
 	must.ErrorContains(t, err, "outside the task's directory")
 }
+
+// TestTemplateHook_SharedWatch checks that a task's templates that read
+// the same variable keep one blocking query on it between them: a change
+// costs one watch answer and one read per template to render, not one
+// watch per template.
+func TestTemplateHook_SharedWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := templatetest.New()
+		src.PutVar("nomad/jobs/app", map[string]string{"v": "1"})
+		h, _ := templateHarness(t, src)
+		const n = 5
+		var tmpls []*structs.Template
+		for i := range n {
+			tmpls = append(tmpls, &structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/app" }}{{ .v }}{{ end }}`,
+				DestPath: "local/v" + string(rune('0'+i)), ChangeMode: structs.TemplateChangeModeNoop})
+		}
+		a := templateAlloc(tmpls...)
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		synctest.Wait()
+		before := src.Reads()
+		src.PutVar("nomad/jobs/app", map[string]string{"v": "2"})
+		synctest.Wait()
+		for i := range n {
+			must.Eq(t, "2", readRendered(t, ar, "local/v"+string(rune('0'+i))))
+		}
+		// n renders and the one query now waiting (the one that woke was
+		// counted before the change).
+		must.Eq(t, n+1, src.Reads()-before)
+	})
+}
