@@ -27,15 +27,13 @@ import (
 // token returns (the task's workload identity).
 type TemplateSources interface {
 	Source(namespace string, token func() string) template.Source
+	// Config is the client's template block.
+	Config() template.ClientConfig
 }
 
-// Retry delays of a template whose data source fails (servers out of
-// reach): doubling from the first to the last. The rendered content stays
-// as it is meanwhile.
-const (
-	templateRetryMin = time.Second
-	templateRetryMax = time.Minute
-)
+// templateRetryMax is the last retry delay of a template whose source
+// fails, when the client's template block sets none.
+const templateRetryMax = template.DefaultRetryMaxBackoff
 
 // templateHook renders a task's templates before its first start, and
 // again when what they read changes.
@@ -57,6 +55,7 @@ type templateHook struct {
 	// snap is the data the templates last rendered from, persisted with
 	// the task, which src falls back on when the servers cannot answer.
 	snap *template.Snapshot
+	cfg  template.ClientConfig
 
 	mu       sync.Mutex
 	rendered []*template.Result // by template; nil until rendered
@@ -70,6 +69,16 @@ func newTemplateHook(tr *TaskRunner, sources TemplateSources) *templateHook {
 	h := &templateHook{logger: tr.logger.Named("template"), clock: tr.clock, tr: tr, snap: template.NewSnapshot(),
 		rendered: make([]*template.Result, len(tr.task.Templates)), env: map[string]string{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.cfg = template.DefaultClientConfig()
+	if sources != nil {
+		h.cfg = sources.Config()
+	}
+	if h.cfg.RetryBackoff <= 0 {
+		h.cfg.RetryBackoff = template.DefaultRetryBackoff
+	}
+	if h.cfg.RetryMaxBackoff <= 0 {
+		h.cfg.RetryMaxBackoff = templateRetryMax
+	}
 	if sources != nil && len(tr.task.Templates) > 0 {
 		// One watch per read for all the task's templates (Shared).
 		h.src = template.WithFallback(template.Shared(sources.Source(tr.alloc.Namespace, tr.identity.token)), h.snap)
@@ -176,7 +185,7 @@ func (h *templateHook) resume() {
 					return
 				}
 				h.logger.Warn("template data unavailable; keeping the rendered content", "template", t.DestPath, "error", err)
-				if h.sleep(templateRetryMin) != nil {
+				if h.sleep(h.cfg.RetryBackoff) != nil {
 					return
 				}
 			}
@@ -242,6 +251,7 @@ func (h *templateHook) render(t *structs.Template) (*template.Result, error) {
 		Name: fmt.Sprintf("template %q", t.DestPath), Text: text,
 		LeftDelim: t.LeftDelim, RightDelim: t.RightDelim, ErrMissingKey: t.ErrMissingKey,
 		Env: env, TaskDir: h.tr.dir.Dir, Source: h.src,
+		NoFileSandbox: h.cfg.DisableFileSandbox, Denied: h.cfg.FunctionDenylist,
 	})
 }
 
@@ -338,7 +348,7 @@ func (h *templateHook) watch(i int, t *structs.Template) {
 			return
 		}
 		if err != nil {
-			retry = min(max(retry*2, templateRetryMin), templateRetryMax)
+			retry = min(max(retry*2, h.cfg.RetryBackoff), h.cfg.RetryMaxBackoff)
 			h.logger.Warn("template data unavailable; keeping the rendered content", "template", t.DestPath, "error", err, "retry_in", retry)
 			if h.sleep(retry) != nil {
 				return
@@ -396,12 +406,10 @@ func (h *templateHook) quiesce(t *structs.Template) (*template.Result, error) {
 	}
 }
 
-// wait is the wait { min max } t's changes render with.
+// wait is the wait { min max } t's changes render with: its own or the
+// client's, within the client's bounds.
 func (h *templateHook) wait(t *structs.Template) structs.TemplateWait {
-	if t.Wait == nil {
-		return structs.TemplateWait{}
-	}
-	return *t.Wait
+	return h.cfg.WaitFor(t.Wait)
 }
 
 // changed applies t's change_mode after a random part of its splay.

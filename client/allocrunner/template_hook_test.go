@@ -20,10 +20,21 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-// fixedSources hands every task the same source.
-type fixedSources struct{ src template.Source }
+// fixedSources hands every task the same source, and cfg (upstream's
+// defaults when nil).
+type fixedSources struct {
+	src template.Source
+	cfg *template.ClientConfig
+}
 
 func (f fixedSources) Source(string, func() string) template.Source { return f.src }
+
+func (f fixedSources) Config() template.ClientConfig {
+	if f.cfg == nil {
+		return template.DefaultClientConfig()
+	}
+	return *f.cfg
+}
 
 // signalingDriver is the mock driver with signals recorded.
 type signalingDriver struct {
@@ -54,7 +65,7 @@ func templateHarness(t *testing.T, src template.Source) (*harness, *signalingDri
 	d := &signalingDriver{Driver: h.drivers[mock.Name].(*mock.Driver)}
 	h.drivers[mock.Name] = d
 	h.identities = &fakeSigner{ttl: time.Hour}
-	h.templates = fixedSources{src}
+	h.templates = fixedSources{src: src}
 	return h, d
 }
 
@@ -284,7 +295,7 @@ func TestTemplateHook_RestartedWhileCutOff(t *testing.T) {
 		must.NotNil(t, recs[0].Tasks["web"].TemplateData)
 		ar2, err := NewAllocRunner(Config{
 			Alloc: recs[0].Alloc, AllocDirRoot: h.root, StateDB: h.db, Drivers: driverMap{mock.Name: d}, StateUpdater: h.rec,
-			Identities: down, Templates: fixedSources{src},
+			Identities: down, Templates: fixedSources{src: src},
 		})
 		must.NoError(t, err)
 		ar2.Restore(recs[0].Tasks)
