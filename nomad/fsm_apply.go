@@ -71,6 +71,9 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	// The service catalog (issue 20).
 	structs.ServiceRegistrationUpsertRequestType:     decoded((*nomadFSM).applyServiceRegistrationUpsert),
 	structs.ServiceRegistrationDeleteByIDRequestType: decoded((*nomadFSM).applyServiceRegistrationDeleteByID),
+
+	// Removing a root key (issue 21).
+	structs.RootKeyMetaDeleteRequestType: decoded((*nomadFSM).applyRootKeyMetaDelete),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

@@ -54,6 +54,7 @@ const (
 	RootKeyMetaUpsertRequestType
 	ServiceRegistrationUpsertRequestType
 	ServiceRegistrationDeleteByIDRequestType
+	RootKeyMetaDeleteRequestType
 )
 
 func (t MessageType) String() string {
@@ -67,7 +68,7 @@ func (t MessageType) String() string {
 		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate",
 		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig",
 		"VarApplyState", "RootKeyMetaUpsert",
-		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID"}
+		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID", "RootKeyMetaDelete"}
 	if int(t) < len(names) {
 		return names[t]
 	}
