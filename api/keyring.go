@@ -59,3 +59,9 @@ func (k *Keyring) Rotate(opts *KeyringRotateOptions, w *WriteOptions) (*RootKeyM
 	}
 	return out.Key, wm, nil
 }
+
+// Delete removes a root key that is neither active nor still encrypting
+// a variable.
+func (k *Keyring) Delete(keyID string, w *WriteOptions) (*WriteMeta, error) {
+	return k.client.write(http.MethodDelete, "/v1/operator/keyring/key/"+url.PathEscape(keyID), nil, nil, w)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/client/state"
+	"github.com/nomad-edge/nomad/client/template"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/registry"
 	"github.com/nomad-edge/nomad/helper/clock"
@@ -106,6 +107,9 @@ type Config struct {
 	// Artifact is the client's artifact block; nil means upstream's
 	// defaults and a cache of DefaultArtifactCacheSize.
 	Artifact *ArtifactConfig
+	// Template is the client's template block; nil means upstream's
+	// defaults (template.DefaultClientConfig).
+	Template *template.ClientConfig
 	// Resources are the client's overrides of what fingerprinting finds
 	// and what the scheduler may use (see NodeResourcesConfig).
 	Resources NodeResourcesConfig

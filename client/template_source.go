@@ -19,6 +19,14 @@ func (s templateSources) Source(namespace string, token func() string) template.
 	return &rpcSource{c: s.c, ns: namespace, token: token}
 }
 
+// Config implements allocrunner.TemplateSources.
+func (s templateSources) Config() template.ClientConfig {
+	if s.c.cfg.Template == nil {
+		return template.DefaultClientConfig()
+	}
+	return *s.c.cfg.Template
+}
+
 // rpcSource reads variables and services through the client's RPC, as
 // blocking queries when asked for a minimum index.
 type rpcSource struct {
@@ -27,15 +35,36 @@ type rpcSource struct {
 	token func() string
 }
 
+// opts are a read's options: with the client's max_stale, any server
+// may answer (0: the leader only), and a blocking query waits at most
+// block_query_wait.
 func (s *rpcSource) opts(minIndex uint64) structs.QueryOptions {
-	return structs.QueryOptions{Region: s.c.cfg.Region, Namespace: s.ns, MinQueryIndex: minIndex, AuthToken: s.token(), AllowStale: true}
+	cfg := templateSources{s.c}.Config()
+	q := structs.QueryOptions{Region: s.c.cfg.Region, Namespace: s.ns, MinQueryIndex: minIndex, AuthToken: s.token(),
+		AllowStale: cfg.MaxStale > 0}
+	if minIndex > 0 {
+		q.MaxQueryTime = cfg.BlockQueryWait
+	}
+	return q
+}
+
+// query makes one read. An answer from a server further behind the
+// leader than max_stale is refused and the read made again of the leader.
+func (s *rpcSource) query(ctx context.Context, method string, q *structs.QueryOptions, req any, meta *structs.QueryMeta, resp any) error {
+	err := s.c.call(ctx, method, req, resp)
+	limit := templateSources{s.c}.Config().MaxStale
+	if err == nil && q.AllowStale && meta.LastContact > limit {
+		q.AllowStale = false
+		err = s.c.call(ctx, method, req, resp)
+	}
+	return err
 }
 
 // Var implements template.Source (Variables.Read).
 func (s *rpcSource) Var(ctx context.Context, path string, minIndex uint64) (*structs.VariableDecrypted, uint64, error) {
 	req := &structs.VariablesReadRequest{Path: path, QueryOptions: s.opts(minIndex)}
 	var resp structs.VariablesReadResponse
-	err := s.c.call(ctx, "Variables.Read", req, &resp)
+	err := s.query(ctx, "Variables.Read", &req.QueryOptions, req, &resp.QueryMeta, &resp)
 	return resp.Data, resp.Index, err
 }
 
@@ -44,7 +73,7 @@ func (s *rpcSource) VarList(ctx context.Context, prefix string, minIndex uint64)
 	req := &structs.VariablesListRequest{QueryOptions: s.opts(minIndex)}
 	req.Prefix = prefix
 	var resp structs.VariablesListResponse
-	err := s.c.call(ctx, "Variables.List", req, &resp)
+	err := s.query(ctx, "Variables.List", &req.QueryOptions, req, &resp.QueryMeta, &resp)
 	return resp.Data, resp.Index, err
 }
 
@@ -52,7 +81,7 @@ func (s *rpcSource) VarList(ctx context.Context, prefix string, minIndex uint64)
 func (s *rpcSource) Service(ctx context.Context, name string, minIndex uint64) ([]*structs.ServiceRegistration, uint64, error) {
 	req := &structs.ServiceRegistrationByNameRequest{ServiceName: name, QueryOptions: s.opts(minIndex)}
 	var resp structs.ServiceRegistrationByNameResponse
-	err := s.c.call(ctx, "ServiceRegistration.GetService", req, &resp)
+	err := s.query(ctx, "ServiceRegistration.GetService", &req.QueryOptions, req, &resp.QueryMeta, &resp)
 	return resp.Services, resp.Index, err
 }
 
@@ -61,7 +90,7 @@ func (s *rpcSource) Service(ctx context.Context, name string, minIndex uint64) (
 func (s *rpcSource) Services(ctx context.Context, minIndex uint64) ([]*structs.ServiceRegistrationStub, uint64, error) {
 	req := &structs.ServiceRegistrationListRequest{QueryOptions: s.opts(minIndex)}
 	var resp structs.ServiceRegistrationListResponse
-	err := s.c.call(ctx, "ServiceRegistration.List", req, &resp)
+	err := s.query(ctx, "ServiceRegistration.List", &req.QueryOptions, req, &resp.QueryMeta, &resp)
 	var out []*structs.ServiceRegistrationStub
 	for _, ns := range resp.Services {
 		if ns.Namespace == s.ns {

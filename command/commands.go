@@ -194,6 +194,7 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"operator root keyring":        func() (cli.Command, error) { return &OperatorRootKeyringCommand{Meta: m()}, nil },
 		"operator root keyring list":   func() (cli.Command, error) { return &OperatorRootKeyringListCommand{Meta: m()}, nil },
 		"operator root keyring rotate": func() (cli.Command, error) { return &OperatorRootKeyringRotateCommand{Meta: m()}, nil },
+		"operator root keyring remove": func() (cli.Command, error) { return &OperatorRootKeyringRemoveCommand{Meta: m()}, nil },
 
 		"status":          func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
 		"agent-info":      func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },

@@ -24,6 +24,7 @@ Usage: nomad operator root <subcommand> [options]
 
       $ nomad operator root keyring list
       $ nomad operator root keyring rotate
+      $ nomad operator root keyring remove <key_id>
 
   Run a subcommand with -help for its options.
 `)
@@ -56,6 +57,10 @@ Usage: nomad operator root keyring <subcommand> [options]
   Make a new active key (with -full, re-encrypt every variable with it):
 
       $ nomad operator root keyring rotate
+
+  Remove a key that is no longer active nor used by any variable:
+
+      $ nomad operator root keyring remove <key_id>
 
   Run a subcommand with -help for its options.
 `)
@@ -183,5 +188,48 @@ func (c *OperatorRootKeyringRotateCommand) Run(args []string) int {
 		return exitError
 	}
 	c.Ui.Output(formatRootKeys([]*api.RootKeyMeta{key}, verbose))
+	return exitOK
+}
+
+// OperatorRootKeyringRemoveCommand is `nomad operator root keyring remove`.
+type OperatorRootKeyringRemoveCommand struct {
+	Meta
+}
+
+// Synopsis implements cli.Command.
+func (c *OperatorRootKeyringRemoveCommand) Synopsis() string {
+	return "Removes a root encryption key"
+}
+
+// Help implements cli.Command.
+func (c *OperatorRootKeyringRemoveCommand) Help() string {
+	return strings.TrimSpace(`
+Usage: nomad operator root keyring remove [options] <key_id>
+
+  Remove a root key: its metadata from raft, and its material from every
+  server's keystore. The active key is refused (rotate first), and so is a
+  key variables are still encrypted with (rotate -full re-encrypts them).
+  If ACLs are enabled, this needs operator write.
+
+` + generalOptions() + `
+`)
+}
+
+// Run implements cli.Command.
+func (c *OperatorRootKeyringRemoveCommand) Run(args []string) int {
+	flags := c.FlagSet("operator root keyring remove")
+	if !c.parseFlags(flags, args, c) {
+		return exitError
+	}
+	client, code, ok := c.clientFor("operator root keyring remove", flags.NArg(), 1)
+	if !ok {
+		return code
+	}
+	id := flags.Arg(0)
+	if _, err := client.Keyring().Delete(id, nil); err != nil {
+		c.Ui.Error(fmt.Sprintf("error: %v", err))
+		return exitError
+	}
+	c.Ui.Output(fmt.Sprintf("Removed encryption key %s", id))
 	return exitOK
 }

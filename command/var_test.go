@@ -142,4 +142,27 @@ func TestVarLockAndKeyringCommands(t *testing.T) {
 	must.Eq(t, 0, code)
 	must.StrContains(t, out, "inactive")
 	must.Eq(t, 3, len(strings.Split(strings.TrimSpace(out), "\n")))
+
+	var active, inactive string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Fields(l)
+		if f[1] == "active" {
+			active = f[0]
+		} else {
+			inactive = f[0]
+		}
+	}
+	remove := cmdOf(func(m Meta) *OperatorRootKeyringRemoveCommand { return &OperatorRootKeyringRemoveCommand{Meta: m} })
+	code, _, errOut = run(t, a, remove, active)
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "is the active root key and cannot be removed")
+	code, out, errOut = run(t, a, remove, inactive)
+	must.Eq(t, 0, code, must.Sprint(errOut))
+	must.Eq(t, "Removed encryption key "+inactive+"\n", out)
+	code, _, errOut = run(t, a, remove, inactive)
+	must.Eq(t, 1, code)
+	must.StrContains(t, errOut, "404")
+	code, out, _ = run(t, a, keyring)
+	must.Eq(t, 0, code)
+	must.Eq(t, 2, len(strings.Split(strings.TrimSpace(out), "\n")))
 }

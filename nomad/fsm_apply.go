@@ -75,6 +75,9 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 
 	// Events a client reports about its node (issue 24).
 	structs.NodeEventsEmitRequestType: decoded((*nomadFSM).applyNodeEventsEmit),
+
+	// Removing a root key (issue 21).
+	structs.RootKeyMetaDeleteRequestType: decoded((*nomadFSM).applyRootKeyMetaDelete),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

@@ -20,3 +20,9 @@ func applyVarState(f *nomadFSM, t structs.MessageType, body []byte, index uint64
 func (f *nomadFSM) applyRootKeyMetaUpsert(req *structs.KeyringUpdateRootKeyMetaRequest, index uint64) error {
 	return f.State().UpsertRootKeyMeta(index, req.RootKeyMeta, req.Rekey)
 }
+
+// applyRootKeyMetaDelete removes a root key's metadata; each server's
+// key replication then drops its material (Server.replicateKeys).
+func (f *nomadFSM) applyRootKeyMetaDelete(req *structs.KeyringDeleteRootKeyRequest, index uint64) error {
+	return f.State().DeleteRootKeyMeta(index, req.KeyID)
+}

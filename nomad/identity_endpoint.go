@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/nomad-edge/nomad/acl"
+	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -71,17 +72,11 @@ func (k *Keyring) ListPublic(args *structs.GenericRequest, reply *structs.Keyrin
 // variables of its own job, group and task (nomad/jobs/<job>,
 // nomad/jobs/<job>/<group>, nomad/jobs/<job>/<group>/<task>) and list
 // nomad/jobs, as upstream's implicit policy, while its allocation runs.
+// Its reads of services are authorizeServiceRead's.
 func (s *Server) resolveIdentity(jwt string) (*acl.ACL, error) {
-	c, err := s.encrypter.verifyClaims(jwt, s.clock.Now())
+	c, err := s.identityClaims(jwt)
 	if err != nil {
 		return nil, err
-	}
-	alloc, err := s.State().AllocByID(nil, c.AllocationID)
-	if err != nil {
-		return nil, err
-	}
-	if alloc == nil || alloc.ClientTerminalStatus() || alloc.Namespace != c.Namespace || alloc.JobID != c.JobID {
-		return nil, fmt.Errorf("%w: its allocation is gone or finished", ErrInvalidIdentity)
 	}
 	readList := []string{acl.VariablesCapabilityRead, acl.VariablesCapabilityList}
 	base := "nomad/jobs/" + c.JobID
@@ -96,4 +91,41 @@ func (s *Server) resolveIdentity(jwt string) (*acl.ACL, error) {
 	return acl.NewACL([]*acl.Policy{{Namespaces: []*acl.NamespacePolicy{{
 		Name: c.Namespace, Variables: &acl.VariablesPolicy{Paths: paths},
 	}}}}), nil
+}
+
+// identityClaims verifies a workload identity and checks that its
+// allocation still runs: an identity outlives neither.
+func (s *Server) identityClaims(jwt string) (*structs.IdentityClaims, error) {
+	c, err := s.encrypter.verifyClaims(jwt, s.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	alloc, err := s.State().AllocByID(nil, c.AllocationID)
+	if err != nil {
+		return nil, err
+	}
+	if alloc == nil || alloc.ClientTerminalStatus() || alloc.Namespace != c.Namespace || alloc.JobID != c.JobID {
+		return nil, fmt.Errorf("%w: its allocation is gone or finished", ErrInvalidIdentity)
+	}
+	return c, nil
+}
+
+// authorizeServiceRead checks that the caller may read the service
+// registrations of ns, and returns the filter for a list across
+// namespaces ("*"). A token needs read-job there; a workload identity
+// reads those of its own namespace, as upstream's implicit policy lets
+// nomadService and nomadServices do, and nothing else.
+func (s *Server) authorizeServiceRead(secret, ns string) (func(ns string) bool, error) {
+	if !s.config.ACLEnabled || !looksLikeJWT(secret) {
+		return s.authorizeList(secret, ns, acl.NamespaceCapabilityReadJob)
+	}
+	c, err := s.identityClaims(secret)
+	if err != nil {
+		return nil, err
+	}
+	if ns != state.AllNamespaces && ns != c.Namespace {
+		return nil, fmt.Errorf("%w: a workload identity reads the services of its own namespace (%q) only, not of %q",
+			structs.ErrPermissionDenied, c.Namespace, ns)
+	}
+	return func(n string) bool { return n == c.Namespace }, nil
 }

@@ -88,3 +88,38 @@ func TestIdentity_SignPublishAndVariablesACL(t *testing.T) {
 	_, err = s.encrypter.verifyClaims(jwt, time.Now().Add(structs.DefaultWorkloadIdentityTTL+time.Second))
 	must.ErrorIs(t, err, ErrInvalidIdentity, must.Sprint("expired"))
 }
+
+// TestIdentity_ReadsServicesOfItsNamespace checks upstream's implicit
+// policy for services: a task's identity lists and reads the services of
+// its own namespace (what nomadService and nomadServices need under
+// ACLs), but not another namespace's, and gains no read-job from it.
+func TestIdentity_ReadsServicesOfItsNamespace(t *testing.T) {
+	s, mgmt := aclServer(t)
+	node, alloc := placedAlloc(t, s, mgmt.SecretID)
+	must.NoError(t, upsertRegs(s, node.ID, node.SecretID, regOf(alloc, "db")))
+	var signed structs.AllocIdentitiesResponse
+	must.NoError(t, s.RPC("Alloc.SignIdentities", &structs.AllocIdentitiesRequest{
+		Identities:   []*structs.WorkloadIdentityRequest{{AllocID: alloc.ID, TaskName: alloc.Job.TaskGroups[0].Tasks[0].Name}},
+		QueryOptions: structs.QueryOptions{AuthToken: node.SecretID}}, &signed))
+	jwt := signed.SignedIdentities[0].JWT
+
+	regs, err := getService(t, s, jwt, "db", false)
+	must.NoError(t, err)
+	must.Len(t, 1, regs)
+	for _, ns := range []string{alloc.Namespace, "*"} {
+		var list structs.ServiceRegistrationListResponse
+		must.NoError(t, s.RPC("ServiceRegistration.List", &structs.ServiceRegistrationListRequest{
+			QueryOptions: structs.QueryOptions{Namespace: ns, AuthToken: jwt}}, &list))
+		must.Len(t, 1, list.Services, must.Sprint(ns))
+		must.Eq(t, alloc.Namespace, list.Services[0].Namespace)
+	}
+
+	must.NoError(t, upsertNamespace(t, s, mgmt.SecretID, &structs.Namespace{Name: "other"}))
+	err = s.RPC("ServiceRegistration.GetService", &structs.ServiceRegistrationByNameRequest{ServiceName: "db",
+		QueryOptions: structs.QueryOptions{Namespace: "other", AuthToken: jwt}}, &structs.ServiceRegistrationByNameResponse{})
+	must.ErrorIs(t, err, structs.ErrPermissionDenied)
+	must.StrContains(t, err.Error(), `its own namespace ("default") only`)
+	err = s.RPC("Job.GetJob", &structs.JobSpecificRequest{JobID: alloc.JobID,
+		QueryOptions: structs.QueryOptions{Namespace: alloc.Namespace, AuthToken: jwt}}, &structs.SingleJobResponse{})
+	must.ErrorIs(t, err, structs.ErrPermissionDenied, must.Sprint("services only, not the jobs"))
+}

@@ -210,6 +210,44 @@ func (e *encrypter) writeKeystoreFile(k *structs.RootKey) error {
 	return nil
 }
 
+// prune drops the keys raft no longer names: removed from the keystore
+// and from memory. Only keys older than raft's active key go: a key this
+// server has just made is held before raft names it (AddKey comes
+// first), and is newer than the active key until then; a removed key is
+// always older, since the active key cannot be removed. It returns the
+// IDs dropped.
+func (e *encrypter) prune(listed []*structs.RootKeyMeta) ([]string, error) {
+	names := map[string]bool{}
+	var activeCreated int64
+	for _, m := range listed {
+		names[m.KeyID] = true
+		if m.IsActive() {
+			activeCreated = m.CreateTime
+		}
+	}
+	if activeCreated == 0 {
+		return nil, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var dropped []string
+	var errs []error
+	for id, k := range e.keys {
+		if names[id] || k.root.Meta.CreateTime >= activeCreated {
+			continue
+		}
+		if e.dir != "" {
+			if err := os.Remove(filepath.Join(e.dir, id+keystoreSuffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("keystore: %w", err))
+				continue
+			}
+		}
+		delete(e.keys, id)
+		dropped = append(dropped, id)
+	}
+	return dropped, errors.Join(errs...)
+}
+
 // Has reports whether this server holds key id.
 func (e *encrypter) Has(id string) bool {
 	e.mu.RLock()

@@ -63,6 +63,29 @@ func (k *Keyring) List(args *structs.KeyringListRootKeyMetaRequest, reply *struc
 	})
 }
 
+// Delete removes a root key that is neither active nor still encrypting
+// a variable; needs operator write. Its metadata leaves raft, and each
+// server removes its material from its keystore.
+func (k *Keyring) Delete(args *structs.KeyringDeleteRootKeyRequest, reply *structs.KeyringDeleteRootKeyResponse) error {
+	if done, err := k.srv.forward("Keyring.Delete", args, reply); done {
+		return err
+	}
+	if err := k.srv.authorize(args.AuthToken, permOperatorWrite); err != nil {
+		return err
+	}
+	if args.KeyID == "" {
+		return fmt.Errorf("%w: key ID", structs.ErrMissingField)
+	}
+	// The FSM checks again; checking here first answers without a raft
+	// entry in the common case.
+	if err := k.srv.State().DeleteRootKeyMetaCheck(args.KeyID); err != nil {
+		return err
+	}
+	_, index, err := k.srv.raftApply(structs.RootKeyMetaDeleteRequestType, args)
+	reply.Index = index
+	return err
+}
+
 // Get hands a root key's material to another server that lacks it. Only
 // servers may call it: with TLS, a server certificate is required; without
 // TLS the RPC port is as open as raft itself, which shares it.
@@ -143,6 +166,12 @@ func (s *Server) replicateKeysPass(ws memdb.WatchSet) (time.Duration, error) {
 	metas, err := s.State().RootKeyMetas(ws)
 	if err != nil {
 		return 0, err
+	}
+	// A key removed through raft leaves every server's keystore.
+	if dropped, err := s.encrypter.prune(metas); err != nil {
+		s.logger.Error("keyring: removing a deleted root key from the keystore", "error", err)
+	} else if len(dropped) > 0 {
+		s.logger.Info("keyring: removed deleted root keys from the keystore", "key_ids", dropped)
 	}
 	var next time.Duration
 	for _, m := range metas {

@@ -148,7 +148,7 @@ func (s *ServiceRegistration) List(args *structs.ServiceRegistrationListRequest,
 		return err
 	}
 	ns := args.RequestNamespace()
-	allowed, err := s.srv.authorizeList(args.AuthToken, ns, acl.NamespaceCapabilityReadJob)
+	allowed, err := s.srv.authorizeServiceRead(args.AuthToken, ns)
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,13 @@ func (s *ServiceRegistration) GetService(args *structs.ServiceRegistrationByName
 	if args.ServiceName == "" {
 		return fmt.Errorf("%w: missing service name", structs.ErrMissingField)
 	}
-	return s.srv.readJobQuery("ServiceRegistration.GetService", args, reply, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+	if done, err := s.srv.forwardQuery("ServiceRegistration.GetService", &args.QueryOptions, args, reply); done {
+		return err
+	}
+	if _, err := s.srv.authorizeServiceRead(args.AuthToken, args.RequestNamespace()); err != nil {
+		return err
+	}
+	return s.srv.blockingRPC(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		regs, err := st.ServiceRegistrationsByName(ws, args.RequestNamespace(), args.ServiceName)
 		if err != nil {
 			return 0, err

@@ -75,7 +75,7 @@ func (m driverMap) Driver(name string) (drivers.Driver, error) {
 type harness struct {
 	maxKill time.Duration
 	users   UserPolicy
-	db      *state.MemDB
+	db      state.StateDB
 	rec     *recorder
 	drivers driverMap
 	root    string

@@ -194,6 +194,9 @@ func (tr *TaskRunner) restore(rec *state.TaskRecord) {
 		tr.artifactsDone = !rec.State.StartedAt.IsZero()
 	}
 	tr.handle = rec.Handle.Copy()
+	if rec.Dropped != nil {
+		tr.logger.Warn("restoring the task without some of its kept data", "error", rec.Dropped)
+	}
 	tr.identity.restore(rec.Identity)
 	tr.templates.restoreData(rec.TemplateData)
 }

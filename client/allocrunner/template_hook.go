@@ -27,15 +27,13 @@ import (
 // token returns (the task's workload identity).
 type TemplateSources interface {
 	Source(namespace string, token func() string) template.Source
+	// Config is the client's template block.
+	Config() template.ClientConfig
 }
 
-// Retry delays of a template whose data source fails (servers out of
-// reach): doubling from the first to the last. The rendered content stays
-// as it is meanwhile.
-const (
-	templateRetryMin = time.Second
-	templateRetryMax = time.Minute
-)
+// templateRetryMax is the last retry delay of a template whose source
+// fails, when the client's template block sets none.
+const templateRetryMax = template.DefaultRetryMaxBackoff
 
 // templateHook renders a task's templates before its first start, and
 // again when what they read changes.
@@ -57,6 +55,7 @@ type templateHook struct {
 	// snap is the data the templates last rendered from, persisted with
 	// the task, which src falls back on when the servers cannot answer.
 	snap *template.Snapshot
+	cfg  template.ClientConfig
 
 	mu       sync.Mutex
 	rendered []*template.Result // by template; nil until rendered
@@ -70,8 +69,19 @@ func newTemplateHook(tr *TaskRunner, sources TemplateSources) *templateHook {
 	h := &templateHook{logger: tr.logger.Named("template"), clock: tr.clock, tr: tr, snap: template.NewSnapshot(),
 		rendered: make([]*template.Result, len(tr.task.Templates)), env: map[string]string{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.cfg = template.DefaultClientConfig()
+	if sources != nil {
+		h.cfg = sources.Config()
+	}
+	if h.cfg.RetryBackoff <= 0 {
+		h.cfg.RetryBackoff = template.DefaultRetryBackoff
+	}
+	if h.cfg.RetryMaxBackoff <= 0 {
+		h.cfg.RetryMaxBackoff = templateRetryMax
+	}
 	if sources != nil && len(tr.task.Templates) > 0 {
-		h.src = template.WithFallback(sources.Source(tr.alloc.Namespace, tr.identity.token), h.snap)
+		// One watch per read for all the task's templates (Shared).
+		h.src = template.WithFallback(template.Shared(sources.Source(tr.alloc.Namespace, tr.identity.token)), h.snap)
 	}
 	return h
 }
@@ -175,7 +185,7 @@ func (h *templateHook) resume() {
 					return
 				}
 				h.logger.Warn("template data unavailable; keeping the rendered content", "template", t.DestPath, "error", err)
-				if h.sleep(templateRetryMin) != nil {
+				if h.sleep(h.cfg.RetryBackoff) != nil {
 					return
 				}
 			}
@@ -241,6 +251,7 @@ func (h *templateHook) render(t *structs.Template) (*template.Result, error) {
 		Name: fmt.Sprintf("template %q", t.DestPath), Text: text,
 		LeftDelim: t.LeftDelim, RightDelim: t.RightDelim, ErrMissingKey: t.ErrMissingKey,
 		Env: env, TaskDir: h.tr.dir.Dir, Source: h.src,
+		NoFileSandbox: h.cfg.DisableFileSandbox, Denied: h.cfg.FunctionDenylist,
 	})
 }
 
@@ -314,13 +325,9 @@ func (h *templateHook) watch(i int, t *structs.Template) {
 		deps := h.rendered[i].Deps
 		h.mu.Unlock()
 		err := template.Watch(h.ctx, h.src, deps)
-		if err == nil && t.Wait != nil && t.Wait.Min > 0 {
-			// Changes within wait.min are rendered together.
-			err = h.sleep(t.Wait.Min)
-		}
 		var res *template.Result
 		if err == nil {
-			res, err = h.render(t)
+			res, err = h.quiesce(t)
 			if errors.Is(err, template.ErrMissingVar) {
 				// Deleted while running: keep the file, wait for it.
 				h.mu.Lock()
@@ -341,7 +348,7 @@ func (h *templateHook) watch(i int, t *structs.Template) {
 			return
 		}
 		if err != nil {
-			retry = min(max(retry*2, templateRetryMin), templateRetryMax)
+			retry = min(max(retry*2, h.cfg.RetryBackoff), h.cfg.RetryMaxBackoff)
 			h.logger.Warn("template data unavailable; keeping the rendered content", "template", t.DestPath, "error", err, "retry_in", retry)
 			if h.sleep(retry) != nil {
 				return
@@ -350,6 +357,59 @@ func (h *templateHook) watch(i int, t *structs.Template) {
 		}
 		retry = 0
 	}
+}
+
+// quiesce renders t after a change, as wait { min max } asks: once its
+// data has been quiet for min, or max after the first change however
+// busy it stays (max 0: no bound); at once without a wait. Each change
+// meanwhile renders again and restarts the quiet period, so a burst of
+// writes is one render, and one change_mode.
+func (h *templateHook) quiesce(t *structs.Template) (*template.Result, error) {
+	w := h.wait(t)
+	res, err := h.render(t)
+	if w.Min <= 0 || err != nil {
+		return res, err
+	}
+	var deadline <-chan time.Time
+	if w.Max > 0 {
+		timer := h.clock.NewTimer(w.Max)
+		defer timer.Stop()
+		deadline = timer.C()
+	}
+	for {
+		ctx, cancel := context.WithCancel(h.ctx)
+		changed := make(chan error, 1)
+		go func() { changed <- template.Watch(ctx, h.src, res.Deps) }()
+		quiet := h.clock.NewTimer(w.Min)
+		var werr error
+		timedOut := false
+		select {
+		case <-quiet.C():
+			timedOut = true
+		case <-deadline:
+			timedOut = true
+		case werr = <-changed:
+		}
+		quiet.Stop()
+		cancel()
+		if timedOut {
+			return res, nil
+		}
+		if werr != nil {
+			// The source failed meanwhile (or the hook stops): what was
+			// rendered last is the best there is.
+			return res, h.ctx.Err()
+		}
+		if res, err = h.render(t); err != nil {
+			return res, err
+		}
+	}
+}
+
+// wait is the wait { min max } t's changes render with: its own or the
+// client's, within the client's bounds.
+func (h *templateHook) wait(t *structs.Template) structs.TemplateWait {
+	return h.cfg.WaitFor(t.Wait)
 }
 
 // changed applies t's change_mode after a random part of its splay.

@@ -1,6 +1,7 @@
 package allocrunner
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/client/template"
 	"github.com/nomad-edge/nomad/client/template/templatetest"
 	"github.com/nomad-edge/nomad/drivers"
@@ -18,10 +20,21 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-// fixedSources hands every task the same source.
-type fixedSources struct{ src template.Source }
+// fixedSources hands every task the same source, and cfg (upstream's
+// defaults when nil).
+type fixedSources struct {
+	src template.Source
+	cfg *template.ClientConfig
+}
 
 func (f fixedSources) Source(string, func() string) template.Source { return f.src }
+
+func (f fixedSources) Config() template.ClientConfig {
+	if f.cfg == nil {
+		return template.DefaultClientConfig()
+	}
+	return *f.cfg
+}
 
 // signalingDriver is the mock driver with signals recorded.
 type signalingDriver struct {
@@ -52,7 +65,7 @@ func templateHarness(t *testing.T, src template.Source) (*harness, *signalingDri
 	d := &signalingDriver{Driver: h.drivers[mock.Name].(*mock.Driver)}
 	h.drivers[mock.Name] = d
 	h.identities = &fakeSigner{ttl: time.Hour}
-	h.templates = fixedSources{src}
+	h.templates = fixedSources{src: src}
 	return h, d
 }
 
@@ -186,8 +199,10 @@ func TestTemplateHook_KeepsContentWhileCutOff(t *testing.T) {
 	})
 }
 
-// TestTemplateHook_WaitMin checks wait { min }: changes within min of the
-// first are rendered together, once.
+// TestTemplateHook_WaitMin checks wait { min }: a change renders once
+// its data has been quiet for min, each change meanwhile starting the
+// quiet period again, so that a burst of writes is one render and one
+// restart.
 func TestTemplateHook_WaitMin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := templatetest.New()
@@ -203,12 +218,40 @@ func TestTemplateHook_WaitMin(t *testing.T) {
 		src.PutVar("nomad/jobs/app", map[string]string{"v": "2"})
 		time.Sleep(5 * time.Second)
 		src.PutVar("nomad/jobs/app", map[string]string{"v": "3"})
+		time.Sleep(9 * time.Second)
 		synctest.Wait()
-		must.Eq(t, "1", readRendered(t, ar, "local/v"), must.Sprint("nothing before min"))
-		time.Sleep(5*time.Second + structs.DefaultTemplateSplay)
+		must.Eq(t, "1", readRendered(t, ar, "local/v"), must.Sprint("not before min of quiet after the last change"))
+		time.Sleep(2*time.Second + structs.DefaultTemplateSplay)
 		synctest.Wait()
 		must.Eq(t, "3", readRendered(t, ar, "local/v"))
 		must.Eq(t, 1, restarts(ar))
+	})
+}
+
+// TestTemplateHook_WaitMax checks wait { max }: data that never stays
+// quiet for min still renders max after the first change, so a variable
+// written every few seconds does not hold its template back for ever.
+func TestTemplateHook_WaitMax(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := templatetest.New()
+		src.PutVar("nomad/jobs/app", map[string]string{"v": "0"})
+		h, _ := templateHarness(t, src)
+		a := templateAlloc(&structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/app" }}{{ .v }}{{ end }}`, DestPath: "local/v",
+			Wait: &structs.TemplateWait{Min: 10 * time.Second, Max: 30 * time.Second}, ChangeMode: structs.TemplateChangeModeNoop})
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+
+		seen := map[int]string{}
+		for i := 1; i <= 12; i++ {
+			src.PutVar("nomad/jobs/app", map[string]string{"v": string(rune('a' + i))})
+			time.Sleep(5 * time.Second)
+			synctest.Wait()
+			seen[i*5] = readRendered(t, ar, "local/v")
+		}
+		must.Eq(t, "0", seen[25], must.Sprint("busy data waits"))
+		must.NotEq(t, "0", seen[35], must.Sprint("but no longer than max"))
 	})
 }
 
@@ -222,11 +265,23 @@ func TestTemplateHook_RestartedWhileCutOff(t *testing.T) {
 		src := templatetest.New()
 		src.PutVar("nomad/jobs/app", map[string]string{"v": "kept"})
 		h, _ := templateHarness(t, src)
+		stateDir := t.TempDir()
+		db, err := state.OpenBolt(stateDir)
+		must.NoError(t, err)
+		h.db = db
 		a := templateAlloc(&structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/app" }}{{ .v }}{{ end }}`, DestPath: "local/v"})
 		ar := h.runner(t, a)
 		go ar.Run()
 		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
 		ar.Shutdown()
+		must.NoError(t, db.Close())
+		raw, err := os.ReadFile(filepath.Join(stateDir, state.DBFile))
+		must.NoError(t, err)
+		must.False(t, bytes.Contains(raw, []byte("kept")), must.Sprint("the kept data is sealed in the state file"))
+		db, err = state.OpenBolt(stateDir)
+		must.NoError(t, err)
+		defer db.Close()
+		h.db = db
 
 		// The reboot: the driver's tasks are gone, and so is the file.
 		d, err := mock.New(drivers.Options{}, nil)
@@ -240,7 +295,7 @@ func TestTemplateHook_RestartedWhileCutOff(t *testing.T) {
 		must.NotNil(t, recs[0].Tasks["web"].TemplateData)
 		ar2, err := NewAllocRunner(Config{
 			Alloc: recs[0].Alloc, AllocDirRoot: h.root, StateDB: h.db, Drivers: driverMap{mock.Name: d}, StateUpdater: h.rec,
-			Identities: down, Templates: fixedSources{src},
+			Identities: down, Templates: fixedSources{src: src},
 		})
 		must.NoError(t, err)
 		ar2.Restore(recs[0].Tasks)
@@ -284,4 +339,37 @@ func TestTemplateHook_Paths(t *testing.T) {
 	}
 	_, err := tr.templates.path("../../../etc/passwd")
 	must.ErrorContains(t, err, "outside the task's directory")
+}
+
+// TestTemplateHook_SharedWatch checks that a task's templates that read
+// the same variable keep one blocking query on it between them: a change
+// costs one watch answer and one read per template to render, not one
+// watch per template.
+func TestTemplateHook_SharedWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := templatetest.New()
+		src.PutVar("nomad/jobs/app", map[string]string{"v": "1"})
+		h, _ := templateHarness(t, src)
+		const n = 5
+		var tmpls []*structs.Template
+		for i := range n {
+			tmpls = append(tmpls, &structs.Template{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/app" }}{{ .v }}{{ end }}`,
+				DestPath: "local/v" + string(rune('0'+i)), ChangeMode: structs.TemplateChangeModeNoop})
+		}
+		a := templateAlloc(tmpls...)
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		synctest.Wait()
+		before := src.Reads()
+		src.PutVar("nomad/jobs/app", map[string]string{"v": "2"})
+		synctest.Wait()
+		for i := range n {
+			must.Eq(t, "2", readRendered(t, ar, "local/v"+string(rune('0'+i))))
+		}
+		// n renders and the one query now waiting (the one that woke was
+		// counted before the change).
+		must.Eq(t, n+1, src.Reads()-before)
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"time"
 
@@ -26,6 +25,10 @@ import (
 //	allocations/<allocID>/alloc                 msgpack *structs.Allocation
 //	allocations/<allocID>/tasks/<task>/handle   msgpack *drivers.TaskHandle
 //	allocations/<allocID>/tasks/<task>/state    msgpack *structs.TaskState
+//	allocations/<allocID>/tasks/<task>/identity sealed msgpack *structs.SignedWorkloadIdentity
+//	allocations/<allocID>/tasks/<task>/template_data  sealed template data
+//
+// Sealed values are AES-256-GCM under KeyFile (seal.go).
 var (
 	metaBucket   = []byte("meta")
 	allocsBucket = []byte("allocations")
@@ -59,6 +62,7 @@ type BoltStateDB struct {
 
 	recovery     *Recovery
 	identityPath string // IdentityFile, kept in step with meta/node_id
+	sealer       *sealer
 }
 
 var _ StateDB = (*BoltStateDB)(nil)
@@ -91,7 +95,14 @@ func openBolt(stateDir string, now func() time.Time) (*BoltStateDB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating client state dir: %w", err)
 	}
+	seal, err := loadSealer(filepath.Join(stateDir, KeyFile))
+	if err != nil {
+		return nil, err
+	}
 	db, err := openChecked(path)
+	if db != nil {
+		db.sealer = seal
+	}
 	if err == nil {
 		db.identityPath = filepath.Join(stateDir, IdentityFile)
 		if err := db.syncIdentityFile(); err != nil {
@@ -114,6 +125,7 @@ func openBolt(stateDir string, now func() time.Time) (*BoltStateDB, error) {
 	if ferr != nil {
 		return nil, ferr
 	}
+	db.sealer = seal
 	db.recovery = &Recovery{Path: path, MovedTo: moved, Err: err}
 	db.identityPath = filepath.Join(stateDir, IdentityFile)
 	// An unreadable identity file leaves a new node: worse than the old
@@ -338,7 +350,7 @@ func (s *BoltStateDB) GetAllocations() ([]*AllocRecord, map[string]error, error)
 	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(allocsBucket).ForEachBucket(func(k []byte) error {
 			id := string(k)
-			rec, err := readAlloc(tx.Bucket(allocsBucket).Bucket(k))
+			rec, err := s.readAlloc(id, tx.Bucket(allocsBucket).Bucket(k))
 			if err != nil {
 				errs[id] = err
 				return nil
@@ -353,7 +365,7 @@ func (s *BoltStateDB) GetAllocations() ([]*AllocRecord, map[string]error, error)
 	return out, errs, nil
 }
 
-func readAlloc(ab *bolt.Bucket) (*AllocRecord, error) {
+func (s *BoltStateDB) readAlloc(allocID string, ab *bolt.Bucket) (*AllocRecord, error) {
 	raw := ab.Get(allocKey)
 	if raw == nil {
 		return nil, errors.New("allocation record has no allocation")
@@ -379,14 +391,27 @@ func readAlloc(ab *bolt.Bucket) (*AllocRecord, error) {
 				return fmt.Errorf("decoding state of task %q: %w", name, err)
 			}
 		}
+		// A sealed value that does not open is dropped and reported:
+		// the task still restores, without what it held.
+		var dropped []error
 		if raw := b.Get(templateKey); raw != nil {
-			tr.TemplateData = slices.Clone(raw)
+			plain, err := s.sealer.open(raw, sealAAD(allocID, string(name), templateKey))
+			if err != nil {
+				dropped = append(dropped, fmt.Errorf("template data: %w", err))
+			}
+			tr.TemplateData = plain
 		}
 		if raw := b.Get(identityKey); raw != nil {
-			if err := decode(raw, &tr.Identity); err != nil {
-				return fmt.Errorf("decoding identity of task %q: %w", name, err)
+			plain, err := s.sealer.open(raw, sealAAD(allocID, string(name), identityKey))
+			if err == nil {
+				if err := decode(plain, &tr.Identity); err != nil {
+					return fmt.Errorf("decoding identity of task %q: %w", name, err)
+				}
+			} else {
+				dropped = append(dropped, fmt.Errorf("workload identity: %w", err))
 			}
 		}
+		tr.Dropped = errors.Join(dropped...)
 		rec.Tasks[string(name)] = tr
 		return nil
 	})
@@ -464,18 +489,29 @@ func (s *BoltStateDB) PutTaskState(allocID, task string, ts *structs.TaskState) 
 func (s *BoltStateDB) PutTaskIdentity(allocID, task string, id *structs.SignedWorkloadIdentity) error {
 	var raw []byte
 	if id != nil {
-		var err error
-		if raw, err = encode(id); err != nil {
+		plain, err := encode(id)
+		if err != nil {
 			return fmt.Errorf("encoding identity of task %s/%s: %w", allocID, task, err)
+		}
+		if raw, err = s.sealer.seal(plain, sealAAD(allocID, task, identityKey)); err != nil {
+			return fmt.Errorf("sealing identity of task %s/%s: %w", allocID, task, err)
 		}
 	}
 	return s.putTaskKey(allocID, task, identityKey, raw)
 }
 
 // PutTaskTemplateData implements StateDB, with PutTaskHandle's rule for
-// missing allocations; the bytes are stored as given.
+// missing allocations; the bytes are sealed under the client's key, nil
+// deletes them.
 func (s *BoltStateDB) PutTaskTemplateData(allocID, task string, data []byte) error {
-	return s.putTaskKey(allocID, task, templateKey, slices.Clone(data))
+	var raw []byte
+	if data != nil {
+		var err error
+		if raw, err = s.sealer.seal(data, sealAAD(allocID, task, templateKey)); err != nil {
+			return fmt.Errorf("sealing template data of task %s/%s: %w", allocID, task, err)
+		}
+	}
+	return s.putTaskKey(allocID, task, templateKey, raw)
 }
 
 // putTaskKey writes (or, for nil raw, deletes) one key of a task's bucket.

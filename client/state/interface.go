@@ -30,6 +30,10 @@ type TaskRecord struct {
 	// (client/template.Snapshot, encoded by the task runner), nil for
 	// none: a client restarted while cut off renders from it.
 	TemplateData []byte
+	// Dropped says why sealed values of this task (TemplateData,
+	// Identity) could not be opened and were left out, nil when none
+	// were; the task restores without them.
+	Dropped error
 }
 
 // AllocRecord is a persisted allocation and its tasks, keyed by task name.

@@ -71,3 +71,13 @@ func refusedFunc(name string) func(...any) (string, error) {
 		return "", fmt.Errorf("function %q is %w", name, ErrRefusedFunc)
 	}
 }
+
+// ErrDeniedFunc is a template calling a function the client's
+// function_denylist forbids.
+var ErrDeniedFunc = fmt.Errorf("denied by this client's template function_denylist")
+
+func deniedFunc(name string) func(...any) (string, error) {
+	return func(...any) (string, error) {
+		return "", fmt.Errorf("function %q is %w", name, ErrDeniedFunc)
+	}
+}

@@ -26,7 +26,12 @@ type Input struct {
 	Env map[string]string
 	// TaskDir is the task's directory: file reads under it only.
 	TaskDir string
-	Source  Source
+	// NoFileSandbox lets file read outside TaskDir (the client's
+	// disable_file_sandbox).
+	NoFileSandbox bool
+	// Denied are functions the client's function_denylist forbids.
+	Denied []string
+	Source Source
 }
 
 // Result is a render's output and what it read.
@@ -163,6 +168,9 @@ func (r *renderer) funcs() template.FuncMap {
 	for _, name := range refused {
 		fm[name] = refusedFunc(name)
 	}
+	for _, name := range r.in.Denied {
+		fm[name] = deniedFunc(name)
+	}
 	return fm
 }
 
@@ -177,7 +185,7 @@ func (r *renderer) file(path string) (string, error) {
 		full = filepath.Clean(path)
 	}
 	rel, err := filepath.Rel(r.in.TaskDir, full)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if !r.in.NoFileSandbox && (err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
 		return "", fmt.Errorf("file %q: outside the task directory", path)
 	}
 	b, err := os.ReadFile(full)

@@ -291,6 +291,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		ChrootEnv:      cfg.Client.ChrootEnv,
 		Options:        cfg.Client.Options,
 		Artifact:       cfg.Client.Artifact.clientConfig(),
+		Template:       cfg.Client.Template.clientConfig(),
 		HostVolumes:    cfg.Client.hostVolumes(),
 
 		NetworkInterface: cfg.Client.NetworkInterface,

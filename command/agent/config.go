@@ -309,6 +309,8 @@ type ClientConfig struct {
 	HostNetworks []*HostNetworkConfig `json:"HostNetworks,omitempty"`
 	// Artifact is the `artifact` block (config_artifact.go).
 	Artifact *ArtifactConfig `json:",omitempty"`
+	// Template is the `template` block (config_template.go).
+	Template *TemplateConfig `json:",omitempty"`
 
 	// Reserved is the `reserved` block: capacity and host ports the
 	// scheduler never hands out. nil keeps the client's automatic
@@ -570,6 +572,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	o.ChrootEnv = mergeMap(o.ChrootEnv, cl.ChrootEnv)
 	o.HostVolumes = mergeHostVolumes(o.HostVolumes, cl.HostVolumes)
 	o.Artifact = o.Artifact.merge(cl.Artifact)
+	o.Template = o.Template.merge(cl.Template)
 	o.mergeResources(cl)
 	// A block of a name seen before replaces it, as plugin blocks merge.
 	for _, hn := range cl.HostNetworks {

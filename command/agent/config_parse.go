@@ -511,7 +511,7 @@ func (b *block) joinAttrs(j *ServerJoin) {
 func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
 		attrs:       slices.Concat([]string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"}, clientResourceKeys),
-		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "host_network", LabelNames: []string{"name"}}, {Type: "artifact"}, {Type: "reserved"}, hostVolumeBlock},
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "host_network", LabelNames: []string{"name"}}, {Type: "artifact"}, {Type: "template"}, {Type: "reserved"}, hostVolumeBlock},
 		maps:        []string{"meta", "options", "chroot_env"},
 		unsupported: unsupportedClient,
 	})
@@ -545,6 +545,9 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	}
 	if blk := b.sub("artifact"); blk != nil {
 		c.Artifact = d.clientArtifact(blk.Body)
+	}
+	if blk := b.sub("template"); blk != nil {
+		c.Template = d.clientTemplate(blk.Body)
 	}
 	c.HostVolumes = d.hostVolumes(b)
 	for _, blk := range b.content.Blocks {

@@ -115,5 +115,4 @@ var unsupportedClient = map[string]string{
 	"preferred_address_family":    "",
 	"reservable_cores":            "",
 	"state_dir":                   "the client's state lives under <data_dir>/client",
-	"template":                    "",
 }

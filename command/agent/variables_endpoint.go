@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,6 +20,7 @@ func (s *HTTPServer) variableRoutes(handle func(string, handlerFunc)) {
 	handle("GET /v1/operator/keyring/keys", s.keyringList)
 	handle("PUT /v1/operator/keyring/rotate", s.keyringRotate)
 	handle("POST /v1/operator/keyring/rotate", s.keyringRotate)
+	handle("DELETE /v1/operator/keyring/key/{id}", s.keyringDelete)
 	handle("GET /.well-known/jwks.json", s.jwks)
 	handle("GET /.well-known/openid-configuration", s.openIDConfiguration)
 }
@@ -315,4 +317,19 @@ func (s *HTTPServer) keyringRotate(w http.ResponseWriter, r *http.Request) (any,
 	}
 	setIndex(w, reply.Index)
 	return struct{ Key *structs.RootKeyMeta }{reply.Key}, nil
+}
+
+// keyringDelete removes a root key that is neither active nor in use:
+// 400 for those, 404 for a key that does not exist, as upstream.
+func (s *HTTPServer) keyringDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := &structs.KeyringDeleteRootKeyRequest{KeyID: r.PathValue("id"), WriteRequest: writeRequest(r)}
+	var reply structs.KeyringDeleteRootKeyResponse
+	if err := s.call(r, "Keyring.Delete", args, &reply); err != nil {
+		if errors.Is(err, structs.ErrUnknownRootKey) {
+			return nil, codedErrorf(http.StatusNotFound, "%v", err)
+		}
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return nil, nil
 }

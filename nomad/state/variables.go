@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -252,4 +253,62 @@ func (s *StateStore) UpsertRootKeyMeta(index uint64, meta *structs.RootKeyMeta, 
 		return err
 	}
 	return txn.commit()
+}
+
+// ErrRootKeyInUse is a root key removal refused: the key is active, or
+// variables are still encrypted with it.
+var ErrRootKeyInUse = errors.New("root key in use")
+
+// DeleteRootKeyMeta removes a root key's metadata. The active key, and a
+// key any variable is still encrypted with, are refused (ErrRootKeyInUse,
+// wrapping structs.ErrInvalidRequest), so that no variable is left that
+// nothing can decrypt; a key that does not exist is
+// structs.ErrUnknownRootKey.
+func (s *StateStore) DeleteRootKeyMeta(index uint64, keyID string) error {
+	txn := s.writeTxn(index)
+	defer txn.Abort()
+	raw, err := rootKeyRemovable(txn.Txn, keyID)
+	if err != nil {
+		return err
+	}
+	if err := txn.Delete(TableRootKeys, raw); err != nil {
+		return err
+	}
+	return txn.commit()
+}
+
+// DeleteRootKeyMetaCheck is DeleteRootKeyMeta's refusal, without the
+// write.
+func (s *StateStore) DeleteRootKeyMetaCheck(keyID string) error {
+	_, err := rootKeyRemovable(s.db.Txn(false), keyID)
+	return err
+}
+
+// rootKeyRemovable returns key keyID if it may be removed.
+func rootKeyRemovable(txn *memdb.Txn, keyID string) (any, error) {
+	raw, err := txn.First(TableRootKeys, indexID, keyID)
+	if err != nil {
+		return nil, fmt.Errorf("root key lookup: %w", err)
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("%w: %s", structs.ErrUnknownRootKey, keyID)
+	}
+	if raw.(*structs.RootKeyMeta).IsActive() {
+		return nil, fmt.Errorf("%w: %w: %s is the active root key and cannot be removed; rotate first", structs.ErrInvalidRequest, ErrRootKeyInUse, keyID)
+	}
+	iter, err := txn.Get(TableVariables, indexID)
+	if err != nil {
+		return nil, err
+	}
+	used := 0
+	for v := iter.Next(); v != nil; v = iter.Next() {
+		if v.(*structs.VariableEncrypted).KeyID == keyID {
+			used++
+		}
+	}
+	if used > 0 {
+		return nil, fmt.Errorf("%w: %w: %d variable(s) are still encrypted with root key %s; re-encrypt them first (nomad operator root keyring rotate -full)",
+			structs.ErrInvalidRequest, ErrRootKeyInUse, used, keyID)
+	}
+	return raw, nil
 }

@@ -8,6 +8,7 @@ import (
 
 // Missing returns what a lacks to stream req's topics, or "" when it may.
 // Each topic asks what its read endpoints ask: node read for Node,
+// variables list on every path (path "*") of the namespace for Variables,
 // read-job in the namespace for the others; every topic at once (TopicAll,
 // or no topic) asks for a management token, as upstream. A nil ACL (ACLs
 // off) may do anything.
@@ -27,6 +28,11 @@ func Missing(a *acl.ACL, req SubscribeRequest) string {
 		case topic == TopicNode:
 			if !a.AllowNodeRead() {
 				return "node read"
+			}
+		case topic == TopicVariables:
+			// Its events name every path of the namespace.
+			if !a.AllowVariableOperation(ns, "*", acl.VariablesCapabilityList) {
+				return fmt.Sprintf("variables list on path \"*\" in namespace %q", ns)
 			}
 		case !a.AllowNamespaceOperation(ns, acl.NamespaceCapabilityReadJob):
 			return fmt.Sprintf("%s in namespace %q", acl.NamespaceCapabilityReadJob, ns)

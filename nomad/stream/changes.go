@@ -33,6 +33,9 @@ var msgTypeEvents = map[structs.MessageType]string{
 
 	structs.ServiceRegistrationUpsertRequestType:     TypeServiceRegistration,
 	structs.ServiceRegistrationDeleteByIDRequestType: TypeServiceDeregistration,
+
+	// Upserted or deleted, as the change says (fromChange).
+	structs.VarApplyStateRequestType: TypeVariableUpserted,
 }
 
 // FromEntry turns the committed changes of one raft entry into its batch
@@ -92,6 +95,10 @@ func fromChange(typ string, c memdb.Change) (Event, bool) {
 		}
 		return Event{Topic: TopicJob, Type: typ, Key: o.ID, Namespace: o.Namespace,
 			Payload: Payload{Job: o, Deleted: deleted}}, true
+	case *structs.VariableEncrypted:
+		meta := o.VariableMetadata
+		return Event{Topic: TopicVariables, Type: pick(deleted, TypeVariableDeleted, TypeVariableUpserted),
+			Key: o.Path, Namespace: o.Namespace, Payload: Payload{Variable: &meta}}, true
 	case *structs.ServiceRegistration:
 		return Event{Topic: TopicService, Type: pick(deleted, TypeServiceDeregistration, TypeServiceRegistration),
 			Key: o.ID, Namespace: o.Namespace, FilterKeys: []string{o.JobID, o.ServiceName},

@@ -15,10 +15,11 @@ const (
 	TopicEvaluation Topic = "Evaluation"
 	TopicDeployment Topic = "Deployment"
 	TopicService    Topic = "Service"
+	TopicVariables  Topic = "Variables"
 )
 
 // Topics lists the topics a subscription may name, TopicAll aside.
-var Topics = []Topic{TopicJob, TopicAllocation, TopicNode, TopicEvaluation, TopicDeployment, TopicService}
+var Topics = []Topic{TopicJob, TopicAllocation, TopicNode, TopicEvaluation, TopicDeployment, TopicService, TopicVariables}
 
 // Event types, as upstream names them, for what this server produces.
 const (
@@ -49,6 +50,11 @@ const (
 	// did it.
 	TypeServiceRegistration   = "ServiceRegistration"
 	TypeServiceDeregistration = "ServiceDeregistration"
+
+	// A variable written (set, a lock acquired, renewed or released) and
+	// deleted. The payload is its metadata, never its items.
+	TypeVariableUpserted = "VariableUpserted"
+	TypeVariableDeleted  = "VariableDeleted"
 )
 
 // Event is one changed object. Key is its ID; FilterKeys are other IDs a
@@ -78,6 +84,9 @@ type Payload struct {
 	Deployment *structs.Deployment `json:",omitempty"`
 	// Service is a service instance, as upstream's payload names it.
 	Service *structs.ServiceRegistration `json:",omitempty"`
+	// Variable is a variable's metadata (path, lock, indexes), as
+	// upstream's payload names it; the items are not in any event.
+	Variable *structs.VariableMetadata `json:",omitempty"`
 	// Deleted marks a job removed from the state (a purge), not only
 	// stopped.
 	Deleted bool `json:",omitempty"`

@@ -56,6 +56,7 @@ const (
 	ServiceRegistrationDeleteByIDRequestType
 	AutopilotConfigRequestType
 	NodeEventsEmitRequestType
+	RootKeyMetaDeleteRequestType
 )
 
 func (t MessageType) String() string {
@@ -70,7 +71,7 @@ func (t MessageType) String() string {
 		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig",
 		"VarApplyState", "RootKeyMetaUpsert",
 		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID", "AutopilotConfig",
-		"NodeEventsEmit"}
+		"NodeEventsEmit", "RootKeyMetaDelete"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -201,6 +201,7 @@ func raftRequests() map[structs.MessageType]any {
 				CreateTime: t0.UnixNano(), CreateIndex: 5, ModifyIndex: 6, State: structs.RootKeyStateActive, PublishTime: t0.UnixNano()},
 			Rekey: true, WriteRequest: fullWriteRequest(),
 		},
+		structs.RootKeyMetaDeleteRequestType: &structs.KeyringDeleteRootKeyRequest{KeyID: "k1", WriteRequest: fullWriteRequest()},
 		structs.SiteOutageUpdateRequestType: &structs.SiteOutageUpdateRequest{
 			Declare: []*structs.SiteOutage{{ID: "edge/dc1", Pool: "edge", Datacenter: "dc1", DeclaredAt: t0.UnixNano(),
 				Disconnected: 6, Nodes: 8, Window: time.Minute, CreateIndex: 7, ModifyIndex: 8}},

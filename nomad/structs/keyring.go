@@ -101,3 +101,16 @@ type KeyringGetRootKeyResponse struct {
 	Key *RootKey
 	QueryMeta
 }
+
+// KeyringDeleteRootKeyRequest removes a root key: its metadata from raft
+// and, on every server, its material from the keystore. The active key,
+// and a key variables are still encrypted with, are refused.
+type KeyringDeleteRootKeyRequest struct {
+	KeyID string
+	WriteRequest
+}
+
+// KeyringDeleteRootKeyResponse is the index of the removal.
+type KeyringDeleteRootKeyResponse struct {
+	WriteMeta
+}
