@@ -100,7 +100,7 @@ func TestScaleStatus_UnknownIsPlacedNotRunning(t *testing.T) {
 	}
 	got := scaleStatus(job, allocs)
 	must.Eq(t, &structs.TaskGroupScaleStatus{Desired: 5, Placed: 4, Running: 2, Unknown: 1, Events: []*structs.ScalingEvent{},
-		Unstable: "1 allocations unknown (node disconnected): Running undercounts the group until they reconnect or are lost"},
+		Unstable: "1 allocation unknown (node disconnected): Running undercounts the group until they reconnect or are lost"},
 		got.TaskGroups["web"])
 	must.Eq(t, job.ID, got.JobID)
 	must.False(t, got.JobStopped)

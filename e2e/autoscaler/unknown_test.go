@@ -138,7 +138,8 @@ func TestAutoscaler_UnknownNotShrunk(t *testing.T) {
 	})
 	g := groupStatus(t, e.server, "edge")
 	must.Eq(t, 3-unknown, g.Running)
-	must.StrContains(t, g.Unstable, fmt.Sprintf("%d allocations unknown", unknown))
+	must.StrContains(t, g.Unstable, fmt.Sprintf("%d allocation", unknown))
+	must.StrContains(t, g.Unstable, "unknown (node disconnected)")
 
 	as := startAutoscaler(t, e.ags, e.server.HTTPAddr())
 	wait.Poll(t, 60*time.Second, "the autoscaler's scale-in refused", func() (bool, string) {
@@ -213,7 +214,7 @@ func TestAutoscaler_ReconnectNotGrown(t *testing.T) {
 		g := groupStatus(t, e.server, "edge")
 		return g.Reconnecting == 1 && g.Unknown == 0 && g.Running == 3, fmt.Sprintf("%+v", g)
 	})
-	must.StrContains(t, groupStatus(t, e.server, "edge").Unstable, "1 allocations reconnecting")
+	must.StrContains(t, groupStatus(t, e.server, "edge").Unstable, "1 allocation reconnecting")
 
 	as := startAutoscaler(t, e.ags, e.server.HTTPAddr())
 	wait.Poll(t, 60*time.Second, "the autoscaler's raise refused", func() (bool, string) {

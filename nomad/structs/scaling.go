@@ -263,13 +263,21 @@ var ErrScalingUnstable error = &refusal{msg: "job scaling blocked while allocati
 func (g *TaskGroupScaleStatus) UnstableReason() string {
 	switch {
 	case g.Unknown > 0 && g.Reconnecting > 0:
-		return fmt.Sprintf("%d allocations unknown (node disconnected) and %d reconnecting: Running undercounts the group and may exceed its count once they are back", g.Unknown, g.Reconnecting)
+		return fmt.Sprintf("%s unknown (node disconnected) and %d reconnecting: Running undercounts the group and may exceed its count once they are back", allocations(g.Unknown), g.Reconnecting)
 	case g.Unknown > 0:
-		return fmt.Sprintf("%d allocations unknown (node disconnected): Running undercounts the group until they reconnect or are lost", g.Unknown)
+		return fmt.Sprintf("%s unknown (node disconnected): Running undercounts the group until they reconnect or are lost", allocations(g.Unknown))
 	case g.Reconnecting > 0:
-		return fmt.Sprintf("%d allocations reconnecting: the group may run more than its count until the servers resolve the reconnect", g.Reconnecting)
+		return fmt.Sprintf("%s reconnecting: the group may run more than its count until the servers resolve the reconnect", allocations(g.Reconnecting))
 	}
 	return ""
+}
+
+// allocations is "1 allocation" or "n allocations".
+func allocations(n int) string {
+	if n == 1 {
+		return "1 allocation"
+	}
+	return fmt.Sprintf("%d allocations", n)
 }
 
 // CheckScale refuses a new count for the group, as it stands, that an
