@@ -12,7 +12,11 @@
 // and one whose server cannot be reached (a transport error or a 5xx)
 // installs the cached copy rather than failing, so that a node rebooted
 // while cut off starts its tasks with what it already had. The cache is
-// bounded and evicts the least recently used entry.
+// bounded and evicts the least recently used entry. Git and local sources
+// are not cached: a local file is on the node already, and a clone is a
+// tree, not the one file an entry keeps, whose branch or tag could only be
+// checked against the remote; a started task's directory keeps its clone
+// across restarts and reboots (job-specification.md#artifact).
 //
 // go-getter (github.com/hashicorp/go-getter/v2, MPL-2.0) does the git and
 // local-file fetches and every install: checksum files aside, decompression
