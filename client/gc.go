@@ -73,6 +73,8 @@ func (g GCConfig) withDefaults() GCConfig {
 
 // ErrNotCollectable is CollectAllocation's answer for an allocation the
 // client does not hold or that is not terminal, in upstream's words.
+//
+//lint:ignore ST1005 upstream's text, seen by clients
 var ErrNotCollectable = errors.New("No such allocation on client, or allocation not eligible for GC")
 
 // ErrFinalStateUndelivered is CollectAllocation's answer for a terminal
