@@ -2,6 +2,7 @@ package client
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -68,6 +69,47 @@ func (g GCConfig) withDefaults() GCConfig {
 		g.ParallelDestroys = DefaultGCParallelDestroys
 	}
 	return g
+}
+
+// ErrNotCollectable is CollectAllocation's answer for an allocation the
+// client does not hold or that is not terminal, in upstream's words.
+//
+//lint:ignore ST1005 upstream's text, seen by clients
+var ErrNotCollectable = errors.New("No such allocation on client, or allocation not eligible for GC")
+
+// ErrFinalStateUndelivered is CollectAllocation's answer for a terminal
+// allocation whose final state the servers have not taken yet: beyond
+// upstream, it is kept until they have (see gcCandidates).
+var ErrFinalStateUndelivered = errors.New("the servers have not yet taken the allocation's final state; it is kept until they have")
+
+// CollectAll destroys every terminal allocation the collector may destroy
+// (gcCandidates), now, whatever the thresholds: upstream's
+// /v1/client/gc. It returns how many it destroyed.
+func (c *Client) CollectAll() int {
+	cands := c.gcCandidates()
+	c.logger.Info("forced garbage collection of terminal allocations", "count", len(cands))
+	c.destroyForGC(cands)
+	return len(cands)
+}
+
+// CollectAllocation destroys one terminal allocation now: upstream's
+// /v1/client/allocation/:id/gc. A running one, or one the client does not
+// hold, is ErrNotCollectable; a terminal one whose final state is not yet
+// with the servers is ErrFinalStateUndelivered.
+func (c *Client) CollectAllocation(allocID string) error {
+	for _, ar := range c.gcCandidates() {
+		if ar.ID() == allocID {
+			c.destroyForGC([]*allocrunner.AllocRunner{ar})
+			return nil
+		}
+	}
+	c.allocMu.RLock()
+	ar := c.allocs[allocID]
+	c.allocMu.RUnlock()
+	if ar != nil && structs.ClientTerminal(ar.ClientStatus()) && !c.updater.delivered(allocID) {
+		return fmt.Errorf("allocation %s: %w", allocID, ErrFinalStateUndelivered)
+	}
+	return ErrNotCollectable
 }
 
 // collectGarbagePeriodically runs the collector every interval, and at

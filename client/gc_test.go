@@ -136,3 +136,55 @@ func TestClient_GCMaxAllocs(t *testing.T) {
 		must.NoError(t, err)
 	})
 }
+
+// A forced collection (/v1/client/gc, /v1/client/allocation/:id/gc)
+// destroys terminal allocations now, with the disk empty and far below
+// gc_max_allocs; it refuses a running allocation in upstream's words, and
+// a terminal one whose end the servers have not heard, by its own error:
+// an operator freeing a cut-off device's disk must not make its servers
+// believe forever that the allocation runs.
+func TestClient_ForcedGC(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := clienttest.NewFakeServer()
+		defer srv.Close()
+		gc := GCConfig{Interval: time.Hour, DiskUsage: func() (DiskUsage, error) { return DiskUsage{UsedPercent: 1}, nil }}
+		c := newTestClient(t, srv, testClientOpts{gc: gc})
+		defer c.Destroy()
+		waitReady(t, c)
+		allocs := runThree(t, srv, c)
+		running := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "1h"})
+		srv.UpsertAllocs(running)
+		waitAllocStatus(t, srv, running.ID, structs.AllocClientStatusRunning)
+
+		must.ErrorIs(t, c.CollectAllocation(running.ID), ErrNotCollectable)
+		must.ErrorIs(t, c.CollectAllocation("no-such-alloc"), ErrNotCollectable)
+		must.NoError(t, c.CollectAllocation(allocs[1].ID))
+		_, err := c.AllocRunner(allocs[1].ID)
+		must.Error(t, err, must.Sprint("collected at once"))
+		must.Eq(t, 3, c.NumAllocs())
+
+		must.Eq(t, 2, c.CollectAll())
+		must.Eq(t, 1, c.NumAllocs())
+		_, err = c.AllocRunner(running.ID)
+		must.NoError(t, err, must.Sprint("a running allocation is never collected"))
+
+		srv.SetError(methodUpdateAlloc, errors.New("network unreachable"))
+		cut := clienttest.MockAlloc(c.NodeID(), map[string]any{"run_for": "1s"})
+		cut.Job.Type = structs.JobTypeBatch
+		srv.UpsertAllocs(cut)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		must.ErrorIs(t, c.CollectAllocation(cut.ID), ErrFinalStateUndelivered)
+		must.Eq(t, 0, c.CollectAll())
+		must.Eq(t, 2, c.NumAllocs())
+
+		// The servers still list the collected ones: nothing is pulled again.
+		srv.SetError(methodUpdateAlloc, nil)
+		waitAllocStatus(t, srv, cut.ID, structs.AllocClientStatusComplete)
+		synctest.Wait()
+		must.NoError(t, c.CollectAllocation(cut.ID))
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		must.Eq(t, 1, c.NumAllocs())
+	})
+}

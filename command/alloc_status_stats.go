@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -59,15 +60,20 @@ func formatUsage(u *api.ResourceUsage) string {
 
 // formatBytes renders a byte count in binary units.
 func formatBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
+	if n < 1024 {
 		return fmt.Sprintf("%d B", n)
 	}
-	v, suffixes := float64(n)/unit, []string{"KiB", "MiB", "GiB", "TiB"}
+	v, suffixes := float64(n)/1024, []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
 	i := 0
-	for v >= unit && i < len(suffixes)-1 {
-		v /= unit
+	for v >= 1024 && i < len(suffixes)-1 {
+		v /= 1024
 		i++
 	}
-	return fmt.Sprintf("%.1f %s", v, suffixes[i])
+	// One decimal below 10 and none above, rounded first, as upstream's
+	// CLI shows sizes (go-humanize's IBytes): "1.5 GiB", "24 GiB".
+	v = math.Round(v*10) / 10
+	if v < 10 {
+		return fmt.Sprintf("%.1f %s", v, suffixes[i])
+	}
+	return fmt.Sprintf("%.0f %s", v, suffixes[i])
 }

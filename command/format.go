@@ -157,13 +157,10 @@ func prettyDuration(d time.Duration) string {
 
 // formatMB renders megabytes the way upstream's humanized sizes read.
 func formatMB(mb int64) string {
-	switch {
-	case mb >= 1024*1024:
-		return fmt.Sprintf("%.1f TiB", float64(mb)/(1024*1024))
-	case mb >= 1024:
-		return fmt.Sprintf("%.1f GiB", float64(mb)/1024)
+	if mb < 0 {
+		return fmt.Sprintf("%d MiB", mb)
 	}
-	return fmt.Sprintf("%d MiB", mb)
+	return formatBytes(uint64(mb) << 20)
 }
 
 // allocRow is the part of an allocation the allocation tables show; list

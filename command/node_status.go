@@ -172,7 +172,7 @@ func (c *NodeStatusCommand) Run(args []string) int {
 	}
 	v := view{verbose: verbose, now: time.Now()}
 	if short {
-		c.Ui.Output(formatKV(nodeBasics(node, v)))
+		c.Ui.Output(formatKV(append(nodeBasics(node, v), nodeDriverStatus(node))))
 		return exitOK
 	}
 	allocs, _, err := client.Nodes().Allocations(node.ID, nil)
@@ -180,7 +180,11 @@ func (c *NodeStatusCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error querying node allocations: %v", err))
 		return exitError
 	}
-	c.Ui.Output(formatNode(node, allocs, v, nodeStats{host: nodeHostStats(client, node), detail: stats}))
+	c.Ui.Output(formatNode(node, allocs, v, nodeStats{
+		host:   nodeHostStats(client, node),
+		detail: stats,
+		allocs: nodeAllocUsage(client, node, allocs),
+	}))
 	return exitOK
 }
 
@@ -269,15 +273,10 @@ func nodeStatusLine(node *api.Node, v view) string {
 }
 
 // nodeBasics are the node detail's first lines, all that -short shows.
+// The ID is whole, as upstream's.
 func nodeBasics(node *api.Node, v view) []string {
-	var healthy []string
-	for _, name := range slices.Sorted(maps.Keys(node.Drivers)) {
-		if d := node.Drivers[name]; d != nil && d.Detected && d.Healthy {
-			healthy = append(healthy, name)
-		}
-	}
 	return []string{
-		"ID|" + v.id(node.ID),
+		"ID|" + node.ID,
 		"Name|" + node.Name,
 		"Node Pool|" + node.NodePool,
 		"Class|" + node.NodeClass,
@@ -285,15 +284,32 @@ func nodeBasics(node *api.Node, v view) []string {
 		"Drain|" + formatDrain(node),
 		"Eligibility|" + node.SchedulingEligibility,
 		"Status|" + nodeStatusLine(node, v),
-		"Drivers|" + strings.Join(healthy, ","),
 	}
+}
+
+// nodeDriverStatus is the "Driver Status" line: the healthy drivers, which
+// the verbose detail shows as a table instead.
+func nodeDriverStatus(node *api.Node) string {
+	var healthy []string
+	for _, name := range slices.Sorted(maps.Keys(node.Drivers)) {
+		if d := node.Drivers[name]; d != nil && d.Detected && d.Healthy {
+			healthy = append(healthy, name)
+		}
+	}
+	return "Driver Status|" + strings.Join(healthy, ",")
 }
 
 func formatNode(node *api.Node, allocs []*api.Allocation, v view, stats nodeStats) string {
 	var b strings.Builder
 	basics := nodeBasics(node, v)
+	if st := stats.host; st != nil {
+		basics = append(basics, "Uptime|"+(time.Duration(st.Uptime)*time.Second).String())
+	}
 	if !v.verbose && len(node.HostVolumes) > 0 {
 		basics = append(basics, "Host Volumes|"+nodeHostVolumeNames(node))
+	}
+	if !v.verbose {
+		basics = append(basics, nodeDriverStatus(node))
 	}
 	b.WriteString(formatKV(basics))
 	if v.verbose {
@@ -306,21 +322,8 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view, stats nodeStat
 			d := node.Drivers[name]
 			lines = append(lines, fmt.Sprintf("%s|%v|%v|%s|%s", name, d.Detected, d.Healthy, d.HealthDescription, formatTime(d.UpdateTime)))
 		}
-		b.WriteString("\n\nDriver Status\n")
+		b.WriteString("\n\nDrivers\n")
 		b.WriteString(formatList(lines))
-	}
-
-	if v.verbose {
-		for _, sec := range []struct {
-			title string
-			kv    map[string]string
-		}{{"Attributes", node.Attributes}, {"Meta", node.Meta}} {
-			if len(sec.kv) == 0 {
-				continue
-			}
-			b.WriteString("\n\n" + sec.title + "\n")
-			b.WriteString(formatMapKV(sec.kv))
-		}
 	}
 
 	if v.verbose && node.LastDrain != nil {
@@ -347,6 +350,10 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view, stats nodeStat
 
 	b.WriteString("\n\nAllocated Resources\n")
 	b.WriteString(formatNodeResources(node, allocs))
+	if stats.allocs != nil {
+		b.WriteString("\n\nAllocation Resource Utilization\n")
+		b.WriteString(formatAllocUtilization(node, stats.allocs))
+	}
 	if st := stats.host; st != nil {
 		b.WriteString("\n\nHost Resource Utilization\n")
 		b.WriteString(formatHostUtilization(node, st))
@@ -361,6 +368,20 @@ func formatNode(node *api.Node, allocs []*api.Allocation, v view, stats nodeStat
 	}
 	b.WriteString("\n\nAllocations\n")
 	b.WriteString(formatAllocRows(rows, v))
+
+	// Last, as upstream: the long lists an operator greps.
+	if v.verbose {
+		for _, sec := range []struct {
+			title string
+			kv    map[string]string
+		}{{"Attributes", node.Attributes}, {"Meta", node.Meta}} {
+			if len(sec.kv) == 0 {
+				continue
+			}
+			b.WriteString("\n\n" + sec.title + "\n")
+			b.WriteString(formatMapKV(sec.kv))
+		}
+	}
 	return b.String()
 }
 
@@ -380,19 +401,25 @@ func formatNodeResources(node *api.Node, allocs []*api.Allocation) string {
 		}
 		disk += a.AllocatedResources.Shared.DiskMB
 	}
-	var totalCPU, totalMem, totalDisk int64
-	if r := node.NodeResources; r != nil {
-		totalCPU, totalMem, totalDisk = r.Cpu.CpuShares, r.Memory.MemoryMB, r.Disk.DiskMB
-	}
-	if r := node.ReservedResources; r != nil {
-		totalCPU -= int64(r.Cpu.CpuShares)
-		totalMem -= int64(r.Memory.MemoryMB)
-		totalDisk -= int64(r.Disk.DiskMB)
-	}
+	totalCPU, totalMem, totalDisk := nodeAllocatable(node)
 	return formatList([]string{
 		"CPU|Memory|Disk",
 		fmt.Sprintf("%d/%d MHz|%s/%s|%s/%s", cpu, totalCPU, formatMB(mem), formatMB(totalMem), formatMB(disk), formatMB(totalDisk)),
 	})
+}
+
+// nodeAllocatable is what the node offers allocations: its capacity minus
+// what is reserved; CPU in MHz, memory and disk in MiB.
+func nodeAllocatable(node *api.Node) (cpu, memMB, diskMB int64) {
+	if r := node.NodeResources; r != nil {
+		cpu, memMB, diskMB = r.Cpu.CpuShares, r.Memory.MemoryMB, r.Disk.DiskMB
+	}
+	if r := node.ReservedResources; r != nil {
+		cpu -= int64(r.Cpu.CpuShares)
+		memMB -= int64(r.Memory.MemoryMB)
+		diskMB -= int64(r.Disk.DiskMB)
+	}
+	return cpu, memMB, diskMB
 }
 
 // formatDrain is the node detail's Drain line: false, or true with the

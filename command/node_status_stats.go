@@ -2,16 +2,70 @@ package command
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/nomad-edge/nomad/api"
 )
 
 // nodeStats is what node status shows of the host's stats: host nil
-// leaves them out; detail is -stats.
+// leaves them out; detail is -stats. allocs is what the node's running
+// allocations use, nil when it could not be measured.
 type nodeStats struct {
 	host   *api.HostStats
 	detail bool
+	allocs *allocUsage
+}
+
+// allocUsage is the sum of what the running allocations of a node use:
+// CPU in MHz, memory (resident) in bytes.
+type allocUsage struct {
+	cpuMHz   float64
+	memBytes uint64
+}
+
+// nodeAllocUsage asks the node for the stats of each of its running
+// allocations and sums them, as upstream's "Allocation Resource
+// Utilization". Any allocation that cannot be asked (its status is
+// unknown, the node is cut off, the allocation just stopped) leaves the
+// section out rather than showing a sum that misses it.
+func nodeAllocUsage(client *api.Client, node *api.Node, allocs []*api.Allocation) *allocUsage {
+	if node.Status == api.NodeStatusDown {
+		return nil
+	}
+	var u allocUsage
+	for _, a := range allocs {
+		if a.ClientStatus == api.AllocClientStatusUnknown {
+			// Cut off: what it uses cannot be asked, and a sum without
+			// it would read as idle.
+			return nil
+		}
+		if a.ClientStatus != api.AllocClientStatusRunning {
+			continue
+		}
+		st, err := client.Allocations().Stats(a, nil)
+		if err != nil || st.ResourceUsage == nil {
+			return nil
+		}
+		if c := st.ResourceUsage.CpuStats; c != nil {
+			u.cpuMHz += c.TotalTicks
+		}
+		if m := st.ResourceUsage.MemoryStats; m != nil {
+			u.memBytes += m.RSS
+		}
+	}
+	return &u
+}
+
+// formatAllocUtilization is upstream's "Allocation Resource Utilization":
+// what the running allocations use against what the node offers them
+// (the totals of "Allocated Resources").
+func formatAllocUtilization(node *api.Node, u *allocUsage) string {
+	cpu, mem, _ := nodeAllocatable(node)
+	return formatList([]string{
+		"CPU|Memory",
+		fmt.Sprintf("%.0f/%d MHz|%s/%s", math.Floor(u.cpuMHz), cpu, formatBytes(u.memBytes), formatMB(mem)),
+	})
 }
 
 // nodeHostStats reads the node's host stats for node status; nil when

@@ -40,12 +40,12 @@ func TestStatusFlags_UpstreamHabits(t *testing.T) {
 	t.Run("node status -self", func(t *testing.T) {
 		code, out, errOut := run(t, a, nodeStatus, "-self")
 		must.Eq(t, 0, code, must.Sprint(errOut))
-		must.StrContains(t, out, "ID          = "+alloc.NodeID[:8])
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^ID\s+= `+alloc.NodeID+`$`), out)
 		must.StrContains(t, out, "Allocations")
 
 		code, out, errOut = run(t, a, nodeStatus, "-self", "-verbose", "-short")
 		must.Eq(t, 0, code, must.Sprint(errOut))
-		must.StrContains(t, out, "ID          = "+alloc.NodeID)
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^ID\s+= `+alloc.NodeID+`$`), out)
 		must.StrNotContains(t, out, "Allocations")
 		must.StrNotContains(t, out, "Node Events")
 
@@ -82,7 +82,7 @@ func TestStatusFlags_UpstreamHabits(t *testing.T) {
 	t.Run("node status -short", func(t *testing.T) {
 		code, out, errOut := run(t, a, nodeStatus, "-short", alloc.NodeID[:8])
 		must.Eq(t, 0, code, must.Sprint(errOut))
-		must.StrContains(t, out, "Status      = ready")
+		must.RegexMatch(t, regexp.MustCompile(`(?m)^Status\s+= ready$`), out)
 		must.StrNotContains(t, out, "Allocated Resources")
 	})
 

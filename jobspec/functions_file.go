@@ -185,8 +185,16 @@ func (f fileFuncs) renderTemplate(name, src string, vars cty.Value) (cty.Value, 
 	fns := f.base()
 	delete(fns, "templatefile")
 	ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: fns}
+	if escaped := passRuntimeRefs([]byte(src), expr, ctx.Variables); escaped != nil {
+		if expr, diags = hclsyntax.ParseTemplate(escaped, name, hcl.InitialPos); diags.HasErrors() {
+			return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "%s", diags.Error())
+		}
+	}
 	for _, tr := range expr.Variables() {
 		if _, ok := ctx.Variables[tr.RootName()]; !ok {
+			if runtimeRoot(tr.RootName()) {
+				return cty.UnknownVal(cty.String), function.NewArgErrorf(1, "template %s uses %q in an expression: the client's values (NOMAD_*, attr, meta, node, env) pass through only as a whole ${...}, for the client to interpolate", name, tr.RootName())
+			}
 			return cty.UnknownVal(cty.String), function.NewArgErrorf(1, "template %s refers to %q, which vars does not set", name, tr.RootName())
 		}
 	}
@@ -198,4 +206,72 @@ func (f fileFuncs) renderTemplate(name, src string, vars cty.Value) (cty.Value, 
 		return cty.UnknownVal(cty.String), function.NewArgErrorf(0, "template %s does not render to a string", name)
 	}
 	return v, nil
+}
+
+// runtimeRoot says whether a template's reference names a value the
+// client resolves when the task starts: ${NOMAD_ALLOC_DIR},
+// ${attr.kernel.name}, ${meta.zone}, ${node.unique.name}, ${env["HOME"]}.
+func runtimeRoot(name string) bool {
+	switch name {
+	case "attr", "meta", "node", "env":
+		return true
+	}
+	return strings.HasPrefix(name, "NOMAD_")
+}
+
+// passRuntimeRefs returns src with every interpolation that is nothing
+// but a reference to a runtime root vars does not set escaped ("$${"), so
+// that it renders verbatim and the client interpolates it, as the job
+// file's own strings keep them; nil when there is none. A reference
+// inside a larger expression cannot be kept and is left for the caller
+// to refuse.
+func passRuntimeRefs(src []byte, expr hclsyntax.Expression, vars map[string]cty.Value) []byte {
+	var at []int
+	keep := func(part hclsyntax.Expression) {
+		tr, ok := part.(*hclsyntax.ScopeTraversalExpr)
+		if !ok || !runtimeRoot(tr.Traversal.RootName()) {
+			return
+		}
+		if _, set := vars[tr.Traversal.RootName()]; set {
+			return
+		}
+		if i := interpolationStart(src, tr.SrcRange.Start.Byte); i >= 0 {
+			at = append(at, i)
+		}
+	}
+	hclsyntax.VisitAll(expr, func(n hclsyntax.Node) hcl.Diagnostics {
+		switch e := n.(type) {
+		case *hclsyntax.TemplateExpr:
+			for _, part := range e.Parts {
+				keep(part)
+			}
+		case *hclsyntax.TemplateWrapExpr:
+			keep(e.Wrapped)
+		}
+		return nil
+	})
+	if len(at) == 0 {
+		return nil
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(at)))
+	out := append([]byte{}, src...)
+	for _, i := range at {
+		out = append(out[:i+1], out[i:]...)
+		out[i] = '$'
+	}
+	return out
+}
+
+// interpolationStart is where the "${" that opens the reference at byte
+// ref begins (spaces and a strip marker may sit between), or -1 when the
+// reference does not open an interpolation.
+func interpolationStart(src []byte, ref int) int {
+	j := ref - 1
+	for j >= 0 && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r' || src[j] == '~') {
+		j--
+	}
+	if j >= 1 && src[j] == '{' && src[j-1] == '$' {
+		return j - 1
+	}
+	return -1
 }

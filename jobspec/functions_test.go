@@ -156,3 +156,40 @@ func TestFunctions_Crypto(t *testing.T) {
 	must.Eq(t, "s3cret", job.Meta["plain"])
 	must.NoError(t, bcrypt.CompareHashAndPassword([]byte(job.Meta["hash"]), []byte("pw")))
 }
+
+// templatefile keeps the client's runtime interpolations verbatim, as the
+// job file's own strings do: a rendered config may name
+// ${NOMAD_ALLOC_DIR} or ${attr.kernel.name} for the client to fill in when
+// the task starts. One used inside an expression cannot be kept and is
+// refused by name, as is any other reference vars does not set (a typo).
+func TestTemplatefile_PassesRuntimeRefs(t *testing.T) {
+	dir := t.TempDir()
+	must.NoError(t, os.WriteFile(filepath.Join(dir, "app.tpl"), []byte(
+		"dir=${NOMAD_ALLOC_DIR}/data port=${port} os=${ attr.kernel.name } home=${env[\"HOME\"]}\n"+
+			"%{ for h in hosts ~}${h}@${node.unique.name};%{ endfor ~}\n"), 0o600))
+	must.NoError(t, os.WriteFile(filepath.Join(dir, "only.tpl"), []byte("${NOMAD_TASK_DIR}"), 0o600))
+	must.NoError(t, os.WriteFile(filepath.Join(dir, "expr.tpl"), []byte("${upper(NOMAD_TASK_NAME)}"), 0o600))
+	must.NoError(t, os.WriteFile(filepath.Join(dir, "typo.tpl"), []byte("${prot}"), 0o600))
+	parse := func(call string) (map[string]string, error) {
+		job, err := jobspec.ParseWithOptions("job.hcl", []byte("job \"a\" {\n  meta = { r = "+call+" }\n}\n"), jobspec.Options{BaseDir: dir})
+		if err != nil {
+			return nil, err
+		}
+		return job.Meta, nil
+	}
+
+	meta, err := parse(`templatefile("app.tpl", { port = 8080, hosts = ["a", "b"] })`)
+	must.NoError(t, err)
+	must.Eq(t, "dir=${NOMAD_ALLOC_DIR}/data port=8080 os=${ attr.kernel.name } home=${env[\"HOME\"]}\na@${node.unique.name};b@${node.unique.name};", meta["r"])
+	meta, err = parse(`templatefile("only.tpl", {})`)
+	must.NoError(t, err)
+	must.Eq(t, "${NOMAD_TASK_DIR}", meta["r"])
+	meta, err = parse(`templatefile("only.tpl", { NOMAD_TASK_DIR = "/set" })`)
+	must.NoError(t, err)
+	must.Eq(t, "/set", meta["r"], must.Sprint("a value vars sets wins"))
+
+	_, err = parse(`templatefile("expr.tpl", {})`)
+	must.ErrorContains(t, err, `template expr.tpl uses "NOMAD_TASK_NAME" in an expression`)
+	_, err = parse(`templatefile("typo.tpl", { port = 1 })`)
+	must.ErrorContains(t, err, `template typo.tpl refers to "prot", which vars does not set`)
+}

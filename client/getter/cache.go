@@ -87,7 +87,7 @@ func OpenCache(dir string, maxBytes int64, clk clock.Clock) (*Cache, error) {
 			}
 			c.entries[e.ID] = &e
 		default:
-			_ = os.Remove(filepath.Join(dir, name)) // a download cut short
+			_ = os.RemoveAll(filepath.Join(dir, name)) // a download (or a clone) cut short
 		}
 	}
 	for id, e := range c.entries {

@@ -12,7 +12,10 @@
 // and one whose server cannot be reached (a transport error or a 5xx)
 // installs the cached copy rather than failing, so that a node rebooted
 // while cut off starts its tasks with what it already had. The cache is
-// bounded and evicts the least recently used entry.
+// bounded and evicts the least recently used entry. A git clone is kept
+// as a tar of its tree keyed by source and options: every fetch clones
+// (a ref may move), and a failed clone installs the kept tree. Local
+// sources are not cached: they are on the node already.
 //
 // go-getter (github.com/hashicorp/go-getter/v2, MPL-2.0) does the git and
 // local-file fetches and every install: checksum files aside, decompression

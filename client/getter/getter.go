@@ -125,7 +125,7 @@ func (g *Getter) Get(ctx context.Context, req Request) (Result, error) {
 	if src.kind == kindHTTP {
 		return g.getHTTP(ctx, src, req, dest, mode)
 	}
-	return Result{}, g.getDirect(ctx, src, req, dest, mode)
+	return g.getDirect(ctx, src, req, dest, mode)
 }
 
 func getMode(m string) (gg.Mode, error) {

@@ -295,28 +295,38 @@ func TestGet_LocalFile(t *testing.T) {
 	must.NoError(t, err)
 }
 
-// TestGet_Git checks a git source is cloned at the ref its options name.
-func TestGet_Git(t *testing.T) {
+// gitIn runs git in repo, as a test author.
+func gitIn(t *testing.T, repo string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.CombinedOutput()
+	must.NoError(t, err, must.Sprint(string(out)))
+}
+
+// newGitRepo makes a repository at repo whose v.txt is "v1" at tag v1 and
+// "v2" at main, or skips the test without git.
+func newGitRepo(t *testing.T, repo string) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("skipping: no git binary on this machine")
 	}
+	must.NoError(t, os.MkdirAll(repo, 0o755))
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	must.NoError(t, os.WriteFile(filepath.Join(repo, "v.txt"), []byte("v1"), 0o644))
+	gitIn(t, repo, "add", "v.txt")
+	gitIn(t, repo, "commit", "-q", "-m", "v1")
+	gitIn(t, repo, "tag", "v1")
+	must.NoError(t, os.WriteFile(filepath.Join(repo, "v.txt"), []byte("v2"), 0o644))
+	gitIn(t, repo, "commit", "-q", "-am", "v2")
+}
+
+// TestGet_Git checks a git source is cloned at the ref its options name.
+func TestGet_Git(t *testing.T) {
 	td := newTaskDir(t)
 	repo := filepath.Join(filepath.Dir(td), "alloc", "repo")
-	must.NoError(t, os.MkdirAll(repo, 0o755))
-	run := func(args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		must.NoError(t, err, must.Sprint(string(out)))
-	}
-	run("init", "-q", "-b", "main")
-	must.NoError(t, os.WriteFile(filepath.Join(repo, "v.txt"), []byte("v1"), 0o644))
-	run("add", "v.txt")
-	run("commit", "-q", "-m", "v1")
-	run("tag", "v1")
-	must.NoError(t, os.WriteFile(filepath.Join(repo, "v.txt"), []byte("v2"), 0o644))
-	run("commit", "-q", "-am", "v2")
+	newGitRepo(t, repo)
 
 	cfg := DefaultConfig()
 	cfg.GitTimeout = time.Minute

@@ -89,18 +89,27 @@ func (g *Getter) install(ctx context.Context, blob, urlPath, filename, archive, 
 	return nil
 }
 
-// getDirect hands a git or local-file artifact to go-getter.
-func (g *Getter) getDirect(ctx context.Context, src source, req Request, dest string, mode gg.Mode) error {
+// getDirect hands a git or local-file artifact to go-getter; a git one
+// goes through the cache when there is one (getGit).
+func (g *Getter) getDirect(ctx context.Context, src source, req Request, dest string, mode gg.Mode) (Result, error) {
 	if src.localPath != "" && !g.cfg.DisableFilesystemIsolation {
 		if err := checkLocalSource(src.localPath, req.TaskDir); err != nil {
-			return err
+			return Result{}, err
 		}
 	}
 	if c, ok := req.Options["checksum"]; ok {
 		if _, _, err := parseChecksum(c); err != nil {
-			return err
+			return Result{}, err
 		}
 	}
+	if src.git && g.cache != nil {
+		return g.getGit(ctx, req, dest, mode)
+	}
+	return Result{}, g.fetchDirect(ctx, req, dest, mode)
+}
+
+// fetchDirect is go-getter's fetch of a git or local source into dest.
+func (g *Getter) fetchDirect(ctx context.Context, req Request, dest string, mode gg.Mode) error {
 	client := &gg.Client{
 		Getters:         []gg.Getter{&gg.GitGetter{Timeout: g.cfg.GitTimeout}, &gg.FileGetter{}},
 		Decompressors:   g.decompressors(),

@@ -26,6 +26,10 @@ type source struct {
 	// localPath is set for a source that names a path on this host (a
 	// local file or a local git repository), as written.
 	localPath string
+	// git is set for a git repository (forced with git::, or a remote
+	// shorthand go-getter detects as git), which the cache keeps as a
+	// tree.
+	git bool
 }
 
 // forcedRE matches go-getter's "getter::" prefix.
@@ -84,13 +88,14 @@ func classify(src string) (source, error) {
 	default:
 		return source{}, fmt.Errorf("%w %q in source %q", ErrUnsupportedGetter, forced, src)
 	}
-	out := source{kind: kindDirect}
+	out := source{kind: kindDirect, git: forced == "git"}
 	switch {
 	case scheme == "file":
 		out.localPath = u.Path
 	case scheme == "" && isLocalPath(rest):
 		out.localPath, _, _ = strings.Cut(rest, "?")
 	}
+	out.git = out.git || out.localPath == ""
 	return out, nil
 }
 

@@ -47,6 +47,9 @@ func (s *HTTPServer) nodeRoutes(route func(pattern string, op clientOp)) {
 	for _, m := range []string{http.MethodPut, http.MethodPost} {
 		route(m+" /v1/client/metadata", with(nodeWrite, s.nodeMetaApply))
 	}
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPost} {
+		route(m+" /v1/client/gc", with(nodeWrite, s.clientGC))
+	}
 }
 
 func (s *HTTPServer) clientStats(w http.ResponseWriter, _ *http.Request, c *client.Client) error {

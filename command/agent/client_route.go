@@ -55,6 +55,9 @@ func (s *HTTPServer) clientMux(mux *http.ServeMux, wrap func(clientOp) http.Hand
 		route(m+" /v1/client/allocation/{alloc}/restart", acl.NamespaceCapabilityAllocLifecycle, s.allocRestart)
 		route(m+" /v1/client/allocation/{alloc}/signal", acl.NamespaceCapabilityAllocLifecycle, s.allocSignal)
 	}
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPost} {
+		route(m+" /v1/client/allocation/{alloc}/gc", acl.NamespaceCapabilitySubmitJob, s.allocGC)
+	}
 	s.nodeRoutes(func(pattern string, op clientOp) { mux.Handle(pattern, wrap(op)) })
 }
 

@@ -107,7 +107,7 @@ var unsupportedClient = map[string]string{
 	"disk_free_mb":                "",
 	"disk_total_mb":               "",
 	"drain_on_shutdown":           "",
-	"gc_volumes_on_node_gc":       "",
+	"gc_volumes_on_node_gc":       "it deletes dynamic host volumes (upstream 1.10), which this version does not have; upstream 1.6.5 rejects it too",
 	"host_volumes_dir":            "",
 	"network_speed":               "",
 	"no_host_uuid":                "",

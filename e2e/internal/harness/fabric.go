@@ -133,6 +133,11 @@ func (f *Fabric) Add(name string, host int) *Member {
 	return m
 }
 
+// HostIP is the host's address on the fabric: a server the test itself
+// runs there (an artifact's, say) is reachable from every member, and cut
+// off from a member with the rest of its network.
+func (f *Fabric) HostIP() string { return f.prefix + "1" }
+
 // Member is the member named name.
 func (f *Fabric) Member(name string) *Member {
 	f.mu.Lock()

@@ -23,6 +23,16 @@ func AllocMark(allocID string) string { return allocMarkPrefix + allocID + "\x00
 // AllocPIDs finds the task processes of an allocation.
 func AllocPIDs(allocID string) []int { return PIDsWithEnv(AllocMark(allocID)) }
 
+// TaskPIDs finds the processes of one task of an allocation: the client
+// gives every task NOMAD_TASK_NAME as well.
+func TaskPIDs(allocID, task string) []int {
+	name := []byte("\x00NOMAD_TASK_NAME=" + task + "\x00")
+	return scanProc("environ", func(pid int, b []byte) bool {
+		b = append([]byte{0}, b...)
+		return bytes.Contains(b, []byte(AllocMark(allocID))) && bytes.Contains(b, name)
+	})
+}
+
 // PIDsWithEnv finds the processes whose environment holds mark.
 func PIDsWithEnv(mark string) []int {
 	return scanProc("environ", func(pid int, b []byte) bool { return bytes.Contains(b, []byte(mark)) })
