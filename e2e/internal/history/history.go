@@ -1,0 +1,233 @@
+package history
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Kind is what an Op asked.
+type Kind string
+
+const (
+	// JobRegister registers a job (Value.Tag, Value.Count), with
+	// check-index when CAS is set.
+	JobRegister Kind = "job-register"
+	// JobScale sets the job's count to Value.Count.
+	JobScale Kind = "job-scale"
+	// JobStop stops (deregisters without purge) the job.
+	JobStop Kind = "job-stop"
+	// JobRead reads the job.
+	JobRead Kind = "job-read"
+	// VarWrite writes a variable with cas=CASIndex (0: it must not exist).
+	VarWrite Kind = "var-write"
+	// VarRead reads a variable.
+	VarRead Kind = "var-read"
+	// NodeEligibility sets the node's eligibility to Value.Eligible.
+	NodeEligibility Kind = "node-eligibility"
+	// NodeDrain starts (Value.Draining) or cancels a drain.
+	NodeDrain Kind = "node-drain"
+	// NodeRead reads the node's eligibility and drain.
+	NodeRead Kind = "node-read"
+	// AllocStop stops one allocation (Key is "alloc/<id>"): not a
+	// register, checked by the run against the final state.
+	AllocStop Kind = "alloc-stop"
+)
+
+// IsRead says whether the kind changes nothing.
+func (k Kind) IsRead() bool { return k == JobRead || k == VarRead || k == NodeRead }
+
+// Outcome is how an Op ended.
+type Outcome int
+
+const (
+	// OK: the server acknowledged the write or answered the read.
+	OK Outcome = iota
+	// Fail: the server refused (a CAS conflict, a 4xx): nothing happened.
+	Fail
+	// Unknown: no answer (timeout, reset, 5xx): it may have happened.
+	Unknown
+)
+
+func (o Outcome) String() string {
+	return [...]string{"ok", "fail", "unknown"}[o]
+}
+
+// Value is the state of one key as a read sees it or a write sets it.
+type Value struct {
+	Exists bool
+	// Tag is what the last register or variable write wrote (unique per
+	// write): a job's meta, a variable's item.
+	Tag   string
+	Count int
+	Stop  bool
+	// Version is a job's version.
+	Version uint64
+	// Index is a job's JobModifyIndex or a variable's ModifyIndex as read,
+	// or the raft index a write was acknowledged at.
+	Index uint64
+	// Eligible and Draining are a node's.
+	Eligible bool
+	Draining bool
+}
+
+// Op is one call of the API.
+type Op struct {
+	// ID is the op's position in the history.
+	ID     int
+	Worker int
+	// Server is the agent the call went to.
+	Server string
+	Kind   Kind
+	// Key is "job/<id>", "var/<path>", "node/<id>" or "alloc/<id>".
+	Key   string
+	Stale bool
+	// CAS and CASIndex: a register with check-index, or a variable write
+	// (always CAS) with the index it expects.
+	CAS      bool
+	CASIndex uint64
+	// In is what a write asked for; Out what the server answered (a read's
+	// value; a write's Index).
+	In, Out Value
+	Outcome Outcome
+	Err     string
+	// Call and Return are nanoseconds since the run began; an Unknown op
+	// has no Return (math.MaxInt64 in the checker).
+	Call, Return int64
+}
+
+func (op Op) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d w%d %s %s %s", op.ID, op.Worker, op.Server, op.Kind, op.Key)
+	if op.Stale {
+		b.WriteString(" stale")
+	}
+	if op.CAS {
+		fmt.Fprintf(&b, " cas=%d", op.CASIndex)
+	}
+	if !op.Kind.IsRead() {
+		fmt.Fprintf(&b, " in{%s}", op.In.describe(op.Kind))
+	}
+	fmt.Fprintf(&b, " -> %s", op.Outcome)
+	switch {
+	case op.Outcome == OK && op.Kind.IsRead():
+		fmt.Fprintf(&b, " {%s}", op.Out.describe(op.Kind))
+	case op.Outcome == OK:
+		fmt.Fprintf(&b, " index %d", op.Out.Index)
+	case op.Err != "":
+		fmt.Fprintf(&b, " (%s)", op.Err)
+	}
+	ret := "∞"
+	if op.Outcome != Unknown {
+		ret = fmt.Sprintf("%.3fs", float64(op.Return)/1e9)
+	}
+	fmt.Fprintf(&b, " [%.3fs, %s]", float64(op.Call)/1e9, ret)
+	return b.String()
+}
+
+func (v Value) describe(k Kind) string {
+	switch {
+	case k == NodeEligibility || k == NodeDrain || k == NodeRead:
+		return fmt.Sprintf("eligible=%v draining=%v", v.Eligible, v.Draining)
+	case !v.Exists && k.IsRead():
+		return "absent"
+	case k == VarWrite || k == VarRead:
+		return fmt.Sprintf("%s index=%d", v.Tag, v.Index)
+	case k == JobScale:
+		return fmt.Sprintf("count=%d", v.Count)
+	case k == JobStop || k == AllocStop:
+		return ""
+	}
+	return fmt.Sprintf("%s count=%d stop=%v v%d index=%d", v.Tag, v.Count, v.Stop, v.Version, v.Index)
+}
+
+// LeaderSample is one server's raft state as its /v1/agent/self said.
+type LeaderSample struct {
+	Server string
+	State  string // "Leader", "Follower", "Candidate"
+	Term   uint64
+	At     int64
+}
+
+// History is a run's ops, safe for concurrent workers.
+type History struct {
+	start time.Time
+
+	mu      sync.Mutex
+	ops     []Op
+	samples []LeaderSample
+}
+
+// New begins a history now.
+func New() *History { return &History{start: time.Now()} }
+
+// Now is nanoseconds since the history began.
+func (h *History) Now() int64 { return int64(time.Since(h.start)) }
+
+// Add records a finished op (Call and Return set by the caller with Now)
+// and returns it with its ID.
+func (h *History) Add(op Op) Op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	op.ID = len(h.ops)
+	h.ops = append(h.ops, op)
+	return op
+}
+
+// Sample records a server's raft state.
+func (h *History) Sample(s LeaderSample) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.samples = append(h.samples, s)
+}
+
+// Ops is a copy of every op so far.
+func (h *History) Ops() []Op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Op(nil), h.ops...)
+}
+
+// Samples is a copy of every leader sample so far.
+func (h *History) Samples() []LeaderSample {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]LeaderSample(nil), h.samples...)
+}
+
+// Counts is how many ops of each kind and outcome were recorded:
+// "job-register ok" -> n.
+func Counts(ops []Op) map[string]int {
+	out := map[string]int{}
+	for _, op := range ops {
+		k := string(op.Kind)
+		if op.Stale {
+			k += "(stale)"
+		}
+		out[k+" "+op.Outcome.String()]++
+	}
+	return out
+}
+
+// returnOf is the op's completion for the checker: never, when unknown.
+func returnOf(op Op) int64 {
+	if op.Outcome == Unknown {
+		return math.MaxInt64
+	}
+	return op.Return
+}
+
+// byKey groups ops by key, each group in call order.
+func byKey(ops []Op) map[string][]Op {
+	out := map[string][]Op{}
+	for _, op := range ops {
+		out[op.Key] = append(out[op.Key], op)
+	}
+	for _, g := range out {
+		sort.SliceStable(g, func(i, j int) bool { return g[i].Call < g[j].Call })
+	}
+	return out
+}
