@@ -3,7 +3,8 @@
 // processes (Agents, Agent) that a test starts, stops, kills and starts
 // again, whose logs are kept when it fails; free ports; a private network
 // of namespaces on a bridge (Fabric) whose links fail in the ways a field
-// network does (Fault: LinkDown, SilentDrop, Degraded); the task processes
+// network does (Fault: LinkDown, SilentDrop, Degraded; Isolate and
+// DropFrom between members, clients seeing both sides); the task processes
 // the agents start, found by their environment and killed at the end of
 // the test with their cgroups; and Hold, the converse of wait.Poll, for
 // promises about what does not happen.

@@ -116,6 +116,34 @@ func TestCheck_CatchesStaleRead(t *testing.T) {
 	must.SliceEmpty(t, r.Violations)
 }
 
+// An unanswered write may take effect until the cluster next settles,
+// not after: a read after the settle that does not see it, then one that
+// does, is not linearizable; without the settle it would be.
+func TestCheck_UnknownWriteBoundedBySettle(t *testing.T) {
+	h := New()
+	at := func(op Op, call int64) {
+		op.Call, op.Return = call, call+1
+		h.Add(op)
+	}
+	at(varWrite("var/a", "a1", 0, 10, OK), 1)
+	at(varWrite("var/a", "a2", 10, 0, Unknown), 3)
+	at(varRead("var/a", "a1", 10, false), 5) // not yet
+	ops := h.Ops()
+	settled := int64(100)
+	ops[1].Settled = settled
+	ops = append(ops,
+		Op{ID: 3, Kind: VarRead, Key: "var/a", Out: Value{Exists: true, Tag: "a1", Index: 10}, Outcome: OK, Call: settled + 1, Return: settled + 2},
+		Op{ID: 4, Kind: VarRead, Key: "var/a", Out: Value{Exists: true, Tag: "a2", Index: 12}, Outcome: OK, Call: settled + 3, Return: settled + 4})
+	must.Eq(t, porcupine.Illegal, Check(ops, nil, time.Minute).Linearizable)
+
+	ops[1].Settled = 0
+	must.Eq(t, porcupine.Ok, Check(ops, nil, time.Minute).Linearizable)
+
+	h.Settle()
+	must.Positive(t, h.Ops()[1].Settled)
+	must.Eq(t, int64(0), h.Ops()[0].Settled, must.Sprint("only unknown ops get the bound"))
+}
+
 // Two overlapping registers with the same check-index both acknowledged
 // (a compare-and-set that let two writers win) cannot be linearized.
 func TestCheck_CatchesDoubleCAS(t *testing.T) {

@@ -94,9 +94,13 @@ type Op struct {
 	In, Out Value
 	Outcome Outcome
 	Err     string
-	// Call and Return are nanoseconds since the run began; an Unknown op
-	// has no Return (math.MaxInt64 in the checker).
+	// Call and Return are nanoseconds since the run began (Return is when
+	// the caller gave up on an Unknown op).
 	Call, Return int64
+	// Settled, for an Unknown op, is when the cluster next settled (see
+	// History.Settle): the latest it can have taken effect. 0: never
+	// settled, so any time.
+	Settled int64
 }
 
 func (op Op) String() string {
@@ -121,8 +125,8 @@ func (op Op) String() string {
 		fmt.Fprintf(&b, " (%s)", op.Err)
 	}
 	ret := "∞"
-	if op.Outcome != Unknown {
-		ret = fmt.Sprintf("%.3fs", float64(op.Return)/1e9)
+	if r := returnOf(op); r != math.MaxInt64 {
+		ret = fmt.Sprintf("%.3fs", float64(r)/1e9)
 	}
 	fmt.Fprintf(&b, " [%.3fs, %s]", float64(op.Call)/1e9, ret)
 	return b.String()
@@ -177,6 +181,24 @@ func (h *History) Add(op Op) Op {
 	return op
 }
 
+// Settle says the cluster has settled now: every fault healed, every
+// server up, a leader that has committed in its term, no call in flight.
+// An unanswered call made before now took effect before now or never (a
+// raft entry not in the settled leader's log is gone for good), which
+// bounds the interval the checker gives it: without the bound every
+// unknown write overlaps the rest of the run, and the search for a
+// linearization grows with every one of them.
+func (h *History) Settle() {
+	now := h.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range h.ops {
+		if h.ops[i].Outcome == Unknown && h.ops[i].Settled == 0 {
+			h.ops[i].Settled = now
+		}
+	}
+}
+
 // Sample records a server's raft state.
 func (h *History) Sample(s LeaderSample) {
 	h.mu.Lock()
@@ -212,12 +234,16 @@ func Counts(ops []Op) map[string]int {
 	return out
 }
 
-// returnOf is the op's completion for the checker: never, when unknown.
+// returnOf is the op's completion for the checker: for an Unknown op the
+// settle after it, or never.
 func returnOf(op Op) int64 {
-	if op.Outcome == Unknown {
-		return math.MaxInt64
+	switch {
+	case op.Outcome != Unknown:
+		return op.Return
+	case op.Settled != 0:
+		return op.Settled
 	}
-	return op.Return
+	return math.MaxInt64
 }
 
 // byKey groups ops by key, each group in call order.
