@@ -126,11 +126,11 @@ func (w *workers) one(id int, rng *rand.Rand) {
 	case k < 25:
 		w.stopJob(id, server, api, job)
 	case k < 40:
-		w.readJob(id, server, api, job, stale)
+		w.readJob(id, server, api, job, stale, false)
 	case k < 60:
 		w.writeVar(id, server, api, path, rng)
 	case k < 80:
-		w.readVar(id, server, api, path, stale)
+		w.readVar(id, server, api, path, stale, false)
 	case k < 84:
 		w.stopAlloc(id, server, api, job, rng)
 	case k < 88 && len(w.nodes) > 0:
@@ -138,7 +138,7 @@ func (w *workers) one(id int, rng *rand.Rand) {
 	case k < 90 && len(w.nodes) > 0:
 		w.drain(id, server, api, w.nodes[rng.IntN(len(w.nodes))], rng.IntN(2) == 0)
 	case len(w.nodes) > 0:
-		w.readNode(id, server, api, w.nodes[rng.IntN(len(w.nodes))], stale)
+		w.readNode(id, server, api, w.nodes[rng.IntN(len(w.nodes))], stale, false)
 	}
 }
 
@@ -251,9 +251,9 @@ func (w *workers) stopJob(id int, server string, api *nomadapi.Client, job strin
 	w.record(op, err)
 }
 
-func (w *workers) readJob(id int, server string, api *nomadapi.Client, job string, stale bool) history.Op {
+func (w *workers) readJob(id int, server string, api *nomadapi.Client, job string, stale, final bool) history.Op {
 	key := "job/" + job
-	op := history.Op{Worker: id, Server: server, Kind: history.JobRead, Key: key, Stale: stale, Call: w.h.Now()}
+	op := history.Op{Worker: id, Server: server, Kind: history.JobRead, Key: key, Stale: stale, Final: final, Call: w.h.Now()}
 	j, _, err := api.Jobs().Info(job, &nomadapi.QueryOptions{AllowStale: stale})
 	switch {
 	case err == nil:
@@ -290,9 +290,9 @@ func (w *workers) writeVar(id int, server string, api *nomadapi.Client, path str
 	w.record(op, err)
 }
 
-func (w *workers) readVar(id int, server string, api *nomadapi.Client, path string, stale bool) history.Op {
+func (w *workers) readVar(id int, server string, api *nomadapi.Client, path string, stale, final bool) history.Op {
 	key := "var/" + path
-	op := history.Op{Worker: id, Server: server, Kind: history.VarRead, Key: key, Stale: stale, Call: w.h.Now()}
+	op := history.Op{Worker: id, Server: server, Kind: history.VarRead, Key: key, Stale: stale, Final: final, Call: w.h.Now()}
 	v, _, err := api.Variables().Read(path, &nomadapi.QueryOptions{AllowStale: stale})
 	switch {
 	case err == nil:
@@ -356,8 +356,8 @@ func (w *workers) drain(id int, server string, api *nomadapi.Client, node string
 	w.record(op, err)
 }
 
-func (w *workers) readNode(id int, server string, api *nomadapi.Client, node string, stale bool) history.Op {
-	op := history.Op{Worker: id, Server: server, Kind: history.NodeRead, Key: "node/" + node, Stale: stale, Call: w.h.Now()}
+func (w *workers) readNode(id int, server string, api *nomadapi.Client, node string, stale, final bool) history.Op {
+	op := history.Op{Worker: id, Server: server, Kind: history.NodeRead, Key: "node/" + node, Stale: stale, Final: final, Call: w.h.Now()}
 	n, _, err := api.Nodes().Info(node, &nomadapi.QueryOptions{AllowStale: stale})
 	if err == nil {
 		op.Out = history.Value{Exists: true, Eligible: n.SchedulingEligibility == "eligible", Draining: n.DrainStrategy != nil}
@@ -404,19 +404,29 @@ func (w *workers) settle() {
 	}
 }
 
-// finalReads reads every key once, settled, through the leader.
+// finalReads reads every key, settled, through the leader: the values
+// the next segment of the history starts from (history.Op.Final). A read
+// without an answer is tried again.
 func (w *workers) finalReads() {
 	id := chaosWorkers
 	name := w.c.nc.anyServer().Name
 	api := w.apis[name]
+	final := func(read func() history.Op) {
+		for range 5 {
+			if read().Outcome == history.OK {
+				return
+			}
+		}
+		w.c.fatalf("a settled cluster did not answer a final read five times")
+	}
 	for _, j := range w.jobs {
-		w.readJob(id, name, api, j, false)
+		final(func() history.Op { return w.readJob(id, name, api, j, false, true) })
 	}
 	for _, v := range w.vars {
-		w.readVar(id, name, api, v, false)
+		final(func() history.Op { return w.readVar(id, name, api, v, false, true) })
 	}
 	for _, n := range w.nodes {
-		w.readNode(id, name, api, n, false)
+		final(func() history.Op { return w.readNode(id, name, api, n, false, true) })
 	}
 }
 

@@ -59,6 +59,7 @@ func TestCheck_CleanHistoryPasses(t *testing.T) {
 	s.add(varWrite("var/a", "never", 99, 0, Unknown))
 	s.add(varRead("var/a", "a3", 15, false))
 	s.add(varRead("var/a", "a1", 10, true)) // a stale read may be old
+	s.add(Op{Kind: JobStop, Key: "job/j", Outcome: OK}) // nothing to stop
 	s.add(Op{Kind: JobRegister, Key: "job/j", In: Value{Tag: "t1", Count: 1}, Out: Value{Index: 20}, Outcome: OK})
 	s.add(Op{Kind: JobScale, Key: "job/j", In: Value{Count: 2}, Out: Value{Index: 21}, Outcome: OK})
 	s.add(Op{Kind: JobRead, Key: "job/j", Out: Value{Exists: true, Tag: "t1", Count: 2, Version: 1, Index: 21}, Outcome: OK})
@@ -142,6 +143,33 @@ func TestCheck_UnknownWriteBoundedBySettle(t *testing.T) {
 	h.Settle()
 	must.Positive(t, h.Ops()[1].Settled)
 	must.Eq(t, int64(0), h.Ops()[0].Settled, must.Sprint("only unknown ops get the bound"))
+}
+
+// After a settle a key's ops are checked from what the final read saw:
+// a double CAS after a long run is found at once, and a final read that
+// contradicts the segment before it is caught there.
+func TestCheck_SegmentsStartFromFinalReads(t *testing.T) {
+	h := New()
+	at := func(op Op, call int64) {
+		op.Call, op.Return = call, call+1
+		h.Add(op)
+	}
+	at(Op{Kind: JobRegister, Key: "job/j", In: Value{Tag: "t1"}, Out: Value{Index: 5}, Outcome: OK}, 1)
+	at(Op{Kind: JobRegister, Key: "job/j", CAS: true, CASIndex: 5, In: Value{Tag: "t2"}, Outcome: Unknown}, 3)
+	h.Settle()
+	final := Op{Kind: JobRead, Key: "job/j", Final: true, Out: Value{Exists: true, Tag: "t2", Version: 1, Index: 9}, Outcome: OK}
+	at(final, int64(time.Hour))
+	at(Op{Kind: JobRegister, Key: "job/j", CAS: true, CASIndex: 9, In: Value{Tag: "x"}, Out: Value{Index: 11}, Outcome: OK}, int64(2*time.Hour))
+	must.Eq(t, porcupine.Ok, Check(h.Ops(), nil, time.Minute).Linearizable)
+
+	at(Op{Kind: JobRegister, Key: "job/j", CAS: true, CASIndex: 9, In: Value{Tag: "y"}, Out: Value{Index: 12}, Outcome: OK}, int64(2*time.Hour))
+	must.Eq(t, porcupine.Illegal, Check(h.Ops(), nil, time.Minute).Linearizable)
+
+	ops := h.Ops()[:4]
+	ops[2].Out.Tag = "never-written-here"
+	r := Check(ops, nil, time.Minute)
+	must.Eq(t, porcupine.Illegal, r.Linearizable)
+	must.SliceContains(t, rules(r), "phantom-read")
 }
 
 // Two overlapping registers with the same check-index both acknowledged

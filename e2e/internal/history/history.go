@@ -18,7 +18,8 @@ const (
 	JobRegister Kind = "job-register"
 	// JobScale sets the job's count to Value.Count.
 	JobScale Kind = "job-scale"
-	// JobStop stops (deregisters without purge) the job.
+	// JobStop stops (deregisters without purge) the job; stopping a job
+	// that does not exist succeeds and writes nothing (index 0).
 	JobStop Kind = "job-stop"
 	// JobRead reads the job.
 	JobRead Kind = "job-read"
@@ -101,6 +102,15 @@ type Op struct {
 	// History.Settle): the latest it can have taken effect. 0: never
 	// settled, so any time.
 	Settled int64
+	// Segment counts the settles before the op. Final marks a read made
+	// settled, before any worker resumed: it pins the key's state, and
+	// the checker checks each segment of a key on its own, from the
+	// state the final reads before it saw (see operations).
+	Segment int
+	Final   bool
+
+	// part is the segment the checker puts this copy of the op in.
+	part int
 }
 
 func (op Op) String() string {
@@ -163,6 +173,7 @@ type History struct {
 	mu      sync.Mutex
 	ops     []Op
 	samples []LeaderSample
+	segment int
 }
 
 // New begins a history now.
@@ -177,6 +188,7 @@ func (h *History) Add(op Op) Op {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	op.ID = len(h.ops)
+	op.Segment = h.segment
 	h.ops = append(h.ops, op)
 	return op
 }
@@ -197,6 +209,7 @@ func (h *History) Settle() {
 			h.ops[i].Settled = now
 		}
 	}
+	h.segment++
 }
 
 // Sample records a server's raft state.

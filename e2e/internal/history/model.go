@@ -65,7 +65,7 @@ func apply(s state, op Op, idx uint64) (state, bool) {
 		}
 	case JobStop:
 		if !s.Exists {
-			return s, false
+			return s, true // nothing to stop: a success that writes nothing
 		}
 		if !s.Stop {
 			n.Stop, n.Version = true, s.Version+1
@@ -175,7 +175,8 @@ func model() porcupine.Model {
 			groups := map[string][]porcupine.Operation{}
 			var keys []string
 			for _, o := range h {
-				k := o.Input.(Op).Key
+				op := o.Input.(Op)
+				k := fmt.Sprintf("%s#%d", op.Key, op.part)
 				if groups[k] == nil {
 					keys = append(keys, k)
 				}
@@ -191,8 +192,15 @@ func model() porcupine.Model {
 		Step: func(st, in, _ any) []any {
 			op := in.(Op)
 			s, ok := st.(state)
-			if !ok {
+			switch {
+			case ok:
+			case op.part == 0:
 				s = initial(op.Key)
+			case op.Final && op.Kind.IsRead():
+				// A later segment starts from what its final reads saw.
+				return []any{state{Value: op.Out, indexKnown: true}}
+			default:
+				return nil // a segment with no final read before it
 			}
 			var out []any
 			for _, n := range step(s, op) {
@@ -226,16 +234,27 @@ func model() porcupine.Model {
 type unset struct{}
 
 // operations are the ops porcupine checks: every non-stale op but
-// unanswered reads and allocation stops (they are not registers).
+// unanswered reads and allocation stops (they are not registers), each in
+// its segment; a final read is also the last op of the segment before.
+// Segments make the search small: without them, proving one bad step
+// late in a long run means trying every order of every unknown write
+// before it.
 func operations(ops []Op) []porcupine.Operation {
 	var out []porcupine.Operation
+	add := func(op Op, part int) {
+		op.part = part
+		out = append(out, porcupine.Operation{
+			ClientId: op.Worker, Input: op, Output: op, Call: op.Call, Return: returnOf(op),
+		})
+	}
 	for _, op := range ops {
 		if op.Stale || op.Kind == AllocStop || (op.Kind.IsRead() && op.Outcome != OK) {
 			continue
 		}
-		out = append(out, porcupine.Operation{
-			ClientId: op.Worker, Input: op, Output: op, Call: op.Call, Return: returnOf(op),
-		})
+		add(op, op.Segment)
+		if op.Final && op.Segment > 0 {
+			add(op, op.Segment-1)
+		}
 	}
 	return out
 }
