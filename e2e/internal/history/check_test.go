@@ -58,7 +58,7 @@ func TestCheck_CleanHistoryPasses(t *testing.T) {
 	s.add(varWrite("var/a", "a3", 12, 0, Unknown)) // applied: the read below sees it
 	s.add(varWrite("var/a", "never", 99, 0, Unknown))
 	s.add(varRead("var/a", "a3", 15, false))
-	s.add(varRead("var/a", "a1", 10, true)) // a stale read may be old
+	s.add(varRead("var/a", "a1", 10, true))             // a stale read may be old
 	s.add(Op{Kind: JobStop, Key: "job/j", Outcome: OK}) // nothing to stop
 	s.add(Op{Kind: JobRegister, Key: "job/j", In: Value{Tag: "t1", Count: 1}, Out: Value{Index: 20}, Outcome: OK})
 	s.add(Op{Kind: JobScale, Key: "job/j", In: Value{Count: 2}, Out: Value{Index: 21}, Outcome: OK})
