@@ -88,6 +88,17 @@ func apply(s state, op Op, idx uint64) (state, bool) {
 // step is the model: the states s may move to when op happens with the
 // outcome it had (none: op cannot happen in s).
 func step(s state, op Op) []state {
+	if s.Draining && (op.Kind == NodeEligibility || op.Kind == NodeDrain || op.Kind == NodeRead) {
+		// A drain ends by itself once the node is empty, at any point.
+		done := s
+		done.Draining = false
+		return append(step1(s, op), step1(done, op)...)
+	}
+	return step1(s, op)
+}
+
+// step1 is step without a drain ending on its own.
+func step1(s state, op Op) []state {
 	if op.Kind.IsRead() {
 		return read(s, op)
 	}
@@ -136,11 +147,6 @@ func read(s state, op Op) []state {
 	case NodeRead:
 		if got.Eligible == s.Eligible && got.Draining == s.Draining {
 			return []state{s}
-		}
-		if s.Draining && !got.Draining && !got.Eligible {
-			n := s
-			n.Draining = false
-			return []state{n}
 		}
 		return nil
 	case VarRead:
@@ -239,7 +245,32 @@ type unset struct{}
 // Segments make the search small: without them, proving one bad step
 // late in a long run means trying every order of every unknown write
 // before it.
-func operations(ops []Op) []porcupine.Operation {
+//
+// An unanswered register or variable write whose tag a read saw took
+// effect before that read returned: its window ends there. Without full,
+// one whose tag nobody saw is not given its late copy either; that can
+// only make a history look worse, never better (so an Ok stands), and
+// keeps the search small.
+func operations(ops []Op, full bool) []porcupine.Operation {
+	seen := map[string]Op{} // key and tag -> the first read that saw it
+	for _, op := range ops {
+		if op.Kind.IsRead() && op.Outcome == OK && op.Out.Exists && op.Out.Tag != "" {
+			k := op.Key + "\x00" + op.Out.Tag
+			if prev, ok := seen[k]; !ok || op.Return < prev.Return {
+				seen[k] = op
+			}
+		}
+	}
+	// A segment's final reads begin it: the first one's call bounds the
+	// segment before.
+	start := map[int]int64{}
+	for _, op := range ops {
+		if op.Final {
+			if t, ok := start[op.Segment]; !ok || op.Call < t {
+				start[op.Segment] = op.Call
+			}
+		}
+	}
 	var out []porcupine.Operation
 	add := func(op Op, part int) {
 		op.part = part
@@ -251,9 +282,41 @@ func operations(ops []Op) []porcupine.Operation {
 		if op.Stale || op.Kind == AllocStop || (op.Kind.IsRead() && op.Outcome != OK) {
 			continue
 		}
+		late := op.Outcome == Unknown && op.Settled != 0
+		if op.Outcome == Unknown && (op.Kind == JobRegister || op.Kind == VarWrite) {
+			r, ok := seen[op.Key+"\x00"+op.In.Tag]
+			switch {
+			case !ok:
+				late = late && full // kept below, with its whole window
+			case r.Segment <= op.Segment:
+				late = false
+				op.Settled = min(returnOf(op), max(r.Return, op.Call))
+			default:
+				late = r.Segment == op.Segment+1
+			}
+			if late && ok {
+				cp := op
+				cp.Call, cp.Settled, cp.part = op.Settled, max(r.Return, op.Settled), op.Segment+1
+				out = append(out, porcupine.Operation{ClientId: cp.Worker, Input: cp, Output: cp, Call: cp.Call, Return: returnOf(cp)})
+				late = false
+			}
+		}
 		add(op, op.Segment)
 		if op.Final && op.Segment > 0 {
 			add(op, op.Segment-1)
+		}
+		if late {
+			// An unanswered write may still land after the settle (a
+			// server held the request past the caller's timeout: seen in
+			// a run, a variable write answered by nobody and applied after
+			// the final read): it may take effect in the next segment too,
+			// any time after its final reads, until the settle after.
+			late := op
+			late.Call, late.Settled = op.Settled, start[op.Segment+2]
+			late.part = op.Segment + 1
+			out = append(out, porcupine.Operation{
+				ClientId: late.Worker, Input: late, Output: late, Call: late.Call, Return: returnOf(late),
+			})
 		}
 	}
 	return out
