@@ -147,6 +147,18 @@ func (f *nomadFSM) applyJobRegister(req *structs.JobRegisterRequest, index uint6
 	if err := st.NamespaceExists(req.Job.Namespace); err != nil {
 		return err
 	}
+	// check-index too: two registrations racing with the same index both
+	// pass the endpoint's read, and only here, in log order, can the
+	// second be refused (the chaos run's history caught both acknowledged).
+	if req.EnforceIndex {
+		existing, err := st.JobByID(nil, req.Job.Namespace, req.Job.ID)
+		if err != nil {
+			return err
+		}
+		if err := enforceIndex(req, existing); err != nil {
+			return err
+		}
+	}
 	if err := st.UpsertJob(index, req.SubmitTime, req.Job); err != nil {
 		return err
 	}

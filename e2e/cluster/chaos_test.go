@@ -18,6 +18,7 @@ import (
 var (
 	chaosDuration = flag.Duration("chaos.duration", 0, "run TestChaos for this long (0: skip it)")
 	chaosSeed     = flag.Uint64("chaos.seed", 0, "TestChaos's seed (0: a random one, printed)")
+	chaosOut      = flag.String("chaos.artifacts", "", "where TestChaos writes its history and porcupine's view of it (empty: a new temporary directory, printed)")
 )
 
 // chaosJob is one job of the chaos run and what the checker expects of it.
@@ -72,6 +73,11 @@ type chaos struct {
 	rounds int
 	// lastCheck is what the checker last refused, for the failure report.
 	lastCheck string
+	// w are the API clients working through the run.
+	w *workers
+	// serverFault heals the one fault between servers in force (an
+	// isolation, a one-way drop), nil when none is.
+	serverFault func()
 }
 
 func (c *chaos) logf(kind, format string, args ...any) {
@@ -86,7 +92,18 @@ func (c *chaos) logf(kind, format string, args ...any) {
 // (windows with each reconcile strategy, a short window, none, a system
 // job). In rounds, random faults: clients cut by link loss or silent drop
 // and healed, the leader killed, servers restarted, client agents killed
-// and restarted. After each round everything is healed and started, and
+// and restarted, the leader isolated from the followers, a minority
+// partition, a one-way drop between servers, the leader paused (SIGSTOP)
+// past the election timeout and resumed, a server killed with SIGKILL.
+// Through every round, faults and all, workers (chaos_workers_test.go) call
+// random servers: job registers (with and without check-index), scales,
+// stops, allocation stops, node drains and eligibility, variable CAS
+// writes, reads with and without stale; every call goes into a history
+// that history.Check judges at the end (linearizable per key, no
+// acknowledged write lost, no read back in time, one leader per term); a
+// violation fails the run with the seed and the slice of the history that
+// shows it, and porcupine's view of the history is written to
+// -chaos.artifacts. After each round everything is healed and started, and
 // the checker asserts, once the cluster settles: exactly count allocations
 // running per group (one per node for the system job); nothing unknown;
 // no task of a running allocation restarted or given a new process; no
@@ -118,6 +135,14 @@ func TestChaos(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
+			// A run that failed before its end is judged on what it
+			// recorded: a violation may be why it failed.
+			if c.w != nil && c.rounds > 0 && !strings.Contains(c.lastCheck, "the history shows") {
+				c.w.pause()
+				if v := c.judgeHistory(); v != "" {
+					c.lastCheck += "\n" + v
+				}
+			}
 			summary = fmt.Sprintf("chaos seed %d failed in round %d; events:\n%s\nstate:\n%s\nlast check: %s",
 				seed, c.rounds, strings.Join(c.events, "\n"), c.state(), c.lastCheck)
 		}
@@ -130,14 +155,18 @@ func TestChaos(t *testing.T) {
 			t.Fatalf("registering %s: %v", *j.job.ID, err)
 		}
 	}
+	c.w = newWorkers(c)
+	t.Cleanup(func() { c.w.pause() })
 	c.settle()
 
 	end := time.Now().Add(*chaosDuration)
 	for time.Now().Before(end) {
 		c.rounds++
+		c.w.start()
 		c.round()
 		c.settle()
 	}
+	c.checkHistory()
 	t.Logf("chaos seed %d: %d rounds, events %v", seed, c.rounds, c.counts)
 }
 
@@ -157,7 +186,7 @@ func (c *chaos) round() {
 }
 
 func (c *chaos) fault() {
-	switch k := c.rng.IntN(10); {
+	switch k := c.rng.IntN(16); {
 	case k < 4:
 		c.cutOne()
 	case k < 6:
@@ -166,8 +195,20 @@ func (c *chaos) fault() {
 		c.killLeader()
 	case k < 8:
 		c.restartServer()
-	default:
+	case k < 10:
 		c.restartClient()
+	case k < 11:
+		c.isolateLeader()
+	case k < 12:
+		c.minorityPartition()
+	case k < 13:
+		c.oneWayDrop()
+	case k < 14:
+		c.pauseLeader()
+	case k < 15:
+		c.kill9Server()
+	default:
+		c.healServers()
 	}
 }
 
@@ -238,6 +279,8 @@ func (c *chaos) restartServer() {
 		c.startDown()
 		return
 	}
+	// A graceful stop leaves the raft cluster, which needs a quorum.
+	c.healServers()
 	s := c.nc.servers[c.rng.IntN(len(c.nc.servers))]
 	began := time.Now()
 	s.Stop()
@@ -257,12 +300,15 @@ func (c *chaos) restartClient() {
 // to pass.
 func (c *chaos) settle() {
 	c.t.Helper()
+	c.w.pause()
+	c.healServers()
 	for _, name := range sortedKeys(c.cuts) {
 		c.cuts[name]()
 		delete(c.cuts, name)
 		c.logf("heal", "%s", name)
 	}
 	c.startDown()
+	c.w.settle()
 	took := wait.Poll(c.t, 2*time.Minute, fmt.Sprintf("round %d settles with every invariant holding (seed %d)", c.rounds, c.seed), func() (bool, string) {
 		if err := c.check(); err != nil {
 			c.lastCheck = err.Error()
@@ -270,6 +316,8 @@ func (c *chaos) settle() {
 		}
 		return true, ""
 	})
+	c.w.h.Settle()
+	c.w.finalReads()
 	c.logf("settled", "round %d in %v", c.rounds, took.Round(time.Millisecond))
 	if err := c.checkLogs(); err != nil {
 		c.fatalf("%v", err)
@@ -305,12 +353,15 @@ func (c *chaos) check() error {
 	if err != nil {
 		return err
 	}
-	have := map[string]bool{}
+	have := map[string]string{}
 	for _, a := range all {
-		have[a.ID] = true
+		have[a.ID] = a.DesiredStatus
+	}
+	if err := c.w.checkSettled(have); err != nil {
+		return err
 	}
 	for id := range c.seen {
-		if !have[id] {
+		if _, ok := have[id]; !ok {
 			c.fatalf("allocation %s is missing from the state", id)
 		}
 	}

@@ -5,7 +5,8 @@
 // are not ours (AgentConfig.Program, the reference binaries by Tool, such
 // as the Nomad Autoscaler) run the same way; free ports; a private network
 // of namespaces on a bridge (Fabric) whose links fail in the ways a field
-// network does (Fault: LinkDown, SilentDrop, Degraded); the task processes
+// network does (Fault: LinkDown, SilentDrop, Degraded; Isolate and
+// DropFrom between members, clients seeing both sides); the task processes
 // the agents start, found by their environment and killed at the end of
 // the test with their cgroups; and Hold, the converse of wait.Poll, for
 // promises about what does not happen.

@@ -317,3 +317,52 @@ var Degraded = Fault{
 		}
 	},
 }
+
+// Isolate cuts the member off from the members named peers, both ways,
+// while everyone else (the host, the other members) still reaches both
+// sides: a partition between servers that clients see across. iptables
+// DROP in INPUT, of the member for each peer's address and of each peer
+// for the member's.
+func Isolate(peers ...string) Fault {
+	return Fault{
+		Name:  "isolated from " + strings.Join(peers, ","),
+		tools: []string{"iptables"},
+		inject: func(f *Fabric, m *Member) func() {
+			return dropBetween(f, m, peers, true)
+		},
+	}
+}
+
+// DropFrom makes the member deaf to the members named peers: what they
+// send it vanishes, what it sends them arrives (an asymmetric link).
+func DropFrom(peers ...string) Fault {
+	return Fault{
+		Name:  "deaf to " + strings.Join(peers, ","),
+		tools: []string{"iptables"},
+		inject: func(f *Fabric, m *Member) func() {
+			return dropBetween(f, m, peers, false)
+		},
+	}
+}
+
+// dropBetween drops at m what comes from peers and, both set, at each
+// peer what comes from m; it returns the undo.
+func dropBetween(f *Fabric, m *Member, peers []string, both bool) func() {
+	type rule struct{ ns, src string }
+	var rules []rule
+	for _, name := range peers {
+		p := f.Member(name)
+		rules = append(rules, rule{m.NS, p.IP})
+		if both {
+			rules = append(rules, rule{p.NS, m.IP})
+		}
+	}
+	for _, r := range rules {
+		f.ns(r.ns, "iptables", "-I", "INPUT", "-s", r.src, "-j", "DROP")
+	}
+	return func() {
+		for _, r := range rules {
+			f.ns(r.ns, "iptables", "-D", "INPUT", "-s", r.src, "-j", "DROP")
+		}
+	}
+}
