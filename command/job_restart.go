@@ -242,7 +242,7 @@ func (c *JobRestartCommand) parseRestartOptions(flags *flag.FlagSet, o *restartO
 // -reschedule of a sysbatch job.
 func checkRestartTargets(job *api.Job, o *restartOptions) error {
 	if o.reschedule && deref(job.Type) == "sysbatch" {
-		return errors.New("Only jobs of type 'batch', 'service', and 'system' can be rescheduled")
+		return userErrorf("Only jobs of type 'batch', 'service', and 'system' can be rescheduled")
 	}
 	have := map[string][]string{}
 	for _, tg := range job.TaskGroups {
@@ -252,7 +252,7 @@ func checkRestartTargets(job *api.Job, o *restartOptions) error {
 	}
 	for _, g := range o.groups {
 		if _, ok := have[g]; !ok {
-			return fmt.Errorf("Group %q not found in job %q", g, deref(job.ID))
+			return userErrorf("Group %q not found in job %q", g, deref(job.ID))
 		}
 	}
 	for _, task := range o.tasks {
@@ -263,7 +263,7 @@ func checkRestartTargets(job *api.Job, o *restartOptions) error {
 			}
 		}
 		if !found {
-			return fmt.Errorf("Task %q not found in job %q (in the groups named)", task, deref(job.ID))
+			return userErrorf("Task %q not found in job %q (in the groups named)", task, deref(job.ID))
 		}
 	}
 	return nil
@@ -416,7 +416,7 @@ func (c *JobRestartCommand) runBatch(client *api.Client, part []restartTarget, o
 func (c *JobRestartCommand) restartInPlace(client *api.Client, t restartTarget, v view) error {
 	target, ok := c.targetByID(client, t.stub.ID)
 	if !ok {
-		return fmt.Errorf("Allocation %q could not be read", v.id(t.stub.ID))
+		return userErrorf("Allocation %q could not be read", v.id(t.stub.ID))
 	}
 	before := map[string]uint64{}
 	for name, st := range target.alloc.TaskStates {
@@ -432,7 +432,7 @@ func (c *JobRestartCommand) restartInPlace(client *api.Client, t restartTarget, 
 		resp, err := target.do(context.Background(), http.MethodPut, target.path("/v1/client/allocation/%s/restart", nil),
 			map[string]any{"TaskName": task})
 		if err != nil {
-			return fmt.Errorf("Failed to restart allocation %q: %v", v.id(t.stub.ID), err)
+			return userErrorf("Failed to restart allocation %q: %v", v.id(t.stub.ID), err)
 		}
 		resp.Body.Close()
 	}
@@ -449,7 +449,7 @@ func (c *JobRestartCommand) restartInPlace(client *api.Client, t restartTarget, 
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("Allocation %q: %v", v.id(t.stub.ID), err)
+		return userErrorf("Allocation %q: %v", v.id(t.stub.ID), err)
 	}
 	return nil
 }
@@ -460,17 +460,17 @@ func (c *JobRestartCommand) reschedule(client *api.Client, t restartTarget, o *r
 		q.Params = map[string]string{"no_shutdown_delay": "true"}
 	}
 	if _, err := client.Allocations().Stop(&api.Allocation{ID: t.stub.ID}, q); err != nil {
-		return fmt.Errorf("Failed to stop allocation %q: %v", v.id(t.stub.ID), err)
+		return userErrorf("Failed to stop allocation %q: %v", v.id(t.stub.ID), err)
 	}
 	next, err := waitReplacement(client, t.stub.ID)
 	if err != nil {
-		return fmt.Errorf("Allocation %q: %v", v.id(t.stub.ID), err)
+		return userErrorf("Allocation %q: %v", v.id(t.stub.ID), err)
 	}
 	c.Ui.Output(fmt.Sprintf("    %s: Allocation %q replaced by %q, waiting for %q to start running",
 		c.stamp(), v.id(t.stub.ID), v.id(next), v.id(next)))
 	status, err := waitAllocRunning(client, next)
 	if err != nil {
-		return fmt.Errorf("Allocation %q: %v", v.id(next), err)
+		return userErrorf("Allocation %q: %v", v.id(next), err)
 	}
 	c.Ui.Output(fmt.Sprintf("    %s: Allocation %q is %q", c.stamp(), v.id(next), status))
 	return nil

@@ -23,14 +23,6 @@ type edge struct {
 	server, c1, c2 *harness.Agent
 }
 
-// client is c1 or c2 by name.
-func (e *edge) client(name string) *harness.Agent {
-	if name == e.c1.Name {
-		return e.c1
-	}
-	return e.c2
-}
-
 // edgeCluster starts the edge, the server with short heartbeats, and waits
 // for both nodes. It skips the test where namespaces cannot be made.
 func edgeCluster(t *testing.T) *edge {
