@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/api"
-	"github.com/nomad-edge/nomad/command/agent/agenttest"
 )
 
 func allocChecks(m Meta) cli.Command { return &AllocChecksCommand{Meta: m} }
@@ -55,7 +56,7 @@ func TestAllocChecksCommand(t *testing.T) {
 	id := waitRunning(t, a, "cli-checks", 1)[0].ID
 
 	var out string
-	agenttest.WaitFor(t, 30*time.Second, "a successful check in the output", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "a successful check in the output", func() (bool, string) {
 		code, o, e := run(t, a, allocChecks, id[:8])
 		out = o
 		return code == 0 && strings.Contains(o, "Status    = success"), o + e

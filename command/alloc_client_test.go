@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/cli"
 	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
@@ -36,7 +38,7 @@ func edgeServer(t *testing.T) *agenttest.Agent {
 	edge, err := agent.NewAgent(cfg, hclog.NewNullLogger())
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = edge.Client().Destroy(); _ = edge.Shutdown() })
-	agenttest.WaitFor(t, 30*time.Second, "the edge node's session", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the edge node's session", func() (bool, string) {
 		return srv.Server().HasNodeConn(edge.Client().NodeID()), "none yet"
 	})
 	return srv
@@ -64,7 +66,7 @@ func TestAllocClientCommands_ThroughNodeSession(t *testing.T) {
 		code := c.Run(append([]string{"-address=" + a.HTTPAddr}, args...))
 		return code, out.String(), ui.ErrorWriter.String()
 	}
-	agenttest.WaitFor(t, 30*time.Second, "the task's output", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the task's output", func() (bool, string) {
 		_, out, errOut := logs(prefix)
 		return strings.Contains(out, "line 5\n"), out + errOut
 	})
@@ -97,18 +99,18 @@ func TestAllocClientCommands_ThroughNodeSession(t *testing.T) {
 
 	code, _, errOut = run(t, a, func(m Meta) cli.Command { return &AllocSignalCommand{Meta: m} }, "-s", "HUP", prefix)
 	must.Eq(t, 0, code, must.Sprint(errOut))
-	agenttest.WaitFor(t, 30*time.Second, "the trap's echo", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the trap's echo", func() (bool, string) {
 		_, out, _ := logs(prefix)
 		return strings.Contains(out, "hup\n"), out
 	})
 
 	code, _, errOut = run(t, a, func(m Meta) cli.Command { return &AllocRestartCommand{Meta: m} }, prefix)
 	must.Eq(t, 0, code, must.Sprint(errOut))
-	agenttest.WaitFor(t, 30*time.Second, "the restarted task's output", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the restarted task's output", func() (bool, string) {
 		_, out, _ := logs(prefix)
 		return strings.Count(out, "line 5\n") == 2, out
 	})
-	agenttest.WaitFor(t, 30*time.Second, "the restarted task running", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the restarted task running", func() (bool, string) {
 		al, _, err := apiClient(t, a).Allocations().Info(id, nil)
 		if err != nil {
 			return false, err.Error()

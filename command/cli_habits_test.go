@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
@@ -189,7 +191,7 @@ func TestAgentInfoAndMonitor(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- mon.Run([]string{"-address=" + a.HTTPAddr, "-log-level=debug"}) }()
 	client := apiClient(t, a)
-	agenttest.WaitFor(t, 10*time.Second, "a monitored log line", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "a monitored log line", func() (bool, string) {
 		// Each miss logs "request rejected" at debug level.
 		_, _, _ = client.Jobs().Info("missing-job", nil)
 		return strings.Contains(ui.OutputWriter.String(), "missing-job"), ui.ErrorWriter.String()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
@@ -72,7 +74,7 @@ func waitRunning(t *testing.T, a *agenttest.Agent, jobID string, count int) []*a
 	t.Helper()
 	c := apiClient(t, a)
 	var allocs []*api.AllocationListStub
-	agenttest.WaitFor(t, 30*time.Second, "the job's allocations to run", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the job's allocations to run", func() (bool, string) {
 		var err error
 		allocs, _, err = c.Jobs().Allocations(jobID, false, nil)
 		if err != nil {
@@ -332,7 +334,7 @@ func TestJobStop(t *testing.T) {
 	must.RegexMatch(t, regexp.MustCompile(`finished with status "complete"`), out)
 
 	c := apiClient(t, a)
-	agenttest.WaitFor(t, 30*time.Second, "the allocation to stop", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation to stop", func() (bool, string) {
 		allocs, _, err := c.Jobs().Allocations("web", false, nil)
 		if err != nil || len(allocs) != 1 {
 			return false, "allocations: " + describe(allocs, err)
@@ -412,7 +414,7 @@ func TestAllocStop_Replaces(t *testing.T) {
 	must.StrContains(t, stdout, `finished with status "complete"`)
 
 	c := apiClient(t, a)
-	agenttest.WaitFor(t, 30*time.Second, "the stopped allocation replaced", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the stopped allocation replaced", func() (bool, string) {
 		list, _, err := c.Jobs().Allocations("stopme", false, nil)
 		if err != nil {
 			return false, err.Error()

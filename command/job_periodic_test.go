@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
@@ -66,7 +68,7 @@ func TestJobPeriodicForce_AndStatus(t *testing.T) {
 
 	c := apiClient(t, a)
 	var child string
-	agenttest.WaitFor(t, 30*time.Second, "the forced child to finish", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the forced child to finish", func() (bool, string) {
 		jobs, _, err := c.Jobs().List(&api.QueryOptions{Prefix: "nightly/"})
 		if err != nil || len(jobs) != 1 {
 			return false, describeStubsOf(jobs, err)

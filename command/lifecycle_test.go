@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/api"
@@ -55,7 +57,7 @@ func TestLifecycle_JobFileToAllocStatus(t *testing.T) {
 	code, _, errOut := run(t, a, jobRun, "-detach", path)
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	var alloc *api.Allocation
-	agenttest.WaitFor(t, 30*time.Second, "the main task running after init", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the main task running after init", func() (bool, string) {
 		stubs, _, err := client.Jobs().Allocations("lc", false, nil)
 		if err != nil || len(stubs) == 0 {
 			return false, "no allocation yet"
@@ -84,7 +86,7 @@ func TestLifecycle_JobFileToAllocStatus(t *testing.T) {
 
 	code, _, errOut = run(t, a, jobStop, "-detach", "lc")
 	must.Eq(t, 0, code, must.Sprint(errOut))
-	agenttest.WaitFor(t, 30*time.Second, "the poststop task run after the stop", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the poststop task run after the stop", func() (bool, string) {
 		got, _, err := client.Allocations().Info(alloc.ID, nil)
 		if err != nil {
 			return false, err.Error()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
@@ -31,7 +33,7 @@ func TestOperatorMetrics(t *testing.T) {
 	must.MapContainsKey(t, summary, "Gauges")
 	must.StrContains(t, out, "\n    \"Gauges\"")
 
-	agenttest.WaitFor(t, 10*time.Second, "broker gauge in the Prometheus output", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "broker gauge in the Prometheus output", func() (bool, string) {
 		code, out, errOut := run(t, a, operatorMetrics, "-format", "prometheus")
 		must.Eq(t, 0, code, must.Sprint(errOut))
 		return strings.Contains(out, "# TYPE nomad_nomad_broker_total_ready gauge"), out

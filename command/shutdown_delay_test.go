@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/api"
@@ -42,7 +44,7 @@ func TestJobStop_NoShutdownDelay(t *testing.T) {
 	code, _, errOut := run(t, a, jobRun, "-detach", path)
 	must.Eq(t, 0, code, must.Sprint(errOut))
 	allocID := ""
-	agenttest.WaitFor(t, 30*time.Second, "the allocation running", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation running", func() (bool, string) {
 		stubs, _, err := client.Jobs().Allocations("slow", false, nil)
 		if err != nil || len(stubs) == 0 {
 			return false, "no allocation yet"
@@ -53,7 +55,7 @@ func TestJobStop_NoShutdownDelay(t *testing.T) {
 
 	code, _, errOut = run(t, a, jobStop, "-detach", "-no-shutdown-delay", "slow")
 	must.Eq(t, 0, code, must.Sprint(errOut))
-	agenttest.WaitFor(t, 30*time.Second, "the task killed without its shutdown delay", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the task killed without its shutdown delay", func() (bool, string) {
 		alloc, _, err := client.Allocations().Info(allocID, nil)
 		if err != nil {
 			return false, err.Error()
@@ -100,7 +102,7 @@ func TestStop_NoShutdownDelayCutsStopInProgress(t *testing.T) {
 			code, _, errOut := run(t, a, jobRun, "-detach", path)
 			must.Eq(t, 0, code, must.Sprint(errOut))
 			allocID := ""
-			agenttest.WaitFor(t, 30*time.Second, "the allocation running", func() (bool, string) {
+			wait.Poll(t, 30*time.Second, "the allocation running", func() (bool, string) {
 				stubs, _, err := client.Jobs().Allocations("slow", false, nil)
 				if err != nil || len(stubs) == 0 {
 					return false, "no allocation yet"
@@ -121,7 +123,7 @@ func TestStop_NoShutdownDelayCutsStopInProgress(t *testing.T) {
 			}
 			code, _, errOut = run(t, a, jobStop, "-detach", "slow")
 			must.Eq(t, 0, code, must.Sprint(errOut))
-			agenttest.WaitFor(t, 30*time.Second, "the task waiting out its delay", func() (bool, string) {
+			wait.Poll(t, 30*time.Second, "the task waiting out its delay", func() (bool, string) {
 				_, types := events()
 				return slices.Contains(types, "Waiting for shutdown delay"), strings.Join(types, ", ")
 			})
@@ -134,7 +136,7 @@ func TestStop_NoShutdownDelayCutsStopInProgress(t *testing.T) {
 				code, _, errOut = run(t, a, jobStop, "-detach", "-no-shutdown-delay", "slow")
 				must.Eq(t, 0, code, must.Sprint(errOut))
 			}
-			agenttest.WaitFor(t, 30*time.Second, "the delay cut short", func() (bool, string) {
+			wait.Poll(t, 30*time.Second, "the delay cut short", func() (bool, string) {
 				alloc, types := events()
 				if alloc == nil {
 					return false, "no allocation"

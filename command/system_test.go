@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/cli"
 	"github.com/shoenig/test/must"
 
@@ -22,7 +24,7 @@ func TestSystemGC(t *testing.T) {
 	code, out, errOut = run(t, a, jobStop, "web")
 	must.Eq(t, 0, code, must.Sprint(out, errOut))
 	c := apiClient(t, a)
-	agenttest.WaitFor(t, 30*time.Second, "the allocation to finish", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation to finish", func() (bool, string) {
 		allocs, _, err := c.Jobs().Allocations("web", false, nil)
 		if err != nil || len(allocs) != 1 {
 			return false, describe(allocs, err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/chromedp/chromedp"
 	"github.com/shoenig/test/must"
 
@@ -130,7 +132,7 @@ func TestUI_BrowserShowsDisconnect(t *testing.T) {
 	var reg structs.JobRegisterResponse
 	must.NoError(t, a.Server().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
 	var allocID string
-	agenttest.WaitFor(t, 20*time.Second, "the allocation running", func() (bool, string) {
+	wait.Poll(t, 20*time.Second, "the allocation running", func() (bool, string) {
 		allocs, err := a.Server().State().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
 		if len(allocs) != 1 || allocs[0].ClientStatus != structs.AllocClientStatusRunning {

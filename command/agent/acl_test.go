@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -72,7 +74,7 @@ func TestAgent_TLS_ACL_EndToEnd(t *testing.T) {
 	must.ErrorContains(t, err, "submit-job")
 	_, _, err = mgmt.Jobs().Register(job, nil)
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "the job running, seen with a read-only token", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the job running, seen with a read-only token", func() (bool, string) {
 		allocs, _, err := reader.Jobs().Allocations("acl-job", false, nil)
 		if err != nil {
 			return false, err.Error()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -55,7 +57,7 @@ func newEdgeCluster(t *testing.T, configure func(*agent.Config)) *edgeCluster {
 	edge.CloseHTTPForTest()
 	c, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.HTTPAddr})
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "the edge node's session on the server", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the edge node's session on the server", func() (bool, string) {
 		return srv.Server().HasNodeConn(edge.Client().NodeID()), "no session yet"
 	})
 	return &edgeCluster{server: srv, edge: edge, api: c}
@@ -69,7 +71,7 @@ func (ec *edgeCluster) runRaw(t *testing.T, id, script string) *nomadapi.Allocat
 	_, _, err := ec.api.Jobs().Register(job, nil)
 	must.NoError(t, err)
 	var allocID string
-	agenttest.WaitFor(t, 30*time.Second, "the task running on the edge node", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the task running on the edge node", func() (bool, string) {
 		allocs, _, err := ec.api.Jobs().Allocations(id, false, nil)
 		if err != nil {
 			return false, err.Error()
@@ -119,7 +121,7 @@ func TestClientAPI_FSConfinedToAllocDir(t *testing.T) {
 	ec := newEdgeCluster(t, nil)
 	alloc := ec.runRaw(t, "nat-fs", `echo hello > local/greeting; ln -s /etc local/etc-link; sleep 300`)
 	fs := ec.api.AllocFS()
-	agenttest.WaitFor(t, 30*time.Second, "the task's file", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the task's file", func() (bool, string) {
 		files, _, err := fs.List(alloc, "/web/local", nil)
 		if err != nil {
 			return false, err.Error()
@@ -184,7 +186,7 @@ func TestClientAPI_RestartSignalStats(t *testing.T) {
 	waitForLog(t, ec, alloc, "got-hup")
 
 	must.NoError(t, allocs.Restart(alloc, "web", nil))
-	agenttest.WaitFor(t, 30*time.Second, "the task restarted once", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the task restarted once", func() (bool, string) {
 		a, _, err := allocs.Info(alloc.ID, nil)
 		if err != nil {
 			return false, err.Error()
@@ -205,7 +207,7 @@ func TestClientAPI_RestartSignalStats(t *testing.T) {
 
 func waitForLog(t *testing.T, ec *edgeCluster, alloc *nomadapi.Allocation, want string) {
 	t.Helper()
-	agenttest.WaitFor(t, 30*time.Second, "the task's stdout to hold "+want, func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the task's stdout to hold "+want, func() (bool, string) {
 		cancel := make(chan struct{})
 		defer close(cancel)
 		frames, errs := ec.api.AllocFS().Logs(alloc, false, "web", "stdout", "start", 0, cancel, nil)
@@ -316,7 +318,7 @@ func TestClientAPI_LogRotation(t *testing.T) {
 	_, _, err := ec.api.Jobs().Register(job, nil)
 	must.NoError(t, err)
 	var alloc *nomadapi.Allocation
-	agenttest.WaitFor(t, 30*time.Second, "the task running", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the task running", func() (bool, string) {
 		allocs, _, err := ec.api.Jobs().Allocations("nat-rotate", false, nil)
 		if err != nil || len(allocs) != 1 || allocs[0].ClientStatus != "running" {
 			return false, fmt.Sprint(err, describeStubs(allocs))
@@ -324,7 +326,7 @@ func TestClientAPI_LogRotation(t *testing.T) {
 		alloc, _, err = ec.api.Allocations().Info(allocs[0].ID, nil)
 		return err == nil, fmt.Sprint(err)
 	})
-	agenttest.WaitFor(t, 30*time.Second, "two rotated stdout files", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "two rotated stdout files", func() (bool, string) {
 		files, _, err := ec.api.AllocFS().List(alloc, "alloc/logs", nil)
 		if err != nil {
 			return false, err.Error()
@@ -367,7 +369,7 @@ func TestClientAPI_ForwardsToServerHoldingSession(t *testing.T) {
 	s1, s2 := startServer(t, "s1"), startServer(t, "s2")
 	_, err := s2.Server().Join([]string{s1.Server().SerfAddr()})
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "a leader", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "a leader", func() (bool, string) {
 		return s1.Server().Leader() != "" && s2.Server().Leader() != "", "no leader"
 	})
 
@@ -386,7 +388,7 @@ func TestClientAPI_ForwardsToServerHoldingSession(t *testing.T) {
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = edge.Client().Destroy(); _ = edge.Shutdown() })
 	var holder, other *agent.Agent
-	agenttest.WaitFor(t, 30*time.Second, "the node's session on a server", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the node's session on a server", func() (bool, string) {
 		switch id := edge.Client().NodeID(); {
 		case s1.Server().HasNodeConn(id):
 			holder, other = s1, s2
@@ -416,7 +418,7 @@ func TestClientAPI_NoSessionIsNoPath(t *testing.T) {
 	// machine after the test (and its cgroup with it).
 	must.NoError(t, ec.edge.Client().Destroy())
 	must.NoError(t, ec.edge.Shutdown())
-	agenttest.WaitFor(t, 30*time.Second, "the session gone", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the session gone", func() (bool, string) {
 		return !ec.server.Server().HasNodeConn(alloc.NodeID), "still connected"
 	})
 	_, _, err := ec.api.AllocFS().List(alloc, "/", nil)
@@ -445,7 +447,7 @@ func TestClientAPI_AgentsServeOwnAllocsAndPassOnOthers(t *testing.T) {
 	must.NoError(t, err)
 	edgeAPI, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + edge.HTTPAddr().String()})
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "the edge node's session", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the edge node's session", func() (bool, string) {
 		return dev.Server().HasNodeConn(edge.Client().NodeID()), "none"
 	})
 
@@ -456,7 +458,7 @@ func TestClientAPI_AgentsServeOwnAllocsAndPassOnOthers(t *testing.T) {
 		_, _, err := devAPI.Jobs().Register(job, nil)
 		must.NoError(t, err)
 		var alloc *nomadapi.Allocation
-		agenttest.WaitFor(t, 30*time.Second, id+" running", func() (bool, string) {
+		wait.Poll(t, 30*time.Second, id+" running", func() (bool, string) {
 			allocs, _, err := ec.api.Jobs().Allocations(id, false, nil)
 			if err != nil || len(allocs) != 1 || allocs[0].ClientStatus != "running" {
 				return false, fmt.Sprint(err, describeStubs(allocs))

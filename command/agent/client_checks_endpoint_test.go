@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
-
-	"github.com/nomad-edge/nomad/command/agent/agenttest"
 )
 
 // GET /v1/client/allocation/:id/checks reaches the node through its
@@ -27,7 +27,7 @@ func TestClientAPI_AllocChecks(t *testing.T) {
 	_, _, err := ec.api.Jobs().Register(job, nil)
 	must.NoError(t, err)
 	var allocID string
-	agenttest.WaitFor(t, 30*time.Second, "the task running", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the task running", func() (bool, string) {
 		allocs, _, err := ec.api.Jobs().Allocations("checks", false, nil)
 		if err != nil || len(allocs) != 1 || allocs[0].ClientStatus != "running" {
 			return false, fmt.Sprint(err, describeStubs(allocs))
@@ -36,7 +36,7 @@ func TestClientAPI_AllocChecks(t *testing.T) {
 		return true, ""
 	})
 	var got nomadapi.AllocCheckStatuses
-	agenttest.WaitFor(t, 30*time.Second, "a passing check", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "a passing check", func() (bool, string) {
 		got, err = ec.api.Allocations().Checks(allocID, nil)
 		if err != nil || len(got) != 1 {
 			return false, fmt.Sprint(err, got)

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoenig/test/must"
+	"github.com/nomad-edge/nomad/testutil/wait"
 
-	"github.com/nomad-edge/nomad/command/agent/agenttest"
+	"github.com/shoenig/test/must"
 )
 
 // /v1/client/allocation/:id/gc and /v1/client/gc, driven by the official
@@ -29,14 +29,14 @@ func TestClientGC_ThroughNodeSession(t *testing.T) {
 
 	_, _, err = ec.api.Jobs().Deregister("gc-me", false, nil)
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "the servers holding the allocation's end", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the servers holding the allocation's end", func() (bool, string) {
 		a, _, err := ec.api.Allocations().Info(alloc.ID, nil)
 		if err != nil {
 			return false, err.Error()
 		}
 		return a.ClientStatus == "complete", a.ClientStatus
 	})
-	agenttest.WaitFor(t, 30*time.Second, "the node collecting it on request", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the node collecting it on request", func() (bool, string) {
 		// Until the node has heard the servers took its final state, it
 		// refuses: retried, not a sleep.
 		err := ec.api.Nodes().GcAlloc(alloc.ID, nil)

@@ -4,11 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/command/agent"
-	"github.com/nomad-edge/nomad/command/agent/agenttest"
 )
 
 // /v1/client/stats answers in upstream's HostStats shape, read by the
@@ -58,7 +59,7 @@ func TestNodeMeta_RoundTripThroughNodeSession(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, resp, read)
 
-	agenttest.WaitFor(t, 30*time.Second, "the servers holding the applied metadata", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the servers holding the applied metadata", func() (bool, string) {
 		n, _, err := ec.api.Nodes().Info(id, nil)
 		if err != nil {
 			return false, err.Error()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -39,7 +41,7 @@ func TestAgent_ClientOnlyJoinsRemoteServers(t *testing.T) {
 
 	c, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + a.HTTPAddr().String()})
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "both nodes ready, seen through the client-only agent's API", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "both nodes ready, seen through the client-only agent's API", func() (bool, string) {
 		nodes, _, err := c.Nodes().List(nil)
 		if err != nil {
 			return false, err.Error()
@@ -57,7 +59,7 @@ func TestAgent_ClientOnlyJoinsRemoteServers(t *testing.T) {
 	job.Constrain(nomadapi.NewConstraint("${node.unique.name}", "=", "edge-1"))
 	_, _, err = c.Jobs().Register(job, nil)
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "the job running on the networked client", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the job running on the networked client", func() (bool, string) {
 		allocs, _, err := c.Jobs().Allocations("edge-job", false, nil)
 		if err != nil {
 			return false, err.Error()

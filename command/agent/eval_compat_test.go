@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -23,7 +25,7 @@ func TestHTTP_NodeEvaluate(t *testing.T) {
 	nodes, _, err := c.Nodes().List(nil)
 	must.NoError(t, err)
 	nodeID := nodes[0].ID
-	agenttest.WaitFor(t, 10*time.Second, "the allocation", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "the allocation", func() (bool, string) {
 		allocs, _, err := c.Nodes().Allocations(nodeID, nil)
 		return err == nil && len(allocs) == 1, "error: " + errString(err)
 	})

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -61,7 +63,7 @@ func TestHTTP_EventStream_OfficialClient(t *testing.T) {
 
 	// Allocation events are selected by their job and decode too, until
 	// the client reports the allocation running.
-	agenttest.WaitFor(t, 10*time.Second, "allocation running on the stream", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "allocation running on the stream", func() (bool, string) {
 		ev := nextEvents(t, allocs)
 		a, err := ev.Events[0].Allocation()
 		must.NoError(t, err)

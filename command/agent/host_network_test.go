@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -26,7 +28,7 @@ func TestAgent_HostNetworkPlacement(t *testing.T) {
 	_, _, err := c.Jobs().Register(job, nil)
 	must.NoError(t, err)
 	var port nomadapi.PortMapping
-	agenttest.WaitFor(t, 30*time.Second, "the allocation placed", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation placed", func() (bool, string) {
 		stubs, _, err := c.Jobs().Allocations("hostnet", false, nil)
 		if err != nil || len(stubs) == 0 {
 			return false, "no allocation"
@@ -45,7 +47,7 @@ func TestAgent_HostNetworkPlacement(t *testing.T) {
 	missing.TaskGroups[0].Networks = []*nomadapi.NetworkResource{{DynamicPorts: []nomadapi.Port{{Label: "http", HostNetwork: "public"}}}}
 	resp, _, err := c.Jobs().Register(missing, nil)
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "the placement failure", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the placement failure", func() (bool, string) {
 		ev, _, err := c.Evaluations().Info(resp.EvalID, nil)
 		if err != nil {
 			return false, err.Error()

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -108,7 +110,7 @@ func TestHTTP_ListSemantics_OtherLists(t *testing.T) {
 	must.Len(t, 1, byJob)
 	must.Eq(t, evals[2], byJob[0].ID)
 
-	agenttest.WaitFor(t, 10e9, "three allocations", func() (bool, string) {
+	wait.Poll(t, 10e9, "three allocations", func() (bool, string) {
 		allocs, _, err := c.Allocations().List(nil)
 		must.NoError(t, err)
 		return len(allocs) == 3, fmt.Sprint(len(allocs), " allocations")
@@ -123,7 +125,7 @@ func TestHTTP_ListSemantics_OtherLists(t *testing.T) {
 	must.NotEq(t, "", meta.NextToken)
 
 	// task_states=false leaves the task states out, as upstream.
-	agenttest.WaitFor(t, 10e9, "task states reported", func() (bool, string) {
+	wait.Poll(t, 10e9, "task states reported", func() (bool, string) {
 		full, _, err := c.Allocations().List(&nomadapi.QueryOptions{Filter: `JobID == "one"`})
 		must.NoError(t, err)
 		return len(full[0].TaskStates) > 0, "no task states yet"
@@ -249,7 +251,7 @@ func TestHTTP_ListSemantics_DeploymentsAndNodePools(t *testing.T) {
 	registerJobs(t, c, "dep-a", "dep-b", "dep-c")
 
 	var deps []*nomadapi.Deployment
-	agenttest.WaitFor(t, 10e9, "three deployments", func() (bool, string) {
+	wait.Poll(t, 10e9, "three deployments", func() (bool, string) {
 		var err error
 		deps, _, err = c.Deployments().List(nil)
 		must.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -180,12 +182,12 @@ func TestHTTP_OfficialClientAllocStop(t *testing.T) {
 	_, _, err := c.Jobs().Register(mockJob("stopper", "mock_driver", map[string]any{"run_for": "5m"}), nil)
 	must.NoError(t, err)
 	var allocs []*nomadapi.AllocationListStub
-	agenttest.WaitFor(t, 30*time.Second, "the allocation placed", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation placed", func() (bool, string) {
 		allocs, _, err = c.Jobs().Allocations("stopper", false, nil)
 		return err == nil && len(allocs) == 1, describeStubs(allocs)
 	})
 	// The official client reads the scale status our way too.
-	agenttest.WaitFor(t, 30*time.Second, "the allocation running in the scale status", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation running in the scale status", func() (bool, string) {
 		st, _, err := c.Jobs().ScaleStatus("stopper", nil)
 		if err != nil {
 			return false, err.Error()
@@ -197,7 +199,7 @@ func TestHTTP_OfficialClientAllocStop(t *testing.T) {
 	must.NoError(t, err)
 	must.UUIDv4(t, resp.EvalID)
 	must.Positive(t, resp.LastIndex)
-	agenttest.WaitFor(t, 30*time.Second, "the allocation stopped and replaced", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation stopped and replaced", func() (bool, string) {
 		allocs, _, err = c.Jobs().Allocations("stopper", false, nil)
 		if err != nil || len(allocs) != 2 {
 			return false, describeStubs(allocs)
@@ -303,7 +305,7 @@ func TestHTTP_PlacementFailureIsExplained(t *testing.T) {
 	must.NoError(t, err)
 
 	var eval *nomadapi.Evaluation
-	agenttest.WaitFor(t, 30*time.Second, "the evaluation to finish", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the evaluation to finish", func() (bool, string) {
 		eval, _, err = c.Evaluations().Info(resp.EvalID, nil)
 		if err != nil {
 			return false, err.Error()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -53,7 +55,7 @@ func TestHTTP_JobIDsEscapedInPaths(t *testing.T) {
 			got, _, err := c.Jobs().Info(id, nil)
 			must.NoError(t, err)
 			must.Eq(t, id, *got.ID)
-			agenttest.WaitFor(t, 10*time.Second, "the allocation", func() (bool, string) {
+			wait.Poll(t, 10*time.Second, "the allocation", func() (bool, string) {
 				allocs, _, err := c.Jobs().Allocations(id, false, nil)
 				return err == nil && len(allocs) == 1, "error: " + errString(err)
 			})

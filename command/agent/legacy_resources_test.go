@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -46,7 +48,7 @@ func TestHTTP_LegacyResources(t *testing.T) {
 	must.Eq(t, `""`, string(raw["SecretID"]))
 
 	var allocs []*nomadapi.Allocation
-	agenttest.WaitFor(t, 30*time.Second, "the allocation to be placed", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation to be placed", func() (bool, string) {
 		allocs, _, err = c.Nodes().Allocations(node.ID, nil)
 		return err == nil && len(allocs) == 1, "allocs or error: " + errString(err)
 	})

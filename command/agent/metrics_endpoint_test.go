@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -96,7 +98,7 @@ func TestMetrics_OfficialClient(t *testing.T) {
 		must.MapContainsKey(t, body, k)
 	}
 
-	agenttest.WaitFor(t, 10*time.Second, "broker gauges in the JSON summary", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "broker gauges in the JSON summary", func() (bool, string) {
 		sum, _, err := c.Operator().MetricsSummary(nil)
 		if err != nil {
 			return false, err.Error()
@@ -111,7 +113,7 @@ func TestMetrics_OfficialClient(t *testing.T) {
 		return false, strings.Join(names, ", ")
 	})
 
-	agenttest.WaitFor(t, 10*time.Second, "broker and node gauges in the Prometheus scrape", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "broker and node gauges in the Prometheus scrape", func() (bool, string) {
 		fams := scrape(t, c)
 		_, broker := value(fams, "nomad_nomad_broker_total_ready", nil)
 		ready, nodes := value(fams, "nomad_nomad_disconnect_nodes", map[string]string{"status": "ready", "datacenter": "dc1"})
@@ -191,7 +193,7 @@ func TestMetrics_DisconnectInPrometheusScrape(t *testing.T) {
 	job := edgeJob()
 	var reg structs.JobRegisterResponse
 	must.NoError(t, a.Server().RPC("Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-	agenttest.WaitFor(t, 20*time.Second, "the allocation running", func() (bool, string) {
+	wait.Poll(t, 20*time.Second, "the allocation running", func() (bool, string) {
 		allocs, err := a.Server().State().AllocsByJob(nil, job.Namespace, job.ID, true)
 		must.NoError(t, err)
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning, fmt.Sprint(len(allocs), " allocs")
@@ -199,7 +201,7 @@ func TestMetrics_DisconnectInPrometheusScrape(t *testing.T) {
 
 	link.Cut(fault.Reset)
 	node := map[string]string{"node_id": cl.NodeID(), "node_pool": "edge", "datacenter": "dc1"}
-	agenttest.WaitFor(t, 20*time.Second, "the disconnect in the scrape", func() (bool, string) {
+	wait.Poll(t, 20*time.Second, "the disconnect in the scrape", func() (bool, string) {
 		fams := scrape(t, api)
 		nodes, _ := value(fams, "nomad_nomad_disconnect_nodes", map[string]string{"status": "disconnected", "node_pool": "edge", "datacenter": "dc1"})
 		_, gone := value(fams, "nomad_nomad_disconnect_node_gone_seconds", node)
@@ -211,7 +213,7 @@ func TestMetrics_DisconnectInPrometheusScrape(t *testing.T) {
 	})
 
 	link.Heal()
-	agenttest.WaitFor(t, 30*time.Second, "the reconnect in the scrape", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the reconnect in the scrape", func() (bool, string) {
 		fams := scrape(t, api)
 		ready, _ := value(fams, "nomad_nomad_disconnect_nodes", map[string]string{"status": "ready", "node_pool": "edge"})
 		gone, _ := value(fams, "nomad_nomad_disconnect_node_gone_seconds", node)
@@ -260,7 +262,7 @@ func TestMetrics_ClientGauges(t *testing.T) {
 	must.NoError(t, err)
 
 	node := map[string]string{"node_id": a.Client().NodeID(), "datacenter": "dc1", "node_pool": "default"}
-	agenttest.WaitFor(t, 20*time.Second, "client gauges in the scrape", func() (bool, string) {
+	wait.Poll(t, 20*time.Second, "client gauges in the scrape", func() (bool, string) {
 		fams := scrape(t, api)
 		running, _ := value(fams, "nomad_client_allocations_running", node)
 		mem, _ := value(fams, "nomad_client_host_memory_total", node)
@@ -283,7 +285,7 @@ func TestMetrics_RaftBoltDB(t *testing.T) {
 		c.Telemetry = fastTelemetry(true)
 	})
 	api := officialClient(t, a)
-	agenttest.WaitFor(t, 10*time.Second, "raft-boltdb metrics in the scrape", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "raft-boltdb metrics in the scrape", func() (bool, string) {
 		fams := scrape(t, api)
 		_, ok := value(fams, "nomad_raft_boltdb_storeLogs", nil)
 		var seen []string

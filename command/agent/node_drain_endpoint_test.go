@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -30,7 +32,7 @@ func TestHTTP_NodeDrainEligibilityPurge_OfficialClient(t *testing.T) {
 
 	// With nothing on the node the drainer completes the drain at once.
 	var node *nomadapi.Node
-	agenttest.WaitFor(t, 10*time.Second, "drain complete", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "drain complete", func() (bool, string) {
 		node, _, err = c.Nodes().Info(nodeID, nil)
 		must.NoError(t, err)
 		return node.DrainStrategy == nil && node.LastDrain != nil && node.LastDrain.Status == nomadapi.DrainStatusComplete,

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -28,7 +30,7 @@ func TestHTTP_NoReadReturnsNodeSecret(t *testing.T) {
 	resp, _, err := c.Jobs().Register(mockJob("secretive", "mock_driver", map[string]any{"run_for": "5m"}), nil)
 	must.NoError(t, err)
 	var allocID string
-	agenttest.WaitFor(t, 30*time.Second, "the allocation to run", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the allocation to run", func() (bool, string) {
 		allocs, _, err := c.Jobs().Allocations("secretive", false, nil)
 		if err != nil {
 			return false, err.Error()

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -100,7 +102,7 @@ func TestAgent_NodePools_RouteCollision(t *testing.T) {
 	c, err := nomadapi.NewClient(&nomadapi.Config{Address: dev.HTTPAddr})
 	must.NoError(t, err)
 	var nodes []*nomadapi.NodeListStub
-	agenttest.WaitFor(t, 10*time.Second, "the dev client registered", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "the dev client registered", func() (bool, string) {
 		nodes, _, err = c.Nodes().List(nil)
 		must.NoError(t, err)
 		return len(nodes) == 1, "no node yet"

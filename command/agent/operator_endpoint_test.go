@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -151,7 +153,7 @@ func TestHTTP_JoinMembersForceLeave(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, 1, n)
 
-	agenttest.WaitFor(t, 30*time.Second, "a leader over two raft voters", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "a leader over two raft voters", func() (bool, string) {
 		cfg, err := c1.Operator().RaftGetConfiguration(nil)
 		if err != nil {
 			return false, err.Error()
@@ -205,12 +207,12 @@ func TestHTTP_JoinMembersForceLeave(t *testing.T) {
 
 	// s2 dies without leaving; force-leave marks it left on s1.
 	must.NoError(t, a2.Shutdown())
-	agenttest.WaitFor(t, 30*time.Second, "s1 to see s2 fail", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "s1 to see s2 fail", func() (bool, string) {
 		status := memberStatus(t, c1, "s2.global")
 		return status == "failed", status
 	})
 	must.NoError(t, c1.Agent().ForceLeave("s2.global"))
-	agenttest.WaitFor(t, 10*time.Second, "s2 marked left", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "s2 marked left", func() (bool, string) {
 		status := memberStatus(t, c1, "s2.global")
 		return status == "left", status
 	})
@@ -218,7 +220,7 @@ func TestHTTP_JoinMembersForceLeave(t *testing.T) {
 	// instead of listing it as left until the reaper runs.
 	must.NoError(t, c1.Agent().ForceLeaveWithOptions("s2.global", nomadapi.ForceLeaveOpts{Prune: true}))
 	// Serf erases the pruned member on its own goroutine, so wait for it.
-	agenttest.WaitFor(t, 10*time.Second, "s2 pruned", func() (bool, string) {
+	wait.Poll(t, 10*time.Second, "s2 pruned", func() (bool, string) {
 		status := memberStatus(t, c1, "s2.global")
 		return status == "absent", status
 	})

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -84,7 +86,7 @@ func TestHTTP_OfficialClientPeriodic(t *testing.T) {
 	must.Eq(t, "periodic-job", ev.TriggeredBy)
 	must.StrHasPrefix(t, "nightly/periodic-", ev.JobID)
 
-	agenttest.WaitFor(t, 30*time.Second, "the forced child to run to completion", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the forced child to run to completion", func() (bool, string) {
 		kids := childrenOf(t, c, "nightly")
 		return len(kids) == 1 && kids[0].Status == "dead", describeJobs(kids)
 	})
@@ -154,7 +156,7 @@ func TestHTTP_OfficialClientDispatch(t *testing.T) {
 	must.Len(t, 1, childrenOf(t, c, "ingest"))
 
 	var allocs []*nomadapi.AllocationListStub
-	agenttest.WaitFor(t, 30*time.Second, "the dispatched allocation running", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the dispatched allocation running", func() (bool, string) {
 		allocs, _, err = c.Jobs().Allocations(d.DispatchedJobID, false, nil)
 		return err == nil && len(allocs) == 1 && allocs[0].ClientStatus == "running", describeStubs(allocs)
 	})

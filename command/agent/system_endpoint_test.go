@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
@@ -30,14 +32,14 @@ func TestHTTP_SystemGC_CollectsStoppedJob(t *testing.T) {
 			return allocs[0].ClientStatus == "running", describeStubs(allocs)
 		}
 	}
-	agenttest.WaitFor(t, 30*time.Second, "both jobs running", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "both jobs running", func() (bool, string) {
 		ok1, s1 := running("done")()
 		ok2, s2 := running("keep")()
 		return ok1 && ok2, s1 + " / " + s2
 	})
 	_, _, err := c.Jobs().Deregister("done", false, nil)
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "the stopped job's allocation to finish", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the stopped job's allocation to finish", func() (bool, string) {
 		allocs, _, err := c.Jobs().Allocations("done", false, nil)
 		if err != nil || len(allocs) != 1 {
 			return false, describeStubs(allocs)

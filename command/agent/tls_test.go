@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nomad-edge/nomad/testutil/wait"
+
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
@@ -40,7 +42,7 @@ func TestAgent_TLS_OfficialClient(t *testing.T) {
 	job := mockJob("tls-job", "mock_driver", map[string]any{"run_for": "5m"})
 	_, _, err = c.Jobs().Register(job, nil)
 	must.NoError(t, err)
-	agenttest.WaitFor(t, 30*time.Second, "the job running, seen over HTTPS", func() (bool, string) {
+	wait.Poll(t, 30*time.Second, "the job running, seen over HTTPS", func() (bool, string) {
 		allocs, _, err := c.Jobs().Allocations("tls-job", false, nil)
 		if err != nil {
 			return false, err.Error()

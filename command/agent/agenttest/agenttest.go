@@ -64,7 +64,7 @@ func NewDevAgent(t testing.TB, configure func(*agent.Config)) *Agent {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("dev agent's client did not register within 30s")
 		}
-		WaitFor(t, 30*time.Second, "the dev agent's node to be ready", func() (bool, string) {
+		wait.Poll(t, 30*time.Second, "the dev agent's node to be ready", func() (bool, string) {
 			node, err := a.Server().State().NodeByID(nil, c.NodeID())
 			if err != nil {
 				return false, err.Error()
@@ -76,15 +76,6 @@ func NewDevAgent(t testing.TB, configure func(*agent.Config)) *Agent {
 		})
 	}
 	return ta
-}
-
-// WaitFor is wait.Poll, the one real-time poll, under the name the agent
-// tests have called it by: it checks every wait.PollInterval until check
-// reports true or timeout passes, then fails the test with what check
-// last saw. New tests call wait.Poll.
-func WaitFor(t testing.TB, timeout time.Duration, what string, check func() (ok bool, seen string)) {
-	t.Helper()
-	wait.Poll(t, timeout, what, check)
 }
 
 // testLogWriter sends agent logs to the test log until the test ends;
