@@ -71,6 +71,9 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 	// The service catalog (issue 20).
 	structs.ServiceRegistrationUpsertRequestType:     decoded((*nomadFSM).applyServiceRegistrationUpsert),
 	structs.ServiceRegistrationDeleteByIDRequestType: decoded((*nomadFSM).applyServiceRegistrationDeleteByID),
+
+	// The servers' shared identity (issue 26).
+	structs.ServerIdentitySetRequestType: decoded((*nomadFSM).applyServerIdentitySet),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

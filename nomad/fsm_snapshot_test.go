@@ -98,6 +98,8 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 	applyEntry(t, leader, 23, structs.ServiceRegistrationUpsertRequestType, &structs.ServiceRegistrationUpsertRequest{
 		Services: []*structs.ServiceRegistration{{ID: "_nomad-task-1", ServiceName: "web", Namespace: job.Namespace,
 			NodeID: node.ID, JobID: job.ID, AllocID: alloc.ID, Address: "10.0.0.1", Port: 8080}}})
+	applyEntry(t, leader, 24, structs.ServerIdentitySetRequestType, &structs.ServerIdentitySetRequest{
+		Identity: &structs.ServerIdentity{Secret: []byte("servers-only")}})
 
 	want := persisted(t, leader.State())
 	for _, k := range everyKind(t) {

@@ -129,7 +129,6 @@ func NewServer(cfg *Config) (*Server, error) {
 		logger:      cfg.Logger.Named("server"),
 		clock:       cfg.Clock,
 		rpcServer:   rpc.NewServer(),
-		connPool:    pool.NewPool(pool.Config{Dialer: cfg.Dialer, TLS: rpcTLS.outgoingTLS()}),
 		shutdownCh:  make(chan struct{}),
 		serfEvents:  make(chan serf.Event, 256),
 		reconcileCh: make(chan struct{}, 1),
@@ -138,6 +137,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
 		aclCache:    newACLCache(aclCacheSize),
 	}
+	s.connPool = pool.NewPool(pool.Config{Dialer: cfg.Dialer, TLS: rpcTLS.outgoingTLS(), Prover: serverProver{s}})
 
 	s.evalBroker, err = NewEvalBroker(EvalBrokerConfig{
 		NackTimeout:         cfg.EvalNackTimeout,

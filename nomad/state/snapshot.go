@@ -35,6 +35,7 @@ const (
 	SnapshotVariable
 	SnapshotRootKeyMeta
 	SnapshotServiceRegistration
+	SnapshotServerIdentity
 )
 
 // String names the kind, as error messages show it.
@@ -104,6 +105,7 @@ var snapshotTables = []snapshotTable{
 	snapshotOf[structs.VariableEncrypted](TableVariables, SnapshotVariable, "Variable", nil),
 	snapshotOf[structs.RootKeyMeta](TableRootKeys, SnapshotRootKeyMeta, "RootKeyMeta", nil),
 	snapshotOf[structs.ServiceRegistration](TableServiceRegistrations, SnapshotServiceRegistration, "ServiceRegistration", nil),
+	snapshotOf[structs.ServerIdentity](TableServerIdentity, SnapshotServerIdentity, "ServerIdentity", nil),
 }
 
 func tableOf(kind SnapshotKind) (snapshotTable, bool) {

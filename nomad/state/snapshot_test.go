@@ -52,6 +52,8 @@ func populated(t *testing.T) *StateStore {
 	must.Eq(t, structs.VarOpResultOk, s.VarApply(24, &structs.VarApplyStateRequest{Op: structs.VarOpSet, Var: encVar("app/db", 0, nil), Now: 24}).Result)
 	must.NoError(t, s.UpsertRootKeyMeta(25, &structs.RootKeyMeta{KeyID: "k1", State: structs.RootKeyStateActive}, false))
 	must.NoError(t, s.UpsertServiceRegistrations(26, []*structs.ServiceRegistration{regFor(allocs[2], "web", 8080)}))
+	_, err = s.SetServerIdentity(27, &structs.ServerIdentity{Secret: []byte("servers-only")})
+	must.NoError(t, err)
 	return s
 }
 

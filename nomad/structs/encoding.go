@@ -54,6 +54,7 @@ const (
 	RootKeyMetaUpsertRequestType
 	ServiceRegistrationUpsertRequestType
 	ServiceRegistrationDeleteByIDRequestType
+	ServerIdentitySetRequestType
 )
 
 func (t MessageType) String() string {
@@ -67,7 +68,8 @@ func (t MessageType) String() string {
 		"DeploymentStatusUpdate", "DeploymentPromote", "DeploymentAllocHealth", "SiteOutageUpdate",
 		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig",
 		"VarApplyState", "RootKeyMetaUpsert",
-		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID"}
+		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID",
+		"ServerIdentitySet"}
 	if int(t) < len(names) {
 		return names[t]
 	}
