@@ -34,10 +34,18 @@ func serverOnlyCalls() []serverOnlyCall {
 		}, func() any { return &structs.EvalDequeueResponse{} }},
 		{"Eval.Ack", func(t string) any { return &structs.EvalAckRequest{EvalID: ev.ID, Token: "y", WriteRequest: w(t)} }, generic},
 		{"Eval.Nack", func(t string) any { return &structs.EvalAckRequest{EvalID: ev.ID, Token: "y", WriteRequest: w(t)} }, generic},
-		{"Eval.Update", func(t string) any { return &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{ev}, WriteRequest: w(t)} }, generic},
-		{"Eval.Create", func(t string) any { return &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{ev}, WriteRequest: w(t)} }, generic},
-		{"Eval.Reblock", func(t string) any { return &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{ev}, WriteRequest: w(t)} }, generic},
-		{"Plan.Submit", func(t string) any { return &structs.PlanRequest{Plan: &structs.Plan{EvalID: ev.ID}, WriteRequest: w(t)} },
+		{"Eval.Update", func(t string) any {
+			return &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{ev}, WriteRequest: w(t)}
+		}, generic},
+		{"Eval.Create", func(t string) any {
+			return &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{ev}, WriteRequest: w(t)}
+		}, generic},
+		{"Eval.Reblock", func(t string) any {
+			return &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{ev}, WriteRequest: w(t)}
+		}, generic},
+		{"Plan.Submit", func(t string) any {
+			return &structs.PlanRequest{Plan: &structs.Plan{EvalID: ev.ID}, WriteRequest: w(t)}
+		},
 			func() any { return &structs.PlanResponse{} }},
 		{"Keyring.Get", func(t string) any {
 			return &structs.KeyringGetRootKeyRequest{KeyID: "k", QueryOptions: structs.QueryOptions{AuthToken: t}}
