@@ -10,6 +10,7 @@ import (
 
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/helper/tlsutil"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // Config is the server's configuration, filled by the agent from its HCL
@@ -121,6 +122,10 @@ type Config struct {
 	EvalGCThreshold time.Duration
 	JobGCInterval   time.Duration
 	JobGCThreshold  time.Duration
+	// JobMaxCount caps the instances of one job: the sum of its groups'
+	// counts, checked before a registration, a scale or a plan is stored
+	// (structs.DefaultJobMaxCount by default).
+	JobMaxCount int
 	NodeGCInterval  time.Duration
 	NodeGCThreshold time.Duration
 	// Finished deployments (deployment_gc_threshold, upstream's 1h);
@@ -166,6 +171,7 @@ func DefaultConfig() *Config {
 		EvalGCThreshold:             time.Hour,
 		JobGCInterval:               5 * time.Minute,
 		JobGCThreshold:              4 * time.Hour,
+		JobMaxCount:                 structs.DefaultJobMaxCount,
 		NodeGCInterval:              5 * time.Minute,
 		NodeGCThreshold:             24 * time.Hour,
 		DeploymentGCInterval:        5 * time.Minute,

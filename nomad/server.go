@@ -84,6 +84,10 @@ type Server struct {
 
 	rand *lockedRand
 
+	// identity is the servers' shared secret as last known (see
+	// server_identity.go).
+	identity *identityCache
+
 	// aclCache keeps compiled ACL policies; see resolveToken.
 	aclCache *aclCache
 
@@ -176,6 +180,9 @@ func NewServer(cfg *Config) (*Server, error) {
 	}
 
 	if s.id, err = loadServerID(cfg); err != nil {
+		return nil, err
+	}
+	if s.identity, err = loadIdentityCache(cfg); err != nil {
 		return nil, err
 	}
 	if err := s.setupRPC(); err != nil {

@@ -1,12 +1,18 @@
 package nomad
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -33,13 +39,71 @@ const serverIdentitySize = 32
 // forgery.
 var ErrBadServerProof = errors.New("server proof does not match this cluster's server identity")
 
-// serverSecret is the servers' shared secret, or nil while none is known.
+// serverSecret is the servers' shared secret, or nil while none is known:
+// the one in the state store, or, until the state store has it again
+// (a restarted server replays its log only once the leader tells it the
+// commit index), the copy kept in the data dir. Without that copy, a
+// restarted server could neither prove itself nor check a proof, and a
+// candidate it had to vote for could be refused by the others.
 func (s *Server) serverSecret() []byte {
-	id, err := s.State().ServerIdentity(nil)
-	if err != nil || id == nil {
-		return nil
+	if id, err := s.State().ServerIdentity(nil); err == nil && id != nil {
+		s.identity.learn(id.Secret, s.logger)
+		return id.Secret
 	}
-	return id.Secret
+	return s.identity.get()
+}
+
+// serverIdentityFile is the copy of the servers' secret in the data dir.
+const serverIdentityFile = "server-identity"
+
+// identityCache is the server's last known servers' secret, kept on disk.
+type identityCache struct {
+	path string // "" keeps it in memory only (dev servers)
+	mu   sync.Mutex
+	// secret is guarded by mu.
+	secret []byte
+}
+
+// loadIdentityCache reads the copy kept in cfg's data dir, if any.
+func loadIdentityCache(cfg *Config) (*identityCache, error) {
+	c := &identityCache{}
+	if cfg.DevMode || cfg.InMemory || cfg.DataDir == "" {
+		return c, nil
+	}
+	c.path = filepath.Join(cfg.DataDir, serverIdentityFile)
+	buf, err := os.ReadFile(c.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("reading the servers' identity %s: %w", c.path, err)
+	case len(buf) != serverIdentitySize:
+		return nil, fmt.Errorf("the servers' identity %s is corrupt (%d bytes, not %d); remove it and this server learns it again from the leader", c.path, len(buf), serverIdentitySize)
+	default:
+		c.secret = buf
+	}
+	return c, nil
+}
+
+func (c *identityCache) get() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.secret
+}
+
+// learn keeps secret, the state store's, writing it to disk when it is new.
+func (c *identityCache) learn(secret []byte, logger hclog.Logger) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bytes.Equal(c.secret, secret) {
+		return
+	}
+	c.secret = secret
+	if c.path == "" {
+		return
+	}
+	if err := writeFileAtomic(c.path, secret); err != nil {
+		logger.Error("failed to keep the servers' identity in the data dir", "path", c.path, "error", err)
+	}
 }
 
 // serverProver is the server's pool.ServerProver, for its pool and raft

@@ -130,8 +130,8 @@ func TestServers_ServerOnlyRPCs_RefuseClientsAndOutsiders(t *testing.T) {
 // Three plaintext servers whose only workers are on the followers
 // schedule a job: the followers' workers prove the servers' identity to
 // the leader's broker and plan queue (Eval.Dequeue, Plan.Submit, Eval.Ack
-// forwarded), including a follower restarted before it has replayed the
-// identity, whose pool moves to a proven session once it has.
+// forwarded), both followers having been restarted (they prove the
+// identity kept in their data dir before their log is replayed).
 func TestServers_ServerOnlyRPCs_FollowerWorkersSchedule(t *testing.T) {
 	workers := map[int]bool{}
 	sc := testutil.StartServers(t, testutil.ServersConfig{N: 3, Server: func(i int, c *nomad.Config) {

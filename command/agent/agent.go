@@ -231,6 +231,9 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	if v := cfg.Server.NumSchedulers; v > 0 {
 		sc.NumSchedulers = v
 	}
+	if v := cfg.Server.JobMaxCount; v > 0 {
+		sc.JobMaxCount = v
+	}
 	sc.EventBufferSize = cfg.Server.EventBufferSize
 	if v := cfg.Server.HeartbeatGrace; v > 0 {
 		sc.HeartbeatGrace = v

@@ -126,6 +126,9 @@ type ServerConfig struct {
 	EvalGCThreshold       time.Duration
 	JobGCThreshold        time.Duration
 	DeploymentGCThreshold time.Duration
+	// JobMaxCount caps the instances of one job, the sum of its groups'
+	// counts (upstream's job_max_count); 0 means the server's default.
+	JobMaxCount int
 	// EncryptKey is the base64 gossip key (server.encrypt, -encrypt). It
 	// is a secret: /v1/agent/self never shows it, as upstream's.
 	EncryptKey string `json:"-"`
@@ -398,6 +401,7 @@ func (o *ServerConfig) merge(s *ServerConfig) {
 		o.MaxHeartbeatsPerSecond = s.MaxHeartbeatsPerSecond
 	}
 	setInt(&o.NumSchedulers, s.NumSchedulers)
+	setInt(&o.JobMaxCount, s.JobMaxCount)
 	setInt(&o.EventBufferSize, s.EventBufferSize)
 	setInt(&o.RaftProtocol, s.RaftProtocol)
 	setInt(&o.RaftMultiplier, s.RaftMultiplier)

@@ -62,7 +62,6 @@ var unsupportedServer = map[string]string{
 	"enabled_schedulers":            "",
 	"job_default_priority":          "",
 	"job_gc_interval":               "",
-	"job_max_count":                 "",
 	"job_max_priority":              "",
 	"job_max_source_size":           "",
 	"job_tracked_versions":          "",
