@@ -125,7 +125,7 @@ type Config struct {
 	// JobMaxCount caps the instances of one job: the sum of its groups'
 	// counts, checked before a registration, a scale or a plan is stored
 	// (structs.DefaultJobMaxCount by default).
-	JobMaxCount int
+	JobMaxCount     int
 	NodeGCInterval  time.Duration
 	NodeGCThreshold time.Duration
 	// Finished deployments (deployment_gc_threshold, upstream's 1h);
