@@ -13,6 +13,10 @@ type IdentityClaims struct {
 	TaskGroup    string   `json:"nomad_task_group,omitempty"`
 	AllocationID string   `json:"nomad_allocation_id"`
 	TaskName     string   `json:"nomad_task,omitempty"`
+	// NodeName and NodePool scope a client introduction token (see
+	// node_intro.go); empty in workload identities.
+	NodeName string `json:"nomad_node_name,omitempty"`
+	NodePool string `json:"nomad_node_pool,omitempty"`
 	Subject      string   `json:"sub"`
 	Audience     []string `json:"aud,omitempty"`
 	IssuedAt     int64    `json:"iat"`
