@@ -234,6 +234,9 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	if v := cfg.Server.JobMaxCount; v > 0 {
 		sc.JobMaxCount = v
 	}
+	if v := cfg.Server.ClientIntroduction; v != nil {
+		sc.ClientIntroduction = *v
+	}
 	sc.EventBufferSize = cfg.Server.EventBufferSize
 	if v := cfg.Server.HeartbeatGrace; v > 0 {
 		sc.HeartbeatGrace = v
@@ -278,6 +281,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		StateDir:       filepath.Join(a.dataDir, "client"),
 		AllocDir:       filepath.Join(a.dataDir, "alloc"),
 		NodeName:       cfg.nodeName(),
+		IntroToken:     clientIntroToken(cfg.Client.IntroToken),
 		Datacenter:     cfg.Datacenter,
 		NodeClass:      cfg.Client.NodeClass,
 		NodePool:       cfg.Client.NodePool,

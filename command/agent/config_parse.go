@@ -385,7 +385,7 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold", "deployment_gc_threshold", "encrypt",
 			"event_buffer_size", "job_max_count",
 		}, joinKeys),
-		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}},
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "client_introduction"}},
 		unsupported: unsupportedServer,
 	})
 	s := &ServerConfig{}
@@ -417,6 +417,9 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 		}
 	}
 
+	if blk := b.sub("client_introduction"); blk != nil {
+		s.ClientIntroduction = d.clientIntroduction(blk)
+	}
 	if blk := b.sub("server_join"); blk != nil {
 		s.ServerJoin = d.serverJoin(blk.Body, "server.server_join.", true)
 	}

@@ -53,7 +53,6 @@ var unsupportedServer = map[string]string{
 	"acl_token_gc_threshold":        "",
 	"authoritative_region":          "there is one region: ACLs are not replicated",
 	"batch_eval_gc_threshold":       "",
-	"client_introduction":           "",
 	"csi_plugin_gc_threshold":       "",
 	"csi_volume_claim_gc_interval":  "",
 	"csi_volume_claim_gc_threshold": "",
