@@ -452,6 +452,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	setString(&o.NodeClass, cl.NodeClass)
 	setString(&o.NodePool, cl.NodePool)
 	setString(&o.NetworkInterface, cl.NetworkInterface)
+	setString(&o.IntroToken, cl.IntroToken)
 	if cl.MaxKillTimeout > 0 {
 		o.MaxKillTimeout = cl.MaxKillTimeout
 	}
