@@ -46,6 +46,11 @@ type Config struct {
 	StateDir string
 	AllocDir string
 
+	// IntroToken is the client introduction token a new node presents
+	// at its first registration; when empty, StateDir/intro_token.jwt
+	// is read, if it exists (see intro_token.go).
+	IntroToken string
+
 	NodeName   string // default: the hostname
 	Datacenter string // default: dc1
 	NodeClass  string

@@ -87,7 +87,7 @@ func (c *Client) register() error {
 	}
 	node := c.Node()
 	node.Status = structs.NodeStatusInit
-	req := &structs.NodeRegisterRequest{Node: node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+	req := &structs.NodeRegisterRequest{Node: node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: c.introToken()}}
 	var resp structs.NodeUpdateResponse
 	if err := c.rpc(methodNodeRegister, req, &resp); err != nil {
 		return err

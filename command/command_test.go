@@ -368,7 +368,7 @@ func TestCommands_UnknownFlag(t *testing.T) {
 	for name := range Commands(Meta{Ui: cli.NewMockUi()}) {
 		switch name {
 		case "job", "alloc", "node", "eval", "server", "operator", "operator raft", "operator scheduler", "system", "version",
-			"tls", "tls ca", "tls cert", "operator gossip", "operator gossip keyring", "acl", "acl policy", "acl token", "namespace", "node pool", "node meta", "deployment", "job periodic",
+			"tls", "tls ca", "tls cert", "operator gossip", "operator gossip keyring", "acl", "acl policy", "acl token", "namespace", "node pool", "node meta", "node intro", "deployment", "job periodic",
 			"var", "operator root", "operator root keyring", "service", "operator autopilot",
 			"scaling", "scaling policy":
 			continue // parents show help; version takes nothing

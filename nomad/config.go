@@ -129,8 +129,15 @@ type Config struct {
 	EvalGCThreshold time.Duration
 	JobGCInterval   time.Duration
 	JobGCThreshold  time.Duration
-	NodeGCInterval  time.Duration
-	NodeGCThreshold time.Duration
+	// JobMaxCount caps the instances of one job: the sum of its groups'
+	// counts, checked before a registration, a scale or a plan is stored
+	// (structs.DefaultJobMaxCount by default).
+	JobMaxCount int
+	// ClientIntroduction is what a new node must present to register
+	// (server.client_introduction; see node_intro.go).
+	ClientIntroduction structs.ClientIntroductionConfig
+	NodeGCInterval     time.Duration
+	NodeGCThreshold    time.Duration
 	// Finished deployments (deployment_gc_threshold, upstream's 1h);
 	// every job keeps its newest whatever its age.
 	DeploymentGCInterval  time.Duration
@@ -176,6 +183,8 @@ func DefaultConfig() *Config {
 		EvalGCThreshold:             time.Hour,
 		JobGCInterval:               5 * time.Minute,
 		JobGCThreshold:              4 * time.Hour,
+		JobMaxCount:                 structs.DefaultJobMaxCount,
+		ClientIntroduction:          structs.DefaultClientIntroductionConfig(),
 		NodeGCInterval:              5 * time.Minute,
 		NodeGCThreshold:             24 * time.Hour,
 		DeploymentGCInterval:        5 * time.Minute,

@@ -78,6 +78,9 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 
 	// Removing a root key (issue 21).
 	structs.RootKeyMetaDeleteRequestType: decoded((*nomadFSM).applyRootKeyMetaDelete),
+
+	// The servers' shared identity (issue 26).
+	structs.ServerIdentitySetRequestType: decoded((*nomadFSM).applyServerIdentitySet),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

@@ -100,6 +100,8 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 			NodeID: node.ID, JobID: job.ID, AllocID: alloc.ID, Address: "10.0.0.1", Port: 8080}}})
 	applyEntry(t, leader, 24, structs.AutopilotConfigRequestType, &structs.AutopilotSetConfigRequest{
 		Config: structs.AutopilotConfig{CleanupDeadServers: false, MinQuorum: 3, LastContactThreshold: time.Second}})
+	applyEntry(t, leader, 25, structs.ServerIdentitySetRequestType, &structs.ServerIdentitySetRequest{
+		Identity: &structs.ServerIdentity{Secret: []byte("servers-only")}})
 
 	want := persisted(t, leader.State())
 	for _, k := range everyKind(t) {

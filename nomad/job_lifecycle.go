@@ -157,6 +157,12 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if tg == nil {
 		return fmt.Errorf("%w: task group %q specified for scaling does not exist in job", structs.ErrInvalidRequest, group)
 	}
+	if args.Count != nil {
+		n := cur.InstanceCount() - max(tg.Count, 0) + int(*args.Count)
+		if p := structs.InstanceCountProblem(n, j.srv.config.JobMaxCount); p != "" {
+			return fmt.Errorf("%w: scaling group %q to %d: %s", structs.ErrInvalidRequest, group, *args.Count, p)
+		}
+	}
 	event := &structs.ScalingEventRequest{Namespace: ns, JobID: cur.ID, TaskGroup: group, ScalingEvent: &structs.ScalingEvent{
 		Time: uint64(j.srv.clock.Now().UnixNano()), Count: args.Count, PreviousCount: int64(tg.Count),
 		Message: args.Message, Error: args.Error, Meta: args.Meta,

@@ -20,6 +20,9 @@ func (s *Server) jobProblems(job *structs.Job) []string {
 			problems = []string{err.Error()}
 		}
 	}
+	if p := structs.InstanceCountProblem(job.InstanceCount(), s.config.JobMaxCount); p != "" {
+		problems = append(problems, p)
+	}
 	if err := s.State().NamespaceExists(job.Namespace); err != nil {
 		problems = append(problems, fmt.Sprintf("namespace %q does not exist", job.Namespace))
 	}

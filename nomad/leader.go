@@ -38,6 +38,10 @@ func (s *Server) establishLeadership() error {
 	if err := s.initializeKeyring(); err != nil {
 		s.logger.Error("failed to initialize the keyring", "error", err)
 	}
+	// Before the duties: followers' workers prove it to reach the broker.
+	if err := s.ensureServerIdentity(); err != nil {
+		s.logger.Error("failed to write the servers' identity", "error", err)
+	}
 	s.leaderLock.Lock()
 	defer s.leaderLock.Unlock()
 	stopCh := make(chan struct{})

@@ -69,6 +69,8 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 		if err := authorizeNode(existing, node.SecretID); err != nil {
 			return err
 		}
+	} else if err := n.srv.checkIntroduction(node, args.AuthToken); err != nil {
+		return err
 	}
 	args.AuthToken = ""
 	now := n.srv.clock.Now()

@@ -40,6 +40,9 @@ type raftLayer struct {
 	addr   net.Addr
 	dialer pool.Dialer
 	tls    *tls.Config
+	// prover proves this server to the peer it dials (see
+	// server_identity.go).
+	prover pool.ServerProver
 
 	conns    chan net.Conn
 	closeMu  sync.Mutex
@@ -49,11 +52,11 @@ type raftLayer struct {
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
 
-func newRaftLayer(addr net.Addr, dialer pool.Dialer, tlsCfg *tls.Config) *raftLayer {
+func newRaftLayer(addr net.Addr, dialer pool.Dialer, tlsCfg *tls.Config, prover pool.ServerProver) *raftLayer {
 	if dialer == nil {
 		dialer = &net.Dialer{}
 	}
-	return &raftLayer{addr: addr, dialer: dialer, tls: tlsCfg, conns: make(chan net.Conn), closedCh: make(chan struct{})}
+	return &raftLayer{addr: addr, dialer: dialer, tls: tlsCfg, prover: prover, conns: make(chan net.Conn), closedCh: make(chan struct{})}
 }
 
 // handoff gives an accepted connection to raft; it closes the connection
@@ -95,7 +98,7 @@ func (l *raftLayer) Addr() net.Addr { return l.addr }
 func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return pool.Dial(ctx, pool.DialInput{Dialer: l.dialer, Addr: string(address), TLS: l.tls, Kind: pool.RPCRaft})
+	return pool.Dial(ctx, pool.DialInput{Dialer: l.dialer, Addr: string(address), TLS: l.tls, Kind: pool.RPCRaft, Prover: l.prover})
 }
 
 // raftStores are the log, stable and snapshot stores of one server, and
@@ -195,7 +198,7 @@ func (s *Server) setupRaft() error {
 	if s.config.DevMode {
 		_, trans = raft.NewInmemTransport(raft.ServerAddress(s.rpcAdvertise.String()))
 	} else {
-		s.raftLayer = newRaftLayer(s.rpcAdvertise, s.config.Dialer, s.tls.outgoingTLS())
+		s.raftLayer = newRaftLayer(s.rpcAdvertise, s.config.Dialer, s.tls.outgoingTLS(), serverProver{s})
 		trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream:  s.raftLayer,
 			MaxPool: 3,

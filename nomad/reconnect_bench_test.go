@@ -39,6 +39,9 @@ func newReconnectFixture(tb testing.TB, n int, logger hclog.Logger) *reconnectFi
 	cfg.Clock = f.clock
 	// Nothing advances the manual clock while an RPC waits for its batch.
 	cfg.NodeStatusBatchWindow, cfg.AllocUpdateBatchWindow = 0, 0
+	// The fixture's nodes register without introduction tokens; the
+	// default (warn) would log each, and the log test counts WARN lines.
+	cfg.ClientIntroduction.Enforcement = structs.IntroEnforcementNone
 	// The test jumps the clock minutes at a time: a worker scheduling an
 	// evaluation during a jump would see its delivery nacked for taking
 	// longer than the nack timeout, and the redelivery (delayed on the

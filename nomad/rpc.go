@@ -100,10 +100,10 @@ func (s *Server) handleConn(raw net.Conn) {
 	}
 	switch {
 	case kind == pool.RPCRaft && s.raftLayer != nil:
-		// Raft entries rewrite the cluster's state: with TLS, only a
-		// server certificate may carry them.
-		if peer.tls && !peer.server {
-			s.logger.Warn("refused raft connection from a non-server certificate", "remote", conn.RemoteAddr())
+		// Raft entries rewrite the cluster's state: only a server may
+		// carry them (see mayCarryRaft).
+		if err := s.mayCarryRaft(peer); err != nil {
+			s.logger.Warn("refused raft connection", "remote", conn.RemoteAddr(), "error", err)
 			conn.Close()
 			return
 		}

@@ -58,18 +58,18 @@ func TestRPC_MaxConnsPerClient(t *testing.T) {
 	addr := s.RPCAddr().String()
 	var held []net.Conn
 	for range 3 {
-		c := dialFrom(t, "127.0.0.1", addr)
+		c := dialFrom(t, "127.0.0.9", addr)
 		_, err := c.Write([]byte{pool.RPCMultiplex})
 		must.NoError(t, err)
 		held = append(held, c)
 	}
-	waitClosed(t, dialFrom(t, "127.0.0.1", addr), 5*time.Second)
+	waitClosed(t, dialFrom(t, "127.0.0.9", addr), 5*time.Second)
 	must.NoError(t, pingFrom("127.0.0.2", addr), must.Sprint("another IP has its own budget"))
 
 	held[0].Close()
 	// The server sees the close asynchronously.
 	wait.Poll(t, 5*time.Second, "a closed connection's slot given back", func() (bool, string) {
-		err := pingFrom("127.0.0.1", addr)
+		err := pingFrom("127.0.0.9", addr)
 		return err == nil, fmt.Sprint(err)
 	})
 }
@@ -83,13 +83,31 @@ func TestRPC_HandshakeTimeout(t *testing.T) {
 		c.RPCHandshakeTimeout = 200 * time.Millisecond
 	})
 	addr := s.RPCAddr().String()
-	silent := []net.Conn{dialFrom(t, "127.0.0.1", addr), dialFrom(t, "127.0.0.1", addr)}
+	silent := []net.Conn{dialFrom(t, "127.0.0.9", addr), dialFrom(t, "127.0.0.9", addr)}
 	for _, c := range silent {
 		waitClosed(t, c, 5*time.Second)
 	}
 	// The server frees the slot just after closing.
 	wait.Poll(t, 5*time.Second, "the silent connections' slots given back", func() (bool, string) {
-		err := pingFrom("127.0.0.1", addr)
+		err := pingFrom("127.0.0.9", addr)
 		return err == nil, fmt.Sprint(err)
 	})
+}
+
+// The agent's own address (here 127.0.0.1) is not held to
+// rpc_max_conns_per_client: with more connections open from it than the
+// limit, a call from it still gets through, so an operator's health check
+// on the host is never turned away during a flood (issue 26).
+func TestRPC_MaxConnsPerClient_OwnAddressExempt(t *testing.T) {
+	s := testServer(t, func(c *Config) {
+		c.RPCMaxConnsPerClient = 2
+		c.RPCHandshakeTimeout = 0
+	})
+	addr := s.RPCAddr().String()
+	for range 5 {
+		c := dialFrom(t, "127.0.0.1", addr)
+		_, err := c.Write([]byte{pool.RPCMultiplex})
+		must.NoError(t, err)
+	}
+	must.NoError(t, pingFrom("127.0.0.1", addr))
 }

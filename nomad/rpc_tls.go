@@ -29,7 +29,14 @@ type rpcPeer struct {
 	// signed; server when that certificate is a server's of this region.
 	tls    bool
 	server bool
+	// serverProof is set when the caller proved that it holds the
+	// servers' shared identity (see server_identity.go).
+	serverProof bool
 }
+
+// isServer reports whether the peer is one of the cluster's servers, by
+// its certificate or by its proof.
+func (p rpcPeer) isServer() bool { return p.local || p.server || p.serverProof }
 
 // rpcTLS holds the server's TLS configurations while tls.rpc is enabled.
 type rpcTLS struct {
@@ -73,12 +80,13 @@ func (t *rpcTLS) outgoingTLS() *tls.Config {
 }
 
 // openConn reads what an accepted connection is, doing the TLS handshake
-// first when it asks for one, and returns the connection to use from then
-// on (the TLS one, when it is) with its kind and peer. With tls.rpc
-// enabled anything but TLS is refused.
+// first when it asks for one and checking a server's proof when it gives
+// one (RPCServerAuth), and returns the connection to use from then on
+// (the TLS one, when it is) with its kind and peer. With tls.rpc enabled
+// anything but TLS is refused.
 func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
-	// Idle strangers must not hold connections: the first byte and the
-	// TLS handshake get RPCHandshakeTimeout together.
+	// Idle strangers must not hold connections: the first byte, the TLS
+	// handshake and the server proof get RPCHandshakeTimeout together.
 	if d := s.config.RPCHandshakeTimeout; d > 0 {
 		_ = conn.SetDeadline(time.Now().Add(d))
 	}
@@ -89,28 +97,40 @@ func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
 	if kind == upstreamrpc.ConnTLS && s.tls != nil {
 		conn, kind = upstreamTLS(conn)
 	}
+	var peer rpcPeer
 	switch {
 	case kind != pool.RPCTLS && s.tls != nil:
 		return nil, 0, rpcPeer{}, ErrPlaintextRefused
 	case kind != pool.RPCTLS:
-		_ = conn.SetDeadline(time.Time{})
-		return conn, kind, rpcPeer{}, nil
 	case s.tls == nil:
 		return nil, 0, rpcPeer{}, errors.New("TLS RPC connection refused: this server has tls.rpc disabled")
+	default:
+		tconn := tls.Server(conn, s.tls.incoming)
+		if err := tconn.Handshake(); err != nil {
+			return nil, 0, rpcPeer{}, fmt.Errorf("TLS handshake: %w", err)
+		}
+		if kind, err = readByte(tconn); err != nil {
+			return nil, 0, rpcPeer{}, err
+		}
+		if kind == pool.RPCTLS {
+			return nil, 0, rpcPeer{}, errors.New("TLS inside TLS refused")
+		}
+		conn = tconn
+		peer = rpcPeer{tls: true, server: tlsutil.IsServer(tconn.ConnectionState(), s.tls.region)}
 	}
-	tconn := tls.Server(conn, s.tls.incoming)
-	if err := tconn.Handshake(); err != nil {
-		return nil, 0, rpcPeer{}, fmt.Errorf("TLS handshake: %w", err)
-	}
-	if kind, err = readByte(tconn); err != nil {
-		return nil, 0, rpcPeer{}, err
-	}
-	if kind == pool.RPCTLS {
-		return nil, 0, rpcPeer{}, errors.New("TLS inside TLS refused")
+	if kind == pool.RPCServerAuth {
+		if peer.serverProof, err = s.checkServerProof(conn); err != nil {
+			return nil, 0, rpcPeer{}, err
+		}
+		if kind, err = readByte(conn); err != nil {
+			return nil, 0, rpcPeer{}, err
+		}
+		if kind == pool.RPCTLS || kind == pool.RPCServerAuth {
+			return nil, 0, rpcPeer{}, fmt.Errorf("connection byte %#x after a server proof refused", kind)
+		}
 	}
 	_ = conn.SetDeadline(time.Time{})
-	cs := tconn.ConnectionState()
-	return tconn, kind, rpcPeer{tls: true, server: tlsutil.IsServer(cs, s.tls.region)}, nil
+	return conn, kind, peer, nil
 }
 
 func readByte(r io.Reader) (byte, error) {
@@ -132,16 +152,19 @@ func (s *Server) connRPCServer(peer rpcPeer) (*rpc.Server, error) {
 }
 
 // ErrServerOnlyRPC refuses a scheduling RPC from a caller that is not a
-// server: with TLS on, only a server certificate may hold evaluations or
-// submit plans.
+// server: only a server (by its certificate with TLS on, by the servers'
+// shared identity whatever the TLS setting) may hold evaluations, submit
+// plans, copy root keys or carry raft.
 var ErrServerOnlyRPC = fmt.Errorf("%w: only servers may call this RPC", structs.ErrPermissionDenied)
 
-// requireServer lets through the server's own calls, and, when TLS tells
-// peers apart, callers holding a server certificate. Without TLS there is
-// no way to tell, and every caller passes.
+// requireServer lets through the server's own calls and callers that are
+// servers (rpcPeer.isServer); everyone else is refused, TLS or not.
 func (s *Server) requireServer(peer rpcPeer, method string) error {
-	if peer.local || s.tls == nil || peer.server {
+	if peer.isServer() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s needs a server certificate (server.%s.nomad)", ErrServerOnlyRPC, method, s.config.Region)
+	if s.tls != nil {
+		return fmt.Errorf("%w: %s needs a server certificate (server.%s.nomad) or the servers' identity", ErrServerOnlyRPC, method, s.config.Region)
+	}
+	return fmt.Errorf("%w: %s needs the servers' identity, which this caller did not prove", ErrServerOnlyRPC, method)
 }

@@ -86,6 +86,10 @@ type Server struct {
 
 	rand *lockedRand
 
+	// identity is the servers' shared secret as last known (see
+	// server_identity.go).
+	identity *identityCache
+
 	// aclCache keeps compiled ACL policies; see resolveToken.
 	aclCache *aclCache
 
@@ -131,7 +135,6 @@ func NewServer(cfg *Config) (*Server, error) {
 		logger:      cfg.Logger.Named("server"),
 		clock:       cfg.Clock,
 		rpcServer:   rpc.NewServer(),
-		connPool:    pool.NewPool(pool.Config{Dialer: cfg.Dialer, TLS: rpcTLS.outgoingTLS()}),
 		shutdownCh:  make(chan struct{}),
 		serfEvents:  make(chan serf.Event, 256),
 		reconcileCh: make(chan struct{}, 1),
@@ -140,6 +143,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
 		aclCache:    newACLCache(aclCacheSize),
 	}
+	s.connPool = pool.NewPool(pool.Config{Dialer: cfg.Dialer, TLS: rpcTLS.outgoingTLS(), Prover: serverProver{s}})
 
 	s.evalBroker, err = NewEvalBroker(EvalBrokerConfig{
 		NackTimeout:         cfg.EvalNackTimeout,
@@ -178,6 +182,9 @@ func NewServer(cfg *Config) (*Server, error) {
 	}
 
 	if s.id, err = loadServerID(cfg); err != nil {
+		return nil, err
+	}
+	if s.identity, err = loadIdentityCache(cfg); err != nil {
 		return nil, err
 	}
 	if err := s.setupRPC(); err != nil {

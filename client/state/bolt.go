@@ -150,6 +150,13 @@ func openBolt(stateDir string, now func() time.Time) (*BoltStateDB, error) {
 // becomes a panic here (debug.SetPanicOnFault) and is recovered; the size
 // check then makes sure nothing later touches a page past the end.
 func openChecked(path string) (db *BoltStateDB, err error) {
+	// bbolt makes a new database of a zero-length file, silently: the
+	// client would then start as a new node, its allocations orphaned.
+	// An empty file is a lost database (a full disk, a copy gone wrong),
+	// not a new one; a new one has no file.
+	if fi, serr := os.Stat(path); serr == nil && fi.Size() == 0 {
+		return nil, fmt.Errorf("%w: %s is empty (zero length); to start this client afresh as a new node, stop it and remove the file", ErrCorrupt, path)
+	}
 	var bdb *bolt.DB
 	defer func() {
 		if r := recover(); r != nil {

@@ -131,3 +131,26 @@ func TestOpenBolt_IdentityFileWrittenForOldDatabase(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, NodeIdentity{NodeID: "n1", SecretID: "s1"}, id)
 }
+
+// An empty (zero-length) state file is a lost database, not a new one:
+// bbolt would silently make a fresh database of it and the client would
+// start as a new node, its allocations orphaned (issue 26). It is moved
+// aside and reported as damaged, with the error naming the file and how
+// to start afresh, and the node keeps its identity from the identity file.
+func TestOpenBolt_EmptyFileIsDamage(t *testing.T) {
+	dir := t.TempDir()
+	path := filledDB(t, dir)
+	must.NoError(t, os.Truncate(path, 0))
+
+	db, err := OpenBolt(dir)
+	must.NoError(t, err)
+	defer db.Close()
+	rec := db.Recovery()
+	must.NotNil(t, rec, must.Sprint("an empty state file was opened as a new database"))
+	must.ErrorIs(t, rec.Err, ErrCorrupt)
+	must.ErrorContains(t, rec.Err, path)
+	must.ErrorContains(t, rec.Err, "remove the file")
+	id, err := db.GetNodeIdentity()
+	must.NoError(t, err)
+	must.Eq(t, NodeIdentity{NodeID: "n1", SecretID: "s1"}, id)
+}

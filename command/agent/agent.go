@@ -232,6 +232,12 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	if v := cfg.Server.NumSchedulers; v > 0 {
 		sc.NumSchedulers = v
 	}
+	if v := cfg.Server.JobMaxCount; v > 0 {
+		sc.JobMaxCount = v
+	}
+	if v := cfg.Server.ClientIntroduction; v != nil {
+		sc.ClientIntroduction = *v
+	}
 	sc.EventBufferSize = cfg.Server.EventBufferSize
 	cfg.Server.Search.apply(&sc.Search)
 	sc.Autopilot = structs.DefaultAutopilotConfig()
@@ -279,6 +285,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		StateDir:       filepath.Join(a.dataDir, "client"),
 		AllocDir:       filepath.Join(a.dataDir, "alloc"),
 		NodeName:       cfg.nodeName(),
+		IntroToken:     clientIntroToken(cfg.Client.IntroToken),
 		Datacenter:     cfg.Datacenter,
 		NodeClass:      cfg.Client.NodeClass,
 		NodePool:       cfg.Client.NodePool,

@@ -134,6 +134,13 @@ Client options:
   -node-class=<class>
     The node's class (client.node_class).
 
+  -client-intro-token=<jwt>
+    The client introduction token (nomad node intro create) a new node
+    presents at its first registration. NOMAD_CLIENT_INTRO_TOKEN
+    overrides it; without either, the client reads
+    <data_dir>/client/intro_token.jwt if it exists. There is no config
+    file key for it, as upstream.
+
   -meta=<key=value>
     A client.meta entry. May be repeated.
 
@@ -276,6 +283,7 @@ func parseAgentFlags(args []string) (*agentFlags, error) {
 	flags.BoolVar(&cfg.Client.Enabled, "client", false, "")
 	flags.StringVar(&servers, "servers", "", "")
 	flags.StringVar(&cfg.Client.NodeClass, "node-class", "", "")
+	flags.StringVar(&cfg.Client.IntroToken, "client-intro-token", "", "")
 	flags.StringVar(&cfg.Client.NetworkInterface, "network-interface", "", "")
 	flags.Var(&meta, "meta", "")
 

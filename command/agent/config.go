@@ -141,6 +141,12 @@ type ServerConfig struct {
 	DeploymentGCThreshold time.Duration
 	// Search is the search block; nil fields keep upstream's defaults.
 	Search *SearchConfig
+	// JobMaxCount caps the instances of one job, the sum of its groups'
+	// counts (upstream's job_max_count); 0 means the server's default.
+	JobMaxCount int
+	// ClientIntroduction is the client_introduction block; nil means the
+	// server's defaults (warn, 5m, 30m).
+	ClientIntroduction *structs.ClientIntroductionConfig
 	// EncryptKey is the base64 gossip key (server.encrypt, -encrypt). It
 	// is a secret: /v1/agent/self never shows it, as upstream's.
 	EncryptKey string `json:"-"`
@@ -295,6 +301,10 @@ type ClientConfig struct {
 	// NetworkInterface is the interface whose address the node
 	// advertises for its tasks' ports (network_interface,
 	// -network-interface); empty means the interface of the default route.
+	// IntroToken is the client introduction token (-client-intro-token,
+	// NOMAD_CLIENT_INTRO_TOKEN); no config file key, as upstream. A
+	// secret: never shown.
+	IntroToken       string `json:"-"`
 	NetworkInterface string
 	// MaxKillTimeout caps every task's kill_timeout on this client, so a
 	// job cannot make the agent wait for ever to stop it.
@@ -523,6 +533,10 @@ func (o *ServerConfig) merge(s *ServerConfig) {
 		o.MaxHeartbeatsPerSecond = s.MaxHeartbeatsPerSecond
 	}
 	setInt(&o.NumSchedulers, s.NumSchedulers)
+	setInt(&o.JobMaxCount, s.JobMaxCount)
+	if s.ClientIntroduction != nil {
+		o.ClientIntroduction = s.ClientIntroduction
+	}
 	setInt(&o.EventBufferSize, s.EventBufferSize)
 	setInt(&o.RaftProtocol, s.RaftProtocol)
 	setInt(&o.RaftMultiplier, s.RaftMultiplier)
@@ -564,6 +578,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	setString(&o.NodeClass, cl.NodeClass)
 	setString(&o.NodePool, cl.NodePool)
 	setString(&o.NetworkInterface, cl.NetworkInterface)
+	setString(&o.IntroToken, cl.IntroToken)
 	if cl.MaxKillTimeout > 0 {
 		o.MaxKillTimeout = cl.MaxKillTimeout
 	}

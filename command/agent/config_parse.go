@@ -393,9 +393,9 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 			"max_heartbeats_per_second", "failover_heartbeat_ttl", "num_schedulers",
 			"raft_protocol", "raft_multiplier",
 			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold", "deployment_gc_threshold", "encrypt",
-			"event_buffer_size",
+			"event_buffer_size", "job_max_count",
 		}, joinKeys),
-		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "search"}},
+		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "search"}, {Type: "client_introduction"}},
 		unsupported: unsupportedServer,
 	})
 	s := &ServerConfig{}
@@ -408,6 +408,7 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 	b.float("max_heartbeats_per_second", &s.MaxHeartbeatsPerSecond)
 	b.integer("num_schedulers", &s.NumSchedulers, 0, 1024)
 	b.integer("event_buffer_size", &s.EventBufferSize, 0, 1_000_000)
+	b.integer("job_max_count", &s.JobMaxCount, 0, structs.MaxJobMaxCount)
 	if a := b.attr("raft_protocol"); a != nil && b.integer("raft_protocol", &s.RaftProtocol, 0, 1<<20) && s.RaftProtocol != DefaultRaftProtocol {
 		d.errorf(a.Expr.Range(), "%s", raftProtocolError(s.RaftProtocol))
 	}
@@ -426,6 +427,9 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 		}
 	}
 
+	if blk := b.sub("client_introduction"); blk != nil {
+		s.ClientIntroduction = d.clientIntroduction(blk)
+	}
 	if blk := b.sub("server_join"); blk != nil {
 		s.ServerJoin = d.serverJoin(blk.Body, "server.server_join.", true)
 	}

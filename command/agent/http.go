@@ -141,6 +141,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/acl/token/self", s.aclTokenSelf)
 	handle("GET /v1/acl/token/{id}", s.aclTokenGet)
 	handle("DELETE /v1/acl/token/{id}", s.aclTokenDelete)
+	handle("POST /v1/acl/identity/client-introduction-token", s.clientIntroductionToken)
 	for _, m := range []string{http.MethodPut, http.MethodPost} {
 		handle(m+" /v1/acl/bootstrap", s.aclBootstrap)
 		handle(m+" /v1/acl/policy/{name}", s.aclPolicyPut)

@@ -54,8 +54,8 @@ func TestHTTPListener_MaxConnsPerClient(t *testing.T) {
 	serveOK(t, limitHTTPListener(raw, httpLimitsInput{MaxPerClient: 2, Plaintext: true}))
 	addr := raw.Addr().String()
 
-	held := []net.Conn{dialFrom(t, "127.0.0.1", addr), dialFrom(t, "127.0.0.1", addr)}
-	over := dialFrom(t, "127.0.0.1", addr)
+	held := []net.Conn{dialFrom(t, "127.0.0.9", addr), dialFrom(t, "127.0.0.9", addr)}
+	over := dialFrom(t, "127.0.0.9", addr)
 	_ = over.SetReadDeadline(time.Now().Add(5 * time.Second))
 	answer, err := io.ReadAll(over)
 	must.NoError(t, err)
@@ -70,7 +70,7 @@ func TestHTTPListener_MaxConnsPerClient(t *testing.T) {
 	held[0].Close()
 	// The server sees the close asynchronously.
 	wait.Poll(t, 5*time.Second, "a closed connection's slot given back", func() (bool, string) {
-		resp, err := httpClientFrom("127.0.0.1", nil).Get("http://" + addr + "/")
+		resp, err := httpClientFrom("127.0.0.9", nil).Get("http://" + addr + "/")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -93,7 +93,7 @@ func TestHTTPSHandshakeTimeout(t *testing.T) {
 	serveOK(t, newTLSHandshakeListener(raw, srvCfg, 300*time.Millisecond))
 	addr := raw.Addr().String()
 
-	silent := dialFrom(t, "127.0.0.1", addr)
+	silent := dialFrom(t, "127.0.0.9", addr)
 	start := time.Now()
 
 	pem, err := os.ReadFile(ca.CAFile)

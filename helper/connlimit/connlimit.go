@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -31,10 +32,37 @@ type Config struct {
 	LogInterval time.Duration
 	// Now is the clock for the log interval; time.Now when nil.
 	Now func() time.Time
+	// Exempt reports the IPs whose connections are never counted; nil
+	// means DefaultExempt (this host's own addresses).
+	Exempt func(netip.Addr) bool
 }
 
-// Limiter counts the open connections per remote IP. Loopback is an IP
-// like any other: local tools share one budget.
+// DefaultExempt returns the test of the IPs a limiter does not count by
+// default: the addresses of this host's interfaces as they are when it is
+// called, 127.0.0.1 and ::1 among them (not the rest of 127.0.0.0/8, which
+// no interface holds). A flood must not cut the operator's own health
+// checks and tools, which come from the host itself; a remote IP cannot
+// pose as one of them over TCP. What a local reverse proxy forwards
+// arrives from the host too, and is not counted: limit at the proxy.
+func DefaultExempt() func(netip.Addr) bool {
+	own := map[netip.Addr]bool{}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil {
+				own[p.Addr().Unmap()] = true
+			}
+		}
+	}
+	own[netip.IPv6Loopback()] = true
+	own[netip.AddrFrom4([4]byte{127, 0, 0, 1})] = true
+	return func(ip netip.Addr) bool { return own[ip.Unmap()] }
+}
+
+// CountEveryone is an Exempt that exempts no IP.
+func CountEveryone(netip.Addr) bool { return false }
+
+// Limiter counts the open connections per remote IP, but for the IPs
+// Config.Exempt names (the host's own, by default).
 type Limiter struct {
 	cfg Config
 
@@ -63,6 +91,9 @@ func New(cfg Config) *Limiter {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	if cfg.Exempt == nil && cfg.MaxPerClient > 0 {
+		cfg.Exempt = DefaultExempt()
+	}
 	return &Limiter{cfg: cfg, clients: map[string]*client{}}
 }
 
@@ -75,6 +106,9 @@ func (l *Limiter) Accept(c net.Conn) (net.Conn, error) {
 		return c, nil
 	}
 	ip := remoteIP(c.RemoteAddr())
+	if a, err := netip.ParseAddr(ip); err == nil && l.cfg.Exempt(a) {
+		return c, nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	cl := l.clients[ip]

@@ -82,3 +82,28 @@ func TestLimiter_LogsOncePerInterval(t *testing.T) {
 	must.Eq(t, 2, strings.Count(buf.String(), "per-client limit"))
 	must.StrContains(t, buf.String(), "refused=1000")
 }
+
+// The host's own addresses, 127.0.0.1 and ::1 among them, are never
+// counted by default: during a flood from one address the operator's own
+// health checks and tools, which come from the host, must still get in
+// (issue 26). Other IPs, the rest of 127.0.0.0/8 included, are counted.
+func TestLimiter_OwnAddressesExempt(t *testing.T) {
+	l := New(Config{MaxPerClient: 1})
+	for _, ip := range []string{"127.0.0.1", "::1", "::ffff:127.0.0.1"} {
+		for range 5 {
+			_, err := l.Accept(from(ip))
+			must.NoError(t, err, must.Sprintf("%s was counted", ip))
+		}
+		must.Eq(t, 0, l.Open(ip))
+	}
+	_, err := l.Accept(from("127.0.0.9"))
+	must.NoError(t, err)
+	_, err = l.Accept(from("127.0.0.9"))
+	must.True(t, errors.Is(err, ErrPerClientLimit))
+
+	counted := New(Config{MaxPerClient: 1, Exempt: CountEveryone})
+	_, err = counted.Accept(from("127.0.0.1"))
+	must.NoError(t, err)
+	_, err = counted.Accept(from("127.0.0.1"))
+	must.True(t, errors.Is(err, ErrPerClientLimit), must.Sprint("CountEveryone exempted loopback"))
+}

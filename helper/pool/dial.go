@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"time"
 )
 
 // RPCTLS is the first byte of a connection that continues as TLS: the
@@ -21,6 +22,9 @@ type DialInput struct {
 	TLS *tls.Config
 	// Kind is the connection's first byte: RPCMultiplex or RPCRaft.
 	Kind byte
+	// Prover, when it has the servers' identity, proves the dialer one
+	// of them first (RPCServerAuth).
+	Prover ServerProver
 }
 
 // Dial opens a connection to an agent's RPC port and announces its kind,
@@ -45,6 +49,16 @@ func Dial(ctx context.Context, in DialInput) (net.Conn, error) {
 			return nil, fmt.Errorf("TLS handshake with %s: %w", in.Addr, err)
 		}
 		conn = tconn
+	}
+	if in.Prover != nil && in.Prover.HasServerIdentity() {
+		if dl, ok := ctx.Deadline(); ok {
+			_ = conn.SetDeadline(dl)
+		}
+		if err := proveServer(conn, in.Prover); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("server proof to %s: %w", in.Addr, err)
+		}
+		_ = conn.SetDeadline(time.Time{})
 	}
 	if _, err := conn.Write([]byte{in.Kind}); err != nil {
 		conn.Close()

@@ -46,6 +46,10 @@ type Config struct {
 	// simulator's nodes: one slow call must not cut every other caller's
 	// calls, which a client with its own session would never see.
 	KeepSessionOnTimeout bool
+	// Prover, set on servers' pools, proves every connection a server's
+	// (RPCServerAuth) once it knows the servers' identity. A session
+	// dialed before that is replaced by a proven one at the next call.
+	Prover ServerProver
 }
 
 // ConnPool keeps one multiplexed session per address.
@@ -54,6 +58,8 @@ type ConnPool struct {
 
 	mu       sync.Mutex
 	sessions map[string]*yamux.Session
+	// unproven are the sessions dialed without a server proof.
+	unproven map[*yamux.Session]struct{}
 	dialing  map[string]*dialCall
 	closed   bool
 }
@@ -91,7 +97,7 @@ func NewPool(cfg Config) *ConnPool {
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = 30 * time.Second
 	}
-	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}, dialing: map[string]*dialCall{}}
+	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}, unproven: map[*yamux.Session]struct{}{}, dialing: map[string]*dialCall{}}
 }
 
 // session returns the open session to addr, dialing it (once, whoever
@@ -103,7 +109,7 @@ func (p *ConnPool) session(ctx context.Context, addr string) (*yamux.Session, er
 		p.mu.Unlock()
 		return nil, ErrPoolClosed
 	}
-	if s, ok := p.sessions[addr]; ok && !s.IsClosed() {
+	if s, ok := p.sessions[addr]; ok && !s.IsClosed() && !p.staleLocked(s) {
 		p.mu.Unlock()
 		return s, nil
 	}
@@ -122,8 +128,27 @@ func (p *ConnPool) session(ctx context.Context, addr string) (*yamux.Session, er
 	}
 }
 
+// staleLocked reports whether s was dialed without the server proof the
+// pool could give now. An idle one is closed; a busy one is left to its
+// calls in flight (a blocking query may hold it) and new calls go to a
+// proven one.
+func (p *ConnPool) staleLocked(s *yamux.Session) bool {
+	if _, ok := p.unproven[s]; !ok {
+		return false
+	}
+	if p.cfg.Prover == nil || !p.cfg.Prover.HasServerIdentity() {
+		return false
+	}
+	delete(p.unproven, s)
+	if s.NumStreams() == 0 {
+		s.Close()
+	}
+	return true
+}
+
 // dialFor dials addr and publishes the session for the waiting callers.
 func (p *ConnPool) dialFor(addr string, call *dialCall) {
+	proven := p.cfg.Prover != nil && p.cfg.Prover.HasServerIdentity()
 	s, err := p.dial(addr)
 	p.mu.Lock()
 	delete(p.dialing, addr)
@@ -133,6 +158,9 @@ func (p *ConnPool) dialFor(addr string, call *dialCall) {
 	}
 	if err == nil {
 		p.sessions[addr] = s
+		if !proven && p.cfg.Prover != nil {
+			p.unproven[s] = struct{}{}
+		}
 	}
 	call.s, call.err = s, err
 	p.mu.Unlock()
@@ -142,7 +170,7 @@ func (p *ConnPool) dialFor(addr string, call *dialCall) {
 func (p *ConnPool) dial(addr string) (*yamux.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.DialTimeout)
 	defer cancel()
-	conn, err := Dial(ctx, DialInput{Dialer: p.cfg.Dialer, Addr: addr, TLS: p.cfg.TLS, Kind: RPCMultiplex})
+	conn, err := Dial(ctx, DialInput{Dialer: p.cfg.Dialer, Addr: addr, TLS: p.cfg.TLS, Kind: RPCMultiplex, Prover: p.cfg.Prover})
 	if err != nil {
 		return nil, fmt.Errorf("%w: dialing %s: %w", ErrTransport, addr, err)
 	}
@@ -211,6 +239,7 @@ func (p *ConnPool) drop(addr string, s *yamux.Session) {
 	if p.sessions[addr] == s {
 		delete(p.sessions, addr)
 	}
+	delete(p.unproven, s)
 	s.Close()
 }
 

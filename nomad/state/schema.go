@@ -78,6 +78,8 @@ func schema() *memdb.DBSchema {
 			TableRootKeys:  rootKeysTableSchema(),
 			// The catalog of services with provider "nomad".
 			TableServiceRegistrations: serviceRegistrationTableSchema(),
+			// The secret servers prove themselves with (one row).
+			TableServerIdentity: serverIdentityTableSchema(),
 		},
 	}
 }

@@ -36,6 +36,7 @@ const (
 	SnapshotRootKeyMeta
 	SnapshotServiceRegistration
 	SnapshotAutopilotConfig
+	SnapshotServerIdentity
 )
 
 // String names the kind, as error messages show it.
@@ -106,6 +107,7 @@ var snapshotTables = []snapshotTable{
 	snapshotOf[structs.RootKeyMeta](TableRootKeys, SnapshotRootKeyMeta, "RootKeyMeta", nil),
 	snapshotOf[structs.ServiceRegistration](TableServiceRegistrations, SnapshotServiceRegistration, "ServiceRegistration", nil),
 	snapshotOf[autopilotConfigRow](TableAutopilotConfig, SnapshotAutopilotConfig, "AutopilotConfig", nil),
+	snapshotOf[structs.ServerIdentity](TableServerIdentity, SnapshotServerIdentity, "ServerIdentity", nil),
 }
 
 func tableOf(kind SnapshotKind) (snapshotTable, bool) {

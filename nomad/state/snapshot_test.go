@@ -56,6 +56,8 @@ func populated(t *testing.T) *StateStore {
 	ap.MinQuorum = 3
 	_, err = s.AutopilotSetConfig(27, ap, false)
 	must.NoError(t, err)
+	_, err = s.SetServerIdentity(28, &structs.ServerIdentity{Secret: []byte("servers-only")})
+	must.NoError(t, err)
 	return s
 }
 

@@ -57,6 +57,7 @@ const (
 	AutopilotConfigRequestType
 	NodeEventsEmitRequestType
 	RootKeyMetaDeleteRequestType
+	ServerIdentitySetRequestType
 )
 
 func (t MessageType) String() string {
@@ -71,7 +72,7 @@ func (t MessageType) String() string {
 		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig",
 		"VarApplyState", "RootKeyMetaUpsert",
 		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID", "AutopilotConfig",
-		"NodeEventsEmit", "RootKeyMetaDelete"}
+		"NodeEventsEmit", "RootKeyMetaDelete", "ServerIdentitySet"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -62,6 +62,7 @@ func (r *refusal) Is(target error) bool { return target == r.kind }
 // ErrPermissionDenied, whose text they start with.
 var sentinels = []error{
 	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus, ErrScalingBlocked,
+	ErrIntroductionRequired,
 	ErrScalingUnstable,
 	ErrJobRegistrationDisabled, ErrEvalBrokerNotPaused,
 	ErrTokenNotFound, ErrTokenExpired, ErrOneTimeTokenInvalid, ErrACLBootstrapped, ErrACLDisabled, ErrUnknownACLToken, ErrUnknownACLPolicy,

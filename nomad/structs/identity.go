@@ -8,17 +8,21 @@ const DefaultWorkloadIdentityTTL = time.Hour
 // IdentityClaims are a workload identity's JWT claims: upstream's nomad_*
 // claims and the registered ones. Times are Unix seconds.
 type IdentityClaims struct {
-	Namespace    string   `json:"nomad_namespace"`
-	JobID        string   `json:"nomad_job_id"`
-	TaskGroup    string   `json:"nomad_task_group,omitempty"`
-	AllocationID string   `json:"nomad_allocation_id"`
-	TaskName     string   `json:"nomad_task,omitempty"`
-	Subject      string   `json:"sub"`
-	Audience     []string `json:"aud,omitempty"`
-	IssuedAt     int64    `json:"iat"`
-	NotBefore    int64    `json:"nbf"`
-	Expiry       int64    `json:"exp,omitempty"`
-	ID           string   `json:"jti"`
+	Namespace    string `json:"nomad_namespace"`
+	JobID        string `json:"nomad_job_id"`
+	TaskGroup    string `json:"nomad_task_group,omitempty"`
+	AllocationID string `json:"nomad_allocation_id"`
+	TaskName     string `json:"nomad_task,omitempty"`
+	// NodeName and NodePool scope a client introduction token (see
+	// node_intro.go); empty in workload identities.
+	NodeName  string   `json:"nomad_node_name,omitempty"`
+	NodePool  string   `json:"nomad_node_pool,omitempty"`
+	Subject   string   `json:"sub"`
+	Audience  []string `json:"aud,omitempty"`
+	IssuedAt  int64    `json:"iat"`
+	NotBefore int64    `json:"nbf"`
+	Expiry    int64    `json:"exp,omitempty"`
+	ID        string   `json:"jti"`
 }
 
 // JSONWebKey is one public signing key as /.well-known/jwks.json

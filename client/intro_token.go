@@ -1,0 +1,33 @@
+package client
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// IntroTokenFile is where, under the state dir, a client looks for its
+// introduction token when none is configured (upstream's file name).
+const IntroTokenFile = "intro_token.jwt"
+
+// introToken is the introduction token to present when registering: the
+// configured one, or the file's. A node the servers already know needs
+// none (its secret proves it), and the servers ignore it then.
+func (c *Client) introToken() string {
+	if c.cfg.IntroToken != "" {
+		return c.cfg.IntroToken
+	}
+	if c.cfg.StateDir == "" {
+		return ""
+	}
+	path := filepath.Join(c.cfg.StateDir, IntroTokenFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			c.logger.Error("cannot read the client introduction token", "path", path, "error", err)
+		}
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,57 @@
+package pool
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net"
+)
+
+// RPCServerAuth is the first byte of a connection on which a server
+// proves that it is one of the cluster's servers (after RPCTLS, inside
+// TLS, when TLS is on): the accepting agent answers with a random
+// ServerNonceSize-byte challenge, the dialer writes ServerProof of it
+// under the servers' shared secret, then the byte of what the connection
+// is (RPCMultiplex or RPCRaft). The secret itself never crosses the
+// network, and a proof is good for its connection only. The value is far
+// from upstream's connection bytes so that the two never meet.
+const RPCServerAuth byte = 0x10
+
+// ServerNonceSize is the size of the challenge and of the proof.
+const ServerNonceSize = sha256.Size
+
+// serverProofContext binds a proof to its purpose: the secret keys
+// nothing else, but a hash made for this must never pass for another.
+const serverProofContext = "nomad-edge server proof v1\x00"
+
+// ServerProof is the proof of holding secret for the challenge nonce.
+func ServerProof(secret, nonce []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(serverProofContext))
+	m.Write(nonce)
+	return m.Sum(nil)
+}
+
+// ServerProver is what a server dials with to prove itself; nil, or one
+// that HasServerIdentity false, dials without a proof.
+type ServerProver interface {
+	// HasServerIdentity reports whether the dialer knows the servers'
+	// secret yet. Once true it stays true.
+	HasServerIdentity() bool
+	// ServerProof answers a challenge (see the function ServerProof).
+	ServerProof(nonce []byte) []byte
+}
+
+// proveServer answers the accepting agent's challenge on conn.
+func proveServer(conn net.Conn, p ServerProver) error {
+	if _, err := conn.Write([]byte{RPCServerAuth}); err != nil {
+		return err
+	}
+	nonce := make([]byte, ServerNonceSize)
+	if _, err := io.ReadFull(conn, nonce); err != nil {
+		return fmt.Errorf("reading the server challenge: %w", err)
+	}
+	_, err := conn.Write(p.ServerProof(nonce))
+	return err
+}

@@ -1,0 +1,188 @@
+package nomad
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// The servers' identity: a secret the first leader writes to raft
+// (structs.ServerIdentity), which every server then holds and proves on
+// the connections it dials (pool.RPCServerAuth). It is what lets a server
+// tell a fellow server from a client or an outsider when there is no TLS
+// certificate to tell it by: the scheduling RPCs, Keyring.Get and raft
+// answer only servers, whatever the TLS setting.
+//
+// A server that holds no identity yet (a new one, before the leader's log
+// reaches it) accepts raft from anyone: the leader it is about to follow
+// can prove nothing to it. Everything it accepts then is overwritten by the
+// leader's log once it is a member; what an outsider on an open gossip
+// network can do against that is in website/content/docs/security.md.
+
+// serverIdentitySize is the size of the generated secret.
+const serverIdentitySize = 32
+
+// ErrBadServerProof refuses a connection whose server proof does not match
+// this cluster's servers' identity: a server of another cluster, or a
+// forgery.
+var ErrBadServerProof = errors.New("server proof does not match this cluster's server identity")
+
+// serverSecret is the servers' shared secret, or nil while none is known:
+// the one in the state store, or, until the state store has it again
+// (a restarted server replays its log only once the leader tells it the
+// commit index), the copy kept in the data dir. Without that copy, a
+// restarted server could neither prove itself nor check a proof, and a
+// candidate it had to vote for could be refused by the others.
+func (s *Server) serverSecret() []byte {
+	if id, err := s.State().ServerIdentity(nil); err == nil && id != nil {
+		s.identity.learn(id.Secret, s.logger)
+		return id.Secret
+	}
+	return s.identity.get()
+}
+
+// serverIdentityFile is the copy of the servers' secret in the data dir.
+const serverIdentityFile = "server-identity"
+
+// identityCache is the server's last known servers' secret, kept on disk.
+type identityCache struct {
+	path string // "" keeps it in memory only (dev servers)
+	mu   sync.Mutex
+	// secret is guarded by mu.
+	secret []byte
+}
+
+// loadIdentityCache reads the copy kept in cfg's data dir, if any.
+func loadIdentityCache(cfg *Config) (*identityCache, error) {
+	c := &identityCache{}
+	if cfg.DevMode || cfg.InMemory || cfg.DataDir == "" {
+		return c, nil
+	}
+	c.path = filepath.Join(cfg.DataDir, serverIdentityFile)
+	buf, err := os.ReadFile(c.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("reading the servers' identity %s: %w", c.path, err)
+	case len(buf) != serverIdentitySize:
+		return nil, fmt.Errorf("the servers' identity %s is corrupt (%d bytes, not %d); remove it and this server learns it again from the leader", c.path, len(buf), serverIdentitySize)
+	default:
+		c.secret = buf
+	}
+	return c, nil
+}
+
+func (c *identityCache) get() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.secret
+}
+
+// learn keeps secret, the state store's, writing it to disk when it is new.
+func (c *identityCache) learn(secret []byte, logger hclog.Logger) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bytes.Equal(c.secret, secret) {
+		return
+	}
+	c.secret = secret
+	if c.path == "" {
+		return
+	}
+	if err := writeFileAtomic(c.path, secret); err != nil {
+		logger.Error("failed to keep the servers' identity in the data dir", "path", c.path, "error", err)
+	}
+}
+
+// serverProver is the server's pool.ServerProver, for its pool and raft
+// layer (which exist before its state store does).
+type serverProver struct{ s *Server }
+
+var _ pool.ServerProver = serverProver{}
+
+func (p serverProver) HasServerIdentity() bool {
+	return p.s.fsm != nil && p.s.serverSecret() != nil
+}
+
+func (p serverProver) ServerProof(nonce []byte) []byte {
+	return pool.ServerProof(p.s.serverSecret(), nonce)
+}
+
+// checkServerProof challenges a connection that announced a server proof
+// and reads its answer. It reports false, with no error, when this server
+// knows no identity yet to check the answer against; a wrong answer is an
+// error (the connection is refused).
+func (s *Server) checkServerProof(conn net.Conn) (bool, error) {
+	nonce := make([]byte, pool.ServerNonceSize)
+	if _, err := rand.Read(nonce); err != nil {
+		return false, err
+	}
+	if _, err := conn.Write(nonce); err != nil {
+		return false, err
+	}
+	proof := make([]byte, pool.ServerNonceSize)
+	if _, err := io.ReadFull(conn, proof); err != nil {
+		return false, fmt.Errorf("reading server proof: %w", err)
+	}
+	secret := s.serverSecret()
+	if secret == nil {
+		return false, nil
+	}
+	if !hmac.Equal(proof, pool.ServerProof(secret, nonce)) {
+		return false, ErrBadServerProof
+	}
+	return true, nil
+}
+
+// ErrRaftNotServer refuses a raft connection from a caller that is not a
+// server.
+var ErrRaftNotServer = fmt.Errorf("%w: raft is for servers only", structs.ErrPermissionDenied)
+
+// mayCarryRaft says whether a connection may carry raft: a server's (by
+// certificate or proof) always; a TLS client certificate never; an
+// unproven plaintext one only while this server knows no identity yet.
+func (s *Server) mayCarryRaft(peer rpcPeer) error {
+	switch {
+	case peer.isServer():
+		return nil
+	case peer.tls:
+		return fmt.Errorf("%w: a non-server certificate", ErrRaftNotServer)
+	case s.serverSecret() != nil:
+		return fmt.Errorf("%w: the caller did not prove the servers' identity", ErrRaftNotServer)
+	}
+	return nil
+}
+
+// ensureServerIdentity writes the servers' identity when the cluster has
+// none: on the first leader of a new cluster, and on the first leader of
+// an upgraded one.
+func (s *Server) ensureServerIdentity() error {
+	if s.serverSecret() != nil {
+		return nil
+	}
+	secret := make([]byte, serverIdentitySize)
+	if _, err := rand.Read(secret); err != nil {
+		return err
+	}
+	_, _, err := s.raftApply(structs.ServerIdentitySetRequestType, &structs.ServerIdentitySetRequest{
+		Identity: &structs.ServerIdentity{ID: structs.ServerIdentityID, Secret: secret},
+	})
+	return err
+}
+
+func (f *nomadFSM) applyServerIdentitySet(req *structs.ServerIdentitySetRequest, index uint64) error {
+	_, err := f.State().SetServerIdentity(index, req.Identity)
+	return err
+}
