@@ -45,7 +45,7 @@ func TestHTTP_OfficialClientAutopilot(t *testing.T) {
 
 	code, body := rawRequest(t, http.MethodPut, a.HTTPAddr+"/v1/operator/autopilot/configuration", `{"LastContactThreshold":"bogus"}`)
 	must.Eq(t, http.StatusBadRequest, code)
-	must.StrContains(t, body, `LastContactThreshold: invalid duration "bogus"`)
+	must.StrContains(t, body, `LastContactThreshold: time: invalid duration "bogus"`)
 	code, body = rawRequest(t, http.MethodPut, a.HTTPAddr+"/v1/operator/autopilot/configuration", `{"DisableUpgradeMigration":true}`)
 	must.Eq(t, http.StatusBadRequest, code)
 	must.StrContains(t, body, "DisableUpgradeMigration is an upstream Enterprise feature")

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -59,12 +58,9 @@ func (s *HTTPServer) operatorSchedulerPut(w http.ResponseWriter, r *http.Request
 	if err := decodeBody(r, &args.Config); err != nil {
 		return nil, err
 	}
-	if v := r.URL.Query().Get("cas"); v != "" {
-		index, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return nil, codedErrorf(http.StatusBadRequest, "Error parsing cas value %q: must be a non-negative integer", v)
-		}
-		args.CAS, args.Config.ModifyIndex = true, index
+	var err error
+	if args.Config.ModifyIndex, args.CAS, err = casParam(r); err != nil {
+		return nil, err
 	}
 	var reply structs.SchedulerSetConfigurationResponse
 	if err := s.call(r, "Operator.SchedulerSetConfiguration", &args, &reply); err != nil {
