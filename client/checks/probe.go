@@ -57,8 +57,13 @@ func roundTrip(ctx context.Context, req *http.Request, skipVerify bool) (*http.R
 	fail := func(err error) (*http.Response, net.Conn, error) {
 		stop()
 		conn.Close()
+		// The connection's deadline is the context's: its timeout can
+		// fire a moment before the context's own timer does.
+		var ne net.Error
 		if ctx.Err() != nil {
 			err = ctx.Err()
+		} else if _, has := ctx.Deadline(); has && errors.As(err, &ne) && ne.Timeout() {
+			err = context.DeadlineExceeded
 		}
 		return nil, nil, err
 	}
