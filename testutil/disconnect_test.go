@@ -180,7 +180,7 @@ func TestCluster_ReplaceFalse_NoReplacementWhileUnknown(t *testing.T) {
 		must.NoError(t, c.Leader().RPC("Job.ScaleStatus", &structs.JobSpecificRequest{JobID: job.ID,
 			QueryOptions: structs.QueryOptions{Namespace: job.Namespace}}, &scale))
 		must.Eq(t, &structs.TaskGroupScaleStatus{Desired: 1, Placed: 1, Unknown: 1, Events: []*structs.ScalingEvent{},
-			Unstable: "1 allocations unknown (node disconnected): Running undercounts the group until they reconnect or are lost"},
+			Unstable: "1 allocation unknown (node disconnected): Running undercounts the group until they reconnect or are lost"},
 			scale.JobScaleStatus.TaskGroups["app"], must.Sprint("an autoscaler sees the unknown allocation as placed, not running, and why the group is not stable"))
 
 		c.Links[cut].Heal()

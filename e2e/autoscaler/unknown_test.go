@@ -213,7 +213,7 @@ func TestAutoscaler_ReconnectNotGrown(t *testing.T) {
 		if g := groupStatus(t, e.server, "edge"); g.Desired != 2 {
 			t.Fatalf("the autoscaler raised the count during the reconnect: %+v; it did:\n%s", g, grepLines(as.Log(), "calculating scaling target", 2))
 		}
-		return strings.Contains(as.Log(), "would raise 2 while 1 allocations reconnecting"),
+		return strings.Contains(as.Log(), "would raise 2 while 1 allocation reconnecting"),
 			"no refusal in its log yet: " + lastLines(as.Log(), 3)
 	})
 	harness.Hold(t, 8*time.Second, "the count stays 2 while the reconnect is unresolved", func() error {
