@@ -15,6 +15,7 @@ import (
 
 	"github.com/nomad-edge/nomad/e2e/internal/harness"
 	"github.com/nomad-edge/nomad/e2e/internal/history"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // The chaos run's clients: workers that call the HTTP API of random
@@ -346,14 +347,14 @@ func (w *workers) eligibility(id int, server string, api *nomadapi.Client, node 
 
 // drain starts a short drain that leaves system jobs, or cancels one and
 // marks the node eligible.
-func (w *workers) drain(id int, server string, api *nomadapi.Client, node string, on bool) {
+func (w *workers) drain(id int, server string, api *nomadapi.Client, node string, on bool) history.Op {
 	op := history.Op{Worker: id, Server: server, Kind: history.NodeDrain, Key: "node/" + node, In: history.Value{Draining: on}, Call: w.h.Now()}
 	var spec *nomadapi.DrainSpec
 	if on {
 		spec = &nomadapi.DrainSpec{Deadline: 10 * time.Second, IgnoreSystemJobs: true}
 	}
 	_, err := api.Nodes().UpdateDrain(node, spec, !on, nil)
-	w.record(op, err)
+	return w.record(op, err)
 }
 
 func (w *workers) readNode(id int, server string, api *nomadapi.Client, node string, stale, final bool) history.Op {
@@ -399,8 +400,19 @@ func (w *workers) settle() {
 		}
 	}
 	id := chaosWorkers // the settler's own lane in the visualization
+	// Each cancel is tried until one is acknowledged, through the servers
+	// in turn: a server started a moment ago may not listen yet (seed
+	// 1993548099 sent all four to one, refused, and left the nodes
+	// ineligible, so a job could not be placed again).
+	servers := w.c.nc.servers
 	for _, n := range w.nodes {
-		w.drain(id, name, api, n, false)
+		attempt := 0
+		wait.Poll(w.c.t, time.Minute, "the settler's drain cancel on node "+n, func() (bool, string) {
+			s := servers[attempt%len(servers)].Name
+			attempt++
+			op := w.drain(id, s, w.apis[s], n, false)
+			return op.Outcome == history.OK, s + ": " + op.Err
+		})
 	}
 }
 
