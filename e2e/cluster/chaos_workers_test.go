@@ -421,24 +421,26 @@ func (w *workers) settle() {
 // without an answer is tried again.
 func (w *workers) finalReads() {
 	id := chaosWorkers
-	name := w.c.nc.anyServer().Name
-	api := w.apis[name]
-	final := func(read func() history.Op) {
-		for range 5 {
-			if read().Outcome == history.OK {
-				return
-			}
-		}
-		w.c.fatalf("a settled cluster did not answer a final read five times")
+	servers := w.c.nc.servers
+	attempt := 0
+	// Through the servers in turn, until one answers: a server started a
+	// moment ago may not listen yet.
+	final := func(what string, read func(name string, api *nomadapi.Client) history.Op) {
+		wait.Poll(w.c.t, time.Minute, "a settled cluster's final read of "+what, func() (bool, string) {
+			name := servers[attempt%len(servers)].Name
+			attempt++
+			op := read(name, w.apis[name])
+			return op.Outcome == history.OK, name + ": " + op.Err
+		})
 	}
 	for _, j := range w.jobs {
-		final(func() history.Op { return w.readJob(id, name, api, j, false, true) })
+		final("job "+j, func(name string, api *nomadapi.Client) history.Op { return w.readJob(id, name, api, j, false, true) })
 	}
 	for _, v := range w.vars {
-		final(func() history.Op { return w.readVar(id, name, api, v, false, true) })
+		final("variable "+v, func(name string, api *nomadapi.Client) history.Op { return w.readVar(id, name, api, v, false, true) })
 	}
 	for _, n := range w.nodes {
-		final(func() history.Op { return w.readNode(id, name, api, n, false, true) })
+		final("node "+n, func(name string, api *nomadapi.Client) history.Op { return w.readNode(id, name, api, n, false, true) })
 	}
 }
 
