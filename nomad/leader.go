@@ -46,7 +46,16 @@ func (s *Server) establishLeadership() error {
 	defer s.leaderLock.Unlock()
 	stopCh := make(chan struct{})
 	s.leaderStop = stopCh
+	duties := s.leaderDuties()
+	for _, d := range duties {
+		if d.start != nil {
+			d.start()
+		}
+	}
 	s.isLeader.Store(true)
+	// The duties run from here on, even if a step below fails: the
+	// revoke that follows a failure then stops what start began.
+	defer s.startDuties(duties, stopCh)
 
 	// A broker paused by the scheduler configuration (in raft) stays
 	// paused under the new leader: it starts disabled.
@@ -62,7 +71,6 @@ func (s *Server) establishLeadership() error {
 	if err := s.heartbeats.initialize(); err != nil {
 		return err
 	}
-	s.startDuties(stopCh)
 	s.logger.Info("cluster leadership acquired")
 	return nil
 }
@@ -72,32 +80,35 @@ func (s *Server) establishLeadership() error {
 // rebuilds what it needs from the state store when it starts.
 type leaderDuty struct {
 	name string
-	run  func(stop <-chan struct{})
+	// start, if set, runs before the server answers as leader, for what
+	// an RPC handled by the new leader needs in place at once.
+	start func()
+	run   func(stop <-chan struct{})
 }
 
 // leaderDuties are the duties establishLeadership starts, each on its own
 // goroutine, and revokeLeadership stops by closing their stop channel.
 func (s *Server) leaderDuties() []leaderDuty {
 	return []leaderDuty{
-		{"raft_membership", s.raftMembership},
-		{"core_gc", s.runCoreGC},
-		{"plan_apply", s.planApply},
-		{"reap_failed_evals", s.reapFailedEvals},
-		{"reap_dup_blocked_evals", s.reapDupBlockedEvals},
-		{"drainer", s.drainer().run},
-		{"deployment_watcher", s.deploymentWatcher().run},
-		{"periodic_dispatcher", s.runPeriodicDispatcher},
-		{"leader_metrics", s.publishGauges},
-		{"site_outages", s.siteOutageWatch().run},
-		{"variable_locks", s.varLocks.run},
-		{"keyring_rekey", s.rekeyDuty},
+		{name: "raft_membership", run: s.raftMembership},
+		{name: "core_gc", run: s.runCoreGC},
+		{name: "plan_apply", run: s.planApply},
+		{name: "reap_failed_evals", run: s.reapFailedEvals},
+		{name: "reap_dup_blocked_evals", run: s.reapDupBlockedEvals},
+		{name: "drainer", run: s.drainer().run},
+		{name: "deployment_watcher", run: s.deploymentWatcher().run},
+		{name: "periodic_dispatcher", run: s.runPeriodicDispatcher},
+		{name: "leader_metrics", run: s.publishGauges},
+		{name: "site_outages", run: s.siteOutageWatch().run},
+		{name: "variable_locks", start: s.varLocks.enable, run: s.varLocks.run},
+		{name: "keyring_rekey", run: s.rekeyDuty},
 	}
 }
 
 // startDuties runs every leader duty on the server's wait group until
 // stop closes; Shutdown waits for them.
-func (s *Server) startDuties(stop <-chan struct{}) {
-	for _, d := range s.leaderDuties() {
+func (s *Server) startDuties(duties []leaderDuty, stop <-chan struct{}) {
+	for _, d := range duties {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()

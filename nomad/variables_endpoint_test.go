@@ -286,3 +286,14 @@ func TestVariables_BlockingReadAndWildcardList(t *testing.T) {
 	must.Eq(t, "default", list.Data[0].Namespace)
 	must.Eq(t, "prod", list.Data[1].Namespace)
 }
+
+// A lock's timers are in place before the server answers as leader: a
+// renewal the moment leadership is acquired finds them, instead of "No
+// cluster leader" from a duty whose goroutine had not run yet (CI saw it).
+func TestVariables_LockTimersReadyWithLeadership(t *testing.T) {
+	s := testServer(t, nil)
+	s.varLocks.mu.Lock()
+	enabled := s.varLocks.enabled
+	s.varLocks.mu.Unlock()
+	must.True(t, enabled, must.Sprint("the server leads, its lock timers are not running"))
+}

@@ -40,12 +40,14 @@ func newVarLocks(srv *Server) *varLocks {
 	return &varLocks{srv: srv, timers: map[varKey]*lockTimer{}}
 }
 
-// run is the leader duty: it starts the timers of the locks held in the
-// state store, then stops them all when leadership ends.
-func (l *varLocks) run(stop <-chan struct{}) {
+// enable is the duty's start, run before the server answers as leader:
+// it starts the timers of the locks held in the state store, so a
+// renewal the new leader answers finds its timer (or starts one).
+func (l *varLocks) enable() {
 	// Enabled and filled under one hold of the lock: an acquire applied
 	// meanwhile either is read here or starts its timer after.
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.enabled = true
 	vars, err := l.srv.State().Variables(nil, state.AllNamespaces, "")
 	if err != nil {
@@ -56,7 +58,10 @@ func (l *varLocks) run(stop <-chan struct{}) {
 			l.startLocked(v)
 		}
 	}
-	l.mu.Unlock()
+}
+
+// run is the leader duty: it stops every timer when leadership ends.
+func (l *varLocks) run(stop <-chan struct{}) {
 	<-stop
 	l.mu.Lock()
 	defer l.mu.Unlock()
