@@ -43,6 +43,13 @@ type Config struct {
 
 	// RaftMultiplier scales raft's timeouts (raft_multiplier, 1-10).
 	RaftMultiplier int
+	// RaftSnapshotThreshold is how many raft entries since the last
+	// snapshot start a new one; RaftSnapshotInterval how often raft checks
+	// (with jitter up to twice as long); RaftTrailingLogs how many entries
+	// a snapshot leaves in the log, for followers a little behind.
+	RaftSnapshotThreshold uint64
+	RaftSnapshotInterval  time.Duration
+	RaftTrailingLogs      uint64
 	// RaftElectionTimeout, when set, replaces raft's heartbeat and election
 	// timeouts before the multiplier (tests).
 	RaftElectionTimeout time.Duration
@@ -164,6 +171,9 @@ func DefaultConfig() *Config {
 		RPCAddr:                     &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 4647},
 		BootstrapExpect:             1,
 		RaftMultiplier:              1,
+		RaftSnapshotThreshold:       8192,
+		RaftSnapshotInterval:        120 * time.Second,
+		RaftTrailingLogs:            10240,
 		DeadServerCleanup:           time.Minute,
 		NumSchedulers:               runtime.NumCPU(),
 		EnabledSchedulers:           []string{"service", "batch", "system", "sysbatch"},

@@ -181,8 +181,15 @@ func (s *Server) raftConfig() *raft.Config {
 	conf.ElectionTimeout *= mult
 	conf.LeaderLeaseTimeout *= mult
 	// Snapshots bound the log a restarted server replays.
-	conf.SnapshotThreshold = 8192
-	conf.TrailingLogs = 10240
+	if s.config.RaftSnapshotThreshold > 0 {
+		conf.SnapshotThreshold = s.config.RaftSnapshotThreshold
+	}
+	if s.config.RaftSnapshotInterval > 0 {
+		conf.SnapshotInterval = s.config.RaftSnapshotInterval
+	}
+	if s.config.RaftTrailingLogs > 0 {
+		conf.TrailingLogs = s.config.RaftTrailingLogs
+	}
 	return conf
 }
 

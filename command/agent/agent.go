@@ -214,6 +214,15 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	if v := cfg.Server.RaftMultiplier; v > 0 {
 		sc.RaftMultiplier = v
 	}
+	if v := cfg.Server.RaftSnapshotThreshold; v > 0 {
+		sc.RaftSnapshotThreshold = uint64(v)
+	}
+	if v := cfg.Server.RaftSnapshotInterval; v > 0 {
+		sc.RaftSnapshotInterval = v
+	}
+	if v := cfg.Server.RaftTrailingLogs; v > 0 {
+		sc.RaftTrailingLogs = uint64(v)
+	}
 	if v := cfg.Server.EvalGCThreshold; v > 0 {
 		sc.EvalGCThreshold = v
 	}

@@ -134,7 +134,12 @@ type ServerConfig struct {
 	// RaftProtocol is always 3; older protocols are refused at load.
 	RaftProtocol int
 	// RaftMultiplier scales raft's timeouts, 1 (fastest) to 10.
-	RaftMultiplier        int
+	RaftMultiplier int
+	// RaftSnapshotThreshold, RaftSnapshotInterval and RaftTrailingLogs
+	// tune raft's snapshots (upstream's keys); zero means the default.
+	RaftSnapshotThreshold int
+	RaftSnapshotInterval  time.Duration
+	RaftTrailingLogs      int
 	NodeGCThreshold       time.Duration
 	EvalGCThreshold       time.Duration
 	JobGCThreshold        time.Duration
@@ -540,6 +545,9 @@ func (o *ServerConfig) merge(s *ServerConfig) {
 	setInt(&o.EventBufferSize, s.EventBufferSize)
 	setInt(&o.RaftProtocol, s.RaftProtocol)
 	setInt(&o.RaftMultiplier, s.RaftMultiplier)
+	setInt(&o.RaftSnapshotThreshold, s.RaftSnapshotThreshold)
+	setDuration(&o.RaftSnapshotInterval, s.RaftSnapshotInterval)
+	setInt(&o.RaftTrailingLogs, s.RaftTrailingLogs)
 	setDuration(&o.NodeGCThreshold, s.NodeGCThreshold)
 	setDuration(&o.EvalGCThreshold, s.EvalGCThreshold)
 	setDuration(&o.JobGCThreshold, s.JobGCThreshold)

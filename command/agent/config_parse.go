@@ -394,6 +394,7 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 			"raft_protocol", "raft_multiplier",
 			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold", "deployment_gc_threshold", "encrypt",
 			"event_buffer_size", "job_max_count",
+			"raft_snapshot_threshold", "raft_snapshot_interval", "raft_trailing_logs",
 		}, joinKeys),
 		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "search"}, {Type: "client_introduction"}},
 		unsupported: unsupportedServer,
@@ -417,6 +418,9 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 		(s.RaftMultiplier < 0 || s.RaftMultiplier > MaxRaftMultiplier) {
 		d.errorf(a.Expr.Range(), "server.raft_multiplier must be between 1 and %d, not %d", MaxRaftMultiplier, s.RaftMultiplier)
 	}
+	b.integer("raft_snapshot_threshold", &s.RaftSnapshotThreshold, 0, 1<<30)
+	b.duration("raft_snapshot_interval", &s.RaftSnapshotInterval)
+	b.integer("raft_trailing_logs", &s.RaftTrailingLogs, 0, 1<<30)
 	b.duration("node_gc_threshold", &s.NodeGCThreshold)
 	b.duration("eval_gc_threshold", &s.EvalGCThreshold)
 	b.duration("job_gc_threshold", &s.JobGCThreshold)

@@ -94,7 +94,9 @@ func (c *chaos) logf(kind, format string, args ...any) {
 // and healed, the leader killed, servers restarted, client agents killed
 // and restarted, the leader isolated from the followers, a minority
 // partition, a one-way drop between servers, the leader paused (SIGSTOP)
-// past the election timeout and resumed, a server killed with SIGKILL.
+// past the election timeout and resumed, a server killed with SIGKILL, one
+// killed the moment it starts writing a raft snapshot, a follower whose
+// disk is full (chaos_disk_test.go).
 // Through every round, faults and all, workers (chaos_workers_test.go) call
 // random servers: job registers (with and without check-index), scales,
 // stops, allocation stops, node drains and eligibility, variable CAS
@@ -127,7 +129,7 @@ func TestChaos(t *testing.T) {
 			t.Log(summary)
 		}
 	})
-	nc := newNetCluster(t, 3, 4)
+	nc := newNetClusterWith(t, 3, 4, chaosRaftSettings)
 	c := &chaos{
 		t: t, nc: nc, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6e6f6d6164)),
 		jobs: chaosJobs(), cuts: map[string]func(){}, down: map[*harness.Agent]bool{},
@@ -147,6 +149,7 @@ func TestChaos(t *testing.T) {
 				seed, c.rounds, strings.Join(c.events, "\n"), c.state(), c.lastCheck)
 		}
 	})
+	c.mountSmallDisk()
 	nc.startAll()
 	api := nc.anyServer().API()
 	for _, j := range c.jobs {
@@ -186,7 +189,7 @@ func (c *chaos) round() {
 }
 
 func (c *chaos) fault() {
-	switch k := c.rng.IntN(16); {
+	switch k := c.rng.IntN(18); {
 	case k < 4:
 		c.cutOne()
 	case k < 6:
@@ -207,6 +210,10 @@ func (c *chaos) fault() {
 		c.pauseLeader()
 	case k < 15:
 		c.kill9Server()
+	case k < 16:
+		c.kill9Snapshot()
+	case k < 17:
+		c.fillDisk()
 	default:
 		c.healServers()
 	}

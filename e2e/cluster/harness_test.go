@@ -259,6 +259,13 @@ type netCluster struct {
 // every agent uses upstream's default ports. It starts nothing.
 func newNetCluster(t testing.TB, servers, clients int) *netCluster {
 	t.Helper()
+	return newNetClusterWith(t, servers, clients, "")
+}
+
+// newNetClusterWith is newNetCluster with serverSettings added to each
+// server's server block.
+func newNetClusterWith(t testing.TB, servers, clients int, serverSettings string) *netCluster {
+	t.Helper()
 	// First: its teardown runs after the agents die.
 	fab := harness.NewFabric(t, harness.LinkDown, harness.SilentDrop, harness.Degraded)
 	c := &cluster{t: t, agents: harness.NewAgents(t)}
@@ -278,7 +285,7 @@ func newNetCluster(t testing.TB, servers, clients int) *netCluster {
 			}
 		}
 		cfg := strings.Replace(serverConfig(m.Name, m.IP, p, servers, join),
-			`heartbeat_grace   = "2s"`, `heartbeat_grace   = "1s"`, 1)
+			`heartbeat_grace   = "2s"`, `heartbeat_grace   = "1s"`+serverSettings, 1)
 		c.servers = append(c.servers, c.agents.Add(harness.AgentConfig{Name: m.Name, Ports: p, IP: m.IP, Netns: m.NS, Config: cfg}))
 	}
 	for i := range clients {
