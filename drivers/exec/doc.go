@@ -20,7 +20,11 @@
 // PID 1 of its PID namespace and the driver's own child, so its exit status
 // is read with wait(2), and nothing lingers beside it. The mounts vanish
 // with the namespace's last process, so a crashed agent leaves nothing to
-// unmount. A failure before the exec comes back over a close-on-exec pipe.
+// unmount, except what a task mounts in a bidirectional host volume: that
+// propagates to the host, so the driver records the mounts below the
+// volume at start and unmounts the others from the host on destroy (which
+// also takes what the host mounted there meanwhile). A failure before the
+// exec comes back over a close-on-exec pipe.
 //
 // A task outlives an agent restart. The handle records its host pid (the
 // leader of its process group), its kernel start time, the boot ID and its

@@ -162,14 +162,18 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
 	}
-	if _, err := volumeBinds(cfg.Mounts); err != nil {
+	binds, err := volumeBinds(cfg.Mounts)
+	if err == nil {
+		err = checkBinds(binds)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
 	}
 	if len(tc.CapAdd) > 0 && cred.UID != 0 {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, &drivers.ConfigError{Key: "cap_add",
 			Err: errors.New("capabilities for a user other than root (ambient capabilities) are not implemented")})
 	}
-	in := startInput{cfg: cfg, tc: tc, cred: cred, cgroupVersion: version}
+	in := startInput{cfg: cfg, tc: tc, cred: cred, cgroupVersion: version, binds: binds}
 	return d.tasks.Start(proctask.StartInput{
 		Config:  cfg,
 		Command: tc.Command,
@@ -182,6 +186,7 @@ type startInput struct {
 	tc            taskConfig
 	cred          users.Credential
 	cgroupVersion int
+	binds         []bindMount
 }
 
 // start creates the task's cgroups and re-executes the agent binary as the
@@ -212,6 +217,11 @@ func (d *Driver) start(in startInput) (_ *osexec.Cmd, _ taskState, err error) {
 		}
 	}()
 
+	// Before the task exists, so that none of its mounts is in it.
+	bidir, err := recordBidirectional(in.binds)
+	if err != nil {
+		return nil, taskState{}, fmt.Errorf("recording the mounts of a bidirectional volume: %w", err)
+	}
 	cmd, pipes, err := d.initCommand(cfg, tc)
 	if err != nil {
 		return nil, taskState{}, err
@@ -236,6 +246,7 @@ func (d *Driver) start(in startInput) (_ *osexec.Cmd, _ taskState, err error) {
 	if err != nil {
 		return nil, taskState{}, err
 	}
+	st.Bidirectional = bidir
 	return cmd, st, nil
 }
 
@@ -429,7 +440,22 @@ func (p *initPipes) readError() string {
 // to another process. A recovered task is no longer the agent's child: its
 // exit is seen through a pidfd (or /proc), its exit code is unknown, and an
 // OOM kill is still told by its cgroup's counters.
-func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error { return d.tasks.Recover(handle) }
+func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
+	err := d.tasks.Recover(handle)
+	if errors.Is(err, drivers.ErrTaskNotFound) {
+		// The task ended while no agent ran: what it mounted in a
+		// bidirectional volume is still on the host. Not after a
+		// reboot, which took those mounts, and after which the
+		// recorded mount IDs name other mounts.
+		var st taskState
+		if handle.GetDriverState(&st) == nil && len(st.Bidirectional) > 0 && st.BootID != "" && st.BootID == proc.BootID() {
+			if uerr := unmountNew(st.Bidirectional, d.logger); uerr != nil {
+				d.logger.Warn("unmounting what a task left in its bidirectional volumes", "error", uerr)
+			}
+		}
+	}
+	return err
+}
 
 // WaitTask implements drivers.Driver.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
@@ -442,8 +468,21 @@ func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) e
 }
 
 // DestroyTask implements drivers.Driver. It kills whatever the task left in
-// its cgroups and removes them.
-func (d *Driver) DestroyTask(taskID string, force bool) error { return d.tasks.Destroy(taskID, force) }
+// its cgroups and removes them, and unmounts from the host what the task
+// mounted in its bidirectional volumes (unmountNew).
+func (d *Driver) DestroyTask(taskID string, force bool) error {
+	var bidir []proctask.VolumeMounts
+	if t, err := d.tasks.Get(taskID); err == nil {
+		bidir = t.State.Bidirectional
+	}
+	if err := d.tasks.Destroy(taskID, force); err != nil {
+		return err
+	}
+	if err := unmountNew(bidir, d.logger); err != nil {
+		return fmt.Errorf("task %q: %w", taskID, err)
+	}
+	return nil
+}
 
 // TaskStats implements drivers.StatsReporter, from the task's cgroups.
 func (d *Driver) TaskStats(taskID string) (*drivers.TaskResourceUsage, error) {

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/proctask"
 )
 
@@ -54,6 +55,8 @@ type bindMount struct {
 	Source   string `json:"source"`
 	Target   string `json:"target"` // absolute, inside the root
 	ReadOnly bool   `json:"read_only"`
+	// Propagation is "" (private), host-to-task or bidirectional.
+	Propagation string `json:"propagation,omitempty"`
 }
 
 // Init runs the exec driver's namespace init when the process was started
@@ -116,6 +119,18 @@ func runInit() error {
 // own mount namespace, so they vanish with its last process: nothing to
 // clean up on the host, even after an agent crash.
 func buildRoot(c *initConfig) error {
+	// A propagating volume is cloned first, while the namespace's copy of
+	// the host's mount is still a peer of it (clone(2) made it one): the
+	// clone is a peer too, and stays one through what follows.
+	clones, err := cloneVolumes(c.Mounts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, fd := range clones {
+			unix.Close(fd)
+		}
+	}()
 	// Without this, the binds would propagate back to the host's shared
 	// mounts (systemd makes / shared).
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -125,8 +140,14 @@ func buildRoot(c *initConfig) error {
 	if err := unix.Mount(c.Root, c.Root, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("binding root: %w", err)
 	}
-	for _, m := range c.Mounts {
-		if err := bind(c.Root, m); err != nil {
+	for i, m := range c.Mounts {
+		var err error
+		if fd, ok := clones[i]; ok {
+			err = attachVolume(c.Root, m, fd)
+		} else {
+			err = bind(c.Root, m)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -137,22 +158,79 @@ func buildRoot(c *initConfig) error {
 }
 
 func bind(root string, m bindMount) error {
-	fi, err := os.Stat(m.Source)
+	target, err := mountPoint(root, m)
 	if err != nil {
-		return fmt.Errorf("bind source %q: %w", m.Source, err)
-	}
-	target := filepath.Join(root, m.Target)
-	if err := mkTarget(target, fi.IsDir()); err != nil {
 		return err
-	}
-	// The root is the task's to write (a root task's, at least): a
-	// symlink it left at a mount point must not aim a mount elsewhere.
-	if real, err := filepath.EvalSymlinks(target); err != nil || real != target {
-		return fmt.Errorf("mount point %q is a symlink (to %q) or unreadable: %v", m.Target, real, err)
 	}
 	if err := unix.Mount(m.Source, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("binding %q at %q: %w", m.Source, m.Target, err)
 	}
+	return readOnly(target, m)
+}
+
+// mountPoint makes m's mount point inside root and returns it.
+func mountPoint(root string, m bindMount) (string, error) {
+	fi, err := os.Stat(m.Source)
+	if err != nil {
+		return "", fmt.Errorf("bind source %q: %w", m.Source, err)
+	}
+	target := filepath.Join(root, m.Target)
+	if err := mkTarget(target, fi.IsDir()); err != nil {
+		return "", err
+	}
+	// The root is the task's to write (a root task's, at least): a
+	// symlink it left at a mount point must not aim a mount elsewhere.
+	if real, err := filepath.EvalSymlinks(target); err != nil || real != target {
+		return "", fmt.Errorf("mount point %q is a symlink (to %q) or unreadable: %v", m.Target, real, err)
+	}
+	return target, nil
+}
+
+// cloneVolumes makes a detached copy (open_tree) of each propagating
+// volume's host path, by index in ms.
+func cloneVolumes(ms []bindMount) (map[int]int, error) {
+	clones := map[int]int{}
+	for i, m := range ms {
+		if m.Propagation == "" {
+			continue
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			for _, fd := range clones {
+				unix.Close(fd)
+			}
+			return nil, fmt.Errorf("cloning %q for propagation_mode %q (open_tree, Linux 5.2 or later): %w", m.Source, m.Propagation, err)
+		}
+		clones[i] = fd
+	}
+	return clones, nil
+}
+
+// attachVolume mounts the clone fd of m's source at its target. The clone
+// is a peer of the host's mount: bidirectional keeps it one; host-to-task
+// makes it a slave, which receives the host's later mounts and sends none
+// back. The target's own mount is private, so the attach itself reaches
+// no one.
+func attachVolume(root string, m bindMount, fd int) error {
+	target, err := mountPoint(root, m)
+	if err != nil {
+		return err
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("mounting %q at %q: %w", m.Source, m.Target, err)
+	}
+	prop := uintptr(unix.MS_SHARED)
+	if m.Propagation == drivers.PropagationHostToTask {
+		prop = unix.MS_SLAVE
+	}
+	if err := unix.Mount("", target, "", prop|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("setting propagation %q on %q: %w", m.Propagation, m.Target, err)
+	}
+	return readOnly(target, m)
+}
+
+// readOnly remounts target read-only when m says so.
+func readOnly(target string, m bindMount) error {
 	if !m.ReadOnly {
 		return nil
 	}

@@ -173,3 +173,21 @@ func nodeID(t *testing.T, e *edge, name string) string {
 	t.Fatalf("no node %s", name)
 	return ""
 }
+
+// 0.5.0's nomad-apm reads the value of a `datacenter` (or `node_pool`)
+// selector as a node class, against upstream servers too (checked behind
+// a logging proxy; upstream autoscaler issues 599 and 938): on a node of
+// class "edge" in dc1, `.../edge/datacenter` collects the node's pool.
+// Our docs tell users to select by node_class because of it; this test
+// says when an autoscaler fixture no longer behaves so.
+func TestAutoscaler_DatacenterSelectorReadsClass(t *testing.T) {
+	ags, dev := startDevAgent(t, "client {\n  node_class = \"edge\"\n}\n")
+	runJob(t, dev, strings.Replace(meterJob, "/edge/node_class", "/edge/datacenter", 1))
+	startAutoscaler(t, ags, dev.HTTPAddr())
+	wait.Poll(t, 60*time.Second, "nomad-apm to collect the pool of .../edge/datacenter", func() (bool, string) {
+		log := as(t, &edge{ags: ags}).Log()
+		got, errs := poolQueries(log)
+		p, ok := got["node_percentage-allocated_cpu/edge/node_class"]
+		return ok && p.allocated == 200 && p.allocatable > 0, fmt.Sprintf("%+v; %d errors; log tail: %s", got, len(errs), lastLines(log, 5))
+	})
+}

@@ -29,6 +29,9 @@ type State struct {
 	// Cgroups is the task's cgroup; nil for a raw_exec task on a host
 	// without (and in handles written before raw_exec used cgroups).
 	Cgroups *cgroup.Cgroups `json:"cgroups,omitempty"`
+	// Bidirectional are the task's bidirectional volume mounts (exec),
+	// whose new mounts a destroy removes from the host.
+	Bidirectional []VolumeMounts `json:"bidirectional,omitempty"`
 }
 
 // validate rejects states whose pid or pgid would make a signal hit more
