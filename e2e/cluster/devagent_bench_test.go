@@ -24,23 +24,37 @@ const upstreamTool = "nomad-1.6.5"
 
 // BenchmarkDevAgent_JobRegisterHTTP measures job registrations over HTTP
 // on a dev agent (`nomad agent -dev`: one server, in-memory raft, and a
-// client), ours and upstream 1.6.5's side by side: the sub-benchmarks
-// alternate, so with -count=3 the runs go ours, upstream, ours, upstream,
-// ... on a machine whose load moves. 10 concurrent callers with the
+// client), ours and upstream 1.6.5's side by side: NOMAD_BENCH_ROUNDS
+// rounds (default 3) of one fresh agent of each, alternating (round=1/ours,
+// round=1/upstream, round=2/ours, ...), so a machine whose load moves
+// weighs on both alike. (-count would run each sub-benchmark its count
+// times in a row, not alternate.) 10 concurrent callers with the
 // official Go client send `PUT /v1/jobs`; each job's datacenter has no
 // node, so each evaluation is scheduled and ends blocked, the same work on
 // both. It also reports the agent's RSS before the load (idle) and after.
 // NOMAD_BENCH_PPROF=dir keeps our agent's CPU and allocation profiles of
 // the load there.
 //
-//	go test -run '^$' -bench DevAgent_JobRegisterHTTP -benchtime 5000x -count=3 ./e2e/cluster/
+//	go test -run '^$' -bench DevAgent_JobRegisterHTTP -benchtime 2000x ./e2e/cluster/
 func BenchmarkDevAgent_JobRegisterHTTP(b *testing.B) {
-	for _, which := range []string{"ours", "upstream"} {
-		b.Run(which, func(b *testing.B) {
-			ags := harness.NewAgents(b)
-			p := harness.FreePorts(b)
-			cfg := harness.AgentConfig{Name: which, Ports: p, Args: []string{"-dev"}}
-			cfg.Config = fmt.Sprintf(`data_dir = "@DATA_DIR@"
+	rounds, err := strconv.Atoi(os.Getenv("NOMAD_BENCH_ROUNDS"))
+	if err != nil || rounds < 1 {
+		rounds = 3
+	}
+	for round := range rounds {
+		for _, which := range []string{"ours", "upstream"} {
+			b.Run(fmt.Sprintf("round=%d/%s", round+1, which), func(b *testing.B) { benchDevAgentRegister(b, which) })
+		}
+	}
+}
+
+// benchDevAgentRegister is one round of BenchmarkDevAgent_JobRegisterHTTP
+// against a fresh dev agent of which ("ours" or "upstream").
+func benchDevAgentRegister(b *testing.B, which string) {
+	ags := harness.NewAgents(b)
+	p := harness.FreePorts(b)
+	cfg := harness.AgentConfig{Name: which, Ports: p, Args: []string{"-dev"}}
+	cfg.Config = fmt.Sprintf(`data_dir = "@DATA_DIR@"
 bind_addr = "127.0.0.1"
 log_level = "WARN"
 ports {
@@ -49,40 +63,38 @@ ports {
   serf = %d
 }
 `, p.HTTP, p.RPC, p.Serf)
-			if which == "upstream" {
-				cfg.Bin = harness.Tool(b, upstreamTool)
-				cfg.Config += upstreamOnLoopback
-			} else {
-				cfg.Config += "enable_debug = true\n"
-			}
-			a := ags.Add(cfg)
-			a.Start()
-			api := a.API()
-			wait.Poll(b, 30*time.Second, "the dev agent's node is ready", func() (bool, string) {
-				nodes, _, err := api.Nodes().List(nil)
-				if err != nil {
-					return false, err.Error()
-				}
-				return len(nodes) == 1 && nodes[0].Status == "ready", fmt.Sprintf("nodes: %v", nodes)
-			})
-			idle := rssMiB(a.PID())
-			var stopProfile func()
-			if dir := os.Getenv("NOMAD_BENCH_PPROF"); dir != "" && which == "ours" {
-				stopProfile = profileAgent(b, a, dir)
-			}
-			rate := registerLoad(b, api, 10, func(i int) *nomadapi.Job {
-				job := mockJob(fmt.Sprintf("bench-%d", i))
-				job.Datacenters = []string{"nowhere"}
-				return job
-			})
-			if stopProfile != nil {
-				stopProfile()
-			}
-			b.ReportMetric(rate, "registrations/s")
-			b.ReportMetric(idle, "idle-RSS-MiB")
-			b.ReportMetric(rssMiB(a.PID()), "loaded-RSS-MiB")
-		})
+	if which == "upstream" {
+		cfg.Bin = harness.Tool(b, upstreamTool)
+		cfg.Config += upstreamOnLoopback
+	} else {
+		cfg.Config += "enable_debug = true\n"
 	}
+	a := ags.Add(cfg)
+	a.Start()
+	api := a.API()
+	wait.Poll(b, 30*time.Second, "the dev agent's node is ready", func() (bool, string) {
+		nodes, _, err := api.Nodes().List(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(nodes) == 1 && nodes[0].Status == "ready", fmt.Sprintf("nodes: %v", nodes)
+	})
+	idle := rssMiB(a.PID())
+	var stopProfile func()
+	if dir := os.Getenv("NOMAD_BENCH_PPROF"); dir != "" && which == "ours" {
+		stopProfile = profileAgent(b, a, dir)
+	}
+	rate := registerLoad(b, api, 10, func(i int) *nomadapi.Job {
+		job := mockJob(fmt.Sprintf("bench-%d", i))
+		job.Datacenters = []string{"nowhere"}
+		return job
+	})
+	if stopProfile != nil {
+		stopProfile()
+	}
+	b.ReportMetric(rate, "registrations/s")
+	b.ReportMetric(idle, "idle-RSS-MiB")
+	b.ReportMetric(rssMiB(a.PID()), "loaded-RSS-MiB")
 }
 
 // upstreamOnLoopback is what the upstream agent needs to run on a machine
