@@ -1,0 +1,196 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/testutil/wait"
+)
+
+// upstreamTool is the reference upstream agent in ../shared/tools.
+const upstreamTool = "nomad-1.6.5"
+
+// BenchmarkDevAgent_JobRegisterHTTP measures job registrations over HTTP
+// on a dev agent (`nomad agent -dev`: one server, in-memory raft, and a
+// client), ours and upstream 1.6.5's side by side: NOMAD_BENCH_ROUNDS
+// rounds (default 3) of one fresh agent of each, alternating (round=1/ours,
+// round=1/upstream, round=2/ours, ...), so a machine whose load moves
+// weighs on both alike. (-count would run each sub-benchmark its count
+// times in a row, not alternate.) 10 concurrent callers with the
+// official Go client send `PUT /v1/jobs`; each job's datacenter has no
+// node, so each evaluation is scheduled and ends blocked, the same work on
+// both. It also reports the agent's RSS before the load (idle) and after.
+// NOMAD_BENCH_PPROF=dir keeps our agent's CPU and allocation profiles of
+// the load there.
+//
+//	go test -run '^$' -bench DevAgent_JobRegisterHTTP -benchtime 2000x ./e2e/cluster/
+func BenchmarkDevAgent_JobRegisterHTTP(b *testing.B) {
+	rounds, err := strconv.Atoi(os.Getenv("NOMAD_BENCH_ROUNDS"))
+	if err != nil || rounds < 1 {
+		rounds = 3
+	}
+	for round := range rounds {
+		for _, which := range []string{"ours", "upstream"} {
+			b.Run(fmt.Sprintf("round=%d/%s", round+1, which), func(b *testing.B) { benchDevAgentRegister(b, which) })
+		}
+	}
+}
+
+// benchDevAgentRegister is one round of BenchmarkDevAgent_JobRegisterHTTP
+// against a fresh dev agent of which ("ours" or "upstream").
+func benchDevAgentRegister(b *testing.B, which string) {
+	ags := harness.NewAgents(b)
+	p := harness.FreePorts(b)
+	cfg := harness.AgentConfig{Name: which, Ports: p, Args: []string{"-dev"}}
+	cfg.Config = fmt.Sprintf(`data_dir = "@DATA_DIR@"
+bind_addr = "127.0.0.1"
+log_level = "WARN"
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+`, p.HTTP, p.RPC, p.Serf)
+	if which == "upstream" {
+		cfg.Bin = harness.Tool(b, upstreamTool)
+		cfg.Config += upstreamOnLoopback
+	} else {
+		cfg.Config += "enable_debug = true\n"
+	}
+	a := ags.Add(cfg)
+	a.Start()
+	api := a.API()
+	wait.Poll(b, 30*time.Second, "the dev agent's node is ready", func() (bool, string) {
+		nodes, _, err := api.Nodes().List(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(nodes) == 1 && nodes[0].Status == "ready", fmt.Sprintf("nodes: %v", nodes)
+	})
+	idle := rssMiB(a.PID())
+	var stopProfile func()
+	if dir := os.Getenv("NOMAD_BENCH_PPROF"); dir != "" && which == "ours" {
+		stopProfile = profileAgent(b, a, dir)
+	}
+	rate := registerLoad(b, api, 10, func(i int) *nomadapi.Job {
+		job := mockJob(fmt.Sprintf("bench-%d", i))
+		job.Datacenters = []string{"nowhere"}
+		return job
+	})
+	if stopProfile != nil {
+		stopProfile()
+	}
+	b.ReportMetric(rate, "registrations/s")
+	b.ReportMetric(idle, "idle-RSS-MiB")
+	b.ReportMetric(rssMiB(a.PID()), "loaded-RSS-MiB")
+}
+
+// upstreamOnLoopback is what the upstream agent needs to run on a machine
+// without Consul or internet access, bound to 127.0.0.1 (see
+// ../shared/tools/README.md).
+const upstreamOnLoopback = `disable_update_check = true
+advertise {
+  http = "127.0.0.1"
+  rpc  = "127.0.0.1"
+  serf = "127.0.0.1"
+}
+consul {
+  server_auto_join = false
+  client_auto_join = false
+  auto_advertise   = false
+}
+`
+
+// registerLoad registers b.N jobs made by job through api from callers
+// concurrent goroutines and returns the registrations per second. It
+// fails the benchmark when any registration failed.
+func registerLoad(b *testing.B, api *nomadapi.Client, callers int, job func(i int) *nomadapi.Job) float64 {
+	b.Helper()
+	var next, failed atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				if _, _, err := api.Jobs().Register(job(int(i)), nil); err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if n := failed.Load(); n > 0 {
+		b.Fatalf("%d of %d registrations failed, the first: %v", n, b.N, firstErr.Load())
+	}
+	return float64(b.N) / elapsed.Seconds()
+}
+
+// rssMiB is a process's resident set in MiB (0 when unreadable).
+func rssMiB(pid int) float64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// profileAgent starts a CPU profile of the agent's next 5 seconds, over
+// its pprof endpoint (enable_debug), and returns what waits for it and
+// then saves it and the allocation profile (since the agent started) in
+// dir.
+func profileAgent(b *testing.B, a *harness.Agent, dir string) (stop func()) {
+	b.Helper()
+	fetch := func(path, file string) {
+		resp, err := http.Get(a.HTTPAddr() + "/v1/agent/pprof/" + path)
+		if err != nil {
+			b.Logf("pprof %s: %v", path, err)
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(filepath.Join(dir, file))
+		if err != nil {
+			b.Logf("pprof %s: %v", path, err)
+			return
+		}
+		defer f.Close()
+		_, _ = io.Copy(f, resp.Body)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fetch("profile?seconds=5", "cpu.pprof")
+	}()
+	return func() {
+		<-done
+		fetch("allocs", "allocs.pprof")
+	}
+}
