@@ -2,10 +2,9 @@ package cluster
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
 )
 
 // BenchmarkCluster_JobRegisterHTTP measures job registrations as an
@@ -21,31 +20,6 @@ func BenchmarkCluster_JobRegisterHTTP(b *testing.B) {
 	c.startServers()
 	follower := c.follower()
 	api := follower.API()
-	var next atomic.Int64
-	var failed atomic.Int64
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	start := time.Now()
-	for range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(b.N) {
-					return
-				}
-				if _, _, err := api.Jobs().Register(mockJob(fmt.Sprintf("bench-%d", i)), nil); err != nil {
-					failed.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if n := failed.Load(); n > 0 {
-		b.Fatalf("%d of %d registrations failed", n, b.N)
-	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "registrations/s")
+	rate := registerLoad(b, api, 32, func(i int) *nomadapi.Job { return mockJob(fmt.Sprintf("bench-%d", i)) })
+	b.ReportMetric(rate, "registrations/s")
 }
