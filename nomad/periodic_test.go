@@ -120,6 +120,11 @@ func TestPeriodicDispatcher_LaunchTimesFollowTimeZoneAndDST(t *testing.T) {
 			want: []string{"2026-10-31T13:00:00Z", "2026-11-01T14:00:00Z"}},
 		{name: "repeated hour runs once", crons: []string{"30 1 * * *"}, tz: "America/New_York", from: "2026-10-31T12:00:00Z",
 			want: []string{"2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"}},
+		// Lord Howe falls back half an hour (02:00 +11 to 01:30 +10:30):
+		// 01:30 and 01:45 come twice and run once (the rapid property
+		// below found them launched twice).
+		{name: "repeated half hour runs once", crons: []string{"*/15 1 * * *"}, tz: "Australia/Lord_Howe", from: "2026-04-04T13:50:00Z",
+			want: []string{"2026-04-04T14:00:00Z", "2026-04-04T14:15:00Z", "2026-04-04T14:30:00Z", "2026-04-04T14:45:00Z", "2026-04-05T14:30:00Z"}},
 		{name: "skipped hour does not run", crons: []string{"30 2 * * *"}, tz: "America/New_York", from: "2026-03-07T12:00:00Z",
 			want: []string{"2026-03-09T06:30:00Z", "2026-03-10T06:30:00Z"}},
 		{name: "earliest of several crons", crons: []string{"0 12 * * *", "0 6 * * *"}, tz: "Asia/Tokyo", from: "2026-06-01T00:00:00Z",

@@ -110,8 +110,8 @@ func (p *PeriodicConfig) Location() (*time.Location, error) {
 // date in the past) or the block is invalid. Across daylight saving
 // changes it follows the wall clock: a time that does not exist that day
 // (clocks spring forward over it) is skipped, as upstream; a time that
-// happens twice (clocks fall back) matches once, where upstream matches
-// both.
+// happens twice (clocks fall back, by an hour or by half an hour) matches
+// once, where upstream matches both.
 func (p *PeriodicConfig) Next(from time.Time) (time.Time, error) {
 	loc, err := p.Location()
 	if err != nil {
@@ -125,9 +125,15 @@ func (p *PeriodicConfig) Next(from time.Time) (time.Time, error) {
 			return time.Time{}, fmt.Errorf("cron %q: %w", s, err)
 		}
 		t := exp.Next(from)
-		if sameWallClock(t, from) {
-			// The hour repeated when clocks fall back: the instant
-			// already ran at its first occurrence.
+		// A candidate whose wall clock does not read later than from's
+		// lies in the time repeated when clocks fall back (an hour, or
+		// half an hour on Lord Howe): that wall-clock instant already
+		// passed at its first occurrence. The repeat is bounded, so is
+		// the skip.
+		for range maxRepeatedInstants {
+			if !wallNotAfter(t, from) {
+				break
+			}
 			t = exp.Next(t)
 		}
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
@@ -137,17 +143,26 @@ func (p *PeriodicConfig) Next(from time.Time) (time.Time, error) {
 	return next, nil
 }
 
-// sameWallClock reports whether a and b (in one location) read the same
-// on a wall clock, to the second.
-func sameWallClock(a, b time.Time) bool {
+// maxRepeatedInstants bounds the instants skipped in one fall-back's
+// repeated time: a schedule of every second over the longest repeat (an
+// hour) stays under it.
+const maxRepeatedInstants = 3601
+
+// wallNotAfter reports whether a's wall clock (in its location) reads no
+// later than b's, to the second.
+func wallNotAfter(a, b time.Time) bool {
 	if a.IsZero() || b.IsZero() {
 		return false
 	}
-	ay, am, ad := a.Date()
-	by, bm, bd := b.Date()
-	ah, ami, as := a.Clock()
-	bh, bmi, bs := b.Clock()
-	return ay == by && am == bm && ad == bd && ah == bh && ami == bmi && as == bs
+	return !wallClock(a).After(wallClock(b))
+}
+
+// wallClock is t's wall-clock reading as a time in UTC, for comparing
+// readings whatever the offsets.
+func wallClock(t time.Time) time.Time {
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	return time.Date(y, mo, d, h, mi, s, 0, time.UTC)
 }
 
 // parseCron parses one expression. The library panics on some malformed
