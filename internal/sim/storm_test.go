@@ -15,6 +15,7 @@ import (
 	"github.com/nomad-edge/nomad/nomad/state"
 	"github.com/nomad-edge/nomad/nomad/structs"
 	"github.com/nomad-edge/nomad/testutil"
+	"github.com/nomad-edge/nomad/testutil/race"
 	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
@@ -37,6 +38,21 @@ func stormJob(count int) *structs.Job {
 	return job
 }
 
+// stormScale is the storm's size: 200 nodes and 400 allocations, or a
+// tenth of that under the race detector. Its runtime (the ThreadSanitizer
+// that -race links) has crashed on the full storm about once in eight
+// runs, inside itself (SIGSEGV in __tsan::SlotLock, or "CHECK failed:
+// tsan_rtl.cpp:346"), on go1.26.8; the data races it looks for take the
+// same code paths with 20 nodes as with 200, and the full storm runs
+// without it in make test. The per-node cost bounds are checked at full
+// scale only: 20 nodes are too few to amortise the per-job evaluations.
+func stormScale() (nodes, allocs int) {
+	if race.Enabled {
+		return 20, 40
+	}
+	return 200, 400
+}
+
 // The reconnect storm, scaled down: 200 simulated nodes (real clients
 // over the real RPC protocol) against three servers, a job of 400
 // allocations with a disconnect window spread over all of them. Every
@@ -48,7 +64,7 @@ func stormJob(count int) *structs.Job {
 // appear when they return). This is what a site whose LTE cell comes back
 // relies on: upstream users have seen every allocation restarted.
 func TestStorm_MassReturnConvergesWithoutRestart(t *testing.T) {
-	const nodes, allocs = 200, 400
+	nodes, allocs := stormScale()
 	testutil.Bubble(t, func(t *testing.T) {
 		c, fleet := startStorm(t, nodes)
 		st := func() *state.StateStore { return c.Leader().State() }
@@ -113,7 +129,9 @@ func TestStorm_MassReturnConvergesWithoutRestart(t *testing.T) {
 			n := created[stormPhase{"return", trigger}]
 			must.Positive(t, n, must.Sprintf("the return evaluated the job (%s)", trigger))
 			must.LessEq(t, bound, n, must.Sprintf("%s evaluations of the return bounded by jobs × windows, not nodes", trigger))
-			must.Less(t, nodes/2, n, must.Sprintf("%s evaluations of the return: fewer than one per two nodes", trigger))
+			if !race.Enabled { // a tenth of the storm is too small to amortise the windows over nodes
+				must.Less(t, nodes/2, n, must.Sprintf("%s evaluations of the return: fewer than one per two nodes", trigger))
+			}
 		}
 	})
 }
@@ -236,7 +254,8 @@ func stormCost(t *testing.T, st *state.StateStore, job *structs.Job, start, back
 // node ready and every allocation running at the end, and each flap must
 // cost a bounded number of evaluations per flapping node (logged).
 func TestStorm_FlappingNodesNeverRestart(t *testing.T) {
-	const nodes, allocs, flaps = 200, 400, 3
+	nodes, allocs := stormScale()
+	const flaps = 3
 	const period = time.Minute
 	testutil.Bubble(t, func(t *testing.T) {
 		c, fleet := startStorm(t, nodes)
@@ -288,6 +307,8 @@ func TestStorm_FlappingNodesNeverRestart(t *testing.T) {
 		perFlap := float64(created) / float64(n*flaps)
 		t.Logf("%d nodes flapped %d times: %d evaluations (%.1f per node per flap), raft index +%d, %d replacements placed and stopped",
 			n, flaps, created, perFlap, end-start, extra)
-		must.Less(t, 6.0, perFlap, must.Sprint("evaluations per node per flap are bounded"))
+		if !race.Enabled { // with 4 flapping nodes the per-job evaluations dominate the per-node cost
+			must.Less(t, 6.0, perFlap, must.Sprint("evaluations per node per flap are bounded"))
+		}
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nomad-edge/nomad/testutil/race"
 )
 
 // Fabric is a private network for one test: a Linux bridge in a network
@@ -50,7 +52,7 @@ const fabricNSPrefix = "ne2e-"
 // inject the faults the test will apply.
 func NeedFabric(t testing.TB, faults ...Fault) {
 	t.Helper()
-	if RaceEnabled {
+	if race.Enabled {
 		t.Skip("partition tests run the real binary, built without the race detector: nothing to gain from running them again under it")
 	}
 	if os.Geteuid() != 0 {
