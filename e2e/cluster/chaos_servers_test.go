@@ -142,21 +142,35 @@ func (c *chaos) checkHistory() {
 	}
 }
 
+// artifactsDir is where the run keeps what it recorded: -chaos.artifacts,
+// or a new temporary directory; "" when neither can be made.
+func (c *chaos) artifactsDir() string {
+	if c.artifacts != "" {
+		return c.artifacts
+	}
+	dir := *chaosOut
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", fmt.Sprintf("nomad-chaos-%d-", c.seed)); err != nil {
+			c.t.Logf("keeping the history: %v", err)
+			return ""
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.t.Logf("keeping the history: %v", err)
+		return ""
+	}
+	c.artifacts = dir
+	return dir
+}
+
 // judgeHistory checks the history and keeps it; it returns the
 // violations found, "" when none.
 func (c *chaos) judgeHistory() string {
 	ops, samples := c.w.h.Ops(), c.w.h.Samples()
 	began := time.Now()
 	r := history.Check(ops, samples, 2*time.Minute)
-	dir := *chaosOut
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", fmt.Sprintf("nomad-chaos-%d-", c.seed)); err != nil {
-			c.t.Logf("keeping the history: %v", err)
-		}
-	}
-	if dir != "" {
-		_ = os.MkdirAll(dir, 0o755)
+	if dir := c.artifactsDir(); dir != "" {
 		view := filepath.Join(dir, fmt.Sprintf("chaos-%d.html", c.seed))
 		if err := r.Visualize(view); err != nil {
 			c.t.Logf("porcupine's view: %v", err)

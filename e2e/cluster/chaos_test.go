@@ -78,6 +78,9 @@ type chaos struct {
 	// serverFault heals the one fault between servers in force (an
 	// isolation, a one-way drop), nil when none is.
 	serverFault func()
+	// artifacts is where the run keeps its history and samples, once
+	// artifactsDir has chosen it.
+	artifacts string
 }
 
 func (c *chaos) logf(kind, format string, args ...any) {
@@ -121,6 +124,26 @@ func TestChaos(t *testing.T) {
 		seed = rand.Uint64()
 	}
 	t.Logf("chaos seed %d, duration %v (run again with -chaos.seed=%d)", seed, *chaosDuration, seed)
+	c := newChaos(t, seed, chaosRaftSettings)
+	c.mountSmallDisk()
+	c.nc.startAll()
+	c.registerJobs()
+
+	end := time.Now().Add(*chaosDuration)
+	for time.Now().Before(end) {
+		c.rounds++
+		c.w.start()
+		c.round()
+		c.settle()
+	}
+	c.checkHistory()
+	t.Logf("chaos seed %d: %d rounds, events %v", seed, c.rounds, c.counts)
+}
+
+// newChaos builds a run's cluster (three servers with serverSettings in
+// their server block, four clients) and state, starting nothing, and has
+// a failed run print its seed, events and state as its last lines.
+func newChaos(t *testing.T, seed uint64, serverSettings string) *chaos {
 	// Registered before the cluster's cleanup, so it runs after it: the
 	// seed, the reason and the events are the last lines of a failed run.
 	var summary string
@@ -129,7 +152,7 @@ func TestChaos(t *testing.T) {
 			t.Log(summary)
 		}
 	})
-	nc := newNetClusterWith(t, 3, 4, chaosRaftSettings)
+	nc := newNetClusterWith(t, 3, 4, serverSettings)
 	c := &chaos{
 		t: t, nc: nc, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6e6f6d6164)),
 		jobs: chaosJobs(), cuts: map[string]func(){}, down: map[*harness.Agent]bool{},
@@ -145,32 +168,26 @@ func TestChaos(t *testing.T) {
 					c.lastCheck += "\n" + v
 				}
 			}
-			summary = fmt.Sprintf("chaos seed %d failed in round %d; events:\n%s\nstate:\n%s\nlast check: %s",
+			summary = fmt.Sprintf("seed %d failed in round %d; events:\n%s\nstate:\n%s\nlast check: %s",
 				seed, c.rounds, strings.Join(c.events, "\n"), c.state(), c.lastCheck)
 		}
 	})
-	c.mountSmallDisk()
-	nc.startAll()
-	api := nc.anyServer().API()
+	return c
+}
+
+// registerJobs registers the run's jobs, starts its workers (paused) and
+// settles.
+func (c *chaos) registerJobs() {
+	c.t.Helper()
+	api := c.nc.anyServer().API()
 	for _, j := range c.jobs {
-		_, _, err := api.Jobs().Register(j.job, nil)
-		if err != nil {
-			t.Fatalf("registering %s: %v", *j.job.ID, err)
+		if _, _, err := api.Jobs().Register(j.job, nil); err != nil {
+			c.t.Fatalf("registering %s: %v", *j.job.ID, err)
 		}
 	}
 	c.w = newWorkers(c)
-	t.Cleanup(func() { c.w.pause() })
+	c.t.Cleanup(func() { c.w.pause() })
 	c.settle()
-
-	end := time.Now().Add(*chaosDuration)
-	for time.Now().Before(end) {
-		c.rounds++
-		c.w.start()
-		c.round()
-		c.settle()
-	}
-	c.checkHistory()
-	t.Logf("chaos seed %d: %d rounds, events %v", seed, c.rounds, c.counts)
 }
 
 // fatalf fails the run, keeping the reason for the summary printed last.

@@ -432,10 +432,14 @@ func (a *Agent) Leader() string {
 	return l
 }
 
+// getClient is GetJSON's: every call is a quick read, and one to an agent
+// cut off must fail rather than wait for TCP to give up.
+var getClient = &http.Client{Timeout: 10 * time.Second}
+
 // GetJSON decodes the answer to GET path (/v1/...) of the agent's HTTP
 // API into out: for the fields a test reads as raw JSON.
 func (a *Agent) GetJSON(path string, out any) error {
-	resp, err := http.Get(a.HTTPAddr() + path)
+	resp, err := getClient.Get(a.HTTPAddr() + path)
 	if err != nil {
 		return err
 	}

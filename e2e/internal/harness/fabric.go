@@ -140,6 +140,23 @@ func (f *Fabric) Add(name string, host int) *Member {
 // off from a member with the rest of its network.
 func (f *Fabric) HostIP() string { return f.prefix + "1" }
 
+// HostAliases gives the host n more addresses on the fabric (10.X.Y.100
+// up, at most 100) and returns them, for load from many sources that each
+// stay under an agent's per-client connection limits. They go with the
+// host's link at teardown.
+func (f *Fabric) HostAliases(n int) []string {
+	f.t.Helper()
+	if n > 100 {
+		f.t.Fatalf("HostAliases: %d addresses asked, the fabric has 100 to give", n)
+	}
+	out := make([]string, n)
+	for i := range n {
+		out[i] = fmt.Sprintf("%s%d", f.prefix, 100+i)
+		f.sh("ip", "addr", "add", out[i]+"/32", "dev", f.hostIf)
+	}
+	return out
+}
+
 // Member is the member named name.
 func (f *Fabric) Member(name string) *Member {
 	f.mu.Lock()
