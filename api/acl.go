@@ -42,8 +42,19 @@ type ACLPolicy struct {
 	Name        string
 	Description string
 	Rules       string
+	// JobACL attaches the policy to the workload identities of a job, a
+	// group of it or a task.
+	JobACL      *JobACL
 	CreateIndex uint64
 	ModifyIndex uint64
+}
+
+// JobACL names the workloads a policy is attached to.
+type JobACL struct {
+	Namespace string
+	JobID     string
+	Group     string
+	Task      string
 }
 
 // ACLPolicyListStub is a policy in a list, without its rules.

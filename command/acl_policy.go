@@ -35,6 +35,12 @@ Apply Options:
   -description=<text>
     What the policy is for.
 
+  -namespace=<namespace>, -job=<id>, -group=<name>, -task=<name>
+    Attach the policy to workloads: the identities of every task of the
+    job in the namespace (-namespace and -job), of one group of it
+    (-group too), or of one task (-task too) get its rules on top of
+    their implicit policy. Each flag needs the ones before it.
+
 ` + generalOptions())
 }
 
@@ -42,9 +48,34 @@ Apply Options:
 func (c *ACLPolicyApplyCommand) Run(args []string) int {
 	flags := c.FlagSet("acl policy apply")
 	var desc string
+	var job api.JobACL
 	flags.StringVar(&desc, "description", "", "")
+	flags.StringVar(&job.JobID, "job", "", "")
+	flags.StringVar(&job.Group, "group", "", "")
+	flags.StringVar(&job.Task, "task", "", "")
 	if !c.parseFlags(flags, args, c) {
 		return exitError
+	}
+	// -namespace is the general flag: here it names the workload's
+	// namespace, and the policy itself belongs to none.
+	job.Namespace = c.namespace
+	for _, need := range []struct {
+		set, missing bool
+		flag, needs  string
+	}{
+		{job.Task != "", job.Group == "", "-task", "-group"},
+		{job.Group != "", job.JobID == "", "-group", "-job"},
+		{job.JobID != "", job.Namespace == "", "-job", "-namespace"},
+		{job.Namespace != "", job.JobID == "", "-namespace", "-job"},
+	} {
+		if need.set && need.missing {
+			c.Ui.Error(fmt.Sprintf("%s is required if %s is set", need.needs, need.flag))
+			return exitError
+		}
+	}
+	var attach *api.JobACL
+	if job.JobID != "" {
+		attach = &job
 	}
 	client, code, ok := c.clientFor("acl policy apply", flags.NArg(), 2)
 	if !ok {
@@ -62,7 +93,7 @@ func (c *ACLPolicyApplyCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error reading policy rules: %v", err))
 		return exitError
 	}
-	if _, err := client.ACLPolicies().Upsert(&api.ACLPolicy{Name: name, Description: desc, Rules: string(rules)}, nil); err != nil {
+	if _, err := client.ACLPolicies().Upsert(&api.ACLPolicy{Name: name, Description: desc, Rules: string(rules), JobACL: attach}, nil); err != nil {
 		c.Ui.Error(fmt.Sprintf("Error writing ACL policy: %v", err))
 		return exitError
 	}
@@ -160,6 +191,15 @@ func (c *ACLPolicyInfoCommand) Run(args []string) int {
 		fmt.Sprintf("CreateIndex|%d", p.CreateIndex),
 		fmt.Sprintf("ModifyIndex|%d", p.ModifyIndex),
 	}))
+	if j := p.JobACL; j != nil {
+		c.Ui.Output("\nAssociated Workload")
+		c.Ui.Output(formatKV([]string{
+			"Namespace|" + j.Namespace,
+			"JobID|" + j.JobID,
+			"Group|" + j.Group,
+			"Task|" + j.Task,
+		}))
+	}
 	c.Ui.Output("\nRules\n\n" + strings.TrimSpace(p.Rules))
 	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/cli"
@@ -148,4 +149,48 @@ func TestACL_CLI_BootstrapSecretAndTTL(t *testing.T) {
 	code, _, stderr = run(t, a, create, "-token", secret, "-type", "management", "-ttl", "5s")
 	must.Eq(t, 1, code)
 	must.StrContains(t, stderr, "expiration time cannot be less than 1m0s")
+}
+
+// `acl policy apply -namespace -job -group -task` attaches a policy to
+// workloads, as upstream's: each flag needing the ones before it is
+// refused with upstream's message before anything is written, and `acl
+// policy info` shows the attachment under "Associated Workload" (an
+// operator must see which tasks a policy reaches).
+func TestACL_CLI_PolicyAttachedToWorkload(t *testing.T) {
+	a := agenttest.NewDevAgent(t, func(c *agent.Config) { c.ACL = &agent.ACLConfig{Enabled: true} })
+	code, out, stderr := run(t, a, aclCmd(func(m Meta) *ACLBootstrapCommand { return &ACLBootstrapCommand{Meta: m} }))
+	must.Eq(t, 0, code, must.Sprint(stderr))
+	mgmt := secretRE.FindStringSubmatch(out)[1]
+	rules := filepath.Join(t.TempDir(), "shared.hcl")
+	must.NoError(t, os.WriteFile(rules, []byte(`namespace "default" { policy = "read" }`+"\n"), 0o600))
+	apply := aclCmd(func(m Meta) *ACLPolicyApplyCommand { return &ACLPolicyApplyCommand{Meta: m} })
+	info := aclCmd(func(m Meta) *ACLPolicyInfoCommand { return &ACLPolicyInfoCommand{Meta: m} })
+
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"-job", "web"}, "-namespace is required if -job is set"},
+		{[]string{"-namespace", "default"}, "-job is required if -namespace is set"},
+		{[]string{"-namespace", "default", "-group", "g"}, "-job is required if -group is set"},
+		{[]string{"-namespace", "default", "-job", "web", "-task", "t"}, "-group is required if -task is set"},
+	} {
+		code, _, stderr = run(t, a, apply, append(append([]string{"-token", mgmt}, tc.flags...), "shared", rules)...)
+		must.Eq(t, 1, code, must.Sprint(tc.flags))
+		must.StrContains(t, stderr, tc.want)
+	}
+	code, _, stderr = run(t, a, info, "-token", mgmt, "shared")
+	must.Eq(t, 1, code, must.Sprint("nothing was written by a refused apply"))
+
+	code, out, stderr = run(t, a, apply, "-token", mgmt, "-namespace", "default", "-job", "web", "-group", "cache", "shared", rules)
+	must.Eq(t, 0, code, must.Sprint(stderr))
+	must.StrContains(t, out, `Successfully wrote "shared" ACL policy!`)
+	code, out, stderr = run(t, a, info, "-token", mgmt, "shared")
+	must.Eq(t, 0, code, must.Sprint(stderr))
+	must.StrContains(t, out, "Description = <none>")
+	lines := splitLines(out[strings.Index(out, "Associated Workload"):])
+	must.Eq(t, []string{"Associated Workload", "Namespace = default", "JobID     = web", "Group     = cache", "Task      = <none>"}, lines[:5])
+	code, out, stderr = run(t, a, info, "-token", mgmt, "-json", "shared")
+	must.Eq(t, 0, code, must.Sprint(stderr))
+	must.StrContains(t, out, `"JobID": "web"`)
 }

@@ -75,7 +75,7 @@ func (a *ACL) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply *struct
 		return fmt.Errorf("%w: must specify as least one policy", structs.ErrMissingField)
 	}
 	for _, p := range args.Policies {
-		if err := p.ValidateName(); err != nil {
+		if err := p.Validate(); err != nil {
 			return err
 		}
 		if _, err := acl.Parse(p.Name, p.Rules); err != nil {

@@ -72,12 +72,19 @@ func (k *Keyring) ListPublic(args *structs.GenericRequest, reply *structs.Keyrin
 // variables of its own job, group and task (nomad/jobs/<job>,
 // nomad/jobs/<job>/<group>, nomad/jobs/<job>/<group>/<task>) and list
 // nomad/jobs, as upstream's implicit policy, while its allocation runs.
-// Its reads of services are authorizeServiceRead's.
+// Its reads of services are authorizeServiceRead's. The policies
+// attached to its task (JobACL) add their rules, as upstream's
+// workload-associated policies.
 func (s *Server) resolveIdentity(jwt string) (*acl.ACL, error) {
 	c, err := s.identityClaims(jwt)
 	if err != nil {
 		return nil, err
 	}
+	return s.identityACL(c)
+}
+
+// identityACL is what verified claims may do (resolveIdentity).
+func (s *Server) identityACL(c *structs.IdentityClaims) (*acl.ACL, error) {
 	readList := []string{acl.VariablesCapabilityRead, acl.VariablesCapabilityList}
 	base := "nomad/jobs/" + c.JobID
 	paths := []*acl.VariablesPathPolicy{
@@ -88,9 +95,14 @@ func (s *Server) resolveIdentity(jwt string) (*acl.ACL, error) {
 	if c.TaskName != "" {
 		paths = append(paths, &acl.VariablesPathPolicy{PathSpec: base + "/" + c.TaskGroup + "/" + c.TaskName, Capabilities: readList})
 	}
-	return acl.NewACL([]*acl.Policy{{Namespaces: []*acl.NamespacePolicy{{
+	attached, err := s.State().ACLPoliciesForWorkload(nil, c.Namespace, c.JobID, c.TaskGroup, c.TaskName)
+	if err != nil {
+		return nil, err
+	}
+	implicit := &acl.Policy{Namespaces: []*acl.NamespacePolicy{{
 		Name: c.Namespace, Variables: &acl.VariablesPolicy{Paths: paths},
-	}}}}), nil
+	}}}
+	return acl.NewACL(append(compilePolicies(attached), implicit)), nil
 }
 
 // identityClaims verifies a workload identity and checks that its
@@ -114,7 +126,8 @@ func (s *Server) identityClaims(jwt string) (*structs.IdentityClaims, error) {
 // registrations of ns, and returns the filter for a list across
 // namespaces ("*"). A token needs read-job there; a workload identity
 // reads those of its own namespace, as upstream's implicit policy lets
-// nomadService and nomadServices do, and nothing else.
+// nomadService and nomadServices do, and those of the namespaces where a
+// policy attached to it grants read-job.
 func (s *Server) authorizeServiceRead(secret, ns string) (func(ns string) bool, error) {
 	if !s.config.ACLEnabled || !looksLikeJWT(secret) {
 		return s.authorizeList(secret, ns, acl.NamespaceCapabilityReadJob)
@@ -123,9 +136,16 @@ func (s *Server) authorizeServiceRead(secret, ns string) (func(ns string) bool, 
 	if err != nil {
 		return nil, err
 	}
-	if ns != state.AllNamespaces && ns != c.Namespace {
-		return nil, fmt.Errorf("%w: a workload identity reads the services of its own namespace (%q) only, not of %q",
+	a, err := s.identityACL(c)
+	if err != nil {
+		return nil, err
+	}
+	may := func(n string) bool {
+		return n == c.Namespace || a.AllowNamespaceOperation(n, acl.NamespaceCapabilityReadJob)
+	}
+	if ns != state.AllNamespaces && !may(ns) {
+		return nil, fmt.Errorf("%w: a workload identity reads the services of its own namespace (%q) and of those its attached policies grant read-job in, not of %q",
 			structs.ErrPermissionDenied, c.Namespace, ns)
 	}
-	return func(n string) bool { return n == c.Namespace }, nil
+	return may, nil
 }

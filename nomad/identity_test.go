@@ -118,7 +118,7 @@ func TestIdentity_ReadsServicesOfItsNamespace(t *testing.T) {
 	err = s.RPC("ServiceRegistration.GetService", &structs.ServiceRegistrationByNameRequest{ServiceName: "db",
 		QueryOptions: structs.QueryOptions{Namespace: "other", AuthToken: jwt}}, &structs.ServiceRegistrationByNameResponse{})
 	must.ErrorIs(t, err, structs.ErrPermissionDenied)
-	must.StrContains(t, err.Error(), `its own namespace ("default") only`)
+	must.StrContains(t, err.Error(), `its own namespace ("default") and of those its attached policies`)
 	err = s.RPC("Job.GetJob", &structs.JobSpecificRequest{JobID: alloc.JobID,
 		QueryOptions: structs.QueryOptions{Namespace: alloc.Namespace, AuthToken: jwt}}, &structs.SingleJobResponse{})
 	must.ErrorIs(t, err, structs.ErrPermissionDenied, must.Sprint("services only, not the jobs"))

@@ -127,7 +127,7 @@ func (s *HTTPServer) aclPolicyPut(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, codedErrorf(http.StatusBadRequest, "Policy name does not match the path: %q", name)
 	}
 	args := &structs.ACLPolicyUpsertRequest{
-		Policies:     []*structs.ACLPolicy{{Name: name, Description: body.Description, Rules: body.Rules}},
+		Policies:     []*structs.ACLPolicy{{Name: name, Description: body.Description, Rules: body.Rules, JobACL: (*structs.JobACL)(body.JobACL)}},
 		WriteRequest: writeRequest(r),
 	}
 	var reply structs.GenericResponse

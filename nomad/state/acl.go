@@ -97,6 +97,22 @@ func (s *StateStore) ACLPolicies(ws memdb.WatchSet) (memdb.ResultIterator, error
 	return getWatch(s.db.Txn(false), ws, TableACLPolicies, indexID)
 }
 
+// ACLPoliciesForWorkload returns the policies attached (JobACL) to the
+// task of a workload identity, by name. Policies are few: a scan.
+func (s *StateStore) ACLPoliciesForWorkload(ws memdb.WatchSet, ns, job, group, task string) ([]*structs.ACLPolicy, error) {
+	it, err := s.ACLPolicies(ws)
+	if err != nil {
+		return nil, err
+	}
+	var out []*structs.ACLPolicy
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if p := raw.(*structs.ACLPolicy); p.JobACL.Matches(ns, job, group, task) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
 // UpsertACLTokens creates or updates tokens, keeping CreateIndex and the
 // secret of an existing token.
 func (s *StateStore) UpsertACLTokens(index uint64, tokens []*structs.ACLToken) error {

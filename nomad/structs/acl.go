@@ -198,8 +198,30 @@ type ACLPolicy struct {
 	Name        string
 	Description string
 	Rules       string
+	// JobACL, when set, attaches the policy to workloads: the identities
+	// of the tasks it names get its rules on top of their implicit
+	// policy, as upstream's workload-associated policies.
+	JobACL      *JobACL
 	CreateIndex uint64
 	ModifyIndex uint64
+}
+
+// JobACL names the workloads a policy is attached to: every task of a
+// job, of one of its groups, or one task. Empty fields widen the match;
+// a narrower field needs the wider ones (a task needs its group, a group
+// its job, a job its namespace).
+type JobACL struct {
+	Namespace string
+	JobID     string
+	Group     string
+	Task      string
+}
+
+// Matches says whether a task's identity (namespace, job, group, task)
+// is one the policy is attached to.
+func (j *JobACL) Matches(ns, job, group, task string) bool {
+	return j != nil && j.Namespace == ns && j.JobID == job &&
+		(j.Group == "" || j.Group == group) && (j.Task == "" || j.Task == task)
 }
 
 // Stub is the policy without its rules, for lists.
@@ -209,14 +231,43 @@ func (p *ACLPolicy) Stub() *ACLPolicyListStub {
 
 var validPolicyName = regexp.MustCompile(`^[a-zA-Z0-9-]{1,128}$`)
 
-// ValidateName checks a policy's name (upstream's rule: letters, digits
-// and dashes, at most 128).
-func (p *ACLPolicy) ValidateName() error {
+// Validate checks a policy's name (upstream's rule: letters, digits
+// and dashes, at most 128), its description and its JobACL.
+func (p *ACLPolicy) Validate() error {
 	if !validPolicyName.MatchString(p.Name) {
 		return fmt.Errorf("%w: invalid policy name %q: use 1 to 128 letters, digits and dashes", ErrInvalidRequest, p.Name)
 	}
 	if len(p.Description) > 256 {
 		return fmt.Errorf("%w: policy %q: description longer than 256 characters", ErrInvalidRequest, p.Name)
+	}
+	return p.validateJobACL()
+}
+
+// validateJobACL refuses a workload match with a narrow field but not the
+// wider ones it needs; an empty JobACL is no attachment and is dropped.
+func (p *ACLPolicy) validateJobACL() error {
+	j := p.JobACL
+	if j == nil {
+		return nil
+	}
+	if *j == (JobACL{}) {
+		p.JobACL = nil
+		return nil
+	}
+	for _, need := range []struct {
+		set      bool
+		field    string
+		required string
+		missing  bool
+	}{
+		{j.Task != "", "Task", "Group", j.Group == ""},
+		{j.Group != "", "Group", "JobID", j.JobID == ""},
+		{j.JobID != "", "JobID", "Namespace", j.Namespace == ""},
+		{j.Namespace != "", "Namespace", "JobID", j.JobID == ""},
+	} {
+		if need.set && need.missing {
+			return fmt.Errorf("%w: policy %q: JobACL.%s needs JobACL.%s", ErrInvalidRequest, p.Name, need.field, need.required)
+		}
 	}
 	return nil
 }

@@ -290,7 +290,8 @@ func TestMessageType_String(t *testing.T) {
 }
 
 func fullACLPolicy() *structs.ACLPolicy {
-	return &structs.ACLPolicy{Name: "readers", Description: "read jobs", Rules: `namespace "default" { policy = "read" }`, CreateIndex: 3, ModifyIndex: 4}
+	return &structs.ACLPolicy{Name: "readers", Description: "read jobs", Rules: `namespace "default" { policy = "read" }`,
+		JobACL: &structs.JobACL{Namespace: "default", JobID: "web", Group: "cache", Task: "redis"}, CreateIndex: 3, ModifyIndex: 4}
 }
 
 func fullACLToken() *structs.ACLToken {
