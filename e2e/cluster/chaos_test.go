@@ -81,7 +81,17 @@ type chaos struct {
 	// artifacts is where the run keeps its history and samples, once
 	// artifactsDir has chosen it.
 	artifacts string
+	// collects: the servers garbage-collect finished allocations (the
+	// soak's settings), so one last seen terminal may leave the state;
+	// terminal is whether each allocation was when last listed.
+	collects bool
+	terminal map[string]bool
 }
+
+// collected says whether an allocation missing from the state may have
+// been garbage-collected: the servers collect, and it was finished when
+// last listed. Anything else missing is lost.
+func (c *chaos) collected(id string) bool { return c.collects && c.terminal[id] }
 
 func (c *chaos) logf(kind, format string, args ...any) {
 	c.counts[kind]++
@@ -156,7 +166,7 @@ func newChaos(t *testing.T, seed uint64, serverSettings string) *chaos {
 	c := &chaos{
 		t: t, nc: nc, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6e6f6d6164)),
 		jobs: chaosJobs(), cuts: map[string]func(){}, down: map[*harness.Agent]bool{},
-		counts: map[string]int{}, pids: map[string]int{}, seen: map[string]bool{},
+		counts: map[string]int{}, pids: map[string]int{}, seen: map[string]bool{}, terminal: map[string]bool{},
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -380,12 +390,17 @@ func (c *chaos) check() error {
 	have := map[string]string{}
 	for _, a := range all {
 		have[a.ID] = a.DesiredStatus
+		c.terminal[a.ID] = a.DesiredStatus != "run" || a.ClientStatus == "complete" || a.ClientStatus == "failed" || a.ClientStatus == "lost"
 	}
 	if err := c.w.checkSettled(have); err != nil {
 		return err
 	}
 	for id := range c.seen {
 		if _, ok := have[id]; !ok {
+			if c.collected(id) {
+				delete(c.seen, id)
+				continue
+			}
 			c.fatalf("allocation %s is missing from the state", id)
 		}
 	}

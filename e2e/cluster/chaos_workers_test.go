@@ -446,8 +446,9 @@ func (w *workers) finalReads() {
 
 // checkSettled is the workers' invariants of a settled cluster: each
 // worker job runs the count it reads (none when stopped), every
-// allocation a worker saw listed is still in the state, and every
-// allocation whose stop was acknowledged no longer should run.
+// allocation a worker saw listed is still in the state (unless the
+// servers may have collected it, chaos.collected), and every allocation
+// whose stop was acknowledged no longer should run.
 func (w *workers) checkSettled(have map[string]string) error {
 	api := w.c.nc.anyServer().API()
 	for _, job := range w.jobs {
@@ -477,10 +478,18 @@ func (w *workers) checkSettled(have map[string]string) error {
 	defer w.mu.Unlock()
 	for id := range w.listed {
 		if _, ok := have[id]; !ok {
+			if w.c.collected(id) {
+				delete(w.listed, id)
+				continue
+			}
 			w.c.fatalf("allocation %s, listed by a worker, is missing from the state", id)
 		}
 	}
 	for id := range w.stopped {
+		if _, ok := have[id]; !ok && w.c.collected(id) {
+			delete(w.stopped, id)
+			continue
+		}
 		if d, ok := have[id]; !ok || d == "run" {
 			return fmt.Errorf("allocation %s: its stop was acknowledged, yet it is desired %q", id[:8], d)
 		}
