@@ -2,8 +2,7 @@ package api
 
 import "time"
 
-// Template is a task's `template` block, with upstream's wire names
-// (change_script, uid and gid are not implemented and have no field).
+// Template is a task's `template` block, with upstream's wire names.
 type Template struct {
 	SourcePath    *string        `json:",omitempty"`
 	DestPath      *string        `json:",omitempty"`
@@ -17,6 +16,18 @@ type Template struct {
 	Envvars       *bool          `json:",omitempty"`
 	ErrMissingKey *bool          `json:",omitempty"`
 	Wait          *WaitConfig    `json:",omitempty"`
+	ChangeScript  *ChangeScript  `json:",omitempty"`
+	Uid           *int           `json:",omitempty"`
+	Gid           *int           `json:",omitempty"`
+}
+
+// ChangeScript is a template's `change_script { command args timeout
+// fail_on_error }`.
+type ChangeScript struct {
+	Command     *string        `json:",omitempty"`
+	Args        []string       `json:",omitempty"`
+	Timeout     *time.Duration `json:",omitempty"`
+	FailOnError *bool          `json:",omitempty"`
 }
 
 // WaitConfig is a template's `wait { min max }`.

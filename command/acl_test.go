@@ -181,6 +181,7 @@ func TestACL_CLI_PolicyAttachedToWorkload(t *testing.T) {
 	}
 	code, _, stderr = run(t, a, info, "-token", mgmt, "shared")
 	must.Eq(t, 1, code, must.Sprint("nothing was written by a refused apply"))
+	must.StrContains(t, stderr, "not found")
 
 	code, out, stderr = run(t, a, apply, "-token", mgmt, "-namespace", "default", "-job", "web", "-group", "cache", "shared", rules)
 	must.Eq(t, 0, code, must.Sprint(stderr))

@@ -7,21 +7,15 @@ import (
 )
 
 // template decodes a task's `template { source data destination env
-// change_mode change_signal splay perms left_delimiter right_delimiter
-// error_on_missing_key wait { min max } }`. What needs only the text (one
+// change_mode change_signal splay perms uid gid left_delimiter
+// right_delimiter error_on_missing_key wait { min max } change_script {
+// command args timeout fail_on_error } }`. What needs only the text (one
 // of source and data, a destination or source leaving the allocation
-// directory, the change mode) is checked here, at its position; the
-// servers check again for jobs submitted as JSON. change_mode "script"
-// with its change_script block, uid and gid are refused by name: the
-// client does not implement them.
+// directory, the change mode with its signal or script) is checked here,
+// at its position; the servers check again for jobs submitted as JSON.
 func (p *parser) template(b *hclsyntax.Block, parent string) *api.Template {
 	t := &api.Template{}
 	where := blockWhere(b.Type, parent)
-	refuse := func(why string) func(*hclsyntax.Attribute) {
-		return func(a *hclsyntax.Attribute) {
-			p.errorf(a.NameRange, "%s: %s is not supported: %s", where, a.Name, why)
-		}
-	}
 	escapes := func(a *hclsyntax.Attribute, field string, v *string) {
 		if v != nil && api.ArtifactDestEscapes(*v) {
 			p.errorf(a.Expr.Range(), "invalid %s %q in %s: it escapes the allocation directory (use a path inside the task directory, or ../alloc/)", field, *v, where)
@@ -42,11 +36,9 @@ func (p *parser) template(b *hclsyntax.Block, parent string) *api.Template {
 				t.ChangeMode = p.stringPtr(a, where)
 				if m := t.ChangeMode; m != nil {
 					switch *m {
-					case "noop", "restart", "signal":
-					case "script":
-						p.errorf(a.Expr.Range(), "%s: change_mode \"script\" is not supported: use restart, signal or noop", where)
+					case "noop", "restart", "signal", "script":
 					default:
-						p.errorf(a.Expr.Range(), "%s: invalid change_mode %q; must be one of noop, restart, signal", where, *m)
+						p.errorf(a.Expr.Range(), "%s: invalid change_mode %q; must be one of noop, restart, signal, script", where, *m)
 					}
 				}
 			},
@@ -57,8 +49,8 @@ func (p *parser) template(b *hclsyntax.Block, parent string) *api.Template {
 			"right_delimiter":      func(a *hclsyntax.Attribute) { t.RightDelim = p.stringPtr(a, where) },
 			"env":                  func(a *hclsyntax.Attribute) { t.Envvars = p.boolPtr(a, where) },
 			"error_on_missing_key": func(a *hclsyntax.Attribute) { t.ErrMissingKey = p.boolPtr(a, where) },
-			"uid":                  refuse("rendered files belong to the client's user"),
-			"gid":                  refuse("rendered files belong to the client's group"),
+			"uid":                  func(a *hclsyntax.Attribute) { t.Uid = p.intPtr(a, where) },
+			"gid":                  func(a *hclsyntax.Attribute) { t.Gid = p.intPtr(a, where) },
 		},
 		blocks: map[string]blockSpec{
 			"wait": {decode: func(b *hclsyntax.Block, _ string) {
@@ -71,7 +63,18 @@ func (p *parser) template(b *hclsyntax.Block, parent string) *api.Template {
 				t.Wait = w
 			}},
 			"change_script": {decode: func(b *hclsyntax.Block, _ string) {
-				p.errorf(b.TypeRange, "%s: change_script is not supported: change_mode \"script\" is not implemented", where)
+				cs := &api.ChangeScript{}
+				cw := blockWhere(b.Type, where)
+				p.walk(b.Body, cw, schema{attrs: map[string]func(*hclsyntax.Attribute){
+					"command":       func(a *hclsyntax.Attribute) { cs.Command = p.stringPtr(a, cw) },
+					"args":          func(a *hclsyntax.Attribute) { cs.Args = p.stringList(a, cw) },
+					"timeout":       func(a *hclsyntax.Attribute) { cs.Timeout = p.durationPtr(a, cw) },
+					"fail_on_error": func(a *hclsyntax.Attribute) { cs.FailOnError = p.boolPtr(a, cw) },
+				}})
+				if cs.Command == nil {
+					p.errorf(b.TypeRange, "missing command in %s", cw)
+				}
+				t.ChangeScript = cs
 			}},
 		},
 	})
@@ -86,6 +89,9 @@ func (p *parser) template(b *hclsyntax.Block, parent string) *api.Template {
 	}
 	if t.ChangeMode != nil && *t.ChangeMode == "signal" && t.ChangeSignal == nil {
 		p.errorf(b.TypeRange, "%s: change_mode \"signal\" needs a change_signal", where)
+	}
+	if t.ChangeMode != nil && *t.ChangeMode == "script" && t.ChangeScript == nil {
+		p.errorf(b.TypeRange, "%s: change_mode \"script\" needs a change_script", where)
 	}
 	return t
 }

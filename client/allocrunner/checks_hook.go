@@ -151,13 +151,15 @@ func (ar *AllocRunner) CheckResults() map[string]checks.Result {
 	return ar.checks.runner.Results()
 }
 
-// ErrScriptNotSupported is a script check in a task whose driver isolates
-// its filesystem: the command is run beside the task, as `alloc exec`
-// runs one, which only a driver without isolation (raw_exec) allows.
-var ErrScriptNotSupported = errors.New("script checks are not supported by the task's driver")
+// ErrScriptNotSupported is a script check or a template's change_script
+// in a task whose driver isolates its filesystem: the command is run
+// beside the task, as `alloc exec` runs one, which only a driver without
+// isolation (raw_exec) allows.
+var ErrScriptNotSupported = errors.New("scripts (script checks, change_script) are not supported by the task's driver")
 
-// scriptExec runs a script check's command as `alloc exec` runs one: in
-// the task's environment and directory, through ExecInfo.
+// scriptExec runs a script check's or a change_script's command as
+// `alloc exec` runs one: in the task's environment and directory, through
+// ExecInfo.
 func scriptExec(tr *TaskRunner) checks.ExecFunc {
 	return func(ctx context.Context, command string, args []string) ([]byte, int, error) {
 		info, err := tr.ExecInfo()

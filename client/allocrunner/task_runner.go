@@ -108,6 +108,11 @@ type TaskRunner struct {
 	// killReason is why the task is being killed, for kills that have no
 	// event of their own (KillBecause); set before killCh closes.
 	killReason string
+	// killEvent is the Killing event a Kill brought, recorded in place
+	// of the runner's own when the task is stopped; one that FailsTask
+	// leaves the task failed (a change_script with fail_on_error). Set
+	// before killCh closes.
+	killEvent *structs.TaskEvent
 
 	killCh       chan struct{}
 	killOnce     sync.Once
@@ -250,11 +255,14 @@ func (tr *TaskRunner) kill(reason *structs.TaskEvent, why string) {
 		if dead {
 			return
 		}
-		if reason != nil {
+		if reason != nil && reason.Type != structs.TaskKilling {
 			tr.EmitEvent(reason)
 		}
 		tr.mu.Lock()
 		tr.killReason = why
+		if reason != nil && reason.Type == structs.TaskKilling {
+			tr.killEvent = reason
+		}
 		tr.mu.Unlock()
 		close(tr.killCh)
 	})
@@ -785,9 +793,14 @@ func (tr *TaskRunner) waitShutdownDelay() bool {
 // stopAndMarkKilled stops the running task with its kill signal and timeout.
 func (tr *TaskRunner) stopAndMarkKilled() {
 	timeout := tr.killTimeout()
-	e := newEvent(structs.TaskKilling, tr.clock.Now())
+	tr.mu.Lock()
+	e := tr.killEvent
+	tr.mu.Unlock()
+	if e == nil {
+		e = newEvent(structs.TaskKilling, tr.clock.Now())
+		e.KillReason = tr.reasonForKill()
+	}
 	e.KillTimeout = timeout
-	e.KillReason = tr.reasonForKill()
 	tr.EmitEvent(e)
 
 	stopErr := tr.driver.StopTask(tr.taskID, timeout, tr.task.KillSignal)
@@ -801,12 +814,19 @@ func (tr *TaskRunner) stopAndMarkKilled() {
 	tr.markKilled(stopErr, "")
 }
 
-// markKilled makes the task dead after a kill. A kill does not fail a task:
-// if it had failed before, it stays failed. why is the kill's reason when
-// no Killing event carried it (the task was not running).
+// markKilled makes the task dead after a kill. A kill does not fail a task
+// unless its Killing event says so (FailsTask): if it had failed before,
+// it stays failed. why is the kill's reason when no Killing event carried
+// it (the task was not running).
 func (tr *TaskRunner) markKilled(killErr error, why string) {
 	now := tr.clock.Now()
+	tr.mu.Lock()
+	fails := tr.killEvent != nil && tr.killEvent.FailsTask
+	tr.mu.Unlock()
 	tr.update(func(st *structs.TaskState) {
+		if fails {
+			st.Failed = true
+		}
 		e := newEvent(structs.TaskKilled, now)
 		if killErr != nil {
 			e.KillError = killErr.Error()

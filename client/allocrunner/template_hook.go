@@ -273,7 +273,7 @@ func (h *templateHook) apply(i int, t *structs.Template, res *template.Result) e
 	if err != nil {
 		return fmt.Errorf("template %q: destination: %w", t.DestPath, err)
 	}
-	if err := writeRendered(dst, t.Perms, res.Content); err != nil {
+	if err := writeRendered(dst, t, res.Content); err != nil {
 		return fmt.Errorf("template %q: %w", t.DestPath, err)
 	}
 	h.mu.Lock()
@@ -424,6 +424,47 @@ func (h *templateHook) changed(t *structs.Template) {
 		if err := h.tr.Signal(t.ChangeSignal); err != nil && !errors.Is(err, ErrTaskNotRunning) {
 			h.logger.Warn("signalling the task after a template change failed", "template", t.DestPath, "error", err)
 		}
+	case structs.TemplateChangeModeScript:
+		h.runChangeScript(t.ChangeScript)
+	}
+}
+
+// runChangeScript runs a template's change_script in the task as a
+// script check runs its command (scriptExec: the task's environment and
+// directory, killed at the timeout), and records how it went in
+// upstream's words. A failure with fail_on_error kills the task, which
+// then fails.
+func (h *templateHook) runChangeScript(cs *structs.ChangeScript) {
+	if cs == nil || !h.tr.running() {
+		return // not running: its next start reads the new content anyway
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, cmp.Or(cs.Timeout, structs.DefaultChangeScriptTimeout))
+	defer cancel()
+	_, code, err := scriptExec(h.tr)(ctx, cs.Command, cs.Args)
+	now := h.tr.clock.Now()
+	args := cs.Args
+	if args == nil {
+		args = []string{}
+	}
+	e := newEvent(structs.TaskHookFailed, now)
+	switch {
+	case err != nil:
+		e.DisplayMessage = fmt.Sprintf("Template failed to run script %s with arguments %v on change: %v Exit code: %d", cs.Command, args, err, code)
+	case code != 0:
+		e.DisplayMessage = fmt.Sprintf("Template ran script %s with arguments %v on change but it exited with code code: %d", cs.Command, args, code)
+	default:
+		e.Type = structs.TaskHookMessage
+		e.DisplayMessage = fmt.Sprintf("Template successfully ran script %s with arguments: %v. Exit code: %d", cs.Command, args, code)
+		h.tr.EmitEvent(e)
+		return
+	}
+	h.tr.EmitEvent(e)
+	h.logger.Warn("template change_script failed", "command", cs.Command, "exit_code", code, "error", err, "fail_on_error", cs.FailOnError)
+	if cs.FailOnError {
+		k := newEvent(structs.TaskKilling, now)
+		k.DisplayMessage = "Template script failed, task is being killed"
+		k.FailsTask = true
+		h.tr.Kill(k)
 	}
 }
 
@@ -456,8 +497,10 @@ func (tr *TaskRunner) restartForTemplate(reason string) {
 	}
 }
 
-// writeRendered writes content to dst atomically with perms (octal).
-func writeRendered(dst, perms string, content []byte) error {
+// writeRendered writes content to dst atomically with t's perms (octal),
+// owned by its uid and gid when set (-1 keeps the client's).
+func writeRendered(dst string, t *structs.Template, content []byte) error {
+	perms := t.Perms
 	mode, err := strconv.ParseUint(cmp.Or(perms, structs.DefaultTemplatePerms), 8, 32)
 	if err != nil {
 		return fmt.Errorf("perms %q: %w", perms, err)
@@ -472,6 +515,19 @@ func writeRendered(dst, perms string, content []byte) error {
 	// WriteFile's mode is filtered by the umask; perms is exact.
 	if err := os.Chmod(tmp, os.FileMode(mode)); err != nil {
 		return err
+	}
+	if t.Uid != nil || t.Gid != nil {
+		uid, gid := -1, -1
+		if t.Uid != nil {
+			uid = *t.Uid
+		}
+		if t.Gid != nil {
+			gid = *t.Gid
+		}
+		if err := os.Chown(tmp, uid, gid); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("uid %d, gid %d: %w", uid, gid, err)
+		}
 	}
 	return os.Rename(tmp, dst)
 }

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"slices"
+
 	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -28,6 +30,16 @@ func convertTemplates(ts []*api.Template) []*structs.Template {
 		}
 		if w := t.Wait; w != nil {
 			s.Wait = &structs.TemplateWait{Min: deref(w.Min), Max: deref(w.Max)}
+		}
+		if cs := t.ChangeScript; cs != nil {
+			s.ChangeScript = &structs.ChangeScript{Command: deref(cs.Command), Args: slices.Clone(cs.Args),
+				Timeout: deref(cs.Timeout), FailOnError: deref(cs.FailOnError)}
+		}
+		if t.Uid != nil {
+			s.Uid = new(*t.Uid)
+		}
+		if t.Gid != nil {
+			s.Gid = new(*t.Gid)
 		}
 		out = append(out, s)
 	}

@@ -634,6 +634,10 @@ const (
 	// fetch of a task's artifacts.
 	TaskDownloadingArtifacts   = "Downloading Artifacts"
 	TaskArtifactDownloadFailed = "Failed Artifact Download"
+	// TaskHookMessage and TaskHookFailed report what a hook did while the
+	// task ran: a template's change_script, run or failed.
+	TaskHookMessage = "Task hook message"
+	TaskHookFailed  = "Task hook failed"
 )
 
 // TaskEvent is one entry of a task's history.

@@ -67,7 +67,9 @@ func fullTask(name string) *structs.Task {
 		Services:  []*structs.Service{fullService(name)},
 		Templates: []*structs.Template{{EmbeddedTmpl: "x", DestPath: "local/x", ChangeMode: "signal", ChangeSignal: "SIGHUP",
 			Splay: time.Second, Perms: "0600", LeftDelim: "[[", RightDelim: "]]", Envvars: true, ErrMissingKey: true, SourcePath: "s",
-			Wait: &structs.TemplateWait{Min: time.Second, Max: time.Minute}}},
+			Wait:         &structs.TemplateWait{Min: time.Second, Max: time.Minute},
+			ChangeScript: &structs.ChangeScript{Command: "/bin/reload", Args: []string{"-q"}, Timeout: time.Second, FailOnError: true},
+			Uid:          new(1000), Gid: new(1000)}},
 		Identity: &structs.WorkloadIdentity{Name: "default", Audience: []string{"a"}, ChangeMode: "noop", ChangeSignal: "SIGHUP", Env: true, File: true, TTL: time.Hour},
 		VolumeMounts: []*structs.VolumeMount{{
 			Volume: "data", Destination: "/srv/data", ReadOnly: true, PropagationMode: structs.VolumeMountPropagationHostToTask,

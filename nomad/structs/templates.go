@@ -19,8 +19,9 @@ const (
 
 // Template defaults, as upstream's.
 const (
-	DefaultTemplateSplay = 5 * time.Second
-	DefaultTemplatePerms = "0644"
+	DefaultTemplateSplay       = 5 * time.Second
+	DefaultTemplatePerms       = "0644"
+	DefaultChangeScriptTimeout = 5 * time.Second
 )
 
 // Template is a task's `template` block: a file (or, with Envvars,
@@ -43,6 +44,24 @@ type Template struct {
 	// Wait bounds how long a change waits for more before it is rendered:
 	// at least Min of quiet, at most Max in all; nil renders at once.
 	Wait *TemplateWait
+	// ChangeScript is what change_mode "script" runs in the task.
+	ChangeScript *ChangeScript
+	// Uid and Gid own the rendered file; nil (or -1, upstream's default)
+	// leaves the client's.
+	Uid *int
+	Gid *int
+}
+
+// ChangeScript is a template's `change_script`: the command run in the
+// task, as `alloc exec` runs one, when a re-render changes the content
+// (change_mode "script"), killed after Timeout. A failure (an exit code
+// other than 0, the timeout, a command that cannot run) is a task event;
+// with FailOnError the task is killed and fails.
+type ChangeScript struct {
+	Command     string
+	Args        []string
+	Timeout     time.Duration
+	FailOnError bool
 }
 
 // TemplateWait is a template's `wait { min max }`.
@@ -60,6 +79,17 @@ func (t *Template) Copy() *Template {
 	if t.Wait != nil {
 		w := *t.Wait
 		n.Wait = &w
+	}
+	if t.ChangeScript != nil {
+		cs := *t.ChangeScript
+		cs.Args = slices.Clone(cs.Args)
+		n.ChangeScript = &cs
+	}
+	if t.Uid != nil {
+		n.Uid = new(*t.Uid)
+	}
+	if t.Gid != nil {
+		n.Gid = new(*t.Gid)
 	}
 	return &n
 }
@@ -89,6 +119,9 @@ func (t *Template) Canonicalize() {
 	if t.RightDelim == "" {
 		t.RightDelim = "}}"
 	}
+	if t.ChangeScript != nil && t.ChangeScript.Timeout == 0 {
+		t.ChangeScript.Timeout = DefaultChangeScriptTimeout
+	}
 }
 
 // Validate checks one template; its problems name the field.
@@ -115,9 +148,22 @@ func (t *Template) Validate() error {
 			p.add("template change_mode \"signal\" must have a change_signal")
 		}
 	case TemplateChangeModeScript:
-		p.add("template change_mode \"script\" is not supported")
+		if t.ChangeScript == nil || t.ChangeScript.Command == "" {
+			p.add("template change_mode \"script\" must have a change_script with a command")
+		}
 	default:
-		p.add("template change_mode %q is invalid: must be one of noop, restart, signal", t.ChangeMode)
+		p.add("template change_mode %q is invalid: must be one of noop, restart, signal, script", t.ChangeMode)
+	}
+	if cs := t.ChangeScript; cs != nil && cs.Timeout < 0 {
+		p.add("template change_script timeout must not be negative")
+	}
+	for _, id := range []struct {
+		name string
+		v    *int
+	}{{"uid", t.Uid}, {"gid", t.Gid}} {
+		if id.v != nil && *id.v < -1 {
+			p.add("template %s %d is invalid: must be an ID, or -1 to leave the client's", id.name, *id.v)
+		}
 	}
 	if t.Splay < 0 {
 		p.add("template splay must not be negative")

@@ -32,7 +32,7 @@ func TestTemplate_Validate(t *testing.T) {
 		`template destination "../../etc/passwd" escapes the allocation directory`,
 		`template change_mode "signal" must have a change_signal`,
 		`template perms "rw" is not an octal file mode`,
-		`template change_mode "script" is not supported`,
+		`template change_mode "script" must have a change_script with a command`,
 		`Template 3: destination "local/a" is also another template's`,
 	} {
 		must.ErrorContains(t, err, want)
