@@ -382,10 +382,20 @@ func (c Cgroups) DestroyWait(clk clock.Clock, wait time.Duration) error {
 }
 
 // Remove kills what is left in the cgroups and removes them, waiting at
-// most wait for the kernel to let go of them.
+// most wait for the kernel to let go of them. What is still listed at each
+// refusal is killed again: a process that was forking when the first
+// kill came leaves a child the list did not show yet, which would
+// otherwise hold the cgroup (and itself stay alive) for good.
 func (c Cgroups) Remove(clk clock.Clock, wait time.Duration) error {
-	c.KillAll()
-	return c.DestroyWait(clk, wait)
+	deadline := clk.Now().Add(wait)
+	for {
+		c.KillAll()
+		err := c.Destroy()
+		if err == nil || !errors.Is(err, syscall.EBUSY) || clk.Now().After(deadline) {
+			return err
+		}
+		clock.Sleep(clk, 10*time.Millisecond, nil)
+	}
 }
 
 // RemoveIfEmpty removes the cgroups of a task that ended while no agent

@@ -137,3 +137,33 @@ func TestRealV2_Reattach(t *testing.T) {
 	_, err = os.Stat(cg.Paths[0])
 	must.True(t, os.IsNotExist(err), must.Sprintf("cgroup %s removed", cg.Paths[0]))
 }
+
+// Remove of a task that keeps forking kills the children forked after
+// its first kill too, and removes the cgroup: a child the first list did
+// not show used to hold the cgroup (EBUSY until the wait ran out) and stay
+// alive, a process leaked by a stopped task.
+func TestRealV2_RemoveKillsForkingTask(t *testing.T) {
+	cgrouptest.RealV2(t)
+	cg, err := cgroup.Create(cgroup.CreateInput{Version: 2, Name: "a1.forks"})
+	must.NoError(t, err)
+	// Eight forkers, started once the shell is in the cgroup (it reads a
+	// line first), so that every child is born in it.
+	cmd := exec.Command("sh", "-c", "read go; for i in 1 2 3 4 5 6 7 8; do (while :; do sleep 300 & done) & done; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start, err := cmd.StdinPipe()
+	must.NoError(t, err)
+	must.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	must.NoError(t, cg.Join(cmd.Process.Pid))
+	_, err = start.Write([]byte("go\n"))
+	must.NoError(t, err)
+	wait.Poll(t, testTimeout, "the task to have forked", func() (bool, string) {
+		n := len(cg.Pids())
+		return n > 20, fmt.Sprintf("%d processes", n)
+	})
+
+	must.NoError(t, cg.Remove(clock.Real(), testTimeout))
+	_ = waitCmd(t, cmd)
+	_, err = os.Stat(cg.Paths[0])
+	must.True(t, os.IsNotExist(err), must.Sprintf("cgroup %s removed", cg.Paths[0]))
+}
