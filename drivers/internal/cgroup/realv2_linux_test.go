@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -138,32 +139,52 @@ func TestRealV2_Reattach(t *testing.T) {
 	must.True(t, os.IsNotExist(err), must.Sprintf("cgroup %s removed", cg.Paths[0]))
 }
 
-// Remove of a task that keeps forking kills the children forked after
-// its first kill too, and removes the cgroup: a child the first list did
-// not show used to hold the cgroup (EBUSY until the wait ran out) and stay
-// alive, a process leaked by a stopped task.
+// Remove of a task that keeps forking kills the children born after its
+// first kill too, and removes the cgroup: a child the first list did not
+// show used to hold the cgroup (EBUSY until the wait ran out) and stay
+// alive, a process leaked by a stopped task. The test stands in for the
+// forking task by joining a new process to the cgroup every 20 ms for
+// the first half second of the Remove.
 func TestRealV2_RemoveKillsForkingTask(t *testing.T) {
 	cgrouptest.RealV2(t)
 	cg, err := cgroup.Create(cgroup.CreateInput{Version: 2, Name: "a1.forks"})
 	must.NoError(t, err)
-	// Eight forkers, started once the shell is in the cgroup (it reads a
-	// line first), so that every child is born in it.
-	cmd := exec.Command("sh", "-c", "read go; for i in 1 2 3 4 5 6 7 8; do (while :; do sleep 300 & done) & done; wait")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	start, err := cmd.StdinPipe()
-	must.NoError(t, err)
-	must.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-	must.NoError(t, cg.Join(cmd.Process.Pid))
-	_, err = start.Write([]byte("go\n"))
-	must.NoError(t, err)
-	wait.Poll(t, testTimeout, "the task to have forked", func() (bool, string) {
-		n := len(cg.Pids())
-		return n > 20, fmt.Sprintf("%d processes", n)
-	})
+	var mu sync.Mutex
+	var joined []*exec.Cmd
+	joinOne := func() bool {
+		c := exec.Command("sleep", "300")
+		if c.Start() != nil {
+			return false
+		}
+		if cg.Join(c.Process.Pid) != nil { // the cgroup is gone: Remove is done
+			_ = c.Process.Kill()
+			_ = c.Wait()
+			return false
+		}
+		mu.Lock()
+		joined = append(joined, c)
+		mu.Unlock()
+		return true
+	}
+	must.True(t, joinOne(), must.Sprint("the task's first process"))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		until := time.Now().Add(500 * time.Millisecond)
+		for time.Now().Before(until) && joinOne() {
+			time.Sleep(20 * time.Millisecond) // the forker's pace, not a wait for logic
+		}
+	}()
 
-	must.NoError(t, cg.Remove(clock.Real(), testTimeout))
-	_ = waitCmd(t, cmd)
+	must.NoError(t, cg.Remove(clock.Real(), 2*time.Second))
+	<-done
 	_, err = os.Stat(cg.Paths[0])
 	must.True(t, os.IsNotExist(err), must.Sprintf("cgroup %s removed", cg.Paths[0]))
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range joined {
+		err := waitCmd(t, c)
+		var ee *exec.ExitError
+		must.ErrorAs[*exec.ExitError](t, err, &ee, must.Sprintf("process %d, joined during the Remove, was killed", c.Process.Pid))
+	}
 }
