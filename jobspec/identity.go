@@ -8,10 +8,8 @@ import (
 
 // identity decodes a task's `identity { name aud env file ttl change_mode
 // change_signal }`. Only the default identity is signed, with the
-// servers' audience and lifetime, and a renewal only rewrites the file:
-// a name other than "default", aud, ttl, change_mode other than "noop"
-// and change_signal are refused here at their position, and by the
-// servers for jobs submitted as JSON.
+// servers' audience: a name other than "default" and aud are refused here
+// at their position, and by the servers for jobs submitted as JSON.
 func (p *parser) identity(b *hclsyntax.Block, parent string) *api.WorkloadIdentity {
 	w := &api.WorkloadIdentity{}
 	where := blockWhere(b.Type, parent)
@@ -40,14 +38,25 @@ func (p *parser) identity(b *hclsyntax.Block, parent string) *api.WorkloadIdenti
 		},
 		"change_mode": func(a *hclsyntax.Attribute) {
 			s, ok := p.stringVal(a, where)
-			if ok && s != "noop" {
-				p.errorf(a.Expr.Range(), "%s: change_mode %q is not supported: a renewed identity replaces the file without telling the task (change_mode \"noop\")", where, s)
+			if ok && s != "noop" && s != "restart" && s != "signal" {
+				p.errorf(a.Expr.Range(), "%s: invalid change_mode %q; must be one of noop, restart, signal", where, s)
 			}
 			w.ChangeMode = s
 		},
-		"aud":           refuse("the default identity's audience is fixed by the servers"),
-		"ttl":           refuse("the servers sign the default identity for one hour and the client renews it"),
-		"change_signal": refuse("it goes with change_mode \"signal\", which is not supported"),
+		"change_signal": func(a *hclsyntax.Attribute) {
+			if s, ok := p.stringVal(a, where); ok {
+				w.ChangeSignal = s
+			}
+		},
+		"ttl": func(a *hclsyntax.Attribute) {
+			if d := p.durationPtr(a, where); d != nil {
+				w.TTL = *d
+			}
+		},
+		"aud": refuse("the default identity's audience is fixed by the servers"),
 	}})
+	if w.ChangeMode == "signal" && w.ChangeSignal == "" {
+		p.errorf(b.TypeRange, "%s: change_mode \"signal\" needs a change_signal", where)
+	}
 	return w
 }

@@ -137,7 +137,13 @@ func (s *Server) signIdentity(alloc *structs.Allocation, task string) (*structs.
 		return nil, fmt.Errorf("%w: the keyring has no active root key yet", structs.ErrUnknownRootKey)
 	}
 	now := s.clock.Now()
-	exp := now.Add(structs.DefaultWorkloadIdentityTTL)
+	var spec *structs.WorkloadIdentity
+	if tg := alloc.LookupTaskGroup(); tg != nil {
+		if t := tg.LookupTask(task); t != nil {
+			spec = t.Identity
+		}
+	}
+	exp := now.Add(spec.IdentityTTL())
 	claims := &structs.IdentityClaims{
 		Namespace: alloc.Namespace, JobID: alloc.JobID, TaskGroup: alloc.TaskGroup, AllocationID: alloc.ID, TaskName: task,
 		Subject:  strings.Join([]string{s.config.Region, alloc.Namespace, alloc.JobID, alloc.TaskGroup, task, "default"}, ":"),

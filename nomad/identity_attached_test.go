@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -112,4 +113,33 @@ func TestACL_PolicyJobACLValidated(t *testing.T) {
 	p, err = s.State().ACLPolicyByName(nil, "p")
 	must.NoError(t, err)
 	must.Eq(t, &structs.JobACL{Namespace: "default", JobID: "x", Group: "g", Task: "t"}, p.JobACL)
+}
+
+// TestIdentity_SignedWithTheBlocksTTL checks that the servers sign a
+// task's identity for its identity block's ttl (an hour without one):
+// the client renews at half life, so the ttl is how often a task's
+// token turns over, which is the operator's to choose.
+func TestIdentity_SignedWithTheBlocksTTL(t *testing.T) {
+	s, mgmt := aclServer(t)
+	_, alloc := placedAlloc(t, s, mgmt.SecretID)
+	task := alloc.Job.TaskGroups[0].Tasks[0].Name
+	sign := func(a *structs.Allocation) *structs.SignedWorkloadIdentity {
+		t.Helper()
+		signed, err := s.signIdentity(a, task)
+		must.NoError(t, err)
+		return signed
+	}
+	now := s.clock.Now()
+	got := sign(alloc).Expiration.Sub(now)
+	must.Between(t, structs.DefaultWorkloadIdentityTTL-time.Minute, got, structs.DefaultWorkloadIdentityTTL+time.Minute)
+
+	withTTL := alloc.Copy()
+	withTTL.Job = alloc.Job.Copy()
+	withTTL.Job.TaskGroups[0].Tasks[0].Identity = &structs.WorkloadIdentity{Env: true, TTL: 6 * time.Hour}
+	signed := sign(withTTL)
+	got = signed.Expiration.Sub(now)
+	must.Between(t, 6*time.Hour-time.Minute, got, 6*time.Hour+time.Minute)
+	claims, err := s.encrypter.verifyClaims(signed.JWT, now)
+	must.NoError(t, err)
+	must.Eq(t, signed.Expiration.Unix(), claims.Expiry, must.Sprint("the token's exp says the same"))
 }

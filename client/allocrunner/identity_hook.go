@@ -46,10 +46,11 @@ const (
 // prestart gets the identity signed before the first start, and again
 // when the one held has expired; a held identity that is still valid is
 // used while the servers cannot be reached. Once held, the identity is
-// renewed when half of its life is gone, and the file is rewritten
-// (change_mode "noop": the task is not told; the environment changes at
-// its next start). A renewal that fails is retried with backoff until it
-// succeeds or the task runner stops.
+// renewed when half of its life (the block's ttl) is gone, the file is
+// rewritten, and the block's change_mode applied: noop (the environment
+// changes at the next start), restart in place, or signal. A renewal that
+// fails is retried with backoff until it succeeds or the task runner
+// stops.
 type identityHook struct {
 	logger hclog.Logger
 	clock  clock.Clock
@@ -63,6 +64,9 @@ type identityHook struct {
 	secrets      string // the task's secrets directory
 	// persist stores a newly signed identity; nil stores nothing.
 	persist func(*structs.SignedWorkloadIdentity)
+	// renewed applies the block's change_mode after a renewal; nil does
+	// nothing.
+	renewed func(*structs.WorkloadIdentity)
 
 	mu       sync.Mutex
 	signed   *structs.SignedWorkloadIdentity
@@ -179,6 +183,9 @@ func (h *identityHook) renew() {
 	if err == nil {
 		err = h.writeFile(s)
 	}
+	if err == nil && h.renewed != nil && !h.forTemplates {
+		h.renewed(h.spec)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopped {
@@ -254,4 +261,18 @@ func (tr *TaskRunner) setupFailed(err error) error {
 	e.SetupError = err.Error()
 	tr.EmitEvent(e)
 	return drivers.NewRecoverableError(err, true)
+}
+
+// identityRenewed applies an identity block's change_mode to the running
+// task after its identity was renewed: a task that reads the token once
+// (a proxy, a long-lived client) is restarted or told to read it again.
+func (tr *TaskRunner) identityRenewed(w *structs.WorkloadIdentity) {
+	switch w.ChangeMode {
+	case structs.WorkloadIdentityChangeModeRestart:
+		tr.restartInPlace("Workload identity with change_mode restart renewed")
+	case structs.WorkloadIdentityChangeModeSignal:
+		if err := tr.Signal(w.ChangeSignal); err != nil && !errors.Is(err, ErrTaskNotRunning) {
+			tr.logger.Warn("signalling the task after its workload identity was renewed failed", "error", err)
+		}
+	}
 }

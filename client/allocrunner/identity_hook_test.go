@@ -183,3 +183,46 @@ func TestIdentityHook_RestoredWhileCutOff(t *testing.T) {
 		must.Eq(t, 0, cutOff.count(), must.Sprint("nothing asked before the renewal is due"))
 	})
 }
+
+// TestIdentityHook_ChangeModes checks an identity block's change_mode at
+// each renewal: restart restarts the task in place (its next start has
+// the new NOMAD_TOKEN), signal sends change_signal, noop only rewrites the
+// file; the first signing, before the start, triggers nothing. A task
+// that reads its token once would otherwise go on with an expired one.
+func TestIdentityHook_ChangeModes(t *testing.T) {
+	for _, mode := range []string{structs.WorkloadIdentityChangeModeRestart, structs.WorkloadIdentityChangeModeSignal, structs.WorkloadIdentityChangeModeNoop} {
+		t.Run(mode, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h, d := templateHarness(t, nil)
+				w := &structs.WorkloadIdentity{Env: true, File: true, ChangeMode: mode}
+				if mode == structs.WorkloadIdentityChangeModeSignal {
+					w.ChangeSignal = "SIGHUP"
+				}
+				a := identityAlloc(w)
+				ar := h.runner(t, a)
+				go ar.Run()
+				defer ar.Destroy()
+				h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+				must.Eq(t, 0, restarts(ar))
+				must.SliceEmpty(t, d.got())
+
+				time.Sleep(30*time.Minute + time.Second) // half of the fake signer's hour
+				synctest.Wait()
+				must.Eq(t, "jwt-2", readToken(t, ar))
+				switch mode {
+				case structs.WorkloadIdentityChangeModeRestart:
+					must.Eq(t, 1, restarts(ar))
+					must.Eq(t, "jwt-2", ar.tasks[0].taskConfig().Env["NOMAD_TOKEN"])
+					must.Eq(t, "Workload identity with change_mode restart renewed", lastEvent(ar, structs.TaskRestartSignal).RestartReason)
+					must.SliceEmpty(t, d.got())
+				case structs.WorkloadIdentityChangeModeSignal:
+					must.Eq(t, 0, restarts(ar))
+					must.Eq(t, []string{"SIGHUP"}, d.got())
+				default:
+					must.Eq(t, 0, restarts(ar))
+					must.SliceEmpty(t, d.got())
+				}
+			})
+		})
+	}
+}

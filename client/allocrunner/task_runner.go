@@ -166,6 +166,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		restartCh:     make(chan restartRequest, 1),
 	}
 	tr.templates = newTemplateHook(tr, cfg.templates)
+	tr.identity.renewed = tr.identityRenewed
 	return tr
 }
 

@@ -419,7 +419,7 @@ func (h *templateHook) changed(t *structs.Template) {
 	}
 	switch t.ChangeMode {
 	case structs.TemplateChangeModeRestart:
-		h.tr.restartForTemplate(fmt.Sprintf("Template with change_mode restart re-rendered: %s", t.DestPath))
+		h.tr.restartInPlace(fmt.Sprintf("Template with change_mode restart re-rendered: %s", t.DestPath))
 	case structs.TemplateChangeModeSignal:
 		if err := h.tr.Signal(t.ChangeSignal); err != nil && !errors.Is(err, ErrTaskNotRunning) {
 			h.logger.Warn("signalling the task after a template change failed", "template", t.DestPath, "error", err)
@@ -480,9 +480,10 @@ func (h *templateHook) sleep(d time.Duration) error {
 	}
 }
 
-// restartForTemplate restarts the running task in place (not counted
-// against its restart policy), as change_mode restart asks.
-func (tr *TaskRunner) restartForTemplate(reason string) {
+// restartInPlace restarts the running task in place (not counted against
+// its restart policy), as a template's or an identity's change_mode
+// restart asks.
+func (tr *TaskRunner) restartInPlace(reason string) {
 	if !tr.running() || tr.killed() {
 		// Not running: its next start reads the new content anyway.
 		return
