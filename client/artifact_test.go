@@ -87,7 +87,7 @@ func TestClient_OfflineRebootKeepsArtifacts(t *testing.T) {
 		got := localAlloc(t, c2, a.ID)
 		ts := got.TaskStates["web"]
 		must.Eq(t, structs.AllocClientStatusRunning, got.ClientStatus, must.Sprint(clienttest.DescribeAlloc(got)))
-		must.NotNil(t, lastEvent(ts, structs.TaskRestartedOffline))
+		must.NotNil(t, clienttest.LastEvent(ts, structs.TaskRestartedOffline))
 		must.Eq(t, 0, countEvents(ts, structs.TaskArtifactDownloadFailed))
 		must.Eq(t, int32(1), link.requests.Load(), must.Sprint("the artifact's server was not asked again"))
 		b, err := os.ReadFile(app)

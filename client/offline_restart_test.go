@@ -129,16 +129,6 @@ func windowAlloc(nodeID string, window time.Duration, offline *bool) *structs.Al
 	return a
 }
 
-// lastEvent returns the newest event of type typ on the task, or nil.
-func lastEvent(ts *structs.TaskState, typ string) *structs.TaskEvent {
-	for i := len(ts.Events) - 1; i >= 0; i-- {
-		if ts.Events[i].Type == typ {
-			return ts.Events[i]
-		}
-	}
-	return nil
-}
-
 // offlineScenario is a client that ran allocs, was cut off from srv, and
 // went down; restart brings up its successor still cut off, after
 // powerOff, with every task dead.
@@ -208,7 +198,7 @@ func TestClient_OfflineRebootRestartsWindowedGroups(t *testing.T) {
 		ts := got.TaskStates["web"]
 		must.Eq(t, structs.AllocClientStatusRunning, got.ClientStatus, must.Sprint(clienttest.DescribeAlloc(got)))
 		must.Eq(t, 1, int(ts.Restarts))
-		e := lastEvent(ts, structs.TaskRestartedOffline)
+		e := clienttest.LastEvent(ts, structs.TaskRestartedOffline)
 		must.NotNil(t, e, must.Sprint(clienttest.DescribeAlloc(got)))
 		must.StrContains(t, e.DisplayMessage, "disconnect window")
 		restartTime := time.Unix(0, e.Time)
@@ -216,7 +206,7 @@ func TestClient_OfflineRebootRestartsWindowedGroups(t *testing.T) {
 		for _, a := range []*structs.Allocation{noWindow, optOut} {
 			got := localAlloc(t, c, a.ID)
 			must.NotEq(t, structs.TaskStateRunning, got.TaskStates["web"].State, must.Sprint(clienttest.DescribeAlloc(got)))
-			must.Nil(t, lastEvent(got.TaskStates["web"], structs.TaskRestartedOffline))
+			must.Nil(t, clienttest.LastEvent(got.TaskStates["web"], structs.TaskRestartedOffline))
 			must.Eq(t, 1, countEvents(got.TaskStates["web"], structs.TaskStarted))
 		}
 
@@ -228,7 +218,7 @@ func TestClient_OfflineRebootRestartsWindowedGroups(t *testing.T) {
 		synctest.Wait()
 		got = localAlloc(t, c, windowed.ID)
 		must.Eq(t, structs.AllocClientStatusComplete, got.ClientStatus, must.Sprint(clienttest.DescribeAlloc(got)))
-		killed := lastEvent(got.TaskStates["web"], structs.TaskKilling)
+		killed := clienttest.LastEvent(got.TaskStates["web"], structs.TaskKilling)
 		must.NotNil(t, killed)
 		must.StrContains(t, killed.KillReason, "disconnect window")
 
@@ -243,12 +233,12 @@ func TestClient_OfflineRebootRestartsWindowedGroups(t *testing.T) {
 				o.ClientStatus == structs.AllocClientStatusRunning
 			return ok, strings.Join([]string{clienttest.DescribeAlloc(w), clienttest.DescribeAlloc(n), clienttest.DescribeAlloc(o)}, " | ")
 		})
-		srvEvent := lastEvent(s.srv.Alloc(windowed.ID).TaskStates["web"], structs.TaskRestartedOffline)
+		srvEvent := clienttest.LastEvent(s.srv.Alloc(windowed.ID).TaskStates["web"], structs.TaskRestartedOffline)
 		must.NotNil(t, srvEvent)
 		must.Eq(t, e.Time, srvEvent.Time, must.Sprint("the servers learn the restart's true time"))
 		must.Eq(t, 1, countEvents(s.srv.Alloc(noWindow.ID).TaskStates["web"], structs.TaskStarted),
 			must.Sprint("the allocation the servers stopped never ran again"))
-		must.Nil(t, lastEvent(s.srv.Alloc(optOut.ID).TaskStates["web"], structs.TaskRestartedOffline))
+		must.Nil(t, clienttest.LastEvent(s.srv.Alloc(optOut.ID).TaskStates["web"], structs.TaskRestartedOffline))
 	})
 }
 
@@ -274,7 +264,7 @@ func TestClient_OfflineRebootHealInsideWindow(t *testing.T) {
 		s.srv.WaitFor(t, time.Minute, func(v *clienttest.View) (bool, string) {
 			got := v.Alloc(a.ID)
 			return got.ClientStatus == structs.AllocClientStatusRunning &&
-				lastEvent(got.TaskStates["web"], structs.TaskRestartedOffline) != nil, clienttest.DescribeAlloc(got)
+				clienttest.LastEvent(got.TaskStates["web"], structs.TaskRestartedOffline) != nil, clienttest.DescribeAlloc(got)
 		})
 		time.Sleep(window)
 		synctest.Wait()
@@ -300,7 +290,7 @@ func TestClient_OfflineRebootWindowAlreadyOver(t *testing.T) {
 		synctest.Wait()
 		got := localAlloc(t, c, a.ID)
 		must.NotEq(t, structs.TaskStateRunning, got.TaskStates["web"].State, must.Sprint(clienttest.DescribeAlloc(got)))
-		must.Nil(t, lastEvent(got.TaskStates["web"], structs.TaskRestartedOffline))
+		must.Nil(t, clienttest.LastEvent(got.TaskStates["web"], structs.TaskRestartedOffline))
 
 		s.srv.Heal()
 		s.srv.WaitFor(t, time.Minute, func(v *clienttest.View) (bool, string) {
@@ -343,7 +333,7 @@ func TestClient_OfflineRebootClockAcrossReboot(t *testing.T) {
 				time.Sleep(2 * time.Second)
 				synctest.Wait()
 				got := localAlloc(t, c, a.ID)
-				restarted := lastEvent(got.TaskStates["web"], structs.TaskRestartedOffline) != nil
+				restarted := clienttest.LastEvent(got.TaskStates["web"], structs.TaskRestartedOffline) != nil
 				must.Eq(t, tc.restarts, restarted, must.Sprint(clienttest.DescribeAlloc(got)))
 				must.Eq(t, tc.restarts, got.TaskStates["web"].State == structs.TaskStateRunning)
 			})

@@ -10,19 +10,14 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/client/template/templatetest"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-// lastEvent is the task's newest event of type typ, nil when none.
+// lastEvent is the first task's newest event of type typ, nil when none.
 func lastEvent(ar *AllocRunner, typ string) *structs.TaskEvent {
-	evs := ar.tasks[0].State().Events
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Type == typ {
-			return evs[i]
-		}
-	}
-	return nil
+	return clienttest.LastEvent(ar.tasks[0].State(), typ)
 }
 
 // TestTemplateHook_ChangeScript checks change_mode "script" when a

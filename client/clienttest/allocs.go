@@ -36,3 +36,13 @@ func AllocIDs(allocs []*structs.Allocation) []string {
 	}
 	return ids
 }
+
+// LastEvent returns the newest event of type typ on the task, or nil.
+func LastEvent(ts *structs.TaskState, typ string) *structs.TaskEvent {
+	for i := len(ts.Events) - 1; i >= 0; i-- {
+		if ts.Events[i].Type == typ {
+			return ts.Events[i]
+		}
+	}
+	return nil
+}

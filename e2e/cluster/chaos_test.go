@@ -129,10 +129,7 @@ func TestChaos(t *testing.T) {
 	if *chaosDuration == 0 {
 		t.Skip("chaos run: give -chaos.duration (make chaos)")
 	}
-	seed := *chaosSeed
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
+	seed := pickSeed(*chaosSeed)
 	t.Logf("chaos seed %d, duration %v (run again with -chaos.seed=%d)", seed, *chaosDuration, seed)
 	c := newChaos(t, seed, chaosRaftSettings)
 	c.mountSmallDisk()
@@ -148,6 +145,14 @@ func TestChaos(t *testing.T) {
 	}
 	c.checkHistory()
 	t.Logf("chaos seed %d: %d rounds, events %v", seed, c.rounds, c.counts)
+}
+
+// pickSeed is the seed a run was given, or a random one (0: none given).
+func pickSeed(given uint64) uint64 {
+	if given == 0 {
+		return rand.Uint64()
+	}
+	return given
 }
 
 // newChaos builds a run's cluster (three servers with serverSettings in

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -118,49 +117,52 @@ consul {
 // fails the benchmark when any registration failed.
 func registerLoad(b *testing.B, api *nomadapi.Client, callers int, job func(i int) *nomadapi.Job) float64 {
 	b.Helper()
+	return callLoad(b, callers, "registrations", func(i int) error {
+		_, _, err := api.Jobs().Register(job(i), nil)
+		return err
+	})
+}
+
+// callLoad makes b.N calls (call(0) to call(b.N-1)) from callers
+// concurrent goroutines and returns the calls per second. It fails the
+// benchmark, naming what (plural) failed, when any call did.
+func callLoad(b *testing.B, callers int, what string, call func(i int) error) float64 {
+	b.Helper()
 	var next, failed atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	start := time.Now()
 	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(b.N) {
 					return
 				}
-				if _, _, err := api.Jobs().Register(job(int(i)), nil); err != nil {
+				if err := call(int(i)); err != nil {
 					failed.Add(1)
 					firstErr.CompareAndSwap(nil, err.Error())
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
 	if n := failed.Load(); n > 0 {
-		b.Fatalf("%d of %d registrations failed, the first: %v", n, b.N, firstErr.Load())
+		b.Fatalf("%d of %d %s failed, the first: %v", n, b.N, what, firstErr.Load())
 	}
 	return float64(b.N) / elapsed.Seconds()
 }
 
 // rssMiB is a process's resident set in MiB (0 when unreadable).
 func rssMiB(pid int) float64 {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	kb, err := procStatusKB(pid, "VmRSS")
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
+	return float64(kb) / 1024
 }
 
 // profileAgent starts a CPU profile of the agent's next 5 seconds, over

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,10 +58,7 @@ func TestSoak(t *testing.T) {
 	if *soakDuration == 0 {
 		t.Skip("soak: give -soak.duration (make soak)")
 	}
-	seed := *soakSeed
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
+	seed := pickSeed(*soakSeed)
 	t.Logf("soak seed %d, duration %v (run again with -soak.seed=%d)", seed, *soakDuration, seed)
 	c := newChaos(t, seed, soakServerSettings)
 	c.collects = true
