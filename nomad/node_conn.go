@@ -145,8 +145,13 @@ func (s *Server) DialNode(nodeID string) (net.Conn, error) {
 func (s *Server) HasNodeConn(nodeID string) bool { return s.nodeConns.get(nodeID) != nil }
 
 // HasNodeConn is Status.HasNodeConn: whether this server holds the node's
-// session, asked by the other servers of the region (FindNodeConn).
+// session, asked by the other servers of the region (FindNodeConn). Only
+// servers may ask: to anyone else it would say which nodes are connected
+// where, a map of the fleet for whoever probes the RPC port.
 func (st *Status) HasNodeConn(args *structs.NodeConnRequest, reply *structs.NodeConnResponse) error {
+	if err := st.srv.requireServer(st.peer, "Status.HasNodeConn"); err != nil {
+		return err
+	}
 	reply.Connected = st.srv.HasNodeConn(args.NodeID)
 	return nil
 }

@@ -255,7 +255,7 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"Alloc":      &Alloc{srv: s},
 		"Eval":       &Eval{srv: s, peer: peer},
 		"Plan":       &Plan{srv: s, peer: peer},
-		"Status":     &Status{srv: s},
+		"Status":     &Status{srv: s, peer: peer},
 		"Operator":   &Operator{srv: s},
 		"System":     &System{srv: s},
 		"ACL":        &ACL{srv: s},

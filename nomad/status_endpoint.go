@@ -5,6 +5,9 @@ import "github.com/nomad-edge/nomad/nomad/structs"
 // Status is the Status.* RPC endpoint.
 type Status struct {
 	srv *Server
+	// peer is who calls through this instance: HasNodeConn is for
+	// servers only (requireServer).
+	peer rpcPeer
 }
 
 // Leader returns the leader's RPC address, as the leader itself answers

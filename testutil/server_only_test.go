@@ -50,6 +50,9 @@ func serverOnlyCalls() []serverOnlyCall {
 		{"Keyring.Get", func(t string) any {
 			return &structs.KeyringGetRootKeyRequest{KeyID: "k", QueryOptions: structs.QueryOptions{AuthToken: t}}
 		}, func() any { return &structs.KeyringGetRootKeyResponse{} }},
+		{"Status.HasNodeConn", func(t string) any {
+			return &structs.NodeConnRequest{NodeID: "8e1e7d4c-0000-4000-8000-000000000002", QueryOptions: structs.QueryOptions{AuthToken: t}}
+		}, func() any { return &structs.NodeConnResponse{} }},
 	}
 }
 
