@@ -1,0 +1,134 @@
+// Package allocnettest stands up a real allocnet.Manager for tests on a
+// bridge and subnet of their own, and lists what an allocation's network
+// left on the host, so that tests can prove nothing leaked.
+package allocnettest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nomad-edge/nomad/client/allocnet"
+)
+
+var seq atomic.Uint32
+
+// Env is a test's bridge: its manager's config and where it pins
+// namespaces.
+type Env struct {
+	Config allocnet.Config
+}
+
+// New skips the test unless it runs as root with the CNI plugins and
+// iptables installed, and returns a config on a bridge and /24 of the
+// test's own (in 198.18.0.0/15, the benchmarking range, so that no real
+// network is shadowed), with state and namespaces under a temp dir. The
+// bridge is deleted when the test ends.
+func New(t testing.TB) *Env {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("bridge networking needs root (network namespaces, iptables)")
+	}
+	if _, err := exec.LookPath("iptables"); err != nil {
+		t.Skip("bridge networking needs iptables (Debian: iptables)")
+	}
+	n := (uint32(os.Getpid())*7 + seq.Add(1)) % 500
+	dir := t.TempDir()
+	cfg := allocnet.Config{
+		Bridge: allocnet.BridgeConfig{
+			Name:   fmt.Sprintf("nt%d-%d", os.Getpid()%100000, seq.Load()),
+			Subnet: fmt.Sprintf("198.%d.%d.0/24", 18+n/250, n%250),
+		},
+		StateDir: filepath.Join(dir, "state"),
+		NetnsDir: filepath.Join(dir, "netns"),
+	}
+	m, err := allocnet.New(cfg)
+	if err != nil {
+		t.Fatalf("allocnet: %v", err)
+	}
+	if err := m.CheckPlugins(); err != nil {
+		t.Skipf("bridge networking: %v", err)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", cfg.Bridge.Name).Run() })
+	return &Env{Config: cfg}
+}
+
+// Manager returns a manager on the env's bridge, as a (re)started agent
+// builds it.
+func (e *Env) Manager(t testing.TB) *allocnet.Manager {
+	t.Helper()
+	m, err := allocnet.New(e.Config)
+	if err != nil {
+		t.Fatalf("allocnet: %v", err)
+	}
+	return m
+}
+
+// Leftovers lists what the network of allocID left on the host: its
+// pinned namespace, its record and the iptables rules naming it (the
+// plugins tag each with the container ID). Empty means nothing leaked;
+// BridgePorts lists the veths, which carry no allocation's name.
+func (e *Env) Leftovers(t testing.TB, allocID string) []string {
+	t.Helper()
+	var out []string
+	if _, err := os.Stat(filepath.Join(e.Config.NetnsDir, allocID)); err == nil {
+		out = append(out, "netns "+allocID)
+	}
+	if _, err := os.Stat(filepath.Join(e.Config.StateDir, "allocs", allocID+".json")); err == nil {
+		out = append(out, "record "+allocID)
+	}
+	for _, table := range []string{"nat", "filter"} {
+		b, err := exec.Command("iptables-save", "-t", table).CombinedOutput()
+		if err != nil {
+			t.Fatalf("iptables-save -t %s: %v: %s", table, err, b)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, allocID) {
+				out = append(out, table+": "+line)
+			}
+		}
+	}
+	return out
+}
+
+// BridgePorts lists the links attached to the env's bridge (the hosts'
+// ends of the allocations' veths).
+func (e *Env) BridgePorts(t testing.TB) []string {
+	t.Helper()
+	b, err := exec.Command("ip", "-o", "link", "show", "master", e.Config.Bridge.Name).CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(b), "does not exist") {
+			return nil
+		}
+		t.Fatalf("ip link show master %s: %v: %s", e.Config.Bridge.Name, err, b)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			out = append(out, strings.TrimSuffix(f[1], ":"))
+		}
+	}
+	return out
+}
+
+// HostIP is an address of this host that is not loopback nor on a
+// bridge of ours: where the host and other allocations reach a mapped
+// port, as clients off the host would.
+func HostIP(t testing.TB) string {
+	t.Helper()
+	b, err := exec.Command("ip", "-o", "-4", "route", "get", "1.1.1.1").CombinedOutput()
+	if err == nil {
+		f := strings.Fields(string(b))
+		for i := range f {
+			if f[i] == "src" && i+1 < len(f) {
+				return f[i+1]
+			}
+		}
+	}
+	t.Skipf("no route to find the host's address: %v %s", err, b)
+	return ""
+}
