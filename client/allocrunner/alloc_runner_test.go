@@ -333,7 +333,7 @@ func TestTaskEnv(t *testing.T) {
 	task.Env = map[string]string{"MY_DIR": "${NOMAD_TASK_DIR}/conf", "KEEP": "${HOME}", "PLAIN": "x"}
 	task.Meta = map[string]string{"team": "edge"}
 	ad := NewAllocDir("/var/nomad/alloc", a.ID)
-	env := buildEnv(a, task, ad, ad.TaskDir(task.Name), NodeInfo{ID: "n1", Name: "node", Datacenter: "dc9"})
+	env := buildEnv(envInput{alloc: a, task: task, allocDir: ad, taskDir: ad.TaskDir(task.Name), node: NodeInfo{ID: "n1", Name: "node", Datacenter: "dc9"}})
 
 	want := map[string]string{
 		"NOMAD_ALLOC_ID":     a.ID,
