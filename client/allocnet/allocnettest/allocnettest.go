@@ -4,6 +4,7 @@
 package allocnettest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -120,15 +121,38 @@ func (e *Env) BridgePorts(t testing.TB) []string {
 // port, as clients off the host would.
 func HostIP(t testing.TB) string {
 	t.Helper()
+	_, ip := HostAddr(t)
+	return ip
+}
+
+// HostAddr is the interface of the default route and its address (what
+// HostIP returns); the test is skipped on a host without one.
+func HostAddr(t testing.TB) (iface, ip string) {
+	t.Helper()
 	b, err := exec.Command("ip", "-o", "-4", "route", "get", "1.1.1.1").CombinedOutput()
 	if err == nil {
 		f := strings.Fields(string(b))
-		for i := range f {
-			if f[i] == "src" && i+1 < len(f) {
-				return f[i+1]
+		for i := 0; i+1 < len(f); i++ {
+			switch f[i] {
+			case "dev":
+				iface = f[i+1]
+			case "src":
+				ip = f[i+1]
 			}
 		}
 	}
-	t.Skipf("no route to find the host's address: %v %s", err, b)
-	return ""
+	if iface == "" || ip == "" {
+		t.Skipf("no default route to find the host's address: %v %s", err, b)
+	}
+	return iface, ip
+}
+
+// TeardownLeft tears down what a failed test left of allocID's network,
+// so that one failure does not leak into the host for the next test.
+func TeardownLeft(e *Env, allocID string) error {
+	m, err := allocnet.New(e.Config)
+	if err != nil {
+		return err
+	}
+	return m.Teardown(context.Background(), allocID)
 }
