@@ -85,6 +85,9 @@ type harness struct {
 	templates TemplateSources
 	// hostVolumes are the node's host volumes the runners see.
 	hostVolumes map[string]*structs.ClientHostVolumeConfig
+	// network gives bridge-mode allocations their namespaces
+	// (network_hook_test.go).
+	network NetworkManager
 }
 
 func newHarness(t *testing.T) *harness {
@@ -108,6 +111,7 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 		Users:          h.users,
 		Identities:     h.identities,
 		Templates:      h.templates,
+		Network:        h.network,
 	})
 	must.NoError(t, err)
 	return ar
