@@ -1,6 +1,7 @@
 package devagent
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -106,9 +107,10 @@ func get(from, url string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The connection is made first, in the namespace; the transport
+	// only speaks HTTP over it.
 	c := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{
-		DialContext: nil,
-		Dial:        func(string, string) (net.Conn, error) { return conn, nil },
+		DialContext: func(context.Context, string, string) (net.Conn, error) { return conn, nil },
 	}}
 	resp, err := c.Get(url)
 	if err != nil {
