@@ -131,7 +131,8 @@ func netnsInode(t *testing.T, path string) uint64 {
 
 // A bridge-mode raw_exec task listening on its `to` port answers on its
 // mapped host port from the host and from an exec task's allocation in
-// bridge mode too; both tasks run in their allocation's namespace; a
+// bridge mode too; both tasks, and `alloc exec` beside the first, run in
+// their allocation's namespace; a
 // stopped allocation leaves no namespace, veth or iptables rule; after
 // kill -9 of the agent the next one adopts the running allocation's
 // namespace untouched, and its stop then leaves nothing either. This is
@@ -180,6 +181,10 @@ func TestAgent_BridgeNetworking(t *testing.T) {
 	must.Len(t, 1, pids)
 	must.Eq(t, netnsInode(t, webNS), netnsInode(t, fmt.Sprintf("/proc/%d/ns/net", pids[0])), must.Sprint("the raw_exec task runs in its allocation's namespace"))
 
+	out, code := a.Nomad("alloc", "exec", "-task", "server", webID, "readlink", "/proc/self/ns/net")
+	must.Eq(t, 0, code, must.Sprint(out))
+	must.StrContains(t, out, fmt.Sprintf("net:[%d]", netnsInode(t, webNS)), must.Sprint("alloc exec runs beside the task, in its namespace"))
+
 	var body string
 	wait.Poll(t, 15*time.Second, "the task answering on its host port from the host", func() (bool, string) {
 		var err error
@@ -215,7 +220,7 @@ func TestAgent_BridgeNetworking(t *testing.T) {
 	must.Eq(t, body, got)
 	must.Len(t, 2, env.BridgePorts(t))
 
-	out, code := a.Nomad("job", "stop", "web")
+	out, code = a.Nomad("job", "stop", "web")
 	must.Eq(t, 0, code, must.Sprint(out))
 	wait.Poll(t, 30*time.Second, "the stopped allocation's network gone", func() (bool, string) {
 		left := env.Leftovers(t, webID)
