@@ -289,6 +289,11 @@ func (c *Client) setupNode() error {
 	}
 	c.cfg.Resources.apply(node)
 	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
+	if c.network != nil {
+		// The scheduler places bridge-mode groups only where it works.
+		node.NodeResources.NodeNetworks = append(node.NodeResources.NodeNetworks,
+			&structs.NodeNetworkResource{Mode: structs.NetworkModeBridge, Device: c.network.BridgeName()})
+	}
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
 		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr

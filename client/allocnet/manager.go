@@ -51,6 +51,7 @@ type Config struct {
 // concurrent use for different allocations.
 type Manager struct {
 	logger   hclog.Logger
+	bridge   string
 	cni      *libcni.CNIConfig
 	conflist []byte
 	paths    []string
@@ -107,6 +108,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m := &Manager{
 		logger:   logger.Named("allocnet"),
+		bridge:   b.Name,
 		paths:    slices.Clone(paths),
 		stateDir: cfg.StateDir,
 		netnsDir: cfg.NetnsDir,
@@ -120,6 +122,9 @@ func New(cfg Config) (*Manager, error) {
 	m.cni = libcni.NewCNIConfigWithCacheDir(m.paths, filepath.Join(cfg.StateDir, "cni-cache"), nil)
 	return m, nil
 }
+
+// BridgeName is the host bridge allocations are attached to.
+func (m *Manager) BridgeName() string { return m.bridge }
 
 // CheckPlugins reports which of Plugins are in none of the CNI path's
 // directories, wrapped in ErrPluginsMissing; nil when all are there.
