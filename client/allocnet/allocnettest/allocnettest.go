@@ -37,12 +37,12 @@ func New(t testing.TB) *Env {
 	if _, err := exec.LookPath("iptables"); err != nil {
 		t.Skip("bridge networking needs iptables (Debian: iptables)")
 	}
-	n := (uint32(os.Getpid())*7 + seq.Add(1)) % 500
+	k := seq.Add(1)
 	dir := t.TempDir()
 	cfg := allocnet.Config{
 		Bridge: allocnet.BridgeConfig{
-			Name:   fmt.Sprintf("nt%d-%d", os.Getpid()%100000, seq.Load()),
-			Subnet: fmt.Sprintf("198.%d.%d.0/24", 18+n/250, n%250),
+			Name:   fmt.Sprintf("nt%d-%d", os.Getpid()%100000, k),
+			Subnet: freeSubnet(t, uint32(os.Getpid())*7+k),
 		},
 		StateDir: filepath.Join(dir, "state"),
 		NetnsDir: filepath.Join(dir, "netns"),
@@ -56,6 +56,27 @@ func New(t testing.TB) *Env {
 	}
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", cfg.Bridge.Name).Run() })
 	return &Env{Config: cfg}
+}
+
+// freeSubnet is a /24 of 198.18.0.0/15 no route of the host uses yet,
+// searched from start: test binaries run side by side, each with bridges
+// of its own, and two bridges on one subnet would steal each other's
+// traffic.
+func freeSubnet(t testing.TB, start uint32) string {
+	t.Helper()
+	routes, err := exec.Command("ip", "-o", "-4", "route", "show", "table", "all").Output()
+	if err != nil {
+		t.Fatalf("ip route: %v", err)
+	}
+	for i := range uint32(500) {
+		n := (start + i) % 500
+		subnet := fmt.Sprintf("198.%d.%d.0/24", 18+n/250, n%250)
+		if !strings.Contains(string(routes), subnet) {
+			return subnet
+		}
+	}
+	t.Skip("no free /24 in 198.18.0.0/15 for a test bridge")
+	return ""
 }
 
 // Manager returns a manager on the env's bridge, as a (re)started agent
