@@ -119,7 +119,13 @@ func New(cfg Config) (*Manager, error) {
 	if m.conflist, err = b.conflist(filepath.Join(cfg.StateDir, "ipam")); err != nil {
 		return nil, err
 	}
-	m.cni = libcni.NewCNIConfigWithCacheDir(m.paths, filepath.Join(cfg.StateDir, "cni-cache"), nil)
+	// An exec of our own: libcni makes its default lazily, unguarded,
+	// which races when allocations start together. The plugins' stderr
+	// goes to the agent's log.
+	exec := &invoke.DefaultExec{RawExec: &invoke.RawExec{
+		Stderr: m.logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}}
+	m.cni = libcni.NewCNIConfigWithCacheDir(m.paths, filepath.Join(cfg.StateDir, "cni-cache"), exec)
 	return m, nil
 }
 
