@@ -7,6 +7,7 @@ require (
 	github.com/armon/go-metrics v0.4.1
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/chromedp/chromedp v0.23.0
+	github.com/containernetworking/cni v1.3.0
 	github.com/creack/pty v1.1.24
 	github.com/google/go-cmp v0.7.0
 	github.com/gorilla/websocket v1.5.3

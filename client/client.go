@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/nomad-edge/nomad/client/allocnet"
 	"github.com/nomad-edge/nomad/client/allocrunner"
 	"github.com/nomad-edge/nomad/client/getter"
 	"github.com/nomad-edge/nomad/client/state"
@@ -96,6 +97,11 @@ type Client struct {
 	stopErr      error
 	wg           sync.WaitGroup // the client's loops
 	destroyWG    sync.WaitGroup // runners being destroyed
+
+	// network gives bridge-mode allocations their namespaces; nil when
+	// the host cannot, for bridgeUnavailable.
+	network           *allocnet.Manager
+	bridgeUnavailable error
 }
 
 // NewClient opens the state database, fingerprints the node, restores the
@@ -155,6 +161,9 @@ func NewClient(cfg *Config) (*Client, error) {
 	if c.artifacts, err = newArtifactGetter(&conf, c); err != nil {
 		return fail(err)
 	}
+	if err := c.setupBridgeNetwork(); err != nil {
+		return fail(err)
+	}
 	if err := c.setupNode(); err != nil {
 		return fail(err)
 	}
@@ -162,6 +171,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	if err := c.restoreAllocs(); err != nil {
 		return fail(err)
 	}
+	c.reapBridgeNetworks()
 
 	c.startLoop(c.persistHeartbeats)
 	c.startLoop(c.registerAndHeartbeat)
@@ -279,6 +289,11 @@ func (c *Client) setupNode() error {
 	}
 	c.cfg.Resources.apply(node)
 	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
+	if c.network != nil {
+		// The scheduler places bridge-mode groups only where it works.
+		node.NodeResources.NodeNetworks = append(node.NodeResources.NodeNetworks,
+			&structs.NodeNetworkResource{Mode: structs.NetworkModeBridge, Device: c.network.BridgeName()})
+	}
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
 		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr
@@ -363,6 +378,8 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		Services:            serviceRegistrar{c},
 		Identities:          identitySigner{c},
 		Templates:           templateSources{c},
+		Network:             c.allocNetwork(),
+		NetworkUnavailable:  c.bridgeUnavailable,
 	})
 }
 

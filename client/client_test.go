@@ -30,6 +30,7 @@ type testClientOpts struct {
 	gc        GCConfig
 	resources NodeResourcesConfig
 	artifact  *ArtifactConfig // default: upstream's limits, a cache under stateDir
+	bridge    BridgeNetworkConfig
 }
 
 // newTestClient starts a client against srv. The caller stops it.
@@ -64,6 +65,7 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 		Artifact:     o.artifact,
 		GC:           o.gc,
 		Resources:    o.resources,
+		Bridge:       o.bridge,
 	})
 	must.NoError(t, err)
 	return c

@@ -66,6 +66,9 @@ type Config struct {
 	// HostNetworks are the client's host_network blocks: named addresses
 	// a port's host_network is placed on (see fingerprintHostNetworks).
 	HostNetworks []HostNetwork
+	// Bridge is the bridge of bridge-mode allocations (see
+	// setupBridgeNetwork).
+	Bridge BridgeNetworkConfig
 	// HostVolumes are the client's host_volume blocks by name; each path
 	// must exist when the client starts (see fingerprintHostVolumes).
 	HostVolumes map[string]*structs.ClientHostVolumeConfig

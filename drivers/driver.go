@@ -149,6 +149,11 @@ type TaskConfig struct {
 	// Mounts are the task's host volume mounts (mounts.go).
 	Mounts []*MountConfig `json:",omitempty"`
 
+	// NetNSPath is the allocation's network namespace when its group
+	// network is in bridge mode: drivers whose Capabilities say
+	// NetNamespace start the task in it. Empty: the host's.
+	NetNSPath string `json:",omitempty"`
+
 	// Events, when set, receives progress messages a driver wants on the
 	// task's event list, such as "Downloading image". It is not persisted:
 	// a recovered task's config has none, and drivers must nil-check.
@@ -343,6 +348,10 @@ type Capabilities struct {
 	// OpenTaskLog and hands them to the task as its fds, so that the
 	// client may make them FIFOs and rotate the task's logs itself.
 	LogFIFO bool
+	// NetNamespace says the driver starts a task in the namespace
+	// TaskConfig.NetNSPath names; the client refuses a bridge-mode
+	// allocation whose tasks' drivers do not.
+	NetNamespace bool
 }
 
 // CapabilityReporter is implemented by drivers with capabilities other than

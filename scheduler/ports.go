@@ -21,7 +21,8 @@ var errNoDynamicPort = errors.New("dynamic port range exhausted")
 // node does not have; the node is filtered with the error's text.
 var errMissingHostNetwork = errors.New("missing host network")
 
-// portChecker rejects nodes where a static port of the group is taken, or
+// portChecker rejects nodes that cannot serve the group's network block:
+// without its network mode, where a static port of the group is taken, or
 // where the dynamic range has no room for the group's dynamic ports.
 type portChecker struct {
 	ctx *EvalContext
@@ -33,7 +34,17 @@ func newPortChecker(ctx *EvalContext) *portChecker { return &portChecker{ctx: ct
 // SetTaskGroup sets the group whose ports are checked.
 func (c *portChecker) SetTaskGroup(tg *structs.TaskGroup) { c.tg = tg }
 
+// filterNetworkMode is upstream's reason for a node whose client cannot
+// give the group's network mode (no bridge: not root, no CNI plugins).
+const filterNetworkMode = "missing network"
+
 func (c *portChecker) Feasible(n *structs.Node) bool {
+	if c.tg != nil {
+		if nw, ok := c.tg.BridgeNetwork(); ok && !n.HasNetworkMode(nw.Mode) {
+			c.ctx.filterNode(n, filterNetworkMode)
+			return false
+		}
+	}
 	if !hasPorts(c.tg) {
 		return true
 	}

@@ -203,3 +203,31 @@ func TestServiceSched_MissingHostNetwork(t *testing.T) {
 	must.Len(t, 0, desiredRun(h.JobAllocs(job)))
 	must.Eq(t, 1, h.LastEval().FailedTGAllocs["web"].ConstraintFiltered[`missing host network "public" for port "http"`])
 }
+
+// A bridge-mode group is placed only on a node whose client offers the
+// bridge; one without it is filtered with upstream's "missing network",
+// instead of failing on the client after placement.
+func TestServiceSched_BridgeModeNeedsBridge(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	with := mock.Node()
+	with.NodeResources.NodeNetworks = []*structs.NodeNetworkResource{{Mode: structs.NetworkModeBridge, Device: "nomad"}}
+	without := mock.Node()
+	h.UpsertNodes(with, without)
+	job := withPorts(mock.Job(), 2, 0, "http")
+	job.TaskGroups[0].Networks[0].Mode = structs.NetworkModeBridge
+	job, eval := registerJob(t, h, job)
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+
+	allocs := desiredRun(h.JobAllocs(job))
+	must.Len(t, 2, allocs)
+	for _, a := range allocs {
+		must.Eq(t, with.ID, a.NodeID)
+	}
+
+	h2 := schedtest.NewHarness(t)
+	h2.UpsertNodes(without.Copy())
+	job2, eval2 := registerJob(t, h2, job.Copy())
+	must.NoError(t, h2.Process(scheduler.NewServiceScheduler, eval2))
+	must.Len(t, 0, desiredRun(h2.JobAllocs(job2)))
+	must.Eq(t, 1, h2.LastEval().FailedTGAllocs["web"].ConstraintFiltered["missing network"])
+}

@@ -73,6 +73,10 @@ type Config struct {
 	// Templates gives the tasks' templates their data; nil: a template
 	// that reads variables or services fails to render.
 	Templates TemplateSources
+	// Network gives a bridge-mode allocation its namespace; nil: such an
+	// allocation fails, with NetworkUnavailable as the reason.
+	Network            NetworkManager
+	NetworkUnavailable error
 }
 
 // AllocRunner runs one allocation. Call Run exactly once, in its own
@@ -102,6 +106,7 @@ type AllocRunner struct {
 	health     healthTracker // guarded by stateMu
 	services   *serviceHook
 	checks     *checksHook
+	network    *networkHook
 
 	restored bool
 	gate     *offlineGate
@@ -168,6 +173,7 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 	ar.lifecycle = newCoordinator(tg.Tasks)
 	ar.services = newServiceHook(ar.logger, clk, cfg.Services, cfg.Node, ar.allocDir)
 	ar.checks = newChecksHook(ar.logger, clk, ar, cfg.Node)
+	ar.network = &networkHook{logger: ar.logger, mgr: cfg.Network, unavailable: cfg.NetworkUnavailable, alloc: alloc}
 	for _, task := range tg.Tasks {
 		d, derr := cfg.Drivers.Driver(task.Driver)
 		if derr != nil {
@@ -200,8 +206,10 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 
 			identities: cfg.Identities,
 			templates:  cfg.Templates,
+			network:    ar.network,
 		}))
 	}
+	ar.network.tasks = ar.tasks
 	return ar, nil
 }
 
@@ -303,8 +311,16 @@ func (ar *AllocRunner) Run() {
 	for i, tr := range ar.tasks {
 		names[i] = tr.Name()
 	}
-	if err := ar.allocDir.Build(names); err != nil {
+	err := ar.allocDir.Build(names)
+	if err != nil {
 		ar.logger.Error("failed to build alloc dir", "error", err)
+	} else if !stopped {
+		// Before any task runs: they start in its namespace.
+		if err = ar.network.setup(); err != nil {
+			ar.logger.Error("failed to set up the allocation's network", "error", err)
+		}
+	}
+	if err != nil {
 		for _, tr := range ar.tasks {
 			go tr.runSetupFailed(err)
 		}
@@ -349,7 +365,9 @@ func (ar *AllocRunner) finish() {
 	ar.checks.stop()
 	select {
 	case <-ar.shutdownCh:
+		// The tasks, and so their network, outlive the runner.
 	default:
+		ar.network.teardown()
 		ar.updateState()
 	}
 	close(ar.waitCh)
@@ -715,6 +733,7 @@ func (ar *AllocRunner) Destroy() {
 		// The instances' deregistration had its attempt; the servers
 		// drop them with the allocation's terminal status anyway.
 		ar.services.shutdown()
+		ar.network.teardown()
 		if err := ar.allocDir.Destroy(); err != nil {
 			ar.logger.Warn("failed to remove alloc dir", "error", err)
 		}

@@ -85,6 +85,9 @@ type harness struct {
 	templates TemplateSources
 	// hostVolumes are the node's host volumes the runners see.
 	hostVolumes map[string]*structs.ClientHostVolumeConfig
+	// network gives bridge-mode allocations their namespaces
+	// (network_hook_test.go).
+	network NetworkManager
 }
 
 func newHarness(t *testing.T) *harness {
@@ -108,6 +111,7 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 		Users:          h.users,
 		Identities:     h.identities,
 		Templates:      h.templates,
+		Network:        h.network,
 	})
 	must.NoError(t, err)
 	return ar
@@ -333,7 +337,7 @@ func TestTaskEnv(t *testing.T) {
 	task.Env = map[string]string{"MY_DIR": "${NOMAD_TASK_DIR}/conf", "KEEP": "${HOME}", "PLAIN": "x"}
 	task.Meta = map[string]string{"team": "edge"}
 	ad := NewAllocDir("/var/nomad/alloc", a.ID)
-	env := buildEnv(a, task, ad, ad.TaskDir(task.Name), NodeInfo{ID: "n1", Name: "node", Datacenter: "dc9"})
+	env := buildEnv(envInput{alloc: a, task: task, allocDir: ad, taskDir: ad.TaskDir(task.Name), node: NodeInfo{ID: "n1", Name: "node", Datacenter: "dc9"}})
 
 	want := map[string]string{
 		"NOMAD_ALLOC_ID":     a.ID,

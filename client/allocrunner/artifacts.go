@@ -46,7 +46,7 @@ func (tr *TaskRunner) fetchArtifacts() error {
 	// the host's paths here, whatever the task sees, as upstream resolves
 	// an artifact's paths on the client.
 	vars := tr.node.vars()
-	maps.Copy(vars, buildEnv(tr.alloc, tr.task, tr.allocDir, tr.dir, tr.node))
+	maps.Copy(vars, buildEnv(tr.envInput(tr.allocDir, tr.dir)))
 	for i := tr.artifactsGot; i < len(tr.task.Artifacts); i++ {
 		req := artifactRequest(tr.task.Artifacts[i], vars, tr.dir.Dir)
 		res, err := tr.artifacts.Get(ctx, req)

@@ -1,6 +1,7 @@
 package allocrunner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/nomad-edge/nomad/client/checks"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/helper/clock"
+	"github.com/nomad-edge/nomad/helper/netns"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -174,7 +176,13 @@ func scriptExec(tr *TaskRunner) checks.ExecFunc {
 		// Kill the whole group at the timeout: a shell's children too.
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = time.Second
-		out, err := cmd.CombinedOutput()
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		err = info.Start(cmd.Start)
+		if err == nil {
+			err = cmd.Wait()
+		}
+		out := buf.Bytes()
 		var exitErr *exec.ExitError
 		switch {
 		case errors.As(err, &exitErr):
@@ -203,6 +211,17 @@ func (i ExecInfo) Command(ctx context.Context, name string, args ...string) *exe
 	}
 	cmd.Dir = i.Dir
 	return cmd
+}
+
+// Start starts a command from Command, in the task's network namespace
+// when it has one of its own (bridge mode), so that it reaches what the
+// task listens on as the task does. start is cmd.Start or what wraps it
+// (a pty's).
+func (i ExecInfo) Start(start func() error) error {
+	if i.NetNSPath == "" {
+		return start()
+	}
+	return netns.Do(i.NetNSPath, start)
 }
 
 // runningSince is when the task last started, zero while it is not

@@ -21,6 +21,12 @@
 // (template_hook.go, rendering in client/template) from a TemplateSources
 // it is given; it never calls the servers itself.
 //
+// An allocation whose group network is in bridge mode gets its network
+// namespace from a NetworkManager (client/allocnet) before its first task
+// starts, and gives it back once its tasks are all dead or it is
+// destroyed; tasks are handed the namespace's path and drivers that
+// cannot join it fail the allocation by name (network_hook.go).
+//
 // Shutdown and Destroy differ on purpose: Shutdown stops the goroutines and
 // leaves every task running (an agent restart must not touch workloads);
 // Destroy kills the tasks and removes the allocation's directory and records.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nomad-edge/nomad/client/allocnet"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -111,9 +112,21 @@ func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.Resour
 	return drivers.Resources{}
 }
 
+// envInput is what a task's environment is built from.
+type envInput struct {
+	alloc    *structs.Allocation
+	task     *structs.Task
+	allocDir *AllocDir
+	taskDir  TaskDir
+	node     NodeInfo
+	// net is the allocation's bridge network; nil in host mode.
+	net *allocnet.Status
+}
+
 // buildEnv returns the task's environment: the NOMAD_* variables, then the
 // task's own env with ${NOMAD_...} references to them interpolated.
-func buildEnv(alloc *structs.Allocation, task *structs.Task, ad *AllocDir, td TaskDir, node NodeInfo) map[string]string {
+func buildEnv(in envInput) map[string]string {
+	alloc, task, ad, td, node := in.alloc, in.task, in.allocDir, in.taskDir, in.node
 	res := taskResources(alloc, task)
 	env := map[string]string{
 		"NOMAD_ALLOC_ID":     alloc.ID,
@@ -154,7 +167,7 @@ func buildEnv(alloc *structs.Allocation, task *structs.Task, ad *AllocDir, td Ta
 		env["NOMAD_META_"+strings.ToUpper(strings.ReplaceAll(k, "-", "_"))] = v
 		env["NOMAD_META_"+k] = v
 	}
-	addPortEnv(env, alloc)
+	addPortEnv(env, alloc, in.net)
 	if task.Resources != nil && task.Resources.MemoryMaxMB > 0 {
 		env["NOMAD_MEMORY_MAX_LIMIT"] = strconv.Itoa(task.Resources.MemoryMaxMB)
 	}

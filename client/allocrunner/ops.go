@@ -195,6 +195,9 @@ type ExecInfo struct {
 	Isolation drivers.FSIsolation
 	Env       map[string]string
 	Dir       string
+	// NetNSPath is the allocation's network namespace in bridge mode:
+	// commands run beside the task start there too (Start).
+	NetNSPath string
 }
 
 // ExecInfo returns the task's environment and working directory.
@@ -208,6 +211,7 @@ func (tr *TaskRunner) ExecInfo() (ExecInfo, error) {
 		Isolation: drivers.CapabilitiesOf(tr.driver).FSIsolation,
 		Env:       maps.Clone(cfg.Env),
 		Dir:       cfg.TaskDir,
+		NetNSPath: cfg.NetNSPath,
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/nomad-edge/nomad/client/allocnet"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -33,8 +34,10 @@ func taskPorts(alloc *structs.Allocation) []drivers.Port {
 // the port the task listens on (`to` when set, else the host port),
 // NOMAD_HOST_PORT_<label> the host port, NOMAD_ADDR_<label> and
 // NOMAD_HOST_ADDR_<label> the host address, NOMAD_IP_<label> and
-// NOMAD_HOST_IP_<label> the host IP.
-func addPortEnv(env map[string]string, alloc *structs.Allocation) {
+// NOMAD_HOST_IP_<label> the host IP. In bridge mode (bridge set),
+// NOMAD_ALLOC_IP_<label> and NOMAD_ALLOC_ADDR_<label> are the allocation's
+// own address on the bridge and that address with the port inside.
+func addPortEnv(env map[string]string, alloc *structs.Allocation, bridge *allocnet.Status) {
 	for _, p := range allocPorts(alloc) {
 		inside := p.Value
 		if p.To > 0 {
@@ -49,5 +52,9 @@ func addPortEnv(env map[string]string, alloc *structs.Allocation) {
 		env["NOMAD_HOST_IP_"+p.Label] = p.HostIP
 		env["NOMAD_ADDR_"+p.Label] = addr
 		env["NOMAD_HOST_ADDR_"+p.Label] = addr
+		if bridge != nil && bridge.Address != "" {
+			env["NOMAD_ALLOC_IP_"+p.Label] = bridge.Address
+			env["NOMAD_ALLOC_ADDR_"+p.Label] = net.JoinHostPort(bridge.Address, strconv.Itoa(inside))
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/client/allocnet"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -16,7 +17,7 @@ func TestPortEnv(t *testing.T) {
 		Ports: structs.AllocatedPorts{{Label: "http", Value: 23456, To: 8080, HostIP: "10.0.0.5"}, {Label: "admin", Value: 9090, HostIP: "10.0.0.5"}},
 	}}}
 	env := map[string]string{}
-	addPortEnv(env, alloc)
+	addPortEnv(env, alloc, nil)
 	must.Eq(t, "8080", env["NOMAD_PORT_http"])
 	must.Eq(t, "23456", env["NOMAD_HOST_PORT_http"])
 	must.Eq(t, "10.0.0.5:23456", env["NOMAD_ADDR_http"])
@@ -24,4 +25,24 @@ func TestPortEnv(t *testing.T) {
 	must.Eq(t, "9090", env["NOMAD_PORT_admin"])
 	must.Eq(t, "10.0.0.5:9090", env["NOMAD_HOST_ADDR_admin"])
 	must.Eq(t, []drivers.Port{{Label: "http", Value: 23456, To: 8080}, {Label: "admin", Value: 9090}}, taskPorts(alloc))
+	_, ok := env["NOMAD_ALLOC_IP_http"]
+	must.False(t, ok, must.Sprint("host mode has no allocation address"))
+}
+
+// TestPortEnv_Bridge checks the variables a bridge-mode task gets: the
+// allocation's own address on the bridge with the port inside, beside the
+// host's address and port, so that a task can advertise either.
+func TestPortEnv_Bridge(t *testing.T) {
+	alloc := &structs.Allocation{AllocatedResources: &structs.AllocatedResources{Shared: structs.AllocatedSharedResources{
+		Ports: structs.AllocatedPorts{{Label: "http", Value: 23456, To: 8080, HostIP: "10.0.0.5"}, {Label: "raw", Value: 9090, HostIP: "10.0.0.5"}},
+	}}}
+	env := map[string]string{}
+	addPortEnv(env, alloc, &allocnet.Status{Address: "172.26.64.7"})
+	must.Eq(t, "8080", env["NOMAD_PORT_http"])
+	must.Eq(t, "23456", env["NOMAD_HOST_PORT_http"])
+	must.Eq(t, "10.0.0.5:23456", env["NOMAD_HOST_ADDR_http"])
+	must.Eq(t, "172.26.64.7", env["NOMAD_ALLOC_IP_http"])
+	must.Eq(t, "172.26.64.7:8080", env["NOMAD_ALLOC_ADDR_http"])
+	must.Eq(t, "8080", env["NOMAD_ALLOC_PORT_http"])
+	must.Eq(t, "172.26.64.7:9090", env["NOMAD_ALLOC_ADDR_raw"])
 }

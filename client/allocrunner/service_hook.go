@@ -200,7 +200,7 @@ func buildRegistrations(alloc *structs.Allocation, node NodeInfo, ad *AllocDir) 
 			return
 		}
 		vars := node.vars()
-		maps.Copy(vars, buildEnv(alloc, task, ad, ad.TaskDir(task.Name), node))
+		maps.Copy(vars, buildEnv(envInput{alloc: alloc, task: task, allocDir: ad, taskDir: ad.TaskDir(task.Name), node: node}))
 		if owner != task.Name {
 			delete(vars, "NOMAD_TASK_NAME") // a group service has no task
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/nomad-edge/nomad/client/allocnet"
 	"github.com/nomad-edge/nomad/client/getter"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/drivers"
@@ -65,6 +66,9 @@ type taskRunnerConfig struct {
 	identities IdentitySigner
 	// templates gives the task's templates their data (template_hook.go).
 	templates TemplateSources
+	// network is the allocation's network hook: its status, set before
+	// the task runs, puts the task in a bridge-mode namespace.
+	network *networkHook
 }
 
 // TaskRunner runs one task of an allocation. Run owns every driver call for
@@ -94,6 +98,7 @@ type TaskRunner struct {
 	users         UserPolicy
 	lifecycle     *coordinator
 	identity      *identityHook
+	network       *networkHook // nil in tests that build a runner alone
 	templates     *templateHook
 	// restored is set when an earlier client process persisted the task.
 	restored bool
@@ -158,6 +163,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		lifecycle:     cfg.lifecycle,
 		artifacts:     cfg.artifacts,
 		identity:      newIdentityHook(cfg),
+		network:       cfg.network,
 		restarts:      NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
 		state:         &structs.TaskState{State: structs.TaskStatePending},
 		killCh:        make(chan struct{}),
@@ -625,7 +631,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		// The task's environment and config name the paths it sees.
 		ad, td = ad.inChroot(), td.inChroot()
 	}
-	env := buildEnv(tr.alloc, tr.task, ad, td, tr.node)
+	env := buildEnv(tr.envInput(ad, td))
 	tr.identity.setEnv(env)
 	tr.templates.setEnv(env)
 	stdout, stderr := tr.logPaths()
@@ -648,7 +654,29 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		Ports:         taskPorts(tr.alloc),
 		Mounts:        tr.volumeMountsOrNone(),
 		Events:        tr.driverMessage,
+		NetNSPath:     tr.netnsPath(),
 	}
+}
+
+// bridge is the allocation's bridge network; nil in host mode.
+func (tr *TaskRunner) bridge() *allocnet.Status {
+	if tr.network == nil {
+		return nil
+	}
+	return tr.network.status
+}
+
+func (tr *TaskRunner) netnsPath() string {
+	if b := tr.bridge(); b != nil {
+		return b.NetnsPath
+	}
+	return ""
+}
+
+// envInput is the input of the task's environment, with the allocation
+// directory and task directory the caller wants named.
+func (tr *TaskRunner) envInput(ad *AllocDir, td TaskDir) envInput {
+	return envInput{alloc: tr.alloc, task: tr.task, allocDir: ad, taskDir: td, node: tr.node, net: tr.bridge()}
 }
 
 // driverMessage records a driver's progress message ("Downloading image")

@@ -246,7 +246,7 @@ func (h *templateHook) render(t *structs.Template) (*template.Result, error) {
 		}
 		text = string(b)
 	}
-	env := buildEnv(h.tr.alloc, h.tr.task, h.tr.allocDir, h.tr.dir, h.tr.node)
+	env := buildEnv(h.tr.envInput(h.tr.allocDir, h.tr.dir))
 	return template.Render(h.ctx, template.Input{
 		Name: fmt.Sprintf("template %q", t.DestPath), Text: text,
 		LeftDelim: t.LeftDelim, RightDelim: t.RightDelim, ErrMissingKey: t.ErrMissingKey,
@@ -291,7 +291,7 @@ func (h *templateHook) apply(i int, t *structs.Template, res *template.Result) e
 // refused outside the task's directory and the shared alloc/ directory.
 func (h *templateHook) path(p string) (string, error) {
 	vars := h.tr.node.vars()
-	maps.Copy(vars, buildEnv(h.tr.alloc, h.tr.task, h.tr.allocDir, h.tr.dir, h.tr.node))
+	maps.Copy(vars, buildEnv(h.tr.envInput(h.tr.allocDir, h.tr.dir)))
 	p = interpolate(p, vars)
 	roots := []string{h.tr.dir.Dir, h.tr.allocDir.SharedDir}
 	inside := func(full string) bool {

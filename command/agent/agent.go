@@ -312,6 +312,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 
 		NetworkInterface: cfg.Client.NetworkInterface,
 		HostNetworks:     cfg.Client.hostNetworks(),
+		Bridge:           cfg.Client.bridgeNetwork(),
 		Resources:        cfg.Client.resources(),
 		GC:               cfg.Client.gc(),
 

@@ -143,7 +143,11 @@ func (e *execSession) run(ctx context.Context, er execRequest, info allocrunner.
 	var outputs sync.WaitGroup
 	var ptmx *os.File
 	if er.tty {
-		f, err := pty.Start(cmd)
+		var f *os.File
+		err := info.Start(func() (err error) {
+			f, err = pty.Start(cmd)
+			return err
+		})
 		if err != nil {
 			e.fail("failed to exec into task: " + err.Error())
 			return
@@ -160,7 +164,7 @@ func (e *execSession) run(ctx context.Context, er execRequest, info allocrunner.
 		stdout, _ := cmd.StdoutPipe()
 		stderr, _ := cmd.StderrPipe()
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
+		if err := info.Start(cmd.Start); err != nil {
 			e.fail("failed to exec into task: " + err.Error())
 			return
 		}

@@ -6,12 +6,14 @@ import (
 	"maps"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nomad-edge/nomad/client"
+	"github.com/nomad-edge/nomad/client/allocnet"
 	"github.com/nomad-edge/nomad/drivers/registry"
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -314,6 +316,15 @@ type ClientConfig struct {
 	// MaxKillTimeout caps every task's kill_timeout on this client, so a
 	// job cannot make the agent wait for ever to stop it.
 	MaxKillTimeout time.Duration
+	// BridgeNetworkName, BridgeNetworkSubnet and BridgeNetworkHairpinMode
+	// are the bridge of bridge-mode allocations (bridge_network_*); empty
+	// means upstream's defaults, "nomad" and 172.26.64.0/20.
+	BridgeNetworkName        string
+	BridgeNetworkSubnet      string
+	BridgeNetworkHairpinMode bool
+	// CNIPath is cni_path: directories of the CNI plugins, separated by
+	// ':'; empty means /opt/cni/bin then /usr/lib/cni.
+	CNIPath string
 	// ChrootEnv is upstream's chroot_env: host paths (keys) bound at
 	// paths (values) in exec tasks' roots, instead of the default set.
 	ChrootEnv map[string]string
@@ -364,6 +375,20 @@ func (cl *ClientConfig) hostNetworks() []client.HostNetwork {
 	var out []client.HostNetwork
 	for _, hn := range cl.HostNetworks {
 		out = append(out, client.HostNetwork{Name: hn.Name, CIDR: hn.CIDR, Interface: hn.Interface, ReservedPorts: hn.ReservedPorts})
+	}
+	return out
+}
+
+// bridgeNetwork is the bridge_network_* and cni_path keys in the client's
+// terms.
+func (cl *ClientConfig) bridgeNetwork() client.BridgeNetworkConfig {
+	out := client.BridgeNetworkConfig{BridgeConfig: allocnet.BridgeConfig{
+		Name: cl.BridgeNetworkName, Subnet: cl.BridgeNetworkSubnet, HairpinMode: cl.BridgeNetworkHairpinMode,
+	}}
+	for _, p := range filepath.SplitList(cl.CNIPath) {
+		if p != "" {
+			out.CNIPath = append(out.CNIPath, p)
+		}
 	}
 	return out
 }
@@ -587,6 +612,10 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	setString(&o.NodePool, cl.NodePool)
 	setString(&o.NetworkInterface, cl.NetworkInterface)
 	setString(&o.IntroToken, cl.IntroToken)
+	setString(&o.BridgeNetworkName, cl.BridgeNetworkName)
+	setString(&o.BridgeNetworkSubnet, cl.BridgeNetworkSubnet)
+	setBool(&o.BridgeNetworkHairpinMode, cl.BridgeNetworkHairpinMode)
+	setString(&o.CNIPath, cl.CNIPath)
 	if cl.MaxKillTimeout > 0 {
 		o.MaxKillTimeout = cl.MaxKillTimeout
 	}

@@ -516,9 +516,12 @@ func (b *block) joinAttrs(j *ServerJoin) {
 	b.integer("retry_max", &j.RetryMax, 0, 1<<31-1)
 }
 
+// clientBridgeKeys are the client keys of bridge-mode networking.
+var clientBridgeKeys = []string{"bridge_network_name", "bridge_network_subnet", "bridge_network_hairpin_mode", "cni_path"}
+
 func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
-		attrs:       slices.Concat([]string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"}, clientResourceKeys),
+		attrs:       slices.Concat([]string{"enabled", "servers", "node_class", "node_pool", "network_interface", "max_kill_timeout"}, clientBridgeKeys, clientResourceKeys),
 		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "host_network", LabelNames: []string{"name"}}, {Type: "artifact"}, {Type: "template"}, {Type: "reserved"}, hostVolumeBlock},
 		maps:        []string{"meta", "options", "chroot_env"},
 		unsupported: unsupportedClient,
@@ -534,6 +537,10 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b.str("node_pool", &c.NodePool)
 	b.str("network_interface", &c.NetworkInterface)
 	b.duration("max_kill_timeout", &c.MaxKillTimeout)
+	b.str("bridge_network_name", &c.BridgeNetworkName)
+	b.str("bridge_network_subnet", &c.BridgeNetworkSubnet)
+	b.boolean("bridge_network_hairpin_mode", &c.BridgeNetworkHairpinMode)
+	b.str("cni_path", &c.CNIPath)
 	c.Meta = b.mapping("meta")
 	c.Options = b.mapping("options")
 	if len(c.Options) > 0 {

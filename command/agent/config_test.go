@@ -73,6 +73,10 @@ client {
   node_class        = "lte"
   node_pool         = "edge"
   network_interface = "wwan0"
+  bridge_network_name         = "br-edge"
+  bridge_network_subnet       = "10.77.0.0/20"
+  bridge_network_hairpin_mode = true
+  cni_path                    = "/opt/cni/bin:/usr/lib/cni"
   meta {
     rack = "r1"
   }
@@ -121,6 +125,8 @@ const allKeysJSON = `{
   "client": {
     "enabled": true, "servers": ["10.0.0.1:4647", "10.0.0.2"],
     "node_class": "lte", "node_pool": "edge", "network_interface": "wwan0",
+    "bridge_network_name": "br-edge", "bridge_network_subnet": "10.77.0.0/20",
+    "bridge_network_hairpin_mode": true, "cni_path": "/opt/cni/bin:/usr/lib/cni",
     "meta": {"rack": "r1"},
     "options": {"driver.allowlist": "raw_exec"},
     "server_join": {"retry_join": ["10.0.0.1:4647"]}
@@ -178,6 +184,11 @@ func wantAllKeys() *Config {
 			Meta:             map[string]string{"rack": "r1"},
 			Options:          map[string]string{"driver.allowlist": "raw_exec"},
 			NetworkInterface: "wwan0",
+
+			BridgeNetworkName:        "br-edge",
+			BridgeNetworkSubnet:      "10.77.0.0/20",
+			BridgeNetworkHairpinMode: true,
+			CNIPath:                  "/opt/cni/bin:/usr/lib/cni",
 		},
 		Plugins: []*PluginConfig{
 			{Name: "raw_exec", Config: map[string]any{"enabled": true}},

@@ -136,8 +136,11 @@ type versionInfo struct {
 	Os            string
 	Arch          string
 	KernelVersion string
-	Components    []struct{ Name, Version string }
+	Components    []versionComponent
 }
+
+// versionComponent is one part of the engine ("Podman Engine", "Engine").
+type versionComponent struct{ Name, Version string }
 
 func (c *client) version(ctx context.Context) (versionInfo, error) {
 	var v versionInfo

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -90,7 +91,7 @@ func (d *Driver) Name() string { return Name }
 // Capabilities implements drivers.CapabilityReporter: tasks see the image as
 // their root, with the task directories mounted at /alloc, /local, /secrets.
 func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{FSIsolation: drivers.FSIsolationImage}
+	return drivers.Capabilities{FSIsolation: drivers.FSIsolationImage, NetNamespace: true}
 }
 
 // Fingerprint implements drivers.Driver: detected when the engine answers a
@@ -121,12 +122,43 @@ func (d *Driver) Fingerprint() *drivers.Fingerprint {
 	return &drivers.Fingerprint{Detected: true, Healthy: true, HealthDescription: drivers.HealthDescHealthy, Attributes: attrs}
 }
 
+// ErrNoNetNSJoin is why a task of a bridge-mode group fails on Docker
+// Engine: only Podman's compatible API takes a namespace path as the
+// container's network mode.
+var ErrNoNetNSJoin = errors.New(`the docker driver joins an allocation's network namespace (network mode "bridge") only through Podman's API; Docker Engine cannot`)
+
+// joinNetNS puts a task of a bridge-mode group in the allocation's
+// namespace: network mode "ns:<path>", which Podman's API takes. The task
+// may not choose a network_mode of its own there.
+func (d *Driver) joinNetNS(cfg *drivers.TaskConfig, tc *taskConfig) error {
+	if cfg.NetNSPath == "" {
+		return nil
+	}
+	if tc.NetworkMode != "" {
+		return &drivers.ConfigError{Key: "network_mode", Err: errors.New(`cannot be set in a group whose network is in mode "bridge": the task joins the allocation's namespace`)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	v, err := d.api.version(ctx)
+	if err != nil {
+		return drivers.NewRecoverableError(fmt.Errorf("asking the engine whether it is Podman: %w", err), true)
+	}
+	if !slices.ContainsFunc(v.Components, func(c versionComponent) bool { return c.Name == "Podman Engine" }) {
+		return ErrNoNetNSJoin
+	}
+	tc.NetworkMode = "ns:" + cfg.NetNSPath
+	return nil
+}
+
 // StartTask implements drivers.Driver.
 func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
 	if cfg == nil || cfg.ID == "" {
 		return nil, errors.New("starting task: a task config with an ID is required")
 	}
 	tc, err := decodeTaskConfig(cfg.Config, d.pc)
+	if err == nil {
+		err = d.joinNetNS(cfg, &tc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.ID, err)
 	}

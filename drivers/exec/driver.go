@@ -24,6 +24,7 @@ import (
 	"github.com/nomad-edge/nomad/drivers/internal/proc"
 	"github.com/nomad-edge/nomad/drivers/internal/proctask"
 	"github.com/nomad-edge/nomad/drivers/internal/users"
+	"github.com/nomad-edge/nomad/helper/netns"
 )
 
 // taskState is the DriverState this driver persists.
@@ -130,7 +131,7 @@ func (d *Driver) Fingerprint() *drivers.Fingerprint {
 
 // Capabilities implements drivers.CapabilityReporter.
 func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot, LogFIFO: true}
+	return drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot, LogFIFO: true, NetNamespace: netns.Supported}
 }
 
 // lookupUser is the task's user, nobody unless it names one.
@@ -227,7 +228,7 @@ func (d *Driver) start(in startInput) (_ *osexec.Cmd, _ taskState, err error) {
 		return nil, taskState{}, err
 	}
 	defer pipes.closeAll()
-	if err := cmd.Start(); err != nil {
+	if err := startInNetns(cmd, cfg.NetNSPath); err != nil {
 		return nil, taskState{}, drivers.NewRecoverableError(err, proctask.IsTransient(err))
 	}
 	pipes.closeChildEnds()
@@ -517,4 +518,14 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 		}
 	}
 	return nil, drivers.ErrTaskNotFound
+}
+
+// startInNetns starts cmd, in the allocation's network namespace when
+// path names one (bridge mode): the init clones no network namespace of
+// its own, so it and the task inherit the forking thread's.
+func startInNetns(cmd *osexec.Cmd, path string) error {
+	if path == "" {
+		return cmd.Start()
+	}
+	return netns.Do(path, cmd.Start)
 }

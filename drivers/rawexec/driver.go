@@ -172,7 +172,7 @@ func (d *Driver) start(in startInput) (_ *exec.Cmd, _ taskState, err error) {
 		}
 	}()
 
-	if err := startIn(cmd, cg); err != nil {
+	if err := startIn(cmd, cg, cfg.NetNSPath); err != nil {
 		return nil, taskState{}, drivers.NewRecoverableError(err, proctask.IsTransient(err))
 	}
 	st, err := proctask.Launched(cmd, cg)

@@ -2,6 +2,7 @@ package rawexec
 
 import (
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/netns"
 )
 
 var _ drivers.Signaler = (*Driver)(nil)
@@ -13,5 +14,5 @@ func (d *Driver) SignalTask(taskID, signal string) error { return d.tasks.Signal
 
 // Capabilities implements drivers.CapabilityReporter.
 func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{FSIsolation: drivers.FSIsolationNone, LogFIFO: true}
+	return drivers.Capabilities{FSIsolation: drivers.FSIsolationNone, LogFIFO: true, NetNamespace: netns.Supported}
 }

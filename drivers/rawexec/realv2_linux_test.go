@@ -38,7 +38,7 @@ func TestStartIntoV2_Real(t *testing.T) {
 	cmd.Stdout = &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
-	must.NoError(t, startIntoV2(cmd, &cg))
+	must.NoError(t, startIntoV2(cmd, &cg, cmd.Start))
 	must.True(t, cmd.SysProcAttr.UseCgroupFD, must.Sprint("started with clone3 into the cgroup, not joined after"))
 	must.NoError(t, cmd.Wait())
 	in, err := cgrouptest.V2Line(out.String())

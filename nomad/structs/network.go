@@ -14,10 +14,28 @@ const (
 	MaxDynamicPort = 32000
 )
 
-// NetworkModeHost is the only group network mode implemented: tasks share
-// the host's network namespace and ports are host ports. It is also what an
-// empty mode means, as upstream.
-const NetworkModeHost = "host"
+// Group network modes. In host mode (also what an empty mode means, as
+// upstream) tasks share the host's network namespace and ports are host
+// ports. In bridge mode the allocation gets a namespace of its own on the
+// client's bridge, and each host port is mapped to its `to` port inside.
+const (
+	NetworkModeHost   = "host"
+	NetworkModeBridge = "bridge"
+)
+
+// IsBridge reports whether the network puts the allocation in a namespace
+// of its own on the client's bridge.
+func (n *NetworkResource) IsBridge() bool { return n != nil && n.Mode == NetworkModeBridge }
+
+// BridgeNetwork returns the group's network if it is in bridge mode.
+func (tg *TaskGroup) BridgeNetwork() (*NetworkResource, bool) {
+	for _, n := range tg.Networks {
+		if n.IsBridge() {
+			return n, true
+		}
+	}
+	return nil, false
+}
 
 // NodeAttrNetworkIP is the node attribute holding the address its tasks'
 // ports are reached at (upstream's name), set by the client's network
@@ -119,8 +137,12 @@ func (tg *TaskGroup) validateNetworks() []string {
 		if n == nil {
 			continue
 		}
-		if n.Mode != "" && n.Mode != NetworkModeHost {
-			p.add("Network mode %q is not supported: only %q (the default)", n.Mode, NetworkModeHost)
+		switch {
+		case n.Mode == "" || n.Mode == NetworkModeHost || n.Mode == NetworkModeBridge:
+		case strings.HasPrefix(n.Mode, "cni/"):
+			p.add("Network mode %q is not supported: cni/<name> modes are not implemented; use %q or %q", n.Mode, NetworkModeHost, NetworkModeBridge)
+		default:
+			p.add("Network mode %q is not supported: only %q (the default) and %q", n.Mode, NetworkModeHost, NetworkModeBridge)
 		}
 		for _, port := range slices.Concat(n.ReservedPorts, n.DynamicPorts) {
 			switch {

@@ -17,7 +17,8 @@ func TestTaskGroup_ValidateNetworks(t *testing.T) {
 		nw   []*structs.NetworkResource
 		want string
 	}{
-		{"bridge mode", []*structs.NetworkResource{{Mode: "bridge"}}, `Network mode "bridge" is not supported`},
+		{"cni mode", []*structs.NetworkResource{{Mode: "cni/mynet"}}, `Network mode "cni/mynet" is not supported: cni/<name> modes are not implemented`},
+		{"unknown mode", []*structs.NetworkResource{{Mode: "none"}}, `Network mode "none" is not supported`},
 		{"two blocks", []*structs.NetworkResource{{}, {}}, "Only one network block"},
 		{"duplicate label", []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "a"}, {Label: "a"}}}}, `label "a" is used twice`},
 		{"static twice", []*structs.NetworkResource{{ReservedPorts: []structs.Port{{Label: "a", Value: 80}, {Label: "b", Value: 80}}}}, `static port 80 is already used by port "a"`},
@@ -37,6 +38,11 @@ func TestTaskGroup_ValidateNetworks(t *testing.T) {
 	job.TaskGroups[0].Networks = []*structs.NetworkResource{{Mode: "host",
 		ReservedPorts: []structs.Port{{Label: "admin", Value: 9090}}, DynamicPorts: []structs.Port{{Label: "http", To: 8080}}}}
 	must.NoError(t, job.Validate())
+	job.TaskGroups[0].Networks[0].Mode = "bridge"
+	must.NoError(t, job.Validate())
+	n, ok := job.TaskGroups[0].BridgeNetwork()
+	must.True(t, ok)
+	must.Eq(t, "bridge", n.Mode)
 }
 
 // A host network's reserved_ports list reads as upstream writes it: single

@@ -271,7 +271,7 @@ type NodeResources struct {
 
 // NodeNetworkResource is one interface of a node's host networks.
 type NodeNetworkResource struct {
-	Mode      string // "host"
+	Mode      string // "host", or "bridge" for the client's bridge
 	Device    string
 	Addresses []NodeNetworkAddress
 }
@@ -283,6 +283,23 @@ type NodeNetworkAddress struct {
 	Alias         string
 	Address       string
 	ReservedPorts string `json:",omitempty"`
+}
+
+// HasNetworkMode reports whether the node's client can give allocations a
+// network of mode (NetworkModeBridge); host mode every node has.
+func (n *Node) HasNetworkMode(mode string) bool {
+	if mode == "" || mode == NetworkModeHost {
+		return true
+	}
+	if n == nil || n.NodeResources == nil {
+		return false
+	}
+	for _, nw := range n.NodeResources.NodeNetworks {
+		if nw != nil && nw.Mode == mode {
+			return true
+		}
+	}
+	return false
 }
 
 // HostNetworkAddress returns the address of the node's host network
