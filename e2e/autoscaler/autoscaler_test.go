@@ -242,8 +242,11 @@ func TestAutoscaler_NothingDuringDeployment(t *testing.T) {
 	load := filepath.Join(t.TempDir(), "load")
 	must.NoError(t, os.WriteFile(load, nil, 0o644))
 	// The first version's deployment waits min_healthy_time before it
-	// can succeed: longer than the test watches.
-	runJob(t, a, burnJob("burn", load, 1, 1, 3, `
+	// can succeed: longer than the test watches. A target of 1 % of a
+	// core: any burning at all asks for more, however loaded the machine
+	// (at load average 100 the burner got less than the usual 30 %, and
+	// the autoscaler rightly asked for nothing).
+	runJob(t, a, burnJobAt("burn", load, 1, 1, 3, 1, `
     update {
       min_healthy_time  = "5m"
       healthy_deadline  = "10m"
