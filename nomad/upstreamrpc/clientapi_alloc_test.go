@@ -141,10 +141,10 @@ func TestClientAPIUnknownAllocationIs404(t *testing.T) {
 func TestClientAPIRefusesBadInputByName(t *testing.T) {
 	api := fakeUpstream(t, func(fakeCall) { t.Error("a bad request reached the client") })
 	for path, want := range map[string]string{
-		"GET /v1/client/stats":                                                 "node_id",
-		"GET /v1/client/fs/readat/" + capturedAllocID2 + "?path=x&offset=0":    "limit",
-		"POST /v1/client/allocation/" + capturedAllocID2 + "/signal":           "request body",
-		"GET /v1/client/allocation/" + capturedAllocID2 + "/exec?task=t":       "command",
+		"GET /v1/client/stats": "node_id",
+		"GET /v1/client/fs/readat/" + capturedAllocID2 + "?path=x&offset=0":       "limit",
+		"POST /v1/client/allocation/" + capturedAllocID2 + "/signal":              "request body",
+		"GET /v1/client/allocation/" + capturedAllocID2 + "/exec?task=t":          "command",
 		"GET /v1/client/allocation/" + capturedAllocID2 + "/exec?command=[\"a\"]": "task",
 	} {
 		method, p, _ := strings.Cut(path, " ")
