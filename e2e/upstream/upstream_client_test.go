@@ -229,6 +229,7 @@ func TestUpstreamClientRunsOnOurServers(t *testing.T) {
 	n, _, err := c.server.API().Nodes().Info(c.waitNode("ready").ID, nil)
 	must.NoError(t, err)
 	must.Eq(t, "1.6.5", n.Attributes["nomad.version"])
+	must.Eq(t, "true", n.Attributes["nomad.upstream"], must.Sprint("judged by upstream's numbering"))
 	must.True(t, n.Drivers["raw_exec"] != nil && n.Drivers["raw_exec"].Healthy, must.Sprintf("drivers %v", n.Drivers))
 
 	_, _, err = c.server.API().Jobs().Register(sleepJob("sleep"), nil)
