@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
-	msgpackrpc "github.com/hashicorp/net-rpc-msgpackrpc/v2"
 	"github.com/hashicorp/yamux"
 )
 
@@ -154,7 +153,24 @@ type fileInfo struct {
 	ContentType string `json:",omitempty"`
 }
 
-// call makes one unary client RPC on a new stream.
+// rpcRequest and rpcResponse are the headers of a net/rpc call in
+// msgpack, as upstream's servers write them (testdata/stats-request.msgpack).
+type (
+	rpcRequest struct {
+		ServiceMethod string
+		Seq           uint64
+	}
+	rpcResponse struct {
+		ServiceMethod string
+		Seq           uint64
+		Error         string
+	}
+)
+
+// call makes one unary client RPC on a new stream: the protocol byte, the
+// request's header and body, then the reply's. Written out rather than
+// through net/rpc's client, whose reading goroutine outlives the call.
+// The client's error comes back as an rpc.ServerError, as net/rpc's.
 func (c *ClientAPI) call(method string, args, reply any) error {
 	st, err := c.sess.Open()
 	if err != nil {
@@ -164,9 +180,22 @@ func (c *ClientAPI) call(method string, args, reply any) error {
 	if _, err := st.Write([]byte{streamRPC}); err != nil {
 		return err
 	}
-	cl := rpc.NewClientWithCodec(msgpackrpc.NewCodecFromHandle(true, true, st, Handle))
-	defer cl.Close()
-	return cl.Call(method, args, reply)
+	enc := codec.NewEncoder(st, Handle)
+	if err := enc.Encode(&rpcRequest{ServiceMethod: method}); err != nil {
+		return err
+	}
+	if err := enc.Encode(args); err != nil {
+		return err
+	}
+	dec := codec.NewDecoder(st, Handle)
+	var h rpcResponse
+	if err := dec.Decode(&h); err != nil {
+		return fmt.Errorf("reading the reply header: %w", err)
+	}
+	if h.Error != "" {
+		return rpc.ServerError(h.Error)
+	}
+	return dec.Decode(reply)
 }
 
 func (c *ClientAPI) list(w http.ResponseWriter, r *http.Request) {
