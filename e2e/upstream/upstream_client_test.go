@@ -219,7 +219,7 @@ func taskPID(t *testing.T, allocID string) int {
 // agent registers with our server (as 1.6.5, so the version gate sees its
 // real version), runs an allocation we place and reports it running,
 // serves its logs and files through our server (a route it cannot serve,
-// stats, is refused by name), reports a driver's health event into the
+// checks, is refused by name), reports a driver's health event into the
 // node's history, keeps its node ready by heartbeating, and, frozen past its TTL, is
 // marked disconnected with its allocation unknown, then on resuming comes
 // back ready with the same allocation and the same task process: the
@@ -251,7 +251,7 @@ func TestUpstreamClientRunsOnOurServers(t *testing.T) {
 	body, code := httpGet(t, base+"fs/cat/"+alloc.ID+"?path=alloc/logs/sleep.stdout.0")
 	must.Eq(t, http.StatusOK, code)
 	must.Eq(t, "started\n", body)
-	body, code = httpGet(t, base+"allocation/"+alloc.ID+"/stats")
+	body, code = httpGet(t, base+"allocation/"+alloc.ID+"/checks")
 	must.Eq(t, http.StatusNotImplemented, code, must.Sprintf("body %q", body))
 
 	// Heartbeats: the TTL is about 2s and the grace 2s; ready for three
