@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +17,13 @@ import (
 	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
-// signalJob is sleepJob's task that also says "got-usr1" on each SIGUSR1.
+// signalJob is sleepJob's task that also says "got-usr1" on each SIGUSR1:
+// the shell waits on one sleep (a wait a trapped signal interrupts), so
+// the task is always the same two processes.
 func signalJob(id string) *nomadapi.Job {
 	job := sleepJob(id)
 	job.TaskGroups[0].Tasks[0].SetConfig("args", []string{"-c",
-		"echo started; trap 'echo got-usr1' USR1; while true; do sleep 1; done"})
+		"echo started; trap 'echo got-usr1' USR1; /bin/sleep 3600 & while true; do wait $!; done"})
 	return job
 }
 
@@ -52,7 +55,7 @@ func TestUpstreamClientLifecycleThroughOurServers(t *testing.T) {
 	_, _, err := c.server.API().Jobs().Register(signalJob("life"), nil)
 	must.NoError(t, err)
 	alloc := c.waitAlloc("life", "running")
-	pid := taskPID(t, alloc.ID)
+	pids := taskPIDs(t, alloc.ID, 2)
 	base := c.server.HTTPAddr() + "/v1/client/"
 
 	wait.Poll(t, 20*time.Second, "the task's stdout through our server", func() (bool, string) {
@@ -111,9 +114,10 @@ func TestUpstreamClientLifecycleThroughOurServers(t *testing.T) {
 			return false, err.Error()
 		}
 		ts := a.TaskStates["sleep"]
-		pids := harness.AllocPIDs(alloc.ID)
-		return ts.Restarts == 1 && ts.State == "running" && len(pids) == 1 && pids[0] != pid,
-			fmt.Sprintf("restarts %d state %s pids %v (was %d)", ts.Restarts, ts.State, pids, pid)
+		now := harness.AllocPIDs(alloc.ID)
+		fresh := len(now) == 2 && !slices.ContainsFunc(now, func(p int) bool { return slices.Contains(pids, p) })
+		return ts.Restarts == 1 && ts.State == "running" && fresh,
+			fmt.Sprintf("restarts %d state %s pids %v (were %v)", ts.Restarts, ts.State, now, pids)
 	})
 
 	// Unknown allocations and unserved routes say so.

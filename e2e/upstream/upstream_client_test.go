@@ -207,12 +207,19 @@ func httpGet(t *testing.T, url string) (string, int) {
 // taskPID is the one process of the allocation's task.
 func taskPID(t *testing.T, allocID string) int {
 	t.Helper()
+	return taskPIDs(t, allocID, 1)[0]
+}
+
+// taskPIDs waits for the allocation's tasks to have n processes and
+// returns them.
+func taskPIDs(t *testing.T, allocID string, n int) []int {
+	t.Helper()
 	var pids []int
-	wait.Poll(t, 20*time.Second, "one task process of "+allocID[:8], func() (bool, string) {
+	wait.Poll(t, 20*time.Second, fmt.Sprintf("%d task processes of %s", n, allocID[:8]), func() (bool, string) {
 		pids = harness.AllocPIDs(allocID)
-		return len(pids) == 1, fmt.Sprintf("pids %v", pids)
+		return len(pids) == n, fmt.Sprintf("pids %v", pids)
 	})
-	return pids[0]
+	return pids
 }
 
 // TestUpstreamClientRunsOnOurServers checks that an upstream v1.6.5 client
