@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/nomad/upstreamrpc"
 )
 
 // MinDisconnectVersion is the first version whose servers and clients
@@ -42,9 +43,14 @@ func (s *Server) disconnectGate() (ok bool, reason string) {
 
 // clientSupportsDisconnect says whether a node's client has the reconnect
 // path, from the version it advertises; a node that says nothing is taken
-// to be old.
+// to be old. An upstream client (registered over upstream's protocol) is
+// judged by upstream's own numbering.
 func clientSupportsDisconnect(n *structs.Node) bool {
-	return versionAtLeast(n.Attributes["nomad.version"], MinDisconnectVersion)
+	min := MinDisconnectVersion
+	if n.Attributes[upstreamrpc.AttrUpstream] != "" {
+		min = upstreamrpc.MinDisconnectVersion
+	}
+	return versionAtLeast(n.Attributes["nomad.version"], min)
 }
 
 func versionAtLeast(v string, min *version.Version) bool {

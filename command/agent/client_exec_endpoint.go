@@ -19,6 +19,7 @@ import (
 
 	"github.com/nomad-edge/nomad/client/allocrunner"
 	"github.com/nomad-edge/nomad/drivers"
+	"github.com/nomad-edge/nomad/helper/wsclose"
 )
 
 // Exec frames, as upstream's (ExecStreamingInput, ExecStreamingOutput):
@@ -131,7 +132,7 @@ func (e *execSession) send(out execOutput) error {
 func (e *execSession) fail(msg string) {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
-	_ = e.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, msg), controlDeadline())
+	_ = e.conn.WriteControl(websocket.CloseMessage, wsclose.Message(websocket.CloseInternalServerErr, msg), controlDeadline())
 }
 
 func (e *execSession) run(ctx context.Context, er execRequest, info allocrunner.ExecInfo) {

@@ -207,19 +207,26 @@ func httpGet(t *testing.T, url string) (string, int) {
 // taskPID is the one process of the allocation's task.
 func taskPID(t *testing.T, allocID string) int {
 	t.Helper()
+	return taskPIDs(t, allocID, 1)[0]
+}
+
+// taskPIDs waits for the allocation's tasks to have n processes and
+// returns them.
+func taskPIDs(t *testing.T, allocID string, n int) []int {
+	t.Helper()
 	var pids []int
-	wait.Poll(t, 20*time.Second, "one task process of "+allocID[:8], func() (bool, string) {
+	wait.Poll(t, 20*time.Second, fmt.Sprintf("%d task processes of %s", n, allocID[:8]), func() (bool, string) {
 		pids = harness.AllocPIDs(allocID)
-		return len(pids) == 1, fmt.Sprintf("pids %v", pids)
+		return len(pids) == n, fmt.Sprintf("pids %v", pids)
 	})
-	return pids[0]
+	return pids
 }
 
 // TestUpstreamClientRunsOnOurServers checks that an upstream v1.6.5 client
 // agent registers with our server (as 1.6.5, so the version gate sees its
 // real version), runs an allocation we place and reports it running,
 // serves its logs and files through our server (a route it cannot serve,
-// stats, is refused by name), reports a driver's health event into the
+// checks, is refused by name), reports a driver's health event into the
 // node's history, keeps its node ready by heartbeating, and, frozen past its TTL, is
 // marked disconnected with its allocation unknown, then on resuming comes
 // back ready with the same allocation and the same task process: the
@@ -229,6 +236,7 @@ func TestUpstreamClientRunsOnOurServers(t *testing.T) {
 	n, _, err := c.server.API().Nodes().Info(c.waitNode("ready").ID, nil)
 	must.NoError(t, err)
 	must.Eq(t, "1.6.5", n.Attributes["nomad.version"])
+	must.Eq(t, "true", n.Attributes["nomad.upstream"], must.Sprint("judged by upstream's numbering"))
 	must.True(t, n.Drivers["raw_exec"] != nil && n.Drivers["raw_exec"].Healthy, must.Sprintf("drivers %v", n.Drivers))
 
 	_, _, err = c.server.API().Jobs().Register(sleepJob("sleep"), nil)
@@ -250,7 +258,7 @@ func TestUpstreamClientRunsOnOurServers(t *testing.T) {
 	body, code := httpGet(t, base+"fs/cat/"+alloc.ID+"?path=alloc/logs/sleep.stdout.0")
 	must.Eq(t, http.StatusOK, code)
 	must.Eq(t, "started\n", body)
-	body, code = httpGet(t, base+"allocation/"+alloc.ID+"/stats")
+	body, code = httpGet(t, base+"allocation/"+alloc.ID+"/checks")
 	must.Eq(t, http.StatusNotImplemented, code, must.Sprintf("body %q", body))
 
 	// Heartbeats: the TTL is about 2s and the grace 2s; ready for three

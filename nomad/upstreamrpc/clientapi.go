@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
-	msgpackrpc "github.com/hashicorp/net-rpc-msgpackrpc/v2"
 	"github.com/hashicorp/yamux"
 )
 
@@ -21,8 +20,9 @@ import (
 // HTTP exchanges our servers send down a node's session (see
 // pool.RPCNodeSession) are answered here by upstream's client RPCs over
 // the session the upstream client opened, so the server and the HTTP API
-// treat an upstream node as any other. Served: fs logs, ls, stat and cat.
-// Anything else answers 501 naming the path.
+// treat an upstream node as any other. Served: fs logs, ls, stat, cat and
+// readat, allocation stats, exec, signal and restart, and node stats.
+// Anything else (checks, gc, metadata) answers 501 naming the path.
 type ClientAPI struct {
 	sess  *yamux.Session
 	conns chan net.Conn
@@ -39,6 +39,14 @@ func newClientAPI(sess *yamux.Session) *ClientAPI {
 	mux.HandleFunc("GET /v1/client/fs/cat/{alloc}", c.cat)
 	mux.HandleFunc("GET /v1/client/fs/ls/{alloc}", c.list)
 	mux.HandleFunc("GET /v1/client/fs/stat/{alloc}", c.stat)
+	mux.HandleFunc("GET /v1/client/fs/readat/{alloc}", c.readAt)
+	mux.HandleFunc("GET /v1/client/allocation/{alloc}/stats", c.allocStats)
+	mux.HandleFunc("GET /v1/client/allocation/{alloc}/exec", c.exec)
+	for _, m := range []string{http.MethodPut, http.MethodPost} {
+		mux.HandleFunc(m+" /v1/client/allocation/{alloc}/signal", c.allocSignal)
+		mux.HandleFunc(m+" /v1/client/allocation/{alloc}/restart", c.allocRestart)
+	}
+	mux.HandleFunc("GET /v1/client/stats", c.nodeStats)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("%s %s is not served for upstream Nomad clients", r.Method, r.URL.Path), http.StatusNotImplemented)
 	})
@@ -145,7 +153,24 @@ type fileInfo struct {
 	ContentType string `json:",omitempty"`
 }
 
-// call makes one unary client RPC on a new stream.
+// rpcRequest and rpcResponse are the headers of a net/rpc call in
+// msgpack, as upstream's servers write them (testdata/stats-request.msgpack).
+type (
+	rpcRequest struct {
+		ServiceMethod string
+		Seq           uint64
+	}
+	rpcResponse struct {
+		ServiceMethod string
+		Seq           uint64
+		Error         string
+	}
+)
+
+// call makes one unary client RPC on a new stream: the protocol byte, the
+// request's header and body, then the reply's. Written out rather than
+// through net/rpc's client, whose reading goroutine outlives the call.
+// The client's error comes back as an rpc.ServerError, as net/rpc's.
 func (c *ClientAPI) call(method string, args, reply any) error {
 	st, err := c.sess.Open()
 	if err != nil {
@@ -155,9 +180,22 @@ func (c *ClientAPI) call(method string, args, reply any) error {
 	if _, err := st.Write([]byte{streamRPC}); err != nil {
 		return err
 	}
-	cl := rpc.NewClientWithCodec(msgpackrpc.NewCodecFromHandle(true, true, st, Handle))
-	defer cl.Close()
-	return cl.Call(method, args, reply)
+	enc := codec.NewEncoder(st, Handle)
+	if err := enc.Encode(&rpcRequest{ServiceMethod: method}); err != nil {
+		return err
+	}
+	if err := enc.Encode(args); err != nil {
+		return err
+	}
+	dec := codec.NewDecoder(st, Handle)
+	var h rpcResponse
+	if err := dec.Decode(&h); err != nil {
+		return fmt.Errorf("reading the reply header: %w", err)
+	}
+	if h.Error != "" {
+		return rpc.ServerError(h.Error)
+	}
+	return dec.Decode(reply)
 }
 
 func (c *ClientAPI) list(w http.ResponseWriter, r *http.Request) {
@@ -231,19 +269,14 @@ type streamFrame struct {
 	Payload []byte
 }
 
-// stream runs a streaming client RPC and writes its payloads to w as they
-// come, until the client ends it or the caller goes away.
-func (c *ClientAPI) stream(w http.ResponseWriter, r *http.Request, method string, req fsRequest) {
+// openStreaming opens a streaming client RPC: the protocol byte, a header
+// naming the method, the request, then the client's acknowledgement. The
+// decoder reads the frames that follow.
+func (c *ClientAPI) openStreaming(method string, req any) (net.Conn, *codec.Decoder, error) {
 	st, err := c.sess.Open()
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
+		return nil, nil, fmt.Errorf("%s: opening a stream to the upstream client: %w", method, err)
 	}
-	defer st.Close()
-	go func() {
-		<-r.Context().Done()
-		st.Close()
-	}()
 	enc := codec.NewEncoder(st, Handle)
 	dec := codec.NewDecoder(st, Handle)
 	_, err = st.Write([]byte{streamStreaming})
@@ -251,7 +284,7 @@ func (c *ClientAPI) stream(w http.ResponseWriter, r *http.Request, method string
 		err = enc.Encode(&streamHeader{Method: method})
 	}
 	if err == nil {
-		err = enc.Encode(&req)
+		err = enc.Encode(req)
 	}
 	var ack streamAck
 	if err == nil {
@@ -261,9 +294,25 @@ func (c *ClientAPI) stream(w http.ResponseWriter, r *http.Request, method string
 		err = errors.New(ack.Error)
 	}
 	if err != nil {
-		http.Error(w, fmt.Sprintf("%s on the upstream client: %v", method, err), http.StatusInternalServerError)
+		st.Close()
+		return nil, nil, fmt.Errorf("%s on the upstream client: %w", method, err)
+	}
+	return st, dec, nil
+}
+
+// stream runs a streaming client RPC and writes its payloads to w as they
+// come, until the client ends it or the caller goes away.
+func (c *ClientAPI) stream(w http.ResponseWriter, r *http.Request, method string, req fsRequest) {
+	st, dec, err := c.openStreaming(method, &req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
+	defer st.Close()
+	go func() {
+		<-r.Context().Done()
+		st.Close()
+	}()
 	if req.PlainText {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	} else {

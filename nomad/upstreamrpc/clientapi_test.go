@@ -16,11 +16,20 @@ import (
 // capturedAllocID is the allocation of the captured streaming RPCs.
 const capturedAllocID = "0a148939-64c6-8c94-a931-6ae270c57e2a"
 
-// fakeUpstreamClient is the client end of an upstream session: it takes
-// the one stream the server opens, decodes what the server wrote on it
-// (the protocol byte, the streaming header, the request) and answers
-// with a captured reply.
-func fakeUpstreamClient(t *testing.T, reply []byte) (*ClientAPI, <-chan [3]any) {
+// fakeCall is one stream the server opened to a fake upstream client, as
+// far as the client read it: the protocol byte, then the header (the
+// streaming header or net/rpc's) and the request.
+type fakeCall struct {
+	kind     byte
+	hdr, req map[string]any
+	dec      *codec.Decoder
+	st       net.Conn
+}
+
+// fakeUpstream is the client end of an upstream session: for the one
+// stream the server opens, it decodes what the server wrote and lets
+// serve answer.
+func fakeUpstream(t *testing.T, serve func(fakeCall)) *ClientAPI {
 	t.Helper()
 	a, b := net.Pipe()
 	cfg := yamux.DefaultConfig()
@@ -31,7 +40,6 @@ func fakeUpstreamClient(t *testing.T, reply []byte) (*ClientAPI, <-chan [3]any) 
 	must.NoError(t, err)
 	api := newClientAPI(serverSess)
 	t.Cleanup(func() { api.Close(); clientSess.Close() })
-	got := make(chan [3]any, 1)
 	go func() {
 		st, err := clientSess.Accept()
 		if err != nil {
@@ -44,9 +52,20 @@ func fakeUpstreamClient(t *testing.T, reply []byte) (*ClientAPI, <-chan [3]any) 
 		var hdr, req map[string]any
 		_ = dec.Decode(&hdr)
 		_ = dec.Decode(&req)
-		got <- [3]any{kind, hdr, req}
-		_, _ = st.Write(reply)
+		serve(fakeCall{kind: kind, hdr: hdr, req: req, dec: dec, st: st})
 	}()
+	return api
+}
+
+// fakeUpstreamClient answers the one stream with a captured reply and
+// hands what the server wrote on it to the test.
+func fakeUpstreamClient(t *testing.T, reply []byte) (*ClientAPI, <-chan [3]any) {
+	t.Helper()
+	got := make(chan [3]any, 1)
+	api := fakeUpstream(t, func(c fakeCall) {
+		got <- [3]any{c.kind, c.hdr, c.req}
+		_, _ = c.st.Write(reply)
+	})
 	return api, got
 }
 
@@ -120,11 +139,11 @@ func TestClientAPICatsAFileAsPlainBytes(t *testing.T) {
 }
 
 // TestClientAPIRefusesWhatItDoesNotServe checks that a client route with
-// no upstream translation (allocation stats, exec) is answered 501 naming
-// the path, not forwarded as something else.
+// no upstream translation (checks) is answered 501 naming the path, not
+// forwarded as something else.
 func TestClientAPIRefusesWhatItDoesNotServe(t *testing.T) {
 	api, _ := fakeUpstreamClient(t, nil)
-	resp, body := get(t, api, "/v1/client/allocation/"+capturedAllocID+"/stats")
+	resp, body := get(t, api, "/v1/client/allocation/"+capturedAllocID+"/checks")
 	must.Eq(t, http.StatusNotImplemented, resp.StatusCode)
-	must.StrContains(t, body, "/v1/client/allocation/"+capturedAllocID+"/stats is not served for upstream Nomad clients")
+	must.StrContains(t, body, "/v1/client/allocation/"+capturedAllocID+"/checks is not served for upstream Nomad clients")
 }

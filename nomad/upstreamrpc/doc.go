@@ -12,11 +12,13 @@
 // servers send down a node's session (ClientAPI) by upstream's client
 // RPCs on the connection the upstream client opened: streaming RPCs
 // (protocol byte, a header naming the method, the request, an
-// acknowledgement, then frames) for logs and file contents, msgpack calls
-// for listings. Nothing outside this package knows upstream's formats.
+// acknowledgement, then frames) for logs, file contents and exec (a
+// websocket bridged to Allocations.Exec), msgpack calls for listings,
+// stats, signal and restart. Nothing outside this package knows
+// upstream's formats.
 //
-// Which way it calls: it imports the model (nomad/structs) and nothing else
-// of ours. The server hands it each accepted upstream connection and the
+// Which way it calls: it imports the model (nomad/structs) and
+// helper/wsclose, and nothing else of ours. The server hands it each accepted upstream connection and the
 // net/rpc server whose endpoints serve it (bound to the connection's peer,
 // exactly as for our own clients, so node secrets, ACL tokens and mTLS
 // checks apply unchanged); the package decodes each call into our request

@@ -3,8 +3,23 @@ package upstreamrpc
 import (
 	"sync"
 
+	"github.com/hashicorp/go-version"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
+
+// AttrUpstream is the node attribute set on every node that registers
+// over upstream's protocol: its nomad.version is upstream's numbering, not
+// ours, and is judged by MinDisconnectVersion.
+const AttrUpstream = "nomad.upstream"
+
+// MinDisconnectVersion is upstream's first client version with the
+// reconnect path the disconnected-clients rules rely on (an allocation
+// unknown while its client is away, taken back on reconnect:
+// max_client_disconnect, upstream 1.3.0). An older upstream client is
+// treated as one without the feature: its node goes down, not
+// disconnected.
+var MinDisconnectVersion = version.Must(version.NewVersion("1.3.0"))
 
 // clientMethods are the RPCs an upstream client agent makes to its
 // servers that we serve: observed from a v1.6.5 client that registers,
@@ -59,6 +74,13 @@ func (s *session) sawNode(nodeID string) {
 // the two differ beyond field names.
 func translateRequest(method string, body any) error {
 	switch args := body.(type) {
+	case *structs.NodeRegisterRequest:
+		if args.Node != nil {
+			if args.Node.Attributes == nil {
+				args.Node.Attributes = map[string]string{}
+			}
+			args.Node.Attributes[AttrUpstream] = "true"
+		}
 	case *structs.AllocUpdateRequest:
 		// Upstream names the node on each allocation only; ours on the
 		// request, which is what the endpoint authorises.

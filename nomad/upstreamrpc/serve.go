@@ -88,7 +88,7 @@ func serveStream(ctx context.Context, stream net.Conn, srv *rpc.Server, state *s
 		// ServeCodec closes the stream when the client does.
 		srv.ServeCodec(newServerCodec(ctx, stream, state, logger))
 	case streamStreaming:
-		logger.Warn("refused a streaming RPC from an upstream client: alloc logs, exec and fs are not served to upstream clients yet", "remote", stream.RemoteAddr())
+		logger.Warn("refused a streaming RPC from an upstream client: streaming RPCs go from the servers to a client, not the other way", "remote", stream.RemoteAddr())
 		stream.Close()
 	default:
 		logger.Warn("refused an upstream stream of unknown kind", "byte", b[0], "remote", stream.RemoteAddr())

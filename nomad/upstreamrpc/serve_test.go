@@ -53,6 +53,12 @@ func (fakeStatus) Ping(args *structs.GenericRequest, reply *struct{}) error { re
 // encoding.
 func upstreamStream(t *testing.T, srv *rpc.Server) *rpc.Client {
 	t.Helper()
+	return upstreamStreamWith(t, srv, Config{})
+}
+
+// upstreamStreamWith is upstreamStream with Serve's configuration.
+func upstreamStreamWith(t *testing.T, srv *rpc.Server, serveCfg Config) *rpc.Client {
+	t.Helper()
 	clientEnd, serverEnd := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -60,7 +66,7 @@ func upstreamStream(t *testing.T, srv *rpc.Server) *rpc.Client {
 		defer close(done)
 		var b [1]byte
 		_, _ = io.ReadFull(serverEnd, b[:])
-		_ = Serve(ctx, serverEnd, srv, Config{})
+		_ = Serve(ctx, serverEnd, srv, serveCfg)
 	}()
 	t.Cleanup(func() { cancel(); clientEnd.Close(); <-done })
 
@@ -153,5 +159,46 @@ func TestServeAnswersAnUpstreamClientsCalls(t *testing.T) {
 	case <-job.called:
 		t.Fatal("Job.Register reached its endpoint")
 	default:
+	}
+}
+
+// refusingNode is the Node endpoint refusing a node whose secret is wrong.
+type refusingNode struct{}
+
+func (refusingNode) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	return structs.ErrPermissionDenied
+}
+
+// TestServeReachesANodeOnlyAfterItsSecretHeld checks that the connection
+// is handed to the servers as the way to a node (OnNode) only once an
+// endpoint accepted a call of that node, and never after a refused one:
+// an upstream client cannot take over another node's exec, logs and
+// signals by naming its ID with the wrong secret.
+func TestServeReachesANodeOnlyAfterItsSecretHeld(t *testing.T) {
+	hb := genericFixture(t, "update-status-request.msgpack")
+	for _, tc := range []struct {
+		name  string
+		node  any
+		wants bool
+	}{{"refused", refusingNode{}, false}, {"accepted", &fakeNode{}, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := rpc.NewServer()
+			must.NoError(t, srv.RegisterName("Node", tc.node))
+			seen := make(chan string, 1)
+			c := upstreamStreamWith(t, srv, Config{OnNode: func(id string, _ *ClientAPI) { seen <- id }})
+			var reply structs.NodeUpdateResponse
+			err := c.Call("Node.UpdateStatus", hb, &reply)
+			if !tc.wants {
+				must.ErrorContains(t, err, structs.ErrPermissionDenied.Error())
+				select {
+				case id := <-seen:
+					t.Fatalf("node %s reachable through a connection whose call was refused", id)
+				default:
+				}
+				return
+			}
+			must.NoError(t, err)
+			must.Eq(t, hb["NodeID"].(string), <-seen)
+		})
 	}
 }

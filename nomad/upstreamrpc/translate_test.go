@@ -125,6 +125,17 @@ func TestCapturedRequestsDecodeIntoOurs(t *testing.T) {
 	}
 }
 
+// TestRegisterMarksTheNodeUpstream checks that a node registering over
+// upstream's protocol is marked so (AttrUpstream), keeping its real
+// version: the disconnect gate judges it by upstream's numbering.
+func TestRegisterMarksTheNodeUpstream(t *testing.T) {
+	var reg structs.NodeRegisterRequest
+	decodeFixture(t, "register-request.msgpack", &reg)
+	must.NoError(t, translateRequest("Node.Register", &reg))
+	must.Eq(t, "true", reg.Node.Attributes[AttrUpstream])
+	must.Eq(t, "1.6.5", reg.Node.Attributes["nomad.version"])
+}
+
 // TestUpdateAllocTakesTheNodeFromItsAllocations checks that an upstream
 // Node.UpdateAlloc, which names its node only on each allocation, reaches
 // our endpoint with the request's NodeID set, which is what it authorises

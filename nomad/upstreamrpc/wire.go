@@ -24,8 +24,8 @@ const (
 
 	// streamRPC begins a stream of msgpack net/rpc calls.
 	streamRPC byte = 0x01
-	// streamStreaming begins a streaming RPC (alloc logs, exec, fs),
-	// not served yet.
+	// streamStreaming begins a streaming RPC (alloc logs, exec, fs):
+	// the servers open them to the client (ClientAPI).
 	streamStreaming byte = 0x05
 )
 
