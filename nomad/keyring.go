@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nomad-edge/nomad/helper/atomicfile"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -199,12 +200,7 @@ func (e *encrypter) writeKeystoreFile(k *structs.RootKey) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(e.dir, k.Meta.KeyID+keystoreSuffix)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf, keystoreFileMode); err != nil {
-		return fmt.Errorf("keystore: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(filepath.Join(e.dir, k.Meta.KeyID+keystoreSuffix), buf, keystoreFileMode); err != nil {
 		return fmt.Errorf("keystore: %w", err)
 	}
 	return nil

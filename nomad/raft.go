@@ -19,6 +19,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	boltErrors "go.etcd.io/bbolt/errors"
 
+	"github.com/nomad-edge/nomad/helper/atomicfile"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -267,7 +268,7 @@ func loadServerID(cfg *Config) (string, error) {
 		return id, nil
 	case errors.Is(err, os.ErrNotExist):
 		id := structs.GenerateUUID()
-		if err := writeFileAtomic(path, []byte(id+"\n")); err != nil {
+		if err := atomicfile.Write(path, []byte(id+"\n"), 0o600); err != nil {
 			return "", fmt.Errorf("writing server ID %s: %w", path, err)
 		}
 		return id, nil
@@ -277,25 +278,3 @@ func loadServerID(cfg *Config) (string, error) {
 }
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
-// writeFileAtomic writes a file so that a crash leaves the old content or
-// the new, never half of it.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/nomad-edge/nomad/helper/atomicfile"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -101,7 +102,7 @@ func (c *identityCache) learn(secret []byte, logger hclog.Logger) {
 	if c.path == "" {
 		return
 	}
-	if err := writeFileAtomic(c.path, secret); err != nil {
+	if err := atomicfile.Write(c.path, secret, 0o600); err != nil {
 		logger.Error("failed to keep the servers' identity in the data dir", "path", c.path, "error", err)
 	}
 }

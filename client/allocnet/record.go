@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/nomad-edge/nomad/helper/atomicfile"
 )
 
 // record is what survives the agent about one allocation's network.
@@ -50,24 +52,7 @@ func (m *Manager) writeRecord(r *record) error {
 	if err != nil {
 		return err
 	}
-	path := m.recordPath(r.Status.AllocID)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("network record: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	if err := atomicfile.Write(m.recordPath(r.Status.AllocID), b, 0o600); err != nil {
 		return fmt.Errorf("network record: %w", err)
 	}
 	return nil

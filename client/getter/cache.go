@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nomad-edge/nomad/helper/atomicfile"
 	"github.com/nomad-edge/nomad/helper/clock"
 )
 
@@ -239,12 +240,7 @@ func (c *Cache) writeRecordLocked(e *cacheEntry) error {
 	if err != nil {
 		return err
 	}
-	tmp := c.recordPath(e.ID) + ".tmp"
-	if err := writeSynced(tmp, b); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, c.recordPath(e.ID))
+	return atomicfile.Write(c.recordPath(e.ID), b, 0o600)
 }
 
 // Size returns the bytes the cache holds.
@@ -272,22 +268,6 @@ func verify(e *cacheEntry, path string) error {
 		return errors.New("cached copy is damaged")
 	}
 	return nil
-}
-
-func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func syncDir(dir string) {
