@@ -50,17 +50,7 @@ func serveIn(t *testing.T, path string, port int, reply string) {
 // ask connects to addr (from inside the namespace at from, unless empty)
 // and returns the first line it answers.
 func ask(from, addr string) (string, error) {
-	var c net.Conn
-	dial := func() (err error) {
-		c, err = net.DialTimeout("tcp", addr, 5*time.Second)
-		return err
-	}
-	var err error
-	if from == "" {
-		err = dial()
-	} else {
-		err = netns.Do(from, dial)
-	}
+	c, err := netns.DialTCP(from, addr, 5*time.Second)
 	if err != nil {
 		return "", err
 	}

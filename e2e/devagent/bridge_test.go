@@ -91,19 +91,9 @@ func runBridgeJob(t *testing.T, a *harness.Agent, dir, name, text string) (strin
 // get fetches url, from inside the network namespace at from unless it is
 // empty, and returns the body.
 func get(from, url string) (string, error) {
-	var conn net.Conn
 	host := strings.TrimPrefix(url, "http://")
 	host = host[:strings.Index(host, "/")]
-	dial := func() (err error) {
-		conn, err = net.DialTimeout("tcp", host, 3*time.Second)
-		return err
-	}
-	var err error
-	if from == "" {
-		err = dial()
-	} else {
-		err = netns.Do(from, dial)
-	}
+	conn, err := netns.DialTCP(from, host, 3*time.Second)
 	if err != nil {
 		return "", err
 	}
