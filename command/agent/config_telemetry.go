@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -34,16 +35,18 @@ type Telemetry struct {
 	// as upstream; FilterDefault says what a metric no rule names gets.
 	PrefixFilter  []string
 	FilterDefault *bool
+	// StatsdAddress and StatsiteAddress are host:port of a statsd (UDP)
+	// and a statsite (TCP) the agent also sends every metric to.
+	StatsdAddress   *string
+	StatsiteAddress *string
 }
 
 // unsupportedTelemetry are upstream's telemetry keys for sinks and options
 // this version has no code for: refused by name so that an operator does
 // not believe metrics reach a statsd that is never dialled.
 var unsupportedTelemetry = func() map[string]string {
-	const sink = "only the in-memory sink (/v1/metrics) and Prometheus (prometheus_metrics) exist"
+	const sink = "only the in-memory sink (/v1/metrics), Prometheus (prometheus_metrics), statsd (statsd_address) and statsite (statsite_address) exist"
 	m := map[string]string{
-		"statsite_address":                       sink,
-		"statsd_address":                         sink,
 		"datadog_address":                        sink,
 		"datadog_tags":                           sink,
 		"include_alloc_metadata_in_metrics":      "",
@@ -72,6 +75,7 @@ func (d *configDecoder) telemetry(body hcl.Body) *Telemetry {
 			"collection_interval", "in_memory_collection_interval", "in_memory_retention_period",
 			"prometheus_metrics", "publish_allocation_metrics", "publish_node_metrics",
 			"disable_hostname", "use_node_name", "prefix_filter", "filter_default",
+			"statsd_address", "statsite_address",
 		},
 		unsupported: unsupportedTelemetry,
 	})
@@ -85,6 +89,18 @@ func (d *configDecoder) telemetry(body hcl.Body) *Telemetry {
 	b.optBool("disable_hostname", &t.DisableHostname)
 	b.optBool("use_node_name", &t.UseNodeName)
 	b.optBool("filter_default", &t.FilterDefault)
+	for _, a := range []struct {
+		name string
+		dst  **string
+	}{{"statsd_address", &t.StatsdAddress}, {"statsite_address", &t.StatsiteAddress}} {
+		var v string
+		if b.str(a.name, &v) {
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				d.errorf(b.attr(a.name).Expr.Range(), "telemetry.%s %q must be host:port: %v", a.name, v, err)
+			}
+			*a.dst = &v
+		}
+	}
 	if b.strList("prefix_filter", &t.PrefixFilter) {
 		if _, _, err := splitPrefixFilter(t.PrefixFilter); err != nil {
 			d.errorf(b.attr("prefix_filter").Expr.Range(), "telemetry.prefix_filter: %v", err)
@@ -152,6 +168,8 @@ type telemetryConfig struct {
 	AllowedPrefixes            []string
 	BlockedPrefixes            []string
 	FilterDefault              bool
+	StatsdAddress              string
+	StatsiteAddress            string
 }
 
 func (c *Config) telemetry() telemetryConfig {
@@ -172,6 +190,8 @@ func (c *Config) telemetry() telemetryConfig {
 		AllowedPrefixes:            allow,
 		BlockedPrefixes:            block,
 		FilterDefault:              orDefault(t.FilterDefault, true),
+		StatsdAddress:              orDefault(t.StatsdAddress, ""),
+		StatsiteAddress:            orDefault(t.StatsiteAddress, ""),
 	}
 }
 
@@ -203,6 +223,8 @@ func (o *Telemetry) merge(b *Telemetry) {
 	mergePtr(&o.DisableHostname, b.DisableHostname)
 	mergePtr(&o.UseNodeName, b.UseNodeName)
 	mergePtr(&o.FilterDefault, b.FilterDefault)
+	mergePtr(&o.StatsdAddress, b.StatsdAddress)
+	mergePtr(&o.StatsiteAddress, b.StatsiteAddress)
 	if b.PrefixFilter != nil {
 		o.PrefixFilter = append([]string(nil), b.PrefixFilter...)
 	}

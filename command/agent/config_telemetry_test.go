@@ -95,7 +95,7 @@ func TestParseConfig_TelemetryRefusedByName(t *testing.T) {
 	src := `
 telemetry {
   prometheus_metrics = true
-  statsd_address     = "127.0.0.1:8125"
+  statsite_address   = "127.0.0.1:8125"
   datadog_address    = "127.0.0.1:8126"
   circonus_api_token = "x"
   disable_dispatched_job_summary_metrics = true
@@ -105,8 +105,7 @@ telemetry {
 	must.Error(t, err)
 	msg := err.Error()
 	for _, want := range []string{
-		"agent.hcl:4:3: telemetry.statsd_address is not supported by this version; only the in-memory sink",
-		"agent.hcl:5:3: telemetry.datadog_address is not supported by this version",
+		"agent.hcl:5:3: telemetry.datadog_address is not supported by this version; only the in-memory sink",
 		"agent.hcl:6:3: telemetry.circonus_api_token is not supported by this version",
 		"agent.hcl:7:3: telemetry.disable_dispatched_job_summary_metrics is not supported by this version; there are no dispatched jobs",
 	} {
@@ -114,8 +113,8 @@ telemetry {
 	}
 	must.StrNotContains(t, msg, "Unsupported argument")
 
-	_, err = ParseConfig("agent.json", []byte(`{"telemetry": {"statsite_address": "x:1"}}`))
-	must.ErrorContains(t, err, "agent.json:1:16: telemetry.statsite_address is not supported by this version")
+	_, err = ParseConfig("agent.json", []byte(`{"telemetry": {"datadog_tags": ["x:1"]}}`))
+	must.ErrorContains(t, err, "agent.json:1:16: telemetry.datadog_tags is not supported by this version")
 
 	_, err = ParseConfig("agent.hcl", []byte("telemetry {\n  collection_intervall = \"1s\"\n}\n"))
 	must.ErrorContains(t, err, `agent.hcl:2:3: Unsupported argument; An argument named "collection_intervall" is not expected here. Did you mean "collection_interval"?`)
@@ -128,6 +127,7 @@ func TestParseConfig_TelemetryBadValues(t *testing.T) {
 		{`collection_interval = "0s"`, "agent.hcl:2:25: telemetry.collection_interval must be greater than zero"},
 		{`collection_interval = "soon"`, `telemetry.collection_interval: invalid duration "soon"`},
 		{`prometheus_metrics = "yes"`, "telemetry.prometheus_metrics must be true or false, not string"},
+		{`statsd_address = "localhost"`, `agent.hcl:2:20: telemetry.statsd_address "localhost" must be host:port`},
 		{`prefix_filter = ["nomad.raft"]`, `telemetry.prefix_filter: rule "nomad.raft" must be a metric prefix after + (allow) or - (block)`},
 		{"in_memory_collection_interval = \"2m\"\n  in_memory_retention_period = \"1m\"",
 			"telemetry.in_memory_collection_interval (2m0s) must not be longer than in_memory_retention_period (1m0s)"},

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -296,4 +298,46 @@ func TestMetrics_RaftBoltDB(t *testing.T) {
 		}
 		return ok, strings.Join(seen, ", ")
 	})
+}
+
+// With statsd_address and statsite_address the agent sends its metrics to
+// a statsd over UDP and a statsite over TCP too, in their line format
+// (name:value|type), as upstream's telemetry block does: operators whose
+// dashboards read statsd get the agent's gauges there.
+func TestMetrics_StatsdAndStatsiteSinks(t *testing.T) {
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	must.NoError(t, err)
+	defer udp.Close()
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	must.NoError(t, err)
+	defer tcp.Close()
+	a := agenttest.NewDevAgent(t, func(c *agent.Config) {
+		c.Telemetry = &agent.Telemetry{
+			StatsdAddress: new(udp.LocalAddr().String()), StatsiteAddress: new(tcp.Addr().String()),
+			CollectionInterval: new(100 * time.Millisecond),
+		}
+	})
+	_ = a
+
+	buf := make([]byte, 64<<10)
+	must.NoError(t, udp.SetReadDeadline(time.Now().Add(30*time.Second)))
+	var statsd strings.Builder
+	for !strings.Contains(statsd.String(), "nomad.runtime.num_goroutines") {
+		n, _, err := udp.ReadFrom(buf)
+		must.NoError(t, err, must.Sprintf("statsd got so far: %q", statsd.String()))
+		statsd.Write(buf[:n])
+	}
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^nomad\.runtime\.num_goroutines[^:]*:[0-9.]+\|g$`), statsd.String())
+
+	must.NoError(t, tcp.(*net.TCPListener).SetDeadline(time.Now().Add(30*time.Second)))
+	conn, err := tcp.Accept()
+	must.NoError(t, err, must.Sprint("the agent dials its statsite"))
+	defer conn.Close()
+	must.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	var statsite strings.Builder
+	for !strings.Contains(statsite.String(), "nomad.runtime.num_goroutines") {
+		n, err := conn.Read(buf)
+		must.NoError(t, err, must.Sprintf("statsite got so far: %q", statsite.String()))
+		statsite.Write(buf[:n])
+	}
 }

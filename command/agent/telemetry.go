@@ -34,6 +34,9 @@ type agentTelemetry struct {
 	// armon is raft-boltdb's go-metrics instance (telemetry_armon.go).
 	armon *armon.Metrics
 
+	// shutdowns stop the network sinks' flushers (statsd, statsite).
+	shutdowns []func()
+
 	stopCh chan struct{}
 	wg     sync.WaitGroup
 }
@@ -61,6 +64,26 @@ func setupTelemetry(cfg *Config) (*agentTelemetry, error) {
 		}
 		sinks = append(sinks, sink)
 		t.prometheus = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	}
+
+	// statsd (UDP) and statsite (TCP) get every metric too; their
+	// flushers dial on their own goroutine and keep dialling, so an
+	// address that does not answer yet costs nothing but the datagrams.
+	if tc.StatsdAddress != "" {
+		s, err := metrics.NewStatsdSink(tc.StatsdAddress)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: statsd_address: %w", err)
+		}
+		sinks = append(sinks, s)
+		t.shutdowns = append(t.shutdowns, s.Shutdown)
+	}
+	if tc.StatsiteAddress != "" {
+		s, err := metrics.NewStatsiteSink(tc.StatsiteAddress)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: statsite_address: %w", err)
+		}
+		sinks = append(sinks, s)
+		t.shutdowns = append(t.shutdowns, s.Shutdown)
 	}
 
 	mc := metrics.DefaultConfig("nomad")
@@ -111,6 +134,9 @@ func (t *agentTelemetry) stop() {
 	close(t.stopCh)
 	t.wg.Wait()
 	t.signal.Stop()
+	for _, shutdown := range t.shutdowns {
+		shutdown()
+	}
 	uninstallArmon(t.armon)
 	if metrics.Default() == t.metrics {
 		_, _ = metrics.NewGlobal(&metrics.Config{}, &metrics.BlackholeSink{})
