@@ -120,8 +120,8 @@ Usage: nomad operator scheduler set-config [options]
 
   Change the scheduler configuration. Only the flags given change; the
   rest keep their current value. Values this version cannot honour are
-  refused naming the field: "spread", memory oversubscription, and any
-  preemption setting other than the default (system on, others off).
+  refused naming the field: memory oversubscription, and any preemption
+  setting other than the default (system on, others off).
 
 ` + generalOptions() + `
 

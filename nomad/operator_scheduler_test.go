@@ -105,7 +105,7 @@ func TestOperator_SchedulerConfigCASAndRefusals(t *testing.T) {
 	must.True(t, updated)
 
 	for field, mutate := range map[string]func(*structs.SchedulerConfiguration){
-		"SchedulerAlgorithm":            func(c *structs.SchedulerConfiguration) { c.SchedulerAlgorithm = structs.SchedulerAlgorithmSpread },
+		"SchedulerAlgorithm":            func(c *structs.SchedulerConfiguration) { c.SchedulerAlgorithm = "fair" },
 		"MemoryOversubscriptionEnabled": func(c *structs.SchedulerConfiguration) { c.MemoryOversubscriptionEnabled = true },
 		"PreemptionConfig":              func(c *structs.SchedulerConfiguration) { c.PreemptionConfig.ServiceSchedulerEnabled = true },
 	} {

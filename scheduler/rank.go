@@ -77,13 +77,24 @@ type binPackIterator struct {
 	ctx    *EvalContext
 	source rankIterator
 	ask    *structs.ComparableResources
+	// spread scores the emptier node higher: the operator's
+	// scheduler_algorithm "spread".
+	spread bool
 }
 
 // newBinPackIterator packs work onto busy nodes so that whole nodes stay
-// free for large groups (and can be drained or powered off). Unknown
-// allocations hold their resources: their tasks may still run.
+// free for large groups (and can be drained or powered off), or, with the
+// operator's scheduler_algorithm "spread", onto the emptiest ones, so
+// that a lost node takes as little as it can. Unknown allocations hold
+// their resources: their tasks may still run.
 func newBinPackIterator(ctx *EvalContext, source rankIterator) *binPackIterator {
-	return &binPackIterator{ctx: ctx, source: source, ask: &structs.ComparableResources{}}
+	it := &binPackIterator{ctx: ctx, source: source, ask: &structs.ComparableResources{}}
+	if _, cfg, err := ctx.state.SchedulerConfig(nil); err != nil {
+		ctx.logger.Error("binpack: reading the scheduler configuration; packing", "error", err)
+	} else if cfg != nil {
+		it.spread = cfg.SchedulerAlgorithm == structs.SchedulerAlgorithmSpread
+	}
+	return it
 }
 
 // SetTaskGroup sets what one allocation of the group needs.
@@ -117,6 +128,9 @@ func (it *binPackIterator) Next() *rankedNode {
 			continue
 		}
 		score := binPackScore(capacity, used)
+		if it.spread {
+			score = 1 - score
+		}
 		opt.proposed = proposed
 		opt.scores = append(opt.scores, score)
 		it.ctx.scoreNode(opt.Node, scorerBinPack, score)

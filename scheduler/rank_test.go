@@ -63,6 +63,35 @@ func TestBinPackIterator(t *testing.T) {
 	must.Greater(t, before, again[0].scores[len(again[0].scores)-1])
 }
 
+// With the operator's scheduler_algorithm "spread" the order reverses:
+// the emptier node scores higher, so a group's instances go where the
+// loss of one node costs the least, as upstream's spread.
+func TestBinPackIterator_Spread(t *testing.T) {
+	empty, busy := mock.Node(), mock.Node()
+	_, st := testContext(t, empty, busy)
+	must.NoError(t, st.UpsertAllocs(300, []*structs.Allocation{mock.AllocForNode(busy), mock.AllocForNode(busy)}))
+	score := func() map[string]float64 {
+		ctx := NewEvalContext(st, &structs.Plan{}, nil)
+		it := newBinPackIterator(ctx, newStaticRankIterator(ranked(empty, busy)))
+		it.SetTaskGroup(mock.Job().TaskGroups[0])
+		out := map[string]float64{}
+		for _, o := range collectRanked(it) {
+			out[o.Node.ID] = o.scores[0]
+		}
+		return out
+	}
+	packed := score()
+	must.Greater(t, packed[empty.ID], packed[busy.ID], must.Sprint("binpack, the default: the busier node"))
+
+	cfg := structs.DefaultSchedulerConfiguration()
+	cfg.SchedulerAlgorithm = structs.SchedulerAlgorithmSpread
+	_, err := st.SchedulerSetConfig(301, cfg, false)
+	must.NoError(t, err)
+	spread := score()
+	must.Greater(t, spread[busy.ID], spread[empty.ID], must.Sprint("spread: the emptier node"))
+	must.Eq(t, 1-packed[empty.ID], spread[empty.ID])
+}
+
 // The bin-pack score stays in [0, 1]: empty is 0, full is 1.
 func TestBinPackScore_Bounds(t *testing.T) {
 	capacity := &structs.ComparableResources{CPUShares: 1000, MemoryMB: 1000}

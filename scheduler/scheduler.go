@@ -37,6 +37,9 @@ type State interface {
 	LatestDeploymentByJobID(ws memdb.WatchSet, namespace, jobID string) (*structs.Deployment, error)
 	// SiteOutages returns the declared site outages.
 	SiteOutages(ws memdb.WatchSet) ([]*structs.SiteOutage, error)
+	// SchedulerConfig returns the operator's scheduler configuration (nil
+	// until one is set: upstream's default, binpack).
+	SchedulerConfig(ws memdb.WatchSet) (uint64, *structs.SchedulerConfiguration, error)
 }
 
 // Planner is how a scheduler changes the cluster. The server's worker

@@ -73,16 +73,15 @@ func (c *SchedulerConfiguration) Copy() *SchedulerConfiguration {
 
 // Validate refuses, by field name, what this version cannot honour: every
 // field accepted is a field in force. The scheduler ranks by bin packing
-// only, and nothing here preempts or oversubscribes memory, so those fields
-// accept their default value alone. An empty algorithm means binpack.
+// or its reverse (spread); nothing here preempts or oversubscribes memory,
+// so those fields accept their default value alone. An empty algorithm
+// means binpack.
 func (c *SchedulerConfiguration) Validate() error {
 	var problems []string
 	switch c.SchedulerAlgorithm {
-	case "", SchedulerAlgorithmBinpack:
-	case SchedulerAlgorithmSpread:
-		problems = append(problems, `SchedulerAlgorithm: "spread" is not supported by this version's scheduler (only "binpack")`)
+	case "", SchedulerAlgorithmBinpack, SchedulerAlgorithmSpread:
 	default:
-		problems = append(problems, fmt.Sprintf("SchedulerAlgorithm: invalid scheduler algorithm %q (only \"binpack\")", c.SchedulerAlgorithm))
+		problems = append(problems, fmt.Sprintf("SchedulerAlgorithm: invalid scheduler algorithm %q (binpack or spread)", c.SchedulerAlgorithm))
 	}
 	if c.MemoryOversubscriptionEnabled {
 		problems = append(problems, "MemoryOversubscriptionEnabled: memory oversubscription is not supported by this version")
