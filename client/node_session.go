@@ -29,10 +29,10 @@ const (
 	sessionRetryMax = 5 * time.Second
 	// sessionBeatAfter is how long the node may be without a session
 	// before it heartbeats at once: the leader brings the heartbeat of a
-	// node nobody holds a session of in to heartbeat_grace, so a node that
-	// cannot get one (a server too old to speak it) but can still call
-	// proves itself alive the old way.
-	sessionBeatAfter = 2 * time.Second
+	// node nobody holds a session of in to heartbeat_grace (5 s at the
+	// least), so a node that cannot get one (a server too old to speak
+	// it) but can still call proves itself alive the old way before then.
+	sessionBeatAfter = 4 * time.Second
 )
 
 // SessionOpener is implemented by an RPCHandler that can carry the node's
@@ -117,8 +117,23 @@ func (c *Client) holdSession(opener SessionOpener) (up bool, err error) {
 		if _, err := conn.Read(b[:]); err != nil {
 			return fail(err)
 		}
-		if !c.sleep(SessionPingInterval) {
+		// Until the next ping the server sends nothing: a read that ends
+		// before the deadline is the session ending (the server stopped,
+		// the link reset), noticed now rather than at the next ping.
+		_ = conn.SetReadDeadline(time.Now().Add(SessionPingInterval))
+		_, err := conn.Read(b[:])
+		var ne net.Error
+		switch {
+		case c.ctx.Err() != nil:
 			return up, errShutdown
+		case errors.As(err, &ne) && ne.Timeout():
+		case err == nil:
+			return fail(errUnexpectedPong)
+		default:
+			return fail(err)
 		}
 	}
 }
+
+// errUnexpectedPong is a server that sent on the session between pings.
+var errUnexpectedPong = errors.New("server sent on the liveness session unasked")

@@ -15,6 +15,13 @@ import (
 // nodes nobody else holds have their heartbeat timers brought in.
 const nodeSessionServerTimeout = 5 * time.Second
 
+// nodeSessionMinGrace is the least time a node whose session was lost is
+// given to get one back before its heartbeat timer fires, whatever
+// heartbeat_grace says: a session cut by a server's restart or a blip of
+// the link is open again, and reported, within about two seconds. A
+// shorter grace (tests set 1 s) would turn those into disconnects.
+const nodeSessionMinGrace = 5 * time.Second
+
 // sessionLedger is the leader's view of which server holds which node's
 // liveness session, built from the servers' digests. When the last
 // server holding a node's session loses it, the node's heartbeat timer is
@@ -46,8 +53,9 @@ type serverSessions struct {
 
 // sessionLedgerDeps are what the ledger needs from the server.
 type sessionLedgerDeps struct {
-	// grace is heartbeat_grace: how long a node without a session has
-	// to get one back, or heartbeat, before its timer fires.
+	// grace is how long a node without a session has to get one back,
+	// or heartbeat, before its timer fires: heartbeat_grace, and
+	// nodeSessionMinGrace at the least.
 	grace   time.Duration
 	now     func() time.Time
 	pullIn  func(nodeID string, d time.Duration) bool

@@ -166,7 +166,7 @@ func NewServer(cfg *Config) (*Server, error) {
 	s.heartbeats = newHeartbeater(s.heartbeaterDeps())
 	s.sessions = newSessionHolder()
 	s.ledger = newSessionLedger(sessionLedgerDeps{
-		grace: cfg.HeartbeatGrace, now: cfg.Clock.Now, logger: s.logger.Named("node_sessions"),
+		grace: max(cfg.HeartbeatGrace, nodeSessionMinGrace), now: cfg.Clock.Now, logger: s.logger.Named("node_sessions"),
 		pullIn: s.heartbeats.pullIn, restore: s.heartbeats.restore,
 	})
 	s.nodeStatusBatch = newUpdateBatcher(cfg.Clock, cfg.NodeStatusBatchWindow, maxNodeStatusBatch, s.commitNodeStatuses)
