@@ -152,6 +152,13 @@ var (
 	_ client.SessionOpener = (*link)(nil)
 )
 
+// callsOnly is a link that carries no liveness session (Config.NoSessions).
+type callsOnly struct{ l *link }
+
+func (c callsOnly) RPC(method string, args, reply any) error { return c.l.RPC(method, args, reply) }
+func (c callsOnly) SetServers(addrs []string)                { c.l.SetServers(addrs) }
+func (c callsOnly) Rebalance()                               { c.l.Rebalance() }
+
 // silence cuts the link; false if it already was.
 func (l *link) silence() bool {
 	l.mu.Lock()
