@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/serf/serf"
+
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
@@ -215,6 +217,17 @@ func (n *NodeSession) Digest(args *structs.NodeSessionDigestRequest, reply *stru
 	}
 	reply.NeedFull = n.srv.ledger.apply(args)
 	return nil
+}
+
+// serverAlive reports whether gossip lists the server of this raft ID
+// alive.
+func (s *Server) serverAlive(id string) bool {
+	for _, p := range s.regionServers() {
+		if p.ID == id {
+			return p.Status == serf.StatusAlive
+		}
+	}
+	return false
 }
 
 // HoldsNodeSession reports whether this server holds a liveness session

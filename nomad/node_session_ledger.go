@@ -10,10 +10,16 @@ import (
 )
 
 // nodeSessionServerTimeout is how long the leader trusts a server's word
-// on the sessions it holds without a new digest: past it the server is
-// taken to hold none (it crashed, or is cut off from the leader), and the
-// nodes nobody else holds have their heartbeat timers brought in.
-const nodeSessionServerTimeout = 5 * time.Second
+// on the sessions it holds without a new digest, once gossip no longer
+// lists the server alive: past it the server is taken to hold none (it
+// crashed, or is cut off), and the nodes nobody else holds have their
+// heartbeat timers brought in. A server gossip still lists alive is
+// trusted up to nodeSessionServerTimeoutAlive: one starved of CPU for a
+// while must not cost the fleet its nodes.
+const (
+	nodeSessionServerTimeout      = 5 * time.Second
+	nodeSessionServerTimeoutAlive = 30 * time.Second
+)
 
 // nodeSessionMinGrace is the least time a node whose session was lost is
 // given to get one back before its heartbeat timer fires, whatever
@@ -60,7 +66,9 @@ type sessionLedgerDeps struct {
 	now     func() time.Time
 	pullIn  func(nodeID string, d time.Duration) bool
 	restore func(nodeID string) bool
-	logger  hclog.Logger
+	// serverAlive reports whether gossip lists the server alive.
+	serverAlive func(serverID string) bool
+	logger      hclog.Logger
 }
 
 func newSessionLedger(deps sessionLedgerDeps) *sessionLedger {
@@ -140,14 +148,16 @@ func (l *sessionLedger) lostLocked(ss *serverSessions, nodeID string) {
 	}
 }
 
-// sweep forgets servers that sent no digest for nodeSessionServerTimeout:
-// the sessions they held count as lost.
+// sweep forgets servers that sent no digest for nodeSessionServerTimeout
+// (nodeSessionServerTimeoutAlive while gossip lists them alive): the
+// sessions they held count as lost.
 func (l *sessionLedger) sweep() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	cutoff := l.deps.now().Add(-nodeSessionServerTimeout)
+	now := l.deps.now()
 	for id, ss := range l.servers {
-		if ss.lastSeen.After(cutoff) {
+		silent := now.Sub(ss.lastSeen)
+		if silent < nodeSessionServerTimeout || silent < nodeSessionServerTimeoutAlive && l.deps.serverAlive(id) {
 			continue
 		}
 		l.deps.logger.Info("no node session digest from a server: the sessions it held count as lost", "server_id", id, "sessions", len(ss.held))

@@ -18,11 +18,13 @@ type ledgerRecorder struct {
 	pulled   []string
 	restored []string
 	pulledBy map[string]bool // pulled and not restored since
+	alive    map[string]bool // servers gossip lists alive
 }
 
 func newLedgerForTest() (*sessionLedger, *ledgerRecorder) {
-	r := &ledgerRecorder{now: time.Unix(1_700_000_000, 0), pulledBy: map[string]bool{}}
+	r := &ledgerRecorder{now: time.Unix(1_700_000_000, 0), pulledBy: map[string]bool{}, alive: map[string]bool{}}
 	l := newSessionLedger(sessionLedgerDeps{
+		serverAlive: func(id string) bool { return r.alive[id] },
 		grace: 10 * time.Second, now: func() time.Time { return r.now }, logger: hclog.NewNullLogger(),
 		pullIn: func(id string, _ time.Duration) bool {
 			r.pulled = append(r.pulled, id)
@@ -100,6 +102,7 @@ func TestSessionLedger_DigestGapsAskForFull(t *testing.T) {
 // other server holds: its nodes have moved to the others by then.
 func TestSessionLedger_SilentServerSwept(t *testing.T) {
 	l, r := newLedgerForTest()
+	r.alive["b"] = true
 	l.apply(digest("a", 1, true, []string{"n1", "n2"}, nil))
 	l.apply(digest("b", 1, true, []string{"n1"}, nil))
 	r.now = r.now.Add(nodeSessionServerTimeout / 2)
@@ -111,6 +114,22 @@ func TestSessionLedger_SilentServerSwept(t *testing.T) {
 	l.sweep()
 	must.Eq(t, []string{"n2"}, r.pulled)
 	must.True(t, l.apply(digest("a", 2, false, nil, nil)), must.Sprint("a swept server must send a full digest"))
+}
+
+// TestSessionLedger_SlowLiveServerTrusted checks that a server gossip
+// still lists alive keeps its word for nodeSessionServerTimeoutAlive
+// without digests: a server starved of CPU for a few seconds in a storm
+// must not have every node it holds brought to the edge of a disconnect.
+func TestSessionLedger_SlowLiveServerTrusted(t *testing.T) {
+	l, r := newLedgerForTest()
+	r.alive["a"] = true
+	l.apply(digest("a", 1, true, []string{"n1"}, nil))
+	r.now = r.now.Add(nodeSessionServerTimeoutAlive - time.Second)
+	l.sweep()
+	must.SliceEmpty(t, r.pulled)
+	r.now = r.now.Add(time.Second)
+	l.sweep()
+	must.Eq(t, []string{"n1"}, r.pulled)
 }
 
 // TestSessionHolder_Digests checks what a server sends: a full digest to

@@ -167,7 +167,7 @@ func NewServer(cfg *Config) (*Server, error) {
 	s.sessions = newSessionHolder()
 	s.ledger = newSessionLedger(sessionLedgerDeps{
 		grace: max(cfg.HeartbeatGrace, nodeSessionMinGrace), now: cfg.Clock.Now, logger: s.logger.Named("node_sessions"),
-		pullIn: s.heartbeats.pullIn, restore: s.heartbeats.restore,
+		pullIn: s.heartbeats.pullIn, restore: s.heartbeats.restore, serverAlive: s.serverAlive,
 	})
 	s.nodeStatusBatch = newUpdateBatcher(cfg.Clock, cfg.NodeStatusBatchWindow, maxNodeStatusBatch, s.commitNodeStatuses)
 	s.allocUpdateBatch = newUpdateBatcher(cfg.Clock, cfg.AllocUpdateBatchWindow, maxAllocUpdateBatch, s.commitAllocUpdates)
