@@ -19,9 +19,10 @@
 #       evaluations and raft entries it cost, then seconds until every node
 #       is ready and every allocation running, restarts, extra allocations.
 #   scripts/sim-bench.sh detect [nodes] [fraction]   (default 10000 0.01)
-#       A job of one allocation per node with a one-hour disconnect window;
+#       The nodes spread over 1/fraction datacenters, a job of one
+#       allocation on each node of dc0 with a one-hour disconnect window;
 #       SETTLE seconds after all run, the leader's CPU over WINDOW seconds;
-#       then a random fraction of the nodes is silenced (a dead link: the
+#       then the nodes of dc0 are silenced (a dead link: the
 #       servers hear nothing): seconds from the cut until each silenced node
 #       is disconnected (the time of its "Node heartbeat missed" event),
 #       min/median/max, nodes seen not ready that were not silenced (false
@@ -218,14 +219,30 @@ follower_http() {
 
 detect() {
   local n=${1:-10000} frac=${2:-0.01}
-  start_storm_job "$n" 1
+  # The nodes are spread over 1/frac datacenters, dc0 the one cut off; a
+  # job of one allocation on each node of dc0 (distinct hosts, one-hour
+  # disconnect window) gives the cut nodes something that may reconnect,
+  # so they go disconnected rather than down. The other nodes hold
+  # nothing: placing thousands of allocations would measure the
+  # scheduler, not detection.
+  local dcs k0 i
+  dcs=$(echo "1 / $frac" | bc); k0=$(( (n + dcs - 1) / dcs ))
+  local list=""; for i in $(seq 0 $((dcs - 1))); do list+="dc$i,"; done
+  start_cluster "$n" -datacenter "${list%,}"
+  local job
+  job=$(jq -cn --arg c "$k0" '{Job: {ID: "detect", Name: "detect", Type: "service", Datacenters: ["dc0"],
+    Constraints: [{Operand: "distinct_hosts", RTarget: "true"}],
+    TaskGroups: [{Name: "g", Count: ($c|tonumber), MaxClientDisconnect: 3600000000000, EphemeralDisk: {SizeMB: 10},
+      Tasks: [{Name: "t", Driver: "mock_driver", Config: {}, Resources: {CPU: 100, MemoryMB: 64}}]}]}}')
+  curl -sf -XPUT "$http/v1/jobs" -d "$job" > /dev/null
+  wait_for "$k0 allocations running" 600 "[ \"\$(curl -sf $http/v1/job/detect/summary | jq .Summary.g.Running)\" = $k0 ]"
   sleep "${SETTLE:-60}"
   local pid poll; pid=$(leader_pid); poll=$(follower_http)
   local t0 c0; t0=$(now); c0=$(cpu_ticks "$pid")
   sleep "${WINDOW:-120}"
   local t1 c1; t1=$(now); c1=$(cpu_ticks "$pid")
   local cut; cut=$(now)
-  curl -sf -XPOST "$ctl/v1/sim/silence?fraction=$frac&seed=1" > /dev/null
+  curl -sf -XPOST "$ctl/v1/sim/silence?datacenter=dc0" > /dev/null
   curl -sf "$ctl/v1/sim/silenced" | jq -c '.NodeIDs' > "$SIM_WORK/silenced.json"
   local k; k=$(jq length "$SIM_WORK/silenced.json")
   echo '[]' > "$SIM_WORK/not-ready.json"
