@@ -139,17 +139,9 @@ func (s *Server) serveKeepalive(stream net.Conn) {
 	}
 	s.sessions.open(nodeID)
 	defer s.sessions.close(nodeID)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		// Shutdown ends every session at once rather than after the
-		// silence window: the nodes move to another server.
-		select {
-		case <-s.shutdownCh:
-			stream.Close()
-		case <-done:
-		}
-	}()
+	// Shutdown closes the connection under the stream (closeConns), which
+	// ends the read below at once: the nodes move to another server
+	// rather than wait out the silence window.
 	var b [1]byte
 	for {
 		_ = stream.SetReadDeadline(time.Now().Add(nodeSessionSilence))
