@@ -165,7 +165,7 @@ func (c *OperatorSimCommand) runSim(f simFlags, scenario bool, spread time.Durat
 		CPU: f.cpu, MemoryMB: f.memory, DiskMB: f.disk, Servers: splitList(f.servers),
 		NodesPerConn: f.nodesPerConn, StartRate: f.startRate, Name: f.name, DataDir: f.dataDir, Version: agent.Version,
 		NoSessions: !f.sessions,
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "sim", Level: hclog.LevelFromString(f.logLevel)}),
+		Logger:     hclog.New(&hclog.LoggerOptions{Name: "sim", Level: hclog.LevelFromString(f.logLevel)}),
 	})
 	if err != nil {
 		return err

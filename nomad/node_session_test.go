@@ -25,7 +25,7 @@ func newLedgerForTest() (*sessionLedger, *ledgerRecorder) {
 	r := &ledgerRecorder{now: time.Unix(1_700_000_000, 0), pulledBy: map[string]bool{}, alive: map[string]bool{}}
 	l := newSessionLedger(sessionLedgerDeps{
 		serverAlive: func(id string) bool { return r.alive[id] },
-		grace: 10 * time.Second, now: func() time.Time { return r.now }, logger: hclog.NewNullLogger(),
+		grace:       10 * time.Second, now: func() time.Time { return r.now }, logger: hclog.NewNullLogger(),
 		pullIn: func(id string, _ time.Duration) bool {
 			r.pulled = append(r.pulled, id)
 			r.pulledBy[id] = true
