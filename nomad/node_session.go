@@ -29,29 +29,41 @@ const (
 	// nodeSessionDigestInterval is how often a server tells the leader
 	// what changed among the sessions it holds.
 	nodeSessionDigestInterval = time.Second
+	// nodeSessionRecentLoss is how long a server keeps telling a new
+	// leader (in its full digests) of a session it lost: a node cut off
+	// just before a leader change is then still brought in, rather than
+	// left to failover_heartbeat_ttl.
+	nodeSessionRecentLoss = time.Minute
 )
 
 // sessionHolder is one server's record of the liveness sessions it
 // holds, and of what changed since its last digest to the leader.
 type sessionHolder struct {
 	epoch string
+	now   func() time.Time
 
 	mu   sync.Mutex
 	held map[string]int // node ID → open sessions (a replaced one may linger)
 	// changed are nodes gained (true) or lost (false) since the last
 	// digest; a node that came and went in between is sent as it is now.
 	changed map[string]bool
-	seq     uint64
+	// lostAt are the nodes whose last session ended within
+	// nodeSessionRecentLoss, and when.
+	lostAt map[string]time.Time
+	seq    uint64
 	// full makes the next digest a full one; leader is whom the last
 	// digest went to (a new leader gets a full one).
 	full   bool
 	leader string
 }
 
-func newSessionHolder() *sessionHolder {
+func newSessionHolder(now func() time.Time) *sessionHolder {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &sessionHolder{epoch: hex.EncodeToString(b[:]), held: map[string]int{}, changed: map[string]bool{}, full: true}
+	return &sessionHolder{
+		epoch: hex.EncodeToString(b[:]), now: now, full: true,
+		held: map[string]int{}, changed: map[string]bool{}, lostAt: map[string]time.Time{},
+	}
 }
 
 func (h *sessionHolder) open(nodeID string) {
@@ -60,6 +72,7 @@ func (h *sessionHolder) open(nodeID string) {
 	h.held[nodeID]++
 	if h.held[nodeID] == 1 {
 		h.changed[nodeID] = true
+		delete(h.lostAt, nodeID)
 	}
 }
 
@@ -71,6 +84,7 @@ func (h *sessionHolder) close(nodeID string) {
 	}
 	delete(h.held, nodeID)
 	h.changed[nodeID] = false
+	h.lostAt[nodeID] = h.now()
 }
 
 // holds reports whether the server holds a session of the node.
@@ -96,6 +110,14 @@ func (h *sessionHolder) digest(serverID, leader string) *structs.NodeSessionDige
 		d.Held = make([]string, 0, len(h.held))
 		for id := range h.held {
 			d.Held = append(d.Held, id)
+		}
+		cutoff := h.now().Add(-nodeSessionRecentLoss)
+		for id, at := range h.lostAt {
+			if at.Before(cutoff) {
+				delete(h.lostAt, id)
+				continue
+			}
+			d.Lost = append(d.Lost, id)
 		}
 	} else {
 		for id, up := range h.changed {

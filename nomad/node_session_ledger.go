@@ -107,6 +107,13 @@ func (l *sessionLedger) apply(d *structs.NodeSessionDigestRequest) bool {
 		for id := range now {
 			l.heldLocked(ss, id)
 		}
+		// Sessions the server lost lately: a leader new to the server
+		// learns of a node cut off just before it took over.
+		for _, id := range d.Lost {
+			if l.holders[id] == 0 && l.deps.pullIn(id, l.deps.grace) {
+				l.deps.logger.Debug("no server holds the node's liveness session: heartbeat due within the grace", "node_id", id, "grace", l.deps.grace)
+			}
+		}
 		ss.epoch, ss.seq, ss.lastSeen = d.Epoch, d.Seq, l.deps.now()
 		return false
 	}

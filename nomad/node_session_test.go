@@ -96,6 +96,18 @@ func TestSessionLedger_DigestGapsAskForFull(t *testing.T) {
 	must.Eq(t, []string{"n2"}, r.pulled)
 }
 
+// TestSessionLedger_NewLeaderLearnsRecentLosses checks that a leader new
+// to a server brings in the timers of nodes whose sessions the server
+// lost just before (its full digest names them), unless another server
+// holds them: a node cut off in the moment of a leader change would
+// otherwise wait out failover_heartbeat_ttl.
+func TestSessionLedger_NewLeaderLearnsRecentLosses(t *testing.T) {
+	l, r := newLedgerForTest()
+	must.False(t, l.apply(digest("b", 1, true, []string{"n2"}, nil)))
+	must.False(t, l.apply(digest("a", 1, true, []string{"n1"}, []string{"n2", "n3"})))
+	must.Eq(t, []string{"n3"}, r.pulled)
+}
+
 // TestSessionLedger_SilentServerSwept checks that the sessions of a
 // server that stopped sending digests (crashed, cut off from the leader)
 // count as lost after nodeSessionServerTimeout, but only for nodes no
@@ -137,7 +149,8 @@ func TestSessionLedger_SlowLiveServerTrusted(t *testing.T) {
 // changed, each as it stands now (a session that came and went within
 // one interval is not sent as held).
 func TestSessionHolder_Digests(t *testing.T) {
-	h := newSessionHolder()
+	now := time.Unix(1_700_000_000, 0)
+	h := newSessionHolder(func() time.Time { return now })
 	h.open("n1")
 	h.open("n2")
 	d := h.digest("s", "leader-1")
@@ -160,8 +173,14 @@ func TestSessionHolder_Digests(t *testing.T) {
 	must.True(t, h.holds("n1"))
 
 	h.failed()
-	must.True(t, h.digest("s", "leader-1").Full)
+	d = h.digest("s", "leader-1")
+	must.True(t, d.Full)
+	slices.Sort(d.Lost)
+	must.Eq(t, []string{"n2", "n3"}, d.Lost, must.Sprint("a full digest names the sessions lost lately"))
 	h.sent(false)
+	now = now.Add(nodeSessionRecentLoss + time.Second)
+	h.failed()
+	must.SliceEmpty(t, h.digest("s", "leader-1").Lost, must.Sprint("not those lost long ago"))
 	must.False(t, h.digest("s", "leader-1").Full)
 	must.True(t, h.digest("s", "leader-2").Full, must.Sprint("a new leader gets everything"))
 }

@@ -164,7 +164,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s.heartbeats = newHeartbeater(s.heartbeaterDeps())
-	s.sessions = newSessionHolder()
+	s.sessions = newSessionHolder(cfg.Clock.Now)
 	s.ledger = newSessionLedger(sessionLedgerDeps{
 		grace: max(cfg.HeartbeatGrace, nodeSessionMinGrace), now: cfg.Clock.Now, logger: s.logger.Named("node_sessions"),
 		pullIn: s.heartbeats.pullIn, restore: s.heartbeats.restore, serverAlive: s.serverAlive,
