@@ -155,9 +155,14 @@ var (
 // callsOnly is a link that carries no liveness session (Config.NoSessions).
 type callsOnly struct{ l *link }
 
+// RPC implements client.RPCHandler.
 func (c callsOnly) RPC(method string, args, reply any) error { return c.l.RPC(method, args, reply) }
-func (c callsOnly) SetServers(addrs []string)                { c.l.SetServers(addrs) }
-func (c callsOnly) Rebalance()                               { c.l.Rebalance() }
+
+// SetServers implements client.ServerManager.
+func (c callsOnly) SetServers(addrs []string) { c.l.SetServers(addrs) }
+
+// Rebalance implements client.ServerManager.
+func (c callsOnly) Rebalance() { c.l.Rebalance() }
 
 // silence cuts the link; false if it already was.
 func (l *link) silence() bool {
