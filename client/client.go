@@ -175,6 +175,7 @@ func NewClient(cfg *Config) (*Client, error) {
 
 	c.startLoop(c.persistHeartbeats)
 	c.startLoop(c.registerAndHeartbeat)
+	c.startLoop(c.keepSession)
 	c.startLoop(c.watchAllocations)
 	c.startLoop(func() { c.updater.run(c.shutdownCh) })
 	c.startLoop(c.fingerprintDriversPeriodically)

@@ -1,9 +1,11 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -223,3 +225,27 @@ func (s *ServerRPC) Shutdown() {
 		s.pool.Shutdown()
 	}
 }
+
+var _ SessionOpener = (*ServerRPC)(nil)
+
+// OpenSession implements SessionOpener: a liveness stream on the
+// connection the handler's calls use, to the server they go to first.
+func (s *ServerRPC) OpenSession(ctx context.Context) (net.Conn, error) {
+	addr := s.server()
+	conn, err := s.pool.OpenStream(ctx, addr, pool.RPCNodeKeepalive)
+	if err != nil {
+		s.rotate(addr)
+		return nil, err
+	}
+	return &sessionConn{Conn: conn, onFail: func() { s.rotate(addr) }}, nil
+}
+
+// sessionConn is a liveness stream that, when it fails, moves the
+// handler on from its server, as a failed call does.
+type sessionConn struct {
+	net.Conn
+	onFail func()
+}
+
+// Fail implements failer.
+func (c *sessionConn) Fail() { c.onFail() }

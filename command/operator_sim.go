@@ -73,10 +73,14 @@ Options:
   -duration=<d>           Exit after this long, printing the final status as
                           JSON. Default: run until interrupted.
   -log-level=<level>      Log level of the nodes' clients. Default warn.
+  -sessions=<bool>        Whether the nodes hold liveness sessions, as real
+                          clients do; false leaves the heartbeat TTL alone to
+                          tell a silent node, as before they existed. Default true.
 
 Control endpoint (when -control-addr is set):
 
   GET  /v1/sim/status
+  GET  /v1/sim/silenced
   POST /v1/sim/silence?fraction=0.2&datacenter=dc2&for=60s&return=spread:5s
   POST /v1/sim/return?spread=5s
   POST /v1/sim/latency/reset
@@ -90,6 +94,7 @@ type simFlags struct {
 	cpu, memory, disk                             int64
 	fraction, startRate                           float64
 	after, silenceFor, statsEvery, duration       time.Duration
+	sessions                                      bool
 }
 
 // Run implements cli.Command.
@@ -116,6 +121,7 @@ func (c *OperatorSimCommand) Run(args []string) int {
 	flags.DurationVar(&f.statsEvery, "stats-interval", 10*time.Second, "")
 	flags.DurationVar(&f.duration, "duration", 0, "")
 	flags.StringVar(&f.logLevel, "log-level", "warn", "")
+	flags.BoolVar(&f.sessions, "sessions", true, "")
 	if !c.parseFlags(flags, args, c) {
 		return 1
 	}
@@ -158,7 +164,8 @@ func (c *OperatorSimCommand) runSim(f simFlags, scenario bool, spread time.Durat
 		Count: f.count, Datacenters: splitList(f.datacenters), NodePool: f.nodePool,
 		CPU: f.cpu, MemoryMB: f.memory, DiskMB: f.disk, Servers: splitList(f.servers),
 		NodesPerConn: f.nodesPerConn, StartRate: f.startRate, Name: f.name, DataDir: f.dataDir, Version: agent.Version,
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "sim", Level: hclog.LevelFromString(f.logLevel)}),
+		NoSessions: !f.sessions,
+		Logger:     hclog.New(&hclog.LoggerOptions{Name: "sim", Level: hclog.LevelFromString(f.logLevel)}),
 	})
 	if err != nil {
 		return err

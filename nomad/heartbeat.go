@@ -47,6 +47,11 @@ const nodeLockStripes = 1024
 type nodeTimer struct {
 	t   Timer
 	gen uint64
+	// at is when the timer fires; pulledFrom, when set, is the later
+	// moment it was due at before the node's session was lost
+	// (pullIn), to which restore sets it back.
+	at         time.Time
+	pulledFrom time.Time
 }
 
 // heartbeaterDeps are what the heartbeater needs from the server.
@@ -133,7 +138,45 @@ func (h *heartbeater) armLocked(nodeID string, d time.Duration) {
 	}
 	h.gen++
 	gen := h.gen
-	h.timers[nodeID] = &nodeTimer{gen: gen, t: h.deps.clock.AfterFunc(d, func() { h.expired(nodeID, gen) })}
+	h.timers[nodeID] = &nodeTimer{gen: gen, at: h.deps.clock.Now().Add(d), t: h.deps.clock.AfterFunc(d, func() { h.expired(nodeID, gen) })}
+}
+
+// pullIn brings the node's timer in to fire within d, when it was due
+// later: no server holds the node's session any more (see
+// sessionLedger). It never pushes a timer later, and remembers where the
+// timer stood so that restore can set it back.
+func (h *heartbeater) pullIn(nodeID string, d time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.timers[nodeID]
+	if !ok {
+		return false
+	}
+	at := h.deps.clock.Now().Add(d)
+	if !at.Before(t.at) {
+		return false
+	}
+	from := t.at
+	if !t.pulledFrom.IsZero() {
+		from = t.pulledFrom
+	}
+	h.armLocked(nodeID, d)
+	h.timers[nodeID].pulledFrom = from
+	return true
+}
+
+// restore sets a timer pullIn brought in back to where it stood: a server
+// holds the node's session again (a server restarted, the session moved),
+// so the node is alive and its TTL rules again.
+func (h *heartbeater) restore(nodeID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.timers[nodeID]
+	if !ok || t.pulledFrom.IsZero() {
+		return false
+	}
+	h.armLocked(nodeID, max(t.pulledFrom.Sub(h.deps.clock.Now()), 0))
+	return true
 }
 
 // current reports whether gen is still the node's timer.

@@ -100,6 +100,7 @@ func (s *Server) leaderDuties() []leaderDuty {
 		{name: "periodic_dispatcher", run: s.runPeriodicDispatcher},
 		{name: "leader_metrics", run: s.publishGauges},
 		{name: "site_outages", run: s.siteOutageWatch().run},
+		{name: "node_sessions", start: s.ledger.reset, run: s.runNodeSessions},
 		{name: "variable_locks", start: s.varLocks.enable, run: s.varLocks.run},
 		{name: "keyring_rekey", run: s.rekeyDuty},
 	}
@@ -130,6 +131,7 @@ func (s *Server) revokeLeadership() {
 	s.blockedEvals.SetEnabled(false)
 	s.planQueue.SetEnabled(false)
 	s.heartbeats.stopAll()
+	s.ledger.reset()
 	s.logger.Info("cluster leadership lost")
 }
 

@@ -76,39 +76,47 @@ func (n *nodeConns) get(nodeID string) nodeSession {
 // until it closes: the node proves itself with its secret, then waits for
 // the streams this server opens to it.
 func (s *Server) handleNodeSession(conn net.Conn) {
-	_ = conn.SetDeadline(time.Now().Add(nodeHelloTimeout))
-	var hello structs.NodeSessionHello
-	if err := codec.NewDecoder(conn, structs.MsgpackHandle).Decode(&hello); err != nil {
+	nodeID, ok := s.acceptNodeHello(conn)
+	if !ok {
 		conn.Close()
 		return
 	}
-	verr := s.verifyNode(hello)
-	ack := structs.NodeSessionAck{}
-	if verr != nil {
-		ack.Error = verr.Error()
-	}
-	if err := codec.NewEncoder(conn, structs.MsgpackHandle).Encode(&ack); err != nil || verr != nil {
-		if verr != nil {
-			s.logger.Warn("refused node session", "node_id", hello.NodeID, "remote", conn.RemoteAddr(), "error", verr)
-		}
-		conn.Close()
-		return
-	}
-	_ = conn.SetDeadline(time.Time{})
 	sess, err := yamux.Client(conn, yamuxConfig())
 	if err != nil {
 		conn.Close()
 		return
 	}
-	s.nodeConns.add(hello.NodeID, sess)
-	s.logger.Debug("node session opened", "node_id", hello.NodeID, "remote", conn.RemoteAddr())
+	s.nodeConns.add(nodeID, sess)
+	s.logger.Debug("node session opened", "node_id", nodeID, "remote", conn.RemoteAddr())
 	select {
 	case <-sess.CloseChan():
 	case <-s.shutdownCh:
 		sess.Close()
 	}
-	s.nodeConns.remove(hello.NodeID, sess)
-	s.logger.Debug("node session closed", "node_id", hello.NodeID)
+	s.nodeConns.remove(nodeID, sess)
+	s.logger.Debug("node session closed", "node_id", nodeID)
+}
+
+// acceptNodeHello reads the hello that opens a node session
+// (pool.NodeHello), checks the node's secret and answers; ok when the
+// session is accepted.
+func (s *Server) acceptNodeHello(conn net.Conn) (nodeID string, ok bool) {
+	_ = conn.SetDeadline(time.Now().Add(nodeHelloTimeout))
+	defer conn.SetDeadline(time.Time{})
+	var hello structs.NodeSessionHello
+	if err := codec.NewDecoder(conn, structs.MsgpackHandle).Decode(&hello); err != nil {
+		return "", false
+	}
+	verr := s.verifyNode(hello)
+	ack := structs.NodeSessionAck{}
+	if verr != nil {
+		ack.Error = verr.Error()
+		s.logger.Warn("refused node session", "node_id", hello.NodeID, "remote", conn.RemoteAddr(), "error", verr)
+	}
+	if err := codec.NewEncoder(conn, structs.MsgpackHandle).Encode(&ack); err != nil || verr != nil {
+		return "", false
+	}
+	return hello.NodeID, true
 }
 
 // verifyNode checks a node's secret against the registered node.

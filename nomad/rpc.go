@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/rpc"
 	"reflect"
@@ -145,8 +146,43 @@ func (s *Server) handleConn(raw net.Conn) {
 		if err != nil {
 			return
 		}
-		go s.serveStream(srv, stream, sess.CloseChan())
+		go s.serveStreamKind(srv, stream, sess.CloseChan())
 	}
+}
+
+// serveStreamKind serves a stream of an RPCMultiplex session: a node's
+// liveness session when its first byte says so (pool.RPCNodeKeepalive),
+// else one call, the byte read handed back to the codec.
+func (s *Server) serveStreamKind(srv *rpc.Server, stream net.Conn, sessionDone <-chan struct{}) {
+	_ = stream.SetReadDeadline(time.Now().Add(nodeHelloTimeout))
+	var b [1]byte
+	if _, err := io.ReadFull(stream, b[:]); err != nil {
+		stream.Close()
+		return
+	}
+	_ = stream.SetReadDeadline(time.Time{})
+	if b[0] == pool.RPCNodeKeepalive {
+		s.serveKeepalive(stream)
+		return
+	}
+	s.serveStream(srv, &prefixedConn{Conn: stream, first: b[0], pending: true}, sessionDone)
+}
+
+// prefixedConn is a connection whose first byte was already read: Read
+// hands it back before the rest.
+type prefixedConn struct {
+	net.Conn
+	first   byte
+	pending bool
+}
+
+func (c *prefixedConn) Read(p []byte) (int, error) {
+	if c.pending && len(p) > 0 {
+		c.pending = false
+		p[0] = c.first
+		return 1, nil
+	}
+	return c.Conn.Read(p)
 }
 
 // serveStream serves the one call a stream carries (the pool opens a

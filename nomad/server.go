@@ -65,6 +65,10 @@ type Server struct {
 	blockedEvals *BlockedEvals
 	planQueue    *PlanQueue
 	heartbeats   *heartbeater
+	// sessions are the nodes' liveness sessions this server holds;
+	// ledger, on the leader, which server holds whose (node_session.go).
+	sessions *sessionHolder
+	ledger   *sessionLedger
 	// sites declares and clears site outages while this server leads.
 	sites *siteDetector
 
@@ -160,6 +164,11 @@ func NewServer(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s.heartbeats = newHeartbeater(s.heartbeaterDeps())
+	s.sessions = newSessionHolder(cfg.Clock.Now)
+	s.ledger = newSessionLedger(sessionLedgerDeps{
+		grace: max(cfg.HeartbeatGrace, nodeSessionMinGrace), now: cfg.Clock.Now, logger: s.logger.Named("node_sessions"),
+		pullIn: s.heartbeats.pullIn, restore: s.heartbeats.restore, serverAlive: s.serverAlive,
+	})
 	s.nodeStatusBatch = newUpdateBatcher(cfg.Clock, cfg.NodeStatusBatchWindow, maxNodeStatusBatch, s.commitNodeStatuses)
 	s.allocUpdateBatch = newUpdateBatcher(cfg.Clock, cfg.AllocUpdateBatchWindow, maxAllocUpdateBatch, s.commitAllocUpdates)
 	s.sites = &siteDetector{srv: s}
@@ -201,8 +210,9 @@ func NewServer(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.listen() }()
+	go func() { defer s.wg.Done(); s.sendSessionDigests() }()
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
 	go func() { defer s.wg.Done(); s.replicateKeys() }()
 
@@ -250,22 +260,23 @@ func (s *Server) setupRPC() error {
 // their caller bound to peer.
 func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 	for name, ep := range map[string]any{
-		"Job":        &Job{srv: s},
-		"Node":       &Node{srv: s},
-		"Alloc":      &Alloc{srv: s},
-		"Eval":       &Eval{srv: s, peer: peer},
-		"Plan":       &Plan{srv: s, peer: peer},
-		"Status":     &Status{srv: s, peer: peer},
-		"Operator":   &Operator{srv: s},
-		"System":     &System{srv: s},
-		"ACL":        &ACL{srv: s},
-		"Namespace":  &Namespace{srv: s},
-		"NodePool":   &NodePool{srv: s},
-		"Search":     &Search{srv: s},
-		"Event":      &Event{srv: s},
-		"Deployment": &Deployment{srv: s},
-		"Variables":  &Variables{srv: s},
-		"Keyring":    &Keyring{srv: s, peer: peer},
+		"Job":         &Job{srv: s},
+		"Node":        &Node{srv: s},
+		"Alloc":       &Alloc{srv: s},
+		"Eval":        &Eval{srv: s, peer: peer},
+		"Plan":        &Plan{srv: s, peer: peer},
+		"Status":      &Status{srv: s, peer: peer},
+		"NodeSession": &NodeSession{srv: s, peer: peer},
+		"Operator":    &Operator{srv: s},
+		"System":      &System{srv: s},
+		"ACL":         &ACL{srv: s},
+		"Namespace":   &Namespace{srv: s},
+		"NodePool":    &NodePool{srv: s},
+		"Search":      &Search{srv: s},
+		"Event":       &Event{srv: s},
+		"Deployment":  &Deployment{srv: s},
+		"Variables":   &Variables{srv: s},
+		"Keyring":     &Keyring{srv: s, peer: peer},
 		// The service catalog (services with provider "nomad").
 		"ServiceRegistration": &ServiceRegistration{srv: s},
 		"Scaling":             &Scaling{srv: s},

@@ -18,6 +18,17 @@
 #       every 5 s) for a minute: the leader's CPU over that minute,
 #       evaluations and raft entries it cost, then seconds until every node
 #       is ready and every allocation running, restarts, extra allocations.
+#   scripts/sim-bench.sh detect [nodes] [fraction]   (default 10000 0.01)
+#       The nodes spread over 1/fraction datacenters, a job of one
+#       allocation on each node of dc0 with a one-hour disconnect window;
+#       SETTLE seconds after all run, the leader's CPU over WINDOW seconds;
+#       then the nodes of dc0 are silenced (a dead link: the
+#       servers hear nothing): seconds from the cut until each silenced node
+#       is disconnected (the time of its "Node heartbeat missed" event),
+#       min/median/max, nodes seen not ready that were not silenced (false
+#       positives, watched until HOLD seconds after the last one), and the
+#       leader's CPU from the cut to the last. SIM_SESSIONS=false runs the
+#       nodes without liveness sessions (the heartbeat TTL alone).
 #
 # Each prints one JSON line of results; a CPU profile of the leader is left
 # in $SIM_WORK (default: a new temporary directory, printed).
@@ -26,7 +37,7 @@
 # clients' log level), SIM_TRACE (print progress every 0.1 s in a storm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mode=${1:?usage: scripts/sim-bench.sh heartbeat|storm [nodes] [allocs-per-node]}
+mode=${1:?usage: scripts/sim-bench.sh heartbeat|storm|flap|detect [nodes] [allocs-per-node|fraction]}
 # A given NOMAD_BIN is used as is, so a series of runs measures one build.
 if [ -z "${NOMAD_BIN:-}" ]; then
   go build -o bin/nomad .
@@ -43,7 +54,8 @@ hz=$(getconf CLK_TCK)
 
 start_cluster() { # nodes, sim flags...
   local n=$1; shift
-  scripts/sim-cluster.sh -count "$n" -control-addr "127.0.0.1:$ctl_port" -stats-interval 30s ${SIM_CLIENT_LOG:+-log-level "$SIM_CLIENT_LOG"} "$@" \
+  scripts/sim-cluster.sh -count "$n" -control-addr "127.0.0.1:$ctl_port" -stats-interval 30s ${SIM_CLIENT_LOG:+-log-level "$SIM_CLIENT_LOG"} \
+    ${SIM_SESSIONS:+-sessions="$SIM_SESSIONS"} "$@" \
     > "$SIM_WORK/sim.out" 2>&1 &
   cluster_pid=$!
   trap 'kill $cluster_pid 2>/dev/null || true; wait $cluster_pid 2>/dev/null || true' EXIT
@@ -193,6 +205,73 @@ storm() {
       all_running_s: ($running|tonumber*100|round/100), restarts: $s.Restarts, task_stops: $s.Stops,
       extra_allocs: ($extra|tonumber), evals: ($evals|tonumber), evals_by_trigger: $trig, evals_by_status: $stat, raft_entries: ($raft|tonumber),
       leader_cpu_s: ($cpu|tonumber*10|round/10), followers_cpu_s: ($fcpu|tonumber*10|round/10), sim_cpu_s: ($scpu|tonumber*10|round/10)}'
+}
+
+# follower_http is the HTTP address of a server that does not lead, for
+# polls that must not load the leader they measure.
+follower_http() {
+  local addr port i
+  addr=$(leader_addr); port=${addr##*:}
+  for i in 0 1 2; do
+    [ $((SIM_BASE_PORT + 10 * i + 1)) = "$port" ] || { echo "http://127.0.0.1:$((SIM_BASE_PORT + 10 * i))"; return; }
+  done
+}
+
+detect() {
+  local n=${1:-10000} frac=${2:-0.01}
+  # The nodes are spread over 1/frac datacenters, dc0 the one cut off; a
+  # job of one allocation on each node of dc0 (distinct hosts, one-hour
+  # disconnect window) gives the cut nodes something that may reconnect,
+  # so they go disconnected rather than down. The other nodes hold
+  # nothing: placing thousands of allocations would measure the
+  # scheduler, not detection.
+  local dcs k0 i
+  dcs=$(echo "1 / $frac" | bc); k0=$(( (n + dcs - 1) / dcs ))
+  local list=""; for i in $(seq 0 $((dcs - 1))); do list+="dc$i,"; done
+  start_cluster "$n" -datacenter "${list%,}"
+  local job
+  job=$(jq -cn --arg c "$k0" '{Job: {ID: "detect", Name: "detect", Type: "service", Datacenters: ["dc0"],
+    Constraints: [{Operand: "distinct_hosts", RTarget: "true"}],
+    TaskGroups: [{Name: "g", Count: ($c|tonumber), MaxClientDisconnect: 3600000000000, EphemeralDisk: {SizeMB: 10},
+      Tasks: [{Name: "t", Driver: "mock_driver", Config: {}, Resources: {CPU: 100, MemoryMB: 64}}]}]}}')
+  curl -sf -XPUT "$http/v1/jobs" -d "$job" > /dev/null
+  wait_for "$k0 allocations running" 600 "[ \"\$(curl -sf $http/v1/job/detect/summary | jq .Summary.g.Running)\" = $k0 ]"
+  sleep "${SETTLE:-60}"
+  local pid poll; pid=$(leader_pid); poll=$(follower_http)
+  local t0 c0; t0=$(now); c0=$(cpu_ticks "$pid")
+  sleep "${WINDOW:-120}"
+  local t1 c1; t1=$(now); c1=$(cpu_ticks "$pid")
+  local cut; cut=$(now)
+  curl -sf -XPOST "$ctl/v1/sim/silence?datacenter=dc0" > /dev/null
+  curl -sf "$ctl/v1/sim/silenced" | jq -c '.NodeIDs' > "$SIM_WORK/silenced.json"
+  local k; k=$(jq length "$SIM_WORK/silenced.json")
+  echo '[]' > "$SIM_WORK/not-ready.json"
+  local filter='Status%20!%3D%20%22ready%22' done_at="" last
+  while :; do
+    curl -sf "$poll/v1/nodes?stale=true&filter=$filter" | jq -c '[.[] | {ID, Status}]' > "$SIM_WORK/poll.json" || echo '[]' > "$SIM_WORK/poll.json"
+    jq -c -s '(.[0] + [.[1][].ID]) | unique' "$SIM_WORK/not-ready.json" "$SIM_WORK/poll.json" > "$SIM_WORK/nr.tmp" && mv "$SIM_WORK/nr.tmp" "$SIM_WORK/not-ready.json"
+    last=$(jq --slurpfile s "$SIM_WORK/silenced.json" '[.[] | select(.Status == "disconnected" and (.ID | IN($s[0][])))] | length' "$SIM_WORK/poll.json")
+    [ -z "$done_at" ] && [ "$last" = "$k" ] && done_at=$(now) && c2=$(cpu_ticks "$pid")
+    [ -n "$done_at" ] && (( $(echo "$(now) - $done_at > ${HOLD:-30}" | bc) )) && break
+    if (( $(echo "$(now) - $cut > 600" | bc) )); then echo "silenced nodes not all disconnected in 600 s: $last of $k" >&2; exit 1; fi
+    sleep 1
+  done
+  local took=() id ts
+  for id in $(jq -r '.[]' "$SIM_WORK/silenced.json"); do
+    ts=$(curl -sf "$poll/v1/node/$id?stale=true" | jq -r '[.Events[] | select(.Message == "Node heartbeat missed")] | last | .Timestamp')
+    took+=("$(echo "$(date -d "$ts" +%s.%N) - $cut" | bc -l)")
+  done
+  local fp; fp=$(jq -c --slurpfile s "$SIM_WORK/silenced.json" '[.[] | select(IN($s[0][]) | not)] | length' "$SIM_WORK/not-ready.json")
+  printf '%s\n' "${took[@]}" | sort -n > "$SIM_WORK/took.txt"
+  jq -cn --arg n "$n" --arg k "$k" --arg fp "$fp" --rawfile took "$SIM_WORK/took.txt" \
+    --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" \
+    --arg dcpu "$(echo "($c2 - $c1) / $hz / ($done_at - $cut) * 100" | bc -l)" --arg rss "$(rss_mib "$pid")" \
+    --arg sessions "${SIM_SESSIONS:-true}" \
+    '($took | split("\n") | map(select(. != "") | tonumber)) as $t |
+     {mode: "detect", nodes: ($n|tonumber), sessions: ($sessions == "true"), silenced: ($k|tonumber),
+      disconnected_after_s: {min: ($t|min*10|round/10), median: ($t[($t|length/2|floor)]*10|round/10), max: ($t|max*10|round/10)},
+      false_positives: ($fp|tonumber), leader_cpu_pct_steady: ($cpu|tonumber*10|round/10),
+      leader_cpu_pct_detecting: ($dcpu|tonumber*10|round/10), leader_rss_mib: ($rss|tonumber)}'
 }
 
 "$mode" "${@:2}"

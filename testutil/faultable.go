@@ -1,6 +1,9 @@
 package testutil
 
 import (
+	"context"
+	"errors"
+	"net"
 	"reflect"
 	"time"
 
@@ -60,3 +63,22 @@ func (f *FaultableRPC) RPC(method string, args, reply any) error {
 		return ctx.Err()
 	}
 }
+
+// OpenSession implements client.SessionOpener when inner does: a cut link
+// fails a new liveness session as it fails a call. A session already open
+// is not cut by Cut; cut the client's host on the MemNet
+// (Net.Isolate) to silence it.
+func (f *FaultableRPC) OpenSession(ctx context.Context) (net.Conn, error) {
+	opener, ok := f.inner.(client.SessionOpener)
+	if !ok {
+		return nil, errNoSessions
+	}
+	if _, err := f.link.Enter(ctx, f.BlackholeTimeout, nil); err != nil {
+		return nil, err
+	}
+	return opener.OpenSession(ctx)
+}
+
+// errNoSessions is a FaultableRPC over a handler that carries no liveness
+// session.
+var errNoSessions = errors.New("testutil: the wrapped RPC handler carries no liveness session")

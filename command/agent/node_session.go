@@ -3,14 +3,11 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"time"
 
-	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/yamux"
 
 	"github.com/nomad-edge/nomad/helper/pool"
@@ -83,7 +80,7 @@ func (a *Agent) serveNodeSession(addr string, handler http.Handler) error {
 	if err != nil {
 		return err
 	}
-	if err := nodeHello(conn, structs.NodeSessionHello{NodeID: a.client.NodeID(), SecretID: a.client.SecretID()}); err != nil {
+	if err := pool.NodeHello(conn, structs.NodeSessionHello{NodeID: a.client.NodeID(), SecretID: a.client.SecretID()}); err != nil {
 		conn.Close()
 		return err
 	}
@@ -113,21 +110,4 @@ func (a *Agent) serveNodeSession(addr string, handler http.Handler) error {
 		return nil
 	}
 	return err
-}
-
-// nodeHello proves the node to the server and reads its answer.
-func nodeHello(conn net.Conn, hello structs.NodeSessionHello) error {
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	defer conn.SetDeadline(time.Time{})
-	if err := codec.NewEncoder(conn, structs.MsgpackHandle).Encode(&hello); err != nil {
-		return err
-	}
-	var ack structs.NodeSessionAck
-	if err := codec.NewDecoder(conn, structs.MsgpackHandle).Decode(&ack); err != nil {
-		return err
-	}
-	if ack.Error != "" {
-		return fmt.Errorf("server refused the node session: %s", ack.Error)
-	}
-	return nil
 }

@@ -14,3 +14,14 @@ const RPCNodeSession byte = 0x06
 // client-only agent passes on a request for another node's allocation.
 // The request carries its caller's ACL token and is checked again there.
 const RPCClientHTTP byte = 0x07
+
+// RPCNodeKeepalive is the first byte of a stream, inside an RPCMultiplex
+// session, that carries a node's liveness session instead of one call (a
+// call's stream starts with a msgpack map, never this byte): the node
+// sends a structs.NodeSessionHello and reads a structs.NodeSessionAck,
+// both msgpack, then writes one byte every few seconds, each answered by
+// one byte. The server that holds the stream knows within seconds that a
+// node went silent, whatever its heartbeat TTL; it tells the leader
+// (NodeSession.Digest). The stream rides the connection the node's RPCs
+// already use, so it costs no connection of its own.
+const RPCNodeKeepalive byte = 0x08

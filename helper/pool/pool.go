@@ -233,6 +233,26 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 	return nil
 }
 
+// OpenStream opens a long-lived stream to addr on the pool's session, its
+// first byte kind (RPCNodeKeepalive), for a protocol other than one call.
+// The stream ends with the session; closing it leaves the session open.
+func (p *ConnPool) OpenStream(ctx context.Context, addr string, kind byte) (net.Conn, error) {
+	s, err := p.session(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	stream, err := s.Open()
+	if err != nil {
+		p.drop(addr, s)
+		return nil, fmt.Errorf("%w: opening stream to %s: %w", ErrTransport, addr, err)
+	}
+	if _, err := stream.Write([]byte{kind}); err != nil {
+		stream.Close()
+		return nil, fmt.Errorf("%w: opening stream to %s: %w", ErrTransport, addr, err)
+	}
+	return stream, nil
+}
+
 func (p *ConnPool) drop(addr string, s *yamux.Session) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -85,6 +85,9 @@ func (f *Fleet) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/sim/status", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, Status{Stats: f.Stats(), Memory: ReadMemory()})
 	})
+	mux.HandleFunc("GET /v1/sim/silenced", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string][]string{"NodeIDs": f.SilencedIDs()})
+	})
 	mux.HandleFunc("POST /v1/sim/silence", func(w http.ResponseWriter, r *http.Request) {
 		o, err := outageFromQuery(r)
 		if err != nil {

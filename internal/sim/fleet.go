@@ -54,6 +54,10 @@ type Config struct {
 	// at once. Ten thousand registrations in the same instant are a storm
 	// of their own, which a fleet powering up over minutes never makes.
 	StartRate float64
+	// NoSessions leaves the nodes without liveness sessions
+	// (client.SessionOpener), so that only their heartbeat TTL tells the
+	// servers they went silent: the comparison a benchmark makes.
+	NoSessions bool
 }
 
 const (
@@ -160,9 +164,13 @@ func (f *Fleet) startNode(i int, drivers *nomaddrivers.Catalog) (*simNode, error
 	name := fmt.Sprintf("%s-%d", cfg.Name, i)
 	dc := cfg.Datacenters[i%len(cfg.Datacenters)]
 	l := newLink(rpc, f.lat)
+	var handler client.RPCHandler = l
+	if cfg.NoSessions {
+		handler = callsOnly{l}
+	}
 	c, err := client.NewClient(&client.Config{
 		Logger:          cfg.Logger.Named(name),
-		RPCHandler:      l,
+		RPCHandler:      handler,
 		StateDB:         state.NewMemDB(),
 		AllocDir:        filepath.Join(cfg.DataDir, name),
 		NodeName:        name,
@@ -397,6 +405,17 @@ func (f *Fleet) Stats() Stats {
 
 // ResetLatency forgets the heartbeat samples taken so far.
 func (f *Fleet) ResetLatency() { f.lat.reset() }
+
+// SilencedIDs returns the IDs of the nodes silenced now.
+func (f *Fleet) SilencedIDs() []string {
+	var ids []string
+	for _, n := range f.nodes {
+		if n.link.isSilenced() {
+			ids = append(ids, n.client.NodeID())
+		}
+	}
+	return ids
+}
 
 // NodeIDs returns the nodes' IDs in order.
 func (f *Fleet) NodeIDs() []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -33,6 +34,11 @@ type link struct {
 	silenced bool
 	ctx      context.Context
 	cancel   context.CancelFunc
+	// abandoned are liveness sessions the node gave up on while silent:
+	// closing them would tell the server at once, which a dead link never
+	// does, so they stay open, silent, until the server closes its end or
+	// the node returns.
+	abandoned []net.Conn
 }
 
 func newLink(inner *client.ServerRPC, lat *latencies) *link {
@@ -66,6 +72,74 @@ func (l *link) RPC(method string, args, reply any) error {
 	return err
 }
 
+// OpenSession implements client.SessionOpener. A silenced node opens
+// none; the sessions it holds go silent, as over a dead link: its pings
+// fail at once and nothing reaches the server, which notices by the
+// silence alone.
+func (l *link) OpenSession(ctx context.Context) (net.Conn, error) {
+	l.mu.Lock()
+	silenced, linkCtx := l.silenced, l.ctx
+	l.mu.Unlock()
+	if silenced {
+		return nil, errSilenced
+	}
+	conn, err := l.inner.OpenSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &silentConn{Conn: conn, link: l, cut: linkCtx}, nil
+}
+
+// silentConn is a liveness session over a link that may be silenced.
+type silentConn struct {
+	net.Conn
+	link *link
+	cut  context.Context // ends when the link is silenced
+}
+
+func (c *silentConn) Write(b []byte) (int, error) {
+	if c.cut.Err() != nil {
+		return 0, errSilenced
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *silentConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if c.cut.Err() != nil {
+		return 0, errSilenced
+	}
+	return n, err
+}
+
+// Close closes the stream, or, when the link was silenced, leaves it for
+// restore to close.
+func (c *silentConn) Close() error {
+	if c.cut.Err() == nil || !c.link.abandon(c.Conn) {
+		return c.Conn.Close()
+	}
+	return nil
+}
+
+// Fail passes the failure on to the ServerRPC's stream.
+func (c *silentConn) Fail() {
+	if f, ok := c.Conn.(interface{ Fail() }); ok {
+		f.Fail()
+	}
+}
+
+// abandon keeps conn open until the link is restored; false when it is
+// not silenced (any more).
+func (l *link) abandon(conn net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.silenced {
+		return false
+	}
+	l.abandoned = append(l.abandoned, conn)
+	return true
+}
+
 // SetServers and Rebalance make the link a client.ServerManager, so the
 // client's server-list handling reaches the ServerRPC underneath.
 func (l *link) SetServers(addrs []string) { l.inner.SetServers(addrs) }
@@ -73,7 +147,22 @@ func (l *link) SetServers(addrs []string) { l.inner.SetServers(addrs) }
 // Rebalance implements client.ServerManager.
 func (l *link) Rebalance() { l.inner.Rebalance() }
 
-var _ client.ServerManager = (*link)(nil)
+var (
+	_ client.ServerManager = (*link)(nil)
+	_ client.SessionOpener = (*link)(nil)
+)
+
+// callsOnly is a link that carries no liveness session (Config.NoSessions).
+type callsOnly struct{ l *link }
+
+// RPC implements client.RPCHandler.
+func (c callsOnly) RPC(method string, args, reply any) error { return c.l.RPC(method, args, reply) }
+
+// SetServers implements client.ServerManager.
+func (c callsOnly) SetServers(addrs []string) { c.l.SetServers(addrs) }
+
+// Rebalance implements client.ServerManager.
+func (c callsOnly) Rebalance() { c.l.Rebalance() }
 
 // silence cuts the link; false if it already was.
 func (l *link) silence() bool {
@@ -96,6 +185,10 @@ func (l *link) restore() bool {
 	}
 	l.silenced = false
 	l.ctx, l.cancel = context.WithCancel(context.Background())
+	for _, c := range l.abandoned {
+		c.Close()
+	}
+	l.abandoned = nil
 	return true
 }
 
