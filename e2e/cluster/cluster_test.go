@@ -19,7 +19,9 @@ import (
 	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
-// sleepJob is a raw_exec job of count /bin/sleep tasks, one per client.
+// sleepJob is a raw_exec job of count /bin/sleep tasks, one per client,
+// each sleeping a day: longer than any run (a soak of an hour saw every
+// task of an hour's sleep exit and restart at its end).
 func sleepJob(id string, count int) *nomadapi.Job {
 	job := nomadapi.NewServiceJob(id, id, "global", 50)
 	job.Datacenters = []string{"dc1"}
@@ -27,7 +29,7 @@ func sleepJob(id string, count int) *nomadapi.Job {
 	tg.Constrain(&nomadapi.Constraint{Operand: "distinct_hosts", RTarget: "true"})
 	task := nomadapi.NewTask("sleep", "raw_exec")
 	task.SetConfig("command", "/bin/sleep")
-	task.SetConfig("args", []string{"3600"})
+	task.SetConfig("args", []string{"86400"})
 	cpu, mem := 50, 32
 	task.Require(&nomadapi.Resources{CPU: &cpu, MemoryMB: &mem})
 	tg.AddTask(task)

@@ -67,6 +67,30 @@ func TestSoak(t *testing.T) {
 
 	s := newSampler(c, *soakEvery)
 	began := time.Now()
+	var grown []string
+	// The samples are reported however the run ends: a run that failed
+	// an invariant an hour in still says how its agents' resources went.
+	reported := false
+	report := func() {
+		if reported {
+			return
+		}
+		reported = true
+		s.stop()
+		var table string
+		table, grown = s.judge()
+		t.Logf("soak seed %d: %d rounds in %v, events %v; %d samples per agent every %v\n%s",
+			seed, c.rounds, time.Since(began).Round(time.Second), c.counts, s.samples(), *soakEvery, table)
+		if dir := c.artifactsDir(); dir != "" {
+			path := filepath.Join(dir, fmt.Sprintf("soak-%d.csv", seed))
+			if err := os.WriteFile(path, []byte(s.csv()), 0o644); err != nil {
+				t.Logf("keeping the samples: %v", err)
+			} else {
+				t.Logf("soak samples: %s", path)
+			}
+		}
+	}
+	t.Cleanup(report)
 	end := began.Add(*soakDuration)
 	for time.Now().Before(end) {
 		c.rounds++
@@ -77,19 +101,8 @@ func TestSoak(t *testing.T) {
 		time.Sleep(time.Duration(5+c.rng.IntN(56)) * time.Second) // the cut's length, not a wait for logic
 		c.settle()
 	}
-	s.stop()
+	report()
 	c.checkHistory()
-	table, grown := s.judge()
-	t.Logf("soak seed %d: %d rounds in %v, events %v; %d samples per agent every %v\n%s",
-		seed, c.rounds, time.Since(began).Round(time.Second), c.counts, s.samples(), *soakEvery, table)
-	if dir := c.artifactsDir(); dir != "" {
-		path := filepath.Join(dir, fmt.Sprintf("soak-%d.csv", seed))
-		if err := os.WriteFile(path, []byte(s.csv()), 0o644); err != nil {
-			t.Logf("keeping the samples: %v", err)
-		} else {
-			t.Logf("soak samples: %s", path)
-		}
-	}
 	if len(grown) > 0 {
 		c.fatalf("soak seed %d: resources grew through the run:\n  %s", seed, strings.Join(grown, "\n  "))
 	}
