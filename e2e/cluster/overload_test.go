@@ -67,8 +67,14 @@ func TestOverload(t *testing.T) {
 			others = append(others, s)
 		}
 	}
-	before := agentResources(target)
 	calm := measureServing(t, others, 5*time.Second)
+	// The in-memory sink shows complete intervals only (10 s): the
+	// goroutine count is there once the agent has run one.
+	var before resources
+	wait.Poll(t, 30*time.Second, target.Name+" reports its goroutines", func() (bool, string) {
+		before = agentResources(target)
+		return before.goroutines >= 0, before.String()
+	})
 	t.Logf("before the flood: %s; %s %s", calm, target.Name, before)
 
 	sources := nc.fab.HostAliases(overloadSources)
@@ -106,7 +112,7 @@ func TestOverload(t *testing.T) {
 		_, _, err = target.API().Jobs().Register(sleepJob("overload-after", 1), nil)
 		return err == nil, fmt.Sprint(err)
 	})
-	wait.Eventually(t, 60*time.Second, target.Name+"'s goroutines and open files back to where they were", func() (bool, string) {
+	wait.Poll(t, 60*time.Second, target.Name+"'s goroutines and open files back to where they were", func() (bool, string) {
 		now := agentResources(target)
 		return now.goroutines <= before.goroutines+50 && now.fds <= before.fds+20, fmt.Sprintf("before %s, now %s", before, now)
 	})
