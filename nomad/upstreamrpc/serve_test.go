@@ -71,8 +71,14 @@ func upstreamStreamWith(t *testing.T, srv *rpc.Server, serveCfg Config) *rpc.Cli
 	t.Cleanup(func() { cancel(); clientEnd.Close(); <-done })
 
 	open := fixture(t, "conn-open.bin")
-	// The capture's own bytes open the connection and stream 1.
-	go func() { _, _ = clientEnd.Write(open) }()
+	// The capture's own bytes open the connection and stream 1, all of
+	// them read by the server before the test's yamux client writes
+	// anything: written from a goroutine, they could come after the
+	// call's first frame on a loaded machine, and the server then saw a
+	// frame of a stream not yet opened (CI's race run: "unexpected EOF"
+	// after 40 s).
+	_, err := clientEnd.Write(open)
+	must.NoError(t, err)
 	cfg := yamux.DefaultConfig()
 	cfg.LogOutput = io.Discard
 	// The session goes on from there, on stream 1.
