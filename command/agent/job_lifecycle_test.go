@@ -1,12 +1,15 @@
 package agent_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
+	"github.com/nomad-edge/nomad/testutil/wait"
 )
 
 // The official Go client plans, scales, lists versions of, marks stable
@@ -40,7 +43,16 @@ func TestHTTP_OfficialClientJobLifecycle(t *testing.T) {
 	must.ErrorContains(t, err, "Enforcing job modify index")
 
 	// The update's deployment is still running: a scale is refused in
-	// upstream's words, unless it overrides.
+	// upstream's words, unless it overrides. The deployment comes with
+	// the update's evaluation, so wait for it rather than race it.
+	wait.Poll(t, 30*time.Second, "version 1's deployment running", func() (bool, string) {
+		d, _, err := c.Jobs().LatestDeployment("life", nil)
+		must.NoError(t, err)
+		if d == nil {
+			return false, "no deployment"
+		}
+		return d.JobVersion == 1 && d.Status == "running", fmt.Sprintf("version %d %s", d.JobVersion, d.Status)
+	})
 	_, _, err = c.Jobs().Scale("life", "web", new(3), "busy", false, map[string]any{"by": "test"}, nil)
 	must.ErrorContains(t, err, "400 (job scaling blocked due to active deployment)")
 	scaled, _, err := c.Jobs().ScaleWithRequest("life", &nomadapi.ScalingRequest{
