@@ -279,8 +279,10 @@ type request struct {
 	path   string
 	params url.Values
 	body   any
-	token  string
-	ctx    context.Context
+	// rawBody, when set, is sent as it is instead of body's JSON.
+	rawBody io.Reader
+	token   string
+	ctx     context.Context
 }
 
 // newRequest starts a request for path (which may carry its own query
@@ -388,12 +390,16 @@ func (c *Client) do(r *request) (*http.Response, time.Duration, error) {
 		}
 		body = bytes.NewReader(buf)
 	}
+	contentType := "application/json"
+	if r.rawBody != nil {
+		body, contentType = r.rawBody, "application/octet-stream"
+	}
 	req, err := http.NewRequestWithContext(r.ctx, r.method, u.String(), body)
 	if err != nil {
 		return nil, 0, err
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	if r.token != "" {
 		req.Header.Set(HeaderToken, r.token)

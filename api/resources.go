@@ -56,11 +56,21 @@ type AllocatedSharedResources struct {
 	Ports  []PortMapping `json:",omitempty"`
 }
 
-// NetworkResource is a group's `network` block: its mode and ports.
+// NetworkResource is a group's `network` block: its mode, ports, DNS and
+// host name.
 type NetworkResource struct {
-	Mode          string `json:",omitempty"`
-	ReservedPorts []Port `json:",omitempty"`
-	DynamicPorts  []Port `json:",omitempty"`
+	Mode          string     `json:",omitempty"`
+	ReservedPorts []Port     `json:",omitempty"`
+	DynamicPorts  []Port     `json:",omitempty"`
+	DNS           *DNSConfig `json:",omitempty"`
+	Hostname      string     `json:",omitempty"`
+}
+
+// DNSConfig is a network's `dns { servers searches options }`.
+type DNSConfig struct {
+	Servers  []string `json:",omitempty"`
+	Searches []string `json:",omitempty"`
+	Options  []string `json:",omitempty"`
 }
 
 // Port is one `port "<label>" { static to }`: Value is the static host

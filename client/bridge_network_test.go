@@ -10,6 +10,7 @@ import (
 	"github.com/nomad-edge/nomad/client/allocnet"
 	"github.com/nomad-edge/nomad/client/allocnet/allocnettest"
 	"github.com/nomad-edge/nomad/client/clienttest"
+	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
 // TestClient_ReapsNetworksOfGoneAllocs checks that a client starting over
@@ -36,4 +37,27 @@ func TestClient_ReapsNetworksOfGoneAllocs(t *testing.T) {
 	defer c.Shutdown()
 	must.SliceEmpty(t, env.Leftovers(t, gone), must.Sprint(env.Leftovers(t, gone)))
 	must.SliceEmpty(t, env.BridgePorts(t))
+}
+
+// TestClient_FingerprintsCNINetworks checks that the node registers one
+// network mode cni/<name> per network of cni_config_dir, beside bridge:
+// what the scheduler places cni-mode groups by.
+func TestClient_FingerprintsCNINetworks(t *testing.T) {
+	env := allocnettest.New(t)
+	env.WriteCNINetwork(t, "mynet")
+	srv := clienttest.NewFakeServer()
+	defer srv.Close()
+	c := newTestClient(t, srv, testClientOpts{stateDir: t.TempDir(), bridge: BridgeNetworkConfig{
+		BridgeConfig: env.Config.Bridge, NetnsDir: env.Config.NetnsDir, CNIConfigDir: env.Config.CNIConfigDir,
+	}})
+	defer c.Shutdown()
+	waitReady(t, c)
+	node := srv.Node(c.NodeID())
+	must.NotNil(t, node)
+	must.True(t, node.HasNetworkMode("cni/mynet"))
+	must.True(t, node.HasNetworkMode(structs.NetworkModeBridge))
+	must.False(t, node.HasNetworkMode("cni/othernet"))
+	// Upstream's attributes of the CNI path's plugins and the bridge.
+	must.NotEq(t, "", node.Attributes["plugins.cni.version.bridge"], must.Sprint(node.Attributes))
+	must.Eq(t, "false", node.Attributes["nomad.bridge.hairpin_mode"])
 }

@@ -27,13 +27,16 @@ var errShutdown = errors.New("client is shutting down")
 // Client is the client agent. Its loops run from NewClient until Shutdown
 // or Destroy.
 type Client struct {
-	cfg     Config
-	logger  hclog.Logger
-	clock   clock.Clock
-	db      state.StateDB
-	drivers map[string]drivers.Driver
-	options Options
-	updater *allocUpdater
+	cfg    Config
+	logger hclog.Logger
+	clock  clock.Clock
+	// serverClock is the clock allocations report their times on: clock,
+	// or the servers' while the two disagree (server_clock.go).
+	serverClock *serverClock
+	db          state.StateDB
+	drivers     map[string]drivers.Driver
+	options     Options
+	updater     *allocUpdater
 	// adoptOrphans is set when the state database was lost: the tasks it
 	// named may still run, and are found by their environment.
 	adoptOrphans bool
@@ -117,6 +120,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		cfg:         conf,
 		logger:      conf.Logger.Named("client"),
 		clock:       conf.Clock,
+		serverClock: newServerClock(conf.Clock),
 		startedAt:   conf.Clock.Now(),
 		readyCh:     make(chan struct{}),
 		nodeChanged: make(chan struct{}, 1),
@@ -290,11 +294,8 @@ func (c *Client) setupNode() error {
 	}
 	c.cfg.Resources.apply(node)
 	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
-	if c.network != nil {
-		// The scheduler places bridge-mode groups only where it works.
-		node.NodeResources.NodeNetworks = append(node.NodeResources.NodeNetworks,
-			&structs.NodeNetworkResource{Mode: structs.NetworkModeBridge, Device: c.network.BridgeName()})
-	}
+	node.NodeResources.NodeNetworks = append(node.NodeResources.NodeNetworks, c.namespaceNetworks()...)
+	fingerprintCNIPlugins(node.Attributes, c.cfg.Bridge)
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
 		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr
@@ -362,7 +363,7 @@ func (c *Client) nodeInfo() allocrunner.NodeInfo {
 func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.NodeInfo, offlineUntil time.Time) (*allocrunner.AllocRunner, error) {
 	return allocrunner.NewAllocRunner(allocrunner.Config{
 		Logger:         c.logger,
-		Clock:          c.clock,
+		Clock:          c.serverClock,
 		Alloc:          alloc,
 		AllocDirRoot:   c.cfg.AllocDir,
 		Node:           node,

@@ -50,6 +50,10 @@ type Config struct {
 	// at its first registration; when empty, StateDir/intro_token.jwt
 	// is read, if it exists (see intro_token.go).
 	IntroToken string
+	// AutoTLS, when set, is the node's credentials of tls.auto (the
+	// agent's, which its connection pool presents): the client gets and
+	// renews its certificate (see autotls.go).
+	AutoTLS *AutoTLS
 
 	NodeName   string // default: the hostname
 	Datacenter string // default: dc1

@@ -62,7 +62,7 @@ func (c *Client) registerUntilDone() bool {
 	var out outage
 	for {
 		start := c.clock.Now()
-		err := c.register()
+		err := c.registerWithCert()
 		if err == nil {
 			return true
 		}
@@ -109,6 +109,11 @@ func (c *Client) heartbeatUntilReregister() bool {
 	for {
 		start := c.clock.Now()
 		prev, ttl := c.LastHeartbeat(), c.HeartbeatTTL()
+		if err := c.refreshCert(); err != nil {
+			// The heartbeat below goes on the certificate held; the
+			// next round tries again.
+			c.logger.Warn("cannot renew the node's certificate", "error", err)
+		}
 		err := c.heartbeat()
 		now := c.clock.Now()
 		var wait time.Duration
@@ -218,9 +223,11 @@ func (c *Client) heartbeat() error {
 		WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: c.secretID()},
 	}
 	var resp structs.NodeUpdateResponse
+	sent := c.clock.Now()
 	if err := c.rpc(methodNodeUpdateStatus, req, &resp); err != nil {
 		return err
 	}
+	c.serverClock.observe(sent, resp.ServerTime)
 	c.heartbeatOK(&resp)
 	c.logger.Trace("heartbeat", "ttl", resp.HeartbeatTTL, "index", resp.Index)
 	return nil

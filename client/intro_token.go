@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // IntroTokenFile is where, under the state dir, a client looks for its
@@ -15,17 +17,23 @@ const IntroTokenFile = "intro_token.jwt"
 // configured one, or the file's. A node the servers already know needs
 // none (its secret proves it), and the servers ignore it then.
 func (c *Client) introToken() string {
-	if c.cfg.IntroToken != "" {
-		return c.cfg.IntroToken
+	return readIntroToken(c.cfg.IntroToken, c.cfg.StateDir, c.logger)
+}
+
+// readIntroToken is the configured token, or else stateDir's
+// IntroTokenFile, or "".
+func readIntroToken(configured, stateDir string, logger hclog.Logger) string {
+	if configured != "" {
+		return configured
 	}
-	if c.cfg.StateDir == "" {
+	if stateDir == "" {
 		return ""
 	}
-	path := filepath.Join(c.cfg.StateDir, IntroTokenFile)
+	path := filepath.Join(stateDir, IntroTokenFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			c.logger.Error("cannot read the client introduction token", "path", path, "error", err)
+			logger.Error("cannot read the client introduction token", "path", path, "error", err)
 		}
 		return ""
 	}

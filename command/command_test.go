@@ -369,7 +369,7 @@ func TestCommands_UnknownFlag(t *testing.T) {
 		switch name {
 		case "job", "alloc", "node", "eval", "server", "operator", "operator raft", "operator scheduler", "system", "version",
 			"tls", "tls ca", "tls cert", "operator gossip", "operator gossip keyring", "acl", "acl policy", "acl token", "namespace", "node pool", "node meta", "node intro", "deployment", "job periodic",
-			"var", "operator root", "operator root keyring", "service", "operator autopilot",
+			"var", "operator root", "operator root keyring", "operator tls", "operator tls ca", "service", "operator autopilot", "operator snapshot",
 			"scaling", "scaling policy":
 			continue // parents show help; version takes nothing
 		}

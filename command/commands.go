@@ -148,6 +148,10 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"operator scheduler get-config": func() (cli.Command, error) { return &OperatorSchedulerGetConfigCommand{Meta: m()}, nil },
 		"operator scheduler set-config": func() (cli.Command, error) { return &OperatorSchedulerSetConfigCommand{Meta: m()}, nil },
 		"operator raft list-peers":      func() (cli.Command, error) { return &OperatorRaftListCommand{Meta: m()}, nil },
+		"operator snapshot":             func() (cli.Command, error) { return &OperatorSnapshotCommand{Meta: m()}, nil },
+		"operator snapshot save":        func() (cli.Command, error) { return &OperatorSnapshotSaveCommand{Meta: m()}, nil },
+		"operator snapshot restore":     func() (cli.Command, error) { return &OperatorSnapshotRestoreCommand{Meta: m()}, nil },
+		"operator snapshot inspect":     func() (cli.Command, error) { return &OperatorSnapshotInspectCommand{Meta: m()}, nil },
 		"operator raft remove-peer":     func() (cli.Command, error) { return &OperatorRaftRemoveCommand{Meta: m()}, nil },
 
 		"operator gossip":                  func() (cli.Command, error) { return &OperatorGossipCommand{Meta: m()}, nil },
@@ -197,6 +201,10 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"operator root keyring list":   func() (cli.Command, error) { return &OperatorRootKeyringListCommand{Meta: m()}, nil },
 		"operator root keyring rotate": func() (cli.Command, error) { return &OperatorRootKeyringRotateCommand{Meta: m()}, nil },
 		"operator root keyring remove": func() (cli.Command, error) { return &OperatorRootKeyringRemoveCommand{Meta: m()}, nil },
+		"operator tls":                 func() (cli.Command, error) { return &OperatorTLSCommand{Meta: m()}, nil },
+		"operator tls ca":              func() (cli.Command, error) { return &OperatorTLSCACommand{Meta: m()}, nil },
+		"operator tls ca list":         func() (cli.Command, error) { return &OperatorTLSCAListCommand{Meta: m()}, nil },
+		"operator tls ca rotate":       func() (cli.Command, error) { return &OperatorTLSCARotateCommand{Meta: m()}, nil },
 
 		"status":          func() (cli.Command, error) { return &StatusCommand{Meta: m()}, nil },
 		"agent-info":      func() (cli.Command, error) { return &AgentInfoCommand{Meta: m()}, nil },

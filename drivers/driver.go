@@ -154,6 +154,17 @@ type TaskConfig struct {
 	// NetNamespace start the task in it. Empty: the host's.
 	NetNSPath string `json:",omitempty"`
 
+	// ResolvConfPath is the host path of the resolv.conf the group's
+	// network.dns block asks for, which drivers whose Capabilities say
+	// NetworkFiles show the task at /etc/resolv.conf. Empty: the
+	// driver's default (the host's, or the engine's).
+	ResolvConfPath string `json:",omitempty"`
+	// HostsPath is the host path of the /etc/hosts naming Hostname, and
+	// Hostname the group's network.hostname, which NetworkFiles drivers
+	// give the task (bridge and cni modes only). Empty: the defaults.
+	HostsPath string `json:",omitempty"`
+	Hostname  string `json:",omitempty"`
+
 	// Events, when set, receives progress messages a driver wants on the
 	// task's event list, such as "Downloading image". It is not persisted:
 	// a recovered task's config has none, and drivers must nil-check.
@@ -167,6 +178,11 @@ type Port struct {
 	Label string
 	Value int
 	To    int
+	// HostIP is the address of the port's host network when the port
+	// names one (host_network other than "default"): drivers that
+	// publish ports (docker) publish it there only. Empty: on every
+	// address.
+	HostIP string `json:",omitempty"`
 }
 
 // Emit sends message to c.Events if there is one.
@@ -352,6 +368,11 @@ type Capabilities struct {
 	// TaskConfig.NetNSPath names; the client refuses a bridge-mode
 	// allocation whose tasks' drivers do not.
 	NetNamespace bool
+	// NetworkFiles says the driver shows the task TaskConfig's
+	// ResolvConfPath and HostsPath at /etc/resolv.conf and /etc/hosts and
+	// sets its host name to Hostname; the client refuses a group with
+	// network.dns or network.hostname whose tasks' drivers do not.
+	NetworkFiles bool
 }
 
 // CapabilityReporter is implemented by drivers with capabilities other than

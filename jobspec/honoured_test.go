@@ -6,6 +6,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/api"
 	"github.com/nomad-edge/nomad/jobspec"
 )
 
@@ -28,6 +29,35 @@ func TestParse_HostNetwork(t *testing.T) {
 	job, err := jobspec.Parse("x.hcl", []byte("job \"a\" {\n  group \"g\" {\n    network {\n      port \"http\" {\n        host_network = \"public\"\n      }\n    }\n  }\n}\n"))
 	must.NoError(t, err)
 	must.Eq(t, "public", job.TaskGroups[0].Networks[0].DynamicPorts[0].HostNetwork)
+}
+
+// A network's mode, hostname and dns block are read into the wire job,
+// for the client to give the allocation that namespace, name and
+// resolv.conf; a key the dns block does not have is refused by name.
+func TestParse_NetworkDNSAndHostname(t *testing.T) {
+	src := `job "a" {
+  group "g" {
+    network {
+      mode     = "cni/mynet"
+      hostname = "web"
+      dns {
+        servers  = ["10.0.0.53"]
+        searches = ["svc.example"]
+        options  = ["ndots:2"]
+      }
+    }
+  }
+}
+`
+	job, err := jobspec.Parse("x.hcl", []byte(src))
+	must.NoError(t, err)
+	n := job.TaskGroups[0].Networks[0]
+	must.Eq(t, "cni/mynet", n.Mode)
+	must.Eq(t, "web", n.Hostname)
+	must.Eq(t, &api.DNSConfig{Servers: []string{"10.0.0.53"}, Searches: []string{"svc.example"}, Options: []string{"ndots:2"}}, n.DNS)
+	errs := parseErr(t, "y.hcl", "job \"a\" {\n  group \"g\" {\n    network {\n      dns {\n        nameservers = []\n      }\n    }\n  }\n}\n")
+	must.Len(t, 1, errs)
+	must.StrContains(t, errs[0], "nameservers")
 }
 
 // Job-level reschedule and migrate blocks are read and, once canonicalized,

@@ -8,8 +8,8 @@ import (
 	"github.com/nomad-edge/nomad/api"
 )
 
-// network decodes a group's `network { mode port "<label>" { static to
-// host_network } }`. A port with `static` is reserved, one without is
+// network decodes a group's `network { mode hostname dns { servers
+// searches options } port "<label>" { static to host_network } }`. A port with `static` is reserved, one without is
 // dynamic, as upstream's wire shape has them. Which modes work is
 // validation, done by the server.
 func (p *parser) network(b *hclsyntax.Block, parent string) *api.NetworkResource {
@@ -22,8 +22,16 @@ func (p *parser) network(b *hclsyntax.Block, parent string) *api.NetworkResource
 					n.Mode = s
 				}
 			},
+			"hostname": func(a *hclsyntax.Attribute) {
+				if s, ok := p.stringVal(a, where); ok {
+					n.Hostname = s
+				}
+			},
 		},
 		blocks: map[string]blockSpec{
+			"dns": {decode: func(b *hclsyntax.Block, _ string) {
+				n.DNS = p.dns(b, where)
+			}},
 			"port": {label: "port label", multi: true, decode: func(b *hclsyntax.Block, label string) {
 				port, static := p.port(b, label, where)
 				if static {
@@ -61,4 +69,16 @@ func (p *parser) port(b *hclsyntax.Block, label, parent string) (api.Port, bool)
 		},
 	}})
 	return port, static
+}
+
+// dns decodes `dns { servers searches options }`.
+func (p *parser) dns(b *hclsyntax.Block, parent string) *api.DNSConfig {
+	d := &api.DNSConfig{}
+	where := blockWhere(b.Type, parent)
+	p.walk(b.Body, where, schema{attrs: map[string]func(*hclsyntax.Attribute){
+		"servers":  func(a *hclsyntax.Attribute) { d.Servers = p.stringList(a, where) },
+		"searches": func(a *hclsyntax.Attribute) { d.Searches = p.stringList(a, where) },
+		"options":  func(a *hclsyntax.Attribute) { d.Options = p.stringList(a, where) },
+	}})
+	return d
 }

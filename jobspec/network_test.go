@@ -40,9 +40,9 @@ func TestParse_Network(t *testing.T) {
 // TestParse_NetworkUnknownKey checks that an unimplemented key in a port
 // is refused with its position.
 func TestParse_NetworkUnknownKey(t *testing.T) {
-	src := "job \"web\" {\n  group \"g\" {\n    network {\n      port \"http\" {\n        bogus = 1\n      }\n      dns {}\n    }\n  }\n}\n"
+	src := "job \"web\" {\n  group \"g\" {\n    network {\n      port \"http\" {\n        bogus = 1\n      }\n      cni {}\n    }\n  }\n}\n"
 	_, err := jobspec.Parse("x.hcl", []byte(src))
 	must.Error(t, err)
 	must.StrContains(t, err.Error(), `x.hcl:5:9: unsupported attribute "bogus" in port "http" of network block of group "g"`)
-	must.StrContains(t, err.Error(), `x.hcl:7:7: unsupported block "dns" in network block of group "g"`)
+	must.StrContains(t, err.Error(), `x.hcl:7:7: unsupported block "cni" in network block of group "g"`)
 }

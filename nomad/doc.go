@@ -25,6 +25,11 @@
 //     detection, the core garbage collector. Each duty rebuilds what it
 //     needs from the state store when it starts, so a new leader carries
 //     on where the old one stopped; none keeps a decision only in memory.
+//     An operator's snapshot restore (SnapshotRestore) goes through raft's
+//     Restore and then stops and starts the duties again, as a change of
+//     leader would. Our own persist stream is the only one raft sees:
+//     persistStream is where another format's records are to be turned
+//     into it.
 //   - Variables and the keyring. The leader encrypts a variable's items
 //     with the active root key before its write goes through raft, and a
 //     server decrypts on read: the raft log, snapshots and the state store

@@ -373,19 +373,9 @@ func (f *nomadFSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return err
 	}
-	dec := codec.NewDecoder(rc, structs.MsgpackHandle)
-	for {
-		var kind state.SnapshotKind
-		if err := dec.Decode(&kind); err == io.EOF {
-			break
-		} else if err != nil {
-			r.Abort()
-			return fmt.Errorf("reading snapshot: %w", err)
-		}
-		if err := restoreRecord(r, dec, kind); err != nil {
-			r.Abort()
-			return err
-		}
+	if err := eachRecord(rc, r.RestoreObject); err != nil {
+		r.Abort()
+		return err
 	}
 	if err := r.Commit(); err != nil {
 		return err
@@ -398,18 +388,29 @@ func (f *nomadFSM) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
-// restoreRecord decodes the next object of the stream, of the given kind,
-// into the restore. Every kind the store persists is known here through
+// eachRecord decodes the persist stream read from r and hands fn each of
+// its records. Every kind the store persists is known here through
 // state.NewSnapshotObject, so a new table cannot be forgotten.
-func restoreRecord(r *state.StateRestore, dec *codec.Decoder, kind state.SnapshotKind) error {
-	obj, err := state.NewSnapshotObject(kind)
-	if err != nil {
-		return fmt.Errorf("snapshot record: %w", err)
+func eachRecord(r io.Reader, fn func(state.SnapshotKind, any) error) error {
+	dec := codec.NewDecoder(r, structs.MsgpackHandle)
+	for {
+		var kind state.SnapshotKind
+		if err := dec.Decode(&kind); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("reading snapshot: %w", err)
+		}
+		obj, err := state.NewSnapshotObject(kind)
+		if err != nil {
+			return fmt.Errorf("snapshot record: %w", err)
+		}
+		if err := dec.Decode(obj); err != nil {
+			return fmt.Errorf("decoding snapshot record of kind %s: %w", kind, err)
+		}
+		if err := fn(kind, obj); err != nil {
+			return err
+		}
 	}
-	if err := dec.Decode(obj); err != nil {
-		return fmt.Errorf("decoding snapshot record of kind %s: %w", kind, err)
-	}
-	return r.RestoreObject(kind, obj)
 }
 
 type fsmSnapshot struct {
@@ -421,10 +422,7 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	var buf bytes.Buffer
 	enc := codec.NewEncoder(&buf, structs.MsgpackHandle)
 	err := s.snap.Persist(func(kind state.SnapshotKind, obj any) error {
-		if err := enc.Encode(kind); err != nil {
-			return err
-		}
-		if err := enc.Encode(obj); err != nil {
+		if err := encodeRecord(enc, kind, obj); err != nil {
 			return err
 		}
 		if buf.Len() > 64<<10 {

@@ -81,6 +81,9 @@ var fsmAppliers = map[structs.MessageType]fsmApply{
 
 	// The servers' shared identity (issue 26).
 	structs.ServerIdentitySetRequestType: decoded((*nomadFSM).applyServerIdentitySet),
+
+	// The cluster CA of automatic mutual TLS (issue 26).
+	structs.TLSCAUpsertRequestType: decoded((*nomadFSM).applyTLSCAUpsert),
 }
 
 func (f *nomadFSM) apply(t structs.MessageType, l *raft.Log) any {

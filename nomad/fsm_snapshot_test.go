@@ -102,6 +102,8 @@ func TestFSM_SnapshotRestore_EveryKind(t *testing.T) {
 		Config: structs.AutopilotConfig{CleanupDeadServers: false, MinQuorum: 3, LastContactThreshold: time.Second}})
 	applyEntry(t, leader, 25, structs.ServerIdentitySetRequestType, &structs.ServerIdentitySetRequest{
 		Identity: &structs.ServerIdentity{Secret: []byte("servers-only")}})
+	applyEntry(t, leader, 26, structs.TLSCAUpsertRequestType, &structs.TLSCAUpsertRequest{
+		CAs: []*structs.TLSCA{{ID: "ca1", CertPEM: []byte("pem"), Active: true}}})
 
 	want := persisted(t, leader.State())
 	for _, k := range everyKind(t) {

@@ -67,38 +67,25 @@ func looksLikeJWT(s string) bool { return strings.Count(s, ".") == 2 }
 // verifyClaims checks a JWT's signature against the root key its kid
 // names and its time window at now, and returns its claims.
 func (e *encrypter) verifyClaims(token string, now time.Time) (*structs.IdentityClaims, error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return nil, fmt.Errorf("%w: not a JWT", ErrInvalidIdentity)
-	}
-	hb, err := b64.DecodeString(parts[0])
-	if err != nil {
-		return nil, fmt.Errorf("%w: header: %w", ErrInvalidIdentity, err)
-	}
-	var header struct{ Alg, Kid string }
-	if err := json.Unmarshal(hb, &header); err != nil || header.Alg != jwtAlg || header.Kid == "" {
-		return nil, fmt.Errorf("%w: header must name alg %s and a kid", ErrInvalidIdentity, jwtAlg)
-	}
-	priv, err := e.signingKey(header.Kid)
+	jwt, err := structs.DecodeJWT(token)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidIdentity, err)
 	}
-	sig, err := b64.DecodeString(parts[2])
-	if err != nil || !ed25519.Verify(priv.Public().(ed25519.PublicKey), []byte(parts[0]+"."+parts[1]), sig) {
+	if jwt.Algorithm != jwtAlg || jwt.KeyID == "" {
+		return nil, fmt.Errorf("%w: header must name alg %s and a kid", ErrInvalidIdentity, jwtAlg)
+	}
+	priv, err := e.signingKey(jwt.KeyID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidIdentity, err)
+	}
+	if !ed25519.Verify(priv.Public().(ed25519.PublicKey), []byte(jwt.Signed), jwt.Signature) {
 		return nil, fmt.Errorf("%w: bad signature", ErrInvalidIdentity)
 	}
-	cb, err := b64.DecodeString(parts[1])
-	if err != nil {
-		return nil, fmt.Errorf("%w: claims: %w", ErrInvalidIdentity, err)
-	}
-	var c structs.IdentityClaims
-	if err := json.Unmarshal(cb, &c); err != nil {
-		return nil, fmt.Errorf("%w: claims: %w", ErrInvalidIdentity, err)
-	}
+	c := jwt.Claims
 	if n := now.Unix(); n < c.NotBefore || (c.Expiry != 0 && n >= c.Expiry) {
 		return nil, fmt.Errorf("%w: expired or not yet valid", ErrInvalidIdentity)
 	}
-	return &c, nil
+	return c, nil
 }
 
 // publicKeys are the public signing keys of every root key this server

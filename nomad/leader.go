@@ -22,10 +22,27 @@ func (s *Server) monitorLeadership() {
 			} else {
 				s.revokeLeadership()
 			}
+		case errCh := <-s.reassertCh:
+			errCh <- s.reassertLeadership()
 		case <-s.shutdownCh:
 			return
 		}
 	}
+}
+
+// reassertLeadership rebuilds the leader's duties from the state store as
+// it now is, as a new leader would; it refuses when this server no longer
+// leads.
+func (s *Server) reassertLeadership() error {
+	if !s.IsLeader() {
+		return structs.ErrNotLeader
+	}
+	s.revokeLeadership()
+	if err := s.establishLeadership(); err != nil {
+		s.revokeLeadership()
+		return err
+	}
+	return nil
 }
 
 // establishLeadership starts the leader's duties once the FSM has applied
@@ -37,6 +54,10 @@ func (s *Server) establishLeadership() error {
 	// Before the duties: variable writes need an active root key.
 	if err := s.initializeKeyring(); err != nil {
 		s.logger.Error("failed to initialize the keyring", "error", err)
+	}
+	// After the keyring, which seals its key; before nodes need it.
+	if err := s.ensureTLSCA(); err != nil {
+		s.logger.Error("failed to create the cluster TLS CA", "error", err)
 	}
 	// Before the duties: followers' workers prove it to reach the broker.
 	if err := s.ensureServerIdentity(); err != nil {

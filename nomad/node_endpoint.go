@@ -130,6 +130,7 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	if done, err := n.srv.forward("Node.UpdateStatus", args, reply); done {
 		return err
 	}
+	reply.ServerTime = n.srv.clock.Now().UnixNano()
 	defer metrics.MeasureSince(keyClientUpdateStatus, time.Now())
 	if args.NodeID == "" {
 		return fmt.Errorf("%w: missing node ID for client status update", structs.ErrMissingField)

@@ -62,6 +62,16 @@ func (a *ACL) CreateClientIntroductionToken(args *structs.ClientIntroductionToke
 		Audience: []string{"nomadproject.io"}, IssuedAt: now.Unix(), NotBefore: now.Unix(), Expiry: now.Add(ttl).Unix(),
 		ID: structs.GenerateUUID(),
 	}
+	if a.srv.autoTLSOn() {
+		ca, err := a.srv.State().ActiveTLSCA(nil)
+		if err != nil {
+			return err
+		}
+		if ca == nil {
+			return fmt.Errorf("%w: the cluster has no TLS CA yet (tls.auto): retry once a leader has made it", structs.ErrInvalidRequest)
+		}
+		claims.TLSCAFingerprint = ca.Fingerprint
+	}
 	reply.JWT, err = a.srv.encrypter.signClaims(active.KeyID, claims)
 	return err
 }

@@ -194,6 +194,28 @@ func (s *Server) raftConfig() *raft.Config {
 	return conf
 }
 
+// newRaftNetTransport is the servers' raft transport over the RPC port's
+// raft layer. It replicates one AppendEntries at a time to each follower
+// (MaxRPCsInFlight 1), not pipelined: hashicorp/raft v1.8.0's pipeline
+// deadlocks when a follower refuses an entry (Success=false: its disk
+// failed the write, or its log does not match after an election). The
+// pipeline's decoder stops reading responses, the sender then blocks
+// handing over its next request, and neither is ever woken: the leader
+// keeps heartbeating that follower but sends it no entry again, and its
+// own shutdown hangs on the stuck replication goroutine (the chaos run
+// saw both: a server that did not stop within 20 s of SIGTERM, stuck in
+// netPipeline.AppendEntries). Entries still go out in batches of up to
+// MaxAppendEntries, so one round trip per batch is what this costs.
+func newRaftNetTransport(stream raft.StreamLayer, logger hclog.Logger) *raft.NetworkTransport {
+	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:          stream,
+		MaxPool:         3,
+		MaxRPCsInFlight: 1,
+		Timeout:         10 * time.Second,
+		Logger:          logger,
+	})
+}
+
 func (s *Server) setupRaft() error {
 	conf := s.raftConfig()
 	stores, err := openRaftStores(filepath.Join(s.config.DataDir, raftDirName), s.config.DevMode || s.config.InMemory, s.logger.Named("raft"))
@@ -207,12 +229,7 @@ func (s *Server) setupRaft() error {
 		_, trans = raft.NewInmemTransport(raft.ServerAddress(s.rpcAdvertise.String()))
 	} else {
 		s.raftLayer = newRaftLayer(s.rpcAdvertise, s.config.Dialer, s.tls.outgoingTLS(), serverProver{s})
-		trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-			Stream:  s.raftLayer,
-			MaxPool: 3,
-			Timeout: 10 * time.Second,
-			Logger:  s.logger.Named("raft-net"),
-		})
+		trans = newRaftNetTransport(s.raftLayer, s.logger.Named("raft-net"))
 	}
 	s.raftTransport = trans
 

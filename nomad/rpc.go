@@ -146,14 +146,21 @@ func (s *Server) handleConn(raw net.Conn) {
 		if err != nil {
 			return
 		}
-		go s.serveStreamKind(srv, stream, sess.CloseChan())
+		go s.serveStreamKind(connServer{rpc: srv, gate: s.autoGate(peer)}, stream, sess.CloseChan())
 	}
 }
 
 // serveStreamKind serves a stream of an RPCMultiplex session: a node's
 // liveness session when its first byte says so (pool.RPCNodeKeepalive),
 // else one call, the byte read handed back to the codec.
-func (s *Server) serveStreamKind(srv *rpc.Server, stream net.Conn, sessionDone <-chan struct{}) {
+// connServer is what serves one network connection's calls: its
+// rpc.Server and, under tls.auto, the gate each call passes first.
+type connServer struct {
+	rpc  *rpc.Server
+	gate func(method string, body any) error
+}
+
+func (s *Server) serveStreamKind(srv connServer, stream net.Conn, sessionDone <-chan struct{}) {
 	_ = stream.SetReadDeadline(time.Now().Add(nodeHelloTimeout))
 	var b [1]byte
 	if _, err := io.ReadFull(stream, b[:]); err != nil {
@@ -189,7 +196,7 @@ func (c *prefixedConn) Read(p []byte) (int, error) {
 // stream per call). The call's context ends when the caller closes its end
 // of the stream, when the connection goes, or at shutdown: a blocking
 // query or a forward whose caller hung up stops at once.
-func (s *Server) serveStream(srv *rpc.Server, stream net.Conn, sessionDone <-chan struct{}) {
+func (s *Server) serveStream(srv connServer, stream net.Conn, sessionDone <-chan struct{}) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A request no endpoint expected must cost its caller the stream, not
@@ -200,7 +207,7 @@ func (s *Server) serveStream(srv *rpc.Server, stream net.Conn, sessionDone <-cha
 			stream.Close()
 		}
 	}()
-	c := &ctxCodec{ServerCodec: msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle), ctx: ctx}
+	c := &ctxCodec{ServerCodec: msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle), ctx: ctx, gate: srv.gate}
 	defer c.Close()
 	c.onRequest = func() {
 		// The handler does not read the stream while it runs: anything
@@ -219,19 +226,34 @@ func (s *Server) serveStream(srv *rpc.Server, stream net.Conn, sessionDone <-cha
 		}
 		cancel()
 	}()
-	_ = srv.ServeRequest(c)
+	_ = srv.rpc.ServeRequest(c)
 }
 
-// ctxCodec sets a context on the request it decodes.
+// ctxCodec sets a context on the request it decodes, and refuses it when
+// gate (tls.auto's, autoGate) does: net/rpc then answers the caller with
+// the error and never calls the endpoint.
 type ctxCodec struct {
 	rpc.ServerCodec
 	ctx       context.Context
 	onRequest func()
+	gate      func(method string, body any) error
+	method    string
+}
+
+func (c *ctxCodec) ReadRequestHeader(r *rpc.Request) error {
+	err := c.ServerCodec.ReadRequestHeader(r)
+	c.method = r.ServiceMethod
+	return err
 }
 
 func (c *ctxCodec) ReadRequestBody(body any) error {
 	if err := c.ServerCodec.ReadRequestBody(body); err != nil {
 		return err
+	}
+	if c.gate != nil && body != nil {
+		if err := c.gate(c.method, body); err != nil {
+			return err
+		}
 	}
 	structs.WithRequestContext(body, c.ctx)
 	if c.onRequest != nil {
@@ -416,6 +438,13 @@ func (s *Server) leaderForCall(ctx context.Context) (string, error) {
 	}
 }
 
+// LeaderRPCAddr returns the leader's RPC address, or "" when this server
+// leads, waiting out an election as a forwarded call does; for what the
+// agent hands to the leader itself (a snapshot's stream) rather than by RPC.
+func (s *Server) LeaderRPCAddr(ctx context.Context) (string, error) {
+	return s.leaderForCall(ctx)
+}
+
 // forwardQuery sends a read to the leader unless this server leads or the
 // caller accepts a stale answer (AllowStale): then it is served from the
 // local state, which may lag the leader by LastContact.
@@ -474,6 +503,11 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
+	// restored is set when the store a round read was abandoned: a
+	// snapshot restore replaced it, and its indexes may be lower than
+	// the caller's. The caller learns of the new state at once instead of
+	// waiting for the index to climb past one it no longer means.
+	restored := false
 	for {
 		// Read from a snapshot so the reply and its index come from the
 		// same moment; watches on it still fire on later writes.
@@ -496,7 +530,7 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 		if !s.IsLeader() {
 			meta.LastContact = s.clock.Now().Sub(s.raft.LastContact())
 		}
-		if opts.MinQueryIndex == 0 || index > opts.MinQueryIndex {
+		if opts.MinQueryIndex == 0 || index > opts.MinQueryIndex || restored {
 			return nil
 		}
 		if err := ws.WatchCtx(ctx); err != nil {
@@ -507,6 +541,11 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 		}
 		if s.isShutdown() {
 			return structs.ErrServerShutdown
+		}
+		select {
+		case <-st.AbandonCh():
+			restored = true
+		default:
 		}
 	}
 }

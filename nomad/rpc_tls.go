@@ -30,13 +30,24 @@ type rpcPeer struct {
 	tls    bool
 	server bool
 	// serverProof is set when the caller proved that it holds the
-	// servers' shared identity (see server_identity.go).
+	// servers' shared identity (see server_identity.go); lateProof holds
+	// the proof it gave while this server knew no identity to check it
+	// against.
 	serverProof bool
+	lateProof   *lateProof
+	// auto marks a connection of tls.auto (tls_auto.go): node is the node
+	// its certificate names, "" for a caller without one (anonymous), and
+	// certExpired a node certificate let through for renewal only.
+	auto        bool
+	node        string
+	certExpired bool
 }
 
 // isServer reports whether the peer is one of the cluster's servers, by
 // its certificate or by its proof.
-func (p rpcPeer) isServer() bool { return p.local || p.server || p.serverProof }
+func (p rpcPeer) isServer() bool {
+	return p.local || p.server || p.serverProof || p.lateProof.valid()
+}
 
 // rpcTLS holds the server's TLS configurations while tls.rpc is enabled.
 type rpcTLS struct {
@@ -102,24 +113,26 @@ func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
 	case kind != pool.RPCTLS && s.tls != nil:
 		return nil, 0, rpcPeer{}, ErrPlaintextRefused
 	case kind != pool.RPCTLS:
+	case s.tls == nil && s.autoTLSOn():
+		var ap autoPeer
+		tconn := tls.Server(conn, s.autoIncomingTLS(func(p autoPeer) { ap = p }))
+		if kind, err = handshakeKind(tconn); err != nil {
+			return nil, 0, rpcPeer{}, err
+		}
+		conn = tconn
+		peer = rpcPeer{tls: true, server: ap.server, auto: true, node: ap.nodeID, certExpired: ap.expired}
 	case s.tls == nil:
 		return nil, 0, rpcPeer{}, errors.New("TLS RPC connection refused: this server has tls.rpc disabled")
 	default:
 		tconn := tls.Server(conn, s.tls.incoming)
-		if err := tconn.Handshake(); err != nil {
-			return nil, 0, rpcPeer{}, fmt.Errorf("TLS handshake: %w", err)
-		}
-		if kind, err = readByte(tconn); err != nil {
+		if kind, err = handshakeKind(tconn); err != nil {
 			return nil, 0, rpcPeer{}, err
-		}
-		if kind == pool.RPCTLS {
-			return nil, 0, rpcPeer{}, errors.New("TLS inside TLS refused")
 		}
 		conn = tconn
 		peer = rpcPeer{tls: true, server: tlsutil.IsServer(tconn.ConnectionState(), s.tls.region)}
 	}
 	if kind == pool.RPCServerAuth {
-		if peer.serverProof, err = s.checkServerProof(conn); err != nil {
+		if peer.serverProof, peer.lateProof, err = s.checkServerProof(conn); err != nil {
 			return nil, 0, rpcPeer{}, err
 		}
 		if kind, err = readByte(conn); err != nil {
@@ -129,8 +142,33 @@ func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
 			return nil, 0, rpcPeer{}, fmt.Errorf("connection byte %#x after a server proof refused", kind)
 		}
 	}
+	if s.autoTLSOn() && !peer.tls && !peer.isServer() && kind != pool.RPCRaft {
+		// Raft keeps mayCarryRaft's rule: servers do not yet dial each
+		// other with certificates of tls.auto.
+		return nil, 0, rpcPeer{}, ErrPlaintextRefusedAuto
+	}
 	_ = conn.SetDeadline(time.Time{})
 	return conn, kind, peer, nil
+}
+
+// ErrPlaintextRefusedAuto is why a server running tls.auto drops a
+// plaintext connection of a caller that is not a server.
+var ErrPlaintextRefusedAuto = errors.New("plaintext RPC connection refused: this server requires TLS (tls.auto = true)")
+
+// handshakeKind finishes a TLS handshake and reads the connection's kind
+// inside it.
+func handshakeKind(tconn *tls.Conn) (byte, error) {
+	if err := tconn.Handshake(); err != nil {
+		return 0, fmt.Errorf("TLS handshake: %w", err)
+	}
+	kind, err := readByte(tconn)
+	if err != nil {
+		return 0, err
+	}
+	if kind == pool.RPCTLS {
+		return 0, errors.New("TLS inside TLS refused")
+	}
+	return kind, nil
 }
 
 func readByte(r io.Reader) (byte, error) {

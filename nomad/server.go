@@ -48,8 +48,10 @@ type Server struct {
 	bootstrapped atomic.Bool
 	reconcileCh  chan struct{}
 
-	rpcServer   *rpc.Server
-	tls         *rpcTLS
+	rpcServer *rpc.Server
+	tls       *rpcTLS
+	// autoCert is the server's own certificate of tls.auto.
+	autoCert    autoCert
 	rpcListener net.Listener
 	// conns are the accepted RPC connections, closed at shutdown.
 	connsMu      sync.Mutex
@@ -102,6 +104,10 @@ type Server struct {
 	encrypter *encrypter
 	varLocks  *varLocks
 	rekeyCh   chan struct{}
+	// reassertCh asks monitorLeadership to step through revoke and
+	// establish again, after a snapshot restore replaced the state the
+	// leader's duties were built from; the error of establish comes back.
+	reassertCh chan chan error
 
 	shutdown   atomic.Bool
 	shutdownCh chan struct{}
@@ -177,6 +183,7 @@ func NewServer(cfg *Config) (*Server, error) {
 	}
 	s.varLocks = newVarLocks(s)
 	s.rekeyCh = make(chan struct{}, 1)
+	s.reassertCh = make(chan chan error)
 
 	s.fsm, err = newFSM(fsmDeps{
 		logger:  s.logger,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -122,29 +123,63 @@ func (p serverProver) ServerProof(nonce []byte) []byte {
 }
 
 // checkServerProof challenges a connection that announced a server proof
-// and reads its answer. It reports false, with no error, when this server
-// knows no identity yet to check the answer against; a wrong answer is an
-// error (the connection is refused).
-func (s *Server) checkServerProof(conn net.Conn) (bool, error) {
+// and reads its answer: proven when it matches; a wrong answer is an error
+// (the connection is refused). When this server knows no identity yet to
+// check the answer against, it is kept as a lateProof instead.
+func (s *Server) checkServerProof(conn net.Conn) (bool, *lateProof, error) {
 	nonce := make([]byte, pool.ServerNonceSize)
 	if _, err := rand.Read(nonce); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if _, err := conn.Write(nonce); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	proof := make([]byte, pool.ServerNonceSize)
 	if _, err := io.ReadFull(conn, proof); err != nil {
-		return false, fmt.Errorf("reading server proof: %w", err)
+		return false, nil, fmt.Errorf("reading server proof: %w", err)
 	}
 	secret := s.serverSecret()
 	if secret == nil {
-		return false, nil
+		return false, &lateProof{nonce: nonce, proof: proof, secret: s.serverSecret}, nil
 	}
 	if !hmac.Equal(proof, pool.ServerProof(secret, nonce)) {
-		return false, ErrBadServerProof
+		return false, nil, ErrBadServerProof
 	}
-	return true, nil
+	return true, nil, nil
+}
+
+// lateProof is a server proof given on a connection this server accepted
+// before it knew the servers' identity, checked when a call needs it
+// against the identity as this server knows it then. A server can learn
+// the identity before another, and dial it with a proof at once: a
+// follower applies the entry that writes it as soon as it hears it is
+// committed, which may be before the leader's own FSM has applied it.
+// Taken for unproven, such a connection would stay so for its whole
+// life, since the dialer's pool, having proved it, never replaces it:
+// every server-only RPC on it refused, the follower's node-session
+// digests, root-key copies and workers' calls included.
+type lateProof struct {
+	nonce, proof []byte
+	secret       func() []byte
+	// ok is set once the proof matched; the identity never changes.
+	ok atomic.Bool
+}
+
+// valid reports whether the proof matches the servers' identity as this
+// server knows it now; false while it knows none.
+func (p *lateProof) valid() bool {
+	if p == nil {
+		return false
+	}
+	if p.ok.Load() {
+		return true
+	}
+	secret := p.secret()
+	if secret == nil || !hmac.Equal(p.proof, pool.ServerProof(secret, p.nonce)) {
+		return false
+	}
+	p.ok.Store(true)
+	return true
 }
 
 // ErrRaftNotServer refuses a raft connection from a caller that is not a

@@ -450,3 +450,49 @@ func TestServiceSched_JobUpdateReplacesFailedAttemptsUsedUp(t *testing.T) {
 	must.Eq(t, structs.AllocDesiredStatusRun, o.DesiredStatus)
 	must.Eq(t, structs.AllocClientStatusUnknown, o.ClientStatus)
 }
+
+// An original back failed whose replacement finds no node stays failed and
+// desired run, so that the evaluation that finds one reschedules it, its
+// attempt counted on its chain: O's node returns ineligible, the others are
+// down. The seed stopped O as rescheduled and, when a node came back,
+// placed a fresh copy with no history, one more attempt than the policy
+// allows each time (found by TestProperty_ChainFollowsReschedulePolicy).
+func TestServiceSched_OriginalBackFailedNoNodeKeepsChain(t *testing.T) {
+	f := newFailChain(t, &structs.ReschedulePolicy{
+		Attempts: 1, Interval: time.Hour, DelayFunction: structs.DelayFunctionConstant,
+	})
+	var other *structs.Node
+	for _, n := range f.nodes {
+		if n.ID != f.o.NodeID {
+			f.h.SetNodeStatus(n.ID, structs.NodeStatusDown)
+			other = n
+		}
+	}
+	f.h.SetNodeStatus(f.o.NodeID, structs.NodeStatusDisconnected)
+	process(t, f.h, f.job, structs.EvalTriggerNodeUpdate)
+	must.Eq(t, 0, f.placed()-1, must.Sprint("nowhere to replace O"))
+
+	f.h.Now = f.h.Now.Add(10 * time.Second)
+	must.NoError(t, f.h.State.UpdateNodeEligibility(f.h.NextIndex(), f.o.NodeID, structs.NodeSchedulingIneligible, nil))
+	f.h.SetNodeStatus(f.o.NodeID, structs.NodeStatusReady)
+	back := f.get(t, f.o.ID).Copy()
+	back.ClientStatus = structs.AllocClientStatusFailed
+	back.AllocStates = nil
+	back.TaskStates = map[string]*structs.TaskState{"web": {State: structs.TaskStateDead, Failed: true, FinishedAt: f.h.Now}}
+	must.NoError(t, f.h.State.UpdateAllocsFromClient(f.h.NextIndex(), []*structs.Allocation{back}))
+	process(t, f.h, f.job, structs.EvalTriggerReconnect)
+	o := f.get(t, f.o.ID)
+	must.Eq(t, structs.AllocDesiredStatusRun, o.DesiredStatus, must.Sprint("not stopped for a replacement that was not placed", describeAllocs(f.h.JobAllocs(f.job))))
+	must.Eq(t, structs.AllocClientStatusFailed, o.ClientStatus)
+
+	f.h.Now = f.h.Now.Add(10 * time.Second)
+	f.h.SetNodeStatus(other.ID, structs.NodeStatusReady)
+	process(t, f.h, f.job, structs.EvalTriggerNodeUpdate)
+	o = f.get(t, f.o.ID)
+	must.Eq(t, structs.AllocRescheduled, o.DesiredDescription, must.Sprint(describeAllocs(f.h.JobAllocs(f.job))))
+	next := f.get(t, o.NextAllocation)
+	must.Eq(t, o.ID, next.PreviousAllocation)
+	must.Eq(t, other.ID, next.NodeID)
+	must.Len(t, 1, next.RescheduleTracker.Events)
+	must.Eq(t, o.ID, next.RescheduleTracker.Events[0].PrevAllocID)
+}

@@ -222,6 +222,9 @@ func (s *GenericScheduler) computePlacements(index uint64, reqs []placementReque
 		for left := p.instances(); left > 0; left-- {
 			if m, failed := s.failedTGAllocs[p.taskGroup.Name]; failed {
 				m.CoalescedFailures += left
+				if p.withdrawStop {
+					s.plan.PopUpdate(p.previousAlloc)
+				}
 				break
 			}
 			s.placeOne(p)
@@ -242,7 +245,7 @@ func (s *GenericScheduler) placeOne(p placementRequest) {
 	metrics := s.ctx.Metrics()
 	metrics.NodesAvailable = maps.Clone(metrics.NodesAvailable)
 	if option == nil {
-		if p.stopPrevious {
+		if p.stopPrevious || p.withdrawStop {
 			s.plan.PopUpdate(p.previousAlloc)
 		}
 		if s.failedTGAllocs == nil {

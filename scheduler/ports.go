@@ -40,7 +40,7 @@ const filterNetworkMode = "missing network"
 
 func (c *portChecker) Feasible(n *structs.Node) bool {
 	if c.tg != nil {
-		if nw, ok := c.tg.BridgeNetwork(); ok && !n.HasNetworkMode(nw.Mode) {
+		if nw, ok := c.tg.NamespaceNetwork(); ok && !n.HasNetworkMode(nw.Mode) {
 			c.ctx.filterNode(n, filterNetworkMode)
 			return false
 		}

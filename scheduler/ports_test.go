@@ -231,3 +231,31 @@ func TestServiceSched_BridgeModeNeedsBridge(t *testing.T) {
 	must.Len(t, 0, desiredRun(h2.JobAllocs(job2)))
 	must.Eq(t, 1, h2.LastEval().FailedTGAllocs["web"].ConstraintFiltered["missing network"])
 }
+
+// A cni/<name> group is placed only on a node whose client fingerprinted
+// that CNI network; a node with the bridge or another CNI network is
+// filtered as "missing network", as upstream.
+func TestServiceSched_CNIModeNeedsItsNetwork(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	with := mock.Node()
+	with.NodeResources.NodeNetworks = []*structs.NodeNetworkResource{{Mode: "cni/mynet"}}
+	other := mock.Node()
+	other.NodeResources.NodeNetworks = []*structs.NodeNetworkResource{{Mode: structs.NetworkModeBridge, Device: "nomad"}, {Mode: "cni/othernet"}}
+	h.UpsertNodes(with, other)
+	job := withPorts(mock.Job(), 2, 0, "http")
+	job.TaskGroups[0].Networks[0].Mode = "cni/mynet"
+	job, eval := registerJob(t, h, job)
+	must.NoError(t, h.Process(scheduler.NewServiceScheduler, eval))
+	allocs := desiredRun(h.JobAllocs(job))
+	must.Len(t, 2, allocs)
+	for _, a := range allocs {
+		must.Eq(t, with.ID, a.NodeID)
+	}
+
+	h2 := schedtest.NewHarness(t)
+	h2.UpsertNodes(other.Copy())
+	job2, eval2 := registerJob(t, h2, job.Copy())
+	must.NoError(t, h2.Process(scheduler.NewServiceScheduler, eval2))
+	must.Len(t, 0, desiredRun(h2.JobAllocs(job2)))
+	must.Eq(t, 1, h2.LastEval().FailedTGAllocs["web"].ConstraintFiltered["missing network"])
+}

@@ -73,6 +73,12 @@ type placementRequest struct {
 	// replacement that finds no node.
 	stopPrevious bool
 	stopDesc     string
+	// withdrawStop: previousAlloc's stop is among the reconciler's stops
+	// already (a failed allocation stopped on its return, reconnectFailed)
+	// and is withdrawn if the replacement finds no node, as stopPrevious's
+	// is never made: the failed allocation stays desired run, and the
+	// evaluation that finds a node reschedules it, its history carried on.
+	withdrawStop bool
 	// keepPrevious leaves previousAlloc running (an unknown original; see "Disconnecting allocations" in docs/concepts/disconnected-clients.md):
 	// the scheduler only records the replacement as its NextAllocation.
 	keepPrevious bool
@@ -398,7 +404,7 @@ func (r *reconciler) placeMissing(g *groupState) {
 		if a.ClientStatus == structs.AllocClientStatusFailed {
 			// A failed original stopped on its return, its policy's
 			// delay passed (reconnectFailed): a reschedule.
-			p.reschedule = true
+			p.reschedule, p.withdrawStop = true, true
 			p.rescheduleDelay = rescheduleDelay(a.LookupTaskGroup().ReschedulePolicy, a.RescheduleTracker)
 		}
 		g.replacements = append(g.replacements, p)

@@ -1,9 +1,12 @@
 // Package allocnet owns the network namespaces of allocations in bridge
-// network mode: one namespace per allocation, attached to a host bridge and
-// given its port mappings through CNI (github.com/containernetworking/cni
-// driving the reference plugins loopback, bridge with host-local IPAM,
-// firewall and portmap). It writes no firewall rule itself: the plugins do,
-// and remove them on CNI DEL.
+// and cni/<name> network modes: one namespace per allocation, attached to a
+// host bridge and given its port mappings through CNI
+// (github.com/containernetworking/cni driving the reference plugins
+// loopback, bridge with host-local IPAM, firewall and portmap), or
+// attached by the operator's network of that name in the CNI config dir.
+// It writes no firewall rule itself: the plugins do, and remove them on
+// CNI DEL. It also reads what the node fingerprints of CNI: the config
+// dir's networks and the plugins' versions.
 //
 // Every allocation it sets up has a record under the client's data dir,
 // written before the namespace exists, so that whatever instant the agent

@@ -45,6 +45,9 @@ type Config struct {
 	// NetnsDir is where namespaces are pinned; empty means
 	// DefaultNetnsDir.
 	NetnsDir string
+	// CNIConfigDir holds the networks of cni/<name> modes
+	// (cni_config_dir); empty means DefaultCNIConfigDir.
+	CNIConfigDir string
 }
 
 // Manager sets up and tears down allocations' namespaces. It is safe for
@@ -57,6 +60,8 @@ type Manager struct {
 	paths    []string
 	stateDir string
 	netnsDir string
+	// cniConfigDir is read at every cni/<name> Setup.
+	cniConfigDir string
 }
 
 // PortMapping maps a host port to a port inside the namespace.
@@ -72,6 +77,9 @@ type PortMapping struct {
 type SetupInput struct {
 	AllocID string
 	Ports   []PortMapping
+	// CNINetwork names the network of the config dir to attach the
+	// allocation to (mode cni/<name>); empty: the bridge.
+	CNINetwork string
 }
 
 // Status is an allocation's network as set up.
@@ -80,9 +88,12 @@ type Status struct {
 	NetnsPath string
 	// Interface is the allocation's interface in the namespace.
 	Interface string
-	// Address is its IPv4 address on the bridge.
+	// Address is its IPv4 address on the bridge or CNI network.
 	Address string
-	Ports   []PortMapping
+	// CNINetwork is the CNI network it is attached to; empty: the
+	// bridge.
+	CNINetwork string `json:",omitempty"`
+	Ports      []PortMapping
 	// Adopted is set when Setup found the network from an earlier agent
 	// and left it as it was.
 	Adopted bool `json:"-"`
@@ -112,6 +123,8 @@ func New(cfg Config) (*Manager, error) {
 		paths:    slices.Clone(paths),
 		stateDir: cfg.StateDir,
 		netnsDir: cfg.NetnsDir,
+
+		cniConfigDir: cniConfigDirOf(cfg.CNIConfigDir),
 	}
 	if m.netnsDir == "" {
 		m.netnsDir = DefaultNetnsDir
@@ -157,9 +170,9 @@ func checkAllocID(id string) error {
 	return nil
 }
 
-// Setup gives the allocation its namespace on the bridge with its port
-// mappings, or adopts the one an earlier agent made for it. A failure
-// leaves nothing behind.
+// Setup gives the allocation its namespace on the bridge (or on the CNI
+// network it names) with its port mappings, or adopts the one an earlier
+// agent made for it. A failure leaves nothing behind.
 func (m *Manager) Setup(ctx context.Context, in SetupInput) (*Status, error) {
 	if err := checkAllocID(in.AllocID); err != nil {
 		return nil, err
@@ -181,13 +194,21 @@ func (m *Manager) Setup(ctx context.Context, in SetupInput) (*Status, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, err
 	}
+	conflist, what := m.conflist, "bridge network"
+	if in.CNINetwork != "" {
+		what = fmt.Sprintf("CNI network %q", in.CNINetwork)
+		if conflist, err = m.cniConflist(in.CNINetwork); err != nil {
+			return nil, fmt.Errorf("network mode %q: %w", "cni/"+in.CNINetwork, err)
+		}
+	}
 	rec = &record{
-		Conflist: m.conflist,
+		Conflist: conflist,
 		Status: Status{
-			AllocID:   in.AllocID,
-			NetnsPath: m.netnsPath(in.AllocID),
-			Interface: IfName,
-			Ports:     slices.Clone(in.Ports),
+			AllocID:    in.AllocID,
+			NetnsPath:  m.netnsPath(in.AllocID),
+			Interface:  IfName,
+			Ports:      slices.Clone(in.Ports),
+			CNINetwork: in.CNINetwork,
 		},
 	}
 	// The record first: an agent killed from here on leaves something
@@ -200,7 +221,7 @@ func (m *Manager) Setup(ctx context.Context, in SetupInput) (*Status, error) {
 		if terr := m.teardown(ctx, rec); terr != nil {
 			err = errors.Join(err, fmt.Errorf("cleaning up: %w", terr))
 		}
-		return nil, fmt.Errorf("setting up the allocation's bridge network: %w", err)
+		return nil, fmt.Errorf("setting up the allocation's %s: %w", what, err)
 	}
 	return st, nil
 }
@@ -288,9 +309,21 @@ func (m *Manager) teardown(ctx context.Context, rec *record) error {
 	if err != nil {
 		return fmt.Errorf("alloc %s: CNI config in its record: %w", rec.Status.AllocID, err)
 	}
+	rc := runtimeConf(rec.Status)
+	if !netns.Exists(rec.Status.NetnsPath) {
+		// The namespace is gone (a reboot freed it; on a device whose
+		// netns directory is on disk its pin survives as a plain file,
+		// which the plugins refuse as a namespace). The DEL runs without
+		// one, as the CNI spec allows: the plugins still release the
+		// lease and remove the port mappings by container ID.
+		if err := netns.Remove(rec.Status.NetnsPath); err != nil {
+			return err
+		}
+		rc.NetNS = ""
+	}
 	ctx, cancel := context.WithTimeout(ctx, pluginTimeout)
 	defer cancel()
-	if err := m.cni.DelNetworkList(ctx, list, runtimeConf(rec.Status)); err != nil {
+	if err := m.cni.DelNetworkList(ctx, list, rc); err != nil {
 		// The record stays, so that the next Reap tries again.
 		return fmt.Errorf("alloc %s: CNI DEL: %w", rec.Status.AllocID, err)
 	}

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"net/netip"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -171,6 +174,33 @@ func TestManager_HalfMadeIsRedone(t *testing.T) {
 	must.SliceEmpty(t, env.BridgePorts(t))
 }
 
+// TestManager_RebootedPinIsRedone checks that an allocation whose
+// namespace a reboot freed, on a device whose netns directory is on disk
+// so that the pin survives as a plain file, gets its network again: the
+// plugins refuse that file as a namespace, so a DEL that passed it would
+// fail, the record would stay and the allocation could never restart.
+func TestManager_RebootedPinIsRedone(t *testing.T) {
+	env := allocnettest.New(t)
+	m := env.Manager(t)
+	ctx := context.Background()
+	id := "ffffffff-0000-4000-8000-000000000001"
+	ports := []allocnet.PortMapping{{Label: "http", HostPort: freePort(t), ContainerPort: 8080}}
+	st, err := m.Setup(ctx, allocnet.SetupInput{AllocID: id, Ports: ports})
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = m.Teardown(ctx, id) })
+	env.PowerLoss(t, id)
+	must.False(t, netns.Exists(st.NetnsPath))
+	must.Eq(t, []string{"netns " + id, "record " + id}, env.Leftovers(t, id))
+
+	again, err := m.Setup(ctx, allocnet.SetupInput{AllocID: id, Ports: ports})
+	must.NoError(t, err)
+	must.False(t, again.Adopted)
+	must.True(t, netns.Exists(again.NetnsPath))
+	must.NoError(t, m.Teardown(ctx, id))
+	must.SliceEmpty(t, env.Leftovers(t, id), must.Sprint(env.Leftovers(t, id)))
+	must.SliceEmpty(t, env.BridgePorts(t))
+}
+
 // TestNew_RefusesBadConfig checks that bad bridge settings are refused
 // naming the key, before anything touches the host.
 func TestNew_RefusesBadConfig(t *testing.T) {
@@ -193,4 +223,52 @@ func TestNew_RefusesBadConfig(t *testing.T) {
 	must.True(t, errors.Is(m.CheckPlugins(), allocnet.ErrPluginsMissing))
 	_, err = m.Setup(context.Background(), allocnet.SetupInput{AllocID: "../x"})
 	must.True(t, errors.Is(err, allocnet.ErrBadAllocID))
+}
+
+// TestManager_CNINetwork checks mode cni/<name>: the network named in the
+// cni_config_dir is listed for the fingerprint, gives the allocation an
+// address in its subnet and maps its port so that the host reaches the
+// task, and its teardown leaves no namespace, record or rule; a network
+// the dir does not configure fails naming it, leaving nothing. This is
+// what an operator's own CNI network (macvlan, ptp) rests on.
+func TestManager_CNINetwork(t *testing.T) {
+	env := allocnettest.New(t)
+	subnet := env.WriteCNINetwork(t, "testnet")
+	m := env.Manager(t)
+	ctx := context.Background()
+	names, err := m.CNINetworks()
+	must.NoError(t, err)
+	must.Eq(t, []string{"testnet"}, names)
+
+	// IDs of this process's own: Leftovers greps the host's rules, which
+	// other test binaries' allocations share.
+	id := fmt.Sprintf("c0c0c0c0-0000-4000-8000-%012d", os.Getpid())
+	hostPort := freePort(t)
+	st, err := m.Setup(ctx, allocnet.SetupInput{AllocID: id, CNINetwork: "testnet",
+		Ports: []allocnet.PortMapping{{Label: "http", HostPort: hostPort, ContainerPort: 8080}}})
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = m.Teardown(ctx, id) })
+	must.Eq(t, "testnet", st.CNINetwork)
+	pfx := netip.MustParsePrefix(subnet)
+	must.True(t, pfx.Contains(netip.MustParseAddr(st.Address)), must.Sprint(st.Address, " not in ", subnet))
+	must.SliceEmpty(t, env.BridgePorts(t), must.Sprint("a CNI network uses no bridge of ours"))
+
+	serveIn(t, st.NetnsPath, 8080, "hello over cni")
+	got, err := ask("", net.JoinHostPort(allocnettest.HostIP(t), strconv.Itoa(hostPort)))
+	must.NoError(t, err)
+	must.Eq(t, "hello over cni\n", got)
+
+	// An agent restart adopts it as it is.
+	again, err := env.Manager(t).Setup(ctx, allocnet.SetupInput{AllocID: id, CNINetwork: "testnet"})
+	must.NoError(t, err)
+	must.True(t, again.Adopted)
+
+	must.NoError(t, m.Teardown(ctx, id))
+	must.SliceEmpty(t, env.Leftovers(t, id), must.Sprint(env.Leftovers(t, id)))
+
+	missing := fmt.Sprintf("c1c1c1c1-0000-4000-8000-%012d", os.Getpid())
+	_, err = m.Setup(ctx, allocnet.SetupInput{AllocID: missing, CNINetwork: "nosuchnet"})
+	must.True(t, errors.Is(err, allocnet.ErrCNINetworkMissing), must.Sprint(err))
+	must.StrContains(t, err.Error(), `"cni/nosuchnet"`)
+	must.SliceEmpty(t, env.Leftovers(t, missing))
 }

@@ -88,6 +88,8 @@ type harness struct {
 	// network gives bridge-mode allocations their namespaces
 	// (network_hook_test.go).
 	network NetworkManager
+	// networkUnavailable is why network cannot do bridge mode.
+	networkUnavailable error
 }
 
 func newHarness(t *testing.T) *harness {
@@ -112,6 +114,8 @@ func (h *harness) runner(t *testing.T, a *structs.Allocation) *AllocRunner {
 		Identities:     h.identities,
 		Templates:      h.templates,
 		Network:        h.network,
+
+		NetworkUnavailable: h.networkUnavailable,
 	})
 	must.NoError(t, err)
 	return ar

@@ -123,24 +123,19 @@ type envInput struct {
 	net *allocnet.Status
 }
 
-// buildEnv returns the task's environment: the NOMAD_* variables, then the
-// task's own env with ${NOMAD_...} references to them interpolated.
-func buildEnv(in envInput) map[string]string {
-	alloc, task, ad, td, node := in.alloc, in.task, in.allocDir, in.taskDir, in.node
-	res := taskResources(alloc, task)
+// allocEnv is the part of every task's environment that is the
+// allocation's, not one task's: its IDs and names, the job's, the node's,
+// and NOMAD_META_* from the job's and group's meta with taskMeta over
+// them. Group-level settings that take ${...} (network.hostname) are
+// interpolated with it.
+func allocEnv(alloc *structs.Allocation, node NodeInfo, taskMeta map[string]string) map[string]string {
 	env := map[string]string{
-		"NOMAD_ALLOC_ID":     alloc.ID,
-		"NOMAD_ALLOC_NAME":   alloc.Name,
-		"NOMAD_ALLOC_INDEX":  strconv.FormatUint(uint64(alloc.Index()), 10),
-		"NOMAD_TASK_NAME":    task.Name,
-		"NOMAD_GROUP_NAME":   alloc.TaskGroup,
-		"NOMAD_JOB_ID":       alloc.JobID,
-		"NOMAD_NAMESPACE":    alloc.Namespace,
-		"NOMAD_ALLOC_DIR":    ad.SharedDir,
-		"NOMAD_TASK_DIR":     td.LocalDir,
-		"NOMAD_SECRETS_DIR":  td.SecretsDir,
-		"NOMAD_CPU_LIMIT":    strconv.Itoa(res.CPUShares),
-		"NOMAD_MEMORY_LIMIT": strconv.Itoa(res.MemoryMB),
+		"NOMAD_ALLOC_ID":    alloc.ID,
+		"NOMAD_ALLOC_NAME":  alloc.Name,
+		"NOMAD_ALLOC_INDEX": strconv.FormatUint(uint64(alloc.Index()), 10),
+		"NOMAD_GROUP_NAME":  alloc.TaskGroup,
+		"NOMAD_JOB_ID":      alloc.JobID,
+		"NOMAD_NAMESPACE":   alloc.Namespace,
 	}
 	if node.ID != "" {
 		env["NOMAD_NODE_ID"] = node.ID
@@ -162,11 +157,28 @@ func buildEnv(in envInput) map[string]string {
 			maps.Copy(meta, tg.Meta)
 		}
 	}
-	maps.Copy(meta, task.Meta)
+	maps.Copy(meta, taskMeta)
 	for k, v := range meta {
 		env["NOMAD_META_"+strings.ToUpper(strings.ReplaceAll(k, "-", "_"))] = v
 		env["NOMAD_META_"+k] = v
 	}
+	return env
+}
+
+// buildEnv returns the task's environment: the NOMAD_* variables, then the
+// task's own env with ${NOMAD_...} references to them interpolated.
+func buildEnv(in envInput) map[string]string {
+	alloc, task, ad, td := in.alloc, in.task, in.allocDir, in.taskDir
+	res := taskResources(alloc, task)
+	env := allocEnv(alloc, in.node, task.Meta)
+	maps.Copy(env, map[string]string{
+		"NOMAD_TASK_NAME":    task.Name,
+		"NOMAD_ALLOC_DIR":    ad.SharedDir,
+		"NOMAD_TASK_DIR":     td.LocalDir,
+		"NOMAD_SECRETS_DIR":  td.SecretsDir,
+		"NOMAD_CPU_LIMIT":    strconv.Itoa(res.CPUShares),
+		"NOMAD_MEMORY_LIMIT": strconv.Itoa(res.MemoryMB),
+	})
 	addPortEnv(env, alloc, in.net)
 	if task.Resources != nil && task.Resources.MemoryMaxMB > 0 {
 		env["NOMAD_MEMORY_MAX_LIMIT"] = strconv.Itoa(task.Resources.MemoryMaxMB)

@@ -2,6 +2,8 @@ package allocrunner
 
 import (
 	"context"
+	"errors"
+	"os"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -160,4 +162,114 @@ func TestAllocRunner_BridgeRefusals(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAllocRunner_CNINetwork checks that a cni/<name> allocation asks for
+// the network its mode names, and starts on a client whose bridge plugins
+// are missing (its network may use others), while a bridge-mode one fails
+// there naming bridge mode: one missing plugin must not take every
+// namespace mode off the node.
+func TestAllocRunner_CNINetwork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		net := &fakeNetwork{}
+		h.network = net
+		h.networkUnavailable = errors.New("CNI plugins missing: bridge")
+		h.drivers["mock_driver"] = &joiningDriver{Driver: h.drivers["mock_driver"]}
+		a := bridgeAlloc(map[string]any{"run_for": "1h"})
+		a.Job.TaskGroups[0].Networks[0].Mode = "cni/mynet"
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		setups, _ := net.calls()
+		must.Len(t, 1, setups)
+		must.Eq(t, "mynet", setups[0].CNINetwork)
+
+		b := bridgeAlloc(nil)
+		br := h.runner(t, b)
+		go br.Run()
+		defer br.Destroy()
+		got := h.rec.waitStatus(t, b.ID, structs.AllocClientStatusFailed)
+		ev := got.TaskStates["web"].Events
+		must.StrContains(t, ev[len(ev)-1].SetupError, `network mode "bridge" is unavailable on this client: CNI plugins missing: bridge`)
+	})
+}
+
+// filesDriver is the joining driver that also takes the network files.
+type filesDriver struct{ *joiningDriver }
+
+func (d *filesDriver) Capabilities() drivers.Capabilities {
+	c := d.joiningDriver.Capabilities()
+	c.NetworkFiles = true
+	return c
+}
+
+// TestAllocRunner_NetworkDNSAndHostname checks that network.dns becomes a
+// resolv.conf of the allocation and network.hostname a hosts file naming
+// the allocation's address, both handed to the task's driver with the
+// name, and that a driver that cannot show a task its own files (as
+// raw_exec) fails the allocation naming network.dns rather than run it
+// with the host's resolver.
+func TestAllocRunner_NetworkDNSAndHostname(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.network = &fakeNetwork{}
+		d := &filesDriver{&joiningDriver{Driver: h.drivers["mock_driver"]}}
+		h.drivers["mock_driver"] = d
+		a := bridgeAlloc(map[string]any{"run_for": "1h"})
+		a.Name = "example.web[1]"
+		// Interpolated as upstream does, with the allocation's names.
+		a.Job.TaskGroups[0].Networks[0].Hostname = "web-${NOMAD_ALLOC_INDEX}"
+		a.Job.TaskGroups[0].Networks[0].DNS = &structs.DNSConfig{Servers: []string{"10.0.0.53"}, Options: []string{"ndots:2"}}
+		ar := h.runner(t, a)
+		go ar.Run()
+		defer ar.Destroy()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+		d.mu.Lock()
+		cfg := d.configs[0]
+		d.mu.Unlock()
+		must.Eq(t, "web-1", cfg.Hostname)
+		resolv, err := os.ReadFile(cfg.ResolvConfPath)
+		must.NoError(t, err)
+		must.StrContains(t, string(resolv), "nameserver 10.0.0.53\n")
+		must.StrContains(t, string(resolv), "options ndots:2\n")
+		hosts, err := os.ReadFile(cfg.HostsPath)
+		must.NoError(t, err)
+		must.StrContains(t, string(hosts), "172.26.64.9 web-1\n")
+
+		h.drivers["mock_driver"] = &joiningDriver{Driver: d.Driver}
+		b := clienttest.MockAlloc("node-1", nil)
+		b.Job.TaskGroups[0].Networks = []*structs.NetworkResource{{DNS: &structs.DNSConfig{Servers: []string{"10.0.0.53"}}}}
+		br := h.runner(t, b)
+		go br.Run()
+		defer br.Destroy()
+		got := h.rec.waitStatus(t, b.ID, structs.AllocClientStatusFailed)
+		ev := got.TaskStates["web"].Events
+		must.StrContains(t, ev[len(ev)-1].SetupError, `network.dns: driver "mock_driver" of task "web" cannot give a task its own resolv.conf`)
+
+		// A name that is no host name once interpolated (an unknown
+		// name stays as written) fails the allocation, naming the key.
+		h.drivers["mock_driver"] = d
+		c := bridgeAlloc(map[string]any{"run_for": "1h"})
+		c.Job.TaskGroups[0].Networks[0].Hostname = "web-${meta.missing}"
+		cr := h.runner(t, c)
+		go cr.Run()
+		defer cr.Destroy()
+		got = h.rec.waitStatus(t, c.ID, structs.AllocClientStatusFailed)
+		ev = got.TaskStates["web"].Events
+		must.StrContains(t, ev[len(ev)-1].SetupError, `network.hostname "web-${meta.missing}" (from "web-${meta.missing}") is not a valid host name`)
+	})
+}
+
+// TestRenderResolvConf checks that a dns block replaces only the lines it
+// sets: a block with servers alone keeps the host's search domains and
+// options, as an operator adding one resolver expects.
+func TestRenderResolvConf(t *testing.T) {
+	host := []byte("# host\nnameserver 192.168.1.1\nnameserver 192.168.1.2\nsearch lan example\noptions edns0\n")
+	got := string(renderResolvConf(host, &structs.DNSConfig{Servers: []string{"10.0.0.53"}}))
+	must.StrContains(t, got, "nameserver 10.0.0.53\nsearch lan example\noptions edns0\n")
+	must.StrNotContains(t, got, "192.168.1.1")
+	got = string(renderResolvConf(host, &structs.DNSConfig{Searches: []string{"svc"}, Options: []string{"ndots:1", "rotate"}}))
+	must.StrContains(t, got, "nameserver 192.168.1.1\nnameserver 192.168.1.2\nsearch svc\noptions ndots:1 rotate\n")
 }

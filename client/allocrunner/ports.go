@@ -2,6 +2,7 @@ package allocrunner
 
 import (
 	"net"
+	"slices"
 	"strconv"
 
 	"github.com/nomad-edge/nomad/client/allocnet"
@@ -17,15 +18,29 @@ func allocPorts(alloc *structs.Allocation) structs.AllocatedPorts {
 	return alloc.AllocatedResources.Shared.Ports
 }
 
-// taskPorts are the allocation's ports in the driver's terms.
+// taskPorts are the allocation's ports in the driver's terms. A port
+// naming a host network of its own carries that network's address, for
+// the driver to publish it there only; the others are published on every
+// address, as before host networks existed.
 func taskPorts(alloc *structs.Allocation) []drivers.Port {
 	ps := allocPorts(alloc)
 	if len(ps) == 0 {
 		return nil
 	}
+	named := map[string]bool{}
+	if tg := alloc.LookupTaskGroup(); tg != nil {
+		if nw := tg.GroupNetwork(); nw != nil {
+			for _, p := range slices.Concat(nw.ReservedPorts, nw.DynamicPorts) {
+				named[p.Label] = p.HostNetwork != "" && p.HostNetwork != structs.DefaultHostNetwork
+			}
+		}
+	}
 	out := make([]drivers.Port, len(ps))
 	for i, p := range ps {
 		out[i] = drivers.Port{Label: p.Label, Value: p.Value, To: p.To}
+		if named[p.Label] {
+			out[i].HostIP = p.HostIP
+		}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/client/allocnet"
+	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -45,4 +46,19 @@ func TestPortEnv_Bridge(t *testing.T) {
 	must.Eq(t, "172.26.64.7:8080", env["NOMAD_ALLOC_ADDR_http"])
 	must.Eq(t, "8080", env["NOMAD_ALLOC_PORT_http"])
 	must.Eq(t, "172.26.64.7:9090", env["NOMAD_ALLOC_ADDR_raw"])
+}
+
+// A port naming a host network of its own reaches the driver with that
+// network's address, so that docker publishes it there only (a port for
+// a private network must not answer on the public address); the others
+// stay published on every address.
+func TestTaskPorts_HostNetworkAddress(t *testing.T) {
+	alloc := clienttest.MockAlloc("node-1", nil)
+	alloc.Job.TaskGroups[0].Networks = []*structs.NetworkResource{{DynamicPorts: []structs.Port{
+		{Label: "admin", HostNetwork: "private"}, {Label: "http", HostNetwork: "default"},
+	}}}
+	alloc.AllocatedResources.Shared.Ports = structs.AllocatedPorts{
+		{Label: "admin", Value: 23456, HostIP: "192.168.7.2"}, {Label: "http", Value: 23457, HostIP: "10.0.0.5"},
+	}
+	must.Eq(t, []drivers.Port{{Label: "admin", Value: 23456, HostIP: "192.168.7.2"}, {Label: "http", Value: 23457}}, taskPorts(alloc))
 }

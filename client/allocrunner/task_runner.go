@@ -635,7 +635,7 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 	tr.identity.setEnv(env)
 	tr.templates.setEnv(env)
 	stdout, stderr := tr.logPaths()
-	return &drivers.TaskConfig{
+	cfg := &drivers.TaskConfig{
 		ID:            tr.taskID,
 		Name:          tr.task.Name,
 		AllocID:       tr.alloc.ID,
@@ -656,6 +656,10 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 		Events:        tr.driverMessage,
 		NetNSPath:     tr.netnsPath(),
 	}
+	if n := tr.network; n != nil {
+		cfg.ResolvConfPath, cfg.HostsPath, cfg.Hostname = n.resolvConf, n.hosts, n.hostname
+	}
+	return cfg
 }
 
 // bridge is the allocation's bridge network; nil in host mode.

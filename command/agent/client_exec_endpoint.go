@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/creack/pty"
 	"github.com/gorilla/websocket"
@@ -110,7 +109,7 @@ func (s *HTTPServer) allocExec(w http.ResponseWriter, r *http.Request, ar *alloc
 	if err != nil {
 		return nil // the upgrader answered
 	}
-	defer conn.Close()
+	defer conn.Close() // the session closes it as the protocol asks; this is for a panic
 	sess := &execSession{conn: conn, logger: s}
 	sess.run(r.Context(), er, info)
 	return nil
@@ -129,10 +128,9 @@ func (e *execSession) send(out execOutput) error {
 	return e.conn.WriteJSON(out)
 }
 
+// fail ends an exec whose command did not start: no input reader runs yet.
 func (e *execSession) fail(msg string) {
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
-	_ = e.conn.WriteControl(websocket.CloseMessage, wsclose.Message(websocket.CloseInternalServerErr, msg), controlDeadline())
+	wsclose.Close(e.conn, websocket.CloseInternalServerErr, msg)
 }
 
 func (e *execSession) run(ctx context.Context, er execRequest, info allocrunner.ExecInfo) {
@@ -174,7 +172,11 @@ func (e *execSession) run(ctx context.Context, er execRequest, info allocrunner.
 		go e.pump(&outputs, stdout, false)
 		go e.pump(&outputs, stderr, true)
 	}
-	go e.readInput(cancel, stdin, ptmx)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		e.readInput(cancel, stdin, ptmx)
+	}()
 
 	outputs.Wait()
 	err := cmd.Wait()
@@ -192,9 +194,7 @@ func (e *execSession) run(ctx context.Context, er execRequest, info allocrunner.
 		code = -1
 	}
 	_ = e.send(execOutput{Exited: true, Result: &execResult{ExitCode: code}})
-	e.wmu.Lock()
-	_ = e.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), controlDeadline())
-	e.wmu.Unlock()
+	wsclose.CloseRead(e.conn, websocket.CloseNormalClosure, "", read)
 }
 
 // pump sends what r yields as stdout (or stderr) frames until it ends.
@@ -227,7 +227,8 @@ func (e *execSession) pump(wg *sync.WaitGroup, r io.Reader, isErr bool) {
 }
 
 // readInput feeds the caller's frames to the command until the websocket
-// closes, which ends the command.
+// closes, which ends the command; after the command's end it reads on
+// until the caller answers the close frame (wsclose.CloseRead).
 func (e *execSession) readInput(cancel func(), stdin io.WriteCloser, ptmx *os.File) {
 	for {
 		var in execInput
@@ -250,7 +251,3 @@ func (e *execSession) readInput(cancel func(), stdin io.WriteCloser, ptmx *os.Fi
 		}
 	}
 }
-
-// controlDeadline bounds the write of a close frame to a caller that
-// stopped reading.
-func controlDeadline() time.Time { return time.Now().Add(5 * time.Second) }

@@ -133,17 +133,26 @@ func (s *HTTPServer) routeClient(w http.ResponseWriter, r *http.Request, op clie
 	if s.agent.remote != nil {
 		// The servers know where the allocation runs; the token goes
 		// along and is checked there.
-		servers := s.agent.remote.Servers()
-		tlsCfg, err := s.agent.outgoingRPCTLS()
-		if err != nil {
-			return err
-		}
-		s.proxy(w, r, func(ctx context.Context) (net.Conn, error) {
-			return pool.Dial(ctx, pool.DialInput{Addr: servers[0], TLS: tlsCfg, Kind: pool.RPCClientHTTP})
-		}, false)
-		return nil
+		return s.proxyToServers(w, r)
 	}
 	return codedErrorf(http.StatusNotFound, "Unknown allocation %q", id)
+}
+
+// proxyToServers hands the request of a client-only agent, token and
+// all, to one of its servers over a pool.RPCClientHTTP connection.
+func (s *HTTPServer) proxyToServers(w http.ResponseWriter, r *http.Request) error {
+	servers := s.agent.remote.Servers()
+	if len(servers) == 0 {
+		return codedErrorf(http.StatusServiceUnavailable, "No servers known to hand the request to")
+	}
+	tlsCfg, err := s.agent.outgoingRPCTLS()
+	if err != nil {
+		return err
+	}
+	s.proxy(w, r, func(ctx context.Context) (net.Conn, error) {
+		return pool.Dial(ctx, pool.DialInput{Addr: servers[0], TLS: tlsCfg, Kind: pool.RPCClientHTTP})
+	}, false)
+	return nil
 }
 
 func (s *HTTPServer) routeFromServer(w http.ResponseWriter, r *http.Request, srv *nomad.Server, op clientOp) error {
@@ -217,12 +226,14 @@ func (s *HTTPServer) proxy(w http.ResponseWriter, r *http.Request, dial func(con
 	rp.ServeHTTP(w, r)
 }
 
-// clientAPIHandler serves the /v1/client routes alone, for the
+// clientAPIHandler serves the /v1/client routes, and the snapshot's that
+// a server hands to the leader (snapshotServer), for the
 // pool.RPCClientHTTP connections other servers and client-only agents open
 // to this server.
 func (s *HTTPServer) clientAPIHandler() http.Handler {
 	mux := http.NewServeMux()
 	s.clientMux(mux, s.publicClientOp)
+	s.snapshotRoutes(mux)
 	return mux
 }
 

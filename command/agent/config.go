@@ -279,6 +279,11 @@ type TLSConfig struct {
 	KeyFile              string
 	// TLSMinVersion is "tls12" (the default) or "tls13".
 	TLSMinVersion string
+	// Auto is automatic mutual TLS (tls.auto): the servers' cluster CA
+	// issues every agent its RPC certificate, of AutoCertTTL
+	// (tls.auto_cert_ttl, 24h by default).
+	Auto        bool
+	AutoCertTTL time.Duration
 }
 
 // ServerJoin is the `server_join` block of the server (serf addresses of
@@ -325,6 +330,9 @@ type ClientConfig struct {
 	// CNIPath is cni_path: directories of the CNI plugins, separated by
 	// ':'; empty means /opt/cni/bin then /usr/lib/cni.
 	CNIPath string
+	// CNIConfigDir is cni_config_dir: the CNI networks of cni/<name>
+	// network modes; empty means /opt/cni/config.
+	CNIConfigDir string
 	// ChrootEnv is upstream's chroot_env: host paths (keys) bound at
 	// paths (values) in exec tasks' roots, instead of the default set.
 	ChrootEnv map[string]string
@@ -379,12 +387,12 @@ func (cl *ClientConfig) hostNetworks() []client.HostNetwork {
 	return out
 }
 
-// bridgeNetwork is the bridge_network_* and cni_path keys in the client's
+// bridgeNetwork is the bridge_network_* and cni_* keys in the client's
 // terms.
 func (cl *ClientConfig) bridgeNetwork() client.BridgeNetworkConfig {
 	out := client.BridgeNetworkConfig{BridgeConfig: allocnet.BridgeConfig{
 		Name: cl.BridgeNetworkName, Subnet: cl.BridgeNetworkSubnet, HairpinMode: cl.BridgeNetworkHairpinMode,
-	}}
+	}, CNIConfigDir: cl.CNIConfigDir}
 	for _, p := range filepath.SplitList(cl.CNIPath) {
 		if p != "" {
 			out.CNIPath = append(out.CNIPath, p)
@@ -593,6 +601,10 @@ func (o *TLSConfig) merge(t *TLSConfig) {
 	setString(&o.CertFile, t.CertFile)
 	setString(&o.KeyFile, t.KeyFile)
 	setString(&o.TLSMinVersion, t.TLSMinVersion)
+	setBool(&o.Auto, t.Auto)
+	if t.AutoCertTTL != 0 {
+		o.AutoCertTTL = t.AutoCertTTL
+	}
 }
 
 func (o *ClientConfig) merge(cl *ClientConfig) {
@@ -616,6 +628,7 @@ func (o *ClientConfig) merge(cl *ClientConfig) {
 	setString(&o.BridgeNetworkSubnet, cl.BridgeNetworkSubnet)
 	setBool(&o.BridgeNetworkHairpinMode, cl.BridgeNetworkHairpinMode)
 	setString(&o.CNIPath, cl.CNIPath)
+	setString(&o.CNIConfigDir, cl.CNIConfigDir)
 	if cl.MaxKillTimeout > 0 {
 		o.MaxKillTimeout = cl.MaxKillTimeout
 	}
@@ -797,6 +810,12 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.telemetry().validate()...)
 	if err := c.tlsutilConfig().Check(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := c.tlsutilConfig().CheckAuto(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.TLSConfig != nil && c.TLSConfig.Auto {
+		errs = append(errs, ErrTLSAutoNotEnforced)
 	}
 	return errors.Join(errs...)
 }

@@ -517,7 +517,7 @@ func (b *block) joinAttrs(j *ServerJoin) {
 }
 
 // clientBridgeKeys are the client keys of bridge-mode networking.
-var clientBridgeKeys = []string{"bridge_network_name", "bridge_network_subnet", "bridge_network_hairpin_mode", "cni_path"}
+var clientBridgeKeys = []string{"bridge_network_name", "bridge_network_subnet", "bridge_network_hairpin_mode", "cni_path", "cni_config_dir"}
 
 func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b := d.open(body, "client.", bodySpec{
@@ -541,6 +541,7 @@ func (d *configDecoder) client(body hcl.Body) *ClientConfig {
 	b.str("bridge_network_subnet", &c.BridgeNetworkSubnet)
 	b.boolean("bridge_network_hairpin_mode", &c.BridgeNetworkHairpinMode)
 	b.str("cni_path", &c.CNIPath)
+	b.str("cni_config_dir", &c.CNIConfigDir)
 	c.Meta = b.mapping("meta")
 	c.Options = b.mapping("options")
 	if len(c.Options) > 0 {
@@ -608,6 +609,7 @@ func (d *configDecoder) tls(body hcl.Body) *TLSConfig {
 		attrs: []string{
 			"http", "rpc", "ca_file", "cert_file", "key_file",
 			"verify_server_hostname", "verify_https_client", "tls_min_version",
+			"auto", "auto_cert_ttl",
 		},
 		unsupported: unsupportedTLS,
 	})
@@ -619,6 +621,8 @@ func (d *configDecoder) tls(body hcl.Body) *TLSConfig {
 	b.dir("key_file", &t.KeyFile)
 	b.boolean("verify_server_hostname", &t.VerifyServerHostname)
 	b.boolean("verify_https_client", &t.VerifyHTTPSClient)
+	b.boolean("auto", &t.Auto)
+	b.duration("auto_cert_ttl", &t.AutoCertTTL)
 	if b.str("tls_min_version", &t.TLSMinVersion) {
 		if _, ok := tlsMinVersions[t.TLSMinVersion]; !ok || t.TLSMinVersion == "" {
 			d.errorf(b.attr("tls_min_version").Expr.Range(), "tls.tls_min_version must be \"tls12\" or \"tls13\", not %q (older versions are not supported)", t.TLSMinVersion)

@@ -77,6 +77,7 @@ client {
   bridge_network_subnet       = "10.77.0.0/20"
   bridge_network_hairpin_mode = true
   cni_path                    = "/opt/cni/bin:/usr/lib/cni"
+  cni_config_dir              = "/etc/cni/net.d"
   meta {
     rack = "r1"
   }
@@ -127,6 +128,7 @@ const allKeysJSON = `{
     "node_class": "lte", "node_pool": "edge", "network_interface": "wwan0",
     "bridge_network_name": "br-edge", "bridge_network_subnet": "10.77.0.0/20",
     "bridge_network_hairpin_mode": true, "cni_path": "/opt/cni/bin:/usr/lib/cni",
+    "cni_config_dir": "/etc/cni/net.d",
     "meta": {"rack": "r1"},
     "options": {"driver.allowlist": "raw_exec"},
     "server_join": {"retry_join": ["10.0.0.1:4647"]}
@@ -189,6 +191,7 @@ func wantAllKeys() *Config {
 			BridgeNetworkSubnet:      "10.77.0.0/20",
 			BridgeNetworkHairpinMode: true,
 			CNIPath:                  "/opt/cni/bin:/usr/lib/cni",
+			CNIConfigDir:             "/etc/cni/net.d",
 		},
 		Plugins: []*PluginConfig{
 			{Name: "raw_exec", Config: map[string]any{"enabled": true}},
@@ -719,4 +722,31 @@ client {
 	c, err = ParseConfig("agent.json", []byte(`{"client": {"chroot_env": {"/etc": "/etc"}}}`))
 	must.NoError(t, err)
 	must.Eq(t, map[string]string{"/etc": "/etc"}, c.Client.ChrootEnv)
+}
+
+// tls.auto is one setting; combined with the settings it replaces
+// (operator files, tls.rpc, tls.http) it fails validation naming each,
+// so an operator never runs half of one scheme and half of the other.
+// Until RPC requires its certificates it is refused outright
+// (ErrTLSAutoNotEnforced): accepted, it would promise what it does not do.
+func TestValidate_TLSAuto(t *testing.T) {
+	c, err := ParseConfig("agent.hcl", []byte("tls {\n  auto = true\n  auto_cert_ttl = \"12h\"\n}\n"))
+	must.NoError(t, err)
+	must.Eq(t, &TLSConfig{Auto: true, AutoCertTTL: 12 * time.Hour}, c.TLSConfig)
+	merged := DevConfig().Merge(c)
+	// Until RPC requires the certificates, the key is refused by name.
+	must.ErrorIs(t, merged.Validate(), ErrTLSAutoNotEnforced)
+	must.True(t, merged.tlsutilConfig().Auto)
+	must.Eq(t, 12*time.Hour, merged.tlsutilConfig().CertTTL())
+
+	bad := DevConfig()
+	bad.TLSConfig = &TLSConfig{Auto: true, EnableRPC: true, CertFile: "/etc/nomad/cert.pem", AutoCertTTL: time.Minute}
+	err = bad.Validate()
+	must.ErrorContains(t, err, "tls.rpc cannot be combined with tls.auto = true")
+	must.ErrorContains(t, err, "tls.cert_file cannot be combined with tls.auto = true")
+	must.ErrorContains(t, err, "tls.auto_cert_ttl 1m0s must be at least 10m")
+
+	orphan := DevConfig()
+	orphan.TLSConfig = &TLSConfig{AutoCertTTL: time.Hour}
+	must.ErrorContains(t, orphan.Validate(), "tls.auto_cert_ttl is set but tls.auto is not")
 }

@@ -92,7 +92,6 @@ var unsupportedClient = map[string]string{
 	"alloc_mounts_dir":           "",
 	"bridge_network_subnet_ipv6": "bridge mode allocations get IPv4 addresses only",
 	"cgroup_parent":              "",
-	"cni_config_dir":             "it holds the networks of cni/<name> network modes, which are not implemented",
 	"cpu_disable_dmidecode":      "",
 	"disable_remote_exec":        "",
 	"disk_free_mb":               "",

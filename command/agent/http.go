@@ -156,6 +156,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/namespace/{name}", s.namespaceGet)
 	handle("DELETE /v1/namespace/{name}", s.namespaceDelete)
 
+	s.snapshotRoutes(mux)
 	handle("GET /v1/operator/raft/configuration", s.operatorRaftConfiguration)
 	handle("DELETE /v1/operator/raft/peer", s.operatorRaftPeer)
 	handle("GET /v1/operator/scheduler/configuration", s.operatorSchedulerGet)
@@ -171,19 +172,35 @@ func (s *HTTPServer) routes() *http.ServeMux {
 // with 200, or its error as a status code and a plain-text body, which is
 // what upstream's clients put in their error messages. On error nothing of
 // a partial answer has been written.
-func (s *HTTPServer) wrap(fn handlerFunc) http.Handler {
+func (s *HTTPServer) wrap(fn handlerFunc) http.Handler { return s.wrapBody(fn, bodyBuffered) }
+
+// bodyMode says how wrap hands a request's body to the handler.
+type bodyMode int
+
+const (
+	// bodyBuffered: read whole, within the body limits (readBody).
+	bodyBuffered bodyMode = iota
+	// bodyStreamed: left for the handler to stream, for bodies no limit
+	// on a JSON request fits (a snapshot to restore).
+	bodyStreamed
+)
+
+// wrapBody is wrap with the body handled as mode says.
+func (s *HTTPServer) wrapBody(fn handlerFunc, mode bodyMode) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		if err := checkOrigin(r); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		release, err := s.limits.readBody(w, r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
+		if mode == bodyBuffered {
+			release, err := s.limits.readBody(w, r)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			defer release()
 		}
-		defer release()
 		obj, err := fn(w, r)
 		if err != nil {
 			s.writeError(w, r, err)

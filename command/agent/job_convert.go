@@ -85,6 +85,8 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 				Mode:          n.Mode,
 				ReservedPorts: convertPorts(n.ReservedPorts),
 				DynamicPorts:  convertPorts(n.DynamicPorts),
+				DNS:           convertDNS(n.DNS),
+				Hostname:      n.Hostname,
 			})
 		}
 	}
@@ -92,6 +94,13 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		out.Tasks = append(out.Tasks, convertTask(t))
 	}
 	return out
+}
+
+func convertDNS(d *api.DNSConfig) *structs.DNSConfig {
+	if d == nil {
+		return nil
+	}
+	return &structs.DNSConfig{Servers: slices.Clone(d.Servers), Searches: slices.Clone(d.Searches), Options: slices.Clone(d.Options)}
 }
 
 func convertPorts(ps []api.Port) []structs.Port {

@@ -21,6 +21,9 @@ func (s *HTTPServer) variableRoutes(handle func(string, handlerFunc)) {
 	handle("PUT /v1/operator/keyring/rotate", s.keyringRotate)
 	handle("POST /v1/operator/keyring/rotate", s.keyringRotate)
 	handle("DELETE /v1/operator/keyring/key/{id}", s.keyringDelete)
+	handle("GET /v1/operator/tls/ca", s.tlsCAList)
+	handle("PUT /v1/operator/tls/ca/rotate", s.tlsCARotate)
+	handle("POST /v1/operator/tls/ca/rotate", s.tlsCARotate)
 	handle("GET /.well-known/jwks.json", s.jwks)
 	handle("GET /.well-known/openid-configuration", s.openIDConfiguration)
 }
@@ -317,6 +320,27 @@ func (s *HTTPServer) keyringRotate(w http.ResponseWriter, r *http.Request) (any,
 	}
 	setIndex(w, reply.Index)
 	return struct{ Key *structs.RootKeyMeta }{reply.Key}, nil
+}
+
+// tlsCAList lists the cluster's TLS CAs (tls.auto), never their keys.
+func (s *HTTPServer) tlsCAList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := &structs.TLSCAListRequest{}
+	var reply structs.TLSCAListResponse
+	if err := s.query(w, r, readCall{"Operator.TLSCAList", &args.QueryOptions, args, &reply, &reply.QueryMeta}); err != nil {
+		return nil, err
+	}
+	return nonNil(reply.CAs), nil
+}
+
+// tlsCARotate makes a new active TLS CA.
+func (s *HTTPServer) tlsCARotate(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := &structs.TLSCARotateRequest{WriteRequest: writeRequest(r)}
+	var reply structs.TLSCARotateResponse
+	if err := s.call(r, "Operator.TLSCARotate", args, &reply); err != nil {
+		return nil, err
+	}
+	setIndex(w, reply.Index)
+	return struct{ CA *structs.TLSCAStub }{reply.CA}, nil
 }
 
 // keyringDelete removes a root key that is neither active nor in use:

@@ -117,7 +117,7 @@ func TestBuildSpec(t *testing.T) {
 	cfg := &drivers.TaskConfig{
 		ID: "a/web", Name: "web", AllocID: "a", TaskDir: "/d/web", AllocDir: "/d/alloc", LocalDir: "/d/web/local", SecretsDir: "/d/web/secrets",
 		Resources: drivers.Resources{CPUShares: 500, MemoryMB: 128, MemoryMaxMB: 256},
-		Ports:     []drivers.Port{{Label: "http", Value: 23456, To: 8080}, {Label: "admin", Value: 23457}},
+		Ports:     []drivers.Port{{Label: "http", Value: 23456, To: 8080}, {Label: "admin", Value: 23457, HostIP: "192.168.7.2"}},
 	}
 	tc := taskConfig{Image: "x", Args: []string{"-v"}, Volumes: []string{"data:/data"}, Ports: []string{"http", "admin"}}
 	spec, err := buildSpec(cfg, tc, "sha256:abc")
@@ -129,6 +129,9 @@ func TestBuildSpec(t *testing.T) {
 	must.Eq(t, []string{"/d/alloc:/alloc", "/d/web/data:/data", "/d/web/local:/local", "/d/web/secrets:/secrets"}, spec.HostConfig.Binds)
 	must.Eq(t, "23456", spec.HostConfig.PortBindings["8080/tcp"][0].HostPort)
 	must.Eq(t, "23457", spec.HostConfig.PortBindings["23457/tcp"][0].HostPort)
+	// A port of a host network of its own is published on its address only.
+	must.Eq(t, "192.168.7.2", spec.HostConfig.PortBindings["23457/tcp"][0].HostIP)
+	must.Eq(t, "", spec.HostConfig.PortBindings["8080/tcp"][0].HostIP)
 	must.Eq(t, "a", spec.Labels[labelAllocID])
 
 	_, err = buildSpec(cfg, taskConfig{Image: "x", Ports: []string{"nope"}}, "x")

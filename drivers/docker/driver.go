@@ -91,7 +91,7 @@ func (d *Driver) Name() string { return Name }
 // Capabilities implements drivers.CapabilityReporter: tasks see the image as
 // their root, with the task directories mounted at /alloc, /local, /secrets.
 func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{FSIsolation: drivers.FSIsolationImage, NetNamespace: true}
+	return drivers.Capabilities{FSIsolation: drivers.FSIsolationImage, NetNamespace: true, NetworkFiles: true}
 }
 
 // Fingerprint implements drivers.Driver: detected when the engine answers a

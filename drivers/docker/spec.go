@@ -23,6 +23,7 @@ const (
 // containerSpec is the body of POST /containers/create.
 type containerSpec struct {
 	Image        string
+	Hostname     string              `json:",omitempty"`
 	User         string              `json:",omitempty"`
 	Cmd          []string            `json:",omitempty"`
 	Entrypoint   []string            `json:",omitempty"`
@@ -67,6 +68,7 @@ func buildSpec(cfg *drivers.TaskConfig, tc taskConfig, imageID string) (*contain
 		Env:        sortedEnv(cfg.Env),
 		Labels:     maps.Clone(tc.Labels),
 		User:       cfg.User,
+		Hostname:   cfg.Hostname,
 	}
 	if spec.Labels == nil {
 		spec.Labels = map[string]string{}
@@ -121,6 +123,13 @@ func buildSpec(cfg *drivers.TaskConfig, tc taskConfig, imageID string) (*contain
 		hc.Binds = append(hc.Binds, b)
 	}
 	hc.Binds = append(hc.Binds, hostVolumeBinds(cfg.Mounts)...)
+	// The group's network.dns and network.hostname, over the engine's
+	// own files.
+	for _, f := range []struct{ host, inside string }{{cfg.ResolvConfPath, "/etc/resolv.conf"}, {cfg.HostsPath, "/etc/hosts"}} {
+		if f.host != "" {
+			hc.Binds = append(hc.Binds, f.host+":"+f.inside+":ro")
+		}
+	}
 	slices.Sort(hc.Binds)
 	if err := bindPorts(spec, cfg.Ports, tc.Ports); err != nil {
 		return nil, err
@@ -147,7 +156,7 @@ func bindPorts(spec *containerSpec, ports []drivers.Port, labels []string) error
 		for _, proto := range []string{"tcp", "udp"} {
 			k := strconv.Itoa(to) + "/" + proto
 			spec.ExposedPorts[k] = struct{}{}
-			spec.HostConfig.PortBindings[k] = append(spec.HostConfig.PortBindings[k], portBinding{HostPort: strconv.Itoa(p.Value)})
+			spec.HostConfig.PortBindings[k] = append(spec.HostConfig.PortBindings[k], portBinding{HostIP: p.HostIP, HostPort: strconv.Itoa(p.Value)})
 		}
 	}
 	return nil

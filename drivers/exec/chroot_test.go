@@ -50,3 +50,31 @@ func TestNew_BadChrootEnv(t *testing.T) {
 		must.ErrorContains(t, err, "client chroot_env", must.Sprint(env))
 	}
 }
+
+// The group's network.dns resolv.conf and network.hostname hosts file are
+// what the task reads at /etc/resolv.conf and /etc/hosts, and the host
+// name is its own: the host's files stay as they were.
+func TestStartTask_NetworkFiles(t *testing.T) {
+	needIsolation(t)
+	d, err := New(drivers.Options{})
+	must.NoError(t, err)
+	t.Cleanup(func() {
+		for _, id := range d.tasks.IDs() {
+			_ = d.DestroyTask(id, true)
+		}
+	})
+	files := t.TempDir()
+	resolv, hosts := filepath.Join(files, "resolv.conf"), filepath.Join(files, "hosts")
+	must.NoError(t, os.WriteFile(resolv, []byte("nameserver 10.0.0.53\n"), 0o644))
+	must.NoError(t, os.WriteFile(hosts, []byte("172.26.64.9 web-1\n"), 0o644))
+	hostResolv, err := os.ReadFile("/etc/resolv.conf")
+	must.NoError(t, err)
+	cfg := newTaskConfig(t, "/bin/sh", "-c", `cat /etc/resolv.conf /etc/hosts; hostname`)
+	cfg.ResolvConfPath, cfg.HostsPath, cfg.Hostname = resolv, hosts, "web-1"
+	res, out := runScript(t, d, cfg)
+	must.True(t, res.Successful(), must.Sprint(res, out))
+	must.Eq(t, []string{"nameserver 10.0.0.53", "172.26.64.9 web-1", "web-1"}, strings.Split(strings.TrimSpace(out), "\n"))
+	after, err := os.ReadFile("/etc/resolv.conf")
+	must.NoError(t, err)
+	must.Eq(t, string(hostResolv), string(after))
+}

@@ -131,7 +131,7 @@ func (d *Driver) Fingerprint() *drivers.Fingerprint {
 
 // Capabilities implements drivers.CapabilityReporter.
 func (d *Driver) Capabilities() drivers.Capabilities {
-	return drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot, LogFIFO: true, NetNamespace: netns.Supported}
+	return drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot, LogFIFO: true, NetNamespace: netns.Supported, NetworkFiles: true}
 }
 
 // lookupUser is the task's user, nobody unless it names one.
@@ -348,10 +348,15 @@ func (d *Driver) initConfig(cfg *drivers.TaskConfig, tc taskConfig, cred users.C
 	// Checked by StartTask; last, so that a volume may sit under /local.
 	binds, _ := volumeBinds(cfg.Mounts)
 	mounts = append(mounts, binds...)
+	mounts = append(mounts, networkFileMounts(cfg)...)
+	host := hostname(cfg.Name)
+	if cfg.Hostname != "" {
+		host = cfg.Hostname
+	}
 	return initConfig{
 		Root:        cfg.TaskDir,
 		Mounts:      mounts,
-		Hostname:    hostname(cfg.Name),
+		Hostname:    host,
 		NoPivotRoot: d.pc.NoPivotRoot,
 		Caps:        taskCaps(d.pc, tc),
 		UID:         cred.UID,
@@ -528,4 +533,25 @@ func startInNetns(cmd *osexec.Cmd, path string) error {
 		return cmd.Start()
 	}
 	return netns.Do(path, cmd.Start)
+}
+
+// networkFileMounts bind the group's network.dns resolv.conf and
+// network.hostname hosts file over the chroot's (the host's /etc, read
+// only). Where the host's file is a symlink (systemd-resolved's
+// /etc/resolv.conf), the mount goes on what it points at, which the
+// default chroot_env binds at the same path: a mount point may not be a
+// symlink.
+func networkFileMounts(cfg *drivers.TaskConfig) []bindMount {
+	var out []bindMount
+	for _, f := range []struct{ host, inside string }{{cfg.ResolvConfPath, "/etc/resolv.conf"}, {cfg.HostsPath, "/etc/hosts"}} {
+		if f.host == "" {
+			continue
+		}
+		target := f.inside
+		if real, err := filepath.EvalSymlinks(f.inside); err == nil {
+			target = real
+		}
+		out = append(out, bindMount{Source: f.host, Target: target, ReadOnly: true})
+	}
+	return out
 }

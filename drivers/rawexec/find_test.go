@@ -1,7 +1,10 @@
 package rawexec
 
 import (
+	"bufio"
 	"errors"
+	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,5 +53,37 @@ func TestFindTask_ByEnvironment(t *testing.T) {
 	must.NoError(t, second.StopTask(cfg.ID, time.Second, "SIGTERM"))
 	if st, err := proc.ReadStat(started.Pid); err == nil {
 		must.True(t, st.Exited(), must.Sprint("the adopted process was stopped"))
+	}
+}
+
+// A task found while it execs (`echo ready; exec sleep`, the shape of many
+// wrapper scripts) is found: its environment reads empty for a moment
+// then, and a scan that took that for absent would start the task again.
+// Without the re-read, about one in eight of these finds failed.
+func TestFindTask_WhileTheTaskExecs(t *testing.T) {
+	if !proc.Supported {
+		t.Skip("raw_exec needs Linux")
+	}
+	d := newTestDriver(t)
+	for i := range 100 {
+		id := structs.GenerateUUID()
+		cmd := exec.Command("sh", "-c", "echo ready; exec sleep 300")
+		cmd.Env = []string{"NOMAD_ALLOC_ID=" + id, "NOMAD_TASK_NAME=web"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out, err := cmd.StdoutPipe()
+		must.NoError(t, err)
+		must.NoError(t, cmd.Start())
+		_, err = bufio.NewReader(out).ReadString('\n')
+		must.NoError(t, err)
+		cfg := newTaskConfig(t, "sleep", "300")
+		cfg.AllocID, cfg.ID = id, id+"/web"
+		found, err := d.FindTask(cfg)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		must.NoError(t, err, must.Sprintf("find %d", i))
+		var got taskState
+		must.NoError(t, found.GetDriverState(&got))
+		must.Eq(t, cmd.Process.Pid, got.Pid)
+		_ = d.DestroyTask(cfg.ID, true)
 	}
 }

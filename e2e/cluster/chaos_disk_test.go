@@ -3,7 +3,6 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,10 +14,11 @@ import (
 )
 
 // The chaos run's faults of a server's disk: a kill -9 while raft writes a
-// snapshot, and a follower whose disk fills up. The chaos servers take a
-// snapshot every 64 entries and keep 64 behind it (chaosRaftSettings), so
-// snapshots are written all through a run and a server that was down a
-// while catches up from the leader's snapshot rather than its log.
+// snapshot, a follower whose disk fills up, and one whose writes fail
+// with I/O errors. The chaos servers take a snapshot every 64 entries and
+// keep 64 behind it (chaosRaftSettings), so snapshots are written all
+// through a run and a server that was down a while catches up from the
+// leader's snapshot rather than its log.
 
 // chaosRaftSettings go into the chaos servers' server block.
 const chaosRaftSettings = `
@@ -27,62 +27,45 @@ const chaosRaftSettings = `
   raft_trailing_logs      = 64
 `
 
-// chaosDiskSize is the size of the small filesystem the disk-full fault's
-// server keeps its data dir on: roomy for a run's raft log and snapshots,
-// small enough to fill at once.
+// chaosDiskSize is the size of the small disk the disk faults' server
+// keeps its data dir on: roomy for a run's raft log and snapshots, small
+// enough to fill at once.
 const chaosDiskSize = "256m"
 
-// smallDisk is the server whose data dir is on its own small filesystem,
-// the one the disk-full fault fills.
+// smallDisk is the server whose data dir is on its own disk, the one the
+// disk faults strike.
 func (c *chaos) smallDisk() *harness.Agent { return c.nc.servers[len(c.nc.servers)-1] }
 
-// mountSmallDisk puts smallDisk's data dir on a tmpfs of chaosDiskSize.
-// It runs before the agents start: each runs in a mount namespace of its
-// own (ip netns exec), copied when it starts.
+// mountSmallDisk puts smallDisk's data dir on a disk of chaosDiskSize
+// that the disk faults can strike. It runs before the agents start.
 func (c *chaos) mountSmallDisk() {
 	c.t.Helper()
-	dir := c.smallDisk().DataDir
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		c.t.Fatalf("a small disk for %s: %v", c.smallDisk().Name, err)
-	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+chaosDiskSize+",mode=0755"); err != nil {
-		c.t.Fatalf("a small disk for %s: mounting a tmpfs on %s: %v", c.smallDisk().Name, dir, err)
-	}
-	// Detached, so it goes once the agent that holds it is gone.
-	c.t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	c.disk = harness.MountDisk(c.t, c.smallDisk().DataDir, chaosDiskSize)
 }
 
-// fillDisk fills a follower's disk to the last byte; the heal of the
-// servers' fault frees it. The follower cannot append to its raft log
-// nor write a snapshot meanwhile: it must refuse what it cannot store,
-// crash nothing, and catch up once the space is back.
-func (c *chaos) fillDisk() {
+// diskFault strikes smallDisk's disk when it is a running follower: it
+// fills to the last byte, or every write to it (raft's log, its
+// snapshots, the state the agent keeps) fails with EIO while reads go on.
+// The heal of the servers' fault gives the disk back. Meanwhile the
+// follower cannot store what the leader sends it: it must refuse it,
+// crash nothing, and catch up once its disk works again.
+func (c *chaos) diskFault() {
 	c.healServers()
 	s := c.smallDisk()
 	if !s.Running() || c.leader() == s {
 		return
 	}
-	filler := filepath.Join(s.DataDir, "chaos-filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		c.t.Logf("disk-full on %s: %v", s.Name, err)
+	c.serverFault = c.disk.Heal
+	if c.rng.IntN(2) == 0 {
+		c.disk.Fail(unix.EIO)
+		c.logf("disk-eio", "%s (every write fails with EIO)", s.Name)
 		return
 	}
-	// Written, not only allocated, until the filesystem refuses.
-	block := make([]byte, 1<<20)
-	var n int64
-	for {
-		w, err := f.Write(block)
-		n += int64(w)
-		if err != nil {
-			if !errors.Is(err, unix.ENOSPC) {
-				c.t.Logf("disk-full on %s: writing %s: %v", s.Name, filler, err)
-			}
-			break
-		}
+	n, err := c.disk.Fill()
+	if err != nil {
+		c.logf("disk-full", "%s: %v", s.Name, err)
+		return
 	}
-	_ = f.Close()
-	c.serverFault = func() { _ = os.Remove(filler) }
 	c.logf("disk-full", "%s (%d MiB written to fill it)", s.Name, n>>20)
 }
 

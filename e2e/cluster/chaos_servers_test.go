@@ -180,8 +180,8 @@ func (c *chaos) judgeHistory() string {
 		}
 		c.t.Logf("chaos history: %s (porcupine's view: %s)", dir, view)
 	}
-	c.t.Logf("chaos seed %d: %d ops checked on %d keys in %v (linearizable: %s), %d leader samples; ops %v",
-		c.seed, r.Checked, r.Keys, time.Since(began).Round(time.Millisecond), r.Linearizable, len(samples), history.Counts(ops))
+	c.t.Logf("chaos seed %d: %d ops checked on %d keys in %v (linearizable: %s; on the history narrowed to the unanswered writes some read saw: %s), %d leader samples; ops %v",
+		c.seed, r.Checked, r.Keys, time.Since(began).Round(time.Millisecond), r.Linearizable, r.Narrowed, len(samples), history.Counts(ops))
 	if len(r.Violations) == 0 {
 		return ""
 	}

@@ -78,6 +78,8 @@ type chaos struct {
 	// serverFault heals the one fault between servers in force (an
 	// isolation, a one-way drop), nil when none is.
 	serverFault func()
+	// disk is smallDisk's disk, once mountSmallDisk has mounted it.
+	disk *harness.Disk
 	// artifacts is where the run keeps its history and samples, once
 	// artifactsDir has chosen it.
 	artifacts string
@@ -245,7 +247,7 @@ func (c *chaos) fault() {
 	case k < 16:
 		c.kill9Snapshot()
 	case k < 17:
-		c.fillDisk()
+		c.diskFault()
 	default:
 		c.healServers()
 	}

@@ -64,7 +64,7 @@ ports {
 `, p.HTTP, p.RPC, p.Serf)
 	if which == "upstream" {
 		cfg.Bin = harness.Tool(b, upstreamTool)
-		cfg.Config += upstreamOnLoopback
+		cfg.Config += harness.UpstreamOnLoopback
 	} else {
 		cfg.Config += "enable_debug = true\n"
 	}
@@ -95,22 +95,6 @@ ports {
 	b.ReportMetric(idle, "idle-RSS-MiB")
 	b.ReportMetric(rssMiB(a.PID()), "loaded-RSS-MiB")
 }
-
-// upstreamOnLoopback is what the upstream agent needs to run on a machine
-// without Consul or internet access, bound to 127.0.0.1 (see
-// ../shared/tools/README.md).
-const upstreamOnLoopback = `disable_update_check = true
-advertise {
-  http = "127.0.0.1"
-  rpc  = "127.0.0.1"
-  serf = "127.0.0.1"
-}
-consul {
-  server_auto_join = false
-  client_auto_join = false
-  auto_advertise   = false
-}
-`
 
 // registerLoad registers b.N jobs made by job through api from callers
 // concurrent goroutines and returns the registrations per second. It

@@ -123,6 +123,13 @@ var soakSeries = []struct {
 	{"raft_mib", 0.50, 4},
 }
 
+// soakFDsPerTask is what a client holds open for each raw_exec task it
+// runs: the task's pidfd, its two log files and the two pipes they are
+// fed from (measured: a dev agent held 13 files, 63 with ten tasks, 13
+// again once they stopped). A client's fds series is its open files less
+// this much a task.
+const soakFDsPerTask = 5
+
 // sampler reads every agent's resources at an interval, until stop.
 type sampler struct {
 	c      *chaos
@@ -174,6 +181,15 @@ func (s *sampler) sample() {
 		}
 		if r.fds >= 0 {
 			read[a.Name+"/fds"] = float64(r.fds)
+		}
+		if r.fds >= 0 && !slices.Contains(s.c.nc.servers, a) {
+			// A client holds files for each task it runs, and the tasks
+			// move between clients as they are cut and healed: what is
+			// judged is what it holds beyond them.
+			tasks := len(harness.PIDsWithEnv("NOMAD_ALLOC_DIR=" + filepath.Join(a.DataDir, "alloc") + "/"))
+			read[a.Name+"/tasks"] = float64(tasks)
+			read[a.Name+"/fds_raw"] = float64(r.fds)
+			read[a.Name+"/fds"] = float64(r.fds - soakFDsPerTask*tasks)
 		}
 		if r.goroutines >= 0 {
 			read[a.Name+"/goroutines"] = float64(r.goroutines)

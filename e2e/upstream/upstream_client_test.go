@@ -78,18 +78,12 @@ server {
 data_dir             = "@DATA_DIR@"
 bind_addr            = "127.0.0.1"
 name                 = "upstream-1"
-disable_update_check = true
 ports {
   http = %d
   rpc  = %d
   serf = %d
 }
-advertise {
-  http = "127.0.0.1"
-  rpc  = "127.0.0.1"
-  serf = "127.0.0.1"
-}
-client {
+`+harness.UpstreamOnLoopback+`client {
   enabled = true
   servers = [%q]
 }
@@ -105,11 +99,6 @@ plugin "mock_driver" {
     shutdown_periodic_after    = true
     shutdown_periodic_duration = 8000000000
   }
-}
-consul {
-  server_auto_join = false
-  client_auto_join = false
-  auto_advertise   = false
 }
 %s
 `, cp.HTTP, cp.RPC, cp.Serf, server.RPCAddr(), extra[1]),

@@ -50,6 +50,17 @@ type Config struct {
 	// (RPCServerAuth) once it knows the servers' identity. A session
 	// dialed before that is replaced by a proven one at the next call.
 	Prover ServerProver
+	// Credentials, when set, says when what a connection proves at its
+	// handshake changed (a node's certificate of tls.auto, issued or
+	// renewed): a session dialed before is replaced at the next call, as
+	// an unproven one is.
+	Credentials Credentials
+}
+
+// Credentials are what a pool's connections present, changing over time.
+type Credentials interface {
+	// Generation counts the changes; it never goes back.
+	Generation() uint64
 }
 
 // ConnPool keeps one multiplexed session per address.
@@ -58,10 +69,10 @@ type ConnPool struct {
 
 	mu       sync.Mutex
 	sessions map[string]*yamux.Session
-	// unproven are the sessions dialed without a server proof.
-	unproven map[*yamux.Session]struct{}
-	dialing  map[string]*dialCall
-	closed   bool
+	// gens are the credentials each session was dialed with (generation).
+	gens    map[*yamux.Session]uint64
+	dialing map[string]*dialCall
+	closed  bool
 }
 
 // dialCall is a dial in progress that every caller for the address waits
@@ -97,7 +108,7 @@ func NewPool(cfg Config) *ConnPool {
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = 30 * time.Second
 	}
-	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}, unproven: map[*yamux.Session]struct{}{}, dialing: map[string]*dialCall{}}
+	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}, gens: map[*yamux.Session]uint64{}, dialing: map[string]*dialCall{}}
 }
 
 // session returns the open session to addr, dialing it (once, whoever
@@ -128,27 +139,70 @@ func (p *ConnPool) session(ctx context.Context, addr string) (*yamux.Session, er
 	}
 }
 
-// staleLocked reports whether s was dialed without the server proof the
-// pool could give now. An idle one is closed; a busy one is left to its
-// calls in flight (a blocking query may hold it) and new calls go to a
-// proven one.
+// generation is what a connection dialed now proves: the server proof
+// once the prover has the servers' identity, and the credentials'
+// generation. Both only grow.
+func (p *ConnPool) generation() uint64 {
+	var g uint64
+	if p.cfg.Credentials != nil {
+		g = p.cfg.Credentials.Generation() << 1
+	}
+	if p.cfg.Prover != nil && p.cfg.Prover.HasServerIdentity() {
+		g |= 1
+	}
+	return g
+}
+
+// staleLocked reports whether s was dialed with less than the pool could
+// prove now (no server proof, older credentials). New calls go to a fresh
+// session; s is closed once the calls in flight on it end (a blocking
+// query may hold it for minutes).
 func (p *ConnPool) staleLocked(s *yamux.Session) bool {
-	if _, ok := p.unproven[s]; !ok {
+	g, ok := p.gens[s]
+	if !ok || g == p.generation() {
 		return false
 	}
-	if p.cfg.Prover == nil || !p.cfg.Prover.HasServerIdentity() {
-		return false
-	}
-	delete(p.unproven, s)
-	if s.NumStreams() == 0 {
-		s.Close()
-	}
+	delete(p.gens, s)
+	go closeWhenIdle(s, staleSessionMaxLife)
 	return true
 }
 
+// staleSessionMaxLife bounds how long a stale session is kept for its
+// calls in flight: past it they are cut (their callers retry).
+const staleSessionMaxLife = 15 * time.Minute
+
+// closeWhenIdle closes s once it carries no stream, or after maxLife.
+// yamux says nothing when a stream ends, so it looks every
+// staleSessionCheck.
+func closeWhenIdle(s *yamux.Session, maxLife time.Duration) {
+	defer s.Close()
+	if s.NumStreams() == 0 {
+		return
+	}
+	tick := time.NewTicker(staleSessionCheck)
+	defer tick.Stop()
+	deadline := time.NewTimer(maxLife)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if s.NumStreams() == 0 {
+				return
+			}
+		case <-s.CloseChan():
+			return
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+// staleSessionCheck is how often closeWhenIdle looks.
+const staleSessionCheck = 100 * time.Millisecond
+
 // dialFor dials addr and publishes the session for the waiting callers.
 func (p *ConnPool) dialFor(addr string, call *dialCall) {
-	proven := p.cfg.Prover != nil && p.cfg.Prover.HasServerIdentity()
+	gen := p.generation()
 	s, err := p.dial(addr)
 	p.mu.Lock()
 	delete(p.dialing, addr)
@@ -157,10 +211,11 @@ func (p *ConnPool) dialFor(addr string, call *dialCall) {
 		s, err = nil, ErrPoolClosed
 	}
 	if err == nil {
-		p.sessions[addr] = s
-		if !proven && p.cfg.Prover != nil {
-			p.unproven[s] = struct{}{}
+		if old, ok := p.sessions[addr]; ok {
+			delete(p.gens, old) // closed, or stale and left to its calls
 		}
+		p.sessions[addr] = s
+		p.gens[s] = gen
 	}
 	call.s, call.err = s, err
 	p.mu.Unlock()
@@ -259,7 +314,7 @@ func (p *ConnPool) drop(addr string, s *yamux.Session) {
 	if p.sessions[addr] == s {
 		delete(p.sessions, addr)
 	}
-	delete(p.unproven, s)
+	delete(p.gens, s)
 	s.Close()
 }
 

@@ -553,3 +553,32 @@ func TestPool_CallEndsWithItsContext(t *testing.T) {
 		t.Fatal("the call outlived its caller's context")
 	}
 }
+
+// testCreds are credentials whose generation the test moves.
+type testCreds struct{ gen atomic.Uint64 }
+
+func (c *testCreds) Generation() uint64 { return c.gen.Load() }
+
+// Once the credentials change (a node's certificate issued or renewed),
+// the next call dials a new session with them and the old, idle one is
+// closed; while they stay, calls share one session.
+func TestPool_NewCredentialsDialAfresh(t *testing.T) {
+	srv := newTestServer(t)
+	d := newCountingDialer()
+	creds := &testCreds{}
+	p := newPool(t, pool.Config{Dialer: d, Credentials: creds})
+	for range 2 {
+		_, err := callNode(p, srv.addr)
+		must.NoError(t, err)
+	}
+	must.Eq(t, int32(1), d.dials.Load())
+
+	creds.gen.Add(1)
+	_, err := callNode(p, srv.addr)
+	must.NoError(t, err)
+	must.Eq(t, int32(2), d.dials.Load())
+	waitFor(t, d.closed, "the old session closed")
+	_, err = callNode(p, srv.addr)
+	must.NoError(t, err)
+	must.Eq(t, int32(2), d.dials.Load())
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 )
 
 // Config is the agent's `tls` block, as far as building TLS configurations
@@ -35,6 +36,54 @@ type Config struct {
 
 	// Region names the servers' certificates (server.<Region>.nomad).
 	Region string
+
+	// Auto is automatic mutual TLS (tls.auto): the servers hold a cluster
+	// CA in raft and issue every agent its certificate, which lives
+	// AutoCertTTL (DefaultAutoCertTTL when zero). It excludes the file
+	// settings above (CheckAuto).
+	Auto        bool
+	AutoCertTTL time.Duration
+}
+
+// DefaultAutoCertTTL is how long a certificate of tls.auto lives: short,
+// so that a stolen one is soon worthless, and renewed at half its life.
+const DefaultAutoCertTTL = 24 * time.Hour
+
+// CertTTL is the lifetime of the certificates tls.auto issues.
+func (c *Config) CertTTL() time.Duration {
+	if c == nil || c.AutoCertTTL <= 0 {
+		return DefaultAutoCertTTL
+	}
+	return c.AutoCertTTL
+}
+
+// CheckAuto refuses tls.auto combined with the settings it replaces,
+// naming them: the certificates and the CA are the cluster's own, and
+// RPC TLS is what it turns on.
+func (c *Config) CheckAuto() error {
+	if !c.Auto {
+		if c.AutoCertTTL != 0 {
+			return errors.New("tls.auto_cert_ttl is set but tls.auto is not")
+		}
+		return nil
+	}
+	var errs []error
+	for _, f := range []struct {
+		key string
+		set bool
+	}{
+		{"tls.rpc", c.EnableRPC}, {"tls.http", c.EnableHTTP}, {"tls.ca_file", c.CAFile != ""},
+		{"tls.cert_file", c.CertFile != ""}, {"tls.key_file", c.KeyFile != ""},
+		{"tls.verify_https_client", c.VerifyHTTPSClient},
+	} {
+		if f.set {
+			errs = append(errs, fmt.Errorf("%s cannot be combined with tls.auto = true: tls.auto issues the agents' RPC certificates from the cluster's own CA (remove %s, or tls.auto to use operator-supplied certificates)", f.key, f.key))
+		}
+	}
+	if c.AutoCertTTL < 0 || (c.AutoCertTTL > 0 && c.AutoCertTTL < 10*time.Minute) {
+		errs = append(errs, fmt.Errorf("tls.auto_cert_ttl %s must be at least 10m", c.AutoCertTTL))
+	}
+	return errors.Join(errs...)
 }
 
 // ErrNoCA is returned when TLS is enabled without a CA to verify peers.

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -81,6 +82,48 @@ func GenerateCA(in CAInput) (certPEM, keyPEM []byte, err error) {
 		return nil, nil, fmt.Errorf("creating CA certificate: %w", err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
+}
+
+// CrossSign returns CA certificate caPEM signed by the CA byCertPEM (key
+// byKeyPEM) instead of itself: the same name and key, so what caPEM
+// signed verifies through it for whoever trusts only the older CA (a CA
+// rotation, while nodes learn the new one). It lives no longer than
+// either CA.
+func CrossSign(caPEM, byCertPEM, byKeyPEM []byte) ([]byte, error) {
+	ca, err := ParseCert(caPEM)
+	if err != nil {
+		return nil, err
+	}
+	if !ca.IsCA {
+		return nil, errors.New("cross-signing: the certificate is not a CA")
+	}
+	by, key, err := parseCA(byCertPEM, byKeyPEM)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, err
+	}
+	notAfter := ca.NotAfter
+	if by.NotAfter.Before(notAfter) {
+		notAfter = by.NotAfter
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               ca.Subject,
+		NotBefore:             ca.NotBefore,
+		NotAfter:              notAfter,
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              ca.KeyUsage,
+		SubjectKeyId:          ca.SubjectKeyId,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, by, ca.PublicKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("cross-signing the CA: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
 // GenerateCert returns a certificate signed by in.CA and its private key,
@@ -202,4 +245,104 @@ func parseKey(b *pem.Block) (crypto.Signer, error) {
 		return nil, errors.New("CA key cannot sign")
 	}
 	return s, nil
+}
+
+// Fingerprint is the SHA-256 of the first PEM certificate in certPEM, hex:
+// what an operator compares, and what pins a CA before it is trusted.
+func Fingerprint(certPEM []byte) (string, error) {
+	b, _ := pem.Decode(certPEM)
+	if b == nil || b.Type != "CERTIFICATE" {
+		return "", errors.New("no PEM certificate")
+	}
+	return FingerprintDER(b.Bytes), nil
+}
+
+// FingerprintDER is Fingerprint of a certificate's DER bytes.
+func FingerprintDER(der []byte) string {
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:])
+}
+
+// EncodeCert is cert, PEM encoded.
+func EncodeCert(cert *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+}
+
+// NewCSR makes a private key and a certificate request for it, PEM
+// encoded: an agent of tls.auto keeps its key and sends only the request.
+func NewCSR(commonName string) (csrPEM, keyPEM []byte, err error) {
+	key, keyPEM, err := newKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: commonName}}, key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating certificate request: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), keyPEM, nil
+}
+
+// SignCSRInput is a certificate request to sign, and what to sign into
+// the certificate: the names and lifetime are the signer's, never the
+// request's (only its public key is taken).
+type SignCSRInput struct {
+	CA, CAKey []byte
+	CSR       []byte
+	Cert      CertInput
+}
+
+// SignCSR signs the public key of in.CSR into a certificate of in.Cert's
+// names and lifetime.
+func SignCSR(in SignCSRInput) ([]byte, error) {
+	ca, caKey, err := parseCA(in.CA, in.CAKey)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := pem.Decode(in.CSR)
+	if b == nil || b.Type != "CERTIFICATE REQUEST" {
+		return nil, errors.New("no PEM certificate request")
+	}
+	csr, err := x509.ParseCertificateRequest(b.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("parsing certificate request: %w", err)
+	}
+	if err := csr.CheckSignature(); err != nil {
+		return nil, fmt.Errorf("certificate request signature: %w", err)
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, err
+	}
+	c := in.Cert
+	notBefore, notAfter := window(c.NotBefore, c.Validity, DefaultCertValidity)
+	if notAfter.After(ca.NotAfter) {
+		notAfter = ca.NotAfter
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: c.CommonName},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:           c.ExtKeyUsage,
+		DNSNames:              c.DNSNames,
+		IPAddresses:           c.IPs,
+		SubjectKeyId:          keyID(csr.PublicKey),
+		AuthorityKeyId:        ca.SubjectKeyId,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, csr.PublicKey, caKey)
+	if err != nil {
+		return nil, fmt.Errorf("signing certificate: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// ParseCert reads the first PEM certificate of certPEM.
+func ParseCert(certPEM []byte) (*x509.Certificate, error) {
+	b, _ := pem.Decode(certPEM)
+	if b == nil || b.Type != "CERTIFICATE" {
+		return nil, errors.New("no PEM certificate")
+	}
+	return x509.ParseCertificate(b.Bytes)
 }

@@ -88,3 +88,10 @@ func evalBrokerPausedTxn(txn *memdb.Txn) (bool, error) {
 	}
 	return cfg.PauseEvalBroker, nil
 }
+
+// SchedulerConfigSnapshotObject is c as a snapshot record of kind
+// SnapshotSchedulerConfig holds it, for a writer of the persist stream
+// other than Persist (a translated upstream snapshot).
+func SchedulerConfigSnapshotObject(c *structs.SchedulerConfiguration) any {
+	return &schedulerConfigRow{ID: schedulerConfigKey, Config: c}
+}

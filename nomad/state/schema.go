@@ -80,6 +80,8 @@ func schema() *memdb.DBSchema {
 			TableServiceRegistrations: serviceRegistrationTableSchema(),
 			// The secret servers prove themselves with (one row).
 			TableServerIdentity: serverIdentityTableSchema(),
+			// The CAs of automatic mutual TLS (tls.auto).
+			TableTLSCAs: tlsCATableSchema(),
 		},
 	}
 }

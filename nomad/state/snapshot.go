@@ -37,6 +37,7 @@ const (
 	SnapshotServiceRegistration
 	SnapshotAutopilotConfig
 	SnapshotServerIdentity
+	SnapshotTLSCA
 )
 
 // String names the kind, as error messages show it.
@@ -108,6 +109,7 @@ var snapshotTables = []snapshotTable{
 	snapshotOf[structs.ServiceRegistration](TableServiceRegistrations, SnapshotServiceRegistration, "ServiceRegistration", nil),
 	snapshotOf[autopilotConfigRow](TableAutopilotConfig, SnapshotAutopilotConfig, "AutopilotConfig", nil),
 	snapshotOf[structs.ServerIdentity](TableServerIdentity, SnapshotServerIdentity, "ServerIdentity", nil),
+	snapshotOf[structs.TLSCA](TableTLSCAs, SnapshotTLSCA, "TLSCA", nil),
 }
 
 func tableOf(kind SnapshotKind) (snapshotTable, bool) {

@@ -58,6 +58,7 @@ func populated(t *testing.T) *StateStore {
 	must.NoError(t, err)
 	_, err = s.SetServerIdentity(28, &structs.ServerIdentity{Secret: []byte("servers-only")})
 	must.NoError(t, err)
+	must.NoError(t, s.UpsertTLSCAs(29, &structs.TLSCAUpsertRequest{CAs: []*structs.TLSCA{{ID: "ca1", CertPEM: []byte("pem"), Active: true}}}))
 	return s
 }
 

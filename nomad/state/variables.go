@@ -310,5 +310,13 @@ func rootKeyRemovable(txn *memdb.Txn, keyID string) (any, error) {
 		return nil, fmt.Errorf("%w: %w: %d variable(s) are still encrypted with root key %s; re-encrypt them first (nomad operator root keyring rotate -full)",
 			structs.ErrInvalidRequest, ErrRootKeyInUse, used, keyID)
 	}
+	cas, err := tlsCAsUsingKey(txn, keyID)
+	if err != nil {
+		return nil, err
+	}
+	if cas > 0 {
+		return nil, fmt.Errorf("%w: %w: the key of %d TLS CA(s) is encrypted with root key %s; rotate the CA first (nomad operator tls ca rotate)",
+			structs.ErrInvalidRequest, ErrRootKeyInUse, cas, keyID)
+	}
 	return raw, nil
 }

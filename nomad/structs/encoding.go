@@ -58,6 +58,7 @@ const (
 	NodeEventsEmitRequestType
 	RootKeyMetaDeleteRequestType
 	ServerIdentitySetRequestType
+	TLSCAUpsertRequestType
 )
 
 func (t MessageType) String() string {
@@ -72,7 +73,7 @@ func (t MessageType) String() string {
 		"NodeBatchUpdateStatus", "DeploymentDelete", "OneTimeTokenUpsert", "OneTimeTokenDelete", "SchedulerConfig",
 		"VarApplyState", "RootKeyMetaUpsert",
 		"ServiceRegistrationUpsert", "ServiceRegistrationDeleteByID", "AutopilotConfig",
-		"NodeEventsEmit", "RootKeyMetaDelete", "ServerIdentitySet"}
+		"NodeEventsEmit", "RootKeyMetaDelete", "ServerIdentitySet", "TLSCAUpsert"}
 	if int(t) < len(names) {
 		return names[t]
 	}

@@ -41,6 +41,11 @@ var (
 	ErrNodeSecretMismatch = fmt.Errorf("%w: node secret ID does not match", ErrPermissionDenied)
 	ErrForeignAlloc       = fmt.Errorf("%w: allocation is not on the reporting node", ErrPermissionDenied)
 	ErrServerOnlyStatus   = fmt.Errorf("%w: status is set only by the servers", ErrPermissionDenied)
+	// ErrNodeCertRefused is why a node gets no certificate of tls.auto:
+	// unknown or purged node, a certificate not of this cluster or not
+	// the node's, or one that expired outside the node's disconnect
+	// window.
+	ErrNodeCertRefused = fmt.Errorf("%w: node certificate refused", ErrPermissionDenied)
 )
 
 // ErrScalingBlocked refuses a count change of a job whose deployment is
@@ -62,6 +67,7 @@ func (r *refusal) Is(target error) bool { return target == r.kind }
 // ErrPermissionDenied, whose text they start with.
 var sentinels = []error{
 	ErrNodeSecretMissing, ErrNodeSecretMismatch, ErrForeignAlloc, ErrServerOnlyStatus, ErrScalingBlocked,
+	ErrNodeCertRefused,
 	ErrIntroductionRequired,
 	ErrScalingUnstable,
 	ErrJobRegistrationDisabled, ErrEvalBrokerNotPaused,

@@ -133,6 +133,8 @@ func fullTaskGroup(name string) *structs.TaskGroup {
 			Mode:          structs.NetworkModeHost,
 			ReservedPorts: []structs.Port{{Label: "admin", Value: 9090, To: 90, HostNetwork: "default"}},
 			DynamicPorts:  []structs.Port{{Label: "http", Value: 1, To: 8080, HostNetwork: "default"}},
+			DNS:           &structs.DNSConfig{Servers: []string{"10.0.0.53"}, Searches: []string{"svc"}, Options: []string{"ndots:2"}},
+			Hostname:      "web",
 		}},
 		Services: []*structs.Service{fullService(name)},
 		Volumes: map[string]*structs.VolumeRequest{"data": {

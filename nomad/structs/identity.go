@@ -1,6 +1,13 @@
 package structs
 
-import "time"
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
 
 // DefaultWorkloadIdentityTTL is how long a signed workload identity lives.
 const DefaultWorkloadIdentityTTL = time.Hour
@@ -15,14 +22,18 @@ type IdentityClaims struct {
 	TaskName     string `json:"nomad_task,omitempty"`
 	// NodeName and NodePool scope a client introduction token (see
 	// node_intro.go); empty in workload identities.
-	NodeName  string   `json:"nomad_node_name,omitempty"`
-	NodePool  string   `json:"nomad_node_pool,omitempty"`
-	Subject   string   `json:"sub"`
-	Audience  []string `json:"aud,omitempty"`
-	IssuedAt  int64    `json:"iat"`
-	NotBefore int64    `json:"nbf"`
-	Expiry    int64    `json:"exp,omitempty"`
-	ID        string   `json:"jti"`
+	NodeName string `json:"nomad_node_name,omitempty"`
+	NodePool string `json:"nomad_node_pool,omitempty"`
+	// TLSCAFingerprint, in an introduction token of a tls.auto cluster,
+	// is the SHA-256 of the active cluster CA (hex): a new node reads it
+	// from its token and pins the servers by it before it holds the CA.
+	TLSCAFingerprint string   `json:"nomad_tls_ca_sha256,omitempty"`
+	Subject          string   `json:"sub"`
+	Audience         []string `json:"aud,omitempty"`
+	IssuedAt         int64    `json:"iat"`
+	NotBefore        int64    `json:"nbf"`
+	Expiry           int64    `json:"exp,omitempty"`
+	ID               string   `json:"jti"`
 }
 
 // JSONWebKey is one public signing key as /.well-known/jwks.json
@@ -76,4 +87,52 @@ type AllocIdentitiesResponse struct {
 	SignedIdentities []*SignedWorkloadIdentity
 	Rejections       []*WorkloadIdentityRejection
 	QueryMeta
+}
+
+// JWT is a compact JWT taken apart, its signature not checked: the
+// servers check it against the root key its KeyID names; a client only
+// reads claims of a token it was handed (an introduction token's CA
+// fingerprint, which the servers will check when it is presented).
+type JWT struct {
+	Algorithm string
+	KeyID     string
+	Claims    *IdentityClaims
+	// Signed is the part the signature covers, and Signature the
+	// signature's bytes.
+	Signed    string
+	Signature []byte
+}
+
+// ErrNotJWT is why DecodeJWT refuses a token.
+var ErrNotJWT = errors.New("not a JWT")
+
+// DecodeJWT takes a compact JWT apart (RFC 7519: header, claims and
+// signature, base64url without padding).
+func DecodeJWT(token string) (*JWT, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("%w: %d parts, not 3", ErrNotJWT, len(parts))
+	}
+	b64 := base64.RawURLEncoding
+	hb, err := b64.DecodeString(parts[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: header: %w", ErrNotJWT, err)
+	}
+	var header struct{ Alg, Kid string }
+	if err := json.Unmarshal(hb, &header); err != nil {
+		return nil, fmt.Errorf("%w: header: %w", ErrNotJWT, err)
+	}
+	cb, err := b64.DecodeString(parts[1])
+	if err != nil {
+		return nil, fmt.Errorf("%w: claims: %w", ErrNotJWT, err)
+	}
+	var c IdentityClaims
+	if err := json.Unmarshal(cb, &c); err != nil {
+		return nil, fmt.Errorf("%w: claims: %w", ErrNotJWT, err)
+	}
+	sig, err := b64.DecodeString(parts[2])
+	if err != nil {
+		return nil, fmt.Errorf("%w: signature: %w", ErrNotJWT, err)
+	}
+	return &JWT{Algorithm: header.Alg, KeyID: header.Kid, Claims: &c, Signed: parts[0] + "." + parts[1], Signature: sig}, nil
 }

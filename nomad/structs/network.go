@@ -2,6 +2,8 @@ package structs
 
 import (
 	"fmt"
+	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,23 +20,59 @@ const (
 // upstream) tasks share the host's network namespace and ports are host
 // ports. In bridge mode the allocation gets a namespace of its own on the
 // client's bridge, and each host port is mapped to its `to` port inside.
+//
+// A mode "cni/<name>" also gives the allocation a namespace of its own,
+// configured by the CNI network of that name in the client's
+// cni_config_dir.
 const (
 	NetworkModeHost   = "host"
 	NetworkModeBridge = "bridge"
+	// NetworkModeCNIPrefix starts a mode naming a CNI network.
+	NetworkModeCNIPrefix = "cni/"
 )
 
 // IsBridge reports whether the network puts the allocation in a namespace
 // of its own on the client's bridge.
 func (n *NetworkResource) IsBridge() bool { return n != nil && n.Mode == NetworkModeBridge }
 
-// BridgeNetwork returns the group's network if it is in bridge mode.
-func (tg *TaskGroup) BridgeNetwork() (*NetworkResource, bool) {
+// CNIName returns the CNI network a "cni/<name>" mode names.
+func (n *NetworkResource) CNIName() (string, bool) {
+	if n == nil {
+		return "", false
+	}
+	name, ok := strings.CutPrefix(n.Mode, NetworkModeCNIPrefix)
+	if !ok || name == "" {
+		return "", false
+	}
+	return name, true
+}
+
+// OwnNamespace reports whether the network gives the allocation a network
+// namespace of its own: bridge and cni/<name> modes.
+func (n *NetworkResource) OwnNamespace() bool {
+	_, cni := n.CNIName()
+	return n.IsBridge() || cni
+}
+
+// NamespaceNetwork returns the group's network if it gives the allocation
+// a namespace of its own (bridge or cni/<name> mode).
+func (tg *TaskGroup) NamespaceNetwork() (*NetworkResource, bool) {
 	for _, n := range tg.Networks {
-		if n.IsBridge() {
+		if n.OwnNamespace() {
 			return n, true
 		}
 	}
 	return nil, false
+}
+
+// GroupNetwork returns the group's network block, nil when it has none.
+func (tg *TaskGroup) GroupNetwork() *NetworkResource {
+	for _, n := range tg.Networks {
+		if n != nil {
+			return n
+		}
+	}
+	return nil
 }
 
 // NodeAttrNetworkIP is the node attribute holding the address its tasks'
@@ -82,6 +120,27 @@ type NetworkResource struct {
 	ReservedPorts []Port
 	// DynamicPorts are the ports the scheduler picks a host port for.
 	DynamicPorts []Port
+	// DNS is `dns { servers searches options }`: the resolv.conf the
+	// tasks see instead of the host's. Nil: the host's.
+	DNS *DNSConfig
+	// Hostname is the allocation's host name in its own namespace
+	// (bridge and cni modes only).
+	Hostname string
+}
+
+// DNSConfig is a network's `dns` block, the lines of a resolv.conf.
+type DNSConfig struct {
+	Servers  []string
+	Searches []string
+	Options  []string
+}
+
+// Copy returns a deep copy.
+func (d *DNSConfig) Copy() *DNSConfig {
+	if d == nil {
+		return nil
+	}
+	return &DNSConfig{Servers: slices.Clone(d.Servers), Searches: slices.Clone(d.Searches), Options: slices.Clone(d.Options)}
 }
 
 // Port is one `port "<label>" { static to }`. Value is the static host
@@ -110,6 +169,7 @@ func (n *NetworkResource) Copy() *NetworkResource {
 	c := *n
 	c.ReservedPorts = slices.Clone(n.ReservedPorts)
 	c.DynamicPorts = slices.Clone(n.DynamicPorts)
+	c.DNS = n.DNS.Copy()
 	return &c
 }
 
@@ -137,13 +197,15 @@ func (tg *TaskGroup) validateNetworks() []string {
 		if n == nil {
 			continue
 		}
+		_, cni := n.CNIName()
 		switch {
-		case n.Mode == "" || n.Mode == NetworkModeHost || n.Mode == NetworkModeBridge:
-		case strings.HasPrefix(n.Mode, "cni/"):
-			p.add("Network mode %q is not supported: cni/<name> modes are not implemented; use %q or %q", n.Mode, NetworkModeHost, NetworkModeBridge)
+		case n.Mode == "" || n.Mode == NetworkModeHost || n.Mode == NetworkModeBridge || cni:
+		case strings.HasPrefix(n.Mode, NetworkModeCNIPrefix):
+			p.add("Network mode %q needs a CNI network name after %q", n.Mode, NetworkModeCNIPrefix)
 		default:
-			p.add("Network mode %q is not supported: only %q (the default) and %q", n.Mode, NetworkModeHost, NetworkModeBridge)
+			p.add("Network mode %q is not supported: only %q (the default), %q and %q<name>", n.Mode, NetworkModeHost, NetworkModeBridge, NetworkModeCNIPrefix)
 		}
+		p = append(p, n.validateDNSAndHostname()...)
 		for _, port := range slices.Concat(n.ReservedPorts, n.DynamicPorts) {
 			switch {
 			case port.Label == "":
@@ -206,4 +268,46 @@ func PortCollision(allocs []*Allocation) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// hostnameRE is an RFC 1123 host name: dot-separated labels of letters,
+// digits and inner hyphens.
+var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+
+// ValidHostname reports whether s is an RFC 1123 host name of at most 253
+// characters.
+func ValidHostname(s string) bool { return len(s) <= 253 && hostnameRE.MatchString(s) }
+
+// validateDNSAndHostname checks the dns block's servers are IP addresses
+// and its lines fit a resolv.conf, and that hostname is a host name set
+// only where the allocation has a namespace (and so a host name) of its
+// own.
+func (n *NetworkResource) validateDNSAndHostname() []string {
+	var p problems
+	if d := n.DNS; d != nil {
+		for _, s := range d.Servers {
+			if _, err := netip.ParseAddr(s); err != nil {
+				p.add("network.dns.servers: %q is not an IP address", s)
+			}
+		}
+		for _, l := range [][]string{d.Searches, d.Options} {
+			for _, v := range l {
+				if v == "" || strings.ContainsAny(v, " \t\r\n#;") {
+					p.add("network.dns: %q is not one search domain or option (no spaces, newlines or comments)", v)
+				}
+			}
+		}
+	}
+	if n.Hostname != "" {
+		switch {
+		case !n.OwnNamespace():
+			p.add("network.hostname needs network mode %q or %q<name>: in host mode tasks share the host's name", NetworkModeBridge, NetworkModeCNIPrefix)
+		case strings.Contains(n.Hostname, "${"):
+			// Interpolated on the client, which checks the result
+			// (ValidHostname) before the allocation starts.
+		case !ValidHostname(n.Hostname):
+			p.add("network.hostname %q is not a valid host name (letters, digits, '-' and '.', or ${...} interpolation)", n.Hostname)
+		}
+	}
+	return p
 }

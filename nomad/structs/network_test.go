@@ -17,7 +17,11 @@ func TestTaskGroup_ValidateNetworks(t *testing.T) {
 		nw   []*structs.NetworkResource
 		want string
 	}{
-		{"cni mode", []*structs.NetworkResource{{Mode: "cni/mynet"}}, `Network mode "cni/mynet" is not supported: cni/<name> modes are not implemented`},
+		{"cni without a name", []*structs.NetworkResource{{Mode: "cni/"}}, `Network mode "cni/" needs a CNI network name`},
+		{"dns server not an address", []*structs.NetworkResource{{DNS: &structs.DNSConfig{Servers: []string{"dns.example"}}}}, `network.dns.servers: "dns.example" is not an IP address`},
+		{"dns option with a newline", []*structs.NetworkResource{{DNS: &structs.DNSConfig{Options: []string{"ndots:2\nnameserver 6.6.6.6"}}}}, `network.dns: "ndots:2\nnameserver 6.6.6.6" is not one`},
+		{"hostname in host mode", []*structs.NetworkResource{{Hostname: "web"}}, "network.hostname needs network mode"},
+		{"hostname invalid", []*structs.NetworkResource{{Mode: "bridge", Hostname: "web_1"}}, `network.hostname "web_1" is not a valid host name`},
 		{"unknown mode", []*structs.NetworkResource{{Mode: "none"}}, `Network mode "none" is not supported`},
 		{"two blocks", []*structs.NetworkResource{{}, {}}, "Only one network block"},
 		{"duplicate label", []*structs.NetworkResource{{DynamicPorts: []structs.Port{{Label: "a"}, {Label: "a"}}}}, `label "a" is used twice`},
@@ -40,9 +44,19 @@ func TestTaskGroup_ValidateNetworks(t *testing.T) {
 	must.NoError(t, job.Validate())
 	job.TaskGroups[0].Networks[0].Mode = "bridge"
 	must.NoError(t, job.Validate())
-	n, ok := job.TaskGroups[0].BridgeNetwork()
+	n, ok := job.TaskGroups[0].NamespaceNetwork()
 	must.True(t, ok)
 	must.Eq(t, "bridge", n.Mode)
+	_, isCNI := n.CNIName()
+	must.False(t, isCNI)
+	job.TaskGroups[0].Networks[0] = &structs.NetworkResource{Mode: "cni/mynet", Hostname: "web-1.example",
+		DNS: &structs.DNSConfig{Servers: []string{"10.0.0.53", "fd00::53"}, Searches: []string{"svc.example"}, Options: []string{"ndots:2"}}}
+	must.NoError(t, job.Validate())
+	n, ok = job.TaskGroups[0].NamespaceNetwork()
+	must.True(t, ok)
+	name, ok := n.CNIName()
+	must.True(t, ok)
+	must.Eq(t, "mynet", name)
 }
 
 // A host network's reserved_ports list reads as upstream writes it: single

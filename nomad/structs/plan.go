@@ -63,17 +63,23 @@ func (p *Plan) AppendAlloc(alloc *Allocation) {
 	p.NodeAllocation[alloc.NodeID] = append(p.NodeAllocation[alloc.NodeID], alloc)
 }
 
-// PopUpdate removes the most recent update of alloc, used when a placement
-// for the same node supersedes it.
+// PopUpdate withdraws the most recent update of alloc, wherever it stands
+// among its node's updates: a stop that was to make way for a replacement
+// that found no node. The node's entry goes once empty, so the applier
+// sees no work there.
 func (p *Plan) PopUpdate(alloc *Allocation) {
 	existing := p.NodeUpdate[alloc.NodeID]
-	if n := len(existing); n > 0 && existing[n-1].ID == alloc.ID {
-		existing = existing[:n-1]
+	for i := len(existing) - 1; i >= 0; i-- {
+		if existing[i].ID != alloc.ID {
+			continue
+		}
+		existing = append(existing[:i:i], existing[i+1:]...)
 		if len(existing) > 0 {
 			p.NodeUpdate[alloc.NodeID] = existing
 		} else {
 			delete(p.NodeUpdate, alloc.NodeID)
 		}
+		return
 	}
 }
 

@@ -67,8 +67,9 @@ func TestPlan_AppendAlloc(t *testing.T) {
 	must.Eq(t, []*structs.Allocation{other}, p.NodeAllocation[other.NodeID])
 }
 
-// PopUpdate undoes only the most recent stop of that very allocation, and
-// removes the node's entry once empty so the applier sees no work there.
+// PopUpdate withdraws the stop of that very allocation, wherever it stands
+// among its node's updates, the others kept in order, and removes the
+// node's entry once empty so the applier sees no work there.
 func TestPlan_PopUpdate(t *testing.T) {
 	a, b := mock.Alloc(), mock.Alloc()
 	b.NodeID = a.NodeID
@@ -77,14 +78,20 @@ func TestPlan_PopUpdate(t *testing.T) {
 	p.AppendStoppedAlloc(a, structs.AllocNotNeeded, "", "")
 	p.AppendStoppedAlloc(b, structs.AllocNotNeeded, "", "")
 
-	p.PopUpdate(a)
-	must.Len(t, 2, p.NodeUpdate[a.NodeID], must.Sprint("a is not the most recent update: nothing is removed"))
+	c := mock.Alloc()
+	c.NodeID = a.NodeID
+	p.AppendStoppedAlloc(c, structs.AllocNotNeeded, "", "")
 
 	p.PopUpdate(b)
-	must.Len(t, 1, p.NodeUpdate[a.NodeID])
+	must.Len(t, 2, p.NodeUpdate[a.NodeID], must.Sprint("b, in the middle, is withdrawn"))
 	must.Eq(t, a.ID, p.NodeUpdate[a.NodeID][0].ID)
+	must.Eq(t, c.ID, p.NodeUpdate[a.NodeID][1].ID)
+
+	p.PopUpdate(b) // withdrawn already: nothing happens
+	must.Len(t, 2, p.NodeUpdate[a.NodeID])
 
 	p.PopUpdate(a)
+	p.PopUpdate(c)
 	must.MapNotContainsKey(t, p.NodeUpdate, a.NodeID)
 	must.True(t, p.IsNoOp())
 

@@ -267,7 +267,13 @@ type NodeServerInfo struct {
 // NodeUpdateResponse answers node writes, with the heartbeat TTL the client
 // must keep to.
 type NodeUpdateResponse struct {
-	HeartbeatTTL    time.Duration
+	HeartbeatTTL time.Duration
+	// ServerTime is the answering server's clock (UnixNano) when it took
+	// the request; ours only, zero from upstream's. The client reports
+	// its tasks' times on this clock (client.serverClock), so that a
+	// client whose own clock is off, or jumps, does not move the
+	// servers' decisions that count from them (a reschedule's delay).
+	ServerTime      int64
 	EvalIDs         []string
 	EvalCreateIndex uint64
 	NodeModifyIndex uint64

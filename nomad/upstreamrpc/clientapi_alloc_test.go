@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"strings"
 	"testing"
@@ -269,4 +271,43 @@ func TestClientAPIExecErrorClosesWithItsReason(t *testing.T) {
 	_, ce := readUntilClose(t, ws)
 	must.Eq(t, websocket.CloseInternalServerErr, ce.Code)
 	must.StrHasPrefix(t, "rpc error: code = Unknown desc = failed to start command", ce.Text)
+}
+
+// TestClientAPIExecErrorSurvivesTheProxy checks that an exec the upstream
+// client fails at once brings its reason to the caller through a reverse
+// proxy that ends when either direction does (httputil's, as our servers
+// pass the websocket on), every time: the bridge keeps the connection
+// until the caller answers its close frame. It closed right after the
+// frame, and about one exec in fifty lost it on the way: `nomad alloc exec
+// ... /no/such/command` printed "unexpected EOF" instead of why.
+func TestClientAPIExecErrorSurvivesTheProxy(t *testing.T) {
+	msg := "rpc error: code = Unknown desc = failed to start command: fork/exec /no/such: no such file or directory"
+	for i := range 300 {
+		api := fakeUpstream(t, func(c fakeCall) {
+			enc := codec.NewEncoder(c.st, Handle)
+			_ = enc.Encode(map[string]any{"Error": ""})
+			_ = enc.Encode(map[string]any{"Error": map[string]any{"Code": 500, "Message": msg}})
+		})
+		proxy := httptest.NewServer(&httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) { pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "node" },
+			Transport: &http.Transport{
+				DialContext:       func(context.Context, string, string) (net.Conn, error) { return api.Open() },
+				DisableKeepAlives: true,
+			},
+		})
+		u := "ws" + strings.TrimPrefix(proxy.URL, "http") + "/v1/client/allocation/" + capturedAllocID2 + "/exec?task=t&command=" + url.QueryEscape(`["/no/such"]`)
+		ws, resp, err := websocket.DefaultDialer.Dial(u, nil)
+		must.NoError(t, err, must.Sprintf("exec %d: response %v", i, resp))
+		// What `nomad alloc exec` sends without a terminal: the end of
+		// its input, at once.
+		must.NoError(t, ws.WriteJSON(map[string]any{"stdin": map[string]any{"close": true}}))
+		_, _, err = ws.ReadMessage()
+		var ce *websocket.CloseError
+		must.True(t, errors.As(err, &ce), must.Sprintf("exec %d: %v", i, err))
+		must.Eq(t, websocket.CloseInternalServerErr, ce.Code, must.Sprintf("exec %d: %v", i, err))
+		must.Eq(t, msg, ce.Text)
+		ws.Close()
+		proxy.Close()
+		api.Close()
+	}
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -59,10 +57,6 @@ type (
 // before it did.
 var execUpgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
-// closeDeadline bounds the write of a close frame to a caller that stopped
-// reading.
-const closeDeadline = 5 * time.Second
-
 func parseExecRequest(r *http.Request) (allocExecRequest, error) {
 	q := r.URL.Query()
 	req := allocExecRequest{AllocID: r.PathValue("alloc"), Task: q.Get("task"), queryOptions: newQueryOptions(r)}
@@ -103,15 +97,17 @@ func (c *ClientAPI) exec(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the upgrader answered
 	}
-	defer ws.Close()
 	b := &execBridge{ws: ws, tty: req.Tty}
+	read := make(chan struct{})
 	go func() {
+		defer close(read)
 		b.input(codec.NewEncoder(st, Handle))
 		// The caller went away: the client ends the command when its
 		// stream closes.
 		st.Close()
 	}()
-	b.output(dec)
+	code, reason := b.output(dec)
+	wsclose.CloseRead(ws, code, reason, read)
 }
 
 // execBridge is one exec: the caller's websocket and the stream to the
@@ -119,16 +115,19 @@ func (c *ClientAPI) exec(w http.ResponseWriter, r *http.Request) {
 type execBridge struct {
 	ws  *websocket.Conn
 	tty bool
-	wmu sync.Mutex // one writer of the websocket at a time
 }
 
 // input passes the caller's frames to the client until the websocket
-// closes or the stream refuses them.
+// closes: once the stream refuses them it only reads on, so that the
+// caller's answer to the close frame ends it (wsclose.CloseRead).
 func (b *execBridge) input(enc *codec.Encoder) {
 	for {
 		var in wsExecInput
 		if err := b.ws.ReadJSON(&in); err != nil {
 			return
+		}
+		if enc == nil {
+			continue
 		}
 		var out execInput
 		if in.Stdin != nil {
@@ -144,43 +143,34 @@ func (b *execBridge) input(enc *codec.Encoder) {
 			continue
 		}
 		if err := enc.Encode(&out); err != nil {
-			return
+			enc = nil
 		}
 	}
 }
 
 // output passes the client's frames to the caller until the client ends
-// the stream, then closes the websocket: normally, or with 1011 and the
-// client's error.
-func (b *execBridge) output(dec *codec.Decoder) {
+// the stream, and says how the websocket closes: normally, or with 1011
+// and the client's error.
+func (b *execBridge) output(dec *codec.Decoder) (code int, reason string) {
 	for {
 		var f streamFrame
 		err := dec.Decode(&f)
 		switch {
 		case errors.Is(err, io.EOF):
-			b.close(websocket.CloseNormalClosure, "")
-			return
+			return websocket.CloseNormalClosure, ""
 		case err != nil:
-			b.close(websocket.CloseInternalServerErr, "exec on the upstream client: "+err.Error())
-			return
+			return websocket.CloseInternalServerErr, "exec on the upstream client: " + err.Error()
 		case f.Error != nil:
-			b.close(websocket.CloseInternalServerErr, f.Error.Message)
-			return
+			return websocket.CloseInternalServerErr, f.Error.Message
 		}
 		if len(f.Payload) == 0 {
 			continue
 		}
-		b.wmu.Lock()
-		err = b.ws.WriteMessage(websocket.TextMessage, f.Payload)
-		b.wmu.Unlock()
-		if err != nil {
-			return
+		// The only writer of messages; close frames may be written
+		// beside it (gorilla's rule).
+		if err := b.ws.WriteMessage(websocket.TextMessage, f.Payload); err != nil {
+			// The close frame will most likely not get through either.
+			return websocket.CloseInternalServerErr, "writing to the caller: " + err.Error()
 		}
 	}
-}
-
-func (b *execBridge) close(code int, reason string) {
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	_ = b.ws.WriteControl(websocket.CloseMessage, wsclose.Message(code, reason), time.Now().Add(closeDeadline))
 }

@@ -14,7 +14,11 @@
 // (protocol byte, a header naming the method, the request, an
 // acknowledgement, then frames) for logs, file contents and exec (a
 // websocket bridged to Allocations.Exec), msgpack calls for listings,
-// stats, signal and restart. Nothing outside this package knows
+// stats, signal and restart. It also reads upstream's snapshot state
+// (ReadSnapshotState: the state.bin of an upstream snapshot archive) into
+// our model, with the table of upstream's record type bytes and a report
+// of every record it does not carry; the archive around it and the
+// restore are the snapshot commands'. Nothing outside this package knows
 // upstream's formats.
 //
 // Which way it calls: it imports the model (nomad/structs) and

@@ -75,12 +75,7 @@ func (s *session) sawNode(nodeID string) {
 func translateRequest(method string, body any) error {
 	switch args := body.(type) {
 	case *structs.NodeRegisterRequest:
-		if args.Node != nil {
-			if args.Node.Attributes == nil {
-				args.Node.Attributes = map[string]string{}
-			}
-			args.Node.Attributes[AttrUpstream] = "true"
-		}
+		markUpstream(args.Node)
 	case *structs.AllocUpdateRequest:
 		// Upstream names the node on each allocation only; ours on the
 		// request, which is what the endpoint authorises.
@@ -89,6 +84,20 @@ func translateRequest(method string, body any) error {
 		}
 	}
 	return nil
+}
+
+// markUpstream sets AttrUpstream on a node that is an upstream client's:
+// one registering over upstream's protocol, or one read from an upstream
+// snapshot (its client comes back over upstream's protocol, heartbeating
+// without registering again).
+func markUpstream(n *structs.Node) {
+	if n == nil {
+		return
+	}
+	if n.Attributes == nil {
+		n.Attributes = map[string]string{}
+	}
+	n.Attributes[AttrUpstream] = "true"
 }
 
 // commonNodeID is the node all allocs name, or "" when they name none or

@@ -5,6 +5,7 @@ package allocnettest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/nomad-edge/nomad/client/allocnet"
 )
@@ -22,6 +25,44 @@ var seq atomic.Uint32
 // namespaces.
 type Env struct {
 	Config allocnet.Config
+	// Netns is the network namespace (a name under /run/netns) the
+	// agent runs in, where its bridge, veths and rules are: a fabric
+	// member's, for an agent cut off by e2e/internal/harness. Empty: the
+	// host's.
+	Netns string
+}
+
+// Command is name with args run in the env's Netns (see Env.Netns).
+func (e *Env) Command(name string, args ...string) *exec.Cmd {
+	if e.Netns == "" {
+		return exec.Command(name, args...)
+	}
+	return exec.Command("nsenter", append([]string{"--net=/run/netns/" + e.Netns, name}, args...)...)
+}
+
+// Rules is the iptables ruleset of the env's Netns, tables nat and
+// filter, without counters: two equal answers mean no rule was added,
+// removed or rewritten between them.
+func (e *Env) Rules(t testing.TB) string {
+	t.Helper()
+	var out strings.Builder
+	for _, table := range []string{"nat", "filter"} {
+		b, err := e.Command("iptables-save", "-t", table).CombinedOutput()
+		if err != nil {
+			t.Fatalf("iptables-save -t %s: %v: %s", table, err, b)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "#") {
+				continue // the generator and the time of the dump
+			}
+			if strings.HasPrefix(line, ":") {
+				// ":CHAIN POLICY [packets:bytes]": the counters move.
+				line, _, _ = strings.Cut(line, " [")
+			}
+			out.WriteString(line + "\n")
+		}
+	}
+	return out.String()
 }
 
 // New skips the test unless it runs as root with the CNI plugins and
@@ -44,8 +85,9 @@ func New(t testing.TB) *Env {
 			Name:   fmt.Sprintf("nt%d-%d", os.Getpid()%100000, k),
 			Subnet: freeSubnet(t, uint32(os.Getpid())*7+k),
 		},
-		StateDir: filepath.Join(dir, "state"),
-		NetnsDir: filepath.Join(dir, "netns"),
+		StateDir:     filepath.Join(dir, "state"),
+		NetnsDir:     filepath.Join(dir, "netns"),
+		CNIConfigDir: filepath.Join(dir, "cni-config"),
 	}
 	m, err := allocnet.New(cfg)
 	if err != nil {
@@ -104,7 +146,7 @@ func (e *Env) Leftovers(t testing.TB, allocID string) []string {
 		out = append(out, "record "+allocID)
 	}
 	for _, table := range []string{"nat", "filter"} {
-		b, err := exec.Command("iptables-save", "-t", table).CombinedOutput()
+		b, err := e.Command("iptables-save", "-t", table).CombinedOutput()
 		if err != nil {
 			t.Fatalf("iptables-save -t %s: %v: %s", table, err, b)
 		}
@@ -117,11 +159,86 @@ func (e *Env) Leftovers(t testing.TB, allocID string) []string {
 	return out
 }
 
+// PowerLoss does to the network of allocID what a reboot does on a
+// device whose netns directory is on disk: the namespace is freed (and
+// its veth with it) but the pin's file stays, and the rules naming the
+// allocation are gone with the kernel's state. Only this allocation's
+// rules are removed: tests on the host's network run side by side.
+func (e *Env) PowerLoss(t testing.TB, allocID string) {
+	t.Helper()
+	pin := filepath.Join(e.Config.NetnsDir, allocID)
+	if err := unix.Unmount(pin, unix.MNT_DETACH); err != nil {
+		t.Fatalf("unpin %s: %v", pin, err)
+	}
+	for _, table := range []string{"nat", "filter"} {
+		b, err := e.Command("iptables-save", "-t", table).CombinedOutput()
+		if err != nil {
+			t.Fatalf("iptables-save -t %s: %v: %s", table, err, b)
+		}
+		emptied := map[string]bool{}
+		for _, line := range strings.Split(string(b), "\n") {
+			rule, ok := strings.CutPrefix(line, "-A ")
+			if !ok || !strings.Contains(line, allocID) {
+				continue
+			}
+			args, err := splitRule(rule)
+			if err != nil {
+				t.Fatalf("iptables-save -t %s: %q: %v", table, line, err)
+			}
+			if out, err := e.Command("iptables", append([]string{"-t", table, "-D"}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("iptables -t %s -D %s: %v: %s", table, rule, err, out)
+			}
+			if strings.HasPrefix(args[0], "CNI-") {
+				emptied[args[0]] = true
+			}
+		}
+		// The allocation's own chains, now empty; a chain another
+		// allocation's rules still use refuses, and stays.
+		for chain := range emptied {
+			_ = e.Command("iptables", "-t", table, "-X", chain).Run()
+		}
+	}
+}
+
+// splitRule splits an iptables-save rule into arguments, honouring its
+// double quotes (the plugins' comments).
+func splitRule(rule string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inQuote, started := false, false
+	for i := 0; i < len(rule); i++ {
+		c := rule[i]
+		switch {
+		case c == '\\' && inQuote && i+1 < len(rule):
+			i++
+			cur.WriteByte(rule[i])
+		case c == '"':
+			inQuote, started = !inQuote, true
+		case c == ' ' && !inQuote:
+			if started {
+				args = append(args, cur.String())
+				cur.Reset()
+				started = false
+			}
+		default:
+			cur.WriteByte(c)
+			started = true
+		}
+	}
+	if inQuote {
+		return nil, errors.New("unterminated quote")
+	}
+	if started {
+		args = append(args, cur.String())
+	}
+	return args, nil
+}
+
 // BridgePorts lists the links attached to the env's bridge (the hosts'
 // ends of the allocations' veths).
 func (e *Env) BridgePorts(t testing.TB) []string {
 	t.Helper()
-	b, err := exec.Command("ip", "-o", "link", "show", "master", e.Config.Bridge.Name).CombinedOutput()
+	b, err := e.Command("ip", "-o", "link", "show", "master", e.Config.Bridge.Name).CombinedOutput()
 	if err != nil {
 		if strings.Contains(string(b), "does not exist") {
 			return nil
@@ -176,4 +293,30 @@ func TeardownLeft(e *Env, allocID string) error {
 		return err
 	}
 	return m.Teardown(context.Background(), allocID)
+}
+
+// WriteCNINetwork configures a CNI network named name in the env's
+// cni_config_dir, as an operator would for mode cni/<name>: ptp veths
+// (no bridge) on a /24 of the test's own, with host-local IPAM and
+// portmap, returning its subnet. The plugins' rules carry the allocation
+// ID, so Leftovers sees them.
+func (e *Env) WriteCNINetwork(t testing.TB, name string) string {
+	t.Helper()
+	subnet := freeSubnet(t, uint32(os.Getpid())*7+seq.Add(1)+250)
+	conf := fmt.Sprintf(`{
+  "cniVersion": "0.4.0",
+  "name": %q,
+  "plugins": [
+    {"type": "ptp", "ipMasq": true,
+     "ipam": {"type": "host-local", "subnet": %q, "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}},
+    {"type": "portmap", "capabilities": {"portMappings": true}, "snat": true}
+  ]
+}`, name, subnet, filepath.Join(e.Config.StateDir, "test-ipam"))
+	if err := os.MkdirAll(e.Config.CNIConfigDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.Config.CNIConfigDir, name+".conflist"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return subnet
 }

@@ -13,6 +13,23 @@ import (
 	"github.com/shoenig/test/must"
 )
 
+// UpstreamOnLoopback is the config the upstream agent of ../shared/tools
+// needs to run bound to 127.0.0.1 on a machine without Consul or internet
+// access (see its README): advertise addresses, no update check, no
+// Consul. A test adds it to the rest of the agent's config.
+const UpstreamOnLoopback = `disable_update_check = true
+advertise {
+  http = "127.0.0.1"
+  rpc  = "127.0.0.1"
+  serf = "127.0.0.1"
+}
+consul {
+  server_auto_join = false
+  client_auto_join = false
+  auto_advertise   = false
+}
+`
+
 // binary is what the agent runs: its own Bin, or the nomad binary Main
 // built.
 func (a *Agent) binary() string {

@@ -1,7 +1,9 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,10 +36,17 @@ func (v Violation) String() string {
 type Result struct {
 	// Checked is how many ops porcupine checked; Keys how many keys.
 	Checked, Keys int
-	// Linearizable is porcupine's verdict over every key: Ok, Illegal, or
-	// Unknown when it ran out of time.
+	// Linearizable is the verdict over every key: Ok, Illegal, or Unknown
+	// when porcupine ran out of time. A key is judged first on the history
+	// narrowed to the unanswered writes that some read saw (Narrowed); a
+	// key that fails that is judged again with every unanswered write
+	// allowed to land late, and only a key that fails both is not
+	// linearizable.
 	Linearizable porcupine.CheckResult
-	Violations   []Violation
+	// Narrowed is porcupine's verdict on the narrowed history of every
+	// key, the one the visualization shows.
+	Narrowed   porcupine.CheckResult
+	Violations []Violation
 
 	info porcupine.LinearizationInfo
 }
@@ -53,9 +62,11 @@ func Check(ops []Op, samples []LeaderSample, timeout time.Duration) Result {
 			keys++
 		}
 	}
-	r := Result{Checked: len(pops), Keys: keys, Linearizable: res, info: info}
+	r := Result{Checked: len(pops), Keys: keys, Linearizable: res, Narrowed: res, info: info}
 	if res != porcupine.Ok {
-		r.Violations = append(r.Violations, nonLinearizable(ops, timeout)...)
+		lin, verdict := nonLinearizable(ops, timeout)
+		r.Violations = append(r.Violations, lin...)
+		r.Linearizable = verdict
 	}
 	r.Violations = append(r.Violations, lostWrites(ops)...)
 	r.Violations = append(r.Violations, staleReads(ops)...)
@@ -73,9 +84,12 @@ func (r Result) Visualize(path string) error {
 
 // nonLinearizable finds the keys whose ops are not linearizable and, for
 // each, the slice around the first op no linearization could place: the
-// ops concurrent with it and the few that completed just before it.
-func nonLinearizable(ops []Op, timeout time.Duration) []Violation {
+// ops concurrent with it and the few that completed just before it. The
+// verdict is Ok when every key is linearizable, Unknown when none is
+// found not to be but one was undecided in time, Illegal otherwise.
+func nonLinearizable(ops []Op, timeout time.Duration) ([]Violation, porcupine.CheckResult) {
 	var out []Violation
+	verdictAll := porcupine.Ok
 	groups := byKey(ops)
 	for _, key := range sortedKeys(groups) {
 		pops := operations(groups[key], false)
@@ -93,6 +107,11 @@ func nonLinearizable(ops []Op, timeout time.Duration) []Violation {
 			continue
 		case porcupine.Unknown:
 			verdict = "undecided in time with every unanswered write allowed to land late; without the unseen ones, no order of the ops on %s explains %s"
+			if verdictAll == porcupine.Ok {
+				verdictAll = porcupine.Unknown
+			}
+		default:
+			verdictAll = porcupine.Illegal
 		}
 		// Per segment, the ops its longest partial linearization placed.
 		placed := map[[2]int]bool{}
@@ -118,6 +137,14 @@ func nonLinearizable(ops []Op, timeout time.Duration) []Violation {
 			}
 		}
 		if bad == nil {
+			// Every op was placed by some partial linearization, yet no
+			// whole one exists: the key is still reported, with its ops
+			// that completed last as the slice.
+			out = append(out, Violation{
+				Rule: "linearizable", Key: key,
+				What:  fmt.Sprintf(verdict, key, "its whole history"),
+				Slice: lastOps(groups[key], 8),
+			})
 			continue
 		}
 		out = append(out, Violation{
@@ -126,7 +153,15 @@ func nonLinearizable(ops []Op, timeout time.Duration) []Violation {
 			Slice: around(groups[key], *bad),
 		})
 	}
-	return out
+	return out, verdictAll
+}
+
+// lastOps is the n ops of one key that completed last, in the order they
+// completed.
+func lastOps(ops []Op, n int) []Op {
+	sorted := slices.Clone(ops)
+	slices.SortStableFunc(sorted, func(a, b Op) int { return cmp.Compare(returnOf(a), returnOf(b)) })
+	return sorted[max(0, len(sorted)-n):]
 }
 
 // around is the ops of one key that overlap bad, with the three before

@@ -228,3 +228,26 @@ func TestResult_Visualize(t *testing.T) {
 	must.NoError(t, err)
 	must.True(t, strings.Contains(string(buf), "var-write"))
 }
+
+// A history that fails only while an unanswered write nobody saw is kept
+// to its own window passes once that write may land late, and says so:
+// the verdict is Ok, the narrowed one Illegal, and nothing is reported.
+// (A run printed "linearizable: Illegal" for such a history and passed,
+// which read as a violation let through.)
+func TestCheck_VerdictIsTheFinalOne(t *testing.T) {
+	h := New()
+	at := func(op Op, call int64) {
+		op.Call, op.Return = call, call+1
+		h.Add(op)
+	}
+	at(varWrite("var/a", "a1", 0, 10, OK), 1)
+	at(varWrite("var/a", "late", 10, 0, Unknown), 3)
+	h.Settle()
+	at(Op{Kind: VarRead, Key: "var/a", Final: true, Out: Value{Exists: true, Tag: "a1", Index: 10}, Outcome: OK}, h.Now()+1)
+	at(varWrite("var/a", "a2", 11, 12, OK), h.Now()+1000)
+	at(varRead("var/a", "a2", 12, false), h.Now()+1000)
+	r := Check(h.Ops(), nil, time.Minute)
+	must.Eq(t, porcupine.Illegal, r.Narrowed)
+	must.Eq(t, porcupine.Ok, r.Linearizable)
+	must.SliceEmpty(t, r.Violations)
+}

@@ -1,0 +1,205 @@
+package nomad
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/helper/pool"
+	"github.com/nomad-edge/nomad/helper/tlsutil"
+	"github.com/nomad-edge/nomad/nomad/mock"
+	"github.com/nomad-edge/nomad/nomad/structs"
+)
+
+// autoHandshake runs one TLS handshake against s's tls.auto listener
+// configuration, the caller presenting certPEM/keyPEM when given and
+// pinning the servers by the cluster CA; it returns what the server
+// learnt, or the server's error.
+func autoHandshake(t *testing.T, s *Server, now func() time.Time, certPEM, keyPEM []byte) (autoPeer, error) {
+	t.Helper()
+	ca, err := s.State().ActiveTLSCA(nil)
+	must.NoError(t, err)
+	roots := x509.NewCertPool()
+	must.True(t, roots.AppendCertsFromPEM(ca.CertPEM))
+	cfg := &tls.Config{RootCAs: roots, ServerName: tlsutil.ServerName(s.config.Region), Time: now}
+	if certPEM != nil {
+		pair, err := tls.X509KeyPair(certPEM, keyPEM)
+		must.NoError(t, err)
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	var peer autoPeer
+	srvConn, cliConn := net.Pipe()
+	defer srvConn.Close()
+	defer cliConn.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- tls.Server(srvConn, s.autoIncomingTLS(func(p autoPeer) { peer = p })).Handshake()
+		srvConn.Close()
+	}()
+	cliErr := tls.Client(cliConn, cfg).Handshake()
+	cliConn.Close()
+	srvErr := <-done
+	if srvErr != nil {
+		return autoPeer{}, srvErr
+	}
+	must.NoError(t, cliErr)
+	return peer, nil
+}
+
+// TestAutoTLS_Handshake checks the listener side of tls.auto: the server
+// presents a certificate of the cluster CA for server.<region>.nomad (so
+// a node pinning the CA can trust it), lets a caller without a
+// certificate through as anonymous (it may only register and get a
+// certificate), recognises a node by its certificate, and refuses at the
+// handshake a purged node's certificate (revocation) and one that expired
+// while its node had no disconnect window open.
+func TestAutoTLS_Handshake(t *testing.T) {
+	clk := newManualClock()
+	s := testServer(t, func(c *Config) {
+		autoTLS(c)
+		c.TLS.AutoCertTTL = time.Hour
+		c.Clock = clk
+		c.NumSchedulers = 0
+	})
+	peer, err := autoHandshake(t, s, clk.Now, nil, nil)
+	must.NoError(t, err)
+	must.Eq(t, autoPeer{}, peer)
+
+	token := introToken(t, s, &structs.ClientIntroductionTokenRequest{TTL: 10 * time.Minute})
+	certFor := func(node *structs.Node) (certPEM, keyPEM []byte) {
+		must.NoError(t, registerWith(s, node, token))
+		csr, keyPEM, err := tlsutil.NewCSR("x")
+		must.NoError(t, err)
+		var resp structs.NodeCertResponse
+		must.NoError(t, s.RPC("Node.IssueCert", &structs.NodeCertRequest{NodeID: node.ID, CSR: csr, IntroToken: token,
+			WriteRequest: structs.WriteRequest{AuthToken: node.SecretID}}, &resp))
+		return resp.CertPEM, keyPEM
+	}
+	kept, purged := mock.Node(), mock.Node()
+	keptCert, keptKey := certFor(kept)
+	purgedCert, purgedKey := certFor(purged)
+	peer, err = autoHandshake(t, s, clk.Now, keptCert, keptKey)
+	must.NoError(t, err)
+	must.Eq(t, autoPeer{nodeID: kept.ID}, peer)
+
+	must.NoError(t, s.RPC("Node.Purge", &structs.NodePurgeRequest{NodeID: purged.ID}, &structs.NodePurgeResponse{}))
+	_, err = autoHandshake(t, s, clk.Now, purgedCert, purgedKey)
+	must.ErrorContains(t, err, "not known to the servers")
+
+	// Past its life, with no window open (the node has no allocations).
+	clk.Advance(2 * time.Hour)
+	_, err = autoHandshake(t, s, clk.Now, keptCert, keptKey)
+	must.ErrorContains(t, err, "no disconnect window open")
+}
+
+// autoPool dials s's RPC port: in plaintext when roots is nil, else inside
+// TLS pinning roots and presenting certPEM/keyPEM when given.
+func autoPool(t *testing.T, s *Server, now func() time.Time, roots []byte, certPEM, keyPEM []byte) *pool.ConnPool {
+	t.Helper()
+	cfg := pool.Config{DialTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}
+	if roots != nil {
+		rp := x509.NewCertPool()
+		must.True(t, rp.AppendCertsFromPEM(roots))
+		cfg.TLS = &tls.Config{RootCAs: rp, ServerName: tlsutil.ServerName(s.config.Region), Time: now}
+		if certPEM != nil {
+			pair, err := tls.X509KeyPair(certPEM, keyPEM)
+			must.NoError(t, err)
+			cfg.TLS.Certificates = []tls.Certificate{pair}
+		}
+	}
+	p := pool.NewPool(cfg)
+	t.Cleanup(p.Shutdown)
+	return p
+}
+
+// TestAutoTLS_RPCRequiresNodeCert checks tls.auto on the RPC port: a
+// plaintext caller is refused; a caller without a certificate may only
+// register a new node and get its certificate; with it the node may call
+// for itself but not name another node; a registered node cannot be
+// re-registered without its certificate; and once the node is purged its
+// certificate no longer opens a connection. This is what keeps an
+// outsider who reaches the port from posing as, or adding, a node.
+func TestAutoTLS_RPCRequiresNodeCert(t *testing.T) {
+	clk := newManualClock()
+	s := testServer(t, func(c *Config) {
+		autoTLS(c)
+		c.Clock = clk
+		c.NumSchedulers = 0
+	})
+	addr := s.RPCAddr().String()
+	ca, err := s.State().ActiveTLSCA(nil)
+	must.NoError(t, err)
+	ping := func(p *pool.ConnPool) error {
+		return p.RPC(addr, "Status.Ping", &structs.GenericRequest{}, &struct{}{}, 0)
+	}
+	must.Error(t, ping(autoPool(t, s, clk.Now, nil, nil, nil)))
+
+	anon := autoPool(t, s, clk.Now, ca.CertPEM, nil, nil)
+	must.NoError(t, ping(anon))
+	node := mock.Node()
+	heartbeat := func(p *pool.ConnPool, id string) error {
+		return p.RPC(addr, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: id, Status: structs.NodeStatusReady,
+			WriteRequest: structs.WriteRequest{AuthToken: node.SecretID}}, &structs.NodeUpdateResponse{}, 0)
+	}
+	must.ErrorIs(t, heartbeat(anon, node.ID), structs.ErrNodeCertRefused)
+
+	token := introToken(t, s, &structs.ClientIntroductionTokenRequest{})
+	must.NoError(t, anon.RPC(addr, "Node.Register", &structs.NodeRegisterRequest{Node: node,
+		WriteRequest: structs.WriteRequest{AuthToken: token}}, &structs.NodeUpdateResponse{}, 0))
+	err = anon.RPC(addr, "Node.Register", &structs.NodeRegisterRequest{Node: node,
+		WriteRequest: structs.WriteRequest{AuthToken: token}}, &structs.NodeUpdateResponse{}, 0)
+	must.ErrorContains(t, err, "is registered already: it must present its certificate")
+	csr, keyPEM, err := tlsutil.NewCSR("x")
+	must.NoError(t, err)
+	var cert structs.NodeCertResponse
+	must.NoError(t, anon.RPC(addr, "Node.IssueCert", &structs.NodeCertRequest{NodeID: node.ID, CSR: csr, IntroToken: token,
+		WriteRequest: structs.WriteRequest{AuthToken: node.SecretID}}, &cert, 0))
+
+	own := autoPool(t, s, clk.Now, ca.CertPEM, cert.CertPEM, keyPEM)
+	must.NoError(t, heartbeat(own, node.ID))
+	must.ErrorContains(t, heartbeat(own, "other-node"), "the call names node other-node")
+
+	must.NoError(t, s.RPC("Node.Purge", &structs.NodePurgeRequest{NodeID: node.ID}, &structs.NodePurgeResponse{}))
+	must.Error(t, ping(autoPool(t, s, clk.Now, ca.CertPEM, cert.CertPEM, keyPEM)))
+}
+
+// TestAutoTLS_RotationKeepsOldNodesVerifying checks that after a CA
+// rotation the servers are still verified by a node that trusts only the
+// CA they rotated away from (it learns the new one when it next renews):
+// their chain carries the new CA cross-signed by the old one while the old
+// one is trusted, and a node that trusts the new one verifies as well.
+// Without it, `nomad operator tls ca rotate` cut every node off at its
+// next connection, until re-introduced.
+func TestAutoTLS_RotationKeepsOldNodesVerifying(t *testing.T) {
+	clk := newManualClock()
+	s := testServer(t, func(c *Config) {
+		autoTLS(c)
+		c.TLS.AutoCertTTL = time.Hour
+		c.Clock = clk
+		c.NumSchedulers = 0
+	})
+	addr := s.RPCAddr().String()
+	ping := func(p *pool.ConnPool) error {
+		return p.RPC(addr, "Status.Ping", &structs.GenericRequest{}, &struct{}{}, 0)
+	}
+	old, err := s.State().ActiveTLSCA(nil)
+	must.NoError(t, err)
+	must.NoError(t, ping(autoPool(t, s, clk.Now, old.CertPEM, nil, nil)))
+
+	rotated, _, err := s.rotateTLSCA()
+	must.NoError(t, err)
+	must.NotEq(t, old.ID, rotated.ID)
+	must.SliceNotEmpty(t, rotated.CrossPEM)
+	must.NoError(t, ping(autoPool(t, s, clk.Now, old.CertPEM, nil, nil)), must.Sprint("a node that trusts only the old CA"))
+	must.NoError(t, ping(autoPool(t, s, clk.Now, rotated.CertPEM, nil, nil)), must.Sprint("a node that trusts the new CA"))
+
+	// Once the old CA is no longer trusted its cross-signature goes too.
+	clk.Advance(2 * time.Hour)
+	err = ping(autoPool(t, s, clk.Now, old.CertPEM, nil, nil))
+	must.Error(t, err)
+	must.NoError(t, ping(autoPool(t, s, clk.Now, rotated.CertPEM, nil, nil)))
+}
