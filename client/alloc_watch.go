@@ -55,6 +55,9 @@ func (c *Client) watchAllocations() {
 		if err == nil {
 			err = c.syncAllocs(resp.Allocs)
 		}
+		if err == nil && c.takeover.active() {
+			c.takeover.settleUnclaimed(c.claimedAlloc)
+		}
 		if err != nil {
 			wait := r.next(err, c.clock.Now().Sub(start))
 			log := c.logger.Warn
@@ -214,7 +217,7 @@ func (c *Client) applyAllocs(allocs []*structs.Allocation) error {
 			continue
 		}
 		c.allocs[a.ID] = ar
-		go ar.Run()
+		go c.runAlloc(ar)
 	}
 	if len(c.allocs) > c.cfg.GC.MaxAllocs {
 		signal(c.gcKick)
@@ -231,6 +234,7 @@ func (c *Client) destroyRunner(ar *allocrunner.AllocRunner) {
 		defer c.destroyWG.Done()
 		ar.Destroy()
 		c.updater.forget(ar.ID())
+		c.reapStandbys(ar.ID())
 		c.logger.Debug("destroyed allocation removed by the servers", "alloc_id", ar.ID())
 	}()
 }

@@ -40,6 +40,12 @@ type Client struct {
 	// adoptOrphans is set when the state database was lost: the tasks it
 	// named may still run, and are found by their environment.
 	adoptOrphans bool
+	// takeover is the taking over of an upstream client's node, nil
+	// when there is none (takeover.go).
+	takeover *takeover
+	// tookOver is set on a node taken over from an upstream client, now
+	// or by an earlier start: upstream's standby logmons may be left.
+	tookOver bool
 	// artifacts fetches every task's artifacts, through the cache.
 	artifacts *getter.Getter
 
@@ -158,6 +164,9 @@ func NewClient(cfg *Config) (*Client, error) {
 		c.cancel()
 		_ = c.db.Close()
 		return nil, err
+	}
+	if err := c.takeOver(); err != nil {
+		return fail(err)
 	}
 	if err := c.setupDrivers(); err != nil {
 		return fail(err)
@@ -334,7 +343,7 @@ func (c *Client) restoreAllocs() error {
 		}
 		ar.Restore(rec.Tasks)
 		c.allocs[ar.ID()] = ar
-		go ar.Run()
+		go c.runAlloc(ar)
 	}
 	return nil
 }
@@ -372,7 +381,10 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation, node allocrunner.Node
 		StateUpdater:   c.updater,
 		MaxKillTimeout: c.cfg.MaxKillTimeout,
 		Users:          c.options.Users,
-		AdoptOrphans:   c.adoptOrphans,
+		AdoptOrphans:   c.adoptOrphans || c.takeover.active(),
+		AdoptReason:    c.takeover.adoptReason(),
+		TaskRunning:    c.takeover.taskRunningHook(),
+		NotAdopted:     c.takeover.notAdoptedHook(),
 		Artifacts:      c.artifacts,
 
 		ServersContacted:    c.contacted,
@@ -546,6 +558,7 @@ func (c *Client) stop(destroy bool) error {
 				defer wg.Done()
 				if destroy {
 					ar.Destroy()
+					c.reapStandbys(ar.ID())
 				} else {
 					ar.Shutdown()
 				}

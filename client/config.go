@@ -42,6 +42,11 @@ type Config struct {
 	RPCHandler RPCHandler
 
 	// StateDir holds the client's database (StateDir/client/state.db);
+	// UpstreamDataDir is the data_dir an upstream Nomad client may have
+	// left, the agent's (its client/ is StateDir): while it holds an
+	// upstream node and this client has none of its own, this client
+	// takes that node over (takeover.go). Empty: never.
+	UpstreamDataDir string
 	// AllocDir holds the allocations' directories.
 	StateDir string
 	AllocDir string

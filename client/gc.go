@@ -239,6 +239,7 @@ func (c *Client) destroyForGC(ars []*allocrunner.AllocRunner) {
 			defer func() { <-sem; wg.Done(); c.destroyWG.Done() }()
 			ar.Destroy()
 			c.updater.forget(ar.ID())
+			c.reapStandbys(ar.ID())
 			c.logger.Info("garbage collected terminal allocation", "alloc_id", ar.ID())
 		}()
 	}

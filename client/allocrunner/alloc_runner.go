@@ -51,6 +51,17 @@ type Config struct {
 	// process an earlier client left running for it: set when the client
 	// lost its state database and no longer has the tasks' handles.
 	AdoptOrphans bool
+	// AdoptReason says, in the task event of an adoption, why the client
+	// looked ("its state was lost" when empty).
+	AdoptReason string
+	// TaskRunning, when set, is called the first time each task runs
+	// under this client process (started, re-attached or adopted), once
+	// its output is being read; it must not block.
+	TaskRunning func(allocID, task string)
+	// NotAdopted, when set, is called when an adoption found nothing,
+	// just before the task's first start; the message it returns, if
+	// any, goes into the task's events.
+	NotAdopted func(allocID, task string) string
 	// ServersContacted is closed once the client has heard from the
 	// servers since it started; nil means it has. Until then a restored
 	// task that did not survive the restart waits, unless
@@ -194,6 +205,9 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 			notify:    ar.requestUpdate,
 			maxKill:   cfg.MaxKillTimeout,
 			adopt:     cfg.AdoptOrphans,
+			adoptWhy:  cfg.AdoptReason,
+			running:   cfg.TaskRunning,
+			notFound:  cfg.NotAdopted,
 			gate:      ar.gate,
 			skipDelay: ar.skipShutdownDelay,
 			cutDelay:  ar.skipDelayCh,

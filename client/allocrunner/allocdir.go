@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nomad-edge/nomad/helper/mounts"
 )
 
 // Directory names inside an allocation directory, as upstream lays them out
@@ -245,6 +247,11 @@ func ignoringEINTR(f func() error) error {
 // Destroy removes the allocation's directory.
 func (d *AllocDir) Destroy() error {
 	if err := checkName("allocation ID", d.id); err != nil {
+		return fmt.Errorf("removing alloc dir: %w", err)
+	}
+	// A mount below it (upstream Nomad's tmpfs on a secrets dir, in an
+	// allocation taken over from it) would make the removal fail.
+	if err := mounts.UnmountUnder(d.Dir); err != nil {
 		return fmt.Errorf("removing alloc dir: %w", err)
 	}
 	if err := os.RemoveAll(d.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {

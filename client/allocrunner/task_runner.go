@@ -42,6 +42,11 @@ type taskRunnerConfig struct {
 	// adopt asks the driver for a task left running by an earlier client
 	// before the first start (the client lost its state database).
 	adopt bool
+	// adoptWhy is the reason an adoption's event gives; running is
+	// Config.TaskRunning.
+	adoptWhy string
+	running  func(allocID, task string)
+	notFound func(allocID, task string) string
 	// gate holds back the starts of a restored task that did not
 	// survive the client's restart (see offlineGate).
 	gate *offlineGate
@@ -87,10 +92,17 @@ type TaskRunner struct {
 	driveErr error
 	maxKill  time.Duration
 	adopt    bool
-	db       state.StateDB
-	notify   func()
-	restarts *RestartTracker
-	gate     *offlineGate
+	adoptWhy string
+	// onRunning is called once, the first time the task runs (see
+	// Config.TaskRunning); ranOnce records that it was.
+	onRunning func(allocID, task string)
+	ranOnce   bool
+	// notAdopted is Config.NotAdopted.
+	notAdopted func(allocID, task string) string
+	db         state.StateDB
+	notify     func()
+	restarts   *RestartTracker
+	gate       *offlineGate
 	// skipDelay and cutDelay are taskRunnerConfig's.
 	skipDelay     func() bool
 	cutDelay      <-chan struct{}
@@ -155,6 +167,9 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		notify:        cfg.notify,
 		maxKill:       cfg.maxKill,
 		adopt:         cfg.adopt,
+		adoptWhy:      cfg.adoptWhy,
+		onRunning:     cfg.running,
+		notAdopted:    cfg.notFound,
 		gate:          cfg.gate,
 		skipDelay:     cfg.skipDelay,
 		cutDelay:      cfg.cutDelay,
@@ -358,6 +373,7 @@ func (tr *TaskRunner) Run() {
 		}
 		if running {
 			tr.templates.resume()
+			tr.runningOnce()
 		}
 	} else if res, ok := undecidedExit(tr.State()); ok && tr.restored {
 		// The earlier client recorded the exit but stopped before its
@@ -396,6 +412,7 @@ func (tr *TaskRunner) Run() {
 			if offline {
 				tr.restartedOffline()
 			}
+			tr.runningOnce()
 		}
 		running = false
 
@@ -423,6 +440,16 @@ func (tr *TaskRunner) Run() {
 			return
 		}
 	}
+}
+
+// runningOnce calls the running hook the first time the task runs under
+// this runner. Only the Run goroutine calls it.
+func (tr *TaskRunner) runningOnce() {
+	if tr.ranOnce || tr.onRunning == nil {
+		return
+	}
+	tr.ranOnce = true
+	tr.onRunning(tr.alloc.ID, tr.task.Name)
 }
 
 // undecidedExit returns the exit a persisted state ends with when no
@@ -571,11 +598,22 @@ func (tr *TaskRunner) start() error {
 				st.State = structs.TaskStateRunning
 				st.StartedAt = startedAt.UTC()
 				e := newEvent(structs.TaskStarted, tr.clock.Now())
-				e.Message = "Re-attached to the task an earlier client left running (its state was lost)"
+				why := tr.adoptWhy
+				if why == "" {
+					why = "its state was lost"
+				}
+				e.Message = fmt.Sprintf("Re-attached to the task an earlier client left running (%s)", why)
 				e.DisplayMessage = e.Message
 				appendEvent(st, e)
 			})
 			return nil
+		}
+		if tr.notAdopted != nil {
+			if msg := tr.notAdopted(tr.alloc.ID, tr.task.Name); msg != "" {
+				e := newEvent(structs.TaskRestoreFailed, tr.clock.Now())
+				e.Message, e.DisplayMessage = msg, msg
+				tr.EmitEvent(e)
+			}
 		}
 	}
 	if err == nil {

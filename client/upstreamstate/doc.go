@@ -19,6 +19,10 @@
 //	  TaskHandle.DriverState                 msgpack, in a str-format byte string:
 //	    raw_exec, exec: {Pid, ReattachConfig{Addr, Network, Pid, Protocol}, StartedAt, TaskConfig}
 //
+// procs.go knows the processes an upstream client leaves beside a task
+// (its executor and logmon) and finds them, and the task's own process,
+// in /proc, checking each before naming it; it signals none of them.
+//
 // Everything else in the file (deploy_status, the hooks' data, the
 // drivermanager, node and nodemeta buckets, the allocation's job beyond
 // its task names and drivers) is left alone.

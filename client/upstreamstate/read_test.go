@@ -1,9 +1,7 @@
 package upstreamstate
 
 import (
-	"compress/gzip"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,35 +9,16 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/client/upstreamstate/upstreamstatetest"
 )
 
-// fixtureDir copies testdata/datadir (see testdata/README.md) into a
-// temporary data_dir, state.db unpacked, and returns it.
-func fixtureDir(t testing.TB) string {
-	t.Helper()
-	dir := t.TempDir()
-	must.NoError(t, os.MkdirAll(filepath.Join(dir, "client"), 0o700))
-	for _, f := range []string{NodeIDFile, SecretIDFile} {
-		b, err := os.ReadFile(filepath.Join("testdata", "datadir", f))
-		must.NoError(t, err)
-		must.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o600))
-	}
-	gz, err := os.Open(filepath.Join("testdata", "datadir", StateFile+".gz"))
-	must.NoError(t, err)
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
-	must.NoError(t, err)
-	out, err := os.Create(filepath.Join(dir, StateFile))
-	must.NoError(t, err)
-	_, err = io.Copy(out, zr)
-	must.NoError(t, err)
-	must.NoError(t, out.Close())
-	return dir
-}
+// fixtureDir is the fixture's data_dir (see testdata/README.md).
+func fixtureDir(t testing.TB) string { return upstreamstatetest.DataDir(t) }
 
 const (
-	fixtureNode   = "0b453850-c5c6-eace-e80a-f3e9d6f2de10"
-	fixtureSecret = "1532be48-413a-560f-a580-71d2e820db6c"
+	fixtureNode   = upstreamstatetest.NodeID
+	fixtureSecret = upstreamstatetest.SecretID
 )
 
 func TestRead_Fixture(t *testing.T) {

@@ -34,6 +34,7 @@ const upstreamGz = "../../../shared/tools/nomad-1.6.5.gz"
 // upstreamCluster is one of our servers and one upstream client on it.
 type upstreamCluster struct {
 	t      *testing.T
+	agents *harness.Agents
 	server *harness.Agent
 	client *harness.Agent
 }
@@ -109,7 +110,7 @@ plugin "mock_driver" {
 		return l != "", "leader " + l
 	})
 	client.Start()
-	c := &upstreamCluster{t: t, server: server, client: client}
+	c := &upstreamCluster{t: t, agents: ags, server: server, client: client}
 	c.waitNode("ready")
 	return c
 }

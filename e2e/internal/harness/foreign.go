@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"compress/gzip"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/helper/mounts"
 )
 
 // UpstreamOnLoopback is the config the upstream agent of ../shared/tools
@@ -75,26 +76,6 @@ func (ags *Agents) cleanupForeign() {
 		for _, pid := range pidsWithCmdline(a.bin) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		for _, m := range mountsUnder(a.DataDir) {
-			_ = syscall.Unmount(m, syscall.MNT_DETACH)
-		}
+		_ = mounts.UnmountUnder(a.DataDir)
 	}
-}
-
-// mountsUnder lists the mount points below dir, deepest first.
-func mountsUnder(dir string) []string {
-	f, err := os.Open("/proc/self/mounts")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 1 && strings.HasPrefix(fields[1], dir+string(filepath.Separator)) {
-			out = append([]string{fields[1]}, out...)
-		}
-	}
-	return out
 }

@@ -1,0 +1,266 @@
+package upstream
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/client/upstreamstate"
+	"github.com/nomad-edge/nomad/e2e/internal/harness"
+	"github.com/nomad-edge/nomad/testutil/wait"
+)
+
+// counterJob is a raw_exec job whose task writes a numbered line to
+// stdout and to stderr five times a second: a log that shows whether its
+// writes went on through a change of client.
+func counterJob(id string) *nomadapi.Job {
+	job := sleepJob(id)
+	job.TaskGroups[0].Tasks[0].SetConfig("args", []string{"-c",
+		`i=0; while :; do i=$((i+1)); echo "line $i"; echo "err $i" >&2; sleep 0.2; done`})
+	return job
+}
+
+// leaderPID is the allocation's task process: the leader of its process
+// group (its loop's short-lived children share its environment).
+func leaderPID(t *testing.T, allocID string) int {
+	t.Helper()
+	var pid int
+	wait.Poll(t, 20*time.Second, "the task's process of "+allocID[:8], func() (bool, string) {
+		pids := harness.AllocPIDs(allocID)
+		for _, p := range pids {
+			if pg, err := syscall.Getpgid(p); err == nil && pg == p {
+				pid = p
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("pids %v, none leads its group", pids)
+	})
+	return pid
+}
+
+// lastLine is the number of the last "line N" the task's stdout file
+// holds, and how many numbers below it are missing.
+func lastLine(t *testing.T, path string) (last, missing int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0
+	}
+	seen := map[int]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^line (\d+)$`).FindAllStringSubmatch(string(b), -1) {
+		n, _ := strconv.Atoi(m[1])
+		seen[n] = true
+		last = max(last, n)
+	}
+	for i := 1; i <= last; i++ {
+		if !seen[i] {
+			missing++
+		}
+	}
+	return last, missing
+}
+
+// TestOurClientTakesOverAnUpstreamNode is the client half of the in-place
+// upgrade (upgrading.md, "Replacing an upstream client"): an upstream
+// 1.6.5 client runs two allocations on our server and is stopped; while
+// it is away one of its jobs is stopped. Our client, started on its
+// data_dir, is the same node (same ID, no new node), re-attaches to the
+// running task (same PID, no restart, its log file goes on), kills the
+// task of the stopped job, and leaves none of upstream's helpers (executor,
+// logmon) running; upstream's files are moved aside, and a restart of our
+// client is an ordinary one.
+func TestOurClientTakesOverAnUpstreamNode(t *testing.T) {
+	c := startUpstreamCluster(t)
+	nodeID := c.waitNode("ready").ID
+	api := c.server.API()
+	_, _, err := api.Jobs().Register(counterJob("keep"), nil)
+	must.NoError(t, err)
+	keep := c.waitAlloc("keep", "running")
+	_, _, err = api.Jobs().Register(sleepJob("gone"), nil)
+	must.NoError(t, err)
+	gone := c.waitAlloc("gone", "running")
+	pid, gonePID := leaderPID(t, keep.ID), leaderPID(t, gone.ID)
+	dataDir := c.client.DataDir
+	allocDir := filepath.Join(dataDir, "alloc")
+	stdout := filepath.Join(allocDir, keep.ID, "alloc", "logs", "sleep.stdout.0")
+
+	c.client.Stop()
+	node, err := upstreamstate.Read(dataDir, upstreamstate.Options{})
+	must.NoError(t, err)
+	must.Eq(t, nodeID, node.NodeID)
+	var helpers []upstreamstate.Helper
+	for _, a := range node.Allocs {
+		for _, task := range a.Tasks {
+			helpers = append(helpers, upstreamstate.Helpers(allocDir, a.ID, task)...)
+		}
+	}
+	must.SliceLen(t, 4, helpers, must.Sprintf("an executor and a logmon per task outlive the upstream agent: %v", helpers))
+	must.True(t, harness.Alive(pid) && harness.Alive(gonePID))
+	_, _, err = api.Jobs().Deregister("gone", false, nil)
+	must.NoError(t, err)
+
+	cp := harness.FreePorts(t)
+	ours := c.agents.Add(harness.AgentConfig{
+		Name:  "our-client",
+		Ports: cp,
+		Config: fmt.Sprintf(`
+data_dir  = %q
+bind_addr = "127.0.0.1"
+name      = "upstream-1"
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+client {
+  enabled = true
+  servers = [%q]
+}
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
+`, dataDir, cp.HTTP, cp.RPC, cp.Serf, c.server.RPCAddr()),
+	})
+	before, _ := lastLine(t, stdout)
+	ours.Start()
+
+	back := c.waitAlloc("keep", "running")
+	must.Eq(t, keep.ID, back.ID)
+	nodes, _, err := api.Nodes().List(nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 1, nodes, must.Sprint("the same node, not a new one"))
+	must.Eq(t, nodeID, nodes[0].ID)
+	wait.Poll(t, 30*time.Second, "the node ready, run by our client", func() (bool, string) {
+		n, _, err := api.Nodes().Info(nodeID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Status == "ready" && n.Attributes["nomad.upstream"] != "true",
+			fmt.Sprintf("status %s version %s", n.Status, n.Attributes["nomad.version"])
+	})
+	wait.Poll(t, 30*time.Second, "the task re-attached, not restarted", func() (bool, string) {
+		a, _, err := api.Allocations().Info(keep.ID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		ts := a.TaskStates["sleep"]
+		var msgs []string
+		for _, e := range ts.Events {
+			msgs = append(msgs, e.Type+": "+e.DisplayMessage)
+		}
+		ok := ts.State == "running" && ts.Restarts == 0 &&
+			strings.Contains(strings.Join(msgs, "\n"), "taken over from an upstream Nomad client")
+		return ok, fmt.Sprintf("state %s restarts %d events %q", ts.State, ts.Restarts, msgs)
+	})
+	must.True(t, harness.Alive(pid), must.Sprint("the same process"))
+	must.Eq(t, pid, leaderPID(t, keep.ID))
+	wait.Poll(t, 20*time.Second, "the stopped job's task killed", func() (bool, string) {
+		return !harness.Alive(gonePID), fmt.Sprintf("pid %d alive", gonePID)
+	})
+	// The executors are gone, the stopped job's logmon too; the running
+	// task's logmon stays, stopped, as its FIFOs' standby reader.
+	wait.Poll(t, 20*time.Second, "upstream's helpers gone but the running task's logmon, stopped", func() (bool, string) {
+		var left []string
+		ok := true
+		for _, h := range helpers {
+			st := procState(h.PID)
+			left = append(left, fmt.Sprintf("%s %d %q", h.Kind, h.PID, st))
+			if h.Kind == upstreamstate.Logmon && upstreamstate.HoldsAny(h.PID, upstreamstate.LogFIFOs(allocDir, keep.ID, "sleep")) {
+				ok = ok && st == "T"
+			} else {
+				ok = ok && st == ""
+			}
+		}
+		return ok, fmt.Sprint(left)
+	})
+	var last, missing int
+	wait.Poll(t, 20*time.Second, "the task's log going on in the same file", func() (bool, string) {
+		last, missing = lastLine(t, stdout)
+		return last > before+10, fmt.Sprintf("last line %d, %d before our client", last, before)
+	})
+	t.Logf("log: last line %d (%d when our client started), %d numbers missing", last, before, missing)
+	must.True(t, harness.Alive(pid), must.Sprint("its writes went on without a reader lost"))
+
+	moved := filepath.Join(dataDir, "client", "upstream-1.6.5")
+	wait.Poll(t, 20*time.Second, "upstream's files moved aside", func() (bool, string) {
+		_, errID := os.Stat(filepath.Join(dataDir, upstreamstate.NodeIDFile))
+		_, errMoved := os.Stat(filepath.Join(moved, "state.db"))
+		return os.IsNotExist(errID) && errMoved == nil, fmt.Sprintf("client-id: %v, moved state.db: %v", errID, errMoved)
+	})
+
+	// A restart is an ordinary one: our own state, the same node.
+	ours.Stop()
+	ours.Start()
+	wait.Poll(t, 30*time.Second, "the node ready again", func() (bool, string) {
+		n, _, err := api.Nodes().Info(nodeID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Status == "ready", n.Status
+	})
+	harness.Hold(t, 3*time.Second, "the task keeps running, same process, no restart", func() error {
+		a, _, err := api.Allocations().Info(keep.ID, nil)
+		if err != nil {
+			return err
+		}
+		if ts := a.TaskStates["sleep"]; ts.State != "running" || ts.Restarts != 0 {
+			return fmt.Errorf("state %s restarts %d", ts.State, ts.Restarts)
+		}
+		if !harness.Alive(pid) {
+			return fmt.Errorf("pid %d gone", pid)
+		}
+		return nil
+	})
+	must.StrNotContains(t, ours.Log()[strings.LastIndex(ours.Log(), "===== e2e: start #2"):], "taking over")
+
+	// The job's end takes the standby with the allocation.
+	_, _, err = api.Jobs().Deregister("keep", true, nil)
+	must.NoError(t, err)
+	wait.Poll(t, 30*time.Second, "the task and every upstream helper gone with the purged job", func() (bool, string) {
+		var left []string
+		for _, h := range helpers {
+			if st := procState(h.PID); st != "" {
+				left = append(left, fmt.Sprintf("%s %d %q", h.Kind, h.PID, st))
+			}
+		}
+		return len(left) == 0 && !harness.Alive(pid), fmt.Sprintf("left %v, task alive %v", left, harness.Alive(pid))
+	})
+	wait.Poll(t, 20*time.Second, "the client's GC of the allocation taken", func() (bool, string) {
+		// The purge may have taken it from the servers already: 404.
+		err := api.Allocations().GC(keep, nil)
+		return err == nil || strings.Contains(err.Error(), "404"), fmt.Sprint(err)
+	})
+	wait.Poll(t, 20*time.Second, "the allocation's directory removed, upstream's secrets tmpfs with it", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(allocDir, keep.ID))
+		return os.IsNotExist(err), fmt.Sprint(err)
+	})
+}
+
+// procState is the state letter /proc gives process pid (R, S, T, Z...),
+// "" when there is none or it is a zombie.
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	if st := s[i+2 : i+3]; st != "Z" {
+		return st
+	}
+	return ""
+}
