@@ -31,6 +31,7 @@ type testClientOpts struct {
 	resources NodeResourcesConfig
 	artifact  *ArtifactConfig // default: upstream's limits, a cache under stateDir
 	bridge    BridgeNetworkConfig
+	upstream  string // Config.UpstreamDataDir
 }
 
 // newTestClient starts a client against srv. The caller stops it.
@@ -66,6 +67,8 @@ func newTestClient(t testing.TB, srv RPCHandler, o testClientOpts) *Client {
 		GC:           o.gc,
 		Resources:    o.resources,
 		Bridge:       o.bridge,
+
+		UpstreamDataDir: o.upstream,
 	})
 	must.NoError(t, err)
 	return c

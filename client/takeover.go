@@ -14,6 +14,7 @@ import (
 	"github.com/nomad-edge/nomad/client/allocrunner"
 	"github.com/nomad-edge/nomad/client/state"
 	"github.com/nomad-edge/nomad/client/upstreamstate"
+	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/helper/clock"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -53,6 +54,10 @@ type takeover struct {
 	clock    clock.Clock
 	dataDir  string // upstream's data_dir: its client/ is our StateDir
 	allocDir string
+
+	// destroy finds a task by its driver (drivers.TaskFinder) and
+	// destroys it, reporting whether it found one.
+	destroy func(allocID string, ut upstreamstate.Task) bool
 
 	mu sync.Mutex
 	// pending are the tasks upstream left a process or helper for that
@@ -105,6 +110,7 @@ func (c *Client) takeOver() error {
 		dataDir:  dir,
 		allocDir: c.cfg.AllocDir,
 		pending:  map[taskKey]upstreamstate.Task{},
+		destroy:  c.destroyFound,
 	}
 	running := 0
 	for _, a := range node.Allocs {
@@ -184,7 +190,17 @@ func (t *takeover) notAdopted(allocID, task string) string {
 	if !running {
 		return ""
 	}
-	return fmt.Sprintf("The %s driver could not re-attach to the task upstream Nomad left running (PID %d): killed it to start it again", ut.Driver, pid)
+	return fmt.Sprintf("Could not re-attach to the task upstream Nomad left running (PID %d): %s; killed it to start it again", pid, unadoptable(ut.Driver))
+}
+
+// unadoptable says why a task of driver was not found to adopt.
+func unadoptable(driver string) string {
+	switch driver {
+	case "exec":
+		return "upstream runs an exec task in a container of its own (libcontainer: its cgroup, namespaces and chroot), which this client's exec driver does not take over"
+	default:
+		return fmt.Sprintf("the %s driver did not find it", driver)
+	}
 }
 
 // active reports whether the takeover still has tasks to settle.
@@ -222,6 +238,11 @@ func (t *takeover) settleUnclaimed(claimed func(allocID string) bool) {
 				t.logger.Info("killing a task upstream Nomad left running for an allocation the servers no longer give this node",
 					"alloc_id", k.alloc, "task", k.task, "pid", pid)
 				t.kill(k.alloc, ut, pid)
+			} else if t.destroy != nil && t.destroy(k.alloc, ut) {
+				// A task upstream named no process for (a container):
+				// its driver found it and destroyed it.
+				t.logger.Info("destroyed a task upstream Nomad left running for an allocation the servers no longer give this node",
+					"alloc_id", k.alloc, "task", k.task, "driver", ut.Driver)
 			}
 		case running:
 			continue // its runner has yet to look for it
@@ -344,6 +365,28 @@ func (t *takeover) finishIfSettled() {
 	}
 	t.done = true
 	t.logger.Info("took over the upstream Nomad client's node: its files are in " + dst)
+}
+
+// destroyFound asks the task's driver for the task upstream left running
+// and destroys it, reporting whether there was one.
+func (c *Client) destroyFound(allocID string, ut upstreamstate.Task) bool {
+	d, ok := c.drivers[ut.Driver]
+	if !ok {
+		return false
+	}
+	finder, ok := d.(drivers.TaskFinder)
+	if !ok {
+		return false
+	}
+	cfg := &drivers.TaskConfig{ID: allocID + "/" + ut.Name + "/takeover", AllocID: allocID, Name: ut.Name}
+	h, err := finder.FindTask(cfg)
+	if err != nil {
+		return false
+	}
+	if err := d.DestroyTask(h.Config.ID, true); err != nil {
+		c.logger.Warn("cannot destroy a task upstream Nomad left running", "alloc_id", allocID, "task", ut.Name, "error", err)
+	}
+	return true
 }
 
 // claimedAlloc reports whether the servers give this node allocID to run.

@@ -21,6 +21,11 @@ import (
 //	    reads the task's log FIFOs, <alloc_dir>/<alloc>/alloc/logs/.<task>.stdout.fifo
 //	    and .stderr.fifo, into <task>.stdout.N and <task>.stderr.N
 //
+// A docker task has no executor: its container is named "<task>-<alloc>"
+// and labelled com.hashicorp.nomad.alloc_id, and beside its logmon a
+// "<nomad> docker_logger" streams the container's output from the engine
+// into the FIFOs. The container outlives both.
+//
 // The task leads a process group of its own and carries NOMAD_ALLOC_ID and
 // NOMAD_TASK_NAME in its environment. It outlives both helpers: killing the
 // executor reparents it, and a FIFO with another reader open keeps its
@@ -32,6 +37,9 @@ type HelperKind string
 const (
 	Executor HelperKind = "executor"
 	Logmon   HelperKind = "logmon"
+	// DockerLogger copies a docker task's output from the engine into
+	// its log FIFOs (docker tasks have no executor).
+	DockerLogger HelperKind = "docker_logger"
 )
 
 // Helper is an upstream helper process of a task.
@@ -85,7 +93,7 @@ func TaskProcess(allocID string, t Task) (int, bool) {
 // Helpers returns the upstream helper processes still running for the
 // task: its executor (the PID its handle names, checked by its command
 // line, which names the task's directory) and any logmon reading its log
-// FIFOs (found in /proc).
+// FIFOs or docker_logger writing them (found in /proc).
 func Helpers(allocDir, allocID string, t Task) []Helper {
 	var out []Helper
 	if t.Handle != nil && t.Handle.ExecutorPID > 1 {
@@ -102,8 +110,10 @@ func Helpers(allocDir, allocID string, t Task) []Helper {
 			fifos[i] = real
 		}
 	}
-	for _, pid := range logmons(func(target string) bool { return slices.Contains(fifos, target) }) {
-		out = append(out, Helper{Kind: Logmon, PID: pid})
+	for _, kind := range []HelperKind{Logmon, DockerLogger} {
+		for _, pid := range holders(kind, func(target string) bool { return slices.Contains(fifos, target) }) {
+			out = append(out, Helper{Kind: kind, PID: pid})
+		}
 	}
 	return out
 }
@@ -117,15 +127,15 @@ func Logmons(allocDir, allocID string) []int {
 		logs = real
 	}
 	logs += string(filepath.Separator)
-	return logmons(func(target string) bool {
+	return holders(Logmon, func(target string) bool {
 		target = strings.TrimSuffix(target, " (deleted)")
 		return strings.HasPrefix(target, logs) && strings.HasSuffix(target, ".fifo")
 	})
 }
 
-// logmons returns the processes named "<nomad> logmon" with an open file
+// holders returns the processes named "<nomad> <kind>" with an open file
 // that match accepts.
-func logmons(match func(target string) bool) []int {
+func holders(kind HelperKind, match func(target string) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -137,7 +147,7 @@ func logmons(match func(target string) bool) []int {
 		if err != nil || pid <= 1 || pid == self {
 			continue
 		}
-		if args := cmdline(pid); len(args) != 2 || args[1] != string(Logmon) {
+		if args := cmdline(pid); len(args) != 2 || args[1] != string(kind) {
 			continue
 		}
 		if holds(pid, match) {

@@ -346,6 +346,7 @@ func (c *client) listContainers(ctx context.Context, labels map[string]string) (
 	filters, _ := json.Marshal(map[string][]string{"label": f})
 	var out []struct {
 		ID     string `json:"Id"`
+		Names  []string
 		State  string
 		Labels map[string]string
 	}
@@ -356,6 +357,9 @@ func (c *client) listContainers(ctx context.Context, labels map[string]string) (
 	for _, o := range out {
 		var ci containerInfo
 		ci.ID = o.ID
+		if len(o.Names) > 0 {
+			ci.Name = o.Names[0] // "/<name>", as inspect gives it
+		}
 		ci.State.Running = o.State == "running"
 		ci.Config.Labels = o.Labels
 		res = append(res, ci)

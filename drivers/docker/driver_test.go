@@ -147,6 +147,31 @@ func TestDriver_RecoverAfterAgentKill(t *testing.T) {
 	}
 }
 
+// TestDriver_FindTaskUpstreamContainer checks that a container upstream
+// Nomad started (labelled with the allocation only, named
+// "<task>-<alloc ID>") is found for its task, and never for another task
+// of the same allocation: a client taking over an upstream node adopts it
+// instead of starting a second one.
+func TestDriver_FindTaskUpstreamContainer(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh("sleep 60"))
+	id, err := podman.service.RunDetached(cfg.Name+"-"+cfg.AllocID, map[string]string{labelAllocID: cfg.AllocID}, "sleep 60")
+	must.NoError(t, err)
+	other := *cfg
+	other.Name, other.ID = "sidecar", cfg.AllocID+"/sidecar"
+	_, err = d.FindTask(&other)
+	must.ErrorIs(t, err, drivers.ErrTaskNotFound)
+
+	h, err := d.FindTask(cfg)
+	must.NoError(t, err)
+	var st taskState
+	must.NoError(t, h.GetDriverState(&st))
+	must.Eq(t, id, st.ContainerID)
+	must.NoError(t, d.StopTask(cfg.ID, time.Second, "SIGKILL"))
+	waitExit(t, d, cfg.ID)
+	must.NoError(t, d.DestroyTask(cfg.ID, false))
+}
+
 // TestDriver_RecoverGone checks that a handle whose container was removed
 // is reported as not found, so the task runner marks the task lost instead
 // of retrying forever.

@@ -201,20 +201,27 @@ func (d *Driver) InspectTask(taskID string) (*drivers.TaskStatus, error) {
 }
 
 // FindTask implements drivers.TaskFinder: the container carries the
-// allocation and task name as labels, so a client that lost its state
-// finds it with one list call.
+// allocation as a label, so a client that lost its state finds it with
+// one list call. Of the allocation's containers the task's is the one
+// labelled with its name, or, without that label, the one of its name
+// ("<task>-<alloc ID>"): upstream Nomad labels its containers with the
+// allocation only (the task's name only with extra_labels), and a client
+// taking over an upstream node finds them so.
 func (d *Driver) FindTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
 	if cfg == nil || cfg.ID == "" || cfg.AllocID == "" || cfg.Name == "" {
 		return nil, fmt.Errorf("%w: finding a task needs its ID, allocation and name", drivers.ErrInvalidHandle)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
-	list, err := d.api.listContainers(ctx, map[string]string{labelAllocID: cfg.AllocID, labelTaskName: cfg.Name})
+	list, err := d.api.listContainers(ctx, map[string]string{labelAllocID: cfg.AllocID})
 	if err != nil {
 		return nil, fmt.Errorf("finding task %q: %w", cfg.ID, err)
 	}
 	for _, c := range list {
 		if !c.State.Running {
+			continue
+		}
+		if name, ok := c.Config.Labels[labelTaskName]; ok && name != cfg.Name || !ok && c.Name != "/"+containerName(cfg) {
 			continue
 		}
 		info, err := d.api.inspectContainer(ctx, c.ID)

@@ -88,7 +88,14 @@ func TestOurClientTakesOverAnUpstreamNode(t *testing.T) {
 	_, _, err = api.Jobs().Register(sleepJob("gone"), nil)
 	must.NoError(t, err)
 	gone := c.waitAlloc("gone", "running")
-	pid, gonePID := leaderPID(t, keep.ID), leaderPID(t, gone.ID)
+	iso := sleepJob("iso")
+	iso.TaskGroups[0].Tasks[0].Driver = "exec"
+	iso.TaskGroups[0].Tasks[0].SetConfig("command", "/bin/sleep")
+	iso.TaskGroups[0].Tasks[0].SetConfig("args", []string{"3600"})
+	_, _, err = api.Jobs().Register(iso, nil)
+	must.NoError(t, err)
+	isoAlloc := c.waitAlloc("iso", "running")
+	pid, gonePID, isoPID := leaderPID(t, keep.ID), leaderPID(t, gone.ID), leaderPID(t, isoAlloc.ID)
 	dataDir := c.client.DataDir
 	allocDir := filepath.Join(dataDir, "alloc")
 	stdout := filepath.Join(allocDir, keep.ID, "alloc", "logs", "sleep.stdout.0")
@@ -103,8 +110,8 @@ func TestOurClientTakesOverAnUpstreamNode(t *testing.T) {
 			helpers = append(helpers, upstreamstate.Helpers(allocDir, a.ID, task)...)
 		}
 	}
-	must.SliceLen(t, 4, helpers, must.Sprintf("an executor and a logmon per task outlive the upstream agent: %v", helpers))
-	must.True(t, harness.Alive(pid) && harness.Alive(gonePID))
+	must.SliceLen(t, 6, helpers, must.Sprintf("an executor and a logmon per task outlive the upstream agent: %v", helpers))
+	must.True(t, harness.Alive(pid) && harness.Alive(gonePID) && harness.Alive(isoPID))
 	_, _, err = api.Jobs().Deregister("gone", false, nil)
 	must.NoError(t, err)
 
@@ -183,6 +190,24 @@ plugin "raw_exec" {
 			}
 		}
 		return ok, fmt.Sprint(left)
+	})
+	// Upstream's exec task runs in a container of its own, which our exec
+	// driver does not take over: it is killed, then started again by our
+	// client, and its events say why.
+	wait.Poll(t, 30*time.Second, "the exec task started again by our client, saying why", func() (bool, string) {
+		a, _, err := api.Allocations().Info(isoAlloc.ID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		ts := a.TaskStates["sleep"]
+		var msgs []string
+		for _, e := range ts.Events {
+			msgs = append(msgs, e.Type+": "+e.DisplayMessage)
+		}
+		pids := harness.AllocPIDs(isoAlloc.ID)
+		ok := ts.State == "running" && strings.Contains(strings.Join(msgs, "\n"), "libcontainer") &&
+			!harness.Alive(isoPID) && len(pids) == 1 && pids[0] != isoPID
+		return ok, fmt.Sprintf("state %s pids %v (upstream's %d) events %q", ts.State, pids, isoPID, msgs)
 	})
 	var last, missing int
 	wait.Poll(t, 20*time.Second, "the task's log going on in the same file", func() (bool, string) {

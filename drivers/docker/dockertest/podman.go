@@ -173,6 +173,22 @@ func (p *Podman) Running() ([]string, error) {
 	return ids, nil
 }
 
+// RunDetached starts a container of Image named name, with labels, that
+// runs script with /bin/sh, as another program than our driver would (the
+// upstream agent), and returns its ID.
+func (p *Podman) RunDetached(name string, labels map[string]string, script string) (string, error) {
+	args := []string{"run", "--detach", "--name", name}
+	for k, v := range labels {
+		args = append(args, "--label", k+"="+v)
+	}
+	args = append(args, Image, "/bin/sh", "-c", script)
+	out, err := p.command(args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("podman run: %v: %s", err, out)
+	}
+	return string(bytes.TrimSpace(out)), nil
+}
+
 // Save writes Image as a `docker save` archive to path.
 func (p *Podman) Save(path string) error {
 	if out, err := p.command("save", "--format", "docker-archive", "-o", path, Image).CombinedOutput(); err != nil {
