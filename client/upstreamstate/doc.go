@@ -5,8 +5,8 @@
 // read-only and nothing under the data_dir is changed.
 //
 // What it reads (learnt by running the upstream binary and decoding the
-// files it wrote; docs: operations/upgrading.md, "Taking over an upstream
-// client's node"):
+// files it wrote; docs: upgrading.md, "Replacing an upstream
+// client"):
 //
 //	<data_dir>/client/client-id    the node ID, a bare UUID (no newline)
 //	<data_dir>/client/secret-id    the node's secret ID, the same form
