@@ -3,7 +3,10 @@ package allocnet_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +26,25 @@ func iptablesRules(b *testing.B) int {
 		n += strings.Count(string(out), "\n-A ")
 	}
 	return n
+}
+
+// memNow is the agent's live heap after a collection and the kernel's
+// available memory, in KiB: what the allocations' networks cost the
+// agent's process and the host.
+func memNow(b *testing.B) (heapKiB, availKiB int64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	raw, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+			availKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	return int64(ms.HeapAlloc >> 10), availKiB
 }
 
 // BenchmarkManager_SetupTeardown measures what bridge mode adds to an
@@ -65,6 +87,7 @@ func BenchmarkManager_100Allocs(b *testing.B) {
 	const n = 100
 	for b.Loop() {
 		rules0 := iptablesRules(b)
+		heap0, avail0 := memNow(b)
 		start := time.Now()
 		var first10, last10 time.Duration
 		for i := range n {
@@ -82,6 +105,7 @@ func BenchmarkManager_100Allocs(b *testing.B) {
 		}
 		setupAll := time.Since(start)
 		rules := iptablesRules(b) - rules0
+		heap1, avail1 := memNow(b)
 		start = time.Now()
 		for i := range n {
 			if err := m.Teardown(ctx, fmt.Sprintf("bench100-0000-4000-8000-%012d", i)); err != nil {
@@ -92,6 +116,8 @@ func BenchmarkManager_100Allocs(b *testing.B) {
 		b.ReportMetric(float64(first10.Milliseconds())/10, "first10-ms/alloc")
 		b.ReportMetric(float64(last10.Milliseconds())/10, "last10-ms/alloc")
 		b.ReportMetric(float64(rules)/n, "rules/alloc")
+		b.ReportMetric(float64(heap1-heap0)/n, "heap-KiB/alloc")
+		b.ReportMetric(float64(avail0-avail1)/n, "host-KiB/alloc")
 		b.ReportMetric(time.Since(start).Seconds(), "teardown-100-s")
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/drivers/internal/proctask"
+	"github.com/nomad-edge/nomad/helper/mounts"
 )
 
 // mountEntry is one line of /proc/self/mountinfo, the parts the driver
@@ -49,7 +50,7 @@ func readMountInfo(path string) ([]mountEntry, error) {
 		if err != nil {
 			continue
 		}
-		e := mountEntry{ID: id, MountPoint: unescapeMountPath(fields[4])}
+		e := mountEntry{ID: id, MountPoint: mounts.UnescapePath(fields[4])}
 		for _, opt := range fields[6:] {
 			if opt == "-" {
 				break
@@ -60,25 +61,6 @@ func readMountInfo(path string) ([]mountEntry, error) {
 		out = append(out, e)
 	}
 	return out, sc.Err()
-}
-
-// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // mountOf is the host mount that holds path.

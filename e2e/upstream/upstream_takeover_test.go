@@ -157,14 +157,9 @@ plugin "raw_exec" {
 			fmt.Sprintf("status %s version %s", n.Status, n.Attributes["nomad.version"])
 	})
 	wait.Poll(t, 30*time.Second, "the task re-attached, not restarted", func() (bool, string) {
-		a, _, err := api.Allocations().Info(keep.ID, nil)
+		ts, msgs, err := taskEvents(api, keep.ID, "sleep")
 		if err != nil {
 			return false, err.Error()
-		}
-		ts := a.TaskStates["sleep"]
-		var msgs []string
-		for _, e := range ts.Events {
-			msgs = append(msgs, e.Type+": "+e.DisplayMessage)
 		}
 		ok := ts.State == "running" && ts.Restarts == 0 &&
 			strings.Contains(strings.Join(msgs, "\n"), "taken over from an upstream Nomad client")
@@ -195,14 +190,9 @@ plugin "raw_exec" {
 	// driver does not take over: it is killed, then started again by our
 	// client, and its events say why.
 	wait.Poll(t, 30*time.Second, "the exec task started again by our client, saying why", func() (bool, string) {
-		a, _, err := api.Allocations().Info(isoAlloc.ID, nil)
+		ts, msgs, err := taskEvents(api, isoAlloc.ID, "sleep")
 		if err != nil {
 			return false, err.Error()
-		}
-		ts := a.TaskStates["sleep"]
-		var msgs []string
-		for _, e := range ts.Events {
-			msgs = append(msgs, e.Type+": "+e.DisplayMessage)
 		}
 		pids := harness.AllocPIDs(isoAlloc.ID)
 		ok := ts.State == "running" && strings.Contains(strings.Join(msgs, "\n"), "libcontainer") &&
@@ -270,6 +260,24 @@ plugin "raw_exec" {
 		_, err := os.Stat(filepath.Join(allocDir, keep.ID))
 		return os.IsNotExist(err), fmt.Sprint(err)
 	})
+}
+
+// taskEvents is a task's state as the servers have it, with its events
+// as "<type>: <message>".
+func taskEvents(api *nomadapi.Client, allocID, task string) (*nomadapi.TaskState, []string, error) {
+	a, _, err := api.Allocations().Info(allocID, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	ts := a.TaskStates[task]
+	if ts == nil {
+		return nil, nil, fmt.Errorf("no state for task %s", task)
+	}
+	var msgs []string
+	for _, e := range ts.Events {
+		msgs = append(msgs, e.Type+": "+e.DisplayMessage)
+	}
+	return ts, msgs, nil
 }
 
 // procState is the state letter /proc gives process pid (R, S, T, Z...),

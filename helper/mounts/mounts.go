@@ -33,7 +33,7 @@ func Under(dir string) []string {
 		if len(fields) < 2 {
 			continue
 		}
-		if p := unescape(fields[1]); strings.HasPrefix(p, prefix) {
+		if p := UnescapePath(fields[1]); strings.HasPrefix(p, prefix) {
 			out = append([]string{p}, out...)
 		}
 	}
@@ -52,9 +52,9 @@ func UnmountUnder(dir string) error {
 	return errors.Join(errs...)
 }
 
-// unescape undoes the octal escapes /proc/self/mounts writes for space,
-// tab, newline and backslash in a path.
-func unescape(s string) string {
+// UnescapePath undoes the octal escapes /proc/self/mounts and mountinfo
+// write for space, tab, newline and backslash in a path (\040 for a space).
+func UnescapePath(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}

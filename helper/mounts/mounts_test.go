@@ -10,9 +10,9 @@ import (
 )
 
 func TestUnescape(t *testing.T) {
-	must.Eq(t, "/a b/c\td\\e", unescape(`/a\040b/c\011d\134e`))
-	must.Eq(t, `/plain`, unescape(`/plain`))
-	must.Eq(t, `/end\04`, unescape(`/end\04`))
+	must.Eq(t, "/a b/c\td\\e", UnescapePath(`/a\040b/c\011d\134e`))
+	must.Eq(t, `/plain`, UnescapePath(`/plain`))
+	must.Eq(t, `/end\04`, UnescapePath(`/end\04`))
 }
 
 // TestUnmountUnder checks that mounts below a directory, nested ones and
