@@ -69,6 +69,53 @@ func lastLine(t *testing.T, path string) (last, missing int) {
 	return last, missing
 }
 
+// TestUpstreamClientStateReads checks client/upstreamstate against what
+// the real upstream 1.6.5 client wrote: while its agent runs, state.db is
+// reported locked; once it stopped, the node is the one our server knows,
+// the allocation and task are the ones it ran, and the PIDs read are the
+// task's running process (the leader of its group, with the allocation in
+// its environment) and its executor, its parent, both outliving the agent.
+func TestUpstreamClientStateReads(t *testing.T) {
+	c := startUpstreamCluster(t)
+	nodeID := c.waitNode("ready").ID
+	_, _, err := c.server.API().Jobs().Register(sleepJob("sleeper"), nil)
+	must.NoError(t, err)
+	alloc := c.waitAlloc("sleeper", "running")
+	pid := leaderPID(t, alloc.ID)
+	dataDir := c.client.DataDir
+
+	_, err = upstreamstate.Read(dataDir, upstreamstate.Options{LockTimeout: 100 * time.Millisecond})
+	must.ErrorIs(t, err, upstreamstate.ErrLocked)
+	c.client.Stop()
+
+	node, err := upstreamstate.Read(dataDir, upstreamstate.Options{})
+	must.NoError(t, err)
+	must.Eq(t, nodeID, node.NodeID)
+	must.Len(t, 1, node.Allocs)
+	a := node.Allocs[0]
+	must.Eq(t, alloc.ID, a.ID)
+	must.Eq(t, "sleeper", a.JobID)
+	must.Eq(t, "sleep", a.TaskGroup)
+	must.Eq(t, "running", a.ClientStatus)
+	must.Len(t, 1, a.Tasks)
+	task := a.Tasks[0]
+	must.Eq(t, "sleep", task.Name)
+	must.Eq(t, "raw_exec", task.Driver)
+	must.Eq(t, pid, task.RunningPID())
+	got, ok := upstreamstate.TaskProcess(a.ID, task)
+	must.True(t, ok)
+	must.Eq(t, pid, got)
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	must.NoError(t, err, must.Sprint("the task's process is gone after the agent stopped"))
+	fields := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+2:]))
+	must.Eq(t, strconv.Itoa(task.Handle.ExecutorPID), fields[1], must.Sprint("the executor is the task's parent"))
+	kinds := map[upstreamstate.HelperKind]int{}
+	for _, h := range upstreamstate.Helpers(filepath.Join(dataDir, "alloc"), a.ID, task) {
+		kinds[h.Kind]++
+	}
+	must.Eq(t, map[upstreamstate.HelperKind]int{upstreamstate.Executor: 1, upstreamstate.Logmon: 1}, kinds)
+}
+
 // TestOurClientTakesOverAnUpstreamNode is the client half of the in-place
 // upgrade (upgrading.md, "Replacing an upstream client"): an upstream
 // 1.6.5 client runs two allocations on our server and is stopped; while
