@@ -137,6 +137,7 @@ func Commands(meta Meta) map[string]cli.CommandFactory {
 		"operator":                      func() (cli.Command, error) { return &OperatorCommand{Meta: m()}, nil },
 		"ui":                            func() (cli.Command, error) { return &UiCommand{Meta: m()}, nil },
 		"operator api":                  func() (cli.Command, error) { return &OperatorAPICommand{Meta: m(), Stdin: os.Stdin}, nil },
+		"operator debug":                func() (cli.Command, error) { return &OperatorDebugCommand{Meta: m()}, nil },
 		"operator metrics":              func() (cli.Command, error) { return &OperatorMetricsCommand{Meta: m()}, nil },
 		"operator raft":                 func() (cli.Command, error) { return &OperatorRaftCommand{Meta: m()}, nil },
 		"operator sim":                  func() (cli.Command, error) { return &OperatorSimCommand{Meta: m()}, nil },
