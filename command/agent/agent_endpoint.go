@@ -27,6 +27,13 @@ func (s *HTTPServer) statusLeader(w http.ResponseWriter, r *http.Request) (any, 
 	return leader, nil
 }
 
+// regions handles GET /v1/regions: the regions this agent knows, sorted,
+// as upstream lists them. Regions are not federated here: the agent's own
+// is the one there is.
+func (s *HTTPServer) regions(w http.ResponseWriter, r *http.Request) (any, error) {
+	return []string{s.agent.config.Region}, nil
+}
+
 // agentSelf is the body of /v1/agent/self. Upstream's clients read the
 // agent's name, region and datacenter from config, and its member entry.
 type agentSelf struct {

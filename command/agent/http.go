@@ -120,6 +120,7 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/event/stream", s.eventStream)
 
 	handle("GET /v1/status/leader", s.statusLeader)
+	handle("GET /v1/regions", s.regions)
 	handle("GET /v1/status/peers", s.statusPeers)
 	handle("PUT /v1/system/gc", s.systemGC)
 	handle("GET /v1/agent/self", s.agentSelf)

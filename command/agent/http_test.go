@@ -57,6 +57,9 @@ func TestHTTP_OfficialClientCompat(t *testing.T) {
 	leader, err := c.Status().Leader()
 	must.NoError(t, err)
 	must.Eq(t, a.Server().RPCAddr().String(), leader)
+	regions, err := c.Regions().List()
+	must.NoError(t, err)
+	must.Eq(t, []string{"global"}, regions)
 
 	job := mockJob("compat", "mock_driver", map[string]any{"run_for": "5m"})
 	resp, wm, err := c.Jobs().Register(job, nil)
