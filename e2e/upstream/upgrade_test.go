@@ -36,6 +36,7 @@ func windowJob(id string) *nomadapi.Job {
 	tg.Count = &two
 	window := 2 * time.Minute
 	tg.Disconnect = nil
+	//lint:ignore SA1019 the only window upstream 1.6.5 knows
 	tg.MaxClientDisconnect = &window
 	job.Constrain(nomadapi.NewConstraint("", "distinct_hosts", "true"))
 	// The deployment is over a second after both tasks run, so the
@@ -154,7 +155,6 @@ func serfAddrs(ports []harness.Ports, skip int) []string {
 }
 
 // rpcAddrs are the agents' RPC listeners, quoted for HCL.
-
 func rpcAddrs(agents []*harness.Agent) []string {
 	var out []string
 	for _, a := range agents {
@@ -362,18 +362,51 @@ func (u *upgrade) waitTakenOver(name string) {
 }
 
 // waitNodeIs waits until node name is ready, run by an upstream client
-// (nomad.version 1.6.5, nomad.upstream = true) or by ours.
-func (u *upgrade) waitNodeIs(name string, upstream bool) {
+// (nomad.version 1.6.5, nomad.upstream = true) or by ours, and written
+// since index after (its client registered since).
+func (u *upgrade) waitNodeIs(name string, upstream bool, after uint64) {
 	u.t.Helper()
-	wait.Poll(u.t, 60*time.Second, fmt.Sprintf("node %s ready, upstream %v", name, upstream), func() (bool, string) {
+	wait.Poll(u.t, 60*time.Second, fmt.Sprintf("node %s ready, upstream %v, written after index %d", name, upstream, after), func() (bool, string) {
 		u.mustNotHaveDied()
 		n, _, err := u.api().Nodes().Info(u.nodes[name], nil)
 		if err != nil {
 			return false, err.Error()
 		}
 		isUp := n.Attributes["nomad.upstream"] == "true" && n.Attributes["nomad.version"] == "1.6.5"
-		return n.Status == "ready" && isUp == upstream,
-			fmt.Sprintf("status %s nomad.version %s nomad.upstream %q", n.Status, n.Attributes["nomad.version"], n.Attributes["nomad.upstream"])
+		return n.Status == "ready" && isUp == upstream && n.ModifyIndex > after,
+			fmt.Sprintf("status %s nomad.version %s nomad.upstream %q modify index %d", n.Status, n.Attributes["nomad.version"], n.Attributes["nomad.upstream"], n.ModifyIndex)
+	})
+}
+
+// nodeIndexes is every node's modify index by name.
+func (u *upgrade) nodeIndexes() map[string]uint64 {
+	u.t.Helper()
+	nodes, _, err := u.nodeStatuses()
+	must.NoError(u.t, err)
+	out := map[string]uint64{}
+	for name, n := range nodes {
+		out[name] = n.ModifyIndex
+	}
+	return out
+}
+
+// holdReady checks, over longer than a node's TTL and grace on our
+// servers (2 s each), that both nodes stay ready: their clients
+// heartbeat to our servers.
+func (u *upgrade) holdReady(what string) {
+	u.t.Helper()
+	harness.Hold(u.t, 6*time.Second, what, func() error {
+		u.mustNotHaveDied()
+		nodes, seen, err := u.nodeStatuses()
+		if err != nil {
+			return err
+		}
+		for name := range u.nodes {
+			if nodes[name] == nil || nodes[name].Status != "ready" {
+				return fmt.Errorf("nodes %s", seen)
+			}
+		}
+		return nil
 	})
 }
 
@@ -388,7 +421,10 @@ func (u *upgrade) waitNodeIs(name string, upstream bool) {
 // disconnected. At every step the same nodes, the same allocation IDs and
 // no other, the same task processes, no restart; the node cut off is
 // disconnected with its allocations unknown (not down, not lost), and
-// comes back ready with them running.
+// comes back ready with them running; the evaluations its absence made
+// (the window's timeout, a delayed replacement) are cancelled or run
+// and place nothing. Three upstream servers, as asked: on two cores
+// they elect in about a second, no slower than one.
 func TestUpgradeUpstreamClusterInPlace(t *testing.T) {
 	upstreamBin := harness.UnpackTool(t, upstreamGz, t.TempDir())
 	start := time.Now()
@@ -537,13 +573,19 @@ func TestUpgradeUpstreamClusterInPlace(t *testing.T) {
 	for _, job := range upgradeJobs {
 		j, _, err := u.api().Jobs().Info(job, nil)
 		must.NoError(t, err)
-		must.NotNil(t, j.TaskGroups[0].MaxClientDisconnect, must.Sprint("the window came through the snapshot"))
-		must.Eq(t, 2*time.Minute, *j.TaskGroups[0].MaxClientDisconnect)
+		//lint:ignore SA1019 the window as upstream wrote it
+		window := j.TaskGroups[0].MaxClientDisconnect
+		must.NotNil(t, window, must.Sprint("the window came through the snapshot"))
+		must.Eq(t, 2*time.Minute, *window)
 	}
 	_, seenNodes, _ := u.nodeStatuses()
 	_, seen, _ = u.allAllocs()
 	step("snapshot restored into our three servers: nodes " + seenNodes + "; allocations " + seen)
 	u.mustKeepPIDs("after the restore")
+	// Until a client is heard the leader gives a node the failover TTL
+	// (5 min): the restored nodes stay as they were, and a write to one
+	// after this index is its client registering with our servers.
+	restored := u.nodeIndexes()
 
 	// 4. The upstream clients, told of our servers (client.servers) and
 	// restarted, re-attach to their executors and register with ours.
@@ -555,9 +597,10 @@ func TestUpgradeUpstreamClusterInPlace(t *testing.T) {
 		c.Start()
 	}
 	for _, name := range names {
-		u.waitNodeIs(name, true)
+		u.waitNodeIs(name, true, restored[name])
 	}
 	u.waitNodes("ready", names...)
+	u.holdReady("the upstream clients heartbeat to our servers")
 	u.waitAllocs("running", names...)
 	u.mustKeepPIDs("upstream clients on our servers")
 	_, seen, _ = u.allAllocs()
@@ -574,9 +617,10 @@ func TestUpgradeUpstreamClusterInPlace(t *testing.T) {
 		})
 		oursClients[name].Start()
 	}
+	before := u.nodeIndexes()
 	upClients["client-1"].Stop()
 	replace("client-1")
-	u.waitNodeIs("client-1", false)
+	u.waitNodeIs("client-1", false, before["client-1"])
 	u.waitTakenOver("client-1")
 	u.waitNodes("ready", names...)
 	u.waitAllocs("running", names...)
@@ -586,10 +630,13 @@ func TestUpgradeUpstreamClusterInPlace(t *testing.T) {
 	// 5b. Client 2 cut off during its upgrade: its upstream agent stopped
 	// and ours not started until the servers have marked the node
 	// disconnected. Within the window its allocations are unknown, not
-	// lost, their tasks live on, and nothing replaces them: each job's
-	// other allocation is on client-1 and distinct_hosts leaves no node
-	// for a replacement (the servers may try; none may be placed).
+	// lost, their tasks live on, and nothing replaces them: the
+	// replacement the reconciler wants for an unknown allocation waits
+	// for the reschedule policy's delay (30 s, an alloc-failure
+	// evaluation, checked below), and distinct_hosts would leave it no
+	// node anyway (each job's other allocation is on client-1).
 	upClients["client-2"].Stop()
+	before = u.nodeIndexes()
 	u.waitNodes("disconnected", "client-2")
 	u.waitAllocs("unknown", "client-2")
 	step("client-2 cut off: disconnected, its allocations unknown")
@@ -624,33 +671,68 @@ func TestUpgradeUpstreamClusterInPlace(t *testing.T) {
 		return nil
 	})
 	replace("client-2")
-	u.waitNodeIs("client-2", false)
+	u.waitNodeIs("client-2", false, before["client-2"])
 	u.waitTakenOver("client-2")
 	u.waitNodes("ready", names...)
 	u.waitAllocs("running", names...)
 	u.mustKeepPIDs("client-2 ours")
 	step("client-2 back, ours")
 
+	// What the schedulers made of client-2's time away: an evaluation per
+	// job when it went (node-update), with a max-disconnect-timeout one
+	// for the window's end and, by the reschedule policy (30 s delay),
+	// an alloc-failure one for a replacement later; one (reconnect) when
+	// it came back, which cancels the window's. Every one that was
+	// pending must run out and place nothing: the originals are kept.
+	wait.Poll(t, 90*time.Second, "every evaluation of the jobs done", func() (bool, string) {
+		u.mustNotHaveDied()
+		var open []string
+		for _, job := range upgradeJobs {
+			evals, _, err := u.api().Jobs().Evaluations(job, nil)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, e := range evals {
+				if e.Status != "complete" && e.Status != "canceled" {
+					open = append(open, fmt.Sprintf("%s %s %s %s wait until %s", job, e.ID[:8], e.TriggeredBy, e.Status, e.WaitUntil.Format(time.RFC3339)))
+				}
+			}
+		}
+		return len(open) == 0, fmt.Sprintf("now %s, open: %v", time.Now().Format(time.RFC3339), open)
+	})
+	for _, job := range upgradeJobs {
+		evals, _, err := u.api().Jobs().Evaluations(job, nil)
+		must.NoError(t, err)
+		sort.Slice(evals, func(i, j int) bool { return evals[i].CreateIndex < evals[j].CreateIndex })
+		for _, e := range evals {
+			t.Logf("%s: eval %s %s %s queued %v failed placements %d blocked eval %q wait until %s", job, e.ID[:8], e.TriggeredBy, e.Status, e.QueuedAllocations, len(e.FailedTGAllocs), e.BlockedEval, e.WaitUntil.Format(time.RFC3339))
+		}
+	}
+	step("every evaluation done")
+
 	// The history of each of client-2's allocations holds its time
 	// unknown.
 	for id, o := range u.allocs {
 		var a struct {
-			AllocStates []struct{ Field, Value string }
+			AllocStates []struct {
+				Field int // 0: ClientStatus
+				Value string
+			}
 		}
 		must.NoError(t, ours[0].GetJSON("/v1/allocation/"+id, &a))
 		var hist []string
 		for _, s := range a.AllocStates {
-			hist = append(hist, s.Field+"="+s.Value)
+			hist = append(hist, fmt.Sprintf("%d=%s", s.Field, s.Value))
 		}
 		if o.nodeName == "client-2" {
-			must.SliceContains(t, hist, "ClientStatus=unknown", must.Sprintf("%s's history", id[:8]))
+			must.SliceContains(t, hist, "0=unknown", must.Sprintf("%s's history", id[:8]))
 		}
 		t.Logf("%s on %s: alloc states %v", id[:8], o.nodeName, hist)
 	}
 
 	// 6. The end: both nodes ours and ready, every original allocation
 	// running with its original process, no restart, no other allocation.
-	harness.Hold(t, 4*time.Second, "the upgraded cluster keeps every original allocation running, unrestarted, and no other", func() error {
+	harness.Hold(t, 6*time.Second, "the upgraded cluster keeps every original allocation running, unrestarted, and no other", func() error {
 		u.mustNotHaveDied()
 		nodes, seen, err := u.nodeStatuses()
 		if err != nil {
@@ -688,6 +770,19 @@ func TestUpgradeUpstreamClusterInPlace(t *testing.T) {
 	}
 	_, seen, _ = u.allAllocs()
 	step("upgraded: " + seen)
+
+	// For the record: every node status change our servers made, and
+	// what the upstream clients said of their heartbeats.
+	var lines []string
+	for _, a := range append(append([]*harness.Agent{}, ours...), upClients["client-1"], upClients["client-2"]) {
+		for _, l := range strings.Split(a.Log(), "\n") {
+			if strings.Contains(l, "missed its heartbeats") || strings.Contains(l, "node ready") ||
+				strings.Contains(l, "heartbeat") && a.Name != "server-1" && a.Name != "server-2" && a.Name != "server-3" {
+				lines = append(lines, a.Name+": "+strings.TrimSpace(l))
+			}
+		}
+	}
+	t.Logf("node status changes and upstream heartbeat messages:\n%s", strings.Join(lines, "\n"))
 }
 
 // jobIDsOn lists the jobs server s holds itself (?stale: no forwarding).
