@@ -283,7 +283,7 @@ func (c *OperatorDebugCommand) Run(args []string) int {
 	}
 	targets, err := c.debugTargets(client, o)
 	if err != nil {
-		c.Ui.Error(err.Error())
+		c.Ui.Error("Error: " + err.Error())
 		return exitError
 	}
 
@@ -375,7 +375,7 @@ func (t debugTarget) param() string {
 func (c *OperatorDebugCommand) debugTargets(client *api.Client, o *debugOptions) ([]debugTarget, error) {
 	self, err := client.Agent().Self()
 	if err != nil {
-		return nil, fmt.Errorf("Error querying the agent: %v", err)
+		return nil, fmt.Errorf("querying the agent: %v", err)
 	}
 	localServer := ""
 	if self.Stats["nomad"]["server"] == "true" {
@@ -400,7 +400,7 @@ func (c *OperatorDebugCommand) debugTargets(client *api.Client, o *debugOptions)
 		out = append(out, debugTarget{kind: "client", id: n, local: n == localNode})
 	}
 	if len(out) == 0 {
-		return nil, errors.New("No servers or client nodes matched -server-id and -node-id: nothing to capture")
+		return nil, errors.New("no servers or client nodes matched -server-id and -node-id: nothing to capture")
 	}
 	return out, nil
 }
@@ -412,7 +412,7 @@ func (c *OperatorDebugCommand) debugServers(client *api.Client, q *api.QueryOpti
 	}
 	members, err := client.Agent().MembersOpts(q)
 	if err != nil {
-		return nil, fmt.Errorf("Error querying the server members: %v", err)
+		return nil, fmt.Errorf("querying the server members: %v", err)
 	}
 	names := map[string]bool{}
 	var out []string
@@ -434,7 +434,7 @@ func (c *OperatorDebugCommand) debugServers(client *api.Client, q *api.QueryOpti
 		case "leader":
 			leader, err := client.Status().Leader()
 			if err != nil {
-				return nil, fmt.Errorf("Error querying the leader: %v", err)
+				return nil, fmt.Errorf("querying the leader: %v", err)
 			}
 			for _, m := range members.Members {
 				if net.JoinHostPort(m.Addr, m.Tags["port"]) == leader {
@@ -451,7 +451,7 @@ func (c *OperatorDebugCommand) debugServers(client *api.Client, q *api.QueryOpti
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("Error: no server matches -server-id %q", want)
+			return nil, fmt.Errorf("no server matches -server-id %q", want)
 		}
 	}
 	sort.Strings(out)
@@ -474,7 +474,7 @@ func debugNodes(client *api.Client, q *api.QueryOptions, o *debugOptions) ([]str
 		}
 		nodes, _, err := client.Nodes().List(&nq)
 		if err != nil {
-			return nil, fmt.Errorf("Error querying the nodes: %v", err)
+			return nil, fmt.Errorf("querying the nodes: %v", err)
 		}
 		matched := 0
 		for _, n := range nodes {
@@ -488,7 +488,7 @@ func debugNodes(client *api.Client, q *api.QueryOptions, o *debugOptions) ([]str
 			}
 		}
 		if matched == 0 && want != "all" {
-			return nil, fmt.Errorf("Error: no node matches -node-id %q", want)
+			return nil, fmt.Errorf("no node matches -node-id %q", want)
 		}
 	}
 	sort.Strings(out)
