@@ -182,9 +182,9 @@ func NewAllocRunner(cfg Config) (*AllocRunner, error) {
 	}
 	ar.gate = newOfflineGate(cfg, ar.serverStopped)
 	ar.lifecycle = newCoordinator(tg.Tasks)
-	ar.services = newServiceHook(ar.logger, clk, cfg.Services, cfg.Node, ar.allocDir)
-	ar.checks = newChecksHook(ar.logger, clk, ar, cfg.Node)
 	ar.network = &networkHook{logger: ar.logger, mgr: cfg.Network, unavailable: cfg.NetworkUnavailable, alloc: alloc, allocDir: ar.allocDir.Dir, node: cfg.Node}
+	ar.services = newServiceHook(ar.logger, clk, cfg.Services, cfg.Node, ar.allocDir, ar.network.address)
+	ar.checks = newChecksHook(ar.logger, clk, ar, cfg.Node)
 	for _, task := range tg.Tasks {
 		d, derr := cfg.Drivers.Driver(task.Driver)
 		if derr != nil {

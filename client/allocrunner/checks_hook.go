@@ -112,7 +112,7 @@ func (h *checksHook) build(alloc *structs.Allocation) []checks.Check {
 			if sc.AddressMode != "" && sc.AddressMode != structs.AddressModeAuto {
 				target.AddressMode = sc.AddressMode
 			}
-			addr, port := serviceAddress(alloc, h.node, target)
+			addr, port := serviceAddress(alloc, h.node, target, h.ar.network.address())
 			// The task that runs a script and that check_restart restarts.
 			task := cmpOr(owner, sc.TaskName, s.TaskName)
 			c := checks.Check{

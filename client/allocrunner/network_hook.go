@@ -123,6 +123,15 @@ func (h *networkHook) setupNamespace() error {
 	return nil
 }
 
+// address is the allocation's address inside its network namespace, ""
+// before setup or without a namespace (host networking).
+func (h *networkHook) address() string {
+	if h == nil || h.status == nil {
+		return ""
+	}
+	return h.status.Address
+}
+
 // teardown removes the allocation's network, once; after Run's setup only.
 func (h *networkHook) teardown() {
 	if _, ok := h.wanted(); h.mgr == nil || !ok {

@@ -47,6 +47,9 @@ type serviceHook struct {
 	reg    ServiceRegistrar
 	node   NodeInfo
 	ad     *AllocDir
+	// nsAddr is the allocation's address in its network namespace, ""
+	// without one (networkHook.address).
+	nsAddr func() string
 
 	mu      sync.Mutex
 	want    []*structs.ServiceRegistration // nil: nothing registered
@@ -57,9 +60,9 @@ type serviceHook struct {
 	once    sync.Once
 }
 
-func newServiceHook(logger hclog.Logger, clk clock.Clock, reg ServiceRegistrar, node NodeInfo, ad *AllocDir) *serviceHook {
+func newServiceHook(logger hclog.Logger, clk clock.Clock, reg ServiceRegistrar, node NodeInfo, ad *AllocDir, nsAddr func() string) *serviceHook {
 	return &serviceHook{
-		logger: logger.Named("services"), clock: clk, reg: reg, node: node, ad: ad,
+		logger: logger.Named("services"), clock: clk, reg: reg, node: node, ad: ad, nsAddr: nsAddr,
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 }
@@ -75,7 +78,7 @@ func (h *serviceHook) observe(alloc *structs.Allocation, status string) {
 	case structs.ClientTerminal(status) || alloc.ServerTerminalStatus():
 		h.deregister()
 	case status == structs.AllocClientStatusRunning:
-		regs := buildRegistrations(alloc, h.node, h.ad)
+		regs := buildRegistrations(alloc, h.node, h.ad, h.nsAddr())
 		if len(regs) == 0 {
 			return
 		}
@@ -189,7 +192,7 @@ func ServiceRegistrationID(allocID, owner string, s *structs.Service) string {
 // services and its tasks', with provider "nomad", the name, tags and
 // meta interpolated in the task's environment (a group service in its
 // first task's), and the host address and port of the service's port.
-func buildRegistrations(alloc *structs.Allocation, node NodeInfo, ad *AllocDir) []*structs.ServiceRegistration {
+func buildRegistrations(alloc *structs.Allocation, node NodeInfo, ad *AllocDir, nsAddr string) []*structs.ServiceRegistration {
 	tg := alloc.LookupTaskGroup()
 	if tg == nil || len(tg.Tasks) == 0 {
 		return nil
@@ -206,7 +209,7 @@ func buildRegistrations(alloc *structs.Allocation, node NodeInfo, ad *AllocDir) 
 		}
 		named := *s
 		named.Name = interpolate(s.Name, vars)
-		addr, port := serviceAddress(alloc, node, s)
+		addr, port := serviceAddress(alloc, node, s, nsAddr)
 		tags := s.Tags
 		if alloc.DeploymentStatus != nil && alloc.DeploymentStatus.Canary && len(s.CanaryTags) > 0 {
 			tags = s.CanaryTags
@@ -240,10 +243,12 @@ func buildRegistrations(alloc *structs.Allocation, node NodeInfo, ad *AllocDir) 
 }
 
 // serviceAddress is where a service is reached: its port label's host IP
-// and port (the `to` port in address_mode "alloc", when the port maps
-// one), or a port number on the node's address; `address` overrides the
-// IP.
-func serviceAddress(alloc *structs.Allocation, node NodeInfo, s *structs.Service) (string, int) {
+// and port, or a port number on the node's address; in address_mode
+// "alloc", the allocation's own address inside its network namespace
+// (nsAddr, bridge and cni modes; "" without one) and the port the task
+// listens on there (the `to` port, when the port maps one). `address`
+// overrides the IP.
+func serviceAddress(alloc *structs.Allocation, node NodeInfo, s *structs.Service, nsAddr string) (string, int) {
 	addr, port := node.Attributes[structs.NodeAttrNetworkIP], 0
 	if i := slices.IndexFunc(allocPorts(alloc), func(p structs.AllocatedPortMapping) bool { return p.Label == s.PortLabel }); i >= 0 {
 		p := allocPorts(alloc)[i]
@@ -253,6 +258,9 @@ func serviceAddress(alloc *structs.Allocation, node NodeInfo, s *structs.Service
 		}
 	} else if n, err := strconv.Atoi(s.PortLabel); err == nil {
 		port = n
+	}
+	if s.AddressMode == structs.AddressModeAlloc && nsAddr != "" {
+		addr = nsAddr
 	}
 	if s.Address != "" {
 		addr = s.Address

@@ -87,7 +87,7 @@ func TestBuildRegistrations(t *testing.T) {
 	a := serviceAlloc(map[string]any{"run_for": "1h"})
 	ad := NewAllocDir(t.TempDir(), a.ID)
 	node := NodeInfo{ID: "node-1", Datacenter: "dc1", Attributes: map[string]string{structs.NodeAttrNetworkIP: "10.1.1.2"}}
-	regs := buildRegistrations(a, node, ad)
+	regs := buildRegistrations(a, node, ad, "")
 	must.Len(t, 2, regs)
 	byName := map[string]*structs.ServiceRegistration{}
 	for _, r := range regs {
@@ -107,9 +107,40 @@ func TestBuildRegistrations(t *testing.T) {
 	must.Eq(t, []string{"0"}, task.Tags)
 
 	a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
-	for _, r := range buildRegistrations(a, node, ad) {
+	for _, r := range buildRegistrations(a, node, ad, "") {
 		if r.ServiceName == "my-job-web" {
 			must.Eq(t, []string{"canary"}, r.Tags)
+		}
+	}
+}
+
+// TestBuildRegistrations_AllocAddressMode checks that a service with
+// address_mode "alloc" of a bridge or cni allocation advertises the
+// allocation's own address in its namespace and the port the task listens
+// on there (the `to` port), and a numeric port as it is; the default mode
+// keeps the host's address and port (the mapping), as upstream.
+func TestBuildRegistrations_AllocAddressMode(t *testing.T) {
+	a := serviceAlloc(map[string]any{"run_for": "1h"})
+	a.AllocatedResources.Shared.Ports[0].To = 8080
+	tg := a.LookupTaskGroup()
+	tg.Services[0].AddressMode = structs.AddressModeAlloc
+	tg.Tasks[0].Services[0].AddressMode = structs.AddressModeAlloc
+	ad := NewAllocDir(t.TempDir(), a.ID)
+	node := NodeInfo{ID: "node-1", Datacenter: "dc1", Attributes: map[string]string{structs.NodeAttrNetworkIP: "10.1.1.2"}}
+	byName := map[string]*structs.ServiceRegistration{}
+	for _, r := range buildRegistrations(a, node, ad, "172.26.64.9") {
+		byName[r.ServiceName] = r
+	}
+	must.Eq(t, "172.26.64.9", byName["my-job-web"].Address)
+	must.Eq(t, 8080, byName["my-job-web"].Port)
+	must.Eq(t, "172.26.64.9", byName["web-admin"].Address)
+	must.Eq(t, 9000, byName["web-admin"].Port)
+
+	tg.Services[0].AddressMode = ""
+	for _, r := range buildRegistrations(a, node, ad, "172.26.64.9") {
+		if r.ServiceName == "my-job-web" {
+			must.Eq(t, "10.1.1.1", r.Address)
+			must.Eq(t, 25000, r.Port)
 		}
 	}
 }
