@@ -150,6 +150,23 @@ func TestAgent_BridgeNetworking(t *testing.T) {
         to = 8080
       }
     }
+    service {
+      name     = "web-host"
+      port     = "http"
+      provider = "nomad"
+    }
+    service {
+      name         = "web-alloc"
+      port         = "http"
+      provider     = "nomad"
+      address_mode = "alloc"
+      check {
+        type     = "http"
+        path     = "/index.html"
+        interval = "1s"
+        timeout  = "1s"
+      }
+    }
     task "server" {
       driver = "raw_exec"
       config {
@@ -209,6 +226,44 @@ func TestAgent_BridgeNetworking(t *testing.T) {
 	must.NoError(t, err, must.Sprint("from the other allocation to ", url))
 	must.Eq(t, body, got)
 	must.Len(t, 2, env.BridgePorts(t))
+
+	// Services register the host's mapping by default, and with
+	// address_mode "alloc" the allocation's own address and `to` port,
+	// which another allocation reaches and the check probes.
+	type instance struct {
+		Address string
+		Port    int
+	}
+	lookup := func(name string) instance {
+		t.Helper()
+		var got []instance
+		wait.Poll(t, 15*time.Second, "the instance of "+name, func() (bool, string) {
+			if err := a.GetJSON("/v1/service/"+name, &got); err != nil {
+				return false, err.Error()
+			}
+			return len(got) == 1, fmt.Sprint(got)
+		})
+		return got[0]
+	}
+	must.Eq(t, instance{Address: ports[0].HostIP, Port: ports[0].Value}, lookup("web-host"))
+	inNS := lookup("web-alloc")
+	must.StrHasPrefix(t, env.Config.Bridge.Subnet[:strings.LastIndex(env.Config.Bridge.Subnet, ".")], inNS.Address)
+	must.Eq(t, 8080, inNS.Port)
+	got, err = get(clientNS, fmt.Sprintf("http://%s/index.html", net.JoinHostPort(inNS.Address, strconv.Itoa(inNS.Port))))
+	must.NoError(t, err, must.Sprint("from the other allocation to the alloc-mode instance"))
+	must.Eq(t, body, got)
+	wait.Poll(t, 15*time.Second, "the alloc-mode check passing", func() (bool, string) {
+		var checks map[string]struct{ Status, Output string }
+		if err := a.GetJSON("/v1/client/allocation/"+webID+"/checks", &checks); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range checks {
+			if c.Status != "success" {
+				return false, fmt.Sprint(checks)
+			}
+		}
+		return len(checks) == 1, fmt.Sprint(checks)
+	})
 
 	out, code = a.Nomad("job", "stop", "web")
 	must.Eq(t, 0, code, must.Sprint(out))
