@@ -49,16 +49,7 @@ func windowJob(id string) *nomadapi.Job {
 // upstreamServerConfig is upstream server i's config, one of three
 // joined by serf.
 func upstreamServerConfig(i int, p harness.Ports, join []string) string {
-	return fmt.Sprintf(`
-name      = "upstream-server-%d"
-data_dir  = "@DATA_DIR@"
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
-`+harness.UpstreamOnLoopback+`server {
+	return agentHead(harness.DataDirVar, fmt.Sprintf("upstream-server-%d", i), p, true) + fmt.Sprintf(`server {
   enabled          = true
   bootstrap_expect = 3
   server_join {
@@ -66,22 +57,13 @@ ports {
     retry_interval = "1s"
   }
 }
-`, i, p.HTTP, p.RPC, p.Serf, strings.Join(join, ", "))
+`, strings.Join(join, ", "))
 }
 
 // ourServerConfig is our server i's config, one of three joined by serf,
 // with short heartbeat TTLs and grace: a client away shows in seconds.
 func ourServerConfig(i int, p harness.Ports, join []string) string {
-	return fmt.Sprintf(`
-name      = "server-%d"
-data_dir  = "@DATA_DIR@"
-bind_addr = "127.0.0.1"
-log_level = "INFO"
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
+	return agentHead(harness.DataDirVar, fmt.Sprintf("server-%d", i), p, false) + fmt.Sprintf(`log_level = "INFO"
 server {
   enabled           = true
   bootstrap_expect  = 3
@@ -92,55 +74,25 @@ server {
     retry_interval = "1s"
   }
 }
-`, i, p.HTTP, p.RPC, p.Serf, strings.Join(join, ", "))
+`, strings.Join(join, ", "))
 }
 
 // upstreamClientConfig is an upstream client's config, servers its
 // client.servers.
 func upstreamClientConfig(name, dataDir string, p harness.Ports, servers []string) string {
-	return fmt.Sprintf(`
-data_dir  = %q
-bind_addr = "127.0.0.1"
-name      = %q
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
-`+harness.UpstreamOnLoopback+`client {
-  enabled = true
-  servers = [%s]
-}
-plugin "raw_exec" {
-  config {
-    enabled = true
-  }
-}
-`, dataDir, name, p.HTTP, p.RPC, p.Serf, strings.Join(servers, ", "))
+	return agentHead(dataDir, name, p, true) + clientBlock(servers)
 }
 
 // ourClientConfig is our client agent's config on an upstream client's
 // data_dir, under the same node name.
 func ourClientConfig(name, dataDir string, p harness.Ports, servers []string) string {
-	return fmt.Sprintf(`
-data_dir  = %q
-bind_addr = "127.0.0.1"
-name      = %q
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
+	return agentHead(dataDir, name, p, false) + clientBlock(servers)
 }
-client {
-  enabled = true
-  servers = [%s]
-}
-plugin "raw_exec" {
-  config {
-    enabled = true
-  }
-}
-`, dataDir, name, p.HTTP, p.RPC, p.Serf, strings.Join(servers, ", "))
+
+// clientBlock is a client with raw_exec whose client.servers are servers
+// (quoted addresses).
+func clientBlock(servers []string) string {
+	return fmt.Sprintf("client {\n  enabled = true\n  servers = [%s]\n}\n", strings.Join(servers, ", ")) + rawExecPlugin
 }
 
 // serfAddrs are the serf listeners of ports but skip's, quoted for HCL.

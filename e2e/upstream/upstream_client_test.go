@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -52,22 +53,13 @@ func startUpstreamCluster(t *testing.T, extra ...string) *upstreamCluster {
 	server := ags.Add(harness.AgentConfig{
 		Name:  "server",
 		Ports: sp,
-		Config: fmt.Sprintf(`
-data_dir  = "@DATA_DIR@"
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
-server {
+		Config: agentHead(harness.DataDirVar, "", sp, false) + `server {
   enabled           = true
   bootstrap_expect  = 1
   heartbeat_grace   = "2s"
   min_heartbeat_ttl = "2s"
 }
-%s
-`, sp.HTTP, sp.RPC, sp.Serf, extra[0]),
+` + extra[0],
 	})
 	server.Start()
 	cp := harness.FreePorts(t)
@@ -75,24 +67,7 @@ server {
 		Name:  "upstream-client",
 		Bin:   upstreamBin,
 		Ports: cp,
-		Config: fmt.Sprintf(`
-data_dir             = "@DATA_DIR@"
-bind_addr            = "127.0.0.1"
-name                 = "upstream-1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
-`+harness.UpstreamOnLoopback+`client {
-  enabled = true
-  servers = [%q]
-}
-plugin "raw_exec" {
-  config {
-    enabled = true
-  }
-}
+		Config: upstreamClientConfig("upstream-1", harness.DataDirVar, cp, []string{strconv.Quote(server.RPCAddr())}) + `
 # The mock driver turns itself off after 8s: a driver health event the
 # client reports with Node.EmitEvents.
 plugin "mock_driver" {
@@ -101,8 +76,7 @@ plugin "mock_driver" {
     shutdown_periodic_duration = 8000000000
   }
 }
-%s
-`, cp.HTTP, cp.RPC, cp.Serf, server.RPCAddr(), extra[1]),
+` + extra[1],
 	})
 	wait.Poll(t, 30*time.Second, "our server has a leader", func() (bool, string) {
 		server.MustNotHaveDied()

@@ -35,28 +35,14 @@ func TestUpstreamSnapshotDecodes(t *testing.T) {
 		Name:  "upstream",
 		Bin:   upstreamBin,
 		Ports: p,
-		Config: fmt.Sprintf(`
-data_dir             = "@DATA_DIR@"
-bind_addr            = "127.0.0.1"
-name                 = "upstream-1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
-`+harness.UpstreamOnLoopback+`server {
+		Config: agentHead(harness.DataDirVar, "upstream-1", p, true) + `server {
   enabled          = true
   bootstrap_expect = 1
 }
 client {
   enabled = true
 }
-plugin "raw_exec" {
-  config {
-    enabled = true
-  }
-}
-`, p.HTTP, p.RPC, p.Serf),
+` + rawExecPlugin,
 	})
 	agent.Start()
 	api := agent.API()

@@ -164,27 +164,9 @@ func TestOurClientTakesOverAnUpstreamNode(t *testing.T) {
 
 	cp := harness.FreePorts(t)
 	ours := c.agents.Add(harness.AgentConfig{
-		Name:  "our-client",
-		Ports: cp,
-		Config: fmt.Sprintf(`
-data_dir  = %q
-bind_addr = "127.0.0.1"
-name      = "upstream-1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
-client {
-  enabled = true
-  servers = [%q]
-}
-plugin "raw_exec" {
-  config {
-    enabled = true
-  }
-}
-`, dataDir, cp.HTTP, cp.RPC, cp.Serf, c.server.RPCAddr()),
+		Name:   "our-client",
+		Ports:  cp,
+		Config: ourClientConfig("upstream-1", dataDir, cp, []string{strconv.Quote(c.server.RPCAddr())}),
 	})
 	before, _ := lastLine(t, stdout)
 	ours.Start()
