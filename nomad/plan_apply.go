@@ -16,7 +16,7 @@ import (
 // parts of a plan that still hold are committed.
 func (s *Server) planApply(stopCh <-chan struct{}) {
 	for {
-		pending, err := s.planQueue.Dequeue(0)
+		pending, err := s.planQueue.Dequeue(stopCh, 0)
 		if err != nil {
 			return
 		}

@@ -126,13 +126,21 @@ func (q *PlanQueue) Enqueue(plan *structs.Plan) (PlanFuture, error) {
 
 // Dequeue waits up to timeout (forever when timeout <= 0) for the next plan.
 // It returns nil, nil on timeout and ErrPlanQueueDisabled when the queue is
-// or becomes disabled, which is the applier's signal to stop.
-func (q *PlanQueue) Dequeue(timeout time.Duration) (*pendingPlan, error) {
+// or becomes disabled, or when done (the applier's leadership term; nil
+// for none) is closed, which is the applier's signal to stop.
+//
+// done is checked under the queue's lock before a plan is taken: an
+// applier of an earlier term that wakes only after the queue was disabled
+// and enabled again (a reassert: revoke and establish back to back, which
+// closes the term's done before it disables) stops without taking a plan
+// the new term's applier is there to apply. Taking it would fail it with
+// "No cluster leader", once for every such stale applier.
+func (q *PlanQueue) Dequeue(done <-chan struct{}, timeout time.Duration) (*pendingPlan, error) {
 	expired, stop := clockExpiry(q.clock, timeout)
 	defer stop()
 	for {
 		q.l.Lock()
-		if !q.enabled {
+		if !q.enabled || closed(done) {
 			q.l.Unlock()
 			return nil, ErrPlanQueueDisabled
 		}
@@ -146,9 +154,20 @@ func (q *PlanQueue) Dequeue(timeout time.Duration) (*pendingPlan, error) {
 
 		select {
 		case <-wake:
+		case <-done:
 		case <-expired:
 			return nil, nil
 		}
+	}
+}
+
+// closed reports whether ch is closed; a nil ch never is.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -38,7 +38,7 @@ func TestPlanQueue_DequeueByPriorityThenFIFO(t *testing.T) {
 		must.Eq(t, PlanQueueStats{Depth: 5}, q.Stats())
 
 		for _, want := range []string{"high", "mid1", "mid2", "mid3", "low"} {
-			pending, err := q.Dequeue(time.Nanosecond)
+			pending, err := q.Dequeue(nil, time.Nanosecond)
 			must.NoError(t, err)
 			must.Eq(t, want, pending.plan.EvalID)
 		}
@@ -60,10 +60,10 @@ func TestPlanQueue_FutureGetsApplierResponse(t *testing.T) {
 		result := &structs.PlanResult{AllocIndex: 42}
 		applyErr := errors.New("apply failed")
 		go func() {
-			p, _ := q.Dequeue(0)
+			p, _ := q.Dequeue(nil, 0)
 			p.respond(result, nil)
 			p.respond(nil, applyErr)
-			p, _ = q.Dequeue(0)
+			p, _ = q.Dequeue(nil, 0)
 			p.respond(nil, applyErr)
 		}()
 
@@ -82,7 +82,7 @@ func TestPlanQueue_DequeueWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := testPlanQueue(t)
 		start := time.Now()
-		p, err := q.Dequeue(2 * time.Second)
+		p, err := q.Dequeue(nil, 2 * time.Second)
 		must.NoError(t, err)
 		must.Nil(t, p)
 		must.Eq(t, 2*time.Second, time.Since(start))
@@ -92,7 +92,7 @@ func TestPlanQueue_DequeueWaits(t *testing.T) {
 			_, _ = q.Enqueue(planFor("late", 50))
 		}()
 		start = time.Now()
-		p, err = q.Dequeue(0)
+		p, err = q.Dequeue(nil, 0)
 		must.NoError(t, err)
 		must.Eq(t, "late", p.plan.EvalID)
 		must.Eq(t, time.Second, time.Since(start))
@@ -109,7 +109,7 @@ func TestPlanQueue_DisableFailsPendingAndStopsApplier(t *testing.T) {
 		must.NoError(t, err)
 		_, err = q.Enqueue(planFor("early", 50))
 		must.ErrorIs(t, err, ErrPlanQueueDisabled)
-		_, err = q.Dequeue(time.Second)
+		_, err = q.Dequeue(nil, time.Second)
 		must.ErrorIs(t, err, ErrPlanQueueDisabled)
 
 		q.SetEnabled(true)
@@ -119,7 +119,7 @@ func TestPlanQueue_DisableFailsPendingAndStopsApplier(t *testing.T) {
 			must.NoError(t, err)
 			futures[id] = f
 		}
-		taken, err := q.Dequeue(0)
+		taken, err := q.Dequeue(nil, 0)
 		must.NoError(t, err)
 		must.Eq(t, "taken", taken.plan.EvalID)
 
@@ -140,11 +140,59 @@ func TestPlanQueue_DisableFailsPendingAndStopsApplier(t *testing.T) {
 		q.SetEnabled(true)
 		stopped := make(chan error, 1)
 		go func() {
-			_, err := q.Dequeue(0)
+			_, err := q.Dequeue(nil, 0)
 			stopped <- err
 		}()
 		synctest.Wait()
 		q.SetEnabled(false)
+		must.ErrorIs(t, <-stopped, ErrPlanQueueDisabled)
+	})
+}
+
+// TestPlanQueue_StaleApplierTakesNoPlan checks that an applier of an
+// earlier leadership term takes no plan once its term is over, even when
+// it runs only after the queue was disabled and enabled again (a restore
+// reasserts leadership: revoke and establish back to back). Taking one
+// failed it with "No cluster leader": the stop of the CI run of stop 33,
+// where two restores left two such appliers and the job's first two
+// evaluations failed with it.
+func TestPlanQueue_StaleApplierTakesNoPlan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q, err := NewPlanQueue()
+		must.NoError(t, err)
+		q.SetEnabled(true)
+		oldTerm := make(chan struct{})
+		// Revoke: the term ends, then the queue is disabled; establish
+		// enables it again and a plan arrives before the old applier ran.
+		close(oldTerm)
+		q.SetEnabled(false)
+		q.SetEnabled(true)
+		f, err := q.Enqueue(planFor("after-restore", 50))
+		must.NoError(t, err)
+
+		_, err = q.Dequeue(oldTerm, 0)
+		must.ErrorIs(t, err, ErrPlanQueueDisabled)
+		must.Eq(t, PlanQueueStats{Depth: 1}, q.Stats())
+
+		// The new term's applier gets it.
+		p, err := q.Dequeue(make(chan struct{}), 0)
+		must.NoError(t, err)
+		must.Eq(t, "after-restore", p.plan.EvalID)
+		p.respond(&structs.PlanResult{AllocIndex: 3}, nil)
+		res, err := f.Wait()
+		must.NoError(t, err)
+		must.Eq(t, uint64(3), res.AllocIndex)
+
+		// An applier waiting when its term ends stops at once, without
+		// waiting for the queue to be disabled.
+		term := make(chan struct{})
+		stopped := make(chan error, 1)
+		go func() {
+			_, err := q.Dequeue(term, 0)
+			stopped <- err
+		}()
+		synctest.Wait()
+		close(term)
 		must.ErrorIs(t, <-stopped, ErrPlanQueueDisabled)
 	})
 }
