@@ -82,7 +82,7 @@ func TestPlanQueue_DequeueWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := testPlanQueue(t)
 		start := time.Now()
-		p, err := q.Dequeue(nil, 2 * time.Second)
+		p, err := q.Dequeue(nil, 2*time.Second)
 		must.NoError(t, err)
 		must.Nil(t, p)
 		must.Eq(t, 2*time.Second, time.Since(start))
