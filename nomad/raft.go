@@ -148,7 +148,12 @@ func openRaftStores(dir string, dev bool, logger hclog.Logger) (*raftStores, err
 		store.Close()
 		return nil, fmt.Errorf("raft log cache: %w", err)
 	}
-	return &raftStores{log: cached, stable: store, snaps: snaps, close: store.Close}, nil
+	stable := &closingStable{store: store}
+	closeAll := func() error {
+		stable.close()
+		return store.Close()
+	}
+	return &raftStores{log: cached, stable: stable, snaps: snaps, close: closeAll}, nil
 }
 
 // raftLogCacheSize is how many of the newest raft entries are kept in
