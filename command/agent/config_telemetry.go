@@ -39,16 +39,19 @@ type Telemetry struct {
 	// and a statsite (TCP) the agent also sends every metric to.
 	StatsdAddress   *string
 	StatsiteAddress *string
+	// DatadogAddress is host:port of a DogStatsD agent (UDP) that gets
+	// every metric with its labels as tags, and DatadogTags ("key:value")
+	// added to each.
+	DatadogAddress *string
+	DatadogTags    []string
 }
 
 // unsupportedTelemetry are upstream's telemetry keys for sinks and options
 // this version has no code for: refused by name so that an operator does
 // not believe metrics reach a statsd that is never dialled.
 var unsupportedTelemetry = func() map[string]string {
-	const sink = "only the in-memory sink (/v1/metrics), Prometheus (prometheus_metrics), statsd (statsd_address) and statsite (statsite_address) exist"
+	const sink = "only the in-memory sink (/v1/metrics), Prometheus (prometheus_metrics), statsd (statsd_address), statsite (statsite_address) and DogStatsD (datadog_address) exist"
 	m := map[string]string{
-		"datadog_address":                        sink,
-		"datadog_tags":                           sink,
 		"include_alloc_metadata_in_metrics":      "",
 		"allowed_metadata_keys_in_metrics":       "",
 		"disable_dispatched_job_summary_metrics": "there are no dispatched jobs",
@@ -75,7 +78,7 @@ func (d *configDecoder) telemetry(body hcl.Body) *Telemetry {
 			"collection_interval", "in_memory_collection_interval", "in_memory_retention_period",
 			"prometheus_metrics", "publish_allocation_metrics", "publish_node_metrics",
 			"disable_hostname", "use_node_name", "prefix_filter", "filter_default",
-			"statsd_address", "statsite_address",
+			"statsd_address", "statsite_address", "datadog_address", "datadog_tags",
 		},
 		unsupported: unsupportedTelemetry,
 	})
@@ -92,13 +95,20 @@ func (d *configDecoder) telemetry(body hcl.Body) *Telemetry {
 	for _, a := range []struct {
 		name string
 		dst  **string
-	}{{"statsd_address", &t.StatsdAddress}, {"statsite_address", &t.StatsiteAddress}} {
+	}{{"statsd_address", &t.StatsdAddress}, {"statsite_address", &t.StatsiteAddress}, {"datadog_address", &t.DatadogAddress}} {
 		var v string
 		if b.str(a.name, &v) {
 			if _, _, err := net.SplitHostPort(v); err != nil {
 				d.errorf(b.attr(a.name).Expr.Range(), "telemetry.%s %q must be host:port: %v", a.name, v, err)
 			}
 			*a.dst = &v
+		}
+	}
+	if b.strList("datadog_tags", &t.DatadogTags) {
+		for _, tag := range t.DatadogTags {
+			if tag == "" || strings.ContainsAny(tag, ",|#\n") {
+				d.errorf(b.attr("datadog_tags").Expr.Range(), "telemetry.datadog_tags: %q is not a DogStatsD tag (key:value, without , | # or a newline)", tag)
+			}
 		}
 	}
 	if b.strList("prefix_filter", &t.PrefixFilter) {
@@ -170,6 +180,8 @@ type telemetryConfig struct {
 	FilterDefault              bool
 	StatsdAddress              string
 	StatsiteAddress            string
+	DatadogAddress             string
+	DatadogTags                []string
 }
 
 func (c *Config) telemetry() telemetryConfig {
@@ -192,6 +204,8 @@ func (c *Config) telemetry() telemetryConfig {
 		FilterDefault:              orDefault(t.FilterDefault, true),
 		StatsdAddress:              orDefault(t.StatsdAddress, ""),
 		StatsiteAddress:            orDefault(t.StatsiteAddress, ""),
+		DatadogAddress:             orDefault(t.DatadogAddress, ""),
+		DatadogTags:                t.DatadogTags,
 	}
 }
 
@@ -225,6 +239,10 @@ func (o *Telemetry) merge(b *Telemetry) {
 	mergePtr(&o.FilterDefault, b.FilterDefault)
 	mergePtr(&o.StatsdAddress, b.StatsdAddress)
 	mergePtr(&o.StatsiteAddress, b.StatsiteAddress)
+	mergePtr(&o.DatadogAddress, b.DatadogAddress)
+	if b.DatadogTags != nil {
+		o.DatadogTags = append([]string(nil), b.DatadogTags...)
+	}
 	if b.PrefixFilter != nil {
 		o.PrefixFilter = append([]string(nil), b.PrefixFilter...)
 	}

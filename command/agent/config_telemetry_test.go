@@ -96,7 +96,7 @@ func TestParseConfig_TelemetryRefusedByName(t *testing.T) {
 telemetry {
   prometheus_metrics = true
   statsite_address   = "127.0.0.1:8125"
-  datadog_address    = "127.0.0.1:8126"
+  circonus_api_url   = "x"
   circonus_api_token = "x"
   disable_dispatched_job_summary_metrics = true
 }
@@ -105,7 +105,7 @@ telemetry {
 	must.Error(t, err)
 	msg := err.Error()
 	for _, want := range []string{
-		"agent.hcl:5:3: telemetry.datadog_address is not supported by this version; only the in-memory sink",
+		"agent.hcl:5:3: telemetry.circonus_api_url is not supported by this version; only the in-memory sink",
 		"agent.hcl:6:3: telemetry.circonus_api_token is not supported by this version",
 		"agent.hcl:7:3: telemetry.disable_dispatched_job_summary_metrics is not supported by this version; there are no dispatched jobs",
 	} {
@@ -113,8 +113,8 @@ telemetry {
 	}
 	must.StrNotContains(t, msg, "Unsupported argument")
 
-	_, err = ParseConfig("agent.json", []byte(`{"telemetry": {"datadog_tags": ["x:1"]}}`))
-	must.ErrorContains(t, err, "agent.json:1:16: telemetry.datadog_tags is not supported by this version")
+	_, err = ParseConfig("agent.json", []byte(`{"telemetry": {"circonus_api_app": "x"}}`))
+	must.ErrorContains(t, err, "agent.json:1:16: telemetry.circonus_api_app is not supported by this version")
 
 	_, err = ParseConfig("agent.hcl", []byte("telemetry {\n  collection_intervall = \"1s\"\n}\n"))
 	must.ErrorContains(t, err, `agent.hcl:2:3: Unsupported argument; An argument named "collection_intervall" is not expected here. Did you mean "collection_interval"?`)
@@ -128,6 +128,8 @@ func TestParseConfig_TelemetryBadValues(t *testing.T) {
 		{`collection_interval = "soon"`, `telemetry.collection_interval: invalid duration "soon"`},
 		{`prometheus_metrics = "yes"`, "telemetry.prometheus_metrics must be true or false, not string"},
 		{`statsd_address = "localhost"`, `agent.hcl:2:20: telemetry.statsd_address "localhost" must be host:port`},
+		{`datadog_address = "dd"`, `agent.hcl:2:21: telemetry.datadog_address "dd" must be host:port`},
+		{`datadog_tags = ["env:prod", "a,b"]`, `agent.hcl:2:18: telemetry.datadog_tags: "a,b" is not a DogStatsD tag`},
 		{`prefix_filter = ["nomad.raft"]`, `telemetry.prefix_filter: rule "nomad.raft" must be a metric prefix after + (allow) or - (block)`},
 		{"in_memory_collection_interval = \"2m\"\n  in_memory_retention_period = \"1m\"",
 			"telemetry.in_memory_collection_interval (2m0s) must not be longer than in_memory_retention_period (1m0s)"},

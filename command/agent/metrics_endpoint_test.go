@@ -311,9 +311,13 @@ func TestMetrics_StatsdAndStatsiteSinks(t *testing.T) {
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	must.NoError(t, err)
 	defer tcp.Close()
+	dd, err := net.ListenPacket("udp", "127.0.0.1:0")
+	must.NoError(t, err)
+	defer dd.Close()
 	a := agenttest.NewDevAgent(t, func(c *agent.Config) {
 		c.Telemetry = &agent.Telemetry{
 			StatsdAddress: new(udp.LocalAddr().String()), StatsiteAddress: new(tcp.Addr().String()),
+			DatadogAddress: new(dd.LocalAddr().String()), DatadogTags: []string{"site:edge-1", "tier:test"},
 			CollectionInterval: new(100 * time.Millisecond),
 		}
 	})
@@ -340,4 +344,16 @@ func TestMetrics_StatsdAndStatsiteSinks(t *testing.T) {
 		must.NoError(t, err, must.Sprintf("statsite got so far: %q", statsite.String()))
 		statsite.Write(buf[:n])
 	}
+
+	// DogStatsD: the name without the host in it, the labels and
+	// datadog_tags as tags.
+	must.NoError(t, dd.SetReadDeadline(time.Now().Add(30*time.Second)))
+	var dogstatsd strings.Builder
+	for !strings.Contains(dogstatsd.String(), "nomad.runtime.num_goroutines:") {
+		n, _, err := dd.ReadFrom(buf)
+		must.NoError(t, err, must.Sprintf("DogStatsD got so far: %q", dogstatsd.String()))
+		dogstatsd.Write(buf[:n])
+		dogstatsd.WriteByte('\n')
+	}
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^nomad\.runtime\.num_goroutines:[0-9.]+\|g\|#site:edge-1,tier:test,host:[^,\s]+$`), dogstatsd.String())
 }

@@ -8,6 +8,7 @@ import (
 
 	armon "github.com/armon/go-metrics"
 	metrics "github.com/hashicorp/go-metrics"
+	"github.com/hashicorp/go-metrics/datadog"
 	metricsprom "github.com/hashicorp/go-metrics/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -34,7 +35,7 @@ type agentTelemetry struct {
 	// armon is raft-boltdb's go-metrics instance (telemetry_armon.go).
 	armon *armon.Metrics
 
-	// shutdowns stop the network sinks' flushers (statsd, statsite).
+	// shutdowns stop the network sinks (statsd, statsite, DogStatsD).
 	shutdowns []func()
 
 	stopCh chan struct{}
@@ -80,6 +81,7 @@ func setupTelemetry(cfg *Config) (*agentTelemetry, error) {
 	if tc.StatsiteAddress != "" {
 		s, err := metrics.NewStatsiteSink(tc.StatsiteAddress)
 		if err != nil {
+			t.stopSinks()
 			return nil, fmt.Errorf("telemetry: statsite_address: %w", err)
 		}
 		sinks = append(sinks, s)
@@ -100,8 +102,22 @@ func setupTelemetry(cfg *Config) (*agentTelemetry, error) {
 	mc.EnableRuntimeMetrics = false
 	mc.AllowedPrefixes, mc.BlockedPrefixes = tc.AllowedPrefixes, tc.BlockedPrefixes
 	mc.FilterDefault = tc.FilterDefault
+	// DogStatsD gets go-metrics' labels as tags (its sink's own mapping),
+	// the agent's host name as upstream passes it, and datadog_tags on
+	// every datagram.
+	if tc.DatadogAddress != "" {
+		s, err := datadog.NewDogStatsdSink(tc.DatadogAddress, mc.HostName)
+		if err != nil {
+			t.stopSinks()
+			return nil, fmt.Errorf("telemetry: datadog_address: %w", err)
+		}
+		s.SetTags(tc.DatadogTags)
+		sinks = append(sinks, s)
+		t.shutdowns = append(t.shutdowns, s.Shutdown)
+	}
 	m, err := metrics.NewGlobal(mc, sinks)
 	if err != nil {
+		t.stopSinks()
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	t.metrics = m
@@ -125,6 +141,15 @@ func setupTelemetry(cfg *Config) (*agentTelemetry, error) {
 	return t, nil
 }
 
+// stopSinks stops the network sinks' flushers: at stop, and when a later
+// sink of the setup fails.
+func (t *agentTelemetry) stopSinks() {
+	for _, shutdown := range t.shutdowns {
+		shutdown()
+	}
+	t.shutdowns = nil
+}
+
 // stop ends the runtime sampler and, unless another agent of the process
 // installed its own since, puts go-metrics' global back to a black hole.
 func (t *agentTelemetry) stop() {
@@ -134,9 +159,7 @@ func (t *agentTelemetry) stop() {
 	close(t.stopCh)
 	t.wg.Wait()
 	t.signal.Stop()
-	for _, shutdown := range t.shutdowns {
-		shutdown()
-	}
+	t.stopSinks()
 	uninstallArmon(t.armon)
 	if metrics.Default() == t.metrics {
 		_, _ = metrics.NewGlobal(&metrics.Config{}, &metrics.BlackholeSink{})
