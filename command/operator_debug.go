@@ -44,8 +44,11 @@ Usage: nomad operator debug [options]
   current directory unless -output is given. Ctrl-C ends the capture
   early; what was captured is still written.
 
-  What could not be captured (an endpoint this agent lacks, a profile the
-  agent refuses, another agent's log) is listed with the reason in the
+  Every server and client captured is asked through the agent at
+  -address, which passes the request on by node_id or server_id.
+
+  What could not be captured (an endpoint an agent lacks, a profile an
+  agent refuses) is listed with the reason in the
   bundle's index.json and index.html instead of failing the bundle.
 
   If ACLs are enabled, this command requires a token with agent:write
@@ -358,9 +361,6 @@ type debugTarget struct {
 	kind string
 	// id is the member name or node ID, the directory's name.
 	id string
-	// local says the target is the agent at -address, the only one
-	// whose runtime profiles our agents serve.
-	local bool
 }
 
 // param is the query parameter naming the target on agent endpoints.
@@ -373,15 +373,6 @@ func (t debugTarget) param() string {
 
 // debugTargets resolves -server-id and -node-id against the cluster.
 func (c *OperatorDebugCommand) debugTargets(client *api.Client, o *debugOptions) ([]debugTarget, error) {
-	self, err := client.Agent().Self()
-	if err != nil {
-		return nil, fmt.Errorf("querying the agent: %v", err)
-	}
-	localServer := ""
-	if self.Stats["nomad"]["server"] == "true" {
-		localServer = self.Member.Name
-	}
-	localNode := self.Stats["client"]["node_id"]
 	q := &api.QueryOptions{AllowStale: o.stale}
 
 	var out []debugTarget
@@ -390,14 +381,14 @@ func (c *OperatorDebugCommand) debugTargets(client *api.Client, o *debugOptions)
 		return nil, err
 	}
 	for _, s := range servers {
-		out = append(out, debugTarget{kind: "server", id: s, local: s == localServer})
+		out = append(out, debugTarget{kind: "server", id: s})
 	}
 	nodes, err := debugNodes(client, q, o)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range nodes {
-		out = append(out, debugTarget{kind: "client", id: n, local: n == localNode})
+		out = append(out, debugTarget{kind: "client", id: n})
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no servers or client nodes matched -server-id and -node-id: nothing to capture")

@@ -361,22 +361,12 @@ func (d *debugCapture) pprofFetch() fetchOptions {
 	return fetchOptions{limit: debugMaxAnswer, runs: max(time.Second, d.opts.pprofDuration)}
 }
 
-// profiled returns the targets whose profiles can be asked for, listing
-// the others' files as missed: our agents serve the profiles of the agent
-// asked only, and a profile of that agent filed under another's name
-// would mislead.
-func (d *debugCapture) profiled(files ...string) []debugTarget {
-	var out []debugTarget
-	for _, t := range d.targets {
-		if t.local {
-			out = append(out, t)
-			continue
-		}
-		for _, f := range files {
-			d.bundle.miss(filepath.Join(targetDir(t), f), "runtime profiles are served only by the agent asked (-address), which is not this "+t.kind+"; point -address at it")
-		}
-	}
-	return out
+// pprofPath is the profile endpoint for target t with the query q: every
+// target is profiled, named by its node_id or server_id (the agent asked
+// passes the request on).
+func pprofPath(t debugTarget, profile string, q url.Values) string {
+	q.Set(t.param(), t.id)
+	return "/v1/agent/pprof/" + profile + "?" + q.Encode()
 }
 
 // captureProfiles takes CPU profiles of each profiled target one after the
@@ -384,7 +374,7 @@ func (d *debugCapture) profiled(files ...string) []debugTarget {
 // until the window closes. A profile under way is let finish unless
 // interrupted, so the last one is whole.
 func (d *debugCapture) captureProfiles(interrupt, window context.Context) error {
-	targets := d.profiled("profile_0000.prof")
+	targets := d.targets
 	refused := map[string]bool{}
 	for round := 0; window.Err() == nil; round++ {
 		asked := false
@@ -394,7 +384,7 @@ func (d *debugCapture) captureProfiles(interrupt, window context.Context) error 
 			}
 			asked = true
 			rel := filepath.Join(targetDir(t), fmt.Sprintf("profile_%04d.prof", round))
-			ok, err := d.bundle.fetchOK(interrupt, d.client, rel, "/v1/agent/pprof/profile?seconds="+d.pprofSeconds(), d.pprofFetch())
+			ok, err := d.bundle.fetchOK(interrupt, d.client, rel, pprofPath(t, "profile", url.Values{"seconds": {d.pprofSeconds()}}), d.pprofFetch())
 			if err != nil {
 				return err
 			}
@@ -428,17 +418,13 @@ var debugSnapshots = []struct{ file, profile, debug string }{
 // captureSnapshots takes each profiled target's trace (-pprof-duration
 // long) and its heap, allocs, threadcreate and goroutine profiles.
 func (d *debugCapture) captureSnapshots(interrupt context.Context) error {
-	files := []string{"trace.prof"}
-	for _, s := range debugSnapshots {
-		files = append(files, s.file)
-	}
-	for _, t := range d.profiled(files...) {
+	for _, t := range d.targets {
 		dir := targetDir(t)
-		if err := d.bundle.fetch(interrupt, d.client, filepath.Join(dir, "trace.prof"), "/v1/agent/pprof/trace?seconds="+d.pprofSeconds(), d.pprofFetch()); err != nil {
+		if err := d.bundle.fetch(interrupt, d.client, filepath.Join(dir, "trace.prof"), pprofPath(t, "trace", url.Values{"seconds": {d.pprofSeconds()}}), d.pprofFetch()); err != nil {
 			return err
 		}
 		for _, s := range debugSnapshots {
-			path := "/v1/agent/pprof/" + s.profile + "?debug=" + s.debug
+			path := pprofPath(t, s.profile, url.Values{"debug": {s.debug}})
 			if err := d.bundle.fetch(interrupt, d.client, filepath.Join(dir, s.file), path, fetchOptions{limit: debugMaxAnswer}); err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ var debugDirName = regexp.MustCompile(`^nomad-debug-\d{4}-\d{2}-\d{2}-\d{6}Z$`)
 // debugPerTarget are the files each server and client directory holds
 // when the agent serves profiles.
 var debugPerTarget = []string{
-	"monitor.log", "profile_0000.prof", "trace.prof", "heap.prof", "allocs.prof",
+	"agent-host.json", "monitor.log", "profile_0000.prof", "trace.prof", "heap.prof", "allocs.prof",
 	"threadcreate.prof", "goroutine.prof", "goroutine-debug1.txt", "goroutine-debug2.txt",
 }
 
@@ -139,13 +139,14 @@ func TestOperatorDebug_OutputDirectory(t *testing.T) {
 	for _, f := range want {
 		must.SliceContains(t, ix.Files, f)
 	}
-	// What this agent has no endpoint for is said, not silently absent.
 	must.SliceContains(t, ix.Files, "cluster/regions.json")
-	must.StrContains(t, missReason(ix, "client/"+nodeID+"/agent-host.json"), "/v1/agent/host")
+	// Each target's host facts, named as the target was.
+	host, err := os.ReadFile(filepath.Join(dir, "client", nodeID, "agent-host.json"))
+	must.NoError(t, err)
+	must.StrContains(t, string(host), `"AgentID":"`+nodeID+`"`)
 	html, err := os.ReadFile(filepath.Join(dir, "index.html"))
 	must.NoError(t, err)
 	must.StrContains(t, string(html), `<a href="interval/0001/jobs.json">`)
-	must.StrContains(t, string(html), "/agent-host.json: GET /v1/agent/host")
 
 	flags, err := os.ReadFile(filepath.Join(dir, "cluster/cli-flags.json"))
 	must.NoError(t, err)

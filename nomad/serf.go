@@ -347,3 +347,19 @@ func (s *Server) Leave() error {
 	}
 	return s.serf.Leave()
 }
+
+// ServerRPCAddr returns the RPC address of the live server of this
+// region that name names: its member name (`<name>.<region>`) or its
+// node name alone. ok is false when no live server is named so.
+func (s *Server) ServerRPCAddr(name string) (addr string, ok bool) {
+	for _, m := range s.Members() {
+		p, isServer := parseServer(m)
+		if !isServer || p.Region != s.config.Region || p.Status != serf.StatusAlive {
+			continue
+		}
+		if p.Name == name || p.Name == name+"."+p.Region {
+			return p.RPCAddr.String(), true
+		}
+	}
+	return "", false
+}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/client"
-	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
@@ -117,19 +116,18 @@ func (s *HTTPServer) routeNode(w http.ResponseWriter, r *http.Request, op *nodeO
 	if id == "" {
 		return codedErrorf(http.StatusBadRequest, "missing node_id: this agent runs no client; name the node with ?node_id=")
 	}
+	return s.forwardToNode(w, r, id)
+}
+
+// forwardToNode passes r to the node id names: through its session when
+// this server holds it, through the server that does, or, from a
+// client-only agent, to one of its servers, which does the same.
+func (s *HTTPServer) forwardToNode(w http.ResponseWriter, r *http.Request, id string) error {
 	if s.agent != nil && s.agent.server != nil {
 		return s.routeNodeFromServer(w, r, s.agent.server, id)
 	}
 	if s.agent != nil && s.agent.remote != nil {
-		servers := s.agent.remote.Servers()
-		tlsCfg, err := s.agent.outgoingRPCTLS()
-		if err != nil {
-			return err
-		}
-		s.proxy(w, r, func(ctx context.Context) (net.Conn, error) {
-			return pool.Dial(ctx, pool.DialInput{Addr: servers[0], TLS: tlsCfg, Kind: pool.RPCClientHTTP})
-		}, false)
-		return nil
+		return s.proxyToServers(w, r)
 	}
 	return codedErrorf(http.StatusNotFound, "Unknown node %q", id)
 }

@@ -233,6 +233,7 @@ func (s *HTTPServer) proxy(w http.ResponseWriter, r *http.Request, dial func(con
 func (s *HTTPServer) clientAPIHandler() http.Handler {
 	mux := http.NewServeMux()
 	s.clientMux(mux, s.publicClientOp)
+	s.agentRoutes(mux, s.publicAgentOp)
 	s.snapshotRoutes(mux)
 	return mux
 }
@@ -242,5 +243,6 @@ func (s *HTTPServer) clientAPIHandler() http.Handler {
 func (s *HTTPServer) sessionHandler() http.Handler {
 	mux := http.NewServeMux()
 	s.clientMux(mux, s.sessionClientOp)
+	s.agentRoutes(mux, s.sessionAgentOp)
 	return mux
 }

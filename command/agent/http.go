@@ -127,9 +127,8 @@ func (s *HTTPServer) routes() *http.ServeMux {
 	handle("GET /v1/agent/health", s.agentHealth)
 	handle("GET /v1/agent/members", s.agentMembers)
 	handle("GET /v1/agent/servers", s.agentServers)
-	handle("GET /v1/agent/monitor", s.agentMonitor)
 	mux.Handle("GET /v1/metrics", s.metricsHandler())
-	mux.Handle("GET /v1/agent/pprof/{profile...}", s.agentPprof())
+	s.agentRoutes(mux, s.publicAgentOp)
 	for _, m := range []string{http.MethodPut, http.MethodPost} {
 		handle(m+" /v1/agent/join", s.agentJoin)
 		handle(m+" /v1/agent/force-leave", s.agentForceLeave)

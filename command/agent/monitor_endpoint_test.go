@@ -76,20 +76,27 @@ func TestHTTP_AgentMonitor_StreamsLogLines(t *testing.T) {
 	must.Eq(t, "debug", entry["@level"])
 }
 
-// A level or target the monitor cannot honour is a 400 naming it.
+// A level the monitor cannot honour is a 400 naming it; a target no
+// agent answers to is upstream's 404 (node) or 500 (server).
 func TestHTTP_AgentMonitor_BadInput(t *testing.T) {
 	a := agenttest.NewDevAgent(t, nil)
-	for _, tc := range []struct{ query, want string }{
-		{"log_level=loud", `Unknown log_level "loud"`},
-		{"log_json=maybe", "log_json"},
-		{"node_id=elsewhere", `node_id "elsewhere"`},
+	for _, tc := range []struct {
+		query string
+		code  int
+		want  string
+	}{
+		{"log_level=loud", http.StatusBadRequest, `Unknown log_level "loud"`},
+		{"log_json=maybe", http.StatusBadRequest, "log_json"},
+		{"node_id=elsewhere", http.StatusNotFound, `Unknown node "elsewhere"`},
+		{"server_id=elsewhere", http.StatusInternalServerError, "unknown Nomad server elsewhere"},
+		{"node_id=a&server_id=b", http.StatusBadRequest, "Can only forward to either client node or server"},
 	} {
 		resp, err := http.Get(a.HTTPAddr + "/v1/agent/monitor?" + tc.query)
 		must.NoError(t, err)
 		var b bytes.Buffer
 		_, _ = b.ReadFrom(resp.Body)
 		resp.Body.Close()
-		must.Eq(t, http.StatusBadRequest, resp.StatusCode, must.Sprint(tc.query))
+		must.Eq(t, tc.code, resp.StatusCode, must.Sprint(tc.query))
 		must.StrContains(t, b.String(), tc.want)
 	}
 }

@@ -22,59 +22,48 @@ import (
 // upstream does (Go's own handler would refuse it or wait). With ACLs on
 // they need a token with agent:write; with ACLs off, enable_debug. A CPU
 // profile of the leader is what says what bounds a cluster figure.
-func (s *HTTPServer) agentPprof() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := checkOrigin(r); err != nil {
-			s.writeError(w, r, err)
-			return
+func (s *HTTPServer) agentPprof(w http.ResponseWriter, r *http.Request) (any, error) {
+	opts, err := parsePprofOptions(r)
+	if err != nil {
+		return nil, err
+	}
+	switch name := strings.Trim(r.PathValue("profile"), "/"); name {
+	case "profile", "trace":
+		// Go's handlers read seconds themselves; give them the
+		// upstream default rather than theirs (30 s for a profile).
+		r2 := r.Clone(r.Context())
+		q := r2.URL.Query()
+		q.Set("seconds", strconv.Itoa(opts.seconds))
+		r2.URL.RawQuery = q.Encode()
+		r2.Form = nil
+		if name == "profile" {
+			pprof.Profile(w, r2)
+		} else {
+			pprof.Trace(w, r2)
 		}
-		if err := s.authorizeDebug(r); err != nil {
-			s.writeError(w, r, err)
-			return
+	case "cmdline":
+		pprof.Cmdline(w, r)
+	case "":
+		pprof.Index(w, r)
+	default:
+		p := rpprof.Lookup(name)
+		if p == nil {
+			return nil, codedErrorf(http.StatusNotFound, "Unknown profile: %s", name)
 		}
-		opts, err := parsePprofOptions(r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
+		if name == "heap" && opts.gc > 0 {
+			runtime.GC()
 		}
-		switch name := strings.Trim(r.PathValue("profile"), "/"); name {
-		case "profile", "trace":
-			// Go's handlers read seconds themselves; give them the
-			// upstream default rather than theirs (30 s for a profile).
-			r2 := r.Clone(r.Context())
-			q := r2.URL.Query()
-			q.Set("seconds", strconv.Itoa(opts.seconds))
-			r2.URL.RawQuery = q.Encode()
-			r2.Form = nil
-			if name == "profile" {
-				pprof.Profile(w, r2)
-			} else {
-				pprof.Trace(w, r2)
-			}
-		case "cmdline":
-			pprof.Cmdline(w, r)
-		case "":
-			pprof.Index(w, r)
-		default:
-			p := rpprof.Lookup(name)
-			if p == nil {
-				s.writeError(w, r, codedErrorf(http.StatusNotFound, "Unknown profile: %s", name))
-				return
-			}
-			if name == "heap" && opts.gc > 0 {
-				runtime.GC()
-			}
-			if opts.debug != 0 {
-				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			} else {
-				w.Header().Set("Content-Type", "application/octet-stream")
-				w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name))
-			}
-			if err := p.WriteTo(w, opts.debug); err != nil {
-				s.logger.Debug("writing profile", "profile", name, "error", err)
-			}
+		if opts.debug != 0 {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		} else {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name))
 		}
-	})
+		if err := p.WriteTo(w, opts.debug); err != nil {
+			s.logger.Debug("writing profile", "profile", name, "error", err)
+		}
+	}
+	return answered{}, nil
 }
 
 // pprofOptions are the profile parameters upstream's client sends
@@ -107,6 +96,16 @@ func parsePprofOptions(r *http.Request) (pprofOptions, error) {
 func (s *HTTPServer) authorizeDebug(r *http.Request) error {
 	if s.aclEnabled() {
 		return s.authorize(r, (*acl.ACL).AllowAgentWrite, "agent write")
+	}
+	return s.debugEnabledWithoutACL(r)
+}
+
+// debugEnabledWithoutACL is the node's own check of a profile request a
+// server hands it over its session (the server checked the token): with
+// ACLs off here, profiles need enable_debug here.
+func (s *HTTPServer) debugEnabledWithoutACL(*http.Request) error {
+	if s.aclEnabled() {
+		return nil
 	}
 	if s.agent == nil || s.agent.config == nil || !s.agent.config.EnableDebug {
 		return fmt.Errorf("%w: profiles are served only with enable_debug = true in the agent config (or with ACLs on, to a token with agent:write)",

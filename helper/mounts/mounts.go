@@ -15,26 +15,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Under lists the mount points strictly below dir, deepest first (the
-// order to unmount them in). It is empty where /proc/self/mounts cannot
-// be read.
-func Under(dir string) []string {
+// Mount is one line of the mount table: where, and the file system type.
+type Mount struct {
+	Point  string
+	FSType string
+}
+
+// Table lists /proc/self/mounts in its order (the later of two mounts on
+// one point is the visible one); nil where it cannot be read.
+func Table() []Mount {
 	f, err := os.Open("/proc/self/mounts")
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	prefix := filepath.Clean(dir) + string(filepath.Separator)
-	var out []string
+	var out []Mount
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
+		if len(fields) < 3 {
 			continue
 		}
-		if p := UnescapePath(fields[1]); strings.HasPrefix(p, prefix) {
-			out = append([]string{p}, out...)
+		out = append(out, Mount{Point: UnescapePath(fields[1]), FSType: fields[2]})
+	}
+	return out
+}
+
+// Under lists the mount points strictly below dir, deepest first (the
+// order to unmount them in). It is empty where /proc/self/mounts cannot
+// be read.
+func Under(dir string) []string {
+	prefix := filepath.Clean(dir) + string(filepath.Separator)
+	var out []string
+	for _, m := range Table() {
+		if strings.HasPrefix(m.Point, prefix) {
+			out = append([]string{m.Point}, out...)
 		}
 	}
 	return out
