@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,25 +64,61 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-// tab opens url in a new tab of the browser.
+// tab opens url in a new tab of the browser. The test fails at its end if
+// the page threw an uncaught exception (an unhandled rejection included)
+// or logged with console.error: a page that breaks in a way its DOM does
+// not show is still broken.
 func tab(t *testing.T, browser context.Context, url string) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser)
-	t.Cleanup(cancel)
+	messages := chromedp.Console(ctx) // subscribed before the page loads, so nothing is missed
+	var mu sync.Mutex
+	var jsErrors []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			// The browser's own log (Source set: a refused request the
+			// ACL test provokes) is not the page's error.
+			if m.IsException() || (m.Type == chromedp.ConsoleError && m.Source == "") {
+				mu.Lock()
+				jsErrors = append(jsErrors, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range jsErrors {
+			t.Errorf("JavaScript error on %s: %s", url, e)
+		}
+	})
 	must.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url)), must.Sprint("opening ", url))
 	return ctx
 }
 
 // waitFor waits until selector matches an element of the tab's page, the
-// page updating itself (no reload): a DOM condition with a deadline.
+// page updating itself (no reload): a DOM condition polled with a
+// deadline, failing with what the page last showed.
 func waitFor(t *testing.T, tab context.Context, within time.Duration, what, selector string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, within)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(selector))); err != nil {
-		text, _ := chromedp.Run(tab, chromedp.Text(chromedp.CSS("#app")))
-		t.Fatalf("waiting %v for %s (%s): %v\npage shows:\n%s", within, what, selector, err, text)
-	}
+	probe := fmt.Sprintf(`document.querySelector(%q) ? "" : "page shows:\n" + document.getElementById("app").innerText`, selector)
+	wait.Poll(t, within, fmt.Sprintf("%s (%s)", what, selector), func() (bool, string) {
+		seen, err := chromedp.Run(tab, chromedp.Evaluate[string](probe))
+		if err != nil {
+			return false, err.Error()
+		}
+		return seen == "", seen
+	})
 }
 
 func textOf(t *testing.T, tab context.Context, selector string) string {

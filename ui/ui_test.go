@@ -40,13 +40,13 @@ func TestUI_RootRedirects(t *testing.T) {
 // Every page path gets the app's index, so a link to a job or a reload on
 // a node's page works; the assets come with their own types.
 func TestUI_PagesAndAssets(t *testing.T) {
-	for _, p := range []string{"/ui/", "/ui/jobs", "/ui/jobs/web", "/ui/clients/0b1c", "/ui/allocations/abc"} {
+	for _, p := range []string{"/ui/", "/ui/fleet", "/ui/jobs", "/ui/jobs/web", "/ui/clients/0b1c", "/ui/allocations/abc"} {
 		r := serve(t, http.MethodGet, p)
 		must.Eq(t, http.StatusOK, r.StatusCode, must.Sprint(p))
 		must.StrContains(t, r.Header.Get("Content-Type"), "text/html", must.Sprint(p))
 		must.StrContains(t, body(t, r), `<script type="module" src="/ui/app.js">`, must.Sprint(p))
 	}
-	for p, typ := range map[string]string{"/ui/app.js": "javascript", "/ui/style.css": "text/css", "/ui/pages.js": "javascript"} {
+	for p, typ := range map[string]string{"/ui/app.js": "javascript", "/ui/style.css": "text/css", "/ui/pages.js": "javascript", "/ui/fleet.js": "javascript"} {
 		r := serve(t, http.MethodGet, p)
 		must.Eq(t, http.StatusOK, r.StatusCode, must.Sprint(p))
 		must.StrContains(t, r.Header.Get("Content-Type"), typ, must.Sprint(p))

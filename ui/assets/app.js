@@ -5,6 +5,7 @@
 import { follow, getToken, setToken } from './api.js';
 import { tick } from './dom.js';
 import * as pages from './pages.js';
+import { fleetPage } from './fleet.js';
 
 // route maps a path to the function that renders it.
 function route(path, params) {
@@ -14,6 +15,8 @@ function route(path, params) {
     case undefined:
     case 'jobs':
       return { nav: 'jobs', render: id ? () => pages.jobPage(id, params.get('namespace') || '') : pages.jobsPage };
+    case 'fleet':
+      return { nav: 'fleet', render: fleetPage };
     case 'clients':
       return { nav: 'clients', render: id ? () => pages.nodePage(id) : pages.nodesPage };
     case 'allocations':

@@ -60,11 +60,23 @@ export function lasting(t) {
     duration(Date.now() - t.getTime()));
 }
 
-// tick refreshes every since() and lasting() element on the page.
+// until is an element that shows how long until t: "in 58m12s", or
+// "passed" once it has; kept current by tick().
+export function until(t) {
+  return h('time', { datetime: t.toISOString(), title: t.toLocaleString(), 'data-since': t.getTime(), 'data-form': 'in' },
+    inTime(t.getTime()));
+}
+
+function inTime(ms) {
+  return ms > Date.now() ? 'in ' + duration(ms - Date.now()) : 'passed';
+}
+
+// tick refreshes every since(), lasting() and until() element on the page.
 export function tick() {
   for (const el of document.querySelectorAll('[data-since]')) {
     const ms = Number(el.dataset.since);
-    el.textContent = el.dataset.form === 'for' ? duration(Date.now() - ms) : (el.dataset.prefix || '') + ago(ms);
+    const form = el.dataset.form;
+    el.textContent = form === 'for' ? duration(Date.now() - ms) : form === 'in' ? inTime(ms) : (el.dataset.prefix || '') + ago(ms);
   }
 }
 

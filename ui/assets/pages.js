@@ -127,11 +127,9 @@ function allocTable(allocs, { nodes, showNode, showJob }) {
     const node = nodes && nodes[a.NodeID];
     let note = null;
     if (unknown) {
-      const gone = node && fromUnixSeconds(node.StatusUpdatedAt);
       note = h('div', { class: 'note', 'data-node-heard': node ? node.Status : '' },
         node && node.Status !== 'ready'
-          ? ['node ', node.Status, ' · last heard from before ',
-            h('span', { class: 'abs' }, gone.toLocaleTimeString()), ' (', since(gone), ')']
+          ? ['node ', node.Status, ' · ', lastHeard(node)]
           : 'node not heard from since its last report');
     }
     return h('tr', { 'data-alloc-id': a.ID, 'data-status': a.ClientStatus, class: unknown ? 'row-unknown' : null },
@@ -146,9 +144,20 @@ function allocTable(allocs, { nodes, showNode, showJob }) {
   return table({ class: 'allocs' }, head, rows, 'No allocations.');
 }
 
+// lastHeard says when a node that is not ready was last heard from: the
+// servers mark it disconnected (StatusUpdatedAt) when its heartbeat
+// deadline passes, so its last heartbeat came at most one heartbeat TTL
+// before that: "last heard from before 12:06:07 (2m ago)".
+export function lastHeard(node) {
+  const gone = fromUnixSeconds(node.StatusUpdatedAt);
+  if (!gone) return h('span', { class: 'muted' }, 'last heard from: unknown');
+  return h('span', { class: 'heard' }, 'last heard from before ',
+    h('span', { class: 'abs' }, gone.toLocaleTimeString()), ' (', since(gone), ')');
+}
+
 // nodeStatus shows a node's status; a node that is not ready says for how
 // long it has been so.
-function nodeStatus(n) {
+export function nodeStatus(n) {
   const el = statusBadge(n.Status);
   el.setAttribute('data-node-status', n.Status);
   const t = n.Status !== 'ready' ? fromUnixSeconds(n.StatusUpdatedAt) : null;
@@ -201,7 +210,7 @@ export async function nodePage(id) {
     allocTable(allocs, { nodes, showJob: true }));
 }
 
-function details(d) {
+export function details(d) {
   return Object.entries(d || {}).sort().map(([k, v]) => `${k}: ${v}`).join(', ');
 }
 
