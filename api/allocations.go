@@ -59,6 +59,10 @@ type Allocation struct {
 	RescheduleTracker  *RescheduleTracker
 	DeploymentID       string
 	DeploymentStatus   *AllocDeploymentStatus
+	// PreemptedAllocations are the allocations evicted to make room for
+	// this one; PreemptedByAllocation the one this was evicted for.
+	PreemptedAllocations  []string
+	PreemptedByAllocation string
 	// ReconnectDecision is how the servers resolved the last reconnect this
 	// allocation took part in (kept or stopped). Ours only: upstream has no
 	// such record, and its client library ignores the field.

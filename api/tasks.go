@@ -217,8 +217,10 @@ type Task struct {
 	Lifecycle *TaskLifecycle
 	// Services are the task's `service` blocks (see services.go).
 	Services []*Service `json:",omitempty"`
-	// Identity is the `identity` block (see identity.go).
+	// Identity is the default `identity` block (see identity.go).
 	Identity *WorkloadIdentity `json:",omitempty"`
+	// Identities are the named `identity` blocks.
+	Identities []*WorkloadIdentity `json:",omitempty"`
 	// Templates are the `template` blocks (see templates.go).
 	Templates []*Template `json:",omitempty"`
 	// VolumeMounts are the task's `volume_mount` blocks (see volumes.go).

@@ -10,17 +10,18 @@ import (
 // methodSignIdentities is the RPC that signs workload identities.
 const methodSignIdentities = "Alloc.SignIdentities"
 
-// identitySigner has the servers sign the default workload identity of
-// tasks on this node, with the node's secret; the task runners' identity
+// identitySigner has the servers sign the workload identities of tasks
+// on this node, with the node's secret; the task runners' identity
 // hooks call it and retry its errors.
 type identitySigner struct{ c *Client }
 
 var _ allocrunner.IdentitySigner = identitySigner{}
 
-// SignIdentity signs the default identity of task in allocation allocID.
-func (s identitySigner) SignIdentity(allocID, task string) (*structs.SignedWorkloadIdentity, error) {
+// SignIdentity signs the identity name ("" for the default one) of task
+// in allocation allocID.
+func (s identitySigner) SignIdentity(allocID, task, name string) (*structs.SignedWorkloadIdentity, error) {
 	req := &structs.AllocIdentitiesRequest{
-		Identities:   []*structs.WorkloadIdentityRequest{{AllocID: allocID, TaskName: task}},
+		Identities:   []*structs.WorkloadIdentityRequest{{AllocID: allocID, TaskName: task, IdentityName: name}},
 		QueryOptions: structs.QueryOptions{Region: s.c.cfg.Region, AuthToken: s.c.secretID()},
 	}
 	var resp structs.AllocIdentitiesResponse

@@ -209,6 +209,16 @@ func allocHeader(a *api.Allocation, f allocFacts, v view) []string {
 	if s := rescheduleEligibility(a, f.followup, v); s != "" {
 		lines = append(lines, "Reschedule Eligibility|"+s)
 	}
+	if v.verbose && a.PreemptedByAllocation != "" {
+		lines = append(lines, "Preempted By Allocation|"+v.id(a.PreemptedByAllocation))
+	}
+	if v.verbose && len(a.PreemptedAllocations) > 0 {
+		ids := make([]string, len(a.PreemptedAllocations))
+		for i, id := range a.PreemptedAllocations {
+			ids[i] = v.id(id)
+		}
+		lines = append(lines, "Preempted Allocations|"+strings.Join(ids, ", "))
+	}
 	return append(lines, deploymentLines(a, v)...)
 }
 

@@ -119,9 +119,8 @@ func (c *OperatorSchedulerSetConfigCommand) Help() string {
 Usage: nomad operator scheduler set-config [options]
 
   Change the scheduler configuration. Only the flags given change; the
-  rest keep their current value. Values this version cannot honour are
-  refused naming the field: memory oversubscription, and any preemption
-  setting other than the default (system on, others off).
+  rest keep their current value. An invalid value is refused naming the
+  field.
 
 ` + generalOptions() + `
 
@@ -131,11 +130,14 @@ Scheduler Set Config Options:
     Write only if the stored configuration's modify index is this one
     (get-config shows it), so a concurrent change is not overwritten.
 
-  -scheduler-algorithm=<binpack>
-    The placement algorithm. Only "binpack" is supported.
+  -scheduler-algorithm=<binpack|spread>
+    The placement algorithm: "binpack" fills busy nodes first, "spread"
+    the emptiest.
 
   -memory-oversubscription=<true|false>
-    Whether tasks may use memory beyond their reservation. Only false.
+    Whether tasks may use memory beyond their reservation, up to their
+    memory_max. When false, memory_max is ignored: allocations placed
+    meanwhile get no limit beyond memory. Applies to new placements.
 
   -reject-job-registration=<true|false>
     When true, job registrations, dispatches and scales are refused
@@ -151,8 +153,10 @@ Scheduler Set Config Options:
   -preempt-service-scheduler=<true|false>
   -preempt-sysbatch-scheduler=<true|false>
   -preempt-system-scheduler=<true|false>
-    Whether the scheduler of that job type may preempt. Only the default
-    (system true, the others false): this version does not preempt.
+    Whether the scheduler of that job type may preempt: evict
+    allocations of jobs at least 10 lower in priority from a node where
+    a placement does not otherwise fit. The default is system true, the
+    others false.
 `)
 }
 

@@ -16,8 +16,9 @@ func schedSet(m Meta) cli.Command { return &OperatorSchedulerSetConfigCommand{Me
 
 // An operator's path through `nomad operator scheduler`: get-config shows
 // upstream's rows and defaults, set-config changes only the flags given,
-// -check-index with a stale index writes nothing and fails, and a value
-// this version cannot honour is refused naming the field.
+// -check-index with a stale index writes nothing and fails, an invalid
+// value is refused naming the field, and preemption and memory
+// oversubscription switches are taken.
 func TestOperatorScheduler_CLI(t *testing.T) {
 	a := agenttest.NewDevAgent(t, nil)
 
@@ -50,9 +51,12 @@ func TestOperatorScheduler_CLI(t *testing.T) {
 	code, out, _ = run(t, a, schedGet)
 	must.Eq(t, 0, code)
 	must.StrContains(t, out, "Scheduler Algorithm           = spread")
-	code, _, stderr = run(t, a, schedSet, "-preempt-service-scheduler=true")
-	must.Eq(t, 1, code)
-	must.StrContains(t, stderr, "PreemptionConfig")
+	code, _, stderr = run(t, a, schedSet, "-preempt-service-scheduler=true", "-memory-oversubscription=true")
+	must.Eq(t, 0, code, must.Sprint(stderr))
+	code, out, _ = run(t, a, schedGet)
+	must.Eq(t, 0, code)
+	must.StrContains(t, out, "Preemption Service Scheduler  = true")
+	must.StrContains(t, out, "Memory Oversubscription       = true")
 
 	code, out, _ = run(t, a, schedGet)
 	must.Eq(t, 0, code)

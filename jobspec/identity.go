@@ -1,30 +1,34 @@
 package jobspec
 
 import (
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/nomad-edge/nomad/api"
 )
 
-// identity decodes a task's `identity { name aud env file ttl change_mode
-// change_signal }`. Only the default identity is signed, with the
-// servers' audience: a name other than "default" and aud are refused here
-// at their position, and by the servers for jobs submitted as JSON.
-func (p *parser) identity(b *hclsyntax.Block, parent string) *api.WorkloadIdentity {
+// identity decodes one of a task's `identity { name aud env file ttl
+// change_mode change_signal }` blocks into the task, as upstream: a block
+// without a name (or named "default") is the default identity, with the
+// servers' audience (aud refused on it); a named one goes to Identities
+// and needs an aud. A second default block, or a name used twice, is
+// refused at its position.
+func (p *parser) identity(b *hclsyntax.Block, parent string, t *api.Task) {
 	w := &api.WorkloadIdentity{}
 	where := blockWhere(b.Type, parent)
-	refuse := func(why string) func(*hclsyntax.Attribute) {
-		return func(a *hclsyntax.Attribute) {
-			p.errorf(a.NameRange, "%s: %s is not supported: %s", where, a.Name, why)
-		}
-	}
+	var nameRange, audRange *hcl.Range
 	p.walk(b.Body, where, schema{attrs: map[string]func(*hclsyntax.Attribute){
 		"name": func(a *hclsyntax.Attribute) {
-			s, ok := p.stringVal(a, where)
-			if ok && s != "default" {
-				p.errorf(a.Expr.Range(), "%s: name %q is not supported: only the default identity (name \"default\") is signed", where, s)
+			if s, ok := p.stringVal(a, where); ok {
+				w.Name = s
+				r := a.Expr.Range()
+				nameRange = &r
 			}
-			w.Name = s
+		},
+		"aud": func(a *hclsyntax.Attribute) {
+			w.Audience = p.stringList(a, where)
+			r := a.NameRange
+			audRange = &r
 		},
 		"env": func(a *hclsyntax.Attribute) {
 			if v := p.boolPtr(a, where); v != nil {
@@ -53,10 +57,28 @@ func (p *parser) identity(b *hclsyntax.Block, parent string) *api.WorkloadIdenti
 				w.TTL = *d
 			}
 		},
-		"aud": refuse("the default identity's audience is fixed by the servers"),
 	}})
 	if w.ChangeMode == "signal" && w.ChangeSignal == "" {
 		p.errorf(b.TypeRange, "%s: change_mode \"signal\" needs a change_signal", where)
 	}
-	return w
+	if w.Name == "" || w.Name == "default" {
+		switch {
+		case t.Identity != nil:
+			p.errorf(b.TypeRange, "%s: a second default identity (a block without a name, or named \"default\"); give it a name", where)
+		case audRange != nil:
+			p.errorf(*audRange, "%s: aud is not supported on the default identity: its audience is the servers'; give the block a name for another audience", where)
+		}
+		t.Identity = w
+		return
+	}
+	for _, o := range t.Identities {
+		if o.Name == w.Name {
+			p.errorf(*nameRange, "%s: identity %q is defined twice", where, w.Name)
+			return
+		}
+	}
+	if len(w.Audience) == 0 {
+		p.errorf(b.TypeRange, "%s: identity %q needs an aud: a named identity is for another party, which checks its audience", where, w.Name)
+	}
+	t.Identities = append(t.Identities, w)
 }

@@ -216,7 +216,7 @@ func (p *parser) task(b *hclsyntax.Block, name string) *api.Task {
 				t.Artifacts = append(t.Artifacts, p.artifact(b, where))
 			}},
 			"lifecycle": {decode: func(b *hclsyntax.Block, _ string) { t.Lifecycle = p.lifecycle(b, where) }},
-			"identity":  {decode: func(b *hclsyntax.Block, _ string) { t.Identity = p.identity(b, where) }},
+			"identity":  {multi: true, decode: func(b *hclsyntax.Block, _ string) { p.identity(b, where, t) }},
 			"template": {multi: true, decode: func(b *hclsyntax.Block, _ string) {
 				t.Templates = append(t.Templates, p.template(b, where))
 			}},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,7 +116,7 @@ func (s *Server) publicKeys() ([]*structs.JSONWebKey, uint64, error) {
 }
 
 // signIdentity signs the identity of a task of alloc with the active key.
-func (s *Server) signIdentity(alloc *structs.Allocation, task string) (*structs.SignedWorkloadIdentity, error) {
+func (s *Server) signIdentity(alloc *structs.Allocation, task, name string) (*structs.SignedWorkloadIdentity, error) {
 	active, err := s.State().ActiveRootKeyMeta(nil)
 	if err != nil {
 		return nil, err
@@ -124,17 +125,19 @@ func (s *Server) signIdentity(alloc *structs.Allocation, task string) (*structs.
 		return nil, fmt.Errorf("%w: the keyring has no active root key yet", structs.ErrUnknownRootKey)
 	}
 	now := s.clock.Now()
-	var spec *structs.WorkloadIdentity
-	if tg := alloc.LookupTaskGroup(); tg != nil {
-		if t := tg.LookupTask(task); t != nil {
-			spec = t.Identity
-		}
+	spec := taskIdentity(alloc, task, name)
+	audience := []string{structs.WorkloadIdentityAudience}
+	if name == "" {
+		name = structs.WorkloadIdentityDefaultName
+	}
+	if !spec.IsDefault() {
+		audience = slices.Clone(spec.Audience)
 	}
 	exp := now.Add(spec.IdentityTTL())
 	claims := &structs.IdentityClaims{
 		Namespace: alloc.Namespace, JobID: alloc.JobID, TaskGroup: alloc.TaskGroup, AllocationID: alloc.ID, TaskName: task,
-		Subject:  strings.Join([]string{s.config.Region, alloc.Namespace, alloc.JobID, alloc.TaskGroup, task, "default"}, ":"),
-		Audience: []string{"nomadproject.io"}, IssuedAt: now.Unix(), NotBefore: now.Unix(), Expiry: exp.Unix(),
+		Subject:  strings.Join([]string{s.config.Region, alloc.Namespace, alloc.JobID, alloc.TaskGroup, task, name}, ":"),
+		Audience: audience, IssuedAt: now.Unix(), NotBefore: now.Unix(), Expiry: exp.Unix(),
 		ID: structs.GenerateUUID(),
 	}
 	jwt, err := s.encrypter.signClaims(active.KeyID, claims)
@@ -142,7 +145,39 @@ func (s *Server) signIdentity(alloc *structs.Allocation, task string) (*structs.
 		return nil, err
 	}
 	return &structs.SignedWorkloadIdentity{
-		WorkloadIdentityRequest: structs.WorkloadIdentityRequest{AllocID: alloc.ID, TaskName: task},
+		WorkloadIdentityRequest: structs.WorkloadIdentityRequest{AllocID: alloc.ID, TaskName: task, IdentityName: identityRequestName(name)},
 		JWT:                     jwt, Expiration: exp,
 	}, nil
+}
+
+// taskIdentity is the identity block of the allocation's task that name
+// names ("" or "default": the default one, which may be nil), nil when
+// the task has no such named block.
+func taskIdentity(alloc *structs.Allocation, task, name string) *structs.WorkloadIdentity {
+	tg := alloc.LookupTaskGroup()
+	if tg == nil {
+		return nil
+	}
+	t := tg.LookupTask(task)
+	if t == nil {
+		return nil
+	}
+	if name == "" || name == structs.WorkloadIdentityDefaultName {
+		return t.Identity
+	}
+	for _, w := range t.Identities {
+		if w.Name == name {
+			return w
+		}
+	}
+	return nil
+}
+
+// identityRequestName is how a request names the identity: "" for the
+// default one, as a client that predates named identities sends it.
+func identityRequestName(name string) string {
+	if name == structs.WorkloadIdentityDefaultName {
+		return ""
+	}
+	return name
 }

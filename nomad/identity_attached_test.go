@@ -125,7 +125,7 @@ func TestIdentity_SignedWithTheBlocksTTL(t *testing.T) {
 	task := alloc.Job.TaskGroups[0].Tasks[0].Name
 	sign := func(a *structs.Allocation) *structs.SignedWorkloadIdentity {
 		t.Helper()
-		signed, err := s.signIdentity(a, task)
+		signed, err := s.signIdentity(a, task, "")
 		must.NoError(t, err)
 		return signed
 	}

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nomad-edge/nomad/acl"
 	"github.com/nomad-edge/nomad/nomad/state"
@@ -48,7 +49,11 @@ func (a *Alloc) SignIdentities(args *structs.AllocIdentitiesRequest, reply *stru
 			reject(fmt.Sprintf("allocation has no task %q", req.TaskName))
 			continue
 		}
-		signed, err := a.srv.signIdentity(alloc, req.TaskName)
+		if n := req.IdentityName; n != "" && n != structs.WorkloadIdentityDefaultName && taskIdentity(alloc, req.TaskName, n) == nil {
+			reject(fmt.Sprintf("task %q has no identity %q", req.TaskName, n))
+			continue
+		}
+		signed, err := a.srv.signIdentity(alloc, req.TaskName, req.IdentityName)
 		if err != nil {
 			return err
 		}
@@ -111,6 +116,12 @@ func (s *Server) identityClaims(jwt string) (*structs.IdentityClaims, error) {
 	c, err := s.encrypter.verifyClaims(jwt, s.clock.Now())
 	if err != nil {
 		return nil, err
+	}
+	// A named identity is for the party its audience names: presented
+	// here, it is no token of Nomad's.
+	if !slices.Contains(c.Audience, structs.WorkloadIdentityAudience) {
+		return nil, fmt.Errorf("%w: its audience %v is not Nomad's (%s): only a task's default identity is a token for Nomad's API",
+			ErrInvalidIdentity, c.Audience, structs.WorkloadIdentityAudience)
 	}
 	alloc, err := s.State().AllocByID(nil, c.AllocationID)
 	if err != nil {

@@ -15,9 +15,15 @@ import (
 // waits for the allocation.
 func placedAlloc(t *testing.T, s *Server, mgmt string) (*structs.Node, *structs.Allocation) {
 	t.Helper()
-	node := registerNode(t, s)
 	job := mock.Job()
 	job.TaskGroups[0].Count = 1
+	return placedJobAlloc(t, s, mgmt, job)
+}
+
+// placedJobAlloc is placedAlloc with the job given.
+func placedJobAlloc(t *testing.T, s *Server, mgmt string, job *structs.Job) (*structs.Node, *structs.Allocation) {
+	t.Helper()
+	node := registerNode(t, s)
 	must.NoError(t, s.RPC("Job.Register", &structs.JobRegisterRequest{Job: job, WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &structs.JobRegisterResponse{}))
 	var out structs.JobAllocationsResponse
 	deadline := time.Now().Add(10 * time.Second)
@@ -122,4 +128,53 @@ func TestIdentity_ReadsServicesOfItsNamespace(t *testing.T) {
 	err = s.RPC("Job.GetJob", &structs.JobSpecificRequest{JobID: alloc.JobID,
 		QueryOptions: structs.QueryOptions{Namespace: alloc.Namespace, AuthToken: jwt}}, &structs.SingleJobResponse{})
 	must.ErrorIs(t, err, structs.ErrPermissionDenied, must.Sprint("services only, not the jobs"))
+}
+
+// TestIdentity_NamedIdentity checks a task's named identity: signed on
+// request by its name with the block's audience and ttl and the name in
+// its subject, refused for a name the task does not have, and, presented
+// to Nomad's API, no token (its audience is another party's), where the
+// default identity of the same task reads its variables.
+func TestIdentity_NamedIdentity(t *testing.T) {
+	s, mgmt := aclServer(t)
+	job := mock.Job()
+	job.TaskGroups[0].Count = 1
+	task := job.TaskGroups[0].Tasks[0]
+	task.Identities = []*structs.WorkloadIdentity{{Name: "vault", Audience: []string{"vault.io"}, File: true, TTL: 10 * time.Minute}}
+	node, alloc := placedJobAlloc(t, s, mgmt.SecretID, job)
+
+	req := &structs.AllocIdentitiesRequest{Identities: []*structs.WorkloadIdentityRequest{
+		{AllocID: alloc.ID, TaskName: task.Name, IdentityName: "vault"},
+		{AllocID: alloc.ID, TaskName: task.Name},
+		{AllocID: alloc.ID, TaskName: task.Name, IdentityName: "consul"},
+	}}
+	req.AuthToken = node.SecretID
+	var signed structs.AllocIdentitiesResponse
+	must.NoError(t, s.RPC("Alloc.SignIdentities", req, &signed))
+	must.Len(t, 2, signed.SignedIdentities)
+	must.Len(t, 1, signed.Rejections)
+	must.Eq(t, `task "web" has no identity "consul"`, signed.Rejections[0].Reason)
+	named, def := signed.SignedIdentities[0], signed.SignedIdentities[1]
+	must.Eq(t, "vault", named.IdentityName)
+	must.Eq(t, "", def.IdentityName)
+
+	claims, err := s.encrypter.verifyClaims(named.JWT, time.Now())
+	must.NoError(t, err)
+	must.Eq(t, []string{"vault.io"}, claims.Audience)
+	must.Eq(t, strings.Join([]string{"global", alloc.Namespace, alloc.JobID, alloc.TaskGroup, task.Name, "vault"}, ":"), claims.Subject)
+	must.Eq(t, int64(10*60), claims.Expiry-claims.IssuedAt)
+	dclaims, err := s.encrypter.verifyClaims(def.JWT, time.Now())
+	must.NoError(t, err)
+	must.Eq(t, []string{structs.WorkloadIdentityAudience}, dclaims.Audience)
+
+	p := "nomad/jobs/" + alloc.JobID
+	_, err = putVar(t, s, structs.VarOpSet, newVar(p, map[string]string{"k": "v"}), mgmt.SecretID)
+	must.NoError(t, err)
+	read := func(tok string) error {
+		return s.RPC("Variables.Read", &structs.VariablesReadRequest{Path: p, QueryOptions: structs.QueryOptions{AuthToken: tok}}, &structs.VariablesReadResponse{})
+	}
+	must.NoError(t, read(def.JWT))
+	err = read(named.JWT)
+	must.ErrorIs(t, err, structs.ErrPermissionDenied)
+	must.StrContains(t, err.Error(), "is not Nomad's")
 }

@@ -2,7 +2,9 @@ package nomad
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -89,7 +91,7 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if err != nil {
 		return err
 	}
-	reply.Warnings = j.srv.disconnectWarning(args.Job)
+	reply.Warnings = joinWarnings(j.srv.disconnectWarning(args.Job), j.srv.memoryMaxWarning(args.Job))
 	if args.Eval != nil {
 		reply.EvalID = args.Eval.ID
 		reply.EvalCreateIndex = index
@@ -97,6 +99,35 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	reply.JobModifyIndex = index
 	reply.Index = index
 	return nil
+}
+
+// memoryMaxWarning names, in upstream's words, each task whose memory_max
+// the scheduler will ignore because memory oversubscription is off; "" when
+// it is on or no task sets one.
+func (s *Server) memoryMaxWarning(job *structs.Job) string {
+	_, cfg, err := s.State().SchedulerConfig(nil)
+	if err != nil {
+		s.logger.Warn("reading the scheduler configuration for the memory_max warning", "error", err)
+		return ""
+	}
+	if cfg != nil && cfg.MemoryOversubscriptionEnabled {
+		return ""
+	}
+	var out []string
+	for _, tg := range job.TaskGroups {
+		for _, t := range tg.Tasks {
+			if t.Resources != nil && t.Resources.MemoryMaxMB != 0 {
+				out = append(out, fmt.Sprintf("Memory oversubscription is not enabled; Task \"%s.%s\" memory_max value will be ignored. "+
+					"Update the Scheduler Configuration to allow oversubscription.", tg.Name, t.Name))
+			}
+		}
+	}
+	return joinWarnings(out...)
+}
+
+// joinWarnings puts the non-empty warnings one a line.
+func joinWarnings(warnings ...string) string {
+	return strings.Join(slices.DeleteFunc(warnings, func(w string) bool { return w == "" }), "\n")
 }
 
 // preserveCounts gives each group of job that existing (the stored

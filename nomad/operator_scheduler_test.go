@@ -105,9 +105,7 @@ func TestOperator_SchedulerConfigCASAndRefusals(t *testing.T) {
 	must.True(t, updated)
 
 	for field, mutate := range map[string]func(*structs.SchedulerConfiguration){
-		"SchedulerAlgorithm":            func(c *structs.SchedulerConfiguration) { c.SchedulerAlgorithm = "fair" },
-		"MemoryOversubscriptionEnabled": func(c *structs.SchedulerConfiguration) { c.MemoryOversubscriptionEnabled = true },
-		"PreemptionConfig":              func(c *structs.SchedulerConfiguration) { c.PreemptionConfig.ServiceSchedulerEnabled = true },
+		"SchedulerAlgorithm": func(c *structs.SchedulerConfiguration) { c.SchedulerAlgorithm = "fair" },
 	} {
 		c := *structs.DefaultSchedulerConfiguration()
 		mutate(&c)
@@ -115,6 +113,15 @@ func TestOperator_SchedulerConfigCASAndRefusals(t *testing.T) {
 		must.ErrorIs(t, err, structs.ErrInvalidRequest, must.Sprint(field))
 		must.StrContains(t, err.Error(), field)
 	}
+
+	// Every combination of the preemption switches, and memory
+	// oversubscription, is honoured and so accepted.
+	c := *structs.DefaultSchedulerConfiguration()
+	c.MemoryOversubscriptionEnabled = true
+	c.PreemptionConfig = structs.PreemptionConfig{SysBatchSchedulerEnabled: true, BatchSchedulerEnabled: true, ServiceSchedulerEnabled: true}
+	updated, err = setSchedulerConfig(t, s, c, false)
+	must.NoError(t, err)
+	must.True(t, updated)
 }
 
 // RejectJobRegistration refuses registrations with upstream's error while

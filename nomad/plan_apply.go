@@ -2,6 +2,8 @@ package nomad
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	metrics "github.com/hashicorp/go-metrics"
@@ -66,6 +68,17 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 	for _, allocs := range result.NodeUpdate {
 		req.AllocsStopped = append(req.AllocsStopped, allocs...)
 	}
+	// Evictions are stops with DesiredStatus evict; each job that loses
+	// allocations gets an evaluation, committed with them, to place them
+	// elsewhere.
+	for _, allocs := range result.NodePreemptions {
+		req.AllocsStopped = append(req.AllocsStopped, allocs...)
+	}
+	evals, err := preemptionEvals(snap, result, s.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	req.Evals = append(req.Evals, evals...)
 	for _, allocs := range result.NodeAllocation {
 		for _, a := range allocs {
 			// The plan's job travels once in the entry; allocations of
@@ -95,8 +108,9 @@ func (s *Server) applyPlan(plan *structs.Plan) (*structs.PlanResult, error) {
 // to refresh and retry. With AllAtOnce any rejection rejects everything.
 func evaluatePlan(snap *state.StateSnapshot, plan *structs.Plan) (*structs.PlanResult, map[string]string, error) {
 	result := &structs.PlanResult{
-		NodeUpdate:     map[string][]*structs.Allocation{},
-		NodeAllocation: map[string][]*structs.Allocation{},
+		NodeUpdate:      map[string][]*structs.Allocation{},
+		NodeAllocation:  map[string][]*structs.Allocation{},
+		NodePreemptions: map[string][]*structs.Allocation{},
 	}
 	nodes := map[string]bool{}
 	for id := range plan.NodeUpdate {
@@ -116,6 +130,7 @@ func evaluatePlan(snap *state.StateSnapshot, plan *structs.Plan) (*structs.PlanR
 			if plan.AllAtOnce {
 				result.NodeUpdate = map[string][]*structs.Allocation{}
 				result.NodeAllocation = map[string][]*structs.Allocation{}
+				result.NodePreemptions = map[string][]*structs.Allocation{}
 				break
 			}
 			continue
@@ -125,6 +140,9 @@ func evaluatePlan(snap *state.StateSnapshot, plan *structs.Plan) (*structs.PlanR
 		}
 		if a := plan.NodeAllocation[nodeID]; len(a) > 0 {
 			result.NodeAllocation[nodeID] = a
+		}
+		if err := commitPreemptions(snap, plan, result, nodeID); err != nil {
+			return nil, nil, err
 		}
 	}
 	if len(rejected) > 0 {
@@ -186,6 +204,11 @@ func evaluateNodePlan(snap *state.StateSnapshot, plan *structs.Plan, nodeID stri
 	}
 	remove := map[string]bool{}
 	for _, a := range plan.NodeUpdate[nodeID] {
+		remove[a.ID] = true
+	}
+	// Evicted allocations free their resources; one that has stopped or
+	// gone meanwhile holds none anyway.
+	for _, a := range plan.NodePreemptions[nodeID] {
 		remove[a.ID] = true
 	}
 	for _, a := range placing {
@@ -252,4 +275,78 @@ func onlyUpdatesAs(snap *state.StateSnapshot, nodeID string, placing []*structs.
 		}
 	}
 	return true, nil
+}
+
+// commitPreemptions puts into result the node's evictions that still
+// apply: those of allocations that exist and have not stopped meanwhile.
+// An allocation that has stopped or gone frees what the placement needs
+// anyway (the fit check counts only live allocations), so the placement
+// stands; only the eviction of what is no longer there is dropped, and
+// the placed allocations list only the evictions made for them.
+func commitPreemptions(snap *state.StateSnapshot, plan *structs.Plan, result *structs.PlanResult, nodeID string) error {
+	evictions := plan.NodePreemptions[nodeID]
+	if len(evictions) == 0 {
+		return nil
+	}
+	var kept []*structs.Allocation
+	dropped := map[string]bool{}
+	for _, e := range evictions {
+		stored, err := snap.AllocByID(nil, e.ID)
+		if err != nil {
+			return err
+		}
+		if stored == nil || stored.TerminalStatus() {
+			dropped[e.ID] = true
+			continue
+		}
+		kept = append(kept, e)
+	}
+	if len(kept) > 0 {
+		result.NodePreemptions[nodeID] = kept
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	placed := make([]*structs.Allocation, len(result.NodeAllocation[nodeID]))
+	for i, a := range result.NodeAllocation[nodeID] {
+		placed[i] = a
+		if !slices.ContainsFunc(a.PreemptedAllocations, func(id string) bool { return dropped[id] }) {
+			continue
+		}
+		c := a.Copy()
+		c.PreemptedAllocations = slices.DeleteFunc(slices.Clone(a.PreemptedAllocations), func(id string) bool { return dropped[id] })
+		if len(c.PreemptedAllocations) == 0 {
+			c.PreemptedAllocations = nil
+		}
+		placed[i] = c
+	}
+	result.NodeAllocation[nodeID] = placed
+	return nil
+}
+
+// preemptionEvals returns one evaluation per job that result evicts
+// allocations of, so that its scheduler replaces them where they fit.
+func preemptionEvals(snap *state.StateSnapshot, result *structs.PlanResult, now time.Time) ([]*structs.Evaluation, error) {
+	seen := map[structs.NamespacedID]bool{}
+	var evals []*structs.Evaluation
+	for _, nodeID := range slices.Sorted(maps.Keys(result.NodePreemptions)) {
+		for _, e := range result.NodePreemptions[nodeID] {
+			id := e.JobNamespacedID()
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			// The eviction is a copy without the job: the stored
+			// allocation has it (commitPreemptions read it just now).
+			stored, err := snap.AllocByID(nil, e.ID)
+			if err != nil {
+				return nil, fmt.Errorf("reading preempted allocation %s: %w", e.ID, err)
+			}
+			if stored == nil || stored.Job == nil {
+				continue
+			}
+			evals = append(evals, stored.Job.NewEval(structs.EvalTriggerPreemption, now))
+		}
+	}
+	return evals, nil
 }

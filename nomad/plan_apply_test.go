@@ -315,12 +315,7 @@ func TestEvaluatePlan_InitializingNodeTakesOnlyUpdates(t *testing.T) {
 // expires its window, whatever happens to the leader between two writes.
 func TestApplyPlan_FollowUpEvalsCommitWithThePlan(t *testing.T) {
 	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
-	node := mock.Node()
-	var nresp structs.NodeUpdateResponse
-	must.NoError(t, s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: node}, &nresp))
-	ready := node.Copy()
-	ready.Status = structs.NodeStatusReady
-	must.NoError(t, s.State().UpsertNode(nresp.Index+1, ready))
+	node, _ := readyNodeOn(t, s)
 
 	alloc := mock.AllocForNode(node)
 	followUp := mock.Eval()

@@ -33,6 +33,8 @@ type EvalContext struct {
 	// snapshot does not change during an attempt, and bin packing asks
 	// for the same candidate nodes once per placement.
 	live map[string][]*structs.Allocation
+	// config is the operator's scheduler configuration, read once.
+	config *structs.SchedulerConfiguration
 }
 
 // NewEvalContext returns a context over state that charges nodes for the
@@ -57,6 +59,50 @@ func (c *EvalContext) Metrics() *structs.AllocMetric { return c.metrics }
 // Plan returns the plan being built.
 func (c *EvalContext) Plan() *structs.Plan { return c.plan }
 
+// schedulerConfig returns the operator's scheduler configuration, or
+// upstream's default while none is stored (or it cannot be read: the
+// default is what the cluster ran with before any was written).
+func (c *EvalContext) schedulerConfig() *structs.SchedulerConfiguration {
+	if c.config != nil {
+		return c.config
+	}
+	_, cfg, err := c.state.SchedulerConfig(nil)
+	if err != nil {
+		c.logger.Error("reading the scheduler configuration; using the default", "error", err)
+	}
+	if err != nil || cfg == nil {
+		cfg = structs.DefaultSchedulerConfiguration()
+	}
+	c.config = cfg
+	return cfg
+}
+
+// allocatedResources is what one allocation of tg is given under the
+// operator's configuration (see groupResources).
+func (c *EvalContext) allocatedResources(tg *structs.TaskGroup) *structs.AllocatedResources {
+	return groupResources(tg, resourceOptions{memoryOversubscription: c.schedulerConfig().MemoryOversubscriptionEnabled})
+}
+
+// resourceOptions are the operator's settings that shape an allocation's
+// resources.
+type resourceOptions struct {
+	memoryOversubscription bool
+}
+
+// groupResources is what one allocation of tg is given, placed or updated
+// in place. Without memory oversubscription a task's memory_max is
+// ignored, as upstream: the allocation carries no MemoryMaxMB, so no
+// driver enforces it.
+func groupResources(tg *structs.TaskGroup, opts resourceOptions) *structs.AllocatedResources {
+	r := structs.NewAllocatedResources(tg)
+	if !opts.memoryOversubscription {
+		for _, t := range r.Tasks {
+			t.Memory.MemoryMaxMB = 0
+		}
+	}
+	return r
+}
+
 func (c *EvalContext) resetMetrics() {
 	c.metrics = &structs.AllocMetric{}
 	c.scores = map[string]*structs.NodeScoreMeta{}
@@ -64,8 +110,8 @@ func (c *EvalContext) resetMetrics() {
 
 // ProposedAllocs returns the allocations that hold resources on the node
 // once the plan is applied: its non-terminal allocations (unknown ones
-// included: their tasks may well be running), minus the plan's stops, with
-// the plan's updates and placements.
+// included: their tasks may well be running), minus the plan's stops and
+// preemptions, with the plan's updates and placements.
 func (c *EvalContext) ProposedAllocs(nodeID string) ([]*structs.Allocation, error) {
 	existing, ok := c.live[nodeID]
 	if !ok {
@@ -77,6 +123,9 @@ func (c *EvalContext) ProposedAllocs(nodeID string) ([]*structs.Allocation, erro
 	}
 	gone := map[string]bool{}
 	for _, a := range c.plan.NodeUpdate[nodeID] {
+		gone[a.ID] = true
+	}
+	for _, a := range c.plan.NodePreemptions[nodeID] {
 		gone[a.ID] = true
 	}
 	planned := c.plan.NodeAllocation[nodeID]
@@ -228,9 +277,11 @@ func (c *EvalContext) proposedJobAllocs(job *structs.Job) ([]*structs.Allocation
 		return nil, fmt.Errorf("listing allocations of job %q: %w", job.ID, err)
 	}
 	gone := map[string]bool{}
-	for _, allocs := range c.plan.NodeUpdate {
-		for _, a := range allocs {
-			gone[a.ID] = true
+	for _, m := range []map[string][]*structs.Allocation{c.plan.NodeUpdate, c.plan.NodePreemptions} {
+		for _, allocs := range m {
+			for _, a := range allocs {
+				gone[a.ID] = true
+			}
 		}
 	}
 	var planned []*structs.Allocation

@@ -162,6 +162,7 @@ func (s *GenericScheduler) computeJobAllocs(index uint64) error {
 	res := Reconcile(ReconcilerInput{
 		Job: s.job, Allocs: allocs, TaintedNodes: tainted, SiteHeldNodes: held,
 		EvalID: s.eval.ID, EvalPriority: s.eval.Priority, Now: s.now, Deployment: deployment,
+		MemoryOversubscription: s.ctx.schedulerConfig().MemoryOversubscriptionEnabled,
 	})
 	s.plan.Deployment, s.plan.DeploymentUpdates = res.Deployment, res.DeploymentUpdates
 	s.deploymentIDs = map[string]string{}
@@ -268,7 +269,7 @@ func (s *GenericScheduler) placeOne(p placementRequest) {
 		TaskGroup:          tg.Name,
 		NodeID:             option.Node.ID,
 		NodeName:           option.Node.Name,
-		AllocatedResources: structs.NewAllocatedResources(tg),
+		AllocatedResources: s.ctx.allocatedResources(tg),
 		Metrics:            metrics,
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
@@ -287,9 +288,7 @@ func (s *GenericScheduler) placeOne(p placementRequest) {
 		}
 		s.linkNext(prev, alloc.ID)
 	}
-	s.ctx.placePorts(alloc, option.Node, tg)
-	s.plan.AppendAlloc(alloc)
-	s.placed[alloc.ID] = tg.Name
+	s.appendPlacement(alloc, option, tg)
 	if p.keepPrevious {
 		s.replacing[alloc.ID] = true
 	}

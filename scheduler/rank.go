@@ -23,6 +23,9 @@ type rankedNode struct {
 	FinalScore float64
 	// proposed are the allocations on the node once the plan applies.
 	proposed []*structs.Allocation
+	// preempted are the allocations to evict for the placement to fit;
+	// nil when it fits as it is.
+	preempted []*structs.Allocation
 }
 
 // rankIterator yields scored nodes.
@@ -72,7 +75,9 @@ func (it *staticRankIterator) Next() *rankedNode {
 func (it *staticRankIterator) Reset() { it.i = 0 }
 
 // binPackIterator drops nodes without room for the group and scores the
-// others by how full they would be.
+// others by how full they would be. With preemption on for the job's
+// type, a node without room is kept if evicting lower priority work makes
+// room; it then scores below every node that fits without.
 type binPackIterator struct {
 	ctx    *EvalContext
 	source rankIterator
@@ -80,6 +85,9 @@ type binPackIterator struct {
 	// spread scores the emptier node higher: the operator's
 	// scheduler_algorithm "spread".
 	spread bool
+	// job is the placing job; preempt whether its scheduler may evict.
+	job     *structs.Job
+	preempt bool
 }
 
 // newBinPackIterator packs work onto busy nodes so that whole nodes stay
@@ -88,18 +96,21 @@ type binPackIterator struct {
 // that a lost node takes as little as it can. Unknown allocations hold
 // their resources: their tasks may still run.
 func newBinPackIterator(ctx *EvalContext, source rankIterator) *binPackIterator {
-	it := &binPackIterator{ctx: ctx, source: source, ask: &structs.ComparableResources{}}
-	if _, cfg, err := ctx.state.SchedulerConfig(nil); err != nil {
-		ctx.logger.Error("binpack: reading the scheduler configuration; packing", "error", err)
-	} else if cfg != nil {
-		it.spread = cfg.SchedulerAlgorithm == structs.SchedulerAlgorithmSpread
+	return &binPackIterator{
+		ctx: ctx, source: source, ask: &structs.ComparableResources{},
+		spread: ctx.schedulerConfig().SchedulerAlgorithm == structs.SchedulerAlgorithmSpread,
 	}
-	return it
+}
+
+// SetJob sets the placing job, whose type decides whether it may preempt.
+func (it *binPackIterator) SetJob(job *structs.Job) {
+	it.job = job
+	it.preempt = it.ctx.schedulerConfig().PreemptionEnabled(job.Type)
 }
 
 // SetTaskGroup sets what one allocation of the group needs.
 func (it *binPackIterator) SetTaskGroup(tg *structs.TaskGroup) {
-	it.ask = structs.NewAllocatedResources(tg).Comparable()
+	it.ask = it.ctx.allocatedResources(tg).Comparable()
 }
 
 func (it *binPackIterator) Next() *rankedNode {
@@ -123,17 +134,31 @@ func (it *binPackIterator) Next() *rankedNode {
 		}
 		used.Add(it.ask)
 		capacity := opt.Node.Comparable()
+		var preempted []*structs.Allocation
 		if fit, dim := capacity.Superset(used); !fit {
-			it.ctx.exhaustNode(opt.Node, dim)
-			continue
+			if it.preempt && it.job != nil {
+				preempted = selectPreemptions(preemptionInput{Capacity: capacity, Used: used, Proposed: proposed, Job: it.job})
+			}
+			if preempted == nil {
+				it.ctx.exhaustNode(opt.Node, dim)
+				continue
+			}
+			for _, a := range preempted {
+				used = subtracted(used, a.ComparableResources())
+			}
+			proposed = withoutAllocs(proposed, preempted)
 		}
 		score := binPackScore(capacity, used)
 		if it.spread {
 			score = 1 - score
 		}
-		opt.proposed = proposed
-		opt.scores = append(opt.scores, score)
+		opt.proposed, opt.preempted = proposed, preempted
 		it.ctx.scoreNode(opt.Node, scorerBinPack, score)
+		if preempted != nil {
+			score = preemptionScore(preempted)
+			it.ctx.scoreNode(opt.Node, scorerPreemption, score)
+		}
+		opt.scores = append(opt.scores, score)
 		return opt
 	}
 }

@@ -28,6 +28,10 @@ type ReconcilerInput struct {
 	// site outage keeps from being replaced (see "Site outages"), each
 	// with its site's name.
 	SiteHeldNodes map[string]string
+
+	// MemoryOversubscription is the operator's switch: without it, the
+	// allocations the reconciler updates in place carry no memory_max.
+	MemoryOversubscription bool
 }
 
 // ReconcileResults is what the reconciler wants done: one GroupResults
@@ -325,7 +329,7 @@ func (r *reconciler) computeUpdates(g *groupState) {
 		upd := g.change(a)
 		upd.Job = r.in.Job
 		upd.EvalID = r.in.EvalID
-		upd.AllocatedResources = structs.NewAllocatedResources(g.tg)
+		upd.AllocatedResources = groupResources(g.tg, resourceOptions{memoryOversubscription: r.in.MemoryOversubscription})
 		keepPorts(upd, a)
 		g.keep[a.ID] = upd
 		g.inplace[upd.ID] = upd

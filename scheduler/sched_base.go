@@ -117,6 +117,25 @@ func (s *schedulerBase) startAttempt(batch bool) (uint64, error) {
 	return index, nil
 }
 
+// appendPlacement adds alloc, placed on option's node, to the plan: its
+// host ports, and the eviction of the allocations the node had to give up
+// for it.
+func (s *schedulerBase) appendPlacement(alloc *structs.Allocation, option *rankedNode, tg *structs.TaskGroup) {
+	for _, victim := range option.preempted {
+		s.plan.AppendPreemptedAlloc(victim, alloc.ID)
+		alloc.PreemptedAllocations = append(alloc.PreemptedAllocations, victim.ID)
+		if ann := s.plan.Annotations; ann != nil {
+			ann.PreemptedAllocs = append(ann.PreemptedAllocs, victim.Stub())
+			if d := ann.DesiredTGUpdates[tg.Name]; d != nil {
+				d.Preemptions++
+			}
+		}
+	}
+	s.ctx.placePorts(alloc, option.Node, tg)
+	s.plan.AppendAlloc(alloc)
+	s.placed[alloc.ID] = tg.Name
+}
+
 // submitPlan submits the attempt's plan and returns true when nothing is
 // left to retry. A plan that changes nothing is not submitted unless
 // submitNoOp (a dry run that wants its annotations back).

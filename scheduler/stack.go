@@ -97,6 +97,7 @@ func (s *genericStack) SetJob(job *structs.Job) {
 	s.datacenters.SetDatacenters(job.Datacenters)
 	s.pool.SetPool(job.NodePool)
 	s.jobConstraint.SetConstraints(job.Constraints)
+	s.binPack.SetJob(job)
 }
 
 // limitFor is log2 of the candidates for services (enough to find a good

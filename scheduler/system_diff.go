@@ -171,7 +171,7 @@ func (s *SystemScheduler) updateOnNode(tg *structs.TaskGroup, a *structs.Allocat
 		upd := s.pending(a)
 		upd.Job = s.job
 		upd.EvalID = s.eval.ID
-		upd.AllocatedResources = structs.NewAllocatedResources(tg)
+		upd.AllocatedResources = s.ctx.allocatedResources(tg)
 		keepPorts(upd, a)
 		return
 	}

@@ -182,7 +182,7 @@ func (s *SystemScheduler) placeOn(tg *structs.TaskGroup, node *structs.Node, pre
 		TaskGroup:          tg.Name,
 		NodeID:             node.ID,
 		NodeName:           node.Name,
-		AllocatedResources: structs.NewAllocatedResources(tg),
+		AllocatedResources: s.ctx.allocatedResources(tg),
 		Metrics:            metrics,
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
@@ -193,9 +193,7 @@ func (s *SystemScheduler) placeOn(tg *structs.TaskGroup, node *structs.Node, pre
 	if prev != nil {
 		alloc.PreviousAllocation = prev.ID
 	}
-	s.ctx.placePorts(alloc, node, tg)
-	s.plan.AppendAlloc(alloc)
-	s.placed[alloc.ID] = tg.Name
+	s.appendPlacement(alloc, option, tg)
 }
 
 func sortedGroupNames(groups map[string]allocSet) []string {

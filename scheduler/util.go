@@ -170,7 +170,7 @@ func taskChanged(a, b *structs.Task) bool {
 		!reflect.DeepEqual(a.Resources, b.Resources) || !reflect.DeepEqual(a.Meta, b.Meta) ||
 		!reflect.DeepEqual(a.Constraints, b.Constraints) || !reflect.DeepEqual(a.Affinities, b.Affinities) ||
 		!reflect.DeepEqual(a.Artifacts, b.Artifacts) || // fetched before the first start only
-		!reflect.DeepEqual(a.Templates, b.Templates) || !reflect.DeepEqual(a.Identity, b.Identity) || // the runner keeps the ones it started with
+		!reflect.DeepEqual(a.Templates, b.Templates) || !reflect.DeepEqual(a.Identity, b.Identity) || !reflect.DeepEqual(a.Identities, b.Identities) || // the runner keeps the ones it started with
 		!reflect.DeepEqual(a.VolumeMounts, b.VolumeMounts) // mounted when the task starts
 }
 

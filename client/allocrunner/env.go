@@ -91,7 +91,9 @@ func interpolateValue(v any, vars map[string]string) any {
 }
 
 // taskResources returns what the scheduler gave the task, falling back to
-// what it asked for.
+// what it asked for. memory_max is only ever the allocated value: the
+// scheduler grants it when memory oversubscription is on and drops it
+// when off, so the job's own value is never enforced.
 func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.Resources {
 	if ar := alloc.AllocatedResources; ar != nil {
 		if tr, ok := ar.Tasks[task.Name]; ok {
@@ -103,11 +105,7 @@ func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.Resour
 		}
 	}
 	if task.Resources != nil {
-		return drivers.Resources{
-			CPUShares:   task.Resources.CPU,
-			MemoryMB:    task.Resources.MemoryMB,
-			MemoryMaxMB: task.Resources.MemoryMaxMB,
-		}
+		return drivers.Resources{CPUShares: task.Resources.CPU, MemoryMB: task.Resources.MemoryMB}
 	}
 	return drivers.Resources{}
 }
@@ -180,8 +178,8 @@ func buildEnv(in envInput) map[string]string {
 		"NOMAD_MEMORY_LIMIT": strconv.Itoa(res.MemoryMB),
 	})
 	addPortEnv(env, alloc, in.net)
-	if task.Resources != nil && task.Resources.MemoryMaxMB > 0 {
-		env["NOMAD_MEMORY_MAX_LIMIT"] = strconv.Itoa(task.Resources.MemoryMaxMB)
+	if res.MemoryMaxMB > 0 {
+		env["NOMAD_MEMORY_MAX_LIMIT"] = strconv.Itoa(res.MemoryMaxMB)
 	}
 	// The task's env refers to the NOMAD_* names, not to itself: resolve
 	// against those alone so the result does not depend on map order.

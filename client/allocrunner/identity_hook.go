@@ -15,20 +15,26 @@ import (
 	"github.com/nomad-edge/nomad/nomad/structs"
 )
 
-// IdentitySigner asks the servers to sign a task's default workload
-// identity (Alloc.SignIdentities, with the node's secret). It may block
-// on the network; an error is retried.
+// IdentitySigner asks the servers to sign a task's workload identity
+// (Alloc.SignIdentities, with the node's secret): the default one for an
+// empty name, else the named one. It may block on the network; an error
+// is retried.
 type IdentitySigner interface {
-	SignIdentity(allocID, task string) (*structs.SignedWorkloadIdentity, error)
+	SignIdentity(allocID, task, name string) (*structs.SignedWorkloadIdentity, error)
 }
 
 // ErrNoIdentitySigner is a task's start error when its identity block
 // asks for the token and the client has no way to get one signed.
 var ErrNoIdentitySigner = errors.New("the client cannot have workload identities signed")
 
-// identityTokenFile is where `identity { file = true }` writes the token,
-// under the task's secrets directory, as upstream.
+// identityTokenFile is where `identity { file = true }` writes the
+// default identity, under the task's secrets directory, as upstream; a
+// named one goes to nomad_<name>.jwt.
 const identityTokenFile = "nomad_token"
+
+// identityEnvVar is the default identity's environment variable; a named
+// one's is NOMAD_TOKEN_<name>, as upstream.
+const identityEnvVar = "NOMAD_TOKEN"
 
 // Retry delays of a failed renewal: doubling from the first to the last,
 // never past the identity's expiry.
@@ -56,6 +62,10 @@ type identityHook struct {
 	clock  clock.Clock
 	signer IdentitySigner
 	spec   *structs.WorkloadIdentity // nil: inactive
+	// name is the named identity this hook holds, "" for the default.
+	name string
+	// envVar and file are where the block hands it over.
+	envVar, file string
 	// forTemplates is set when only templates use the identity: a start
 	// does not wait for it, since they can render from their kept data.
 	forTemplates bool
@@ -77,15 +87,44 @@ type identityHook struct {
 }
 
 func newIdentityHook(cfg taskRunnerConfig) *identityHook {
+	var spec *structs.WorkloadIdentity
+	forTemplates := false
+	if w := cfg.task.Identity; w != nil && (w.Env || w.File) {
+		spec = w
+	} else if len(cfg.task.Templates) > 0 {
+		// Templates read variables with the identity, handed to no one.
+		spec = &structs.WorkloadIdentity{Name: structs.WorkloadIdentityDefaultName}
+		forTemplates = true
+	}
+	h := newIdentityHookFor(cfg, spec, "")
+	h.forTemplates = forTemplates
+	return h
+}
+
+// newNamedIdentityHooks is a hook for each of the task's named identity
+// blocks that hands its identity to the task (env or file).
+func newNamedIdentityHooks(cfg taskRunnerConfig) []*identityHook {
+	var out []*identityHook
+	for _, w := range cfg.task.Identities {
+		if w.Env || w.File {
+			out = append(out, newIdentityHookFor(cfg, w, w.Name))
+		}
+	}
+	return out
+}
+
+// newIdentityHookFor is the hook of one identity block, spec (nil:
+// inactive), the default one for an empty name.
+func newIdentityHookFor(cfg taskRunnerConfig, spec *structs.WorkloadIdentity, name string) *identityHook {
 	logger, clk, signer, alloc, task, db := cfg.logger, cfg.clock, cfg.identities, cfg.alloc, cfg.task, cfg.db
 	secrets := cfg.allocDir.TaskDir(task.Name).SecretsDir
-	h := &identityHook{logger: logger.Named("identity"), clock: clk, signer: signer, allocID: alloc.ID, task: task.Name, secrets: secrets}
-	if w := task.Identity; w != nil && (w.Env || w.File) {
-		h.spec = w
-	} else if len(task.Templates) > 0 {
-		// Templates read variables with the identity, handed to no one.
-		h.spec = &structs.WorkloadIdentity{Name: structs.WorkloadIdentityDefaultName}
-		h.forTemplates = true
+	h := &identityHook{
+		logger: logger.Named("identity"), clock: clk, signer: signer, allocID: alloc.ID, task: task.Name, secrets: secrets,
+		spec: spec, name: name, envVar: identityEnvVar, file: identityTokenFile,
+	}
+	if name != "" {
+		h.logger = h.logger.With("identity", name)
+		h.envVar, h.file = identityEnvVar+"_"+name, "nomad_"+name+".jwt"
 	}
 	if db != nil {
 		h.persist = func(s *structs.SignedWorkloadIdentity) {
@@ -152,7 +191,7 @@ func (h *identityHook) sign() (*structs.SignedWorkloadIdentity, error) {
 	if h.signer == nil {
 		return nil, ErrNoIdentitySigner
 	}
-	s, err := h.signer.SignIdentity(h.allocID, h.task)
+	s, err := h.signer.SignIdentity(h.allocID, h.task, h.name)
 	if err != nil {
 		return nil, err
 	}
@@ -203,24 +242,26 @@ func (h *identityHook) renew() {
 	h.timer = h.clock.AfterFunc(next, h.renew)
 }
 
-// writeFile writes the token to secrets/nomad_token when the block asks,
-// atomically, so that the task never reads half a token.
+// writeFile writes the token to the secrets directory (nomad_token, or
+// nomad_<name>.jwt) when the block asks, atomically, so that the task
+// never reads half a token.
 func (h *identityHook) writeFile(s *structs.SignedWorkloadIdentity) error {
-	if !h.spec.File {
+	if !h.spec.File || s == nil {
 		return nil
 	}
-	dst := filepath.Join(h.secrets, identityTokenFile)
+	dst := filepath.Join(h.secrets, h.file)
 	tmp := dst + ".tmp"
 	if err := os.WriteFile(tmp, []byte(s.JWT), 0o600); err != nil {
-		return fmt.Errorf("writing the workload identity to secrets/%s: %w", identityTokenFile, err)
+		return fmt.Errorf("writing the workload identity to secrets/%s: %w", h.file, err)
 	}
 	if err := os.Rename(tmp, dst); err != nil {
-		return fmt.Errorf("writing the workload identity to secrets/%s: %w", identityTokenFile, err)
+		return fmt.Errorf("writing the workload identity to secrets/%s: %w", h.file, err)
 	}
 	return nil
 }
 
-// setEnv sets NOMAD_TOKEN in env when the block asks (env = true).
+// setEnv sets NOMAD_TOKEN (NOMAD_TOKEN_<name>) in env when the block asks
+// (env = true).
 func (h *identityHook) setEnv(env map[string]string) {
 	if h.spec == nil || !h.spec.Env {
 		return
@@ -228,7 +269,7 @@ func (h *identityHook) setEnv(env map[string]string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.signed != nil {
-		env["NOMAD_TOKEN"] = h.signed.JWT
+		env[h.envVar] = h.signed.JWT
 	}
 }
 

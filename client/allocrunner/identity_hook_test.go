@@ -25,7 +25,7 @@ type fakeSigner struct {
 	calls int
 }
 
-func (f *fakeSigner) SignIdentity(allocID, task string) (*structs.SignedWorkloadIdentity, error) {
+func (f *fakeSigner) SignIdentity(allocID, task, name string) (*structs.SignedWorkloadIdentity, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -33,9 +33,13 @@ func (f *fakeSigner) SignIdentity(allocID, task string) (*structs.SignedWorkload
 		f.fail--
 		return nil, errors.New("no servers")
 	}
+	jwt := fmt.Sprintf("jwt-%d", f.calls)
+	if name != "" {
+		jwt = name + "-" + jwt
+	}
 	return &structs.SignedWorkloadIdentity{
-		WorkloadIdentityRequest: structs.WorkloadIdentityRequest{AllocID: allocID, TaskName: task},
-		JWT:                     fmt.Sprintf("jwt-%d", f.calls), Expiration: time.Now().Add(f.ttl),
+		WorkloadIdentityRequest: structs.WorkloadIdentityRequest{AllocID: allocID, TaskName: task, IdentityName: name},
+		JWT:                     jwt, Expiration: time.Now().Add(f.ttl),
 	}, nil
 }
 
@@ -225,4 +229,55 @@ func TestIdentityHook_ChangeModes(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestIdentityHook_NamedIdentities checks a task's named identities: each
+// signed by its name and handed over as its block asks, in
+// NOMAD_TOKEN_<name> and secrets/nomad_<name>.jwt, beside the default one
+// in NOMAD_TOKEN; a block asking for neither is not signed. Each is kept
+// in the state DB, so a client restarted while cut off hands the task the
+// ones it held.
+func TestIdentityHook_NamedIdentities(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.identities = &fakeSigner{ttl: time.Hour}
+		a := identityAlloc(&structs.WorkloadIdentity{Env: true})
+		a.Job.TaskGroups[0].Tasks[0].Identities = []*structs.WorkloadIdentity{
+			{Name: "vault", Audience: []string{"vault.io"}, File: true},
+			{Name: "mesh", Audience: []string{"mesh.example"}, Env: true},
+			{Name: "unused", Audience: []string{"x"}},
+		}
+		ar := h.runner(t, a)
+		go ar.Run()
+		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
+
+		env := ar.tasks[0].taskConfig().Env
+		must.StrHasPrefix(t, "jwt-", env["NOMAD_TOKEN"])
+		must.StrHasPrefix(t, "mesh-jwt-", env["NOMAD_TOKEN_mesh"])
+		_, ok := env["NOMAD_TOKEN_vault"]
+		must.False(t, ok, must.Sprint("vault asks for a file only"))
+		b, err := os.ReadFile(filepath.Join(ar.tasks[0].dir.SecretsDir, "nomad_vault.jwt"))
+		must.NoError(t, err)
+		must.StrHasPrefix(t, "vault-jwt-", string(b))
+		_, err = os.Stat(filepath.Join(ar.tasks[0].dir.SecretsDir, identityTokenFile))
+		must.True(t, os.IsNotExist(err), must.Sprint("the default identity asks for env only"))
+		must.Eq(t, 3, h.identities.(*fakeSigner).count(), must.Sprint("default, vault and mesh; not unused"))
+		mesh := env["NOMAD_TOKEN_mesh"]
+		ar.Shutdown()
+
+		recs, _, err := h.db.GetAllocations()
+		must.NoError(t, err)
+		cutOff := &fakeSigner{ttl: time.Hour, fail: 1 << 30}
+		ar2, err := NewAllocRunner(Config{
+			Alloc: recs[0].Alloc, AllocDirRoot: h.root, StateDB: h.db, Drivers: h.drivers, StateUpdater: h.rec,
+			Identities: cutOff,
+		})
+		must.NoError(t, err)
+		ar2.Restore(recs[0].Tasks)
+		go ar2.Run()
+		defer ar2.Destroy()
+		synctest.Wait()
+		must.Eq(t, mesh, ar2.tasks[0].taskConfig().Env["NOMAD_TOKEN_mesh"])
+		must.Eq(t, 0, cutOff.count(), must.Sprint("nothing asked before the renewals are due"))
+	})
 }

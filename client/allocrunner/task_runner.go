@@ -110,8 +110,10 @@ type TaskRunner struct {
 	users         UserPolicy
 	lifecycle     *coordinator
 	identity      *identityHook
-	network       *networkHook // nil in tests that build a runner alone
-	templates     *templateHook
+	// named holds the task's named identities, one hook each.
+	named     []*identityHook
+	network   *networkHook // nil in tests that build a runner alone
+	templates *templateHook
 	// restored is set when an earlier client process persisted the task.
 	restored bool
 
@@ -178,6 +180,7 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 		lifecycle:     cfg.lifecycle,
 		artifacts:     cfg.artifacts,
 		identity:      newIdentityHook(cfg),
+		named:         newNamedIdentityHooks(cfg),
 		network:       cfg.network,
 		restarts:      NewRestartTracker(taskRestartPolicy(cfg.alloc, cfg.task), jobType(cfg.alloc), cfg.task.Lifecycle),
 		state:         &structs.TaskState{State: structs.TaskStatePending},
@@ -188,6 +191,9 @@ func newTaskRunner(cfg taskRunnerConfig) *TaskRunner {
 	}
 	tr.templates = newTemplateHook(tr, cfg.templates)
 	tr.identity.renewed = tr.identityRenewed
+	for _, h := range tr.named {
+		h.renewed = tr.identityRenewed
+	}
 	return tr
 }
 
@@ -225,6 +231,9 @@ func (tr *TaskRunner) restore(rec *state.TaskRecord) {
 		tr.logger.Warn("restoring the task without some of its kept data", "error", rec.Dropped)
 	}
 	tr.identity.restore(rec.Identity)
+	for _, h := range tr.named {
+		h.restore(rec.NamedIdentities[h.name])
+	}
 	tr.templates.restoreData(rec.TemplateData)
 }
 
@@ -353,6 +362,9 @@ func (tr *TaskRunner) shuttingDown() bool {
 func (tr *TaskRunner) Run() {
 	defer close(tr.waitCh)
 	defer tr.identity.stop()
+	for _, h := range tr.named {
+		defer h.stop()
+	}
 	defer tr.templates.stop()
 	tr.startLogs()
 	defer tr.stopLogs()
@@ -623,6 +635,11 @@ func (tr *TaskRunner) start() error {
 		if err := tr.identity.prestart(); err != nil {
 			return tr.setupFailed(err)
 		}
+		for _, h := range tr.named {
+			if err := h.prestart(); err != nil {
+				return tr.setupFailed(fmt.Errorf("identity %q: %w", h.name, err))
+			}
+		}
 		if err := tr.fetchArtifacts(); err != nil {
 			return err
 		}
@@ -671,6 +688,9 @@ func (tr *TaskRunner) taskConfig() *drivers.TaskConfig {
 	}
 	env := buildEnv(tr.envInput(ad, td))
 	tr.identity.setEnv(env)
+	for _, h := range tr.named {
+		h.setEnv(env)
+	}
 	tr.templates.setEnv(env)
 	stdout, stderr := tr.logPaths()
 	cfg := &drivers.TaskConfig{

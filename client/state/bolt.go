@@ -1,11 +1,13 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,7 +44,9 @@ var (
 	handleKey    = []byte("handle")
 	stateKey     = []byte("state")
 	identityKey  = []byte("identity")
-	templateKey  = []byte("template_data")
+	// namedIdentityPrefix keys a named identity: identity/<name>.
+	namedIdentityPrefix = []byte("identity/")
+	templateKey         = []byte("template_data")
 )
 
 // DBFile is the database's path relative to the client's state dir.
@@ -418,6 +422,23 @@ func (s *BoltStateDB) readAlloc(allocID string, ab *bolt.Bucket) (*AllocRecord, 
 				dropped = append(dropped, fmt.Errorf("workload identity: %w", err))
 			}
 		}
+		c := b.Cursor()
+		for k, raw := c.Seek(namedIdentityPrefix); k != nil && bytes.HasPrefix(k, namedIdentityPrefix); k, raw = c.Next() {
+			idName := string(k[len(namedIdentityPrefix):])
+			plain, err := s.sealer.open(raw, sealAAD(allocID, string(name), k))
+			if err != nil {
+				dropped = append(dropped, fmt.Errorf("workload identity %q: %w", idName, err))
+				continue
+			}
+			var id *structs.SignedWorkloadIdentity
+			if err := decode(plain, &id); err != nil {
+				return fmt.Errorf("decoding identity %q of task %q: %w", idName, name, err)
+			}
+			if tr.NamedIdentities == nil {
+				tr.NamedIdentities = map[string]*structs.SignedWorkloadIdentity{}
+			}
+			tr.NamedIdentities[idName] = id
+		}
 		tr.Dropped = errors.Join(dropped...)
 		rec.Tasks[string(name)] = tr
 		return nil
@@ -494,17 +515,21 @@ func (s *BoltStateDB) PutTaskState(allocID, task string, ts *structs.TaskState) 
 // PutTaskIdentity implements StateDB, with PutTaskHandle's rule for
 // missing allocations.
 func (s *BoltStateDB) PutTaskIdentity(allocID, task string, id *structs.SignedWorkloadIdentity) error {
+	key := identityKey
+	if id != nil && id.IdentityName != "" {
+		key = append(slices.Clone(namedIdentityPrefix), id.IdentityName...)
+	}
 	var raw []byte
 	if id != nil {
 		plain, err := encode(id)
 		if err != nil {
 			return fmt.Errorf("encoding identity of task %s/%s: %w", allocID, task, err)
 		}
-		if raw, err = s.sealer.seal(plain, sealAAD(allocID, task, identityKey)); err != nil {
+		if raw, err = s.sealer.seal(plain, sealAAD(allocID, task, key)); err != nil {
 			return fmt.Errorf("sealing identity of task %s/%s: %w", allocID, task, err)
 		}
 	}
-	return s.putTaskKey(allocID, task, identityKey, raw)
+	return s.putTaskKey(allocID, task, key, raw)
 }
 
 // PutTaskTemplateData implements StateDB, with PutTaskHandle's rule for

@@ -28,5 +28,22 @@ func TestStateDB_TaskIdentity(t *testing.T) {
 		must.NotNil(t, got)
 		must.Eq(t, want.JWT, got.JWT)
 		must.True(t, want.Expiration.Equal(got.Expiration))
+		must.MapEmpty(t, recs[0].Tasks["web"].NamedIdentities)
+
+		// Named ones are kept beside it, each under its name.
+		for _, name := range []string{"vault", "mesh"} {
+			named := &structs.SignedWorkloadIdentity{
+				WorkloadIdentityRequest: structs.WorkloadIdentityRequest{AllocID: a.ID, TaskName: "web", IdentityName: name},
+				JWT:                     name + ".jwt", Expiration: time.Unix(1_700_003_600, 0).UTC(),
+			}
+			must.NoError(t, db.PutTaskIdentity(a.ID, "web", named))
+		}
+		recs, _, err = db.GetAllocations()
+		must.NoError(t, err)
+		tr := recs[0].Tasks["web"]
+		must.Eq(t, "a.b.c", tr.Identity.JWT, must.Sprint("the default one untouched"))
+		must.MapLen(t, 2, tr.NamedIdentities)
+		must.Eq(t, "vault.jwt", tr.NamedIdentities["vault"].JWT)
+		must.Eq(t, "mesh", tr.NamedIdentities["mesh"].IdentityName)
 	})
 }

@@ -26,6 +26,9 @@ type TaskRecord struct {
 	// none: a client restarted while cut off hands it to the task until
 	// it expires.
 	Identity *structs.SignedWorkloadIdentity
+	// NamedIdentities are the task's last signed named identities, by
+	// name.
+	NamedIdentities map[string]*structs.SignedWorkloadIdentity
 	// TemplateData is the data the task's templates last rendered from
 	// (client/template.Snapshot, encoded by the task runner), nil for
 	// none: a client restarted while cut off renders from it.
@@ -82,7 +85,8 @@ type StateDB interface {
 	// PutTaskState stores a task's state.
 	PutTaskState(allocID, task string, ts *structs.TaskState) error
 
-	// PutTaskIdentity stores a task's signed workload identity.
+	// PutTaskIdentity stores a task's signed workload identity, the
+	// default one or the one its IdentityName names.
 	PutTaskIdentity(allocID, task string, id *structs.SignedWorkloadIdentity) error
 
 	// PutTaskTemplateData stores the data a task's templates rendered

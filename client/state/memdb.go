@@ -99,7 +99,14 @@ func (m *MemDB) PutTaskIdentity(allocID, task string, id *structs.SignedWorkload
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if tr := m.taskLocked(allocID, task); tr != nil {
-		tr.Identity = copyIdentity(id)
+		if id != nil && id.IdentityName != "" {
+			if tr.NamedIdentities == nil {
+				tr.NamedIdentities = map[string]*structs.SignedWorkloadIdentity{}
+			}
+			tr.NamedIdentities[id.IdentityName] = copyIdentity(id)
+		} else {
+			tr.Identity = copyIdentity(id)
+		}
 	}
 	return nil
 }
@@ -112,6 +119,17 @@ func (m *MemDB) PutTaskTemplateData(allocID, task string, data []byte) error {
 		tr.TemplateData = slices.Clone(data)
 	}
 	return nil
+}
+
+func copyIdentities(m map[string]*structs.SignedWorkloadIdentity) map[string]*structs.SignedWorkloadIdentity {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*structs.SignedWorkloadIdentity, len(m))
+	for k, v := range m {
+		out[k] = copyIdentity(v)
+	}
+	return out
 }
 
 func copyIdentity(id *structs.SignedWorkloadIdentity) *structs.SignedWorkloadIdentity {
@@ -186,7 +204,7 @@ func (m *MemDB) Close() error { return nil }
 func (r *AllocRecord) copy() *AllocRecord {
 	out := &AllocRecord{Alloc: r.Alloc.Copy(), Tasks: make(map[string]*TaskRecord, len(r.Tasks))}
 	for name, tr := range r.Tasks {
-		out.Tasks[name] = &TaskRecord{Handle: tr.Handle.Copy(), State: tr.State.Copy(), Identity: copyIdentity(tr.Identity),
+		out.Tasks[name] = &TaskRecord{Handle: tr.Handle.Copy(), State: tr.State.Copy(), Identity: copyIdentity(tr.Identity), NamedIdentities: copyIdentities(tr.NamedIdentities),
 			TemplateData: slices.Clone(tr.TemplateData)}
 	}
 	return out

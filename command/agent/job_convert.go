@@ -137,6 +137,9 @@ func convertTask(t *api.Task) *structs.Task {
 	}
 	out.Artifacts = convertArtifacts(t.Artifacts)
 	out.Identity = convertIdentity(t.Identity)
+	for _, w := range t.Identities {
+		out.Identities = append(out.Identities, convertIdentity(w))
+	}
 	out.Templates = convertTemplates(t.Templates)
 	if l := t.Lifecycle; !l.Empty() {
 		// An empty block (the official client keeps one) says nothing:

@@ -46,9 +46,7 @@ func TestHTTP_SchedulerConfiguration(t *testing.T) {
 	must.StrContains(t, body, "Job registration, dispatch, and scale are disabled by the scheduler configuration")
 
 	for field, mutate := range map[string]func(*nomadapi.SchedulerConfiguration){
-		"SchedulerAlgorithm":            func(c *nomadapi.SchedulerConfiguration) { c.SchedulerAlgorithm = "fair" },
-		"MemoryOversubscriptionEnabled": func(c *nomadapi.SchedulerConfiguration) { c.MemoryOversubscriptionEnabled = true },
-		"PreemptionConfig":              func(c *nomadapi.SchedulerConfiguration) { c.PreemptionConfig.BatchSchedulerEnabled = true },
+		"SchedulerAlgorithm": func(c *nomadapi.SchedulerConfiguration) { c.SchedulerAlgorithm = "fair" },
 	} {
 		c := *got.SchedulerConfig
 		mutate(&c)

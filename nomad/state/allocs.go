@@ -341,8 +341,9 @@ func staleClientUpdate(existing, update *structs.Allocation) bool {
 //
 //   - AllocsStopped: partial allocations (no job) naming a stored one; the
 //     stored allocation gets their desired status (stop unless evict) and
-//     description, their FollowupEvalID and ReconnectDecision when set, and
-//     their client status when it is lost or unknown. Everything else of
+//     description, their FollowupEvalID, ReconnectDecision and
+//     PreemptedByAllocation when set, and their client status when it is
+//     lost or unknown. Everything else of
 //     the stored allocation stays. Stops of allocations that no longer
 //     exist are skipped.
 //   - AllocsUpdated: placements and in-place updates, written as by
@@ -423,6 +424,9 @@ func stopAllocTxn(txn *writeTxn, index uint64, stop *structs.Allocation, updated
 	}
 	if stop.ReconnectDecision != nil {
 		alloc.ReconnectDecision = stop.ReconnectDecision
+	}
+	if stop.PreemptedByAllocation != "" {
+		alloc.PreemptedByAllocation = stop.PreemptedByAllocation
 	}
 	alloc.ModifyIndex = index
 	alloc.AllocModifyIndex = index

@@ -86,6 +86,12 @@ type Allocation struct {
 	DeploymentID     string
 	DeploymentStatus *AllocDeploymentStatus
 
+	// PreemptedAllocations are the allocations evicted to make room for
+	// this one; PreemptedByAllocation is the allocation this one was
+	// evicted for (upstream's fields).
+	PreemptedAllocations  []string
+	PreemptedByAllocation string
+
 	// ReconnectDecision is the last reconnect resolution this allocation
 	// took part in, kept or stopped; nil if none. Not in upstream's API.
 	ReconnectDecision *ReconnectDecision `json:",omitempty"`
@@ -281,6 +287,7 @@ func (a *Allocation) Copy() *Allocation {
 	}
 	n.ReconnectDecision = a.ReconnectDecision.Copy()
 	n.DeploymentStatus = a.DeploymentStatus.Copy()
+	n.PreemptedAllocations = slices.Clone(a.PreemptedAllocations)
 	return &n
 }
 

@@ -70,7 +70,8 @@ func fullTask(name string) *structs.Task {
 			Wait:         &structs.TemplateWait{Min: time.Second, Max: time.Minute},
 			ChangeScript: &structs.ChangeScript{Command: "/bin/reload", Args: []string{"-q"}, Timeout: time.Second, FailOnError: true},
 			Uid:          new(1000), Gid: new(1000)}},
-		Identity: &structs.WorkloadIdentity{Name: "default", Audience: []string{"a"}, ChangeMode: "noop", ChangeSignal: "SIGHUP", Env: true, File: true, TTL: time.Hour},
+		Identity:   &structs.WorkloadIdentity{Name: "default", Audience: []string{"a"}, ChangeMode: "noop", ChangeSignal: "SIGHUP", Env: true, File: true, TTL: time.Hour},
+		Identities: []*structs.WorkloadIdentity{{Name: "vault", Audience: []string{"vault.io"}, ChangeMode: "signal", ChangeSignal: "SIGHUP", Env: true, File: true, TTL: time.Hour}},
 		VolumeMounts: []*structs.VolumeMount{{
 			Volume: "data", Destination: "/srv/data", ReadOnly: true, PropagationMode: structs.VolumeMountPropagationHostToTask,
 		}},
@@ -304,6 +305,8 @@ func fullAlloc() *structs.Allocation {
 		DeploymentStatus: &structs.AllocDeploymentStatus{
 			Healthy: ptr(true), Timestamp: t0, Canary: true, ModifyIndex: 33,
 		},
+		PreemptedAllocations:  []string{"alloc-p1", "alloc-p2"},
+		PreemptedByAllocation: "alloc-p0",
 		ReconnectDecision: &structs.ReconnectDecision{
 			Rule: structs.ReconnectRuleStrategy, Strategy: structs.ReconcileOptionBestScore,
 			KeptAllocID: "alloc-1", StoppedAllocID: "alloc-2", KeptScore: 0.7, StoppedScore: 0.4,

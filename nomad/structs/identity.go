@@ -58,6 +58,9 @@ type KeyringListPublicResponse struct {
 type WorkloadIdentityRequest struct {
 	AllocID  string
 	TaskName string
+	// IdentityName names one of the task's named identities; "" (what
+	// a client that predates them sends) is the default one.
+	IdentityName string `json:",omitempty"`
 }
 
 // AllocIdentitiesRequest is a client asking the servers to sign the

@@ -552,8 +552,11 @@ type Task struct {
 	Lifecycle *TaskLifecycleConfig
 	// Services are the task's `service` blocks (see services.go).
 	Services []*Service `json:",omitempty"`
-	// Identity is the `identity` block (see workload_identity.go).
+	// Identity is the default `identity` block (see workload_identity.go).
 	Identity *WorkloadIdentity `json:",omitempty"`
+	// Identities are the named `identity` blocks, each with its own
+	// audience, for a third party the task presents it to.
+	Identities []*WorkloadIdentity `json:",omitempty"`
 	// Templates are the `template` blocks (see templates.go).
 	Templates []*Template `json:",omitempty"`
 	// VolumeMounts are the task's `volume_mount` blocks (see volumes.go).
@@ -637,6 +640,7 @@ func (t *Task) validate() []string {
 		p.add("Lifecycle validation failed: %v", err)
 	}
 	p = append(p, t.Identity.validate()...)
+	p = append(p, validateNamedIdentities(t.Identities)...)
 	p = append(p, validateTemplates(t.Templates)...)
 	return p
 }
@@ -655,6 +659,7 @@ func (t *Task) Copy() *Task {
 	n.RestartPolicy = t.RestartPolicy.Copy()
 	n.LogConfig = t.LogConfig.Copy()
 	n.Identity = t.Identity.Copy()
+	n.Identities = copyIdentities(t.Identities)
 	n.Templates = copyTemplates(t.Templates)
 	n.DispatchPayload = t.DispatchPayload.Copy()
 	n.Artifacts = copyArtifacts(t.Artifacts)

@@ -1,5 +1,7 @@
 package structs
 
+import "fmt"
+
 // Plan is the scheduler's proposed change to the cluster for one evaluation:
 // allocations to stop or update per node (NodeUpdate) and allocations to
 // place or update in place per node (NodeAllocation).
@@ -15,6 +17,10 @@ type Plan struct {
 	// NodeAllocation holds new placements and in-place updates (including
 	// the unknown marking of disconnecting allocations), keyed by node.
 	NodeAllocation map[string][]*Allocation
+	// NodePreemptions holds the allocations of lower priority jobs to
+	// evict so that this plan's placements fit, keyed by node. Each is
+	// written with DesiredStatus evict and PreemptedByAllocation set.
+	NodePreemptions map[string][]*Allocation
 
 	Annotations *PlanAnnotations
 
@@ -63,6 +69,26 @@ func (p *Plan) AppendAlloc(alloc *Allocation) {
 	p.NodeAllocation[alloc.NodeID] = append(p.NodeAllocation[alloc.NodeID], alloc)
 }
 
+// PreemptedDescription is the DesiredDescription of an allocation evicted
+// to make room for allocation allocID (upstream's text).
+func PreemptedDescription(allocID string) string {
+	return fmt.Sprintf("Preempted by alloc ID %v", allocID)
+}
+
+// AppendPreemptedAlloc adds the eviction of alloc in favour of the
+// allocation preemptingID. The copy keeps its resources (the plan applier
+// subtracts them when it checks the node's fit) but not its job.
+func (p *Plan) AppendPreemptedAlloc(alloc *Allocation, preemptingID string) {
+	n := alloc.CopySkipJob()
+	n.DesiredStatus = AllocDesiredStatusEvict
+	n.DesiredDescription = PreemptedDescription(preemptingID)
+	n.PreemptedByAllocation = preemptingID
+	if p.NodePreemptions == nil {
+		p.NodePreemptions = map[string][]*Allocation{}
+	}
+	p.NodePreemptions[alloc.NodeID] = append(p.NodePreemptions[alloc.NodeID], n)
+}
+
 // PopUpdate withdraws the most recent update of alloc, wherever it stands
 // among its node's updates: a stop that was to make way for a replacement
 // that found no node. The node's entry goes once empty, so the applier
@@ -85,12 +111,15 @@ func (p *Plan) PopUpdate(alloc *Allocation) {
 
 // IsNoOp reports whether the plan changes nothing.
 func (p *Plan) IsNoOp() bool {
-	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && p.Deployment == nil && len(p.DeploymentUpdates) == 0
+	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && len(p.NodePreemptions) == 0 &&
+		p.Deployment == nil && len(p.DeploymentUpdates) == 0
 }
 
 // PlanAnnotations explain a plan to a dry-run user.
 type PlanAnnotations struct {
 	DesiredTGUpdates map[string]*DesiredUpdates
+	// PreemptedAllocs are the allocations the plan would evict.
+	PreemptedAllocs []*AllocListStub
 }
 
 // DesiredUpdates counts what a plan does to one group.
@@ -113,6 +142,9 @@ type DesiredUpdates struct {
 type PlanResult struct {
 	NodeUpdate     map[string][]*Allocation
 	NodeAllocation map[string][]*Allocation
+	// NodePreemptions are the committed evictions: the plan's, less those
+	// whose allocation had meanwhile stopped or gone.
+	NodePreemptions map[string][]*Allocation
 
 	// RefreshIndex is non-zero when part of the plan was rejected: the
 	// scheduler must refresh its state to at least this index and retry.
@@ -126,7 +158,8 @@ type PlanResult struct {
 
 // IsNoOp reports whether nothing was committed.
 func (r *PlanResult) IsNoOp() bool {
-	return len(r.NodeUpdate) == 0 && len(r.NodeAllocation) == 0 && r.Deployment == nil && len(r.DeploymentUpdates) == 0
+	return len(r.NodeUpdate) == 0 && len(r.NodeAllocation) == 0 && len(r.NodePreemptions) == 0 &&
+		r.Deployment == nil && len(r.DeploymentUpdates) == 0
 }
 
 // FullCommit reports whether the whole plan was committed, with the

@@ -23,12 +23,34 @@ var ErrJobRegistrationDisabled error = &refusal{
 // eval broker runs: deleting evaluations a worker may hold is unsafe.
 var ErrEvalBrokerNotPaused = errors.New("eval broker is enabled; eval broker must be paused to delete evals")
 
-// PreemptionConfig says which schedulers may preempt allocations.
+// PreemptionConfig says which schedulers may preempt allocations: evict
+// allocations of jobs at least PreemptionPriorityDelta lower in priority
+// when a placement does not otherwise fit a feasible node.
 type PreemptionConfig struct {
 	SystemSchedulerEnabled   bool
 	SysBatchSchedulerEnabled bool
 	BatchSchedulerEnabled    bool
 	ServiceSchedulerEnabled  bool
+}
+
+// PreemptionPriorityDelta is how much lower than the placing job's a job's
+// priority must be for its allocations to be preempted (upstream's 10).
+const PreemptionPriorityDelta = 10
+
+// PreemptionEnabled reports whether the scheduler of jobType may preempt.
+func (c *SchedulerConfiguration) PreemptionEnabled(jobType string) bool {
+	p := c.PreemptionConfig
+	switch jobType {
+	case JobTypeSystem:
+		return p.SystemSchedulerEnabled
+	case JobTypeSysBatch:
+		return p.SysBatchSchedulerEnabled
+	case JobTypeBatch:
+		return p.BatchSchedulerEnabled
+	case JobTypeService:
+		return p.ServiceSchedulerEnabled
+	}
+	return false
 }
 
 // SchedulerConfiguration is the cluster's scheduler configuration, kept in
@@ -73,23 +95,14 @@ func (c *SchedulerConfiguration) Copy() *SchedulerConfiguration {
 
 // Validate refuses, by field name, what this version cannot honour: every
 // field accepted is a field in force. The scheduler ranks by bin packing
-// or its reverse (spread); nothing here preempts or oversubscribes memory,
-// so those fields accept their default value alone. An empty algorithm
-// means binpack.
+// or its reverse (spread); any combination of the preemption switches and
+// memory oversubscription is honoured. An empty algorithm means binpack.
 func (c *SchedulerConfiguration) Validate() error {
 	var problems []string
 	switch c.SchedulerAlgorithm {
 	case "", SchedulerAlgorithmBinpack, SchedulerAlgorithmSpread:
 	default:
 		problems = append(problems, fmt.Sprintf("SchedulerAlgorithm: invalid scheduler algorithm %q (binpack or spread)", c.SchedulerAlgorithm))
-	}
-	if c.MemoryOversubscriptionEnabled {
-		problems = append(problems, "MemoryOversubscriptionEnabled: memory oversubscription is not supported by this version")
-	}
-	p := c.PreemptionConfig
-	if !p.SystemSchedulerEnabled || p.SysBatchSchedulerEnabled || p.BatchSchedulerEnabled || p.ServiceSchedulerEnabled {
-		problems = append(problems, "PreemptionConfig: this version does not preempt; only the default "+
-			"(SystemSchedulerEnabled true, SysBatchSchedulerEnabled, BatchSchedulerEnabled and ServiceSchedulerEnabled false) is accepted")
 	}
 	if c.NodeLimitForFeasibilityChecks != 0 {
 		problems = append(problems, "NodeLimitForFeasibilityChecks: not supported by this version (only 0, the default)")

@@ -72,9 +72,10 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler
 	}
 	index := h.NextIndex()
 	result := &structs.PlanResult{
-		NodeUpdate:     commit.NodeUpdate,
-		NodeAllocation: commit.NodeAllocation,
-		AllocIndex:     index,
+		NodeUpdate:      commit.NodeUpdate,
+		NodeAllocation:  commit.NodeAllocation,
+		NodePreemptions: commit.NodePreemptions,
+		AllocIndex:      index,
 	}
 	req := &structs.ApplyPlanResultsRequest{
 		Job: plan.Job, EvalID: plan.EvalID, UpdatedAt: h.Now.UnixNano(),
@@ -82,6 +83,13 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler
 	}
 	for _, node := range sortedKeys(commit.NodeUpdate) {
 		for _, a := range commit.NodeUpdate[node] {
+			req.AllocsStopped = append(req.AllocsStopped, a.Copy())
+		}
+	}
+	// Evictions commit as stops with DesiredStatus evict, as in the plan
+	// applier (which also creates the evicted jobs' evaluations).
+	for _, node := range sortedKeys(commit.NodePreemptions) {
+		for _, a := range commit.NodePreemptions[node] {
 			req.AllocsStopped = append(req.AllocsStopped, a.Copy())
 		}
 	}
