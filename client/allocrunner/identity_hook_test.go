@@ -158,6 +158,27 @@ func TestIdentityHook_SigningFailsStart(t *testing.T) {
 	})
 }
 
+// restartCutOff runs the harness's one persisted allocation in a new
+// alloc runner, as a client restarted while the servers cannot be reached
+// does, and returns it with its signer, which fails every call. The
+// runner is destroyed at the end of the test.
+func restartCutOff(t *testing.T, h *harness) (*AllocRunner, *fakeSigner) {
+	t.Helper()
+	recs, _, err := h.db.GetAllocations()
+	must.NoError(t, err)
+	cutOff := &fakeSigner{ttl: time.Hour, fail: 1 << 30}
+	ar, err := NewAllocRunner(Config{
+		Alloc: recs[0].Alloc, AllocDirRoot: h.root, StateDB: h.db, Drivers: h.drivers, StateUpdater: h.rec,
+		Identities: cutOff,
+	})
+	must.NoError(t, err)
+	ar.Restore(recs[0].Tasks)
+	go ar.Run()
+	t.Cleanup(ar.Destroy)
+	synctest.Wait()
+	return ar, cutOff
+}
+
 // TestIdentityHook_RestoredWhileCutOff checks that a client restarted
 // while the servers cannot be reached hands the task the identity it
 // persisted, without asking the servers, until it expires.
@@ -171,18 +192,7 @@ func TestIdentityHook_RestoredWhileCutOff(t *testing.T) {
 		h.rec.waitStatus(t, a.ID, structs.AllocClientStatusRunning)
 		ar.Shutdown()
 
-		recs, _, err := h.db.GetAllocations()
-		must.NoError(t, err)
-		cutOff := &fakeSigner{ttl: time.Hour, fail: 1 << 30}
-		ar2, err := NewAllocRunner(Config{
-			Alloc: recs[0].Alloc, AllocDirRoot: h.root, StateDB: h.db, Drivers: h.drivers, StateUpdater: h.rec,
-			Identities: cutOff,
-		})
-		must.NoError(t, err)
-		ar2.Restore(recs[0].Tasks)
-		go ar2.Run()
-		defer ar2.Destroy()
-		synctest.Wait()
+		ar2, cutOff := restartCutOff(t, h)
 		must.Eq(t, "jwt-1", ar2.tasks[0].taskConfig().Env["NOMAD_TOKEN"])
 		must.Eq(t, 0, cutOff.count(), must.Sprint("nothing asked before the renewal is due"))
 	})
@@ -265,18 +275,7 @@ func TestIdentityHook_NamedIdentities(t *testing.T) {
 		mesh := env["NOMAD_TOKEN_mesh"]
 		ar.Shutdown()
 
-		recs, _, err := h.db.GetAllocations()
-		must.NoError(t, err)
-		cutOff := &fakeSigner{ttl: time.Hour, fail: 1 << 30}
-		ar2, err := NewAllocRunner(Config{
-			Alloc: recs[0].Alloc, AllocDirRoot: h.root, StateDB: h.db, Drivers: h.drivers, StateUpdater: h.rec,
-			Identities: cutOff,
-		})
-		must.NoError(t, err)
-		ar2.Restore(recs[0].Tasks)
-		go ar2.Run()
-		defer ar2.Destroy()
-		synctest.Wait()
+		ar2, cutOff := restartCutOff(t, h)
 		must.Eq(t, mesh, ar2.tasks[0].taskConfig().Env["NOMAD_TOKEN_mesh"])
 		must.Eq(t, 0, cutOff.count(), must.Sprint("nothing asked before the renewals are due"))
 	})

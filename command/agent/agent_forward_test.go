@@ -5,9 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/shoenig/test/must"
 
@@ -45,13 +43,7 @@ func TestHTTP_AgentHost(t *testing.T) {
 
 	c, err := nomadapi.NewClient(&nomadapi.Config{Address: a.HTTPAddr})
 	must.NoError(t, err)
-	members, err := c.Agent().Members()
-	must.NoError(t, err)
-	name := members.Members[0].Name
-	resp, err := c.Agent().Host(name, "", nil)
-	must.NoError(t, err)
-	must.Eq(t, name, resp.AgentID)
-	must.NotNil(t, resp.HostData)
+	resp := hostOfServer(t, c)
 	must.Eq(t, "<redacted>", resp.HostData.Environment["EDGE_TEST_API_TOKEN"])
 
 	for _, tc := range []struct {
@@ -67,6 +59,20 @@ func TestHTTP_AgentHost(t *testing.T) {
 		must.Eq(t, tc.code, code, must.Sprint(tc.query))
 		must.StrContains(t, body, tc.want)
 	}
+}
+
+// hostOfServer asks c's agent for the host of the first server it lists,
+// by ?server_id=, and checks the answer carries its name.
+func hostOfServer(t *testing.T, c *nomadapi.Client) *nomadapi.HostDataResponse {
+	t.Helper()
+	members, err := c.Agent().Members()
+	must.NoError(t, err)
+	name := members.Members[0].Name
+	resp, err := c.Agent().Host(name, "", nil)
+	must.NoError(t, err)
+	must.Eq(t, name, resp.AgentID)
+	must.NotNil(t, resp.HostData)
+	return resp
 }
 
 // With ACLs on, the host's description needs agent:read, as upstream's.
@@ -121,30 +127,10 @@ func TestHTTP_AgentRoutesForwardedToNode(t *testing.T) {
 // A client-only agent hands a request for a server to its servers.
 func TestHTTP_AgentHostForwardedToServerFromClientOnlyAgent(t *testing.T) {
 	dev := agenttest.NewDevAgent(t, nil)
-	cfg := agent.DefaultConfig()
-	cfg.BindAddr = "127.0.0.1"
-	cfg.Ports.HTTP, cfg.Ports.RPC = 0, 0
-	cfg.DataDir = t.TempDir()
-	cfg.NodeName = "edge-host"
-	cfg.Client.Enabled = true
-	cfg.Client.Servers = []string{dev.Server().RPCAddr().String()}
-	edge, err := agent.NewAgent(cfg, hclog.NewNullLogger())
-	must.NoError(t, err)
-	t.Cleanup(func() { _ = edge.Shutdown() })
-	select {
-	case <-edge.Client().Ready():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the client-only agent did not register within 30s")
-	}
+	edge := clientOnlyAgent(t, "edge-host", dev, nil)
 	c, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + edge.HTTPAddr().String()})
 	must.NoError(t, err)
-	members, err := c.Agent().Members()
-	must.NoError(t, err)
-	name := members.Members[0].Name
-	resp, err := c.Agent().Host(name, "", nil)
-	must.NoError(t, err)
-	must.Eq(t, name, resp.AgentID)
-	must.NotNil(t, resp.HostData)
+	hostOfServer(t, c)
 
 	code, body := rawRequest(t, http.MethodGet, "http://"+edge.HTTPAddr().String()+"/v1/agent/host?server_id=nowhere", "")
 	must.Eq(t, http.StatusInternalServerError, code)

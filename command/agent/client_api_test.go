@@ -35,25 +35,13 @@ func newEdgeCluster(t *testing.T, configure func(*agent.Config)) *edgeCluster {
 			configure(c)
 		}
 	})
-	cfg := agent.DefaultConfig()
-	cfg.BindAddr = "127.0.0.1"
-	cfg.Ports.HTTP, cfg.Ports.RPC = 0, 0
-	cfg.DataDir = t.TempDir()
-	cfg.NodeName = "edge-nat"
-	cfg.Client.Enabled = true
-	cfg.Client.Servers = []string{srv.Server().RPCAddr().String()}
-	cfg.Plugins = []*agent.PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
-	if configure != nil {
-		configure(cfg)
-	}
-	edge, err := agent.NewAgent(cfg, hclog.NewNullLogger())
-	must.NoError(t, err)
-	t.Cleanup(func() { _ = edge.Client().Destroy(); _ = edge.Shutdown() })
-	select {
-	case <-edge.Client().Ready():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the edge client did not register within 30s")
-	}
+	edge := clientOnlyAgent(t, "edge-nat", srv, func(cfg *agent.Config) {
+		cfg.Plugins = []*agent.PluginConfig{{Name: "raw_exec", Config: map[string]any{"enabled": true}}}
+		if configure != nil {
+			configure(cfg)
+		}
+	})
+	t.Cleanup(func() { _ = edge.Client().Destroy() })
 	edge.CloseHTTPForTest()
 	c, err := nomadapi.NewClient(&nomadapi.Config{Address: srv.HTTPAddr})
 	must.NoError(t, err)

@@ -16,28 +16,47 @@ import (
 	"github.com/nomad-edge/nomad/command/agent/agenttest"
 )
 
+// clientOnlyConfig is the configuration of a client-only agent named
+// name that joins dev's server, on loopback with ports of its own.
+func clientOnlyConfig(t *testing.T, name string, dev *agenttest.Agent) *agent.Config {
+	t.Helper()
+	cfg := agent.DefaultConfig()
+	cfg.BindAddr = "127.0.0.1"
+	cfg.Ports.HTTP, cfg.Ports.RPC = 0, 0
+	cfg.DataDir = t.TempDir()
+	cfg.NodeName = name
+	cfg.Client.Enabled = true
+	cfg.Client.Servers = []string{dev.Server().RPCAddr().String()}
+	return cfg
+}
+
+// clientOnlyAgent starts a client-only agent from clientOnlyConfig, as
+// configure changes it (nil: as it is), and waits for its node to
+// register; it is shut down at the end of the test.
+func clientOnlyAgent(t *testing.T, name string, dev *agenttest.Agent, configure func(*agent.Config)) *agent.Agent {
+	t.Helper()
+	cfg := clientOnlyConfig(t, name, dev)
+	if configure != nil {
+		configure(cfg)
+	}
+	a, err := agent.NewAgent(cfg, hclog.NewNullLogger())
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = a.Shutdown() })
+	select {
+	case <-a.Client().Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the client-only agent %s did not register within 30s", name)
+	}
+	return a
+}
+
 // A client-only agent joins remote servers over the network (msgpack RPC
 // over yamux on the servers' RPC port): its node registers, work is placed
 // on it, and its HTTP API answers by asking the servers.
 func TestAgent_ClientOnlyJoinsRemoteServers(t *testing.T) {
 	dev := agenttest.NewDevAgent(t, nil)
-
-	cfg := agent.DefaultConfig()
-	cfg.BindAddr = "127.0.0.1"
-	cfg.Ports.HTTP, cfg.Ports.RPC = 0, 0
-	cfg.DataDir = t.TempDir()
-	cfg.NodeName = "edge-1"
-	cfg.Client.Enabled = true
-	cfg.Client.Servers = []string{dev.Server().RPCAddr().String()}
-	a, err := agent.NewAgent(cfg, hclog.NewNullLogger())
-	must.NoError(t, err)
-	t.Cleanup(func() { _ = a.Shutdown() })
+	a := clientOnlyAgent(t, "edge-1", dev, nil)
 	must.Nil(t, a.Server())
-	select {
-	case <-a.Client().Ready():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the client-only agent did not register within 30s")
-	}
 
 	c, err := nomadapi.NewClient(&nomadapi.Config{Address: "http://" + a.HTTPAddr().String()})
 	must.NoError(t, err)

@@ -323,21 +323,15 @@ func TestMetrics_StatsdAndStatsiteSinks(t *testing.T) {
 	})
 	_ = a
 
-	buf := make([]byte, 64<<10)
-	must.NoError(t, udp.SetReadDeadline(time.Now().Add(30*time.Second)))
-	var statsd strings.Builder
-	for !strings.Contains(statsd.String(), "nomad.runtime.num_goroutines") {
-		n, _, err := udp.ReadFrom(buf)
-		must.NoError(t, err, must.Sprintf("statsd got so far: %q", statsd.String()))
-		statsd.Write(buf[:n])
-	}
-	must.RegexMatch(t, regexp.MustCompile(`(?m)^nomad\.runtime\.num_goroutines[^:]*:[0-9.]+\|g$`), statsd.String())
+	statsd := readDatagrams(t, udp, "statsd", "nomad.runtime.num_goroutines")
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^nomad\.runtime\.num_goroutines[^:]*:[0-9.]+\|g$`), statsd)
 
 	must.NoError(t, tcp.(*net.TCPListener).SetDeadline(time.Now().Add(30*time.Second)))
 	conn, err := tcp.Accept()
 	must.NoError(t, err, must.Sprint("the agent dials its statsite"))
 	defer conn.Close()
 	must.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	buf := make([]byte, 64<<10)
 	var statsite strings.Builder
 	for !strings.Contains(statsite.String(), "nomad.runtime.num_goroutines") {
 		n, err := conn.Read(buf)
@@ -347,13 +341,22 @@ func TestMetrics_StatsdAndStatsiteSinks(t *testing.T) {
 
 	// DogStatsD: the name without the host in it, the labels and
 	// datadog_tags as tags.
-	must.NoError(t, dd.SetReadDeadline(time.Now().Add(30*time.Second)))
-	var dogstatsd strings.Builder
-	for !strings.Contains(dogstatsd.String(), "nomad.runtime.num_goroutines:") {
-		n, _, err := dd.ReadFrom(buf)
-		must.NoError(t, err, must.Sprintf("DogStatsD got so far: %q", dogstatsd.String()))
-		dogstatsd.Write(buf[:n])
-		dogstatsd.WriteByte('\n')
+	dogstatsd := readDatagrams(t, dd, "DogStatsD", "nomad.runtime.num_goroutines:")
+	must.RegexMatch(t, regexp.MustCompile(`(?m)^nomad\.runtime\.num_goroutines:[0-9.]+\|g\|#site:edge-1,tier:test,host:[^,\s]+$`), dogstatsd)
+}
+
+// readDatagrams reads what pc receives, a line per datagram at least,
+// until it holds want, for at most 30 s; it fails with what it got.
+func readDatagrams(t *testing.T, pc net.PacketConn, sink, want string) string {
+	t.Helper()
+	must.NoError(t, pc.SetReadDeadline(time.Now().Add(30*time.Second)))
+	buf := make([]byte, 64<<10)
+	var got strings.Builder
+	for !strings.Contains(got.String(), want) {
+		n, _, err := pc.ReadFrom(buf)
+		must.NoError(t, err, must.Sprintf("%s got so far: %q", sink, got.String()))
+		got.Write(buf[:n])
+		got.WriteByte('\n')
 	}
-	must.RegexMatch(t, regexp.MustCompile(`(?m)^nomad\.runtime\.num_goroutines:[0-9.]+\|g\|#site:edge-1,tier:test,host:[^,\s]+$`), dogstatsd.String())
+	return got.String()
 }
