@@ -74,6 +74,8 @@ type JobPlanResponse struct {
 // PlanAnnotations count the scheduler's decisions per group.
 type PlanAnnotations struct {
 	DesiredTGUpdates map[string]*DesiredUpdates
+	// PreemptedAllocs are the allocations the plan would evict.
+	PreemptedAllocs []*AllocationListStub
 }
 
 // DesiredUpdates counts what a plan does to one group. Reconnect,

@@ -111,8 +111,48 @@ func (c *JobPlanCommand) Run(args []string) int {
 	if resp.Warnings != "" {
 		c.Ui.Warn(fmt.Sprintf("Job Warnings:\n%s\n", resp.Warnings))
 	}
+	if s := formatPlanPreemptions(resp); s != "" {
+		c.Ui.Output(s)
+	}
 	c.Ui.Output(formatCheckIndex(resp.JobModifyIndex, path))
 	return planExitCode(resp)
+}
+
+// preemptionsListed is how many evictions job plan lists one by one, as
+// upstream; more are counted per job.
+const preemptionsListed = 10
+
+// formatPlanPreemptions lists the allocations the plan would evict, in
+// upstream's layout: each with its job and group, or, past
+// preemptionsListed, a count per job.
+func formatPlanPreemptions(resp *api.JobPlanResponse) string {
+	if resp.Annotations == nil || len(resp.Annotations.PreemptedAllocs) == 0 {
+		return ""
+	}
+	stubs := resp.Annotations.PreemptedAllocs
+	var rows []string
+	if len(stubs) < preemptionsListed {
+		rows = append(rows, "Alloc ID|Job ID|Task Group")
+		for _, a := range stubs {
+			rows = append(rows, fmt.Sprintf("%s|%s|%s", a.ID, a.JobID, a.TaskGroup))
+		}
+	} else {
+		type jobKey struct{ ns, id, typ string }
+		counts := map[jobKey]int{}
+		var order []jobKey
+		for _, a := range stubs {
+			k := jobKey{a.Namespace, a.JobID, a.JobType}
+			if counts[k] == 0 {
+				order = append(order, k)
+			}
+			counts[k]++
+		}
+		rows = append(rows, "Job ID|Namespace|Job Type|Preemptions")
+		for _, k := range order {
+			rows = append(rows, fmt.Sprintf("%s|%s|%s|%d", k.id, k.ns, k.typ, counts[k]))
+		}
+	}
+	return "Preemptions:\n\n" + formatList(rows)
 }
 
 // formatPlanDisconnect says which disconnect policy each group's

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -198,6 +199,12 @@ func annotationsFromPlan(job *structs.Job, plan *structs.Plan, allocs []*structs
 				} else {
 					group(a.TaskGroup).Place++
 				}
+				group(a.TaskGroup).Preemptions += uint64(len(a.PreemptedAllocations))
+			}
+		}
+		for _, nodeID := range slices.Sorted(maps.Keys(plan.NodePreemptions)) {
+			for _, a := range plan.NodePreemptions[nodeID] {
+				out.PreemptedAllocs = append(out.PreemptedAllocs, a.Stub())
 			}
 		}
 	}
