@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -112,12 +113,20 @@ func tab(t *testing.T, browser context.Context, url string) context.Context {
 func waitFor(t *testing.T, tab context.Context, within time.Duration, what, selector string) {
 	t.Helper()
 	probe := fmt.Sprintf(`document.querySelector(%q) ? "" : "page shows:\n" + document.getElementById("app").innerText`, selector)
-	wait.Poll(t, within, fmt.Sprintf("%s (%s)", what, selector), func() (bool, string) {
-		seen, err := chromedp.Run(tab, chromedp.Evaluate[string](probe))
+	pollPage(t, tab, within, fmt.Sprintf("%s (%s)", what, selector), probe)
+}
+
+// pollPage waits until the JavaScript expression js evaluates to "" on
+// the page; otherwise it says what the page shows, printed on timeout.
+// The one DOM poll of these tests.
+func pollPage(t *testing.T, page context.Context, within time.Duration, what, js string) {
+	t.Helper()
+	wait.Poll(t, within, what, func() (bool, string) {
+		seen, err := chromedp.Run(page, chromedp.Evaluate[string](js))
 		if err != nil {
 			return false, err.Error()
 		}
-		return seen == "", seen
+		return seen == "", lastLines(seen, 40)
 	})
 }
 
@@ -245,4 +254,24 @@ func edgeJob() *structs.Job {
 	}
 	job.Canonicalize()
 	return job
+}
+
+// waitForText waits until the text of the element selector contains
+// want, the page updating itself: waitFor for what an attribute cannot
+// say (a log line), failing with the element's last text.
+func waitForText(t *testing.T, tab context.Context, within time.Duration, what, selector, want string) {
+	t.Helper()
+	probe := fmt.Sprintf(`(() => { const el = document.querySelector(%q);
+	  if (!el) return "(no element)\npage shows:\n" + document.getElementById("app").innerText;
+	  return el.innerText.includes(%q) ? "" : el.innerText; })()`, selector, want)
+	pollPage(t, tab, within, fmt.Sprintf("%s (%q in %s)", what, want, selector), probe)
+}
+
+// lastLines is the end of s, for a failure message about a long text.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{"…"}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
 }

@@ -43,6 +43,22 @@ export async function get(path) {
   return resp.json();
 }
 
+// send makes a state-changing request (POST, PUT, DELETE) with body as
+// JSON and returns the decoded answer; a refusal throws an APIError
+// carrying the agent's own message ("Permission denied: token lacks
+// submit-job in namespace ..."), which the UI shows as it is.
+export async function send(method, path, body) {
+  const h = headers();
+  if (body !== undefined) h['Content-Type'] = 'application/json';
+  const resp = await fetch(path, {
+    method, headers: h, credentials: 'omit', cache: 'no-store',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = (await resp.text()).trim();
+  if (!resp.ok) throw new APIError(resp.status, `${resp.status} ${text || resp.statusText} (${method} ${path})`);
+  return text ? JSON.parse(text) : null;
+}
+
 // follow reads /v1/event/stream and calls onEvents with each batch that
 // carries events, and onState with "live", "polling" or "reconnecting".
 // When the stream breaks it reconnects and calls onEvents once, so the
@@ -106,4 +122,17 @@ async function poll(onEvents) {
 
 function delay(ms) {
   return new Promise((resolve) => window.setTimeout(resolve, ms));
+}
+
+// getStream opens GET path for reading as it arrives (a followed log)
+// and returns the response's body; signal ends it. A refusal throws an
+// APIError, as get does.
+export async function getStream(path, signal) {
+  const resp = await fetch(path, { headers: headers(), credentials: 'omit', cache: 'no-store', signal });
+  if (!resp.ok) {
+    const text = (await resp.text()).trim();
+    throw new APIError(resp.status, `${resp.status} ${text || resp.statusText} (GET ${path})`);
+  }
+  if (!resp.body) throw new APIError(resp.status, `no body to stream (GET ${path})`);
+  return resp.body;
 }

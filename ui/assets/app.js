@@ -6,6 +6,8 @@ import { follow, getToken, setToken } from './api.js';
 import { tick } from './dom.js';
 import * as pages from './pages.js';
 import { fleetPage } from './fleet.js';
+import { logsPage, deploymentPage, evalPage } from './detail.js';
+import { fillActions, runPage } from './actions.js';
 
 // route maps a path to the function that renders it.
 function route(path, params) {
@@ -14,13 +16,22 @@ function route(path, params) {
   switch (kind) {
     case undefined:
     case 'jobs':
+      // Typed HCL must survive the event stream: the run page is not redrawn.
+      if (id === 'run' && parts.length === 2) return { nav: 'jobs', render: runPage, static: true };
       return { nav: 'jobs', render: id ? () => pages.jobPage(id, params.get('namespace') || '') : pages.jobsPage };
     case 'fleet':
       return { nav: 'fleet', render: fleetPage };
     case 'clients':
       return { nav: 'clients', render: id ? () => pages.nodePage(id) : pages.nodesPage };
     case 'allocations':
+      if (id && parts[2] === 'logs' && parts[3]) return { nav: 'jobs', render: () => logsPage(id, parts[3]) };
       if (id) return { nav: 'jobs', render: () => pages.allocPage(id) };
+      break;
+    case 'deployments':
+      if (id) return { nav: 'jobs', render: () => deploymentPage(id) };
+      break;
+    case 'evaluations':
+      if (id) return { nav: 'jobs', render: () => evalPage(id) };
       break;
   }
   return { nav: '', render: async () => { throw new Error(`No page at ${path}`); } };
@@ -37,6 +48,7 @@ async function render() {
   let el;
   try {
     el = await r.render();
+    await fillActions(el);
   } catch (err) {
     el = pages.errorPage(err);
   }
@@ -58,7 +70,7 @@ function navigate() {
 // allocations at once) into one redraw.
 let pending = null;
 function refresh() {
-  if (pending) return;
+  if (pending || (current && current.static)) return;
   pending = window.setTimeout(() => { pending = null; render(); }, 150);
 }
 

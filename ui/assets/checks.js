@@ -24,8 +24,7 @@ export function checksSection(alloc) {
   const box = h('div', { id: 'alloc-checks', 'data-state': 'loading' }, h('p', { class: 'muted' }, 'Loading checks…'));
   if (alloc.ClientStatus === 'unknown') {
     box.dataset.state = 'unreachable';
-    box.replaceChildren(h('p', { class: 'muted' },
-      'The client of this allocation cannot be reached, and check results are its to report: they show again when it reconnects.'));
+    box.replaceChildren(unreachable('check results are its to report'));
     return box;
   }
   const load = async () => {
@@ -59,4 +58,12 @@ function checksTable(results) {
       h('td', null, since(fromUnixSeconds(r.Timestamp))),
       h('td', { class: 'mono' }, r.Output || ''))),
     'No check has run yet.');
+}
+
+// unreachable says that an unknown allocation's client cannot be asked
+// for what (its check results, its logs) until it reconnects, where a
+// page would otherwise wait on it.
+export function unreachable(what) {
+  return h('p', { class: 'muted unreachable' },
+    `The client of this allocation cannot be reached, and ${what}: they show again when it reconnects.`);
 }

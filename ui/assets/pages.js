@@ -8,6 +8,7 @@ import {
   fromUnixSeconds, fromUnixNanos, fromRFC3339,
 } from './dom.js';
 import { hasChecks, checksSection } from './checks.js';
+import { deploymentsSection, nodeDrain, evalHref, logsHref } from './detail.js';
 
 const enc = encodeURIComponent;
 
@@ -75,8 +76,9 @@ export async function jobsPage() {
 export async function jobPage(id, ns) {
   const q = nsQuery(ns);
   const base = `/v1/job/${enc(id)}`;
-  const [job, summary, allocs, evals] = await Promise.all([
+  const [job, summary, allocs, evals, deployments] = await Promise.all([
     get(base + q), get(`${base}/summary${q}`), get(`${base}/allocations${q}`), get(`${base}/evaluations${q}`),
+    get(`${base}/deployments${q}`).catch(() => []),
   ]);
   const nodes = await nodesOf(allocs.filter((a) => a.ClientStatus === 'unknown'));
   allocs.sort((a, b) => b.CreateIndex - a.CreateIndex);
@@ -92,13 +94,16 @@ export async function jobPage(id, ns) {
     table({ class: 'groups' }, ['Group', ...summaryColumns], groupRows(summary, job.ID), 'No task groups.'),
     h('h2', null, 'Allocations'),
     allocTable(allocs, { nodes, showNode: true }),
+    h('h2', null, 'Deployments'),
+    deploymentsSection(deployments),
     h('h2', null, 'Evaluations'),
     table({ class: 'evals' }, ['ID', 'Priority', 'Triggered by', 'Status', 'Description', 'Modified'],
       evals.map((e) => h('tr', { 'data-eval-id': e.ID },
-        h('td', { class: 'mono', title: e.ID }, shortID(e.ID)),
+        h('td', { class: 'mono', title: e.ID }, link(evalHref(e.ID), shortID(e.ID))),
         h('td', null, String(e.Priority)),
         h('td', null, e.TriggeredBy),
-        h('td', null, statusBadge(e.Status)),
+        h('td', null, statusBadge(e.Status),
+          Object.keys(e.FailedTGAllocs || {}).length ? h('span', { class: 'note failures' }, ' placement failures') : null),
         h('td', null, e.StatusDescription || ''),
         h('td', null, since(fromUnixNanos(e.ModifyTime))))),
       'No evaluations.'));
@@ -120,7 +125,7 @@ async function nodesOf(allocs) {
 // heartbeat deadline then, so that is the last the servers heard of it
 // (to within one heartbeat TTL), and the task states shown are what the
 // client last reported.
-function allocTable(allocs, { nodes, showNode, showJob }) {
+export function allocTable(allocs, { nodes, showNode, showJob }) {
   const head = ['ID', 'Task group', showJob ? 'Job' : null, showNode ? 'Node' : null, 'Desired', 'Status', 'Modified'].filter(Boolean);
   const rows = allocs.map((a) => {
     const unknown = a.ClientStatus === 'unknown';
@@ -191,6 +196,7 @@ export async function nodePage(id) {
   const nodes = { [n.ID]: n };
   return h('section', { id: 'node-page', 'data-node-id': n.ID, 'data-status': n.Status },
     h('h1', null, 'Client ', h('span', { class: 'mono' }, n.Name), ' ', nodeStatus(n)),
+    nodeDrain(n),
     kv([
       ['ID', h('span', { class: 'mono' }, n.ID)], ['Address', n.HTTPAddr || '-'],
       ['Datacenter', n.Datacenter], ['Node pool', n.NodePool], ['Class', n.NodeClass || '-'],
@@ -240,13 +246,14 @@ export async function allocPage(id) {
     ]),
     hasChecks(a) ? [h('h2', null, 'Checks'), checksSection(a)] : null,
     h('h2', null, 'Tasks'),
-    tasks.length ? tasks.map((t) => taskSection(t, a.TaskStates[t])) : h('p', { class: 'muted' }, 'No task has reported yet.'));
+    tasks.length ? tasks.map((t) => taskSection(t, a.TaskStates[t], a.ID)) : h('p', { class: 'muted' }, 'No task has reported yet.'));
 }
 
-function taskSection(name, st) {
+function taskSection(name, st, allocID) {
   const events = [...(st.Events || [])].reverse();
   return h('div', { class: 'task', 'data-task': name, 'data-state': st.State },
-    h('h3', null, name, ' ', statusBadge(st.State), st.Failed ? h('span', { class: 'badge status-failed' }, 'failed') : null),
+    h('h3', null, name, ' ', statusBadge(st.State), st.Failed ? h('span', { class: 'badge status-failed' }, 'failed') : null,
+      ' ', h('span', { class: 'task-logs' }, link(logsHref(allocID, name), 'logs'))),
     kv([['Started', since(fromRFC3339(st.StartedAt))], ['Finished', since(fromRFC3339(st.FinishedAt))], ['Restarts', String(st.Restarts || 0)]]),
     table({ class: 'task-events' }, ['Time', 'Type', 'Description'],
       events.map((e) => h('tr', null,
