@@ -75,8 +75,8 @@ func (n *nodeConns) get(nodeID string) nodeSession {
 // handleNodeSession serves a session a node opened (pool.RPCNodeSession)
 // until it closes: the node proves itself with its secret, then waits for
 // the streams this server opens to it.
-func (s *Server) handleNodeSession(conn net.Conn) {
-	nodeID, ok := s.acceptNodeHello(conn)
+func (s *Server) handleNodeSession(conn net.Conn, peer rpcPeer) {
+	nodeID, ok := s.acceptNodeHello(conn, peer, "node session")
 	if !ok {
 		conn.Close()
 		return
@@ -98,16 +98,20 @@ func (s *Server) handleNodeSession(conn net.Conn) {
 }
 
 // acceptNodeHello reads the hello that opens a node session
-// (pool.NodeHello), checks the node's secret and answers; ok when the
-// session is accepted.
-func (s *Server) acceptNodeHello(conn net.Conn) (nodeID string, ok bool) {
+// (pool.NodeHello), checks the node's secret (and under tls.auto that
+// peer's certificate is that node's: autoNodeStream) and answers; ok
+// when the session is accepted.
+func (s *Server) acceptNodeHello(conn net.Conn, peer rpcPeer, what string) (nodeID string, ok bool) {
 	_ = conn.SetDeadline(time.Now().Add(nodeHelloTimeout))
 	defer conn.SetDeadline(time.Time{})
 	var hello structs.NodeSessionHello
 	if err := codec.NewDecoder(conn, structs.MsgpackHandle).Decode(&hello); err != nil {
 		return "", false
 	}
-	verr := s.verifyNode(hello)
+	verr := autoNodeStream(peer, what, hello.NodeID)
+	if verr == nil {
+		verr = s.verifyNode(hello)
+	}
 	ack := structs.NodeSessionAck{}
 	if verr != nil {
 		ack.Error = verr.Error()
@@ -207,7 +211,12 @@ func (s *Server) SetClientHTTPHandler(h http.Handler) {
 
 // serveClientHTTP serves the one HTTP exchange of a pool.RPCClientHTTP
 // connection.
-func (s *Server) serveClientHTTP(conn net.Conn) {
+func (s *Server) serveClientHTTP(conn net.Conn, peer rpcPeer) {
+	if err := autoNodeStream(peer, "client HTTP exchange", ""); err != nil {
+		s.logger.Warn("refused client HTTP connection", "remote", conn.RemoteAddr(), "error", err)
+		conn.Close()
+		return
+	}
 	s.nodeConns.mu.Lock()
 	h := s.nodeConns.handler
 	s.nodeConns.mu.Unlock()

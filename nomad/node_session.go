@@ -153,9 +153,9 @@ func (h *sessionHolder) failed() {
 // serveKeepalive serves a node's liveness session: the hello, then a
 // byte back for every byte the node sends, until it goes silent for
 // nodeSessionSilence, closes the stream, or the server shuts down.
-func (s *Server) serveKeepalive(stream net.Conn) {
+func (s *Server) serveKeepalive(stream net.Conn, peer rpcPeer) {
 	defer stream.Close()
-	nodeID, ok := s.acceptNodeHello(stream)
+	nodeID, ok := s.acceptNodeHello(stream, peer, "liveness session")
 	if !ok {
 		return
 	}

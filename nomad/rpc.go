@@ -115,14 +115,19 @@ func (s *Server) handleConn(raw net.Conn) {
 		switch {
 		case err != nil:
 			conn.Close()
+		case upstream && peer.auto && !peer.isServer():
+			// Upstream's clients hold no certificate of the cluster CA,
+			// and their calls would pass no per-call gate.
+			s.logger.Warn("refused upstream client session", "remote", conn.RemoteAddr(), "error", "an upstream client cannot join a tls.auto cluster")
+			conn.Close()
 		case upstream:
 			s.handleUpstreamSession(conn, peer)
 		default:
-			s.handleNodeSession(conn)
+			s.handleNodeSession(conn, peer)
 		}
 		return
 	case kind == pool.RPCClientHTTP:
-		s.serveClientHTTP(conn)
+		s.serveClientHTTP(conn, peer)
 		return
 	case kind != pool.RPCMultiplex:
 		s.logger.Warn("unrecognized RPC byte", "byte", kind, "remote", conn.RemoteAddr())
@@ -146,7 +151,7 @@ func (s *Server) handleConn(raw net.Conn) {
 		if err != nil {
 			return
 		}
-		go s.serveStreamKind(connServer{rpc: srv, gate: s.autoGate(peer)}, stream, sess.CloseChan())
+		go s.serveStreamKind(connServer{rpc: srv, gate: s.autoGate(peer), peer: peer}, stream, sess.CloseChan())
 	}
 }
 
@@ -158,6 +163,9 @@ func (s *Server) handleConn(raw net.Conn) {
 type connServer struct {
 	rpc  *rpc.Server
 	gate func(method string, body any) error
+	// peer is the connection's caller, for the streams that are no call
+	// (a node's liveness stream).
+	peer rpcPeer
 }
 
 func (s *Server) serveStreamKind(srv connServer, stream net.Conn, sessionDone <-chan struct{}) {
@@ -169,7 +177,7 @@ func (s *Server) serveStreamKind(srv connServer, stream net.Conn, sessionDone <-
 	}
 	_ = stream.SetReadDeadline(time.Time{})
 	if b[0] == pool.RPCNodeKeepalive {
-		s.serveKeepalive(stream)
+		s.serveKeepalive(stream, srv.peer)
 		return
 	}
 	s.serveStream(srv, &prefixedConn{Conn: stream, first: b[0], pending: true}, sessionDone)

@@ -230,3 +230,25 @@ func requestNodeID(body any) (string, bool) {
 	}
 	return f.String(), true
 }
+
+// autoNodeStream decides, under tls.auto, whether peer may open a
+// stream that carries a node's traffic outside the per-call gate: a
+// node's session (pool.RPCNodeSession), its liveness stream
+// (pool.RPCNodeKeepalive) or an HTTP exchange with a node's API
+// (pool.RPCClientHTTP). Servers may; a node only with its certificate,
+// unexpired, and (nodeID non-empty) for itself; a caller without a
+// certificate not at all. nil when tls.auto is off.
+func autoNodeStream(peer rpcPeer, what, nodeID string) error {
+	if !peer.auto || peer.isServer() {
+		return nil
+	}
+	switch {
+	case peer.node == "":
+		return fmt.Errorf("%w: a %s needs a node certificate", ErrNodeCertRequired, what)
+	case peer.certExpired:
+		return fmt.Errorf("%w: node %s's certificate has expired: renew it (Node.IssueCert) before opening a %s", ErrNodeCertRequired, peer.node, what)
+	case nodeID != "" && nodeID != peer.node:
+		return fmt.Errorf("%w: the certificate is node %s's, the %s names node %s", ErrNodeCertRequired, peer.node, what, nodeID)
+	}
+	return nil
+}

@@ -203,3 +203,84 @@ func TestAutoTLS_RotationKeepsOldNodesVerifying(t *testing.T) {
 	must.Error(t, err)
 	must.NoError(t, ping(autoPool(t, s, clk.Now, rotated.CertPEM, nil, nil)))
 }
+
+// TestAutoTLS_NodeStreamsRequireTheirCert checks tls.auto on what is no
+// single call: a node's session (the servers reach its API through it),
+// its liveness stream and an HTTP exchange with a node's API. A caller
+// without a certificate opens none of them even with the node's secret,
+// a node's certificate opens them only for that node, and an upstream
+// client session is refused (it would pass no per-call gate). Without
+// this, whoever held a node's secret could take over its session and the
+// liveness the servers judge it by.
+func TestAutoTLS_NodeStreamsRequireTheirCert(t *testing.T) {
+	clk := newManualClock()
+	s := testServer(t, func(c *Config) {
+		autoTLS(c)
+		c.Clock = clk
+		c.NumSchedulers = 0
+	})
+	addr := s.RPCAddr().String()
+	ca, err := s.State().ActiveTLSCA(nil)
+	must.NoError(t, err)
+	token := introToken(t, s, &structs.ClientIntroductionTokenRequest{})
+	node, other := mock.Node(), mock.Node()
+	certs := map[string][2][]byte{}
+	for _, n := range []*structs.Node{node, other} {
+		must.NoError(t, registerWith(s, n, token))
+		csr, keyPEM, err := tlsutil.NewCSR("x")
+		must.NoError(t, err)
+		var resp structs.NodeCertResponse
+		must.NoError(t, s.RPC("Node.IssueCert", &structs.NodeCertRequest{NodeID: n.ID, CSR: csr, IntroToken: token,
+			WriteRequest: structs.WriteRequest{AuthToken: n.SecretID}}, &resp))
+		certs[n.ID] = [2][]byte{resp.CertPEM, keyPEM}
+	}
+	tlsFor := func(id string) *tls.Config {
+		rp := x509.NewCertPool()
+		must.True(t, rp.AppendCertsFromPEM(ca.CertPEM))
+		cfg := &tls.Config{RootCAs: rp, ServerName: tlsutil.ServerName(s.config.Region), Time: clk.Now}
+		if id != "" {
+			pair, err := tls.X509KeyPair(certs[id][0], certs[id][1])
+			must.NoError(t, err)
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		return cfg
+	}
+	session := func(certOf string) error {
+		conn, err := pool.Dial(t.Context(), pool.DialInput{Addr: addr, TLS: tlsFor(certOf), Kind: pool.RPCNodeSession})
+		must.NoError(t, err)
+		defer conn.Close()
+		return pool.NodeHello(conn, structs.NodeSessionHello{NodeID: node.ID, SecretID: node.SecretID})
+	}
+	err = session("")
+	must.ErrorIs(t, err, pool.ErrSessionRefused)
+	must.StrContains(t, err.Error(), "a node session needs a node certificate")
+	must.StrContains(t, session(other.ID).Error(), "the certificate is node "+other.ID+"'s, the node session names node "+node.ID)
+	must.NoError(t, session(node.ID))
+
+	keepalive := func(certOf string) error {
+		p := autoPool(t, s, clk.Now, ca.CertPEM, nil, nil)
+		if certOf != "" {
+			p = autoPool(t, s, clk.Now, ca.CertPEM, certs[certOf][0], certs[certOf][1])
+		}
+		st, err := p.OpenStream(t.Context(), addr, pool.RPCNodeKeepalive)
+		must.NoError(t, err)
+		defer st.Close()
+		return pool.NodeHello(st, structs.NodeSessionHello{NodeID: node.ID, SecretID: node.SecretID})
+	}
+	must.StrContains(t, keepalive("").Error(), "a liveness session needs a node certificate")
+	must.StrContains(t, keepalive(other.ID).Error(), "the liveness session names node "+node.ID)
+	must.NoError(t, keepalive(node.ID))
+
+	// The HTTP exchange and an upstream client's session are closed
+	// unanswered.
+	for _, kind := range []byte{pool.RPCClientHTTP} {
+		conn, err := pool.Dial(t.Context(), pool.DialInput{Addr: addr, TLS: tlsFor(""), Kind: kind})
+		must.NoError(t, err)
+		_, _ = conn.Write([]byte("GET /v1/client/stats HTTP/1.1\r\nHost: x\r\n\r\n"))
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, err := conn.Read(make([]byte, 64))
+		must.Eq(t, 0, n, must.Sprint("an anonymous caller gets no answer from a node's API"))
+		must.Error(t, err)
+		conn.Close()
+	}
+}

@@ -15,12 +15,12 @@ var tlsMinVersions = map[string]uint16{"": tls.VersionTLS12, "tls12": tls.Versio
 
 // ErrTLSAutoNotEnforced refuses tls.auto while this version has its
 // parts but not the whole: the cluster CA (nomad operator tls ca),
-// Node.IssueCert, the servers' RPC port requiring node certificates and
-// the client's side (client.AutoTLS) exist, but servers do not yet dial
-// each other with theirs (raft is not under it) and node sessions are not
-// gated, so accepting the key would promise what it does not do. The
-// refusal goes when those are built.
-var ErrTLSAutoNotEnforced = errors.New("tls.auto is not available in this version yet: servers and clients have their certificates, but raft between servers and node sessions are not yet under it; use tls { rpc = true ... } with certificates from `nomad tls ca create` and `nomad tls cert create`")
+// Node.IssueCert, the servers' RPC port requiring node certificates for
+// calls and node streams alike, and the client's side (client.AutoTLS)
+// exist, but servers do not yet dial each other with theirs (raft is not
+// under it), so accepting the key would promise what it does not do. The
+// refusal goes when that is built.
+var ErrTLSAutoNotEnforced = errors.New("tls.auto is not available in this version yet: servers and clients have their certificates, but raft between servers is not yet under it; use tls { rpc = true ... } with certificates from `nomad tls ca create` and `nomad tls cert create`")
 
 // tlsutilConfig is the tls block in the form the TLS helpers take; never
 // nil, disabled when there is no block.
