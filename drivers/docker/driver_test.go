@@ -149,9 +149,10 @@ func TestDriver_RecoverAfterAgentKill(t *testing.T) {
 
 // TestDriver_FindTaskUpstreamContainer checks that a container upstream
 // Nomad started (labelled with the allocation only, named
-// "<task>-<alloc ID>") is found for its task, and never for another task
-// of the same allocation: a client taking over an upstream node adopts it
-// instead of starting a second one.
+// "<task>-<alloc ID>", as upstream 1.6.5's docker driver does: see
+// e2e/upstream TestOurClientAdoptsAnUpstreamDockerContainer) is found for
+// its task, and never for another task of the same allocation: a client
+// taking over an upstream node adopts it instead of starting a second one.
 func TestDriver_FindTaskUpstreamContainer(t *testing.T) {
 	d := newTestDriver(t)
 	cfg := newTaskConfig(t, sh("sleep 60"))

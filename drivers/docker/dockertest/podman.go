@@ -9,6 +9,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -187,6 +188,49 @@ func (p *Podman) RunDetached(name string, labels map[string]string, script strin
 		return "", fmt.Errorf("podman run: %v: %s", err, out)
 	}
 	return string(bytes.TrimSpace(out)), nil
+}
+
+// Container is what the engine says of a container: its name, labels,
+// when it started and whether it runs.
+type Container struct {
+	ID     string
+	Name   string
+	Labels map[string]string
+	State  struct {
+		Running   bool
+		StartedAt time.Time
+	}
+}
+
+// ErrNoSuchContainer is Inspect's error for a container the engine does
+// not have (removed).
+var ErrNoSuchContainer = errors.New("no such container")
+
+// Inspect is the engine's view of container id, through its
+// docker-compatible API (what a docker driver sees).
+func (p *Podman) Inspect(id string) (*Container, error) {
+	resp, err := p.httpClient().Get("http://podman/containers/" + url.PathEscape(id) + "/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return nil, fmt.Errorf("%w: %s", ErrNoSuchContainer, id)
+	default:
+		return nil, fmt.Errorf("inspecting container %s: %s: %s", id, resp.Status, b)
+	}
+	var c struct {
+		Container
+		Config struct{ Labels map[string]string }
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("inspecting container %s: %w", id, err)
+	}
+	c.Container.Labels = c.Config.Labels
+	return &c.Container, nil
 }
 
 // Save writes Image as a `docker save` archive to path.
