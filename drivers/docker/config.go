@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +87,48 @@ type taskConfig struct {
 	NetworkMode string
 	Privileged  bool
 	Logging     *loggingConfig
+	// Ulimits are the `ulimit` block's resource limits of the
+	// container, by name (nofile, nproc...), sorted by name.
+	Ulimits []ulimit
+}
+
+// ulimit is one limit of the `ulimit` block: "soft:hard", or one number
+// for both, as upstream's.
+type ulimit struct {
+	Name       string
+	Soft, Hard int64
+}
+
+// ulimitNames are the limits the engine knows (RLIMIT_*, lower case).
+var ulimitNames = []string{"core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue", "nice",
+	"nofile", "nproc", "rss", "rtprio", "rttime", "sigpending", "stack"}
+
+// parseUlimits decodes the `ulimit` block, naming the key of a bad one.
+func parseUlimits(dec *drivers.ConfigDecoder, m map[string]string) []ulimit {
+	var out []ulimit
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		key := "ulimit." + name
+		if !slices.Contains(ulimitNames, name) {
+			dec.Fail(key, fmt.Errorf("unknown limit; one of %s", strings.Join(ulimitNames, ", ")))
+			continue
+		}
+		v := m[name]
+		softS, hardS, both := strings.Cut(v, ":")
+		if !both {
+			hardS = softS
+		}
+		soft, err1 := strconv.ParseInt(softS, 10, 64)
+		hard, err2 := strconv.ParseInt(hardS, 10, 64)
+		switch {
+		case err1 != nil || err2 != nil || soft < 0 || hard < 0:
+			dec.Fail(key, fmt.Errorf("want \"soft:hard\" or one number, both non-negative integers, got %q", v))
+		case soft > hard:
+			dec.Fail(key, fmt.Errorf("the soft limit %d is above the hard limit %d", soft, hard))
+		default:
+			out = append(out, ulimit{Name: name, Soft: soft, Hard: hard})
+		}
+	}
+	return out
 }
 
 // mountConfig is one `mount` block; only bind mounts are implemented.
@@ -148,6 +191,18 @@ func decodeTaskConfig(m map[string]any, pc pluginConfig) (taskConfig, error) {
 		sub(dec, "logging", lb, func(d *drivers.ConfigDecoder) {
 			tc.Logging = &loggingConfig{Type: d.String("type"), Config: stringMap(d, "config")}
 		})
+	}
+	if ub, ok := block(dec, "ulimit"); ok {
+		limits := map[string]string{}
+		for k, v := range ub {
+			s, ok := v.(string)
+			if !ok {
+				dec.Fail("ulimit."+k, fmt.Errorf("want a string (\"soft:hard\"), got %T", v))
+				continue
+			}
+			limits[k] = s
+		}
+		tc.Ulimits = parseUlimits(dec, limits)
 	}
 	if tc.Load != "" && (filepath.IsAbs(tc.Load) || !filepath.IsLocal(tc.Load)) {
 		dec.Fail("load", fmt.Errorf("want a path inside the task directory (an artifact's destination), got %q", tc.Load))

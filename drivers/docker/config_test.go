@@ -68,6 +68,7 @@ func TestDecodeTaskConfig(t *testing.T) {
 		"force_pull":   true,
 		"network_mode": "host",
 		"logging":      []any{map[string]any{"type": "json-file", "config": []any{map[string]any{"max-size": "10m"}}}},
+		"ulimit":       []any{map[string]any{"nofile": "1024:2048", "nproc": "512"}},
 	}, defaultPlugin(t))
 	must.NoError(t, err)
 	must.Eq(t, "redis:7", tc.Image)
@@ -78,6 +79,7 @@ func TestDecodeTaskConfig(t *testing.T) {
 	must.Eq(t, []mountConfig{{Type: "bind", Source: "/srv", Target: "/srv", ReadOnly: true}}, tc.Mounts)
 	must.Eq(t, "10m", tc.Logging.Config["max-size"])
 	must.True(t, tc.ForcePull)
+	must.Eq(t, []ulimit{{Name: "nofile", Soft: 1024, Hard: 2048}, {Name: "nproc", Soft: 512, Hard: 512}}, tc.Ulimits)
 }
 
 // TestDecodeTaskConfig_Refusals checks that each mistake or forbidden ask
@@ -100,6 +102,10 @@ func TestDecodeTaskConfig_Refusals(t *testing.T) {
 		{"bad volume", map[string]any{"image": "x", "volumes": []any{"/only-host"}}, defaultPlugin(t), `"volumes"`},
 		{"volumes disabled", map[string]any{"image": "x", "volumes": []any{"/a:/b"}}, noVolumes, `"volumes"`},
 		{"two auth blocks", map[string]any{"image": "x", "auth": []any{map[string]any{}, map[string]any{}}}, defaultPlugin(t), `"auth"`},
+		{"unknown ulimit", map[string]any{"image": "x", "ulimit": []any{map[string]any{"files": "1"}}}, defaultPlugin(t), `"ulimit.files"`},
+		{"bad ulimit value", map[string]any{"image": "x", "ulimit": []any{map[string]any{"nofile": "lots"}}}, defaultPlugin(t), `"ulimit.nofile"`},
+		{"soft above hard", map[string]any{"image": "x", "ulimit": []any{map[string]any{"nproc": "10:5"}}}, defaultPlugin(t), `"ulimit.nproc"`},
+		{"ulimit not a string", map[string]any{"image": "x", "ulimit": []any{map[string]any{"nofile": 5}}}, defaultPlugin(t), `"ulimit.nofile"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,6 +139,10 @@ func TestBuildSpec(t *testing.T) {
 	must.Eq(t, "192.168.7.2", spec.HostConfig.PortBindings["23457/tcp"][0].HostIP)
 	must.Eq(t, "", spec.HostConfig.PortBindings["8080/tcp"][0].HostIP)
 	must.Eq(t, "a", spec.Labels[labelAllocID])
+	must.SliceEmpty(t, spec.HostConfig.Ulimits)
+	spec, err = buildSpec(cfg, taskConfig{Image: "x", Ulimits: []ulimit{{Name: "nofile", Soft: 1024, Hard: 2048}}}, "x")
+	must.NoError(t, err)
+	must.Eq(t, []engineUlimit{{Name: "nofile", Soft: 1024, Hard: 2048}}, spec.HostConfig.Ulimits)
 
 	_, err = buildSpec(cfg, taskConfig{Image: "x", Ports: []string{"nope"}}, "x")
 	var ce *drivers.ConfigError

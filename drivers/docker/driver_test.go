@@ -106,6 +106,20 @@ func TestDriver_RunsContainerWithLogs(t *testing.T) {
 	must.Eq(t, "shared\n", string(b))
 }
 
+// TestDriver_Ulimit checks that a task's `ulimit` block reaches the
+// container: its shell sees the soft and hard limits asked for (upstream's
+// jobs set it; on some hosts Podman needs both nofile and nproc).
+func TestDriver_Ulimit(t *testing.T) {
+	d := newTestDriver(t)
+	cfg := newTaskConfig(t, sh(`echo "nofile $(ulimit -Sn) $(ulimit -Hn) nproc $(ulimit -Su)"`))
+	cfg.Config["ulimit"] = []any{map[string]any{"nofile": "512:1000", "nproc": "300"}}
+	_, err := d.StartTask(cfg)
+	must.NoError(t, err)
+	res := waitExit(t, d, cfg.ID)
+	must.True(t, res.Successful(), must.Sprintf("result: %s", res))
+	readFileUntil(t, cfg.StdoutPath, "nofile 512 1000 nproc 300\n")
+}
+
 // TestDriver_RecoverAfterAgentKill checks that a container outlives a
 // SIGKILLed agent and that a new driver re-attaches to the same container
 // from the persisted handle, keeps its logs flowing and can stop and remove

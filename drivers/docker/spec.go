@@ -43,6 +43,14 @@ type hostConfig struct {
 	MemorySwap        int64                    `json:",omitempty"`
 	MemoryReservation int64                    `json:",omitempty"`
 	LogConfig         *logConfig               `json:",omitempty"`
+	Ulimits           []engineUlimit           `json:",omitempty"`
+}
+
+// engineUlimit is one of the engine's HostConfig.Ulimits.
+type engineUlimit struct {
+	Name string
+	Soft int64
+	Hard int64
 }
 
 type portBinding struct {
@@ -99,6 +107,9 @@ func buildSpec(cfg *drivers.TaskConfig, tc taskConfig, imageID string) (*contain
 	}
 	if tc.Logging != nil && tc.Logging.Type != "" {
 		hc.LogConfig = &logConfig{Type: tc.Logging.Type, Config: tc.Logging.Config}
+	}
+	for _, u := range tc.Ulimits {
+		hc.Ulimits = append(hc.Ulimits, engineUlimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
 	}
 	for host, inside := range map[string]string{cfg.AllocDir: "/alloc", cfg.LocalDir: "/local", cfg.SecretsDir: "/secrets"} {
 		if host != "" {
