@@ -289,15 +289,7 @@ func tlsBlock(t *testing.T, dir string, ca, caKey []byte, role string) string {
 	for f, b := range files {
 		must.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o600))
 	}
-	return fmt.Sprintf(`
-tls {
-  rpc                    = true
-  ca_file                = %q
-  cert_file              = %q
-  key_file               = %q
-  verify_server_hostname = true
-}
-`, filepath.Join(dir, "ca.pem"), filepath.Join(dir, role+".pem"), filepath.Join(dir, role+"-key.pem"))
+	return harness.TLSBlock(filepath.Join(dir, "ca.pem"), filepath.Join(dir, role+".pem"), filepath.Join(dir, role+"-key.pem"))
 }
 
 // TestUpstreamClientOverMutualTLS checks that an upstream 1.6.5 client
