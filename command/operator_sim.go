@@ -76,6 +76,11 @@ Options:
   -sessions=<bool>        Whether the nodes hold liveness sessions, as real
                           clients do; false leaves the heartbeat TTL alone to
                           tell a silent node, as before they existed. Default true.
+  -upstream               Drive upstream Nomad 1.6.5 servers instead of ours:
+                          the nodes speak upstream's client protocol, hold no
+                          liveness sessions (upstream has none) and advertise
+                          version 1.6.5, so a fleet figure can be measured
+                          against upstream's servers on the same machine.
 
 Control endpoint (when -control-addr is set):
 
@@ -94,7 +99,7 @@ type simFlags struct {
 	cpu, memory, disk                             int64
 	fraction, startRate                           float64
 	after, silenceFor, statsEvery, duration       time.Duration
-	sessions                                      bool
+	sessions, upstream                            bool
 }
 
 // Run implements cli.Command.
@@ -122,6 +127,7 @@ func (c *OperatorSimCommand) Run(args []string) int {
 	flags.DurationVar(&f.duration, "duration", 0, "")
 	flags.StringVar(&f.logLevel, "log-level", "warn", "")
 	flags.BoolVar(&f.sessions, "sessions", true, "")
+	flags.BoolVar(&f.upstream, "upstream", false, "")
 	if !c.parseFlags(flags, args, c) {
 		return 1
 	}
@@ -164,8 +170,8 @@ func (c *OperatorSimCommand) runSim(f simFlags, scenario bool, spread time.Durat
 		Count: f.count, Datacenters: splitList(f.datacenters), NodePool: f.nodePool,
 		CPU: f.cpu, MemoryMB: f.memory, DiskMB: f.disk, Servers: splitList(f.servers),
 		NodesPerConn: f.nodesPerConn, StartRate: f.startRate, Name: f.name, DataDir: f.dataDir, Version: agent.Version,
-		NoSessions: !f.sessions,
-		Logger:     hclog.New(&hclog.LoggerOptions{Name: "sim", Level: hclog.LevelFromString(f.logLevel)}),
+		NoSessions: !f.sessions, Upstream: f.upstream,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "sim", Level: hclog.LevelFromString(f.logLevel)}),
 	})
 	if err != nil {
 		return err

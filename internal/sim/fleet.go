@@ -18,6 +18,7 @@ import (
 	nomaddrivers "github.com/nomad-edge/nomad/drivers"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/nomad/upstreamrpc"
 )
 
 // Config is the input of Start.
@@ -58,6 +59,12 @@ type Config struct {
 	// (client.SessionOpener), so that only their heartbeat TTL tells the
 	// servers they went silent: the comparison a benchmark makes.
 	NoSessions bool
+	// Upstream drives upstream Nomad 1.6.5 servers instead of ours: the
+	// nodes speak upstream's client protocol (upstreamrpc.Client), with
+	// no liveness sessions (upstream has none) and a version of
+	// upstream's numbering, so fleet figures can be measured side by
+	// side on one machine.
+	Upstream bool
 }
 
 const (
@@ -104,16 +111,36 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
 	}
+	if c.Upstream {
+		c.NoSessions = true
+		c.Version = upstreamVersion
+	}
 	return c, nil
 }
+
+// upstreamInterface is the network interface the nodes of an upstream
+// fleet fingerprint, "" (none) for ours.
+func upstreamInterface(upstream bool) string {
+	if upstream {
+		return "lo"
+	}
+	return ""
+}
+
+// upstreamVersion is what simulated nodes of an upstream fleet advertise:
+// the servers' own release, which their version gates judge.
+const upstreamVersion = "1.6.5"
 
 // Fleet is the running simulated nodes.
 type Fleet struct {
 	cfg   Config
 	nodes []*simNode
 	pools []*pool.ConnPool
-	tasks *taskCounter
-	lat   *latencies
+	// upstream are the shared upstreamrpc clients (Config.Upstream), one
+	// per NodesPerConn nodes, as pools are otherwise.
+	upstream []*upstreamrpc.Client
+	tasks    *taskCounter
+	lat      *latencies
 
 	mu     sync.Mutex
 	timers []*time.Timer // scheduled returns
@@ -142,7 +169,14 @@ func Start(cfg Config) (*Fleet, error) {
 			at := begin.Add(time.Duration(float64(i) / cfg.StartRate * float64(time.Second)))
 			time.Sleep(time.Until(at))
 		}
-		if i%cfg.NodesPerConn == 0 {
+		if i%cfg.NodesPerConn == 0 && cfg.Upstream {
+			uc, err := upstreamrpc.NewClient(rotate(cfg.Servers, len(f.upstream)), dialFunc(cfg.Dialer))
+			if err != nil {
+				f.Shutdown()
+				return nil, err
+			}
+			f.upstream = append(f.upstream, uc)
+		} else if i%cfg.NodesPerConn == 0 {
 			f.pools = append(f.pools, client.NewClientPool(pool.Config{Dialer: cfg.Dialer, KeepSessionOnTimeout: true}))
 		}
 		n, err := f.startNode(i, drivers)
@@ -157,9 +191,15 @@ func Start(cfg Config) (*Fleet, error) {
 
 func (f *Fleet) startNode(i int, drivers *nomaddrivers.Catalog) (*simNode, error) {
 	cfg := f.cfg
-	rpc, err := client.NewServerRPCOnPool(cfg.Servers, f.pools[len(f.pools)-1])
-	if err != nil {
-		return nil, err
+	var rpc serverCaller
+	if cfg.Upstream {
+		rpc = upstreamCaller{f.upstream[len(f.upstream)-1]}
+	} else {
+		r, err := client.NewServerRPCOnPool(cfg.Servers, f.pools[len(f.pools)-1])
+		if err != nil {
+			return nil, err
+		}
+		rpc = r
 	}
 	name := fmt.Sprintf("%s-%d", cfg.Name, i)
 	dc := cfg.Datacenters[i%len(cfg.Datacenters)]
@@ -180,6 +220,10 @@ func (f *Fleet) startNode(i int, drivers *nomaddrivers.Catalog) (*simNode, error
 		Version:         cfg.Version,
 		Drivers:         drivers,
 		HostFingerprint: f.fingerprint(name),
+		// Upstream's scheduler places a group in host network mode only on
+		// a node with a host network: loopback's, as a real client
+		// fingerprints its interface's.
+		NetworkInterface: upstreamInterface(cfg.Upstream),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: %w", name, err)
@@ -359,6 +403,9 @@ func (f *Fleet) Shutdown() {
 	wg.Wait()
 	for _, p := range f.pools {
 		p.Shutdown()
+	}
+	for _, u := range f.upstream {
+		u.Close()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/nomad-edge/nomad/client"
 	"github.com/nomad-edge/nomad/helper/pool"
 	"github.com/nomad-edge/nomad/nomad/structs"
+	"github.com/nomad-edge/nomad/nomad/upstreamrpc"
 )
 
 // errSilenced is what a silenced node's calls fail with. It is a transport
@@ -27,7 +28,7 @@ var errSilenced = fmt.Errorf("sim: node silenced: %w", pool.ErrTransport)
 // because production code does not import test helpers, and lighter: no
 // goroutine per call.
 type link struct {
-	inner *client.ServerRPC
+	inner serverCaller
 	lat   *latencies
 
 	mu       sync.Mutex
@@ -41,7 +42,7 @@ type link struct {
 	abandoned []net.Conn
 }
 
-func newLink(inner *client.ServerRPC, lat *latencies) *link {
+func newLink(inner serverCaller, lat *latencies) *link {
 	l := &link{inner: inner, lat: lat}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	return l
@@ -163,6 +164,49 @@ func (c callsOnly) SetServers(addrs []string) { c.l.SetServers(addrs) }
 
 // Rebalance implements client.ServerManager.
 func (c callsOnly) Rebalance() { c.l.Rebalance() }
+
+// serverCaller is what a link carries the node's calls over: our
+// client's ServerRPC, or an upstream fleet's upstreamCaller.
+type serverCaller interface {
+	client.RPCHandler
+	client.ServerManager
+	OpenSession(ctx context.Context) (net.Conn, error)
+}
+
+// upstreamCaller carries a node's calls to upstream servers. Upstream has
+// no liveness sessions, and its server list is the simulator's: the
+// servers' list in heartbeat replies is not followed.
+type upstreamCaller struct{ c *upstreamrpc.Client }
+
+func (u upstreamCaller) RPC(method string, args, reply any) error {
+	err := u.c.RPC(method, args, reply)
+	if errors.Is(err, upstreamrpc.ErrTransport) {
+		// The client retries a transport failure at its link pace.
+		return fmt.Errorf("%w: %w", pool.ErrTransport, err)
+	}
+	return err
+}
+
+func (upstreamCaller) SetServers([]string) {}
+func (upstreamCaller) Rebalance()          {}
+func (upstreamCaller) OpenSession(context.Context) (net.Conn, error) {
+	return nil, errors.New("sim: upstream servers hold no liveness sessions")
+}
+
+// rotate is s starting at its i-th element (mod len), so that each shared
+// upstream client starts on another server.
+func rotate(s []string, i int) []string {
+	i %= len(s)
+	return append(slices.Clone(s[i:]), s[:i]...)
+}
+
+// dialFunc is d as upstreamrpc.Client dials, nil for the real network.
+func dialFunc(d pool.Dialer) func(ctx context.Context, addr string) (net.Conn, error) {
+	if d == nil {
+		return nil
+	}
+	return func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+}
 
 // silence cuts the link; false if it already was.
 func (l *link) silence() bool {
