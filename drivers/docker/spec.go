@@ -109,7 +109,7 @@ func buildSpec(cfg *drivers.TaskConfig, tc taskConfig, imageID string) (*contain
 		hc.LogConfig = &logConfig{Type: tc.Logging.Type, Config: tc.Logging.Config}
 	}
 	for _, u := range tc.Ulimits {
-		hc.Ulimits = append(hc.Ulimits, engineUlimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
+		hc.Ulimits = append(hc.Ulimits, engineUlimit(u))
 	}
 	for host, inside := range map[string]string{cfg.AllocDir: "/alloc", cfg.LocalDir: "/local", cfg.SecretsDir: "/secrets"} {
 		if host != "" {
