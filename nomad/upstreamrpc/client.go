@@ -109,23 +109,34 @@ func (c *Client) call(ctx context.Context, addr, method string, args, reply any)
 		c.drop(addr, sess)
 		return fmt.Errorf("%w: %s: %w", ErrTransport, addr, err)
 	}
-	rc := rpc.NewClientWithCodec(msgpackrpc.NewCodecFromHandle(true, true, stream, Handle))
-	defer rc.Close()
-	err = rc.Call(method, args, reply)
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return fmt.Errorf("%w: %s to %s: %w", ErrTransport, method, addr, ctx.Err())
-	case errors.Is(err, rpc.ErrShutdown), errors.Is(err, net.ErrClosed):
+	// One call, synchronous on the stream: no net/rpc.Client, whose
+	// reading goroutine races the codec's Close (net-rpc-msgpackrpc).
+	// Closing the stream (the context's end) ends a read in progress.
+	cc := msgpackrpc.NewCodecFromHandle(true, true, stream, Handle)
+	transport := func(err error) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %s to %s: %w", ErrTransport, method, addr, ctx.Err())
+		}
 		c.drop(addr, sess)
 		return fmt.Errorf("%w: %s to %s: %w", ErrTransport, method, addr, err)
 	}
-	var se rpc.ServerError
-	if errors.As(err, &se) {
-		return structs.RPCError(string(se))
+	if err := cc.WriteRequest(&rpc.Request{ServiceMethod: method, Seq: 1}, args); err != nil {
+		return transport(err)
 	}
-	return fmt.Errorf("%w: %s to %s: %w", ErrTransport, method, addr, err)
+	var resp rpc.Response
+	if err := cc.ReadResponseHeader(&resp); err != nil {
+		return transport(err)
+	}
+	if resp.Error != "" {
+		if err := cc.ReadResponseBody(nil); err != nil {
+			return transport(err)
+		}
+		return structs.RPCError(resp.Error)
+	}
+	if err := cc.ReadResponseBody(reply); err != nil {
+		return transport(err)
+	}
+	return nil
 }
 
 // session returns the open session to addr, opening one (upstream's
