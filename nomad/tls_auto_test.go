@@ -70,15 +70,7 @@ func TestAutoTLS_Handshake(t *testing.T) {
 	must.Eq(t, autoPeer{}, peer)
 
 	token := introToken(t, s, &structs.ClientIntroductionTokenRequest{TTL: 10 * time.Minute})
-	certFor := func(node *structs.Node) (certPEM, keyPEM []byte) {
-		must.NoError(t, registerWith(s, node, token))
-		csr, keyPEM, err := tlsutil.NewCSR("x")
-		must.NoError(t, err)
-		var resp structs.NodeCertResponse
-		must.NoError(t, s.RPC("Node.IssueCert", &structs.NodeCertRequest{NodeID: node.ID, CSR: csr, IntroToken: token,
-			WriteRequest: structs.WriteRequest{AuthToken: node.SecretID}}, &resp))
-		return resp.CertPEM, keyPEM
-	}
+	certFor := func(node *structs.Node) (certPEM, keyPEM []byte) { return registeredNodeCert(t, s, node, token) }
 	kept, purged := mock.Node(), mock.Node()
 	keptCert, keptKey := certFor(kept)
 	purgedCert, purgedKey := certFor(purged)
@@ -94,6 +86,19 @@ func TestAutoTLS_Handshake(t *testing.T) {
 	clk.Advance(2 * time.Hour)
 	_, err = autoHandshake(t, s, clk.Now, keptCert, keptKey)
 	must.ErrorContains(t, err, "no disconnect window open")
+}
+
+// registeredNodeCert registers node with the introduction token and
+// returns the certificate Node.IssueCert gives it, and its key.
+func registeredNodeCert(t *testing.T, s *Server, node *structs.Node, token string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	must.NoError(t, registerWith(s, node, token))
+	csr, keyPEM, err := tlsutil.NewCSR("x")
+	must.NoError(t, err)
+	var resp structs.NodeCertResponse
+	must.NoError(t, s.RPC("Node.IssueCert", &structs.NodeCertRequest{NodeID: node.ID, CSR: csr, IntroToken: token,
+		WriteRequest: structs.WriteRequest{AuthToken: node.SecretID}}, &resp))
+	return resp.CertPEM, keyPEM
 }
 
 // autoPool dials s's RPC port: in plaintext when roots is nil, else inside
@@ -209,8 +214,8 @@ func TestAutoTLS_RotationKeepsOldNodesVerifying(t *testing.T) {
 // its liveness stream and an HTTP exchange with a node's API. A caller
 // without a certificate opens none of them even with the node's secret,
 // a node's certificate opens them only for that node, and an upstream
-// client session is refused (it would pass no per-call gate). Without
-// this, whoever held a node's secret could take over its session and the
+// client session is refused (it would pass no per-call gate; not probed
+// here, it needs upstream's framing). Without this, whoever held a node's secret could take over its session and the
 // liveness the servers judge it by.
 func TestAutoTLS_NodeStreamsRequireTheirCert(t *testing.T) {
 	clk := newManualClock()
@@ -226,13 +231,8 @@ func TestAutoTLS_NodeStreamsRequireTheirCert(t *testing.T) {
 	node, other := mock.Node(), mock.Node()
 	certs := map[string][2][]byte{}
 	for _, n := range []*structs.Node{node, other} {
-		must.NoError(t, registerWith(s, n, token))
-		csr, keyPEM, err := tlsutil.NewCSR("x")
-		must.NoError(t, err)
-		var resp structs.NodeCertResponse
-		must.NoError(t, s.RPC("Node.IssueCert", &structs.NodeCertRequest{NodeID: n.ID, CSR: csr, IntroToken: token,
-			WriteRequest: structs.WriteRequest{AuthToken: n.SecretID}}, &resp))
-		certs[n.ID] = [2][]byte{resp.CertPEM, keyPEM}
+		certPEM, keyPEM := registeredNodeCert(t, s, n, token)
+		certs[n.ID] = [2][]byte{certPEM, keyPEM}
 	}
 	tlsFor := func(id string) *tls.Config {
 		rp := x509.NewCertPool()
@@ -271,8 +271,7 @@ func TestAutoTLS_NodeStreamsRequireTheirCert(t *testing.T) {
 	must.StrContains(t, keepalive(other.ID).Error(), "the liveness session names node "+node.ID)
 	must.NoError(t, keepalive(node.ID))
 
-	// The HTTP exchange and an upstream client's session are closed
-	// unanswered.
+	// An anonymous HTTP exchange with a node's API is closed unanswered.
 	for _, kind := range []byte{pool.RPCClientHTTP} {
 		conn, err := pool.Dial(t.Context(), pool.DialInput{Addr: addr, TLS: tlsFor(""), Kind: kind})
 		must.NoError(t, err)
