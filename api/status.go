@@ -19,6 +19,16 @@ func (s *Status) Leader() (string, error) {
 	return leader, nil
 }
 
+// RegionLeader returns the RPC address of the leader of region, answered by
+// a server of that region (GET /v1/status/leader?region=).
+func (s *Status) RegionLeader(region string) (string, error) {
+	var leader string
+	if _, err := s.client.query("/v1/status/leader", &leader, &QueryOptions{Region: region}); err != nil {
+		return "", err
+	}
+	return leader, nil
+}
+
 // Peers returns the RPC addresses of the raft peers (GET /v1/status/peers).
 func (s *Status) Peers() ([]string, error) {
 	var peers []string

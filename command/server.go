@@ -106,14 +106,36 @@ func (c *ServerMembersCommand) Run(args []string) int {
 	}
 	// Without a leader the members still show, as upstream's do, with the
 	// leader query's error after them (it is held while an election runs).
-	leader, leaderErr := client.Status().Leader()
-	c.Ui.Output(formatMembers(resp, leader, verbose || detailed))
-	if leaderErr != nil {
+	leaders, leaderErrs := regionLeaders(client, resp)
+	c.Ui.Output(formatMembers(resp, leaders, verbose || detailed))
+	if len(leaderErrs) > 0 {
 		c.Ui.Output("")
-		c.Ui.Warn(fmt.Sprintf("Error determining the leader: %v", leaderErr))
+		for _, err := range leaderErrs {
+			c.Ui.Warn(err)
+		}
 		return exitError
 	}
 	return exitOK
+}
+
+// regionLeaders asks each region of the members for its leader, as upstream
+// marks one leader per region; a region that cannot answer is named in an
+// error line (its members still show, none marked).
+func regionLeaders(client *api.Client, resp *api.ServerMembers) (map[string]string, []string) {
+	leaders := map[string]string{}
+	var errs []string
+	for _, m := range resp.Members {
+		region := m.Tags["region"]
+		if _, asked := leaders[region]; asked || region == "" {
+			continue
+		}
+		leader, err := client.Status().RegionLeader(region)
+		leaders[region] = leader
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("Error determining the leader of region %q: %v", region, err))
+		}
+	}
+	return leaders, errs
 }
 
 // memberRPCAddr is the RPC address a server member advertises, which is
@@ -126,16 +148,17 @@ func memberRPCAddr(m *api.AgentMember) string {
 	return net.JoinHostPort(ip, m.Tags["port"])
 }
 
-// formatMembers lays out the members table; leader is the RPC address of
-// the leader of the answering server's region ("" when there is none).
-func formatMembers(resp *api.ServerMembers, leader string, verbose bool) string {
+// formatMembers lays out the members table; leaders holds the RPC address
+// of each region's leader ("" when it has none or did not answer).
+func formatMembers(resp *api.ServerMembers, leaders map[string]string, verbose bool) string {
 	head := "Name|Address|Port|Status|Leader|Raft Version|Build|Datacenter|Region"
 	if verbose {
 		head = "Name|Address|Port|Status|Leader|Protocol|Raft Version|Build|Datacenter|Region|Tags"
 	}
 	lines := []string{head}
 	for _, m := range resp.Members {
-		isLeader := leader != "" && m.Tags["region"] == resp.ServerRegion && memberRPCAddr(m) == leader
+		leader := leaders[m.Tags["region"]]
+		isLeader := leader != "" && memberRPCAddr(m) == leader
 		if verbose {
 			lines = append(lines, fmt.Sprintf("%s|%s|%d|%s|%t|%d|%s|%s|%s|%s|%s",
 				m.Name, m.Addr, m.Port, m.Status, isLeader, m.ProtocolCur, m.Tags["raft_vsn"],

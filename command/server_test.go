@@ -51,37 +51,39 @@ func TestServerMembers(t *testing.T) {
 	must.StrContains(t, errOut, "This command takes no arguments")
 }
 
-// The Leader column marks the member whose advertised RPC address (the
-// rpc_addr tag when the gossip address differs) is the leader's, and only
-// in the answering server's region; members sort by region, datacenter
-// and name.
+// The Leader column marks, in each region, the member whose advertised RPC
+// address (the rpc_addr tag when the gossip address differs) is that
+// region's leader; members sort by region, datacenter and name.
 func TestFormatMembers_Leader(t *testing.T) {
-	member := func(name, addr, rpcAddr, dc string) *api.AgentMember {
-		tags := map[string]string{"region": "global", "dc": dc, "port": "4647", "raft_vsn": "3", "build": "0.1.0"}
+	member := func(name, addr, rpcAddr, dc, region string) *api.AgentMember {
+		tags := map[string]string{"region": region, "dc": dc, "port": "4647", "raft_vsn": "3", "build": "0.1.0"}
 		if rpcAddr != "" {
 			tags["rpc_addr"] = rpcAddr
 		}
 		return &api.AgentMember{Name: name, Addr: addr, Port: 4648, Status: "alive", Tags: tags}
 	}
 	resp := &api.ServerMembers{ServerRegion: "global", Members: []*api.AgentMember{
-		member("s3.global", "10.0.0.3", "", "dc2"),
-		member("s2.global", "192.168.1.2", "10.0.0.2", "dc1"),
-		member("s1.global", "10.0.0.1", "", "dc1"),
+		member("s3.global", "10.0.0.3", "", "dc2", "global"),
+		member("s2.global", "192.168.1.2", "10.0.0.2", "dc1", "global"),
+		member("s1.global", "10.0.0.1", "", "dc1", "global"),
+		member("e2.europe", "10.1.0.2", "", "eu1", "europe"),
+		member("e1.europe", "10.1.0.1", "", "eu1", "europe"),
 	}}
 	api.SortAgentMembers(resp.Members)
-	lines := strings.Split(formatMembers(resp, "10.0.0.2:4647", false), "\n")
-	must.SliceLen(t, 4, lines)
-	var got [][]string
-	for _, l := range lines[1:] {
-		c := columns(l)
-		got = append(got, []string{c[0], c[4]})
+	marked := func(leaders map[string]string) [][]string {
+		lines := strings.Split(formatMembers(resp, leaders, false), "\n")
+		must.SliceLen(t, 6, lines)
+		var got [][]string
+		for _, l := range lines[1:] {
+			c := columns(l)
+			got = append(got, []string{c[0], c[4]})
+		}
+		return got
 	}
-	must.Eq(t, [][]string{{"s1.global", "false"}, {"s2.global", "true"}, {"s3.global", "false"}}, got)
-
-	lines = strings.Split(formatMembers(resp, "", false), "\n")
-	for _, l := range lines[1:] {
-		must.Eq(t, "false", columns(l)[4], must.Sprint("no leader, no member marked"))
-	}
+	must.Eq(t, [][]string{{"e1.europe", "false"}, {"e2.europe", "true"}, {"s1.global", "false"}, {"s2.global", "true"}, {"s3.global", "false"}},
+		marked(map[string]string{"global": "10.0.0.2:4647", "europe": "10.1.0.2:4647"}))
+	must.Eq(t, [][]string{{"e1.europe", "false"}, {"e2.europe", "false"}, {"s1.global", "false"}, {"s2.global", "true"}, {"s3.global", "false"}},
+		marked(map[string]string{"global": "10.0.0.2:4647", "europe": ""}), must.Sprint("a region without a leader marks none"))
 }
 
 // `operator raft list-peers` prints upstream's columns; -stale answers

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -210,6 +211,11 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 
 // Validate checks a job without registering it.
 func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValidateResponse) error {
+	// A job for a region the federation does not know is validated here,
+	// where the unknown region is one of the problems listed.
+	if handled, err := j.srv.forwardRegion("Job.Validate", args, reply); handled && !errors.Is(err, structs.ErrNoRegionPath) {
+		return err
+	}
 	if args.Job == nil {
 		return fmt.Errorf("%w: missing job", structs.ErrMissingField)
 	}

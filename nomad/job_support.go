@@ -43,7 +43,11 @@ func (s *Server) unsupported(job *structs.Job) []string {
 		out = append(out, fmt.Sprintf("job type %q is not supported yet (this server schedules %v)", job.Type, s.config.EnabledSchedulers))
 	}
 	if job.Region != s.config.Region {
-		out = append(out, fmt.Sprintf("no path to region %q: this cluster is region %q", job.Region, s.config.Region))
+		if len(s.serversOfRegion(job.Region)) > 0 {
+			out = append(out, fmt.Sprintf("job region %q is not the request's region %q: send it to region %q", job.Region, s.config.Region, job.Region))
+		} else {
+			out = append(out, fmt.Sprintf("no path to region %q: this server is of region %q, and no server of %q is known in the gossip pool", job.Region, s.config.Region, job.Region))
+		}
 	}
 	for _, tg := range job.TaskGroups {
 		where := fmt.Sprintf("group %q", tg.Name)

@@ -396,9 +396,13 @@ func (c *inmemCodec) WriteResponse(r *rpc.Response, body any) error {
 
 func (c *inmemCodec) Close() error { return nil }
 
-// forward sends a write (or consistent read) to the leader when this server
-// is not it. handled is true when the call was forwarded.
+// forward sends a request for another region to that region
+// (forwardRegion), and a write (or consistent read) to the leader when this
+// server is not it. handled is true when the call was forwarded.
 func (s *Server) forward(method string, args, reply any) (handled bool, err error) {
+	if handled, err := s.forwardRegion(method, args, reply); handled {
+		return true, err
+	}
 	leader, err := s.leaderForCall(structs.RequestContext(args))
 	if err != nil {
 		return true, err
@@ -457,6 +461,9 @@ func (s *Server) LeaderRPCAddr(ctx context.Context) (string, error) {
 // caller accepts a stale answer (AllowStale): then it is served from the
 // local state, which may lag the leader by LastContact.
 func (s *Server) forwardQuery(method string, opts *structs.QueryOptions, args, reply any) (handled bool, err error) {
+	if handled, err := s.forwardRegion(method, args, reply); handled {
+		return true, err
+	}
 	if opts.AllowStale || s.IsLeader() {
 		return false, nil
 	}

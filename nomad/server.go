@@ -58,6 +58,7 @@ type Server struct {
 	conns        map[net.Conn]struct{}
 	rpcAdvertise net.Addr
 	connPool     *pool.ConnPool
+	regionPools  regionPools
 	// stable tracks since when each server has been healthy (autopilot).
 	stable stableSince
 	// nodeConns are the sessions nodes opened to reach them behind NAT.
@@ -273,6 +274,7 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"Eval":        &Eval{srv: s, peer: peer},
 		"Plan":        &Plan{srv: s, peer: peer},
 		"Status":      &Status{srv: s, peer: peer},
+		"Region":      &Region{srv: s},
 		"NodeSession": &NodeSession{srv: s, peer: peer},
 		"Operator":    &Operator{srv: s},
 		"System":      &System{srv: s},
@@ -350,6 +352,7 @@ func (s *Server) Shutdown() error {
 	s.evalBroker.SetEnabled(false)
 	s.planQueue.SetEnabled(false)
 	s.connPool.Shutdown()
+	s.regionPools.shutdown()
 	s.waitGoroutines(shutdownWait)
 	s.fsm.State().Abandon()
 	s.fsm.Events().Close()

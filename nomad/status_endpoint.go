@@ -34,6 +34,9 @@ func (s *Status) Ping(args *structs.GenericRequest, reply *struct{}) error { ret
 // Peers returns the RPC addresses of the raft peers, as
 // GET /v1/status/peers does.
 func (s *Status) Peers(args *structs.GenericRequest, reply *[]string) error {
+	if handled, err := s.srv.forwardRegion("Status.Peers", args, reply); handled {
+		return err
+	}
 	cfg, _, err := s.srv.RaftConfiguration()
 	if err != nil {
 		return err

@@ -27,11 +27,16 @@ func (s *HTTPServer) statusLeader(w http.ResponseWriter, r *http.Request) (any, 
 	return leader, nil
 }
 
-// regions handles GET /v1/regions: the regions this agent knows, sorted,
-// as upstream lists them. Regions are not federated here: the agent's own
-// is the one there is.
+// regions handles GET /v1/regions: the regions of the servers' gossip pool
+// (every region federated with this agent's), sorted, as upstream lists them.
+// A client-only agent asks its servers.
 func (s *HTTPServer) regions(w http.ResponseWriter, r *http.Request) (any, error) {
-	return []string{s.agent.config.Region}, nil
+	var out []string
+	args := &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}
+	if err := s.call(r, "Region.List", args, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // agentSelf is the body of /v1/agent/self. Upstream's clients read the

@@ -31,6 +31,11 @@ var (
 	// ErrServerShutdown answers calls that reach a server while it stops;
 	// a client tries another server.
 	ErrServerShutdown = errors.New("server shutting down")
+	// ErrNoRegionPath answers a request for a region no server of the
+	// federation (serf's pool) is known in, or none of whose servers is
+	// alive.
+	//lint:ignore ST1005 upstream's text, seen by clients
+	ErrNoRegionPath = errors.New("No path to region")
 )
 
 // Refusals of a node RPC. Each is an ErrPermissionDenied, so the HTTP API
@@ -76,7 +81,7 @@ var sentinels = []error{
 	ErrVariableTooLarge, ErrVariableNotFound, ErrLockConflict, ErrUnknownRootKey,
 	ErrNotLeader, ErrUnknownJob, ErrUnknownNode, ErrUnknownAlloc, ErrUnknownEval, ErrUnknownDeployment,
 	ErrPermissionDenied, ErrNodeNotReady, ErrTokenMismatch, ErrMissingField, ErrInvalidRequest,
-	ErrUnknownPeer, ErrServerShutdown,
+	ErrUnknownPeer, ErrServerShutdown, ErrNoRegionPath,
 }
 
 // RPCError turns an error string received over RPC back into an error that

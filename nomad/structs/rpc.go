@@ -53,6 +53,10 @@ func (q QueryOptions) RequestNamespace() string {
 	return q.Namespace
 }
 
+// RequestRegion returns the region the request is for; "" means the
+// region of the server that receives it.
+func (q QueryOptions) RequestRegion() string { return q.Region }
+
 // QueryMeta is returned by read RPCs.
 type QueryMeta struct {
 	Index       uint64
@@ -80,6 +84,15 @@ func (w WriteRequest) RequestNamespace() string {
 		return DefaultNamespace
 	}
 	return w.Namespace
+}
+
+// RequestRegion returns the region the request is for; "" means the
+// region of the server that receives it.
+func (w WriteRequest) RequestRegion() string { return w.Region }
+
+// RegionRequest is a request that names the region it is for.
+type RegionRequest interface {
+	RequestRegion() string
 }
 
 // WriteMeta is returned by write RPCs.
