@@ -30,6 +30,7 @@ func (a *ACL) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.A
 	if err := a.enabled(); err != nil {
 		return err
 	}
+	a.srv.aclWriteRegion(&args.WriteRequest)
 	if done, err := a.srv.forward("ACL.Bootstrap", args, reply); done {
 		return err
 	}
@@ -65,6 +66,7 @@ func (a *ACL) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply *struct
 	if err := a.enabled(); err != nil {
 		return err
 	}
+	a.srv.aclWriteRegion(&args.WriteRequest)
 	if done, err := a.srv.forward("ACL.UpsertPolicies", args, reply); done {
 		return err
 	}
@@ -93,6 +95,7 @@ func (a *ACL) DeletePolicies(args *structs.ACLPolicyDeleteRequest, reply *struct
 	if err := a.enabled(); err != nil {
 		return err
 	}
+	a.srv.aclWriteRegion(&args.WriteRequest)
 	if done, err := a.srv.forward("ACL.DeletePolicies", args, reply); done {
 		return err
 	}
@@ -186,6 +189,13 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 	if err := a.enabled(); err != nil {
 		return err
 	}
+	global := make([]bool, 0, len(args.Tokens))
+	for _, t := range args.Tokens {
+		global = append(global, t != nil && t.Global)
+	}
+	if err := a.srv.tokenWriteRegion(&args.WriteRequest, global); err != nil {
+		return err
+	}
 	if done, err := a.srv.forward("ACL.UpsertTokens", args, reply); done {
 		return err
 	}
@@ -242,6 +252,9 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 // DeleteTokens deletes tokens by accessor ID; management only.
 func (a *ACL) DeleteTokens(args *structs.ACLTokenDeleteRequest, reply *structs.GenericResponse) error {
 	if err := a.enabled(); err != nil {
+		return err
+	}
+	if err := a.srv.tokenDeleteRegion(args); err != nil {
 		return err
 	}
 	if done, err := a.srv.forward("ACL.DeleteTokens", args, reply); done {

@@ -74,6 +74,13 @@ type Config struct {
 	// ACLEnabled makes every user-facing endpoint check the caller's ACL
 	// token (acl.enabled).
 	ACLEnabled bool
+	// AuthoritativeRegion is the region whose ACL policies and global
+	// tokens this region copies (server.authoritative_region); empty or
+	// this server's region: this region's ACLs are its own.
+	AuthoritativeRegion string
+	// ReplicationToken is the authoritative region's management token the
+	// copying is done with (acl.replication_token).
+	ReplicationToken string
 
 	// Dialer opens the server's outgoing connections (raft, forwarded
 	// RPCs); tests pass a faultable one.

@@ -124,6 +124,7 @@ func (s *Server) leaderDuties() []leaderDuty {
 		{name: "node_sessions", start: s.ledger.reset, run: s.runNodeSessions},
 		{name: "variable_locks", start: s.varLocks.enable, run: s.varLocks.run},
 		{name: "keyring_rekey", run: s.rekeyDuty},
+		{name: "acl_replication", run: s.replicateACLs},
 	}
 }
 

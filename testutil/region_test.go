@@ -119,3 +119,101 @@ func TestRegions_CutOffRegionKeepsWorking(t *testing.T) {
 	must.NoError(t, err)
 	must.NotNil(t, got)
 }
+
+// ACLs of federated regions: europe copies global's (authoritative)
+// policies and global tokens with its replication token, never global's
+// local tokens; policy and global-token writes made through europe land
+// in global and come back; a local token made through europe stays in
+// europe; a delete in global is copied too; and while cut off from global,
+// europe still honours the global tokens it holds.
+func TestRegions_ACLReplication(t *testing.T) {
+	global := testutil.StartServers(t, testutil.ServersConfig{N: 1, Server: func(_ int, c *nomad.Config) { c.ACLEnabled = true }})
+	g := global.Servers[0]
+	var boot structs.ACLTokenUpsertResponse
+	must.NoError(t, g.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{}, &boot))
+	mgmt := boot.Tokens[0].SecretID
+	wr := structs.WriteRequest{AuthToken: mgmt}
+	must.NoError(t, g.RPC("ACL.UpsertPolicies", &structs.ACLPolicyUpsertRequest{
+		Policies: []*structs.ACLPolicy{{Name: "readonly", Rules: `namespace "default" { policy = "read" }`}}, WriteRequest: wr,
+	}, &structs.GenericResponse{}))
+	var made structs.ACLTokenUpsertResponse
+	must.NoError(t, g.RPC("ACL.UpsertTokens", &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{
+		{Name: "everywhere", Type: structs.ACLClientToken, Policies: []string{"readonly"}, Global: true},
+		{Name: "global-only", Type: structs.ACLClientToken, Policies: []string{"readonly"}},
+	}, WriteRequest: wr}, &made))
+	everywhere, globalOnly := made.Tokens[0], made.Tokens[1]
+
+	europe := testutil.StartServers(t, testutil.ServersConfig{N: 1, Server: func(_ int, c *nomad.Config) {
+		c.Region, c.ACLEnabled, c.AuthoritativeRegion, c.ReplicationToken = "europe", true, "global", mgmt
+	}})
+	e := europe.Servers[0]
+	_, err := e.Join([]string{g.SerfAddr()})
+	must.NoError(t, err)
+
+	hasToken := func(s *nomad.Server, accessor string) bool {
+		tok, err := s.State().ACLTokenByAccessorID(nil, accessor)
+		must.NoError(t, err)
+		return tok != nil
+	}
+	hasPolicy := func(s *nomad.Server, name string) bool {
+		p, err := s.State().ACLPolicyByName(nil, name)
+		must.NoError(t, err)
+		return p != nil
+	}
+	copied := func(what string, cond func() bool) {
+		t.Helper()
+		wait.Poll(t, 15*time.Second, what, func() (bool, string) { return cond(), "not yet" })
+	}
+	copied("europe holds global's policy, bootstrap token and global token", func() bool {
+		return hasPolicy(e, "readonly") && hasToken(e, boot.Tokens[0].AccessorID) && hasToken(e, everywhere.AccessorID)
+	})
+	must.False(t, hasToken(e, globalOnly.AccessorID), must.Sprint("a local token of global is never copied"))
+	list := &structs.JobListRequest{QueryOptions: structs.QueryOptions{Namespace: "default", AuthToken: everywhere.SecretID}}
+	must.NoError(t, e.RPC("Job.List", list, &structs.JobListResponse{}), must.Sprint("a global token works in europe"))
+	list.AuthToken = globalOnly.SecretID
+	must.Error(t, e.RPC("Job.List", list, &structs.JobListResponse{}), must.Sprint("global's local token does not"))
+
+	// Writes through europe.
+	ewr := structs.WriteRequest{AuthToken: mgmt}
+	must.NoError(t, e.RPC("ACL.UpsertPolicies", &structs.ACLPolicyUpsertRequest{
+		Policies: []*structs.ACLPolicy{{Name: "writer", Rules: `namespace "default" { policy = "write" }`}}, WriteRequest: ewr,
+	}, &structs.GenericResponse{}))
+	must.True(t, hasPolicy(g, "writer"), must.Sprint("a policy written through europe is global's"))
+	copied("the policy written through europe copied back", func() bool { return hasPolicy(e, "writer") })
+	var viaEU structs.ACLTokenUpsertResponse
+	must.NoError(t, e.RPC("ACL.UpsertTokens", &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{
+		{Name: "made-in-eu", Type: structs.ACLClientToken, Policies: []string{"writer"}, Global: true},
+	}, WriteRequest: ewr}, &viaEU))
+	must.True(t, hasToken(g, viaEU.Tokens[0].AccessorID), must.Sprint("a global token made through europe is global's"))
+	copied("the global token made through europe copied back", func() bool { return hasToken(e, viaEU.Tokens[0].AccessorID) })
+	var local structs.ACLTokenUpsertResponse
+	must.NoError(t, e.RPC("ACL.UpsertTokens", &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{
+		{Name: "eu-only", Type: structs.ACLClientToken, Policies: []string{"writer"}},
+	}, WriteRequest: ewr}, &local))
+	must.True(t, hasToken(e, local.Tokens[0].AccessorID))
+	must.False(t, hasToken(g, local.Tokens[0].AccessorID), must.Sprint("a local token made through europe stays there"))
+	err = e.RPC("ACL.UpsertTokens", &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{
+		{Name: "a", Type: structs.ACLClientToken, Policies: []string{"writer"}, Global: true},
+		{Name: "b", Type: structs.ACLClientToken, Policies: []string{"writer"}},
+	}, WriteRequest: ewr}, &structs.ACLTokenUpsertResponse{})
+	must.ErrorIs(t, err, structs.ErrInvalidRequest)
+	must.ErrorContains(t, err, "global and local tokens cannot be written in one request")
+
+	// A delete in global is copied; a token deleted through europe is
+	// deleted in global.
+	must.NoError(t, g.RPC("ACL.DeleteTokens", &structs.ACLTokenDeleteRequest{AccessorIDs: []string{viaEU.Tokens[0].AccessorID}, WriteRequest: wr}, &structs.GenericResponse{}))
+	copied("a global token deleted in global gone from europe", func() bool { return !hasToken(e, viaEU.Tokens[0].AccessorID) })
+	must.NoError(t, g.RPC("ACL.DeletePolicies", &structs.ACLPolicyDeleteRequest{Names: []string{"writer"}, WriteRequest: wr}, &structs.GenericResponse{}))
+	copied("a policy deleted in global gone from europe", func() bool { return !hasPolicy(e, "writer") })
+
+	// Cut off from global, europe still honours the global token it holds.
+	europe.Net.Isolate(g.RPCAddr().String(), fault.Reset)
+	global.Net.Isolate(e.RPCAddr().String(), fault.Reset)
+	list.AuthToken = everywhere.SecretID
+	must.NoError(t, e.RPC("Job.List", list, &structs.JobListResponse{}), must.Sprint("a global token works in europe while it is cut off"))
+	err = e.RPC("ACL.UpsertPolicies", &structs.ACLPolicyUpsertRequest{
+		Policies: []*structs.ACLPolicy{{Name: "late", Rules: `namespace "default" { policy = "read" }`}}, WriteRequest: ewr,
+	}, &structs.GenericResponse{})
+	must.Error(t, err, must.Sprint("a policy write needs the authoritative region"))
+	must.False(t, hasPolicy(e, "late"))
+}

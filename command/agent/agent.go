@@ -275,6 +275,10 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	}
 	sc.SerfEncryptKey = key
 	sc.ACLEnabled = cfg.ACL != nil && cfg.ACL.Enabled
+	sc.AuthoritativeRegion = cfg.Server.AuthoritativeRegion
+	if cfg.ACL != nil {
+		sc.ReplicationToken = cfg.ACL.ReplicationToken
+	}
 	sc.StatsCollectionInterval = cfg.telemetry().CollectionInterval
 	return sc, nil
 }

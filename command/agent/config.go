@@ -157,6 +157,10 @@ type ServerConfig struct {
 	// EncryptKey is the base64 gossip key (server.encrypt, -encrypt). It
 	// is a secret: /v1/agent/self never shows it, as upstream's.
 	EncryptKey string `json:"-"`
+	// AuthoritativeRegion (server.authoritative_region) is the region whose
+	// ACL policies and global tokens every other region copies; empty or
+	// this agent's region: its own ACLs are authoritative.
+	AuthoritativeRegion string
 }
 
 // AutopilotConfig is the `autopilot` block: the servers' autopilot
@@ -265,6 +269,10 @@ func (o *SearchConfig) merge(c *SearchConfig) *SearchConfig {
 // must agree.
 type ACLConfig struct {
 	Enabled bool
+	// ReplicationToken (acl.replication_token) is the management token of
+	// the authoritative region the servers of another region copy its
+	// policies and global tokens with; never shown by /v1/agent/self.
+	ReplicationToken string `json:"-"`
 }
 
 // TLSConfig is the `tls` block: mutual TLS for RPC and raft, HTTPS for the
@@ -549,6 +557,7 @@ func (c *Config) Merge(b *Config) *Config {
 	out.Telemetry.merge(b.Telemetry)
 	if b.ACL != nil {
 		setBool(&out.ACL.Enabled, b.ACL.Enabled)
+		setString(&out.ACL.ReplicationToken, b.ACL.ReplicationToken)
 	}
 	for _, p := range b.Plugins {
 		out.mergePlugin(p)
@@ -586,6 +595,7 @@ func (o *ServerConfig) merge(s *ServerConfig) {
 	setDuration(&o.JobGCThreshold, s.JobGCThreshold)
 	setDuration(&o.DeploymentGCThreshold, s.DeploymentGCThreshold)
 	setString(&o.EncryptKey, s.EncryptKey)
+	setString(&o.AuthoritativeRegion, s.AuthoritativeRegion)
 	o.Search = o.Search.merge(s.Search)
 }
 
@@ -780,6 +790,9 @@ func (c *Config) Validate() error {
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if !c.Server.Enabled && !c.Client.Enabled {
 		add("must enable the server or the client (server { enabled = true }, client { enabled = true }, -server, -client or -dev)")
+	}
+	if a := c.Server.AuthoritativeRegion; c.Server.Enabled && c.ACL != nil && c.ACL.Enabled && a != "" && a != c.Region && c.ACL.ReplicationToken == "" {
+		add("acl.replication_token is required: this server's region %q copies its ACLs from server.authoritative_region %q, with a management token of that region", c.Region, a)
 	}
 	if !slices.Contains(validLogLevels, strings.ToUpper(c.LogLevel)) {
 		add("invalid log level %q: must be one of %s", c.LogLevel, strings.Join(validLogLevels, ", "))

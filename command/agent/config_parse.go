@@ -349,8 +349,9 @@ func (d *configDecoder) root(body hcl.Body) *Config {
 	}
 	if blk := b.sub("acl"); blk != nil {
 		c.ACL = &ACLConfig{}
-		ab := d.open(blk.Body, "acl.", bodySpec{attrs: []string{"enabled"}, unsupported: unsupportedACL})
+		ab := d.open(blk.Body, "acl.", bodySpec{attrs: []string{"enabled", "replication_token"}, unsupported: unsupportedACL})
 		ab.boolean("enabled", &c.ACL.Enabled)
+		ab.str("replication_token", &c.ACL.ReplicationToken)
 	}
 	if blk := b.sub("vault"); blk != nil {
 		d.vault(blk.Body)
@@ -393,7 +394,7 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 			"max_heartbeats_per_second", "failover_heartbeat_ttl", "num_schedulers",
 			"raft_protocol", "raft_multiplier",
 			"node_gc_threshold", "eval_gc_threshold", "job_gc_threshold", "deployment_gc_threshold", "encrypt",
-			"event_buffer_size", "job_max_count",
+			"authoritative_region", "event_buffer_size", "job_max_count",
 			"raft_snapshot_threshold", "raft_snapshot_interval", "raft_trailing_logs",
 		}, joinKeys),
 		blocks:      []hcl.BlockHeaderSchema{{Type: "server_join"}, {Type: "search"}, {Type: "client_introduction"}},
@@ -425,6 +426,7 @@ func (d *configDecoder) server(body hcl.Body) *ServerConfig {
 	b.duration("eval_gc_threshold", &s.EvalGCThreshold)
 	b.duration("job_gc_threshold", &s.JobGCThreshold)
 	b.duration("deployment_gc_threshold", &s.DeploymentGCThreshold)
+	b.str("authoritative_region", &s.AuthoritativeRegion)
 	if b.str("encrypt", &s.EncryptKey) {
 		if _, err := s.encryptKey(); err != nil {
 			d.errorf(b.attr("encrypt").Expr.Range(), "%v", err)

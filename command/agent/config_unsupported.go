@@ -44,7 +44,6 @@ const vaultHint = "there is no Vault integration; only vault { enabled = false }
 
 var unsupportedServer = map[string]string{
 	"acl_token_gc_threshold":        "",
-	"authoritative_region":          "there is one region: ACLs are not replicated",
 	"batch_eval_gc_threshold":       "",
 	"csi_plugin_gc_threshold":       "",
 	"csi_volume_claim_gc_interval":  "",
@@ -82,7 +81,6 @@ var unsupportedACL = map[string]string{
 	"token_ttl":                "tokens are read from the servers' state on every request",
 	"policy_ttl":               "policies are read from the servers' state on every request",
 	"role_ttl":                 "there are no ACL roles",
-	"replication_token":        "there is one region: ACLs are not replicated",
 	"token_min_expiration_ttl": "token expirations are bounded by upstream's defaults, 1m to 24h",
 	"token_max_expiration_ttl": "token expirations are bounded by upstream's defaults, 1m to 24h",
 }
