@@ -90,6 +90,7 @@ func TestRegions_Federated(t *testing.T) {
 	})
 	out, code := g.Nomad("server", "members")
 	must.Eq(t, 0, code, must.Sprint(out))
+	t.Logf("server members:\n%s", out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	must.Len(t, 7, lines, must.Sprint(out))
 	leaders := map[string]int{}
