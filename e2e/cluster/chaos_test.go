@@ -88,6 +88,16 @@ type chaos struct {
 	// terminal is whether each allocation was when last listed.
 	collects bool
 	terminal map[string]bool
+	// clocked are the clients with a fault clock (chaos_clock_test.go),
+	// their steps drawn from clockRng; roundTouched names what this
+	// round's faults hit besides clocks (a client cut or restarted,
+	// chaosTouched for the servers), roundStepped the clients whose clock
+	// it stepped, and roundStart is when it began.
+	clocked      []*harness.Agent
+	clockRng     *rand.Rand
+	roundTouched map[string]bool
+	roundStepped map[string]bool
+	roundStart   time.Time
 }
 
 // collected says whether an allocation missing from the state may have
@@ -111,7 +121,8 @@ func (c *chaos) logf(kind, format string, args ...any) {
 // partition, a one-way drop between servers, the leader paused (SIGSTOP)
 // past the election timeout and resumed, a server killed with SIGKILL, one
 // killed the moment it starts writing a raft snapshot, a follower whose
-// disk is full (chaos_disk_test.go).
+// disk is full (chaos_disk_test.go), a client's wall clock stepped forward
+// or back by minutes or back to the servers' (chaos_clock_test.go).
 // Through every round, faults and all, workers (chaos_workers_test.go) call
 // random servers: job registers (with and without check-index), scales,
 // stops, allocation stops, node drains and eligibility, variable CAS
@@ -125,7 +136,9 @@ func (c *chaos) logf(kind, format string, args ...any) {
 // running per group (one per node for the system job); nothing unknown;
 // no task of a running allocation restarted or given a new process; no
 // allocation missing from the state; no evaluation pending past its time;
-// every server answering with one leader; no agent panicked. On a failure
+// every server answering with one leader; no agent panicked; every task
+// time the servers record on their clock; a client whose only fault in
+// the round was its clock missed no heartbeat. On a failure
 // it prints the seed, the event log and the cluster's state.
 func TestChaos(t *testing.T) {
 	if *chaosDuration == 0 {
@@ -134,6 +147,7 @@ func TestChaos(t *testing.T) {
 	seed := pickSeed(*chaosSeed)
 	t.Logf("chaos seed %d, duration %v (run again with -chaos.seed=%d)", seed, *chaosDuration, seed)
 	c := newChaos(t, seed, chaosRaftSettings)
+	c.useFaultClocks()
 	c.mountSmallDisk()
 	c.nc.startAll()
 	c.registerJobs()
@@ -141,9 +155,11 @@ func TestChaos(t *testing.T) {
 	end := time.Now().Add(*chaosDuration)
 	for time.Now().Before(end) {
 		c.rounds++
+		c.startRound()
 		c.w.start()
 		c.round()
 		c.settle()
+		c.checkClockRound()
 	}
 	c.checkHistory()
 	t.Logf("chaos seed %d: %d rounds, events %v", seed, c.rounds, c.counts)
@@ -174,6 +190,8 @@ func newChaos(t *testing.T, seed uint64, serverSettings string) *chaos {
 		t: t, nc: nc, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6e6f6d6164)),
 		jobs: chaosJobs(), cuts: map[string]func(){}, down: map[*harness.Agent]bool{},
 		counts: map[string]int{}, pids: map[string]int{}, seen: map[string]bool{}, terminal: map[string]bool{},
+		roundTouched: map[string]bool{}, roundStepped: map[string]bool{},
+		clockRng: rand.New(rand.NewPCG(seed, 0x636c6f636b)),
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -223,7 +241,14 @@ func (c *chaos) round() {
 }
 
 func (c *chaos) fault() {
-	switch k := c.rng.IntN(18); {
+	c.maybeStepClock()
+	k := c.rng.IntN(18)
+	if k >= 6 && k != 8 && k != 9 {
+		// A fault of the servers': a node's heartbeat missed in this
+		// round may be theirs (checkClockRound).
+		c.roundTouched[chaosTouched] = true
+	}
+	switch {
 	case k < 4:
 		c.cutOne()
 	case k < 6:
@@ -267,6 +292,7 @@ func (c *chaos) cutOne() {
 	name := free[c.rng.IntN(len(free))]
 	mode := []harness.Fault{harness.LinkDown, harness.SilentDrop}[c.rng.IntN(2)]
 	c.cuts[name] = c.nc.fab.Apply(name, mode)
+	c.roundTouched[name] = true
 	c.logf("cut", "%s (%s)", name, mode.Name)
 }
 
@@ -331,6 +357,7 @@ func (c *chaos) restartServer() {
 
 func (c *chaos) restartClient() {
 	cl := c.nc.clients[c.rng.IntN(len(c.nc.clients))]
+	c.roundTouched[cl.Name] = true
 	cl.Kill9()
 	time.Sleep(time.Duration(500+c.rng.IntN(2500)) * time.Millisecond) // the agent's downtime
 	cl.Start()
@@ -394,6 +421,7 @@ func (c *chaos) check() error {
 	if err != nil {
 		return err
 	}
+	c.checkTaskTimes(all)
 	have := map[string]string{}
 	for _, a := range all {
 		have[a.ID] = a.DesiredStatus

@@ -32,8 +32,10 @@ type Timer interface {
 }
 
 // Real returns the clock backed by the time package. Under testing/synctest
-// it follows the bubble's fake time.
-func Real() Clock { return realClock{} }
+// it follows the bubble's fake time. A binary built with the faultclock tag
+// may shift its wall readings instead (fault_on.go); the production binary
+// has no such code.
+func Real() Clock { return withFault(realClock{}) }
 
 type realClock struct{}
 

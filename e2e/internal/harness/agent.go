@@ -52,6 +52,9 @@ type AgentConfig struct {
 	// Bin, when set, is another agent binary to run instead of ours
 	// (the upstream agent of a compatibility test; see foreign.go).
 	Bin string
+	// FaultClock runs ours built with the faultclock tag (FaultClockBin),
+	// its wall clock stepped by SetClockOffset.
+	FaultClock bool
 }
 
 // Agents are one test's agent processes. Its cleanup, registered by
@@ -109,6 +112,9 @@ func (ags *Agents) Add(cfg AgentConfig) *Agent {
 		netOnly: cfg.NetOnly,
 		program: cfg.Program,
 		bin:     cfg.Bin,
+	}
+	if cfg.FaultClock {
+		a.UseFaultClock()
 	}
 	if a.IP == "" {
 		a.IP = "127.0.0.1"
@@ -230,11 +236,16 @@ type Agent struct {
 	program string
 	starts  int
 	bin     string // "" runs ours
+	// faultBin is ours with the faultclock tag, clockFile its offset
+	// file; both "" for an agent without FaultClock.
+	faultBin, clockFile string
 
 	// mu guards cur and client: watchers in other goroutines ask whether
 	// the agent runs while the test restarts it.
 	mu  sync.Mutex
 	cur *run
+	// clockOffset is what SetClockOffset last wrote.
+	clockOffset time.Duration
 	// client is made once: a client per call would leave its idle
 	// keep-alive connections open until the agent's per-IP limit refuses
 	// the test (limits.http_max_conns_per_client).
@@ -292,6 +303,7 @@ func (a *Agent) Start() {
 	}
 	r := &run{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
+	r.cmd.Env = a.env()
 	must.NoError(a.t, r.cmd.Start())
 	go func() {
 		_ = r.cmd.Wait()

@@ -1,5 +1,7 @@
 // Package harness is what every end-to-end suite under e2e/ stands on: the
-// real binary, built once per test binary by Main; agents as separate
+// real binary, built once per test binary by Main (and, for an agent
+// whose wall clock a test steps, once more with the faultclock tag:
+// FaultClockBin, Agent.SetClockOffset); agents as separate
 // processes (Agents, Agent) that a test starts, stops, kills and starts
 // again, whose logs are kept when it fails, and beside them programs that
 // are not ours (AgentConfig.Program, the reference binaries by Tool, such

@@ -31,11 +31,14 @@ consul {
 }
 `
 
-// binary is what the agent runs: its own Bin, or the nomad binary Main
-// built.
+// binary is what the agent runs: its own Bin, ours with the faultclock
+// tag, or the nomad binary Main built.
 func (a *Agent) binary() string {
-	if a.bin != "" {
+	switch {
+	case a.bin != "":
 		return a.bin
+	case a.faultBin != "":
+		return a.faultBin
 	}
 	return bin
 }
