@@ -219,8 +219,8 @@ func (c *Client) applyAllocs(allocs []*structs.Allocation) error {
 		c.allocs[a.ID] = ar
 		go c.runAlloc(ar)
 	}
-	if len(c.allocs) > c.cfg.GC.MaxAllocs {
-		signal(c.gcKick)
+	if len(c.allocs) > c.cfg.GC.MaxAllocs && c.gc != nil {
+		c.gc.kick()
 	}
 	return nil
 }

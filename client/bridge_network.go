@@ -29,6 +29,10 @@ type BridgeNetworkConfig struct {
 	NetnsDir string
 }
 
+// errSimulatedHost is why bridge mode is unavailable to a node whose host
+// is not probed (Config.HostFingerprint: the simulator's nodes).
+var errSimulatedHost = errors.New("a simulated node has no host network for namespaces")
+
 // errNeedsRoot is why bridge mode is unavailable to an unprivileged agent.
 var errNeedsRoot = errors.New("the agent must run as root to create network namespaces")
 

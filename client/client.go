@@ -75,9 +75,8 @@ type Client struct {
 	// the client started: its first allocation sync (see serversHeard).
 	contacted     chan struct{}
 	contactedOnce sync.Once
-	// hbToPersist holds the newest heartbeat not yet written (see
-	// persistHeartbeats).
-	hbToPersist chan state.Heartbeat
+	// hbWriter writes the heartbeats persistHeartbeat hands it.
+	hbWriter heartbeatWriter
 
 	readyCh     chan struct{}
 	readyOnce   sync.Once
@@ -87,8 +86,9 @@ type Client struct {
 	// watchFromScratch set it starts from index 0.
 	watchKick        chan struct{}
 	watchFromScratch atomic.Bool
-	// gcKick runs the garbage collector now (see collectGarbage).
-	gcKick chan struct{}
+	// gc runs the garbage collector periodically; its kick runs it now
+	// (see collectGarbagePeriodically). Set before the allocation watch.
+	gc *periodicRun
 
 	allocMu sync.RWMutex
 	allocs  map[string]*allocrunner.AllocRunner
@@ -132,11 +132,9 @@ func NewClient(cfg *Config) (*Client, error) {
 		nodeChanged: make(chan struct{}, 1),
 		beatNow:     make(chan struct{}, 1),
 		watchKick:   make(chan struct{}, 1),
-		gcKick:      make(chan struct{}, 1),
 		allocs:      make(map[string]*allocrunner.AllocRunner),
 		finished:    make(map[string]uint64),
 		contacted:   make(chan struct{}),
-		hbToPersist: make(chan state.Heartbeat, 1),
 		hostStats:   &hostStatsReader{src: defaultStatsSources, allocDir: conf.AllocDir},
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -174,7 +172,11 @@ func NewClient(cfg *Config) (*Client, error) {
 	if c.artifacts, err = newArtifactGetter(&conf, c); err != nil {
 		return fail(err)
 	}
-	if err := c.setupBridgeNetwork(); err != nil {
+	if conf.HostFingerprint != nil {
+		// A node whose host is not probed (the simulator's) has no host
+		// network to make namespaces on either.
+		c.bridgeUnavailable = errSimulatedHost
+	} else if err := c.setupBridgeNetwork(); err != nil {
 		return fail(err)
 	}
 	if err := c.setupNode(); err != nil {
@@ -186,16 +188,15 @@ func NewClient(cfg *Config) (*Client, error) {
 	}
 	c.reapBridgeNetworks()
 
-	c.startLoop(c.persistHeartbeats)
+	c.collectGarbagePeriodically()
 	c.startLoop(c.registerAndHeartbeat)
 	c.startLoop(c.keepSession)
 	c.startLoop(c.watchAllocations)
 	c.startLoop(func() { c.updater.run(c.shutdownCh) })
-	c.startLoop(c.fingerprintDriversPeriodically)
-	c.startLoop(c.stopWhenCutOff)
-	c.startLoop(c.rebalanceServersPeriodically)
+	c.fingerprintDriversPeriodically()
+	c.stopWhenCutOff()
+	c.rebalanceServersPeriodically()
 	c.startLoop(c.publishStats)
-	c.startLoop(c.collectGarbagePeriodically)
 	c.logger.Info("client started", "node_id", c.NodeID(), "restored_allocs", c.NumAllocs())
 	return c, nil
 }
@@ -304,7 +305,9 @@ func (c *Client) setupNode() error {
 	c.cfg.Resources.apply(node)
 	node.NodeResources.NodeNetworks = fingerprintHostNetworks(c.cfg.HostNetworks, node.Attributes[structs.NodeAttrNetworkIP], c.cfg.NetworkInterface, c.logger)
 	node.NodeResources.NodeNetworks = append(node.NodeResources.NodeNetworks, c.namespaceNetworks()...)
-	fingerprintCNIPlugins(node.Attributes, c.cfg.Bridge)
+	if c.cfg.HostFingerprint == nil {
+		fingerprintCNIPlugins(node.Attributes, c.cfg.Bridge)
+	}
 	node.Attributes["nomad.version"] = c.cfg.Version
 	if c.cfg.HTTPAddr != "" {
 		node.Attributes["nomad.advertise.address"] = c.cfg.HTTPAddr
@@ -546,6 +549,7 @@ func (c *Client) stop(destroy bool) error {
 		c.logger.Info("client shutting down", "destroy", destroy)
 		c.cancel()
 		c.wg.Wait()
+		c.flushHeartbeat()
 		c.destroyWG.Wait()
 
 		c.allocMu.Lock()

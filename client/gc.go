@@ -113,20 +113,12 @@ func (c *Client) CollectAllocation(allocID string) error {
 }
 
 // collectGarbagePeriodically runs the collector every interval, and at
-// once when new allocations push the node over MaxAllocs.
+// once when new allocations push the node over MaxAllocs (c.gc.kick).
 func (c *Client) collectGarbagePeriodically() {
-	t := c.clock.NewTimer(c.cfg.GC.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C():
-			t.Reset(c.cfg.GC.Interval)
-		case <-c.gcKick:
-		case <-c.shutdownCh:
-			return
-		}
+	c.gc = c.periodic(c.cfg.GC.Interval, func() time.Duration {
 		c.collectGarbage()
-	}
+		return c.cfg.GC.Interval
+	})
 }
 
 // collectGarbage destroys terminal allocations, oldest first: as many as

@@ -89,9 +89,13 @@ func (c *Client) register() error {
 	node.Status = structs.NodeStatusInit
 	req := &structs.NodeRegisterRequest{Node: node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region, AuthToken: c.introToken()}}
 	var resp structs.NodeUpdateResponse
+	sent := c.clock.Now()
 	if err := c.rpc(methodNodeRegister, req, &resp); err != nil {
 		return err
 	}
+	// A client (re)started with its clock off takes the servers' time from
+	// its registration, not only from its first heartbeat after it.
+	c.serverClock.observe(sent, resp.ServerTime)
 	c.heartbeatOK(&resp)
 	c.logger.Info("node registered", "node_id", node.ID, "heartbeat_ttl", resp.HeartbeatTTL)
 	c.settle()
@@ -270,9 +274,11 @@ func (c *Client) rebalanceServersPeriodically() {
 	if !ok {
 		return
 	}
-	for c.sleep(serverRebalanceInterval + jitter(serverRebalanceInterval/2)) {
+	interval := func() time.Duration { return serverRebalanceInterval + jitter(serverRebalanceInterval/2) }
+	c.periodic(interval(), func() time.Duration {
 		m.Rebalance()
-	}
+		return interval()
+	})
 }
 
 // fingerprintDriversPeriodically re-asks the drivers whether they are
@@ -285,7 +291,7 @@ func (c *Client) rebalanceServersPeriodically() {
 // not answer), and the heartbeat and every other reader of the node must
 // not wait on it.
 func (c *Client) fingerprintDriversPeriodically() {
-	for c.sleep(driverFingerprintInterval) {
+	c.periodic(driverFingerprintInterval, func() time.Duration {
 		names := slices.Sorted(maps.Keys(c.drivers))
 		fps := make([]*drivers.Fingerprint, len(names))
 		for i, name := range names {
@@ -304,5 +310,6 @@ func (c *Client) fingerprintDriversPeriodically() {
 			c.logger.Info("driver health changed; updating the node")
 			signal(c.nodeChanged)
 		}
-	}
+		return driverFingerprintInterval
+	})
 }

@@ -27,11 +27,7 @@ const stopCheckInterval = time.Second
 // docs/concepts/disconnected-clients.md says (see timeAlone); when that
 // time is unknown it counts from its own start.
 func (c *Client) stopWhenCutOff() {
-	for {
-		if !c.sleep(c.stopCutOffAllocs(c.clock.Now())) {
-			return
-		}
-	}
+	c.periodic(0, func() time.Duration { return c.stopCutOffAllocs(c.clock.Now()) })
 }
 
 // stopCutOffAllocs stops the allocations whose limit has passed at now and

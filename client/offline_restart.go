@@ -1,6 +1,7 @@
 package client
 
 import (
+	"sync"
 	"time"
 
 	"github.com/nomad-edge/nomad/client/state"
@@ -53,41 +54,75 @@ func (c *Client) heartbeatRecord(now time.Time) state.Heartbeat {
 	return hb
 }
 
-// persistHeartbeat hands the heartbeat at now to persistHeartbeats, which
-// stores it for the next client process. Only the newest waiting one is
-// kept. It is called from the registration and heartbeat loop only, the
-// one sender, so the replacement below cannot race another.
+// persistHeartbeat hands the heartbeat at now to the client's heartbeat
+// writer, which stores it for the next client process in the background: a
+// write (an fsync on a slow SD card) must not delay what follows a
+// heartbeat, such as the push after an outage. Only the newest waiting one
+// is kept. A writer goroutine runs only while there is one to write.
 func (c *Client) persistHeartbeat(now time.Time) {
 	hb := c.heartbeatRecord(now)
-	select {
-	case <-c.hbToPersist: // superseded
-	default:
+	w := &c.hbWriter
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending = &hb
+	if w.running || w.closed {
+		return // the running writer, or flushHeartbeat, writes it
 	}
-	c.hbToPersist <- hb
+	w.running = true
+	w.wg.Add(1)
+	go c.writeHeartbeats()
 }
 
-// persistHeartbeats writes the heartbeats persistHeartbeat hands it, in
-// the background: a write (an fsync on a slow SD card) must not delay what
-// follows a heartbeat, such as the push after an outage. At shutdown it
-// writes the last one still waiting; the database closes after the loops.
-func (c *Client) persistHeartbeats() {
-	write := func(hb state.Heartbeat) {
-		if err := c.db.PutHeartbeat(hb); err != nil {
-			c.logger.Warn("failed to persist the last heartbeat", "error", err)
-		}
-	}
+// heartbeatWriter is the state of persistHeartbeat's writer.
+type heartbeatWriter struct {
+	mu sync.Mutex
+	// pending is the newest heartbeat not yet written; running is set
+	// while a writer goroutine runs; closed once the client stops. All
+	// guarded by mu.
+	pending *state.Heartbeat
+	running bool
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+func (c *Client) writeHeartbeats() {
+	w := &c.hbWriter
+	defer w.wg.Done()
 	for {
-		select {
-		case hb := <-c.hbToPersist:
-			write(hb)
-		case <-c.shutdownCh:
-			select {
-			case hb := <-c.hbToPersist:
-				write(hb)
-			default:
-			}
+		w.mu.Lock()
+		hb := w.pending
+		if hb == nil || w.closed {
+			w.running = false
+			w.mu.Unlock()
 			return
 		}
+		w.pending = nil
+		w.mu.Unlock()
+		c.writeHeartbeat(*hb)
+	}
+}
+
+func (c *Client) writeHeartbeat(hb state.Heartbeat) {
+	if err := c.db.PutHeartbeat(hb); err != nil {
+		c.logger.Warn("failed to persist the last heartbeat", "error", err)
+	}
+}
+
+// flushHeartbeat, at shutdown once the loops have ended, waits for the
+// writer and writes the last heartbeat still waiting; the database closes
+// after it.
+func (c *Client) flushHeartbeat() {
+	w := &c.hbWriter
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.wg.Wait()
+	w.mu.Lock()
+	hb := w.pending
+	w.pending = nil
+	w.mu.Unlock()
+	if hb != nil {
+		c.writeHeartbeat(*hb)
 	}
 }
 

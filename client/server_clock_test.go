@@ -2,10 +2,12 @@ package client
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/client/clienttest"
 	"github.com/nomad-edge/nomad/helper/clock/clocktest"
 )
 
@@ -34,4 +36,24 @@ func TestServerClock(t *testing.T) {
 
 	c.observe(local.Now(), 0)
 	must.Eq(t, local.Now(), c.Now(), must.Sprint("a server that does not say changes nothing"))
+}
+
+// A client takes the servers' time from its registration's answer, before
+// any heartbeat is answered: one restarted with its clock off reports its
+// first task times on the servers' clock too. The heartbeat here is never
+// answered (its commit is held an hour), so only the registration can have
+// told the client.
+func TestClient_RegistrationTakesTheServersTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := clienttest.NewFakeServer()
+		defer srv.Close()
+		srv.SetServerClockAhead(10 * time.Minute)
+		srv.SetHeartbeatCommitDelay(time.Hour)
+		c := newTestClient(t, srv, testClientOpts{})
+		defer c.Destroy()
+		synctest.Wait()
+		must.Eq(t, 1, srv.Registrations())
+		ahead := time.Until(c.serverClock.Now())
+		must.True(t, ahead > 9*time.Minute && ahead < 11*time.Minute, must.Sprint("the client's server clock is ", ahead, " ahead"))
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -164,6 +165,9 @@ func (c *OperatorSimCommand) runSim(f simFlags, scenario bool, spread time.Durat
 		defer os.RemoveAll(dir)
 		f.dataDir = dir
 	}
+	// Both readings follow a collection, so that what is compared is the
+	// live heap, not how far the collector let garbage pile up.
+	runtime.GC()
 	base := sim.ReadMemory()
 	start := time.Now()
 	fleet, err := sim.Start(sim.Config{
@@ -194,12 +198,13 @@ func (c *OperatorSimCommand) runSim(f simFlags, scenario bool, spread time.Durat
 	case <-sigCh:
 		return nil
 	}
+	runtime.GC()
 	mem := sim.ReadMemory()
 	var perNode uint64
 	if used, before := mem.HeapInuse+mem.StackInuse, base.HeapInuse+base.StackInuse; used > before {
 		perNode = (used - before) / uint64(f.count)
 	}
-	c.Ui.Output(fmt.Sprintf("==> %d nodes ready after %v; %d bytes of heap and stack per node, %d goroutines",
+	c.Ui.Output(fmt.Sprintf("==> %d nodes ready after %v; %d bytes of live heap and stack per node, %d goroutines",
 		f.count, time.Since(start).Round(time.Millisecond), perNode, mem.Goroutines))
 
 	var silenceAt <-chan time.Time

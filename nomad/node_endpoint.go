@@ -24,6 +24,7 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if done, err := n.srv.forward("Node.Register", args, reply); done {
 		return err
 	}
+	reply.ServerTime = n.srv.clock.Now().UnixNano()
 	node := args.Node
 	if node == nil || node.ID == "" {
 		return fmt.Errorf("%w: missing node ID for client registration", structs.ErrMissingField)

@@ -109,7 +109,7 @@ heartbeat() {
   local s; s=$(sim_status)
   jq -cn --argjson s "$s" --arg n "$n" \
     --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" --arg rss "$(rss_mib "$pid")" \
-    --arg raft "$((idx1 - idx0))" --arg same "$same" --arg mem "$(grep -o '[0-9]* bytes of heap and stack per node' "$SIM_WORK/sim.out")" \
+    --arg raft "$((idx1 - idx0))" --arg same "$same" --arg mem "$(grep -o '[0-9]* bytes of live heap and stack per node' "$SIM_WORK/sim.out")" \
     '{mode: "heartbeat", nodes: ($n|tonumber), leader_cpu_pct: ($cpu|tonumber|.*10|round/10), leader_rss_mib: ($rss|tonumber),
       heartbeats: $s.Heartbeat.Count, hb_p50_ms: ($s.Heartbeat.P50/1e6*100|round/100), hb_p99_ms: ($s.Heartbeat.P99/1e6*100|round/100),
       raft_entries_in_window: ($raft|tonumber), same_leader: ($same == "true"), sim: $mem, sim_goroutines: $s.Memory.Goroutines}'

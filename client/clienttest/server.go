@@ -61,6 +61,9 @@ type FakeServer struct {
 	// commitDelay is how long a heartbeat waits before its status
 	// change is applied (see SetHeartbeatCommitDelay).
 	commitDelay time.Duration
+	// serverAhead is how far the fake server's clock runs ahead of the
+	// client's (see SetServerClockAhead).
+	serverAhead time.Duration
 
 	registrations int
 	heartbeats    map[string][]time.Time
@@ -128,6 +131,15 @@ func (s *FakeServer) SetHeartbeatCommitDelay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.commitDelay = d
+}
+
+// SetServerClockAhead makes the server's time in its answers to
+// Node.Register and Node.UpdateStatus (ServerTime) run d ahead of the time
+// package's, as a server whose clock differs from the client's.
+func (s *FakeServer) SetServerClockAhead(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.serverAhead = d
 }
 
 // SetError makes every call of method fail with err; nil heals it.
@@ -247,6 +259,7 @@ func (s *FakeServer) register(args *structs.NodeRegisterRequest, reply *structs.
 	s.armLocked(n.ID, s.ttl+s.grace)
 	reply.Index = s.bumpLocked()
 	reply.HeartbeatTTL = s.ttl
+	reply.ServerTime = time.Now().Add(s.serverAhead).UnixNano()
 	return nil
 }
 
@@ -374,6 +387,7 @@ func (s *FakeServer) updateStatus(ctx context.Context, args *structs.NodeUpdateS
 	}
 	reply.Index = s.index
 	reply.HeartbeatTTL = s.ttl
+	reply.ServerTime = time.Now().Add(s.serverAhead).UnixNano()
 	return nil
 }
 
