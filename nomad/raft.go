@@ -148,7 +148,7 @@ func openRaftStores(dir string, dev bool, logger hclog.Logger) (*raftStores, err
 		store.Close()
 		return nil, fmt.Errorf("raft log cache: %w", err)
 	}
-	stable := &closingStable{store: store}
+	stable := &closingStable{store: store, logger: logger.Named("stable")}
 	closeAll := func() error {
 		stable.close()
 		return store.Close()
