@@ -161,6 +161,10 @@ type Config struct {
 	// gauges (telemetry.collection_interval); 0, the default outside an
 	// agent, publishes none.
 	StatsCollectionInterval time.Duration
+	// GaugeRefreshInterval is how long the leader may go without emitting
+	// again a gauge whose value has not changed; 0 emits every gauge at
+	// every collection. The agent sets it from its sinks (gaugeRefresh).
+	GaugeRefreshInterval time.Duration
 
 	// Clock is the source of time for timers and stamps; tests inject a
 	// fake or run under testing/synctest.

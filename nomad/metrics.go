@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"strings"
+	"time"
 
 	metrics "github.com/hashicorp/go-metrics"
 
@@ -58,6 +59,7 @@ func (s *Server) publishGauges(stopCh <-chan struct{}) {
 		return
 	}
 	p := newGaugePublisher()
+	p.refresh, p.now = s.config.GaugeRefreshInterval, s.clock.Now
 	for clock.Sleep(s.clock, interval, stopCh) {
 		g, err := s.leaderGauges()
 		if err != nil {
@@ -110,10 +112,12 @@ func (h *heartbeater) count() int {
 	return len(h.timers)
 }
 
-// series is one labelled value of a gauge.
+// series is one labelled value of a gauge, and when the publisher last
+// emitted it.
 type series struct {
 	labels []metrics.Label
 	value  float32
+	sent   time.Time
 }
 
 // gaugeFamilies are the leader's gauges by name, each a set of series by
@@ -260,14 +264,24 @@ func collectUnknownCapacity(st *state.StateStore, n *structs.Node, g gaugeFamili
 // a series gone since (a node that reconnected, a purged job) is set to
 // zero once, so a sink that keeps last values (Prometheus, until its
 // expiry) does not go on reporting it as current.
+//
+// A series whose value has not changed is emitted again only once refresh
+// has passed since it last was (refresh 0: at every publish). Every job
+// has seven summary series, so a leader of thousands of jobs emitted tens
+// of thousands of unchanged values each second (a tenth of its CPU under
+// a stream of registrations, benchmarks.md "Job registration"); the agent
+// sets refresh short enough that every sink still holds every series
+// (command/agent gaugeRefresh).
 type gaugePublisher struct {
 	last gaugeFamilies
 	// set emits one gauge; go-metrics' global outside tests.
-	set func(key []string, val float32, labels []metrics.Label)
+	set     func(key []string, val float32, labels []metrics.Label)
+	refresh time.Duration
+	now     func() time.Time
 }
 
 func newGaugePublisher() *gaugePublisher {
-	return &gaugePublisher{last: gaugeFamilies{}, set: metrics.SetGaugeWithLabels}
+	return &gaugePublisher{last: gaugeFamilies{}, set: metrics.SetGaugeWithLabels, now: time.Now}
 }
 
 func (p *gaugePublisher) publish(g gaugeFamilies) {
@@ -278,10 +292,22 @@ func (p *gaugePublisher) publish(g gaugeFamilies) {
 			}
 		}
 	}
+	now := p.now()
 	for name, fam := range g {
-		key := strings.Split(name, ".")
-		for _, s := range fam {
+		var key []string
+		prev := p.last[name]
+		for k, s := range fam {
+			if was, ok := prev[k]; ok && was.value == s.value && p.refresh > 0 && now.Sub(was.sent) < p.refresh {
+				s.sent = was.sent
+				fam[k] = s
+				continue
+			}
+			if key == nil {
+				key = strings.Split(name, ".")
+			}
 			p.set(key, s.value, s.labels)
+			s.sent = now
+			fam[k] = s
 		}
 	}
 	p.last = g

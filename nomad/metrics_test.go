@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,6 +87,44 @@ func TestGaugePublisher_ZeroesVanishedSeries(t *testing.T) {
 	got = nil
 	p.publish(gaugeFamilies{})
 	must.SliceEmpty(t, got)
+}
+
+// A series whose value did not change is emitted again only once the
+// refresh has passed, a changed one at once, and a vanished one is still
+// zeroed at once: each collection costs what changed, and every sink
+// still gets every series within the refresh the agent derives from it.
+func TestGaugePublisher_UnchangedSeriesWaitForTheRefresh(t *testing.T) {
+	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	var got []string
+	p := newGaugePublisher()
+	p.refresh, p.now = 5*time.Second, func() time.Time { return now }
+	p.set = func(key []string, v float32, labels []metrics.Label) {
+		got = append(got, labels[0].Value+"="+strconv.FormatFloat(float64(v), 'f', -1, 32))
+	}
+	families := func(vals map[string]float32) gaugeFamilies {
+		g := gaugeFamilies{}
+		for job, v := range vals {
+			g.set(gaugeJobSummary+"queued", v, metrics.Label{Name: "job", Value: job})
+		}
+		return g
+	}
+	publish := func(after time.Duration, vals map[string]float32) []string {
+		now = now.Add(after)
+		got = nil
+		p.publish(families(vals))
+		sort.Strings(got)
+		return got
+	}
+	must.Eq(t, []string{"a=1", "b=1"}, publish(0, map[string]float32{"a": 1, "b": 1}), must.Sprint("new series at once"))
+	must.SliceEmpty(t, publish(time.Second, map[string]float32{"a": 1, "b": 1}), must.Sprint("nothing changed"))
+	must.Eq(t, []string{"b=2"}, publish(time.Second, map[string]float32{"a": 1, "b": 2}), must.Sprint("a change at once"))
+	must.Eq(t, []string{"a=0", "c=1"}, publish(time.Second, map[string]float32{"b": 2, "c": 1}), must.Sprint("a vanished series zeroed, a new one emitted"))
+	must.SliceEmpty(t, publish(time.Second, map[string]float32{"b": 2, "c": 1}))
+	must.Eq(t, []string{"b=2"}, publish(3*time.Second, map[string]float32{"b": 2, "c": 1}), must.Sprint("b's refresh came (5 s since it was sent)"))
+	must.Eq(t, []string{"c=1"}, publish(time.Second, map[string]float32{"b": 2, "c": 1}), must.Sprint("c's refresh came"))
+
+	p.refresh = 0
+	must.Eq(t, []string{"b=2", "c=1"}, publish(time.Second, map[string]float32{"b": 2, "c": 1}), must.Sprint("refresh 0: every series at every publish"))
 }
 
 // BenchmarkCollectGauges measures one collection of the leader's gauges

@@ -169,6 +169,11 @@ func (s *Server) raftConfig() *raft.Config {
 	conf.Logger = s.logger.Named("raft")
 	conf.LogLevel = "WARN"
 	conf.ShutdownOnRemove = false
+	// Not BatchApplyCh: an apply buffered in its channel when raft shuts
+	// down is never answered, and its caller waits forever (the in-process
+	// cluster tests caught it as a deadlock at shutdown). Without it the
+	// leader still takes every apply waiting to be sent, up to
+	// MaxAppendEntries, into one log write and one fsync.
 	if s.config.DevMode {
 		conf.HeartbeatTimeout = 50 * time.Millisecond
 		conf.ElectionTimeout = 50 * time.Millisecond

@@ -280,6 +280,7 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 		sc.ReplicationToken = cfg.ACL.ReplicationToken
 	}
 	sc.StatsCollectionInterval = cfg.telemetry().CollectionInterval
+	sc.GaugeRefreshInterval = gaugeRefresh(cfg.telemetry())
 	return sc, nil
 }
 

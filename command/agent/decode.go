@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"reflect"
 	"sort"
-	"strings"
 
 	"github.com/nomad-edge/nomad/helper/nesting"
 )
@@ -38,24 +36,25 @@ func decodeBody(r *http.Request, out any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return codedErrorf(http.StatusBadRequest, "Request decode failed: empty request body")
 	}
-	// encoding/json and pruneUnknown recurse per level, and the paths
-	// they build grow with the depth: bound it before either runs.
+	// encoding/json and scanFields recurse per level, and the paths they
+	// build grow with the depth: bound it before either runs.
 	if err := nesting.CheckJSON(data, nesting.MaxDepth); err != nil {
 		return codedErrorf(http.StatusBadRequest, "Request decode failed: %v", err)
 	}
 
-	var tree any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // keep numbers verbatim for the second pass
-	if err := dec.Decode(&tree); err != nil {
-		return decodeError(err)
+	scan := scanFields(data, reflect.TypeOf(out))
+	if scan.bad {
+		// Not JSON: encoding/json says where and why.
+		var tree any
+		if err := json.NewDecoder(bytes.NewReader(data)).Decode(&tree); err != nil {
+			return decodeError(err)
+		}
+		return codedErrorf(http.StatusBadRequest, "Request decode failed: malformed JSON")
 	}
-	if dec.More() {
+	if scan.trailing() {
 		return codedErrorf(http.StatusBadRequest, "Request decode failed: unexpected data after the JSON value")
 	}
-	var unknown []string
-	pruneUnknown(tree, reflect.TypeOf(out), "", &unknown)
-	switch len(unknown) {
+	switch unknown := scan.unknown; len(unknown) {
 	case 0:
 	case 1:
 		return codedErrorf(http.StatusBadRequest, "Request decode failed: unknown field %q", unknown[0])
@@ -63,11 +62,7 @@ func decodeBody(r *http.Request, out any) error {
 		sort.Strings(unknown)
 		return codedErrorf(http.StatusBadRequest, "Request decode failed: unknown fields %q", unknown)
 	}
-	clean, err := json.Marshal(tree)
-	if err != nil {
-		return codedErrorf(http.StatusBadRequest, "Request decode failed: %v", err)
-	}
-	strict := json.NewDecoder(bytes.NewReader(clean))
+	strict := json.NewDecoder(bytes.NewReader(scan.clean()))
 	strict.DisallowUnknownFields()
 	if err := strict.Decode(out); err != nil {
 		return decodeError(err)
@@ -106,116 +101,4 @@ func decodeError(err error) error {
 		return codedErrorf(http.StatusBadRequest, "Request decode failed: field %q must be %s, not a JSON %s", field, typ.Type, typ.Value)
 	}
 	return codedErrorf(http.StatusBadRequest, "Request decode failed: %v", err)
-}
-
-// pruneUnknown walks a generically decoded JSON value alongside the Go type
-// it will be decoded into, deletes unknown keys whose value is empty and
-// collects every unknown key with a value, by its path (e.g.
-// "Job.TaskGroups[0].Update"), so one response names them all.
-func pruneUnknown(v any, t reflect.Type, path string, unknown *[]string) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return // a type mismatch; the strict decode words it
-		}
-		fields := jsonFields(t)
-		for key, val := range obj {
-			ft, ok := fields[key]
-			if !ok {
-				ft, ok = fields[strings.ToLower(key)]
-			}
-			if !ok {
-				if isEmptyJSON(val) {
-					delete(obj, key)
-					continue
-				}
-				*unknown = append(*unknown, joinPath(path, key))
-				continue
-			}
-			pruneUnknown(val, ft, joinPath(path, key), unknown)
-		}
-	case reflect.Slice, reflect.Array:
-		arr, ok := v.([]any)
-		if !ok {
-			return
-		}
-		for i, el := range arr {
-			pruneUnknown(el, t.Elem(), fmt.Sprintf("%s[%d]", path, i), unknown)
-		}
-	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return
-		}
-		for key, val := range obj {
-			pruneUnknown(val, t.Elem(), fmt.Sprintf("%s[%q]", path, key), unknown)
-		}
-	}
-	// Scalars and interfaces (free-form driver config) hold anything.
-}
-
-// jsonFields maps a struct's JSON keys, as encoding/json would match them
-// (exact name and lower-cased, promoted fields of embedded structs
-// included), to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for _, f := range reflect.VisibleFields(t) {
-		if !f.IsExported() {
-			continue
-		}
-		name := f.Name
-		if tag, ok := f.Tag.Lookup("json"); ok {
-			tagName, _, _ := strings.Cut(tag, ",")
-			if tagName == "-" {
-				continue
-			}
-			if tagName != "" {
-				name = tagName
-			}
-		}
-		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("json") == "" {
-			continue // its fields are promoted and listed themselves
-		}
-		out[name] = f.Type
-		if _, taken := out[strings.ToLower(name)]; !taken {
-			out[strings.ToLower(name)] = f.Type
-		}
-	}
-	return out
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// isEmptyJSON reports whether a decoded JSON value carries no setting.
-func isEmptyJSON(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case bool:
-		return !x
-	case string:
-		return x == ""
-	case json.Number:
-		f, err := x.Float64()
-		return err == nil && f == 0
-	case []any:
-		return len(x) == 0
-	case map[string]any:
-		for _, el := range x {
-			if !isEmptyJSON(el) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }

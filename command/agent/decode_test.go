@@ -71,6 +71,7 @@ func TestDecodeBody_Malformed(t *testing.T) {
 		`{"Job": {"ID": "web",}}`:   "malformed JSON at byte",
 		`{"Job": {"ID": "web"`:      "unexpected end of input",
 		`{"Job": {"ID": "web"}} {}`: "unexpected data after the JSON value",
+		`{"Job": {"ID": "web"}}}`:   "unexpected data after the JSON value",
 		``:                          "empty request body",
 		`{"Job": {"TaskGroups": [{"Count": "3"}]}}`: `Job.TaskGroups.Count" must be int`,
 	}

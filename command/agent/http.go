@@ -24,6 +24,12 @@ type readOnlyRPCer interface {
 	RPCReadOnly(method string, args, reply any) error
 }
 
+// handoffRPCer is an RPC handler that can take a write's args and give
+// its reply without copying either (the in-process server).
+type handoffRPCer interface {
+	RPCHandoff(method string, args, reply any) error
+}
+
 // HTTPServer serves the /v1 API over net/http. Each handler decodes the
 // request into an RPC request, makes the call and returns the reply (or an
 // error) to wrap, which alone writes the answer.
@@ -398,6 +404,22 @@ func (s *HTTPServer) call(r *http.Request, method string, args, reply any) error
 		t.SetAuthToken(requestToken(r))
 	}
 	return s.rpc.RPC(method, args, reply)
+}
+
+// callHandoff is call for a write whose args the handler built for this
+// call alone and whose reply it only encodes: through an in-process
+// server neither is copied, so the handler must not touch args after
+// the call (the endpoint may have changed them) nor change the reply.
+func (s *HTTPServer) callHandoff(r *http.Request, method string, args, reply any) error {
+	h, ok := s.rpc.(handoffRPCer)
+	if !ok {
+		return s.call(r, method, args, reply)
+	}
+	structs.WithRequestContext(args, r.Context())
+	if t, ok := args.(structs.AuthTokenSetter); ok && requestToken(r) != "" {
+		t.SetAuthToken(requestToken(r))
+	}
+	return h.RPCHandoff(method, args, reply)
 }
 
 // callReadOnly is call for a read whose reply the handler only encodes:

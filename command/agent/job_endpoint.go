@@ -64,7 +64,7 @@ func (s *HTTPServer) jobRegister(w http.ResponseWriter, r *http.Request) (any, e
 		WriteRequest:   structs.WriteRequest{Region: job.Region, Namespace: job.Namespace},
 	}
 	var reply structs.JobRegisterResponse
-	if err := s.call(r, "Job.Register", args, &reply); err != nil {
+	if err := s.callHandoff(r, "Job.Register", args, &reply); err != nil {
 		return nil, err
 	}
 	setIndex(w, reply.Index)

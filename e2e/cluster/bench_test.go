@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
 )
@@ -13,16 +15,46 @@ import (
 // client, to a follower of three real server processes on loopback with
 // raft on disk. Each is decoded, forwarded to the leader over RPC, written
 // to raft, replicated and fsynced by a majority, then scheduled (no client
-// runs, so each evaluation ends blocked). 32 concurrent callers.
+// runs, so each evaluation ends blocked). 32 concurrent callers. Ours and
+// upstream 1.6.5's three servers side by side, in alternating rounds of
+// a fresh cluster each, as BenchmarkDevAgent_JobRegisterHTTP does; it
+// reports the three servers' CPU per registration too. NOMAD_BENCH_PPROF=dir
+// keeps our leader's and the follower's profiles there (cluster-*.pprof).
 //
 //	go test -run '^$' -bench Cluster_JobRegisterHTTP -benchtime 3000x ./e2e/cluster/
 func BenchmarkCluster_JobRegisterHTTP(b *testing.B) {
-	c := newCluster(b, clusterOpts{servers: 3})
-	c.startServers()
-	follower := c.follower()
-	api := follower.API()
-	rate := registerLoad(b, api, 32, func(i int) *nomadapi.Job { return mockJob(fmt.Sprintf("bench-%d", i)) })
-	b.ReportMetric(rate, "registrations/s")
+	for round := range benchRounds() {
+		for _, which := range []string{"ours", "upstream"} {
+			b.Run(fmt.Sprintf("round=%d/%s", round+1, which), func(b *testing.B) {
+				dir := os.Getenv("NOMAD_BENCH_PPROF")
+				o := clusterOpts{servers: 3, upstream: which == "upstream"}
+				if dir != "" && !o.upstream {
+					o.serverExtra = "enable_debug = true\n"
+				}
+				c := newCluster(b, o)
+				c.startServers()
+				follower := c.follower()
+				api := follower.API()
+				var stopProfiles []func()
+				if dir != "" && !o.upstream {
+					stopProfiles = append(stopProfiles,
+						profileAgent(b, c.waitLeader(10*time.Second, ""), dir, "cluster-leader-"),
+						profileAgent(b, follower, dir, "cluster-follower-"))
+				}
+				var pids []int
+				for _, s := range c.servers {
+					pids = append(pids, s.PID())
+				}
+				cpu := startCPU(pids...)
+				rate := registerLoad(b, api, 32, func(i int) *nomadapi.Job { return mockJob(fmt.Sprintf("bench-%d", i)) })
+				cpu.report(b)
+				for _, stop := range stopProfiles {
+					stop()
+				}
+				b.ReportMetric(rate, "registrations/s")
+			})
+		}
+	}
 }
 
 // BenchmarkCluster_VariablePutHTTP measures PUT /v1/var/:path over HTTP

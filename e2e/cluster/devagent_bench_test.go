@@ -1,14 +1,17 @@
 package cluster
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,15 +39,21 @@ const upstreamTool = "nomad-1.6.5"
 //
 //	go test -run '^$' -bench DevAgent_JobRegisterHTTP -benchtime 2000x ./e2e/cluster/
 func BenchmarkDevAgent_JobRegisterHTTP(b *testing.B) {
-	rounds, err := strconv.Atoi(os.Getenv("NOMAD_BENCH_ROUNDS"))
-	if err != nil || rounds < 1 {
-		rounds = 3
-	}
-	for round := range rounds {
+	for round := range benchRounds() {
 		for _, which := range []string{"ours", "upstream"} {
 			b.Run(fmt.Sprintf("round=%d/%s", round+1, which), func(b *testing.B) { benchDevAgentRegister(b, which) })
 		}
 	}
+}
+
+// benchRounds is NOMAD_BENCH_ROUNDS, the rounds of a side-by-side
+// benchmark (default 3).
+func benchRounds() int {
+	rounds, err := strconv.Atoi(os.Getenv("NOMAD_BENCH_ROUNDS"))
+	if err != nil || rounds < 1 {
+		return 3
+	}
+	return rounds
 }
 
 // benchDevAgentRegister is one round of BenchmarkDevAgent_JobRegisterHTTP
@@ -81,19 +90,82 @@ ports {
 	idle := rssMiB(a.PID())
 	var stopProfile func()
 	if dir := os.Getenv("NOMAD_BENCH_PPROF"); dir != "" && which == "ours" {
-		stopProfile = profileAgent(b, a, dir)
+		stopProfile = profileAgent(b, a, dir, "")
 	}
+	cpu := startCPU(a.PID())
 	rate := registerLoad(b, api, 10, func(i int) *nomadapi.Job {
 		job := mockJob(fmt.Sprintf("bench-%d", i))
 		job.Datacenters = []string{"nowhere"}
 		return job
 	})
+	cpu.report(b)
 	if stopProfile != nil {
 		stopProfile()
 	}
 	b.ReportMetric(rate, "registrations/s")
 	b.ReportMetric(idle, "idle-RSS-MiB")
 	b.ReportMetric(rssMiB(a.PID()), "loaded-RSS-MiB")
+}
+
+// cpuMeter reads the CPU time the agents' processes and the benchmark's
+// own (the callers: the official client's encoding and HTTP) spend during
+// a load, to tell a load bound by CPU (the two add up to the machine's
+// cores) from one that waits.
+type cpuMeter struct {
+	pids        []int
+	agents, own time.Duration
+	start       time.Time
+}
+
+func startCPU(pids ...int) *cpuMeter {
+	m := &cpuMeter{pids: pids, start: time.Now()}
+	m.agents, m.own = m.read()
+	return m
+}
+
+func (m *cpuMeter) read() (agents, own time.Duration) {
+	for _, pid := range m.pids {
+		agents += procCPU(pid)
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		own = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return agents, own
+}
+
+// report adds the agents' CPU per operation (b.N), summed over them,
+// the callers' and the agents' cores in use over the load.
+func (m *cpuMeter) report(b *testing.B) {
+	agents, own := m.read()
+	agents, own = agents-m.agents, own-m.own
+	elapsed := time.Since(m.start)
+	b.ReportMetric(float64(agents.Microseconds())/float64(b.N), "agent-CPU-µs/op")
+	b.ReportMetric(float64(own.Microseconds())/float64(b.N), "caller-CPU-µs/op")
+	b.ReportMetric(agents.Seconds()/elapsed.Seconds(), "agent-cores")
+}
+
+// procCPU is a process's user and system CPU time so far (0 when
+// unreadable), from /proc/PID/stat in clock ticks of 1/100 s (Linux's
+// USER_HZ on every architecture Go runs on).
+func procCPU(pid int) time.Duration {
+	buf, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after its closing one. utime and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(buf, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(buf[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // registerLoad registers b.N jobs made by job through api from callers
@@ -152,8 +224,8 @@ func rssMiB(pid int) float64 {
 // profileAgent starts a CPU profile of the agent's next 5 seconds, over
 // its pprof endpoint (enable_debug), and returns what waits for it and
 // then saves it and the allocation profile (since the agent started) in
-// dir.
-func profileAgent(b *testing.B, a *harness.Agent, dir string) (stop func()) {
+// dir, as prefix+"cpu.pprof" and prefix+"allocs.pprof".
+func profileAgent(b *testing.B, a *harness.Agent, dir, prefix string) (stop func()) {
 	b.Helper()
 	fetch := func(path, file string) {
 		resp, err := http.Get(a.HTTPAddr() + "/v1/agent/pprof/" + path)
@@ -173,10 +245,10 @@ func profileAgent(b *testing.B, a *harness.Agent, dir string) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		fetch("profile?seconds=5", "cpu.pprof")
+		fetch("profile?seconds=5", prefix+"cpu.pprof")
 	}()
 	return func() {
 		<-done
-		fetch("allocs", "allocs.pprof")
+		fetch("allocs", prefix+"allocs.pprof")
 	}
 }

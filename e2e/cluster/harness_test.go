@@ -37,6 +37,9 @@ type clusterOpts struct {
 	expect func(i int) int
 	// serverExtra is appended to every server's config file.
 	serverExtra string
+	// upstream runs the servers of the upstream 1.6.5 binary
+	// (../shared/tools) instead of ours, for side-by-side benchmarks.
+	upstream bool
 }
 
 // newCluster writes every agent's config on loopback, with free ports. It
@@ -64,9 +67,12 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 			expect = o.expect(i)
 		}
 		name := fmt.Sprintf("server-%d", i+1)
-		c.servers = append(c.servers, c.agents.Add(harness.AgentConfig{
-			Name: name, Ports: p, Config: serverConfig(name, "127.0.0.1", p, expect, join) + o.serverExtra,
-		}))
+		cfg := harness.AgentConfig{Name: name, Ports: p, Config: serverConfig(name, "127.0.0.1", p, expect, join) + o.serverExtra}
+		if o.upstream {
+			cfg.Bin = harness.Tool(t, upstreamTool)
+			cfg.Config += harness.UpstreamOnLoopback
+		}
+		c.servers = append(c.servers, c.agents.Add(cfg))
 	}
 	for i := range o.clients {
 		name := fmt.Sprintf("client-%d", i+1)

@@ -24,6 +24,9 @@ func deploymentTableSchema() *memdb.TableSchema {
 				&memdb.StringFieldIndex{Field: "Namespace"},
 				&memdb.StringFieldIndex{Field: "JobID"},
 			}}},
+			// The deployment watcher reads only what changed since its
+			// last pass (DeploymentsModifiedSince).
+			indexModify: {Name: indexModify, Indexer: &memdb.UintFieldIndex{Field: "ModifyIndex"}},
 		},
 	}
 }
@@ -88,6 +91,33 @@ func (s *StateStore) Deployments(ws memdb.WatchSet, namespace, prefix string) ([
 		}
 	}
 	sortNewestFirst(out)
+	return out, nil
+}
+
+// indexModify orders deployments by the raft index that last wrote them.
+const indexModify = "modify_index"
+
+// DeploymentsModifiedSince returns the deployments last written at index
+// or later, in the order they were written; ws wakes on any deployment
+// write. A reader that remembers the highest ModifyIndex it saw and asks
+// for the next one sees every write exactly once, since the FSM writes in
+// index order and a read sees whole transactions.
+func (s *StateStore) DeploymentsModifiedSince(ws memdb.WatchSet, index uint64) ([]*structs.Deployment, error) {
+	txn := s.db.Txn(false)
+	// LowerBound's iterator cannot be watched: watch the table instead.
+	all, err := txn.Get(TableDeployment, indexID+prefixSuffix, "")
+	if err != nil {
+		return nil, fmt.Errorf("deployment lookup: %w", err)
+	}
+	ws.Add(all.WatchCh())
+	iter, err := txn.LowerBound(TableDeployment, indexModify, index)
+	if err != nil {
+		return nil, fmt.Errorf("deployment lookup: %w", err)
+	}
+	var out []*structs.Deployment
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.Deployment))
+	}
 	return out, nil
 }
 
