@@ -198,7 +198,7 @@ func (s *Server) FindNodeConn(ctx context.Context, nodeID string) (string, error
 // DialClientHTTP opens a connection to the server at addr that carries
 // one HTTP exchange with its /v1/client API (pool.RPCClientHTTP).
 func (s *Server) DialClientHTTP(ctx context.Context, addr string) (net.Conn, error) {
-	return pool.Dial(ctx, pool.DialInput{Dialer: s.config.Dialer, Addr: addr, TLS: s.tls.outgoingTLS(), Kind: pool.RPCClientHTTP})
+	return pool.Dial(ctx, pool.DialInput{Dialer: s.config.Dialer, Addr: addr, TLS: s.serverDialTLS(), Kind: pool.RPCClientHTTP, Prover: serverProver{s}})
 }
 
 // SetClientHTTPHandler sets what serves pool.RPCClientHTTP connections:

@@ -35,12 +35,15 @@ const raftStoreOpenTimeout = 2 * time.Second
 
 // raftLayer is the raft.StreamLayer that shares the RPC port: the RPC
 // accept loop hands it every connection whose first byte is pool.RPCRaft
-// (inside TLS with tls.rpc), and its Dial writes that byte before raft
-// speaks.
+// (inside TLS with tls.rpc, and with tls.auto once the server has its
+// certificate), and its Dial writes that byte before raft speaks.
 type raftLayer struct {
 	addr   net.Addr
 	dialer pool.Dialer
-	tls    *tls.Config
+	// tls is what each dial goes out with, nil for plaintext: decided at
+	// the dial, since a server of tls.auto dials with its certificate
+	// only once it has one (serverDialTLS).
+	tls func() *tls.Config
 	// prover proves this server to the peer it dials (see
 	// server_identity.go).
 	prover pool.ServerProver
@@ -53,9 +56,12 @@ type raftLayer struct {
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
 
-func newRaftLayer(addr net.Addr, dialer pool.Dialer, tlsCfg *tls.Config, prover pool.ServerProver) *raftLayer {
+func newRaftLayer(addr net.Addr, dialer pool.Dialer, tlsCfg func() *tls.Config, prover pool.ServerProver) *raftLayer {
 	if dialer == nil {
 		dialer = &net.Dialer{}
+	}
+	if tlsCfg == nil {
+		tlsCfg = func() *tls.Config { return nil }
 	}
 	return &raftLayer{addr: addr, dialer: dialer, tls: tlsCfg, prover: prover, conns: make(chan net.Conn), closedCh: make(chan struct{})}
 }
@@ -99,7 +105,7 @@ func (l *raftLayer) Addr() net.Addr { return l.addr }
 func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return pool.Dial(ctx, pool.DialInput{Dialer: l.dialer, Addr: string(address), TLS: l.tls, Kind: pool.RPCRaft, Prover: l.prover})
+	return pool.Dial(ctx, pool.DialInput{Dialer: l.dialer, Addr: string(address), TLS: l.tls(), Kind: pool.RPCRaft, Prover: l.prover})
 }
 
 // raftStores are the log, stable and snapshot stores of one server, and
@@ -238,7 +244,7 @@ func (s *Server) setupRaft() error {
 	if s.config.DevMode {
 		_, trans = raft.NewInmemTransport(raft.ServerAddress(s.rpcAdvertise.String()))
 	} else {
-		s.raftLayer = newRaftLayer(s.rpcAdvertise, s.config.Dialer, s.tls.outgoingTLS(), serverProver{s})
+		s.raftLayer = newRaftLayer(s.rpcAdvertise, s.config.Dialer, s.serverDialTLS, serverProver{s})
 		trans = newRaftNetTransport(s.raftLayer, s.logger.Named("raft-net"))
 	}
 	s.raftTransport = trans

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/rpc"
+	"slices"
 	"time"
 
 	"github.com/nomad-edge/nomad/helper/pool"
@@ -35,6 +36,10 @@ type rpcPeer struct {
 	// against.
 	serverProof bool
 	lateProof   *lateProof
+	// bootstrapProof is set on a plaintext connection of tls.auto whose
+	// dialer proved the bootstrap key (tls_server.go): a server without
+	// its certificate yet, accepted only in the bootstrap window.
+	bootstrapProof bool
 	// auto marks a connection of tls.auto (tls_auto.go): node is the node
 	// its certificate names, "" for a caller without one (anonymous), and
 	// certExpired a node certificate let through for renewal only.
@@ -46,7 +51,7 @@ type rpcPeer struct {
 // isServer reports whether the peer is one of the cluster's servers, by
 // its certificate or by its proof.
 func (p rpcPeer) isServer() bool {
-	return p.local || p.server || p.serverProof || p.lateProof.valid()
+	return p.local || p.server || p.serverProof || p.bootstrapProof || p.lateProof.valid()
 }
 
 // rpcTLS holds the server's TLS configurations while tls.rpc is enabled.
@@ -131,6 +136,21 @@ func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
 		conn = tconn
 		peer = rpcPeer{tls: true, server: tlsutil.IsServer(tconn.ConnectionState(), s.tls.region)}
 	}
+	if kind == pool.RPCBootstrapAuth {
+		if !s.autoTLSOn() || peer.tls {
+			return nil, 0, rpcPeer{}, errors.New("bootstrap proof refused: it is for plaintext connections to servers of tls.auto")
+		}
+		if err := s.checkBootstrapProof(conn); err != nil {
+			return nil, 0, rpcPeer{}, err
+		}
+		peer.bootstrapProof = true
+		if kind, err = readByte(conn); err != nil {
+			return nil, 0, rpcPeer{}, err
+		}
+		if kind == pool.RPCTLS || kind == pool.RPCBootstrapAuth {
+			return nil, 0, rpcPeer{}, fmt.Errorf("connection byte %#x after a bootstrap proof refused", kind)
+		}
+	}
 	if kind == pool.RPCServerAuth {
 		if peer.serverProof, peer.lateProof, err = s.checkServerProof(conn); err != nil {
 			return nil, 0, rpcPeer{}, err
@@ -138,21 +158,32 @@ func (s *Server) openConn(conn net.Conn) (net.Conn, byte, rpcPeer, error) {
 		if kind, err = readByte(conn); err != nil {
 			return nil, 0, rpcPeer{}, err
 		}
-		if kind == pool.RPCTLS || kind == pool.RPCServerAuth {
+		if kind == pool.RPCTLS || kind == pool.RPCServerAuth || kind == pool.RPCBootstrapAuth {
 			return nil, 0, rpcPeer{}, fmt.Errorf("connection byte %#x after a server proof refused", kind)
 		}
 	}
-	if s.autoTLSOn() && !peer.tls && !peer.isServer() && kind != pool.RPCRaft {
-		// Raft keeps mayCarryRaft's rule: servers do not yet dial each
-		// other with certificates of tls.auto.
-		return nil, 0, rpcPeer{}, ErrPlaintextRefusedAuto
+	if peer.auto && !peer.server {
+		// Under tls.auto a server dials TLS only with its certificate
+		// (before it has one it dials plaintext): a proof of the servers'
+		// identity without one is not a server's, whoever learnt it.
+		peer.serverProof, peer.lateProof = false, nil
+	}
+	if s.autoTLSOn() && !peer.tls {
+		// Plaintext under tls.auto: only a server proven by the bootstrap
+		// key, and only in the bootstrap window (tls_server.go).
+		switch {
+		case !peer.bootstrapProof:
+			return nil, 0, rpcPeer{}, ErrPlaintextRefusedAuto
+		case s.autoCAKnown() || !s.trackPlain(conn):
+			return nil, 0, rpcPeer{}, errPlaintextCAKnown
+		}
 	}
 	_ = conn.SetDeadline(time.Time{})
 	return conn, kind, peer, nil
 }
 
 // ErrPlaintextRefusedAuto is why a server running tls.auto drops a
-// plaintext connection of a caller that is not a server.
+// plaintext connection: every one but a bootstrapping server's.
 var ErrPlaintextRefusedAuto = errors.New("plaintext RPC connection refused: this server requires TLS (tls.auto = true)")
 
 // handshakeKind finishes a TLS handshake and reads the connection's kind
@@ -195,9 +226,18 @@ func (s *Server) connRPCServer(peer rpcPeer) (*rpc.Server, error) {
 // plans, copy root keys or carry raft.
 var ErrServerOnlyRPC = fmt.Errorf("%w: only servers may call this RPC", structs.ErrPermissionDenied)
 
+// tlsOnlySecrets are the server-only RPCs whose answers are secrets that
+// must not cross the network in the clear: under tls.auto a server on a
+// plaintext connection (one proven by the bootstrap key, in the bootstrap
+// window) is refused them, and gets them once it has its certificate.
+var tlsOnlySecrets = []string{"Keyring.Get"}
+
 // requireServer lets through the server's own calls and callers that are
 // servers (rpcPeer.isServer); everyone else is refused, TLS or not.
 func (s *Server) requireServer(peer rpcPeer, method string) error {
+	if s.autoTLSOn() && !peer.local && !peer.tls && slices.Contains(tlsOnlySecrets, method) {
+		return fmt.Errorf("%w: under tls.auto, %s answers only inside TLS (a server without its certificate yet gets one first)", ErrServerOnlyRPC, method)
+	}
 	if peer.isServer() {
 		return nil
 	}

@@ -136,6 +136,9 @@ func NewServer(cfg *Config) (*Server, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
 	}
+	if err := checkAutoTLSConfig(cfg); err != nil {
+		return nil, err
+	}
 	rpcTLS, err := newRPCTLS(cfg.TLS, cfg.Region)
 	if err != nil {
 		return nil, err
@@ -154,7 +157,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		rand:        &lockedRand{r: rand.New(rand.NewSource(time.Now().UnixNano()))},
 		aclCache:    newACLCache(aclCacheSize),
 	}
-	s.connPool = pool.NewPool(pool.Config{Dialer: cfg.Dialer, TLS: rpcTLS.outgoingTLS(), Prover: serverProver{s}})
+	s.connPool = pool.NewPool(pool.Config{Dialer: cfg.Dialer, DialTLS: s.serverDialTLS, Prover: serverProver{s}, Credentials: &s.autoCert})
 
 	s.evalBroker, err = NewEvalBroker(EvalBrokerConfig{
 		NackTimeout:         cfg.EvalNackTimeout,
@@ -204,6 +207,9 @@ func NewServer(cfg *Config) (*Server, error) {
 	if s.identity, err = loadIdentityCache(cfg); err != nil {
 		return nil, err
 	}
+	if err := s.setupAutoTLS(); err != nil {
+		return nil, err
+	}
 	if err := s.setupRPC(); err != nil {
 		return nil, err
 	}
@@ -223,6 +229,10 @@ func NewServer(cfg *Config) (*Server, error) {
 	go func() { defer s.wg.Done(); s.sendSessionDigests() }()
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
 	go func() { defer s.wg.Done(); s.replicateKeys() }()
+	if s.autoTLSOn() {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); s.autoTLSLoop() }()
+	}
 
 	// Zero workers is allowed: such a server replicates and serves but
 	// leaves scheduling to its peers.
@@ -286,6 +296,7 @@ func (s *Server) registerEndpoints(srv *rpc.Server, peer rpcPeer) error {
 		"Deployment":  &Deployment{srv: s},
 		"Variables":   &Variables{srv: s},
 		"Keyring":     &Keyring{srv: s, peer: peer},
+		"ServerTLS":   &ServerTLS{srv: s},
 		// The service catalog (services with provider "nomad").
 		"ServiceRegistration": &ServiceRegistration{srv: s},
 		"Scaling":             &Scaling{srv: s},

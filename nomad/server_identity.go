@@ -29,7 +29,9 @@ import (
 //
 // A server that holds no identity yet (a new one, before the leader's log
 // reaches it) accepts raft from anyone: the leader it is about to follow
-// can prove nothing to it. Everything it accepts then is overwritten by the
+// can prove nothing to it. Under tls.auto it accepts only certified
+// servers, or in the bootstrap window servers proving the gossip key
+// (tls_server.go). Everything it accepts then is overwritten by the
 // leader's log once it is a member; what an outsider on an open gossip
 // network can do against that is in website/content/docs/security.md.
 
@@ -120,6 +122,15 @@ func (p serverProver) HasServerIdentity() bool {
 
 func (p serverProver) ServerProof(nonce []byte) []byte {
 	return pool.ServerProof(p.s.serverSecret(), nonce)
+}
+
+var _ pool.BootstrapProver = serverProver{}
+
+// HasBootstrapKey is set on servers of tls.auto (tls_server.go).
+func (p serverProver) HasBootstrapKey() bool { return p.s.autoCert.key != nil }
+
+func (p serverProver) BootstrapProof(nonce []byte) []byte {
+	return pool.BootstrapProof(p.s.autoCert.key, nonce)
 }
 
 // checkServerProof challenges a connection that announced a server proof

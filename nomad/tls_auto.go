@@ -5,9 +5,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nomad-edge/nomad/helper/tlsutil"
@@ -25,15 +27,33 @@ import (
 // call (registration and Node.IssueCert) is autoGate's decision, made
 // for each call of the connection (openConn, serveStream).
 
-// autoCert is the server's own certificate of tls.auto, reissued when the
-// active CA changes or half its life has passed.
+// autoCert is the server's own certificate of tls.auto and what it
+// trusts while its state store holds no CA (see tls_server.go).
 type autoCert struct {
 	mu sync.Mutex
-	// cert, caID and crossed (the chain carries the cross-signed CA) are
-	// guarded by mu.
+	// cert, keyPEM, caID, crossed (the chain carries the cross-signed
+	// CA), roots and plain are guarded by mu.
 	cert    *tls.Certificate
+	keyPEM  []byte
 	caID    string
 	crossed bool
+	// roots are the CAs trusted as of the last certificate (PEM), for a
+	// server whose state store has none yet: restarted, or given its
+	// certificate by a peer (ServerTLS.IssueCert) before its log did.
+	roots [][]byte
+	// plain are the plaintext connections accepted from servers proven
+	// by the bootstrap key before this server knew a CA; closed when it
+	// learns one.
+	plain map[net.Conn]struct{}
+
+	// dir is where the certificate is kept ("" for dev servers), key the
+	// bootstrap key; both set at start.
+	dir string
+	key []byte
+	// gen counts the certificates taken (pool.Credentials); kick asks
+	// autoTLSLoop to fetch one now.
+	gen  atomic.Uint64
+	kick chan struct{}
 }
 
 // autoPeer is what the handshake learnt about a caller of tls.auto.
@@ -45,13 +65,30 @@ type autoPeer struct {
 	expired bool
 }
 
-// ownAutoCert returns the server's certificate, issuing one when it has
-// none for the active CA or the one it has is past half its life.
+// ownAutoCert returns the server's certificate: one it issues itself
+// when it holds the active CA's key (a new one when it has none for the
+// active CA or the one it has is past half its life), else the one it
+// has while unexpired, a fetch from a peer asked for meanwhile.
 func (s *Server) ownAutoCert() (*tls.Certificate, error) {
 	c := &s.autoCert
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := s.clock.Now()
+	cert, err := s.issueOwnCertLocked(now)
+	if err == nil {
+		return cert, nil
+	}
+	c.wake()
+	if c.cert != nil && now.Before(c.cert.Leaf.NotAfter) {
+		return c.cert, nil
+	}
+	return nil, err
+}
+
+// issueOwnCertLocked is ownAutoCert's own issue, from the state store's
+// active CA.
+func (s *Server) issueOwnCertLocked(now time.Time) (*tls.Certificate, error) {
+	c := &s.autoCert
 	active, err := s.State().ActiveTLSCA(nil)
 	if err != nil {
 		return nil, err
@@ -64,36 +101,35 @@ func (s *Server) ownAutoCert() (*tls.Certificate, error) {
 		return nil, err
 	}
 	chain := servingChain(cas, active, now)
-	if c.cert != nil && c.caID == active.ID && c.crossed == (len(chain) > len(active.CertPEM)) {
-		leaf := c.cert.Leaf
-		if now.Before(leaf.NotBefore.Add(leaf.NotAfter.Sub(leaf.NotBefore) / 2)) {
-			return c.cert, nil
-		}
+	if c.cert != nil && c.caID == active.ID && c.crossed == (len(chain) > len(active.CertPEM)) && !pastHalfLife(c.cert.Leaf, now) {
+		return c.cert, nil
 	}
-	ca, key, err := s.activeCAKey()
-	if err != nil {
+	// Called at every handshake: a server without the CA's key (its
+	// keyring not yet copied) must not make a key pair only to fail.
+	if _, _, err := s.activeCAKey(); err != nil {
 		return nil, err
 	}
-	chain = servingChain(cas, ca, now) // the CA a rotation just made, if so
 	in, err := tlsutil.RoleCert(tlsutil.RoleServer, s.config.Region)
 	if err != nil {
 		return nil, err
 	}
-	in.NotBefore, in.Validity = now.Add(-time.Minute), s.config.TLS.CertTTL()+time.Minute
 	csr, keyPEM, err := tlsutil.NewCSR(in.CommonName)
 	if err != nil {
 		return nil, err
 	}
-	certPEM, err := tlsutil.SignCSR(tlsutil.SignCSRInput{CA: ca.CertPEM, CAKey: key, CSR: csr, Cert: in})
+	signed, err := s.signServerCSR(csr, now)
 	if err != nil {
 		return nil, err
 	}
-	pair, err := tls.X509KeyPair(append(certPEM, chain...), keyPEM)
-	if err != nil {
+	if err := c.takeLocked(signed, keyPEM); err != nil {
 		return nil, err
 	}
-	c.cert, c.caID, c.crossed = &pair, ca.ID, len(chain) > len(ca.CertPEM)
 	return c.cert, nil
+}
+
+// pastHalfLife reports whether leaf is due for renewal at now.
+func pastHalfLife(leaf *x509.Certificate, now time.Time) bool {
+	return !now.Before(leaf.NotBefore.Add(leaf.NotAfter.Sub(leaf.NotBefore) / 2))
 }
 
 // autoIncomingTLS is the RPC listener's TLS configuration under tls.auto.
@@ -126,20 +162,15 @@ func (s *Server) checkAutoPeer(chain []*x509.Certificate) (autoPeer, error) {
 		return autoPeer{}, nil
 	}
 	st := s.State()
-	cas, err := st.TLSCAs(nil)
+	now := s.clock.Now()
+	roots, err := s.autoRoots(now)
 	if err != nil {
 		return autoPeer{}, err
 	}
-	now := s.clock.Now()
-	roots := trustedCAs(cas, now)
 	leaf := chain[0]
 	if slices.Contains(leaf.DNSNames, tlsutil.ServerName(s.config.Region)) {
-		pool := x509.NewCertPool()
-		for _, pem := range roots {
-			pool.AppendCertsFromPEM(pem)
-		}
-		if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-			return autoPeer{}, fmt.Errorf("server certificate: %w", err)
+		if err := verifyServerChain(chain, roots, now, x509.ExtKeyUsageClientAuth); err != nil {
+			return autoPeer{}, err
 		}
 		return autoPeer{server: true}, nil
 	}
@@ -170,8 +201,9 @@ var ErrNodeCertRequired = fmt.Errorf("%w: tls.auto", structs.ErrNodeCertRefused)
 
 // anonymousMethods are what a caller of tls.auto without a certificate
 // may call: a new node registers (with its introduction token, as
-// server.client_introduction says) and gets its first certificate.
-var anonymousMethods = []string{"Node.Register", "Node.IssueCert", "Status.Ping"}
+// server.client_introduction says) and gets its first certificate, and a
+// new server gets its own (proved by the bootstrap key).
+var anonymousMethods = []string{"Node.Register", "Node.IssueCert", "Status.Ping", methodServerIssueCert}
 
 // autoGate returns the check every call of a tls.auto connection from
 // peer passes before its endpoint runs, or nil when there is none to

@@ -46,6 +46,7 @@ func TestServers_AutoTLS_NewNodeJoinsAndRenews(t *testing.T) {
 		// Life = TTL plus a minute each side (nodeCertInput): half of it
 		// is five seconds from the issue.
 		c.TLS = &tlsutil.Config{Auto: true, Region: c.Region, AutoCertTTL: 70 * time.Second}
+		c.SerfEncryptKey = autoTLSGossipKey
 	}})
 	leader := sc.Leader()
 	wait.Poll(t, 10*time.Second, "the cluster CA", func() (bool, string) {

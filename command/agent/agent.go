@@ -26,10 +26,12 @@ const Version = "0.1.0"
 // Agent is one agent process: a server, a client or both, and the HTTP API
 // in front of them.
 type Agent struct {
-	// remote reaches the servers of a client-only agent.
-	remote *client.ServerRPC
-	config *Config
-	logger hclog.Logger
+	// remote reaches the servers of a client-only agent; autoTLS is its
+	// node's credentials under tls.auto (nil otherwise).
+	remote  *client.ServerRPC
+	autoTLS *client.AutoTLS
+	config  *Config
+	logger  hclog.Logger
 
 	server    *nomad.Server
 	client    *client.Client
@@ -114,11 +116,18 @@ func (a *Agent) start() error {
 			return err
 		}
 	} else {
+		if err := a.loadAutoTLS(); err != nil {
+			return err
+		}
 		outTLS, err := a.outgoingRPCTLS()
 		if err != nil {
 			return err
 		}
-		remote, err := client.NewServerRPCWithPool(cfg.Client.serverAddrs(), pool.Config{TLS: outTLS})
+		pc := pool.Config{TLS: outTLS}
+		if a.autoTLS != nil {
+			pc.Credentials = a.autoTLS
+		}
+		remote, err := client.NewServerRPCWithPool(cfg.Client.serverAddrs(), pc)
 		if err != nil {
 			return err
 		}
@@ -266,7 +275,7 @@ func (a *Agent) serverConfig(bindIP net.IP) (*nomad.Config, error) {
 	lim := cfg.connLimits()
 	sc.RPCHandshakeTimeout = lim.RPCHandshakeTimeout
 	sc.RPCMaxConnsPerClient = lim.RPCMaxConnsPerClient
-	if cfg.TLSConfig != nil && cfg.TLSConfig.EnableRPC {
+	if cfg.TLSConfig != nil && (cfg.TLSConfig.EnableRPC || cfg.TLSConfig.Auto) {
 		sc.TLS = cfg.tlsutilConfig()
 	}
 	key, err := cfg.Server.encryptKey()
@@ -302,6 +311,7 @@ func (a *Agent) clientConfig(rpc client.RPCHandler) *client.Config {
 		UpstreamDataDir: a.dataDir,
 		NodeName:        cfg.nodeName(),
 		IntroToken:      clientIntroToken(cfg.Client.IntroToken),
+		AutoTLS:         a.autoTLS,
 		Datacenter:      cfg.Datacenter,
 		NodeClass:       cfg.Client.NodeClass,
 		NodePool:        cfg.Client.NodePool,

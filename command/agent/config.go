@@ -827,8 +827,8 @@ func (c *Config) Validate() error {
 	if err := c.tlsutilConfig().CheckAuto(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.TLSConfig != nil && c.TLSConfig.Auto {
-		errs = append(errs, ErrTLSAutoNotEnforced)
+	if err := c.checkTLSAuto(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

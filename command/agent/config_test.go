@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/nomad-edge/nomad/nomad"
 )
 
 // allKeysHCL sets every key the agent implements, so that an operator's
@@ -726,18 +728,26 @@ client {
 
 // tls.auto is one setting; combined with the settings it replaces
 // (operator files, tls.rpc, tls.http) it fails validation naming each,
-// so an operator never runs half of one scheme and half of the other.
-// Until RPC requires its certificates it is refused outright
-// (ErrTLSAutoNotEnforced): accepted, it would promise what it does not do.
+// so an operator never runs half of one scheme and half of the other; a
+// server of tls.auto needs the gossip key (server.encrypt), the secret
+// servers prove to each other before they hold certificates.
 func TestValidate_TLSAuto(t *testing.T) {
 	c, err := ParseConfig("agent.hcl", []byte("tls {\n  auto = true\n  auto_cert_ttl = \"12h\"\n}\n"))
 	must.NoError(t, err)
 	must.Eq(t, &TLSConfig{Auto: true, AutoCertTTL: 12 * time.Hour}, c.TLSConfig)
 	merged := DevConfig().Merge(c)
-	// Until RPC requires the certificates, the key is refused by name.
-	must.ErrorIs(t, merged.Validate(), ErrTLSAutoNotEnforced)
+	must.NoError(t, merged.Validate())
 	must.True(t, merged.tlsutilConfig().Auto)
 	must.Eq(t, 12*time.Hour, merged.tlsutilConfig().CertTTL())
+
+	server := DevConfig().Merge(c)
+	server.DevMode, server.DataDir = false, t.TempDir()
+	must.ErrorIs(t, server.Validate(), nomad.ErrTLSAutoNeedsEncrypt)
+	server.Server.EncryptKey = "T1VSYG1pwi4iEAmZ0jE4bw=="
+	must.NoError(t, server.Validate())
+	client := DevConfig().Merge(c)
+	client.DevMode, client.DataDir, client.Server.Enabled, client.Server.BootstrapExpect = false, t.TempDir(), false, 0
+	must.NoError(t, client.Validate())
 
 	bad := DevConfig()
 	bad.TLSConfig = &TLSConfig{Auto: true, EnableRPC: true, CertFile: "/etc/nomad/cert.pem", AutoCertTTL: time.Minute}

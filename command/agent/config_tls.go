@@ -3,24 +3,26 @@ package agent
 import (
 	"crypto/tls"
 	"encoding/base64"
-	"errors"
 	"fmt"
 
 	"github.com/nomad-edge/nomad/helper/tlsutil"
+	"github.com/nomad-edge/nomad/nomad"
 )
 
 // tlsMinVersions are the tls_min_version values this version accepts:
 // upstream's names, without the ones below TLS 1.2.
 var tlsMinVersions = map[string]uint16{"": tls.VersionTLS12, "tls12": tls.VersionTLS12, "tls13": tls.VersionTLS13}
 
-// ErrTLSAutoNotEnforced refuses tls.auto while this version has its
-// parts but not the whole: the cluster CA (nomad operator tls ca),
-// Node.IssueCert, the servers' RPC port requiring node certificates for
-// calls and node streams alike, and the client's side (client.AutoTLS)
-// exist, but servers do not yet dial each other with theirs (raft is not
-// under it), so accepting the key would promise what it does not do. The
-// refusal goes when that is built.
-var ErrTLSAutoNotEnforced = errors.New("tls.auto is not available in this version yet: servers and clients have their certificates, but raft between servers is not yet under it; use tls { rpc = true ... } with certificates from `nomad tls ca create` and `nomad tls cert create`")
+// checkTLSAuto refuses the agents of tls.auto that cannot work: a
+// server without the gossip key (server.encrypt), which is how servers
+// recognise each other before they hold certificates (a -dev server,
+// alone, needs none).
+func (c *Config) checkTLSAuto() error {
+	if c.TLSConfig == nil || !c.TLSConfig.Auto || !c.Server.Enabled || c.DevMode || c.Server.EncryptKey != "" {
+		return nil
+	}
+	return nomad.ErrTLSAutoNeedsEncrypt
+}
 
 // tlsutilConfig is the tls block in the form the TLS helpers take; never
 // nil, disabled when there is no block.

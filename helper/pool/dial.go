@@ -23,8 +23,21 @@ type DialInput struct {
 	// Kind is the connection's first byte: RPCMultiplex or RPCRaft.
 	Kind byte
 	// Prover, when it has the servers' identity, proves the dialer one
-	// of them first (RPCServerAuth).
+	// of them first (RPCServerAuth); when it is a BootstrapProver with a
+	// key and TLS is nil, it proves the bootstrap key before that
+	// (RPCBootstrapAuth).
 	Prover ServerProver
+}
+
+// proveWithin answers one challenge on conn within ctx's deadline.
+func proveWithin(ctx context.Context, conn net.Conn, kind byte, proof func([]byte) []byte) error {
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	if err := proveServer(conn, kind, proof); err != nil {
+		return err
+	}
+	return conn.SetDeadline(time.Time{})
 }
 
 // Dial opens a connection to an agent's RPC port and announces its kind,
@@ -50,15 +63,17 @@ func Dial(ctx context.Context, in DialInput) (net.Conn, error) {
 		}
 		conn = tconn
 	}
-	if in.Prover != nil && in.Prover.HasServerIdentity() {
-		if dl, ok := ctx.Deadline(); ok {
-			_ = conn.SetDeadline(dl)
+	if bp, ok := in.Prover.(BootstrapProver); ok && in.TLS == nil && bp.HasBootstrapKey() {
+		if err := proveWithin(ctx, conn, RPCBootstrapAuth, bp.BootstrapProof); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("bootstrap proof to %s: %w", in.Addr, err)
 		}
-		if err := proveServer(conn, in.Prover); err != nil {
+	}
+	if in.Prover != nil && in.Prover.HasServerIdentity() {
+		if err := proveWithin(ctx, conn, RPCServerAuth, in.Prover.ServerProof); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("server proof to %s: %w", in.Addr, err)
 		}
-		_ = conn.SetDeadline(time.Time{})
 	}
 	if _, err := conn.Write([]byte{in.Kind}); err != nil {
 		conn.Close()

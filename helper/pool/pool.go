@@ -40,6 +40,10 @@ type Config struct {
 	CallTimeout time.Duration
 	// TLS, when set, carries every connection inside TLS (RPCTLS).
 	TLS *tls.Config
+	// DialTLS, when set and TLS is not, decides at each dial: the
+	// configuration to dial TLS with, or nil to dial plaintext (a server
+	// of tls.auto before its first certificate).
+	DialTLS func() *tls.Config
 	// KeepSessionOnTimeout makes a call that timed out fail alone, on a
 	// session that is itself healthy (yamux's keepalive still closes a
 	// dead one). For pools many callers share, such as the client
@@ -225,7 +229,11 @@ func (p *ConnPool) dialFor(addr string, call *dialCall) {
 func (p *ConnPool) dial(addr string) (*yamux.Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.DialTimeout)
 	defer cancel()
-	conn, err := Dial(ctx, DialInput{Dialer: p.cfg.Dialer, Addr: addr, TLS: p.cfg.TLS, Kind: RPCMultiplex, Prover: p.cfg.Prover})
+	tlsCfg := p.cfg.TLS
+	if tlsCfg == nil && p.cfg.DialTLS != nil {
+		tlsCfg = p.cfg.DialTLS()
+	}
+	conn, err := Dial(ctx, DialInput{Dialer: p.cfg.Dialer, Addr: addr, TLS: tlsCfg, Kind: RPCMultiplex, Prover: p.cfg.Prover})
 	if err != nil {
 		return nil, fmt.Errorf("%w: dialing %s: %w", ErrTransport, addr, err)
 	}

@@ -43,15 +43,45 @@ type ServerProver interface {
 	ServerProof(nonce []byte) []byte
 }
 
-// proveServer answers the accepting agent's challenge on conn.
-func proveServer(conn net.Conn, p ServerProver) error {
-	if _, err := conn.Write([]byte{RPCServerAuth}); err != nil {
+// proveServer answers the accepting agent's challenge on conn, announced
+// by kind (RPCServerAuth or RPCBootstrapAuth).
+func proveServer(conn net.Conn, kind byte, proof func(nonce []byte) []byte) error {
+	if _, err := conn.Write([]byte{kind}); err != nil {
 		return err
 	}
 	nonce := make([]byte, ServerNonceSize)
 	if _, err := io.ReadFull(conn, nonce); err != nil {
 		return fmt.Errorf("reading the server challenge: %w", err)
 	}
-	_, err := conn.Write(p.ServerProof(nonce))
+	_, err := conn.Write(proof(nonce))
 	return err
+}
+
+// RPCBootstrapAuth is the first byte of a plaintext connection on which a
+// server of tls.auto that holds no certificate yet proves that it holds
+// the servers' bootstrap key (derived from the gossip key, server.encrypt),
+// with the challenge and answer of RPCServerAuth. It is how servers tell
+// each other apart from outsiders before the cluster CA exists, or before
+// a new server has its first certificate.
+const RPCBootstrapAuth byte = 0x11
+
+// bootstrapProofContext binds a bootstrap proof to its purpose.
+const bootstrapProofContext = "nomad-edge server bootstrap proof v1\x00"
+
+// BootstrapProof is the proof of holding the bootstrap key for nonce.
+func BootstrapProof(key, nonce []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(bootstrapProofContext))
+	m.Write(nonce)
+	return m.Sum(nil)
+}
+
+// BootstrapProver is what a ServerProver also is on servers of tls.auto:
+// on a connection dialed without TLS, it proves the bootstrap key first
+// (RPCBootstrapAuth).
+type BootstrapProver interface {
+	// HasBootstrapKey reports whether the dialer has a bootstrap key.
+	HasBootstrapKey() bool
+	// BootstrapProof answers a challenge (see the function BootstrapProof).
+	BootstrapProof(nonce []byte) []byte
 }
