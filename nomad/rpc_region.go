@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"crypto/tls"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -39,6 +40,11 @@ func (s *Server) forwardRegion(method string, args, reply any) (handled bool, er
 	servers := s.serversOfRegion(region)
 	if len(servers) == 0 {
 		return true, structs.ErrNoRegionPath
+	}
+	if s.autoTLSOn() {
+		// Each region of tls.auto has a CA of its own, which the other
+		// regions' servers neither hold nor trust.
+		return true, fmt.Errorf("%w: region %q: tls.auto does not reach other regions (each region's cluster CA is its own); use tls.rpc with certificates of one CA for federated regions", structs.ErrNoRegionPath, region)
 	}
 	var wait time.Duration
 	if q, ok := args.(structs.Queryer); ok {

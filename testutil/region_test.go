@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/helper/tlsutil"
 	"github.com/nomad-edge/nomad/nomad"
 	"github.com/nomad-edge/nomad/nomad/mock"
 	"github.com/nomad-edge/nomad/nomad/structs"
@@ -216,4 +217,25 @@ func TestRegions_ACLReplication(t *testing.T) {
 	}, &structs.GenericResponse{})
 	must.Error(t, err, must.Sprint("a policy write needs the authoritative region"))
 	must.False(t, hasPolicy(e, "late"))
+}
+
+// Under tls.auto each region's CA is its own, so a request for another
+// region is refused with the reason instead of failing in a handshake.
+func TestRegions_TLSAutoDoesNotForward(t *testing.T) {
+	global := startAutoTLSServers(t, 1)
+	europe := testutil.StartServers(t, testutil.ServersConfig{N: 1, Server: func(_ int, c *nomad.Config) {
+		c.Region = "europe"
+		c.TLS = &tlsutil.Config{Auto: true, Region: c.Region}
+		c.SerfEncryptKey = autoTLSGossipKey
+	}})
+	g := global.Servers[0]
+	_, err := europe.Servers[0].Join([]string{g.SerfAddr()})
+	must.NoError(t, err)
+	wait.Poll(t, 10*time.Second, "global lists europe", func() (bool, string) {
+		return slices.Equal(g.Regions(), []string{"europe", "global"}), fmt.Sprint(g.Regions())
+	})
+	var leader string
+	err = g.RPC("Status.Leader", &structs.GenericRequest{QueryOptions: structs.QueryOptions{Region: "europe"}}, &leader)
+	must.ErrorIs(t, err, structs.ErrNoRegionPath)
+	must.ErrorContains(t, err, "tls.auto does not reach other regions")
 }
