@@ -140,6 +140,30 @@ func (sc *Servers) joinAll() {
 	}
 }
 
+// Add starts one more server with a fresh data dir, as an operator adds
+// a server to a running cluster, joins it to the others and returns its
+// index. It does not wait for it to become a voter.
+func (sc *Servers) Add() int {
+	sc.t.Helper()
+	i := len(sc.Servers)
+	sc.Servers = append(sc.Servers, nil)
+	sc.dirs = append(sc.dirs, filepath.Join(sc.t.TempDir(), fmt.Sprintf("server-%d", i)))
+	sc.serf = append(sc.serf, 0)
+	sc.addrsMu.Lock()
+	sc.addrs = append(sc.addrs, "")
+	sc.addrsMu.Unlock()
+	sc.start(i, 0)
+	for j, s := range sc.Servers {
+		if j != i && s != nil {
+			if _, err := sc.Servers[i].Join([]string{s.SerfAddr()}); err == nil {
+				return i
+			}
+		}
+	}
+	sc.t.Fatalf("server %d joined none of the others", i)
+	return i
+}
+
 // Stop shuts server i down (its data dir stays, for Restart).
 func (sc *Servers) Stop(i int) {
 	sc.t.Helper()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/shoenig/test/must"
 
 	"github.com/nomad-edge/nomad/helper/clock"
@@ -279,4 +280,32 @@ func TestServers_AutoTLS_ClusterBackAfterCertsExpired(t *testing.T) {
 		must.True(t, s.AutoTLSCert().NotAfter.After(time.Now().Add(47*time.Hour)), must.Sprintf("server %d kept its expired certificate", i))
 	}
 	writeThroughFollower(t, sc, "after-outage")
+}
+
+// A brand-new server added to a running cluster of tls.auto gets in with
+// the gossip key alone: no certificate, no CA, no servers' identity. It
+// gets its certificate from a peer (ServerTLS.IssueCert over TLS), becomes
+// a voter over raft in TLS, holds a certificate of the cluster CA, and
+// replicates a write made after it joined; every server still refuses
+// plaintext.
+func TestServers_AutoTLS_NewServerJoinsRunningCluster(t *testing.T) {
+	sc := startAutoTLSServers(t, 3)
+	writeThroughFollower(t, sc, "before-join")
+	i := sc.Add()
+	leader := sc.Servers[sc.WaitForLeader()]
+	wait.Poll(t, 30*time.Second, "the new server a voter", func() (bool, string) {
+		cfg, _, err := leader.RaftConfiguration()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, srv := range cfg.Servers {
+			if string(srv.Address) == sc.Addr(i) && srv.Suffrage == raft.Voter {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(cfg.Servers)
+	})
+	waitAutoTLSCerts(t, sc, "")
+	sc.WaitCaughtUp(i)
+	writeThroughFollower(t, sc, "after-join")
 }
