@@ -3,7 +3,6 @@ package client
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -107,7 +106,7 @@ func LoadAutoTLS(cfg AutoTLSConfig) (*AutoTLS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tls.auto: %s and %s: %w", filepath.Join(a.dir, autoTLSCertFile), autoTLSKeyFile, err)
 	}
-	roots := splitPEM(caPEM)
+	roots := tlsutil.SplitCertPEM(caPEM)
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("tls.auto: %s holds no certificate", filepath.Join(a.dir, autoTLSCAFile))
 	}
@@ -263,21 +262,6 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// splitPEM returns each certificate of b, PEM encoded.
-func splitPEM(b []byte) [][]byte {
-	var out [][]byte
-	for {
-		block, rest := pem.Decode(b)
-		if block == nil {
-			return out
-		}
-		if block.Type == "CERTIFICATE" {
-			out = append(out, pem.EncodeToMemory(block))
-		}
-		b = rest
-	}
 }
 
 // refreshCert gets the node its certificate of tls.auto when it holds

@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -135,7 +134,7 @@ func (s *Server) setupAutoTLS() error {
 	if err != nil {
 		return fmt.Errorf("the server's tls.auto certificate in %s: %w; remove the directory and the server gets a new one from its peers", c.dir, err)
 	}
-	roots := splitCertPEM(files[2])
+	roots := tlsutil.SplitCertPEM(files[2])
 	if len(roots) == 0 {
 		return fmt.Errorf("the server's tls.auto CAs %s hold no certificate; remove the directory and the server gets new ones from its peers", filepath.Join(c.dir, serverCAFile))
 	}
@@ -582,19 +581,4 @@ func (s *Server) askServerCert(addr string, req *ServerCertRequest, keyPEM []byt
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.takeLocked(&signedServerCert{Chain: resp.Chain, CAID: resp.CAID, Crossed: resp.Crossed, Roots: resp.Roots}, keyPEM)
-}
-
-// splitCertPEM splits concatenated PEM certificates, each kept as PEM.
-func splitCertPEM(b []byte) [][]byte {
-	var out [][]byte
-	for {
-		block, rest := pem.Decode(b)
-		if block == nil {
-			return out
-		}
-		if block.Type == "CERTIFICATE" {
-			out = append(out, pem.EncodeToMemory(block))
-		}
-		b = rest
-	}
 }

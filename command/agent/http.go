@@ -399,11 +399,16 @@ func nonNil[T any](s []T) []T {
 // rides on args, so a blocking query or a forward to the leader ends when
 // the HTTP client goes away.
 func (s *HTTPServer) call(r *http.Request, method string, args, reply any) error {
+	withRequest(r, args)
+	return s.rpc.RPC(method, args, reply)
+}
+
+// withRequest gives args the request's context and its caller's token.
+func withRequest(r *http.Request, args any) {
 	structs.WithRequestContext(args, r.Context())
 	if t, ok := args.(structs.AuthTokenSetter); ok && requestToken(r) != "" {
 		t.SetAuthToken(requestToken(r))
 	}
-	return s.rpc.RPC(method, args, reply)
 }
 
 // callHandoff is call for a write whose args the handler built for this
@@ -415,10 +420,7 @@ func (s *HTTPServer) callHandoff(r *http.Request, method string, args, reply any
 	if !ok {
 		return s.call(r, method, args, reply)
 	}
-	structs.WithRequestContext(args, r.Context())
-	if t, ok := args.(structs.AuthTokenSetter); ok && requestToken(r) != "" {
-		t.SetAuthToken(requestToken(r))
-	}
+	withRequest(r, args)
 	return h.RPCHandoff(method, args, reply)
 }
 
@@ -430,9 +432,6 @@ func (s *HTTPServer) callReadOnly(r *http.Request, method string, args, reply an
 	if !ok {
 		return s.call(r, method, args, reply)
 	}
-	structs.WithRequestContext(args, r.Context())
-	if t, ok := args.(structs.AuthTokenSetter); ok && requestToken(r) != "" {
-		t.SetAuthToken(requestToken(r))
-	}
+	withRequest(r, args)
 	return ro.RPCReadOnly(method, args, reply)
 }

@@ -338,6 +338,22 @@ func SignCSR(in SignCSRInput) ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
+// SplitCertPEM returns each certificate of concatenated PEM, each kept as
+// PEM; blocks of other types are skipped.
+func SplitCertPEM(b []byte) [][]byte {
+	var out [][]byte
+	for {
+		block, rest := pem.Decode(b)
+		if block == nil {
+			return out
+		}
+		if block.Type == "CERTIFICATE" {
+			out = append(out, pem.EncodeToMemory(block))
+		}
+		b = rest
+	}
+}
+
 // ParseCert reads the first PEM certificate of certPEM.
 func ParseCert(certPEM []byte) (*x509.Certificate, error) {
 	b, _ := pem.Decode(certPEM)
