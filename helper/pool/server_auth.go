@@ -26,9 +26,13 @@ const ServerNonceSize = sha256.Size
 const serverProofContext = "nomad-edge server proof v1\x00"
 
 // ServerProof is the proof of holding secret for the challenge nonce.
-func ServerProof(secret, nonce []byte) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(serverProofContext))
+func ServerProof(secret, nonce []byte) []byte { return contextProof(serverProofContext, secret, nonce) }
+
+// contextProof is HMAC-SHA256 under key of context and nonce: the one
+// shape of every challenge's answer, the context telling them apart.
+func contextProof(context string, key, nonce []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(context))
 	m.Write(nonce)
 	return m.Sum(nil)
 }
@@ -69,12 +73,7 @@ const RPCBootstrapAuth byte = 0x11
 const bootstrapProofContext = "nomad-edge server bootstrap proof v1\x00"
 
 // BootstrapProof is the proof of holding the bootstrap key for nonce.
-func BootstrapProof(key, nonce []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(bootstrapProofContext))
-	m.Write(nonce)
-	return m.Sum(nil)
-}
+func BootstrapProof(key, nonce []byte) []byte { return contextProof(bootstrapProofContext, key, nonce) }
 
 // BootstrapProver is what a ServerProver also is on servers of tls.auto:
 // on a connection dialed without TLS, it proves the bootstrap key first
