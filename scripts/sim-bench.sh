@@ -8,7 +8,8 @@
 #       more, for WINDOW seconds: the leader's CPU (share of one core) and
 #       RSS, and the heartbeat round trip p50/p99 as the nodes saw it.
 #   scripts/sim-bench.sh storm [nodes] [allocs-per-node]   (default 1000 10)
-#       A job of nodes*allocs allocations with a one-hour disconnect window,
+#       Jobs of nodes*allocs allocations in all (10,000 at most each, a
+#       group's count cap) with a one-hour disconnect window,
 #       every node silenced until all are disconnected and every allocation
 #       unknown, then all returned in the same instant: seconds until every
 #       node is ready and every allocation running, restarts, allocations
@@ -115,7 +116,22 @@ heartbeat() {
       raft_entries_in_window: ($raft|tonumber), same_leader: ($same == "true"), sim: $mem, sim_goroutines: $s.Memory.Goroutines}'
 }
 
-summary() { curl -sf "$http/v1/job/storm/summary" | jq -c '.Summary.g'; }
+# The storm's allocations are spread over jobs of at most 10,000 (a
+# group's count cap): STORM_JOBS names them (storm_jobs_for).
+STORM_JOBS=(storm)
+storm_jobs_for() { # total
+  local k=$(( ($1 + 9999) / 10000 )) i
+  STORM_JOBS=(storm)
+  if ((k > 1)); then STORM_JOBS=(); for ((i = 0; i < k; i++)); do STORM_JOBS+=("storm-$i"); done; fi
+}
+# summary sums the storm jobs' group summaries.
+summary() {
+  local j
+  for j in "${STORM_JOBS[@]}"; do curl -sf "$http/v1/job/$j/summary" | jq -c '.Summary.g'; done |
+    jq -sc 'reduce .[] as $s ({}; reduce ($s | keys[]) as $k (.; .[$k] += $s[$k]))'
+}
+# storm_list GETs path (allocations or evaluations) of every storm job, as one array.
+storm_list() { local j; for j in "${STORM_JOBS[@]}"; do curl -sf "$http/v1/job/$j/$1"; done | jq -sc 'add'; }
 nodes_in() { curl -sf "$http/v1/nodes" | jq "[.[] | select(.Status == \"$1\")] | length"; }
 
 # start_storm_job starts the cluster with nodes sized for exactly $per
@@ -124,11 +140,15 @@ nodes_in() { curl -sf "$http/v1/nodes" | jq "[.[] | select(.Status == \"$1\")] |
 start_storm_job() { # nodes per
   local n=$1 per=$2 total=$(($1 * $2))
   start_cluster "$n" -cpu $((200 * per)) -memory $((200 * per + 48))
-  local job
-  job=$(jq -cn --arg c "$total" '{Job: {ID: "storm", Name: "storm", Type: "service", Datacenters: ["dc1"],
-    TaskGroups: [{Name: "g", Count: ($c|tonumber), MaxClientDisconnect: 3600000000000, EphemeralDisk: {SizeMB: 10},
-      Tasks: [{Name: "t", Driver: "mock_driver", Config: {}, Resources: {CPU: 200, MemoryMB: 200}}]}]}}')
-  curl -sf -XPUT "$http/v1/jobs" -d "$job" > /dev/null
+  storm_jobs_for "$total"
+  local job id left=$total count
+  for id in "${STORM_JOBS[@]}"; do
+    count=$((left < 10000 ? left : 10000)); left=$((left - count))
+    job=$(jq -cn --arg id "$id" --arg c "$count" '{Job: {ID: $id, Name: $id, Type: "service", Datacenters: ["dc1"],
+      TaskGroups: [{Name: "g", Count: ($c|tonumber), MaxClientDisconnect: 3600000000000, EphemeralDisk: {SizeMB: 10},
+        Tasks: [{Name: "t", Driver: "mock_driver", Config: {}, Resources: {CPU: 200, MemoryMB: 200}}]}]}}')
+    curl -sf -XPUT "$http/v1/jobs" -d "$job" > /dev/null
+  done
   wait_for "$total allocations running" 600 "[ \"\$(summary | jq .Running)\" = $total ]"
 }
 
@@ -137,8 +157,8 @@ flap() {
   local total=$((n * per))
   start_storm_job "$n" "$per"
   local pid before evals0 idx0 c0 t0
-  pid=$(leader_pid); before=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
-  evals0=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx0=$(raft_index); c0=$(cpu_ticks "$pid")
+  pid=$(leader_pid); before=$(storm_list allocations | jq length)
+  evals0=$(storm_list evaluations | jq length); idx0=$(raft_index); c0=$(cpu_ticks "$pid")
   curl -sf "$(leader_http)/v1/agent/pprof/profile?seconds=30" > "$SIM_WORK/leader-flap.pprof" &
   t0=$(now)
   curl -sf -XPOST "$ctl/v1/sim/flap?fraction=0.2&period=5s&for=60s" > /dev/null
@@ -153,10 +173,10 @@ flap() {
   done
   wait %2 2>/dev/null || true
   local s after evals1 idx1
-  s=$(sim_status); after=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
-  evals1=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx1=$(raft_index)
+  s=$(sim_status); after=$(storm_list allocations | jq length)
+  evals1=$(storm_list evaluations | jq length); idx1=$(raft_index)
   local triggers
-  triggers=$(curl -sf "$http/v1/job/storm/evaluations" | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.TriggeredBy) | map({(.[0].TriggeredBy): length}) | add")
+  triggers=$(storm_list evaluations | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.TriggeredBy) | map({(.[0].TriggeredBy): length}) | add")
   jq -cn --argjson s "$s" --arg n "$n" --arg total "$total" --arg conv "$t_conv" \
     --arg extra "$((after - before))" --arg evals "$((evals1 - evals0))" --arg raft "$((idx1 - idx0))" \
     --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" --argjson trig "${triggers:-null}" \
@@ -169,12 +189,12 @@ storm() {
   local n=${1:-1000} per=${2:-10}
   local total=$((n * per))
   start_storm_job "$n" "$per"
-  local before; before=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
+  local before; before=$(storm_list allocations | jq length)
   curl -sf -XPOST "$ctl/v1/sim/silence?fraction=1" > /dev/null
   wait_for "every node disconnected and every allocation unknown" 600 \
     "[ \"\$(nodes_in disconnected)\" = $n ] && [ \"\$(summary | jq .Unknown)\" = $total ]"
   local pid; pid=$(leader_pid)
-  local evals0 idx0 c0 all0 sim0; evals0=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx0=$(raft_index); c0=$(cpu_ticks "$pid")
+  local evals0 idx0 c0 all0 sim0; evals0=$(storm_list evaluations | jq length); idx0=$(raft_index); c0=$(cpu_ticks "$pid")
   all0=$(servers_ticks); sim0=$(cpu_ticks "$(cat "$SIM_WORK/sim.pid")")
   curl -sf "$(leader_http)/v1/agent/pprof/profile?seconds=10" > "$SIM_WORK/leader-storm.pprof" &
   curl -sf "$ctl/debug/pprof/profile?seconds=10" > "$SIM_WORK/sim-storm.pprof" &
@@ -193,10 +213,10 @@ storm() {
   local c1 all1 sim1; c1=$(cpu_ticks "$pid"); all1=$(servers_ticks); sim1=$(cpu_ticks "$(cat "$SIM_WORK/sim.pid")")
   wait %2 %3 2>/dev/null || true
   local s after evals1 idx1 triggers statuses
-  s=$(sim_status); after=$(curl -sf "$http/v1/job/storm/allocations" | jq length)
-  evals1=$(curl -sf "$http/v1/job/storm/evaluations" | jq length); idx1=$(raft_index)
-  triggers=$(curl -sf "$http/v1/job/storm/evaluations" | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.TriggeredBy) | map({(.[0].TriggeredBy): length}) | add")
-  statuses=$(curl -sf "$http/v1/job/storm/evaluations" | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.Status) | map({(.[0].Status): length}) | add")
+  s=$(sim_status); after=$(storm_list allocations | jq length)
+  evals1=$(storm_list evaluations | jq length); idx1=$(raft_index)
+  triggers=$(storm_list evaluations | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.TriggeredBy) | map({(.[0].TriggeredBy): length}) | add")
+  statuses=$(storm_list evaluations | jq -c "[.[] | select(.CreateIndex > $idx0)] | group_by(.Status) | map({(.[0].Status): length}) | add")
   jq -cn --argjson s "$s" --arg n "$n" --arg total "$total" --arg ready "$t_ready" --arg running "$t_running" \
     --arg extra "$((after - before))" --arg evals "$((evals1 - evals0))" --arg raft "$((idx1 - idx0))" \
     --arg cpu "$(echo "($c1 - $c0) / $hz" | bc -l)" --arg fcpu "$(echo "($all1 - $all0 - $c1 + $c0) / $hz" | bc -l)" \
