@@ -169,23 +169,35 @@ func (s *fieldScan) object(fields map[string]reflect.Type, elem reflect.Type) {
 		}
 		m.end = s.pos
 		s.members = append(s.members, m)
-		s.space()
-		if s.pos >= len(s.data) {
-			s.fail()
-			return
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
+		if s.next('}') {
 			s.cutMembers(s.members[base:])
 			return
-		default:
-			s.fail()
+		}
+		if s.bad {
 			return
 		}
 	}
+}
+
+// next reads the separator after a member or element: true when close
+// ends the object or array, false after a comma or on anything else,
+// which fails the scan.
+func (s *fieldScan) next(close byte) bool {
+	s.space()
+	if s.pos >= len(s.data) {
+		s.fail()
+		return false
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return false
+	case close:
+		s.pos++
+		return true
+	}
+	s.fail()
+	return false
 }
 
 // cutMembers records the ranges that remove an object's cut members and
@@ -224,22 +236,7 @@ func (s *fieldScan) array(elem reflect.Type) {
 		s.path = append(s.path, pathStep{index: i})
 		s.value(elem)
 		s.path = s.path[:len(s.path)-1]
-		if s.bad {
-			return
-		}
-		s.space()
-		if s.pos >= len(s.data) {
-			s.fail()
-			return
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return
-		default:
-			s.fail()
+		if s.bad || s.next(']') {
 			return
 		}
 	}
@@ -276,19 +273,10 @@ func (s *fieldScan) skip() (empty bool) {
 			if s.bad {
 				return false
 			}
-			s.space()
-			if s.pos >= len(s.data) {
-				s.fail()
-				return false
-			}
-			switch s.data[s.pos] {
-			case ',':
-				s.pos++
-			case '}':
-				s.pos++
+			if s.next('}') {
 				return empty
-			default:
-				s.fail()
+			}
+			if s.bad {
 				return false
 			}
 		}
@@ -301,23 +289,8 @@ func (s *fieldScan) skip() (empty bool) {
 				return true
 			}
 			s.skip()
-			if s.bad {
-				return false
-			}
-			s.space()
-			if s.pos >= len(s.data) {
-				s.fail()
-				return false
-			}
-			switch s.data[s.pos] {
-			case ',':
-				s.pos++
-			case ']':
-				s.pos++
+			if s.bad || s.next(']') {
 				return false // an array with elements is a setting
-			default:
-				s.fail()
-				return false
 			}
 		}
 	case c == '"':
