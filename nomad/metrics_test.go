@@ -257,3 +257,87 @@ func TestCollectGauges_Invariants(t *testing.T) {
 		}
 	})
 }
+
+// The node walk is kept while the nodes table is unchanged, and the
+// gauges read through it are what a fresh walk gives, over random node
+// writes (registrations, status changes, removals), allocation updates on
+// disconnected nodes and the clock moving between collections.
+func TestCollectGauges_KeptNodeWalkAsAFreshOne(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		st, err := state.NewStateStore(nil)
+		must.NoError(rt, err)
+		job := mock.Job()
+		must.NoError(rt, st.UpsertJob(1, 0, job))
+		var nodes []*structs.Node
+		walk := &nodeWalk{}
+		index, now := uint64(10), int64(1000)
+		statuses := []string{structs.NodeStatusReady, structs.NodeStatusDisconnected, structs.NodeStatusDown, structs.NodeStatusInit}
+		steps := rapid.IntRange(1, 30).Draw(rt, "steps")
+		for range steps {
+			index++
+			now += int64(rapid.IntRange(0, 30).Draw(rt, "tick"))
+			nodesWritten := true
+			switch op := rapid.IntRange(0, 4).Draw(rt, "op"); {
+			case op == 0 || len(nodes) == 0:
+				n := mock.Node()
+				n.NodePool = rapid.SampledFrom([]string{"default", "edge"}).Draw(rt, "pool")
+				n.Status = rapid.SampledFrom(statuses).Draw(rt, "status")
+				n.StatusUpdatedAt = now
+				must.NoError(rt, st.UpsertNode(index, n))
+				nodes = append(nodes, n)
+			case op == 1:
+				n := nodes[rapid.IntRange(0, len(nodes)-1).Draw(rt, "node")]
+				must.NoError(rt, st.UpdateNodeStatus(index, n.ID, rapid.SampledFrom(statuses).Draw(rt, "to"), now, nil))
+			case op == 2:
+				n := nodes[rapid.IntRange(0, len(nodes)-1).Draw(rt, "node")]
+				a := mock.AllocForNode(n)
+				a.Job, a.JobID = job, job.ID
+				must.NoError(rt, st.UpsertAllocs(index, []*structs.Allocation{a}))
+				nodesWritten = false
+			default: // nothing written: the clock alone moves
+				nodesWritten = false
+			}
+			before := walk.index
+			got, err := collectGaugesWith(st, now, walk)
+			must.NoError(rt, err)
+			if !nodesWritten && before != 0 {
+				must.Eq(rt, before, walk.index, must.Sprint("the nodes table did not change: the walk is kept"))
+			}
+			want, err := collectGauges(st, now)
+			must.NoError(rt, err)
+			must.Eq(rt, want, got)
+		}
+		idx, err := st.Index(state.TableNodes)
+		must.NoError(rt, err)
+		must.Eq(rt, idx, walk.index)
+	})
+}
+
+// BenchmarkCollectGauges_50000Nodes is the leader's collection at 50,000
+// nodes and 1,000 jobs: walking every node each time, and with the walk
+// kept while the nodes table is unchanged (a steady fleet's heartbeats).
+func BenchmarkCollectGauges_50000Nodes(b *testing.B) {
+	st, err := state.NewStateStore(nil)
+	must.NoError(b, err)
+	for i := range 50_000 {
+		n := mock.Node()
+		n.Datacenter = fmt.Sprintf("dc%d", i%10)
+		must.NoError(b, st.UpsertNode(uint64(10+i), n))
+	}
+	for i := range 1_000 {
+		must.NoError(b, st.UpsertJob(uint64(100_000+i), 0, mock.Job()))
+	}
+	for _, mode := range []string{"walk", "kept"} {
+		b.Run(mode, func(b *testing.B) {
+			walk := &nodeWalk{}
+			for b.Loop() {
+				if mode == "walk" {
+					walk = &nodeWalk{}
+				}
+				if _, err := collectGaugesWith(st, 1_000, walk); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
