@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/nomad-edge/nomad/helper/atomicfile"
 	"github.com/nomad-edge/nomad/helper/clock"
 )
 
@@ -67,9 +68,7 @@ func (a *Agent) SetClockOffset(d time.Duration) {
 		a.t.Fatalf("%s has no fault clock: add it with AgentConfig.FaultClock", a.Name)
 	}
 	// Whole or not at all: a half-written file must not step the clock.
-	tmp := a.clockFile + ".tmp"
-	must.NoError(a.t, os.WriteFile(tmp, []byte(d.String()+"\n"), 0o644))
-	must.NoError(a.t, os.Rename(tmp, a.clockFile))
+	must.NoError(a.t, atomicfile.Write(a.clockFile, []byte(d.String()+"\n"), 0o644))
 	a.mu.Lock()
 	a.clockOffset = d
 	a.mu.Unlock()
