@@ -61,14 +61,15 @@ export async function send(method, path, body) {
 
 // follow reads /v1/event/stream and calls onEvents with each batch that
 // carries events, and onState with "live", "polling" or "reconnecting".
-// When the stream breaks it reconnects and calls onEvents once, so the
-// page refetches whatever changed meanwhile; it starts from the newest
-// event rather than resuming at an index the servers may have dropped.
+// Each time the stream (re)connects it calls onEvents once, so the page
+// refetches whatever changed before the stream began: it starts from the
+// newest event rather than resuming at an index the servers may have
+// dropped, and the page's first render may predate it (a busy agent
+// answers the stream seconds after the page's reads).
 // When the stream is refused (a token without read access to every
 // namespace), it calls onEvents every few seconds instead, so the page
 // still refreshes. It runs until the page goes away.
 export async function follow(onEvents, onState) {
-  let connected = false;
   for (;;) {
     try {
       const q = new URLSearchParams({ namespace: '*' });
@@ -81,8 +82,7 @@ export async function follow(onEvents, onState) {
       }
       if (!resp.ok || !resp.body) throw new Error(`event stream: ${resp.status}`);
       onState('live');
-      if (connected) onEvents([]);
-      connected = true;
+      onEvents([]);
       await readLines(resp.body, onEvents);
     } catch (err) {
       // reconnect below
