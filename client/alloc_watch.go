@@ -32,20 +32,45 @@ func (c *Client) watchAllocations() {
 	}
 	r := newRetrier(watchRetryBase, watchRetryMax)
 	var index uint64
+	// The watch reads stale: the server that holds the client's connection
+	// answers from its own state, so the leader does not hold every node's
+	// blocking query. A server answers once its state passes the client's
+	// index, so a stale answer at a lower index is a server that lags (its
+	// wait ran out before it caught up); it is never acted on. A lower
+	// index from the leader is a cluster that lost its state, and the
+	// client follows it. The first round asks the leader: a follower
+	// may not have applied the node's registration yet.
+	stale := false
 	for {
 		if c.watchFromScratch.Swap(false) {
 			index = 0
 		}
 		start := c.clock.Now()
-		resp, err := c.listAllocs(index)
+		resp, err := c.listAllocs(index, stale)
 		if errors.Is(err, errShutdown) {
 			return
 		}
 		if errors.Is(err, errAbandoned) {
 			continue
 		}
+		if err != nil && stale && !unreachable(err) {
+			// A server that lags may not know the node yet, or its
+			// secret: ask the leader at once rather than back off.
+			c.logger.Debug("a server's stale list of allocations failed; asking the leader", "error", err)
+			stale = false
+			continue
+		}
+		if err == nil && stale && resp.Index < index {
+			// A server that lags. Acting on its list would destroy the
+			// allocations placed since, only to start them again on the
+			// next answer: ask the leader instead.
+			c.logger.Debug("a server's stale list of allocations is behind; asking the leader",
+				"index", resp.Index, "previous_index", index)
+			stale = false
+			continue
+		}
 		if err == nil && resp.Index < index {
-			// The servers are behind what this client saw: they lost
+			// The leader is behind what this client saw: the servers lost
 			// their state, or were restored from an older snapshot. The
 			// list stands as theirs; waiting for them to pass the old
 			// index would leave its changes unseen for a whole query.
@@ -53,7 +78,7 @@ func (c *Client) watchAllocations() {
 				"index", resp.Index, "previous_index", index)
 		}
 		if err == nil {
-			err = c.syncAllocs(resp.Allocs)
+			err = c.syncAllocs(resp.Allocs, stale)
 		}
 		if err == nil && c.takeover.active() {
 			c.takeover.settleUnclaimed(c.claimedAlloc)
@@ -72,19 +97,24 @@ func (c *Client) watchAllocations() {
 		}
 		r.reset()
 		index = resp.Index
+		// A server without a leader gets no further stale query: it would
+		// hold it for the whole wait while the cluster moves on.
+		stale = resp.KnownLeader
 		c.serversHeard()
 	}
 }
 
 // listAllocs is one blocking Node.GetClientAllocs from index, abandoned
-// when the watch is kicked.
-func (c *Client) listAllocs(index uint64) (*structs.NodeClientAllocsResponse, error) {
+// when the watch is kicked; stale lets the server that holds the client's
+// connection answer from its own state.
+func (c *Client) listAllocs(index uint64, stale bool) (*structs.NodeClientAllocsResponse, error) {
 	req := &structs.NodeSpecificRequest{
 		NodeID: c.NodeID(),
 		QueryOptions: structs.QueryOptions{
 			Region:        c.cfg.Region,
 			MinQueryIndex: index,
 			MaxQueryTime:  structs.DefaultBlockingQueryTime,
+			AllowStale:    stale,
 			AuthToken:     c.secretID(),
 		},
 	}
@@ -109,8 +139,10 @@ func (c *Client) sleepOrKick(d time.Duration) bool {
 	return true
 }
 
-// syncAllocs brings the runners in line with the servers' list.
-func (c *Client) syncAllocs(server map[string]uint64) error {
+// syncAllocs brings the runners in line with the servers' list. A stale
+// list is pulled from with a stale read too (the server that listed them
+// has them); a list from the leader is pulled from the leader.
+func (c *Client) syncAllocs(server map[string]uint64, stale bool) error {
 	var pull []string
 	var pullIndex uint64
 	var removed []*allocrunner.AllocRunner
@@ -147,23 +179,43 @@ func (c *Client) syncAllocs(server map[string]uint64) error {
 	if len(pull) == 0 {
 		return nil
 	}
-	allocs, err := c.pullAllocs(pull, pullIndex)
+	allocs, err := c.pullAllocs(pull, pullIndex, stale)
+	if err == nil && stale && pulledBehind(allocs, pull, server) {
+		// The server's wait for the changes ran out first: take them
+		// from the leader.
+		allocs, err = c.pullAllocs(pull, pullIndex, false)
+	}
 	if err != nil {
 		return err
 	}
 	return c.applyAllocs(allocs)
 }
 
+// pulledBehind reports whether a stale pull misses one of the listed
+// allocations or holds an older version of it than the list named.
+func pulledBehind(allocs []*structs.Allocation, pull []string, listed map[string]uint64) bool {
+	if len(allocs) < len(pull) {
+		return true
+	}
+	for _, a := range allocs {
+		if a != nil && a.AllocModifyIndex < listed[a.ID] {
+			return true
+		}
+	}
+	return false
+}
+
 // pullAllocs fetches allocations by ID. The query waits until the server
 // has the newest of the listed changes (ModifyIndex >= pullIndex), so that
-// a lagging server cannot hand back older versions than it just listed.
-func (c *Client) pullAllocs(ids []string, pullIndex uint64) ([]*structs.Allocation, error) {
+// a lagging server hands back older versions only when its wait runs out.
+func (c *Client) pullAllocs(ids []string, pullIndex uint64, stale bool) ([]*structs.Allocation, error) {
 	req := &structs.AllocsGetRequest{
 		AllocIDs: ids,
 		QueryOptions: structs.QueryOptions{
 			Region:        c.cfg.Region,
 			MinQueryIndex: pullIndex - 1,
 			MaxQueryTime:  pullQueryTime,
+			AllowStale:    stale,
 			AuthToken:     c.secretID(),
 		},
 	}

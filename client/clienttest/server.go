@@ -65,6 +65,13 @@ type FakeServer struct {
 	// client's (see SetServerClockAhead).
 	serverAhead time.Duration
 
+	// lag, while set, is the older state stale reads are answered from
+	// (see LagStaleReads); staleReads and consistentReads count the
+	// allocation watches of each kind.
+	lag             *StaleView
+	staleReads      int
+	consistentReads int
+
 	registrations int
 	heartbeats    map[string][]time.Time
 	updateCalls   int
@@ -337,7 +344,12 @@ func checkClientNodeStatus(status string) error {
 // authorizeLocked returns the node if token is its secret, as the real
 // servers check every node RPC.
 func (s *FakeServer) authorizeLocked(nodeID, token string) (*structs.Node, error) {
-	n, ok := s.nodes[nodeID]
+	return authorizeIn(s.nodes, nodeID, token)
+}
+
+// authorizeIn checks a node's secret against nodes.
+func authorizeIn(nodes map[string]*structs.Node, nodeID, token string) (*structs.Node, error) {
+	n, ok := nodes[nodeID]
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("%w: %s", structs.ErrUnknownNode, nodeID)
@@ -444,20 +456,102 @@ func (s *FakeServer) waitLocked(ctx context.Context, min uint64, maxWait time.Du
 	}
 }
 
+// StaleView is the state a lagging server answers stale reads from.
+type StaleView struct {
+	index  uint64
+	allocs map[string]*structs.Allocation
+	nodes  map[string]*structs.Node
+}
+
+// Checkpoint returns the state as it is now, for LagStaleReads.
+func (s *FakeServer) Checkpoint() *StaleView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := &StaleView{index: s.index, allocs: make(map[string]*structs.Allocation, len(s.allocs)),
+		nodes: make(map[string]*structs.Node, len(s.nodes))}
+	for id, a := range s.allocs {
+		v.allocs[id] = a.Copy()
+	}
+	for id, n := range s.nodes {
+		v.nodes[id] = n.Copy()
+	}
+	return v
+}
+
+// LagStaleReads makes the fake answer stale reads (AllowStale) as a
+// follower that stopped applying at cp would: from cp's allocations and
+// index, blocking until their wait runs out. Consistent reads keep the
+// live state, as the leader's do. CatchUp ends it.
+func (s *FakeServer) LagStaleReads(cp *StaleView) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lag = cp
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// CatchUp ends LagStaleReads: stale reads see the live state again.
+func (s *FakeServer) CatchUp() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lag = nil
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// WatchReads returns how many allocation watches (Node.GetClientAllocs)
+// were stale reads and how many consistent.
+func (s *FakeServer) WatchReads() (stale, consistent int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.staleReads, s.consistentReads
+}
+
+// stateLocked is the index and allocations a read sees.
+func (s *FakeServer) stateLocked(stale bool) (uint64, map[string]*structs.Allocation) {
+	if stale && s.lag != nil {
+		return s.lag.index, s.lag.allocs
+	}
+	return s.index, s.allocs
+}
+
 func (s *FakeServer) getClientAllocs(ctx context.Context, args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.waitLocked(ctx, args.MinQueryIndex, args.MaxQueryTime, func() uint64 { return s.index })
-	if _, err := s.authorizeLocked(args.NodeID, args.AuthToken); err != nil {
+	if args.AllowStale {
+		s.staleReads++
+	} else {
+		s.consistentReads++
+	}
+	// As the real servers do, the node is checked before the wait and
+	// again after it.
+	authorize := func() error {
+		nodes := s.nodes
+		if args.AllowStale && s.lag != nil {
+			nodes = s.lag.nodes
+		}
+		_, err := authorizeIn(nodes, args.NodeID, args.AuthToken)
 		return err
 	}
+	if err := authorize(); err != nil {
+		return err
+	}
+	s.waitLocked(ctx, args.MinQueryIndex, args.MaxQueryTime, func() uint64 {
+		idx, _ := s.stateLocked(args.AllowStale)
+		return idx
+	})
+	if err := authorize(); err != nil {
+		return err
+	}
+	index, allocs := s.stateLocked(args.AllowStale)
 	reply.Allocs = make(map[string]uint64)
-	for _, a := range s.allocs {
+	for _, a := range allocs {
 		if a.NodeID == args.NodeID {
 			reply.Allocs[a.ID] = a.AllocModifyIndex
 		}
 	}
-	reply.Index = max(s.index, 1)
+	reply.Index = max(index, 1)
+	reply.KnownLeader = true
 	return nil
 }
 
@@ -465,24 +559,27 @@ func (s *FakeServer) getAllocs(ctx context.Context, args *structs.AllocsGetReque
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	index := func() uint64 {
+		top, allocs := s.stateLocked(args.AllowStale)
 		var idx uint64
 		for _, id := range args.AllocIDs {
-			if a, ok := s.allocs[id]; ok {
+			if a, ok := allocs[id]; ok {
 				idx = max(idx, a.ModifyIndex)
 			}
 		}
 		if idx == 0 {
-			return s.index
+			return top
 		}
 		return idx
 	}
 	s.waitLocked(ctx, args.MinQueryIndex, args.MaxQueryTime, index)
+	_, allocs := s.stateLocked(args.AllowStale)
 	for _, id := range args.AllocIDs {
-		if a, ok := s.allocs[id]; ok {
+		if a, ok := allocs[id]; ok {
 			reply.Allocs = append(reply.Allocs, a.Copy())
 		}
 	}
 	reply.Index = max(index(), 1)
+	reply.KnownLeader = true
 	return nil
 }
 
