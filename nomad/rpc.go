@@ -532,6 +532,9 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 	// the caller's. The caller learns of the new state at once instead of
 	// waiting for the index to climb past one it no longer means.
 	restored := false
+	// stale: a follower answering from its own state (see leaderLoss).
+	stale := opts.AllowStale && !s.IsLeader()
+	leaderless := false
 	for {
 		// Read from a snapshot so the reply and its index come from the
 		// same moment; watches on it still fire on later writes.
@@ -542,6 +545,9 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 		}
 		ws := memdb.NewWatchSet()
 		ws.Add(st.AbandonCh())
+		if stale {
+			ws.Add(s.leaderLoss.wait())
+		}
 		index, err := fn(ws, &snap.StateStore)
 		if err != nil {
 			return err
@@ -554,7 +560,7 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 		if !s.IsLeader() {
 			meta.LastContact = s.clock.Now().Sub(s.raft.LastContact())
 		}
-		if opts.MinQueryIndex == 0 || index > opts.MinQueryIndex || restored {
+		if opts.MinQueryIndex == 0 || index > opts.MinQueryIndex || restored || leaderless {
 			return nil
 		}
 		if err := ws.WatchCtx(ctx); err != nil {
@@ -571,6 +577,9 @@ func (s *Server) blockingRPC(opts *structs.QueryOptions, meta *structs.QueryMeta
 			restored = true
 		default:
 		}
+		// A stale wait woken by the loss of the leader answers with what
+		// this server has, KnownLeader false.
+		leaderless = stale && s.raft.Leader() == ""
 	}
 }
 

@@ -113,6 +113,7 @@ type Server struct {
 	shutdown   atomic.Bool
 	shutdownCh chan struct{}
 	wg         sync.WaitGroup
+	leaderLoss leaderLoss
 }
 
 // lockedRand is a rand.Rand safe for concurrent use, seeded at start.
@@ -224,8 +225,9 @@ func NewServer(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 
-	s.wg.Add(4)
+	s.wg.Add(5)
 	go func() { defer s.wg.Done(); s.listen() }()
+	go func() { defer s.wg.Done(); s.watchLeaderLoss() }()
 	go func() { defer s.wg.Done(); s.sendSessionDigests() }()
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
 	go func() { defer s.wg.Done(); s.replicateKeys() }()
