@@ -105,15 +105,28 @@ heartbeat() {
   local t1 c1 idx1; t1=$(now); c1=$(cpu_ticks "$pid"); idx1=$(raft_index)
   local same=true; [ "$(leader_pid)" = "$pid" ] || same=false
   curl -sf "$(leader_http)/v1/agent/pprof/heap" > "$SIM_WORK/leader-heap.pprof" || true
-  curl -sf "$ctl/debug/pprof/heap" > "$SIM_WORK/sim-heap.pprof" || true
+  # After a collection (gc=1), so that the status's heap is the live one.
+  curl -sf "$ctl/debug/pprof/heap?gc=1" > "$SIM_WORK/sim-heap.pprof" || true
   wait %2 2>/dev/null || true
   local s; s=$(sim_status)
+  # The live heap: the bytes of the objects the collection kept, from the
+  # profile (HeapInuse also counts the free room of every span in use).
+  local live; live=$(go tool pprof -raw -sample_index=inuse_space "$SIM_WORK/sim-heap.pprof" 2>/dev/null |
+    awk '/^Samples:/ {on=1; next} /^Locations/ {on=0} on && $1 ~ /^[0-9]+$/ {sum += $4} END {printf "%.0f", sum}')
+  local followers=""
+  for f in "$SIM_WORK"/server-*.pid; do
+    [ "$(cat "$f")" = "$pid" ] || followers+="$(rss_mib "$(cat "$f")"),"
+  done
   jq -cn --argjson s "$s" --arg n "$n" \
     --arg cpu "$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)" --arg rss "$(rss_mib "$pid")" \
-    --arg raft "$((idx1 - idx0))" --arg same "$same" --arg mem "$(grep -o '[0-9]* bytes of live heap and stack per node' "$SIM_WORK/sim.out")" \
+    --arg raft "$((idx1 - idx0))" --arg same "$same" --arg followers "${followers%,}" --arg live "${live:-0}" --arg mem "$(grep -o '[0-9]* bytes of live heap and stack per node' "$SIM_WORK/sim.out")" \
     '{mode: "heartbeat", nodes: ($n|tonumber), leader_cpu_pct: ($cpu|tonumber|.*10|round/10), leader_rss_mib: ($rss|tonumber),
       heartbeats: $s.Heartbeat.Count, hb_p50_ms: ($s.Heartbeat.P50/1e6*100|round/100), hb_p99_ms: ($s.Heartbeat.P99/1e6*100|round/100),
-      raft_entries_in_window: ($raft|tonumber), same_leader: ($same == "true"), sim: $mem, sim_goroutines: $s.Memory.Goroutines}'
+      raft_entries_in_window: ($raft|tonumber), same_leader: ($same == "true"), followers_rss_mib: $followers,
+      sim: $mem, sim_settled_live_heap_per_node: (($live|tonumber) / ($n|tonumber) | round),
+      sim_settled_stack_per_node: ($s.Memory.StackInuse / ($n|tonumber) | round),
+      sim_settled_heap_inuse_per_node: ($s.Memory.HeapInuse / ($n|tonumber) | round),
+      sim_goroutines: $s.Memory.Goroutines}'
 }
 
 # The storm's allocations are spread over jobs of at most 10,000 (a

@@ -195,7 +195,12 @@ func (f *Fleet) startNode(i int, drivers *nomaddrivers.Catalog) (*simNode, error
 	if cfg.Upstream {
 		rpc = upstreamCaller{f.upstream[len(f.upstream)-1]}
 	} else {
-		r, err := client.NewServerRPCOnPool(cfg.Servers, f.pools[len(f.pools)-1])
+		// Each node tries the servers from a different one, as a fleet
+		// spread by its configuration or by DNS does: a client keeps the
+		// first server of its list until it fails or rebalances (5 to 7.5
+		// minutes), so the same list everywhere would put every node's
+		// calls and blocking queries on one server.
+		r, err := client.NewServerRPCOnPool(rotate(cfg.Servers, i), f.pools[len(f.pools)-1])
 		if err != nil {
 			return nil, err
 		}
