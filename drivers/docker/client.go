@@ -369,15 +369,17 @@ func (c *client) listContainers(ctx context.Context, labels map[string]string) (
 
 // followLogs streams the container's stdout and stderr from since into the
 // writers until the container stops or ctx ends. Containers without a TTY
-// send a multiplexed stream: 8-byte frame headers naming the stream.
-func (c *client) followLogs(ctx context.Context, id string, since time.Time, stdout, stderr io.Writer) error {
+// send a multiplexed stream: 8-byte frame headers naming the stream. wrote
+// says whether any frame reached a writer, so that a caller retrying a
+// failed stream knows whether to resume from since or from what it has.
+func (c *client) followLogs(ctx context.Context, id string, since time.Time, stdout, stderr io.Writer) (wrote bool, err error) {
 	q := url.Values{"follow": {"1"}, "stdout": {"1"}, "stderr": {"1"}}
 	if !since.IsZero() {
 		q.Set("since", fmt.Sprintf("%d.%09d", since.Unix(), since.Nanosecond()))
 	}
 	resp, err := c.do(ctx, http.MethodGet, "/containers/"+id+"/logs", q, nil, nil)
 	if err != nil {
-		return c.notFound(err, id)
+		return false, c.notFound(err, id)
 	}
 	defer resp.Body.Close()
 	// No buffer of our own: the transport's reader is enough for frame
@@ -385,23 +387,55 @@ func (c *client) followLogs(ctx context.Context, id string, since time.Time, std
 	return demux(resp.Body, stdout, stderr)
 }
 
-// demux copies a multiplexed log stream into stdout and stderr.
-func demux(r io.Reader, stdout, stderr io.Writer) error {
+// demux copies a multiplexed log stream into stdout and stderr. An engine
+// that fails after it sent its 200 (Podman does, when the container exits
+// as the stream opens) writes its JSON error into the stream instead of a
+// frame; that is returned as an error, never written to the task's logs.
+func demux(r io.Reader, stdout, stderr io.Writer) (wrote bool, err error) {
 	var hdr [8]byte
 	for {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-				return nil
+				return wrote, nil
 			}
-			return err
+			return wrote, err
+		}
+		if hdr[0] > 2 || hdr[1] != 0 || hdr[2] != 0 || hdr[3] != 0 {
+			return wrote, streamError(hdr[:], r)
 		}
 		n := int64(binary.BigEndian.Uint32(hdr[4:]))
 		w := stdout
 		if hdr[0] == 2 {
 			w = stderr
 		}
+		wrote = true
 		if _, err := io.CopyN(w, r, n); err != nil {
-			return err
+			return wrote, err
 		}
 	}
+}
+
+// streamError reads what follows a log stream's bytes that are not a frame
+// header (at most 64 KiB) as the engine's error.
+func streamError(head []byte, r io.Reader) error {
+	rest, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+	b := append(append([]byte(nil), head...), rest...)
+	var m struct {
+		Message  string `json:"message"`
+		Response int    `json:"response"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Message == "" {
+		return fmt.Errorf("docker API: log stream: not a frame: %q", truncate(b, 200))
+	}
+	if m.Response == 0 {
+		m.Response = http.StatusInternalServerError
+	}
+	return &apiError{Status: m.Response, Message: m.Message}
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
 }

@@ -328,12 +328,33 @@ func (d *Driver) follow(h *taskHandle, cfg *drivers.TaskConfig, since time.Time)
 	go func() {
 		defer close(h.logsDone)
 		defer closeAll(stdout, stderr)
-		err := d.api.followLogs(ctx, h.state.ContainerID, since, writerOrDiscard(stdout), writerOrDiscard(stderr))
-		if err != nil && ctx.Err() == nil {
-			h.logger.Warn("following container logs failed", "error", err)
+		for attempt := 1; ; attempt++ {
+			wrote, err := d.api.followLogs(ctx, h.state.ContainerID, since, writerOrDiscard(stdout), writerOrDiscard(stderr))
+			if err == nil || ctx.Err() != nil || errors.Is(err, ErrNoSuchContainer) {
+				return
+			}
+			if wrote {
+				// Resume after the last line the files have, as a
+				// restarted client does.
+				since, attempt = logsSince(cfg.StdoutPath, cfg.StderrPath), 1
+			}
+			if attempt >= logRetries {
+				h.logger.Warn("following container logs failed", "error", err, "attempts", attempt)
+				return
+			}
+			h.logger.Debug("following container logs failed, retrying", "error", err)
+			if !clock.Sleep(d.clock, retryWait, ctx.Done()) {
+				return
+			}
 		}
 	}()
 }
+
+// logRetries is how many times in a row a failed log stream is opened
+// again before the task's output is given up: Podman fails a stream opened
+// as the container exits, and the retry, made once it has stopped, reads
+// all of it.
+const logRetries = 5
 
 // watchExit records the container's exit. The log stream ends when the
 // container stops, so the wait call is made only then and answers at once:
