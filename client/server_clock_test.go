@@ -36,6 +36,21 @@ func TestServerClock(t *testing.T) {
 
 	c.observe(local.Now(), 0)
 	must.Eq(t, local.Now(), c.Now(), must.Sprint("a server that does not say changes nothing"))
+
+	// A heartbeat that took 6 s (retried across servers, or waiting on an
+	// election) and was answered at its end: taken at its middle, it would
+	// put the servers 3 s ahead of where they are. The fast reading held
+	// stays, until it has aged past the slow one's 3 s (300 s later).
+	c.observe(local.Now(), local.Now().Add(-20*time.Minute).UnixNano())
+	sent = local.Now()
+	local.Advance(6 * time.Second)
+	c.observe(sent, local.Now().Add(-20*time.Minute).UnixNano())
+	must.Eq(t, local.Now().Add(-20*time.Minute), c.Now(), must.Sprint("a slow round trip does not replace a fast one"))
+	local.Advance(300 * time.Second)
+	sent = local.Now()
+	local.Advance(6 * time.Second)
+	c.observe(sent, local.Now().Add(-20*time.Minute).UnixNano())
+	must.Eq(t, local.Now().Add(-20*time.Minute+3*time.Second), c.Now(), must.Sprint("until the fast one has aged past it"))
 }
 
 // A client takes the servers' time from its registration's answer, before
