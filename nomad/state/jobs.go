@@ -222,3 +222,10 @@ func (s *StateStore) JobsByIDPrefix(ws memdb.WatchSet, namespace, prefix string)
 func (s *StateStore) Jobs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
 	return getWatch(s.db.Txn(false), ws, TableJobs, indexID)
 }
+
+// PeriodicJobs iterates over the jobs the leader launches on their
+// schedule (Job.IsPeriodicActive) of every namespace; ws fires when one
+// becomes, stops being or, being one, changes.
+func (s *StateStore) PeriodicJobs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableJobs, indexPeriodic, true)
+}

@@ -303,3 +303,52 @@ func TestJobByID_WatchFiresOnStatusChange(t *testing.T) {
 	idx, _ := s.Index(TableJobs)
 	must.Eq(t, 12, idx)
 }
+
+// PeriodicJobs holds the jobs the leader launches on a schedule alone, and
+// its watch fires when one becomes, changes or stops being one, never
+// for a registration of any other job (the periodic dispatcher waits on
+// it: it walked every job on every registration before).
+func TestPeriodicJobs_WatchesThePeriodicOnly(t *testing.T) {
+	s := testStateStore(t)
+	periodic := mock.Job()
+	periodic.Type = structs.JobTypeBatch
+	periodic.Periodic = &structs.PeriodicConfig{Enabled: true, Specs: []string{"*/5 * * * *"}}
+	must.NoError(t, s.UpsertJob(100, 0, periodic))
+	must.NoError(t, s.UpsertJob(101, 0, mock.Job()))
+
+	ids := func(ws memdb.WatchSet) []string {
+		iter, err := s.PeriodicJobs(ws)
+		must.NoError(t, err)
+		var out []string
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			out = append(out, raw.(*structs.Job).ID)
+		}
+		return out
+	}
+	fired := func(ws memdb.WatchSet) bool {
+		for ch := range ws {
+			select {
+			case <-ch:
+				return true
+			default:
+			}
+		}
+		return false
+	}
+
+	ws := memdb.NewWatchSet()
+	must.Eq(t, []string{periodic.ID}, ids(ws))
+	must.NoError(t, s.UpsertJob(102, 0, mock.Job()))
+	must.False(t, fired(ws), must.Sprint("another job's registration"))
+
+	stopped := periodic.Copy()
+	stopped.Stop = true
+	must.NoError(t, s.UpsertJob(103, 0, stopped))
+	must.True(t, fired(ws), must.Sprint("the periodic job stopped"))
+	ws = memdb.NewWatchSet()
+	must.SliceEmpty(t, ids(ws))
+
+	must.NoError(t, s.UpsertJob(104, 0, periodic.Copy()))
+	must.True(t, fired(ws), must.Sprint("started again"))
+	must.Eq(t, []string{periodic.ID}, ids(nil))
+}

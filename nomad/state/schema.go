@@ -33,6 +33,7 @@ const (
 	indexFollowupEval = "followup_eval"
 	indexDeployment   = "deployment"
 	indexSecret       = "secret"
+	indexPeriodic     = "periodic"
 
 	// prefixSuffix turns an index name into memdb's prefix scan of it.
 	prefixSuffix = "_prefix"
@@ -121,8 +122,20 @@ func jobTableSchema() *memdb.TableSchema {
 		Name: TableJobs,
 		Indexes: map[string]*memdb.IndexSchema{
 			indexID: {Name: indexID, Unique: true, Indexer: namespacedIndex("ID")},
+			// The jobs the leader's periodic dispatcher launches: it
+			// reads (and watches) them alone, not every job on every
+			// job change.
+			indexPeriodic: {Name: indexPeriodic, Indexer: &memdb.ConditionalIndex{Conditional: jobPeriodicActive}},
 		},
 	}
+}
+
+func jobPeriodicActive(obj any) (bool, error) {
+	j, ok := obj.(*structs.Job)
+	if !ok {
+		return false, fmt.Errorf("jobs table holds %T, want *structs.Job", obj)
+	}
+	return j.IsPeriodicActive(), nil
 }
 
 func jobSummaryTableSchema() *memdb.TableSchema {
