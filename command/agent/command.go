@@ -182,6 +182,11 @@ func (c *Command) Run(args []string) int {
 	})
 
 	c.Ui.Output("==> Starting Nomad agent...")
+	if cfg.Server.Enabled {
+		if gogc, set := setServerGC(os.Getenv); set {
+			logger.Debug("server garbage collector target set", "gogc", gogc)
+		}
+	}
 	a, err := NewAgent(cfg, logger)
 	if err != nil {
 		logOut.Flush()
