@@ -225,7 +225,8 @@ func (s *StateStore) Jobs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
 
 // PeriodicJobs iterates over the jobs the leader launches on their
 // schedule (Job.IsPeriodicActive) of every namespace; ws fires when one
-// becomes, stops being or, being one, changes.
+// becomes, stops being or, being one, changes (and, while there is none,
+// on any job change: memdb then watches the whole index).
 func (s *StateStore) PeriodicJobs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
 	return getWatch(s.db.Txn(false), ws, TableJobs, indexPeriodic, true)
 }
