@@ -38,18 +38,17 @@ func TestUI_BrowserACLToken(t *testing.T) {
 	must.StrContains(t, textOf(t, page, "#error-page"), "403")
 	must.StrContains(t, textOf(t, page, "#error-page"), "set an ACL token")
 
-	must.NoError(t, chromedp.Do(page,
-		chromedp.SendKeys(chromedp.CSS("#token-input"), mgmt.SecretID),
-		chromedp.Click(chromedp.CSS("#token-save"))))
+	must.NoError(t, chromedp.Do(page, chromedp.SendKeys(chromedp.CSS("#token-input"), mgmt.SecretID)))
+	click(t, page, "#token-save")
 	waitFor(t, page, 20*time.Second, "the job listed with the token", `#jobs-page tr[data-job="acl-web"]`)
 	waitFor(t, page, 20*time.Second, "the event stream followed with the token", `#live[data-state="live"]`)
 	// A link is followed in the page, the token going along.
-	must.NoError(t, chromedp.Do(page, chromedp.Click(chromedp.CSS(`#jobs-page tr[data-job="acl-web"] a`))))
+	click(t, page, `#jobs-page tr[data-job="acl-web"] a`)
 	waitFor(t, page, 20*time.Second, "the job page", `#job-page[data-job="acl-web"] tr[data-group="web"]`)
 	stored, err := chromedp.Run(page, chromedp.Evaluate[string](`window.localStorage.getItem('nomad.token')`))
 	must.NoError(t, err)
 	must.Eq(t, mgmt.SecretID, stored)
 
-	must.NoError(t, chromedp.Do(page, chromedp.Click(chromedp.CSS("#token-clear"))))
+	click(t, page, "#token-clear")
 	waitFor(t, page, 20*time.Second, "the refusal once the token is cleared", "#error-page")
 }

@@ -182,7 +182,7 @@ func TestUI_BrowserScaleRefusedDuringDeployment(t *testing.T) {
 	msg := confirmFails(t, page)
 	must.StrContains(t, msg, "job scaling blocked due to active deployment")
 	must.Eq(t, 1, runningAllocs(t, a, "slow"))
-	must.NoError(t, chromedp.Do(page, chromedp.Click(chromedp.CSS("#action-dialog .action-cancel"))))
+	click(t, page, "#action-dialog .action-cancel")
 
 	// The job page's latest deployment can be failed from there.
 	what := openDialog(t, page, `#deployment-actions button[data-action="fail"]`)
@@ -338,7 +338,7 @@ func TestUI_BrowserActionsACL(t *testing.T) {
 	stored, _, err := authed.Jobs().Info("acl-web", nil)
 	must.NoError(t, err)
 	must.False(t, *stored.Stop, must.Sprint("the refused stop changed nothing"))
-	must.NoError(t, chromedp.Do(page, chromedp.Click(chromedp.CSS("#action-dialog .action-cancel"))))
+	click(t, page, "#action-dialog .action-cancel")
 
 	setToken(t, page, mgmt.SecretID)
 	waitFor(t, page, 30*time.Second, "the job page with the management token", `#job-actions button[data-action="stop-job"]`)
@@ -369,9 +369,8 @@ func dialogScreenshot(t *testing.T, page context.Context, name string) {
 // page reloads with it).
 func setToken(t *testing.T, page context.Context, secret string) {
 	t.Helper()
-	must.NoError(t, chromedp.Do(page,
-		chromedp.SetValue(chromedp.CSS("#token-input"), secret),
-		chromedp.Click(chromedp.CSS("#token-save"))))
+	must.NoError(t, chromedp.Do(page, chromedp.SetValue(chromedp.CSS("#token-input"), secret)))
+	click(t, page, "#token-save")
 	pollPage(t, page, 20*time.Second, "the token stored",
 		fmt.Sprintf(`window.localStorage.getItem('nomad.token') === %q ? '' : 'stored: ' + window.localStorage.getItem('nomad.token')`, secret))
 }
@@ -408,9 +407,23 @@ func confirmFails(t *testing.T, page context.Context) string {
 	return textOf(t, page, "#action-dialog .action-error")
 }
 
+// click clicks the element at selector as a mouse does. chromedp finds
+// the element, then clicks the node it found: a page that renders again
+// in between (an event it was sent, or its refetch when its event stream
+// connects) has replaced that node, and the browser answers that it
+// cannot find it. That click is tried again, on the element the page
+// shows now; any other error fails the test at once.
 func click(t *testing.T, page context.Context, selector string) {
 	t.Helper()
-	must.NoError(t, chromedp.Do(page, chromedp.Click(chromedp.CSS(selector))), must.Sprint("clicking ", selector))
+	var err error
+	wait.Poll(t, 10*time.Second, "clicking "+selector, func() (bool, string) {
+		err = chromedp.Do(page, chromedp.Click(chromedp.CSS(selector)))
+		if err != nil && strings.Contains(err.Error(), "Could not find node with given id") {
+			return false, "the page rendered again under the click: " + err.Error()
+		}
+		return true, ""
+	})
+	must.NoError(t, err, must.Sprint("clicking ", selector))
 }
 
 // setValue sets a form field as typing would, firing its input event.
@@ -443,4 +456,22 @@ func runningAllocIDs(t *testing.T, a *agenttest.Agent, jobID string) []string {
 func runningAllocs(t *testing.T, a *agenttest.Agent, jobID string) int {
 	t.Helper()
 	return len(runningAllocIDs(t, a, jobID))
+}
+
+// A click lands on a page that keeps rendering the element again: the
+// node chromedp found may be gone by the time it clicks (the browser
+// says it cannot find it), and click tries again on the one shown now.
+// The page replaces its button every millisecond, and counts clicks.
+func TestUI_ClickOnAnElementRenderedAgain(t *testing.T) {
+	b := browser(t)
+	page := tab(t, b, `data:text/html,<body><button id="b">b</button><script>
+	  window.clicks = 0;
+	  setInterval(() => { const n = document.createElement('button'); n.id = 'b'; n.textContent = 'b';
+	    n.onclick = () => { window.clicks++; }; document.getElementById('b').replaceWith(n); }, 1);
+	</script></body>`)
+	for range 20 {
+		click(t, page, "#b")
+	}
+	pollPage(t, page, 5*time.Second, "the clicks counted",
+		`window.clicks > 0 ? '' : 'clicks: ' + window.clicks`)
 }
