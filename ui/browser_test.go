@@ -132,8 +132,11 @@ func pollPage(t *testing.T, page context.Context, within time.Duration, what, js
 
 func textOf(t *testing.T, tab context.Context, selector string) string {
 	t.Helper()
-	s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(selector)))
-	must.NoError(t, err, must.Sprint("reading ", selector))
+	var s string
+	must.NoError(t, onRendered(t, "reading "+selector, func() (err error) {
+		s, err = chromedp.Run(tab, chromedp.Text(chromedp.CSS(selector)))
+		return err
+	}), must.Sprint("reading ", selector))
 	return s
 }
 
