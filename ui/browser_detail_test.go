@@ -180,8 +180,9 @@ func TestUI_BrowserEvalPlacementFailures(t *testing.T) {
 	must.Eq(t, headings, pageHeadings, must.Sprint("the CLI printed:\n", cliOut))
 	must.Eq(t, reasons, pageReasons, must.Sprint("the CLI printed:\n", cliOut))
 
-	info := textOf(t, jobTab, "#eval-page .kv")
-	must.StrContains(t, info, "job-register")
+	// Waited for, not read once: the page renders again when its event
+	// stream connects, and a read in between saw an empty table (ci4).
+	waitForText(t, jobTab, 10*time.Second, "the evaluation's trigger", "#eval-page .kv", "job-register")
 	must.NotEq(t, "", blocked, must.Sprint("a blocked evaluation for the remainder"))
 	waitFor(t, jobTab, 5*time.Second, "the blocked evaluation linked", fmt.Sprintf(`#eval-page .blocked-note a[href="/ui/evaluations/%s"]`, blocked))
 	screenshot(t, jobTab, "ui-evaluation.png")

@@ -130,14 +130,26 @@ func pollPage(t *testing.T, page context.Context, within time.Duration, what, js
 	})
 }
 
+// textOf is the text of the element at selector, once there is one. It
+// is read in the page, in one evaluation: chromedp's Text finds the node
+// first and reads it after, and a page that rendered again in between
+// (when its event stream connects) gave an empty text or no node at all.
 func textOf(t *testing.T, tab context.Context, selector string) string {
 	t.Helper()
-	var s string
-	must.NoError(t, onRendered(t, "reading "+selector, func() (err error) {
-		s, err = chromedp.Run(tab, chromedp.Text(chromedp.CSS(selector)))
-		return err
-	}), must.Sprint("reading ", selector))
-	return s
+	js := fmt.Sprintf(`(() => { const el = document.querySelector(%q); return el ? [true, el.innerText] : [false, ''] })()`, selector)
+	var text string
+	wait.Poll(t, 10*time.Second, "reading "+selector, func() (bool, string) {
+		got, err := chromedp.Run(tab, chromedp.Evaluate[[]any](js))
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(got) != 2 || got[0] != true {
+			return false, "no element " + selector
+		}
+		text, _ = got[1].(string)
+		return true, ""
+	})
+	return text
 }
 
 func screenshot(t *testing.T, tab context.Context, name string) {
