@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/go-msgpack/v2/codec"
-	msgpackrpc "github.com/hashicorp/net-rpc-msgpackrpc/v2"
 	"github.com/hashicorp/yamux"
 
 	"github.com/nomad-edge/nomad/helper/pool"
@@ -215,7 +213,7 @@ func (s *Server) serveStream(srv connServer, stream net.Conn, sessionDone <-chan
 			stream.Close()
 		}
 	}()
-	c := &ctxCodec{ServerCodec: msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle), ctx: ctx, gate: srv.gate}
+	c := &ctxCodec{ServerCodec: pool.NewCodec(stream), ctx: ctx, gate: srv.gate}
 	defer c.Close()
 	c.onRequest = func() {
 		// The handler does not read the stream while it runs: anything
@@ -348,7 +346,7 @@ func (s *Server) inmemCall(method string, args, reply any, mode inmemMode) error
 		dst.Elem().Set(src.Elem())
 		return nil
 	}
-	return codec.NewDecoderBytes(c.reply, structs.MsgpackHandle).Decode(reply)
+	return structs.Decode(c.reply, reply)
 }
 
 // inmemCodec is an rpc.ServerCodec over byte slices for one call.
@@ -384,7 +382,7 @@ func (c *inmemCodec) ReadRequestBody(body any) error {
 		structs.WithRequestContext(body, c.ctx)
 		return nil
 	}
-	if err := codec.NewDecoder(bytes.NewReader(c.args), structs.MsgpackHandle).Decode(body); err != nil {
+	if err := structs.Decode(c.args, body); err != nil {
 		return err
 	}
 	structs.WithRequestContext(body, c.ctx)

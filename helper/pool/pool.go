@@ -272,8 +272,9 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 	_ = stream.SetDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { _ = stream.SetDeadline(time.Now()) })
 	defer stop()
-	codec := msgpackrpc.NewCodecFromHandle(true, true, stream, structs.MsgpackHandle)
+	codec := NewCodec(stream)
 	err = msgpackrpc.CallWithCodec(codec, method, args, reply)
+	codec.Close()
 	var serverErr rpc.ServerError
 	if errors.As(err, &serverErr) {
 		return structs.RPCError(string(serverErr))

@@ -3,7 +3,9 @@ package structs
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"reflect"
+	"sync"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
@@ -93,13 +95,33 @@ var MsgpackHandle = func() *codec.MsgpackHandle {
 func Encode(t MessageType, msg any) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte(uint8(t))
-	if err := codec.NewEncoder(&buf, MsgpackHandle).Encode(msg); err != nil {
+	enc := encoders.Get().(*codec.Encoder)
+	enc.Reset(&buf)
+	err := enc.Encode(msg)
+	enc.Reset(io.Discard)
+	encoders.Put(enc)
+	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", t, err)
 	}
 	return buf.Bytes(), nil
 }
 
-// Decode deserialises a msgpack body into out.
+// Decode deserialises a msgpack body into out. What it decodes shares no
+// memory with buf: byte slices and strings are copied.
 func Decode(buf []byte, out any) error {
-	return codec.NewDecoder(bytes.NewReader(buf), MsgpackHandle).Decode(out)
+	dec := decoders.Get().(*codec.Decoder)
+	dec.ResetBytes(buf)
+	err := dec.Decode(out)
+	dec.ResetBytes([]byte{})
+	decoders.Put(dec)
+	return err
 }
+
+// encoders and decoders are reused across calls: a codec's encoder or
+// decoder is a few KB that every raft entry and forwarded call would
+// otherwise allocate and the collector scan. One reset to a new buffer
+// clears all a previous use left in it.
+var (
+	encoders = sync.Pool{New: func() any { return codec.NewEncoder(io.Discard, MsgpackHandle) }}
+	decoders = sync.Pool{New: func() any { return codec.NewDecoderBytes([]byte{}, MsgpackHandle) }}
+)
