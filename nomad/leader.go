@@ -74,6 +74,7 @@ func (s *Server) establishLeadership() error {
 		}
 	}
 	s.isLeader.Store(true)
+	s.leaderChange.notify()
 	// The duties run from here on, even if a step below fails: the
 	// revoke that follows a failure then stops what start began.
 	defer s.startDuties(duties, stopCh)
@@ -148,6 +149,7 @@ func (s *Server) revokeLeadership() {
 	if !s.isLeader.Swap(false) {
 		return
 	}
+	s.leaderChange.notify()
 	close(s.leaderStop)
 	s.evalBroker.SetEnabled(false)
 	s.blockedEvals.SetEnabled(false)

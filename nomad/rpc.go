@@ -433,25 +433,26 @@ const rpcHoldTimeout = 5 * time.Second
 // The hold runs on the time package, not the server's Clock: it bounds a
 // wait on raft and the network, which a test's manual clock does not move.
 func (s *Server) leaderForCall(ctx context.Context) (string, error) {
-	deadline := time.Now().Add(rpcHoldTimeout)
+	var hold *time.Timer
 	for {
+		changed := s.leaderChange.wait()
 		if s.IsLeader() {
 			return "", nil
 		}
 		if l := string(s.raft.Leader()); l != "" && l != s.rpcAdvertise.String() {
 			return l, nil
 		}
-		if !time.Now().Before(deadline) {
-			return "", structs.ErrNoLeader
+		if hold == nil {
+			hold = time.NewTimer(rpcHoldTimeout)
+			defer hold.Stop()
 		}
-		t := time.NewTimer(20 * time.Millisecond)
 		select {
-		case <-t.C:
+		case <-changed:
+		case <-hold.C:
+			return "", structs.ErrNoLeader
 		case <-ctx.Done():
-			t.Stop()
 			return "", ctx.Err()
 		case <-s.shutdownCh:
-			t.Stop()
 			return "", structs.ErrServerShutdown
 		}
 	}

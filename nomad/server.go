@@ -110,10 +110,11 @@ type Server struct {
 	// leader's duties were built from; the error of establish comes back.
 	reassertCh chan chan error
 
-	shutdown   atomic.Bool
-	shutdownCh chan struct{}
-	wg         sync.WaitGroup
-	leaderLoss leaderLoss
+	shutdown     atomic.Bool
+	shutdownCh   chan struct{}
+	wg           sync.WaitGroup
+	leaderLoss   broadcast
+	leaderChange broadcast
 }
 
 // lockedRand is a rand.Rand safe for concurrent use, seeded at start.
@@ -401,25 +402,14 @@ func (s *Server) waitGoroutines(d time.Duration) bool {
 // WaitForLeader returns once this server knows a leader and, if it is that
 // leader, has finished taking up its duties; or when ctx ends.
 func (s *Server) WaitForLeader(ctx context.Context) error {
-	ch := make(chan raft.Observation, 1)
-	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.LeaderObservation)
-		return ok
-	})
-	s.raft.RegisterObserver(obs)
-	defer s.raft.DeregisterObserver(obs)
-	// Leadership duties start after the observation fires, so also
-	// re-check on a short tick rather than only on observations.
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
 	for {
+		changed := s.leaderChange.wait()
 		leader := s.Leader()
 		if leader != "" && (leader != s.rpcAdvertise.String() || s.IsLeader()) {
 			return nil
 		}
 		select {
-		case <-ch:
-		case <-tick.C:
+		case <-changed:
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.shutdownCh:

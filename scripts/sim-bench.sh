@@ -148,21 +148,25 @@ storm_list() { local j; for j in "${STORM_JOBS[@]}"; do curl -sf "$http/v1/job/$
 nodes_in() { curl -sf "$http/v1/nodes" | jq "[.[] | select(.Status == \"$1\")] | length"; }
 
 # start_storm_job starts the cluster with nodes sized for exactly $per
-# tasks of 200 MHz / 200 MB each, registers the storm job of $total
-# allocations and waits until all run.
+# tasks of 200 MHz / 200 MB each, registers the storm jobs of $total
+# allocations and waits until all run. The jobs go in one at a time, each
+# once the one before runs: on two cores, placing 100,000 allocations at
+# once starves the nodes' heartbeats (benchmarks.md, "Reconnect storm:
+# 10,000 nodes").
 start_storm_job() { # nodes per
   local n=$1 per=$2 total=$(($1 * $2))
   start_cluster "$n" -cpu $((200 * per)) -memory $((200 * per + 48))
   storm_jobs_for "$total"
-  local job id left=$total count
+  local job id left=$total count placed=0
   for id in "${STORM_JOBS[@]}"; do
-    count=$((left < 10000 ? left : 10000)); left=$((left - count))
+    count=$((left < 10000 ? left : 10000)); left=$((left - count)); placed=$((placed + count))
     job=$(jq -cn --arg id "$id" --arg c "$count" '{Job: {ID: $id, Name: $id, Type: "service", Datacenters: ["dc1"],
       TaskGroups: [{Name: "g", Count: ($c|tonumber), MaxClientDisconnect: 3600000000000, EphemeralDisk: {SizeMB: 10},
         Tasks: [{Name: "t", Driver: "mock_driver", Config: {}, Resources: {CPU: 200, MemoryMB: 200}}]}]}}')
     curl -sf -XPUT "$http/v1/jobs" -d "$job" > /dev/null
+    wait_for "$placed allocations running" 900 "[ \"\$(summary | jq .Running)\" = $placed ]"
+    if [ -n "${SIM_TRACE:-}" ]; then echo "$(date +%T) $id: $placed running" >&2; fi
   done
-  wait_for "$total allocations running" 600 "[ \"\$(summary | jq .Running)\" = $total ]"
 }
 
 flap() {
