@@ -144,12 +144,13 @@ func (s *Server) handleConn(raw net.Conn) {
 		return
 	}
 	defer sess.Close()
+	sessionDone := pool.SessionContext(sess)
 	for {
 		stream, err := sess.Accept()
 		if err != nil {
 			return
 		}
-		go s.serveStreamKind(connServer{rpc: srv, gate: s.autoGate(peer), peer: peer}, stream, sess.CloseChan())
+		go s.serveStreamKind(connServer{rpc: srv, gate: s.autoGate(peer), peer: peer}, stream, sessionDone)
 	}
 }
 
@@ -166,7 +167,11 @@ type connServer struct {
 	peer rpcPeer
 }
 
-func (s *Server) serveStreamKind(srv connServer, stream net.Conn, sessionDone <-chan struct{}) {
+func (s *Server) serveStreamKind(srv connServer, stream net.Conn, sessionDone context.Context) {
+	// Reads parked on the stream end when the session does, rather than
+	// spin until yamux marks the stream closed (pool.EndReadsWhenDone).
+	stream = pool.EndReadsWhenDone(sessionDone, stream)
+	defer stream.Close()
 	_ = stream.SetReadDeadline(time.Now().Add(nodeHelloTimeout))
 	var b [1]byte
 	if _, err := io.ReadFull(stream, b[:]); err != nil {
@@ -178,7 +183,7 @@ func (s *Server) serveStreamKind(srv connServer, stream net.Conn, sessionDone <-
 		s.serveKeepalive(stream, srv.peer)
 		return
 	}
-	s.serveStream(srv, &prefixedConn{Conn: stream, first: b[0], pending: true}, sessionDone)
+	s.serveStream(srv, &prefixedConn{Conn: stream, first: b[0], pending: true}, sessionDone.Done())
 }
 
 // prefixedConn is a connection whose first byte was already read: Read
@@ -233,6 +238,8 @@ func (s *Server) serveStream(srv connServer, stream net.Conn, sessionDone <-chan
 		cancel()
 	}()
 	_ = srv.rpc.ServeRequest(c)
+	// Answered: the hang-up watcher has nothing left to watch for.
+	_ = stream.SetReadDeadline(time.Now())
 }
 
 // ctxCodec sets a context on the request it decodes, and refuses it when

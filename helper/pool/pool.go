@@ -74,7 +74,9 @@ type ConnPool struct {
 	mu       sync.Mutex
 	sessions map[string]*yamux.Session
 	// gens are the credentials each session was dialed with (generation).
-	gens    map[*yamux.Session]uint64
+	gens map[*yamux.Session]uint64
+	// closing end when their session closes (SessionContext).
+	closing map[*yamux.Session]context.Context
 	dialing map[string]*dialCall
 	closed  bool
 }
@@ -112,7 +114,8 @@ func NewPool(cfg Config) *ConnPool {
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = 30 * time.Second
 	}
-	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}, gens: map[*yamux.Session]uint64{}, dialing: map[string]*dialCall{}}
+	return &ConnPool{cfg: cfg, sessions: map[string]*yamux.Session{}, gens: map[*yamux.Session]uint64{},
+		closing: map[*yamux.Session]context.Context{}, dialing: map[string]*dialCall{}}
 }
 
 // session returns the open session to addr, dialing it (once, whoever
@@ -167,7 +170,12 @@ func (p *ConnPool) staleLocked(s *yamux.Session) bool {
 		return false
 	}
 	delete(p.gens, s)
-	go closeWhenIdle(s, staleSessionMaxLife)
+	go func() {
+		closeWhenIdle(s, staleSessionMaxLife)
+		p.mu.Lock()
+		delete(p.closing, s)
+		p.mu.Unlock()
+	}()
 	return true
 }
 
@@ -217,9 +225,13 @@ func (p *ConnPool) dialFor(addr string, call *dialCall) {
 	if err == nil {
 		if old, ok := p.sessions[addr]; ok {
 			delete(p.gens, old) // closed, or stale and left to its calls
+			if old.IsClosed() {
+				delete(p.closing, old)
+			}
 		}
 		p.sessions[addr] = s
 		p.gens[s] = gen
+		p.closing[s] = SessionContext(s)
 	}
 	call.s, call.err = s, err
 	p.mu.Unlock()
@@ -259,11 +271,12 @@ func (p *ConnPool) RPC(addr, method string, args, reply any, maxQueryTime time.D
 	if err != nil {
 		return err
 	}
-	stream, err := s.Open()
+	raw, err := s.Open()
 	if err != nil {
 		p.drop(addr, s)
 		return fmt.Errorf("%w: opening stream to %s: %w", ErrTransport, addr, err)
 	}
+	stream := EndReadsWhenDone(p.closingCtx(s), raw)
 	defer stream.Close()
 	deadline := time.Now().Add(p.cfg.CallTimeout + maxQueryTime)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -314,7 +327,7 @@ func (p *ConnPool) OpenStream(ctx context.Context, addr string, kind byte) (net.
 		stream.Close()
 		return nil, fmt.Errorf("%w: opening stream to %s: %w", ErrTransport, addr, err)
 	}
-	return stream, nil
+	return EndReadsWhenDone(p.closingCtx(s), stream), nil
 }
 
 func (p *ConnPool) drop(addr string, s *yamux.Session) {
@@ -324,7 +337,20 @@ func (p *ConnPool) drop(addr string, s *yamux.Session) {
 		delete(p.sessions, addr)
 	}
 	delete(p.gens, s)
+	delete(p.closing, s)
 	s.Close()
+}
+
+// closingCtx is s's SessionContext; a session the pool dropped while the
+// call was being opened gets one of its own.
+func (p *ConnPool) closingCtx(s *yamux.Session) context.Context {
+	p.mu.Lock()
+	ctx, ok := p.closing[s]
+	p.mu.Unlock()
+	if !ok {
+		ctx = SessionContext(s)
+	}
+	return ctx
 }
 
 // Shutdown closes every session.
@@ -335,5 +361,6 @@ func (p *ConnPool) Shutdown() {
 	for addr, s := range p.sessions {
 		s.Close()
 		delete(p.sessions, addr)
+		delete(p.closing, s)
 	}
 }
