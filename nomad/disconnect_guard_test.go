@@ -125,6 +125,10 @@ func TestGuard_SharedTimeoutEvalKeptWhileAnotherIsUnknown(t *testing.T) {
 	ttl := max(ttl1, ttl2)
 	a1 := windowAlloc(t, s, back, 1000)
 	a2 := windowAlloc(t, s, away, 1010)
+	// Unreported throughout, it holds back initializing: a node made ready
+	// gets a node-update evaluation, which would supersede the timeout
+	// evaluation in the broker and hide what this test looks at.
+	held := windowAlloc(t, s, back, 1015)
 
 	clock.Advance(ttl + 10*time.Second)
 	must.Eq(t, structs.NodeStatusDisconnected, nodeStatus(t, s, back.ID))
@@ -135,6 +139,7 @@ func TestGuard_SharedTimeoutEvalKeptWhileAnotherIsUnknown(t *testing.T) {
 	must.NoError(t, s.State().UpsertEvals(1020, []*structs.Evaluation{timeout}))
 	markUnknown(t, s, 1021, a1.ID, timeout.ID)
 	markUnknown(t, s, 1022, a2.ID, timeout.ID)
+	markUnknown(t, s, 1023, held.ID, "")
 
 	heartbeatOf(t, s, back)
 	must.Eq(t, structs.NodeStatusInit, nodeStatus(t, s, back.ID))
@@ -227,4 +232,31 @@ func TestGuard_LeavingDisconnectedCreatesNodeEvals(t *testing.T) {
 	must.Eq(t, a.JobID, ev.JobID)
 	must.Eq(t, node.ID, ev.NodeID)
 	must.Eq(t, resp.EvalCreateIndex, ev.NodeModifyIndex, must.Sprint("in the entry of the node's change"))
+}
+
+// A returning node is ready as soon as the push that reports the last of
+// its unknown allocations is committed, not at its next heartbeat, a TTL
+// later (200 s in a fleet of 10,000); a push that leaves one unknown
+// leaves it initializing. Catches: readyOnceReported not called, or
+// deciding otherwise than heartbeatStatus.
+func TestGuard_ReadyOnceTheLastUnknownIsReported(t *testing.T) {
+	s, clock := guardServer(t)
+	node, ttl := guardNode(t, s, "0.1.0")
+	first := windowAlloc(t, s, node, 1000)
+	second := windowAlloc(t, s, node, 1010)
+
+	clock.Advance(ttl + 10*time.Second)
+	must.Eq(t, structs.NodeStatusDisconnected, nodeStatus(t, s, node.ID))
+	markUnknown(t, s, 1020, first.ID, "")
+	markUnknown(t, s, 1021, second.ID, "")
+
+	heartbeatOf(t, s, node)
+	must.Eq(t, structs.NodeStatusInit, nodeStatus(t, s, node.ID))
+	reportAllocs(t, s, node, structs.AllocClientStatusRunning, first.ID)
+	must.Eq(t, structs.NodeStatusInit, nodeStatus(t, s, node.ID), must.Sprint("one allocation still unknown"))
+	reportAllocs(t, s, node, structs.AllocClientStatusRunning, second.ID)
+	must.Eq(t, structs.NodeStatusReady, nodeStatus(t, s, node.ID), must.Sprint("ready without another heartbeat"))
+	got, err := s.State().NodeByID(nil, node.ID)
+	must.NoError(t, err)
+	must.Eq(t, structs.NodeEventNodeReady, got.Events[len(got.Events)-1].Message)
 }

@@ -431,9 +431,32 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		// thousands. The scheduler's reconnect evaluations decide them.
 		n.srv.logger.Info("allocations reported again after their node reconnected", "node_id", args.NodeID,
 			"allocs", len(update.back), "first_alloc_id", update.back[0], "reconnect_jobs", update.reconnectJobs)
+		n.readyOnceReported(args.NodeID)
 	}
 	reply.Index = res.Index
 	return nil
+}
+
+// readyOnceReported makes an initializing node ready once a push has
+// reported the last of its unknown allocations, as its next heartbeat
+// would (heartbeatStatus decides both): that heartbeat comes a TTL
+// later, and the TTL is stretched with the fleet (200 s at 10,000 nodes),
+// all that time with the node out of the scheduler's placements.
+func (n *Node) readyOnceReported(nodeID string) {
+	defer n.srv.heartbeats.lockNode(nodeID)()
+	node, err := n.srv.State().NodeByID(nil, nodeID)
+	if err != nil || node == nil || node.Status != structs.NodeStatusInit {
+		return
+	}
+	status, err := n.srv.heartbeatStatus(node, structs.NodeStatusReady)
+	if err != nil || status != structs.NodeStatusReady {
+		return
+	}
+	if _, _, err := n.srv.setNodeStatus(node, status, nil); err != nil {
+		n.srv.logger.Warn("making a node ready once its allocations reported", "node_id", nodeID, "error", err)
+		return
+	}
+	n.logTransition(node, status)
 }
 
 // clientAllocUpdate is one Node.UpdateAlloc call waiting in the batch,
